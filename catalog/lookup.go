@@ -1,0 +1,90 @@
+package catalog
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:embed sites/*.toml
+var builtinSites embed.FS
+
+// DefaultSite is the site used when nothing else is configured.
+const DefaultSite = "wulver"
+
+// SystemSiteFile is where administrators install a site-wide site file.
+var SystemSiteFile = "/etc/migadvisor/site.toml"
+
+// BuiltinNames lists the sites compiled into the binary.
+func BuiltinNames() []string {
+	entries, _ := fs.ReadDir(builtinSites, "sites")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Builtin loads a built-in site by name.
+func Builtin(name string) (*Site, error) {
+	data, err := builtinSites.ReadFile("sites/" + name + ".toml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in site %q (built-in: %s)", name, strings.Join(BuiltinNames(), ", "))
+	}
+	s, err := Parse("builtin:"+name, data)
+	if err != nil {
+		return nil, fmt.Errorf("built-in site %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// BuiltinTOML returns a built-in site's file, for users to copy and edit.
+func BuiltinTOML(name string) ([]byte, error) {
+	return builtinSites.ReadFile("sites/" + name + ".toml")
+}
+
+// Resolve finds the site to use. choice is the --site flag (or its env twin
+// MIGADVISOR_SITE): a built-in name or a file path. Without it the user's
+// $XDG_CONFIG_HOME/migadvisor/site.toml, then SystemSiteFile, then the
+// built-in DefaultSite are tried, in that order.
+func Resolve(choice string) (*Site, error) {
+	if choice != "" {
+		if looksLikePath(choice) {
+			return LoadFile(choice)
+		}
+		return Builtin(choice)
+	}
+	for _, file := range []string{userSiteFile(), SystemSiteFile} {
+		if file == "" {
+			continue
+		}
+		if _, err := os.Stat(file); err == nil {
+			return LoadFile(file)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("site file %s: %w", file, err)
+		}
+	}
+	return Builtin(DefaultSite)
+}
+
+func userSiteFile() string {
+	dir, err := os.UserConfigDir() // $XDG_CONFIG_HOME or ~/.config
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "migadvisor", "site.toml")
+}
+
+func looksLikePath(s string) bool {
+	if strings.ContainsRune(s, os.PathSeparator) || strings.HasSuffix(s, ".toml") {
+		return true
+	}
+	_, err := os.Stat(s)
+	return err == nil
+}

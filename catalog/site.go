@@ -1,0 +1,393 @@
+// Package catalog describes sites: their partitions, the GPU profiles users may
+// request, and how jobs are charged in service units (SU). Sites are versioned
+// TOML files; the built-in site "wulver" needs no configuration.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// FormatVersion is the site-file format this build reads.
+const FormatVersion = 1
+
+// FullGPU is the slice name of a whole GPU without MIG.
+const FullGPU = "full"
+
+// Site is one cluster's GPU profiles and charging rules.
+type Site struct {
+	Version          int         `toml:"version"`
+	Name             string      `toml:"name"`
+	Title            string      `toml:"title"`
+	GPUModel         string      `toml:"gpu_model"`
+	MaxWalltime      Walltime    `toml:"max_walltime"`
+	DefaultMemPerCPU Size        `toml:"default_mem_per_cpu"`
+	UntypedGPU       string      `toml:"untyped_gpu"` // profile an untyped --gres=gpu:N gets
+	Billing          Billing     `toml:"billing"`
+	Partitions       []Partition `toml:"partitions"`
+	Profiles         []Profile   `toml:"profiles"`
+
+	Source string    `toml:"-"` // where the site was read from
+	model  *GPUModel // nil when gpu_model is not built in
+}
+
+// Billing holds the SU formula's parameters:
+//
+//	SU/h = cpu_weight × max(CPUs, RAM / memory_per_cpu) + gpu_weight × GPU memory / gpu_memory
+//
+// where GPU memory is the billed memory of the profile requested.
+type Billing struct {
+	CPUWeight    float64  `toml:"cpu_weight"`
+	MemoryPerCPU Size     `toml:"memory_per_cpu"` // RAM that counts as one CPU; 0 = RAM not billed
+	GPUWeight    float64  `toml:"gpu_weight"`     // SU per hour of gpu_memory
+	GPUMemory    Size     `toml:"gpu_memory"`
+	FreeQoS      []string `toml:"free_qos"` // QoS names (or globs like "high_*") that are not charged
+}
+
+// Partition is a Slurm partition as far as advice needs it.
+type Partition struct {
+	Name             string   `toml:"name"`
+	NodeCPUs         int      `toml:"node_cpus"`
+	NodeMemory       Size     `toml:"node_memory"`
+	MaxWalltime      Walltime `toml:"max_walltime"`
+	DefaultMemPerCPU Size     `toml:"default_mem_per_cpu"`
+	QoS              []string `toml:"qos"` // QoS allowed here (globs); empty = any
+	Charged          *bool    `toml:"charged"`
+	CPUWeight        *float64 `toml:"cpu_weight"`
+	MemoryPerCPU     *Size    `toml:"memory_per_cpu"`
+	Default          bool     `toml:"default"` // Slurm's default partition
+}
+
+// Profile is something a user can request: a MIG slice or a whole GPU.
+type Profile struct {
+	Name           string   `toml:"name"`    // canonical, e.g. "1g.10gb" or "full"
+	Request        string   `toml:"request"` // exact sbatch option, e.g. "--gres=gpu:a100_10g:1"
+	Slice          string   `toml:"slice"`   // MIG profile of the GPU model, or "full"; default Name
+	Partitions     []string `toml:"partitions"`
+	GRESTypes      []string `toml:"gres_types"` // other Slurm type names for this profile
+	SMs            int      `toml:"sms"`
+	UsableMemory   Size     `toml:"usable_memory"`
+	BilledMemory   Size     `toml:"billed_memory"` // GPU memory in the SU formula
+	BandwidthShare float64  `toml:"bandwidth_share"`
+	Description    string   `toml:"description"`
+
+	// Derived from Request.
+	GRESType string `toml:"-"`
+	GPUCount int    `toml:"-"`
+}
+
+// IsMIG reports whether the profile is a MIG slice rather than a whole GPU.
+func (p *Profile) IsMIG() bool { return p.Slice != FullGPU }
+
+// FileError is an error in a site file, with its line when known.
+type FileError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// LoadFile reads and checks a site file.
+func LoadFile(file string) (*Site, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read site file: %w", err)
+	}
+	return Parse(file, data)
+}
+
+// Parse reads a site file's contents; name is used in error messages.
+func Parse(name string, data []byte) (*Site, error) {
+	var head struct {
+		Version int `toml:"version"`
+	}
+	if _, err := toml.Decode(string(data), &head); err != nil {
+		return nil, decodeError(name, err)
+	}
+	positions := locateKeys(data)
+	switch {
+	case head.Version == 0:
+		return nil, &FileError{name, 1, fmt.Sprintf("the site file must start with version = %d", FormatVersion)}
+	case head.Version != FormatVersion:
+		return nil, &FileError{name, lineOf(positions, "", 0, "version"),
+			fmt.Sprintf("site format version %d is not supported (this migadvisor reads version %d)", head.Version, FormatVersion)}
+	}
+	s := &Site{Source: name}
+	if err := decodeStrict(name, data, s); err != nil {
+		return nil, err
+	}
+	if err := s.resolve(name, positions); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decodeStrict decodes TOML and rejects keys the target does not have.
+func decodeStrict(name string, data []byte, v any) error {
+	md, err := toml.Decode(string(data), v)
+	if err != nil {
+		return decodeError(name, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		k := undecoded[0]
+		table, key := "", k.String()
+		if len(k) > 1 {
+			table, key = strings.Join(k[:len(k)-1], "."), k[len(k)-1]
+		}
+		line := 0
+		for _, p := range locateKeys(data) {
+			if p.table == table && p.key == key {
+				line = p.line
+				break
+			}
+		}
+		where := "at the top level"
+		if table != "" {
+			where = "in [" + table + "]"
+		}
+		return &FileError{name, line, fmt.Sprintf("unknown key %q %s", key, where)}
+	}
+	return nil
+}
+
+func decodeError(name string, err error) error {
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		return &FileError{name, perr.Position.Line, perr.Message}
+	}
+	msg := strings.TrimPrefix(err.Error(), "toml: ")
+	line := lineFromDecodeError(msg)
+	if i := strings.Index(msg, "): "); i >= 0 && line > 0 {
+		msg = msg[i+3:]
+	}
+	return &FileError{name, line, msg}
+}
+
+// resolve fills derived fields and checks the site for consistency.
+func (s *Site) resolve(file string, pos []keyPos) error {
+	fail := func(table string, index int, key, format string, args ...any) error {
+		return &FileError{file, lineOf(pos, table, index, key), fmt.Sprintf(format, args...)}
+	}
+	if s.Name == "" {
+		return fail("", 0, "name", "the site needs a name")
+	}
+	if s.GPUModel != "" {
+		s.model, _ = LookupModel(s.GPUModel)
+	}
+	if len(s.Profiles) == 0 {
+		return fail("", 0, "version", "the site declares no [[profiles]]")
+	}
+	partitions := map[string]bool{}
+	for i, p := range s.Partitions {
+		if p.Name == "" || partitions[p.Name] {
+			return fail("partitions", i, "name", "partition %d needs a unique name", i+1)
+		}
+		partitions[p.Name] = true
+	}
+	seenName, seenType := map[string]bool{}, map[string]string{}
+	for i := range s.Profiles {
+		p := &s.Profiles[i]
+		if p.Name == "" || seenName[p.Name] {
+			return fail("profiles", i, "name", "profile %d needs a unique name", i+1)
+		}
+		seenName[p.Name] = true
+		if err := s.resolveProfile(p); err != nil {
+			return fail("profiles", i, err.key, "profile %q: %s", p.Name, err.msg)
+		}
+		for _, part := range p.Partitions {
+			if len(s.Partitions) > 0 && !partitions[part] {
+				return fail("profiles", i, "partitions", "profile %q names partition %q, which the site does not declare", p.Name, part)
+			}
+		}
+		for _, t := range append([]string{p.GRESType}, p.GRESTypes...) {
+			if other, dup := seenType[t]; dup && t != "" {
+				return fail("profiles", i, "request", "profiles %q and %q both use GPU type %q", other, p.Name, t)
+			}
+			seenType[t] = p.Name
+		}
+	}
+	if s.UntypedGPU != "" && !seenName[s.UntypedGPU] {
+		return fail("", 0, "untyped_gpu", "untyped_gpu names %q, which is not a profile", s.UntypedGPU)
+	}
+	return nil
+}
+
+type profileError struct{ key, msg string }
+
+// resolveProfile derives a profile's request details and fills SMs, memory
+// and bandwidth share from the GPU model where the site does not set them.
+func (s *Site) resolveProfile(p *Profile) *profileError {
+	req, err := slurm.ParseRequest(p.Request)
+	if p.Request == "" || err != nil {
+		return &profileError{"request", "needs request = \"--gres=gpu:TYPE:1\" (the exact sbatch option)"}
+	}
+	probe := slurm.Parse("request", []byte("#!/bin/sh\n#SBATCH "+p.Request+"\n"))
+	gpus := probe.Resources.GPUs
+	if len(gpus) != 1 {
+		return &profileError{"request", fmt.Sprintf("request %q must ask for one kind of GPU", req.Flag+"="+req.Value)}
+	}
+	p.GRESType, p.GPUCount = gpus[0].Type, gpus[0].Count
+	if p.Slice == "" {
+		p.Slice = p.Name
+	}
+	if err := s.fillFromModel(p); err != nil {
+		return err
+	}
+	switch {
+	case p.SMs <= 0:
+		return &profileError{"sms", "needs sms (the GPU model does not give it)"}
+	case p.UsableMemory <= 0:
+		return &profileError{"usable_memory", "needs usable_memory (the GPU model does not give it)"}
+	case p.BilledMemory <= 0:
+		return &profileError{"billed_memory", "needs billed_memory (the GPU memory the SU formula charges)"}
+	case p.BandwidthShare <= 0 || p.BandwidthShare > 1:
+		return &profileError{"bandwidth_share", "needs bandwidth_share between 0 and 1"}
+	}
+	return nil
+}
+
+func (s *Site) fillFromModel(p *Profile) *profileError {
+	m := s.model
+	if m == nil {
+		return nil
+	}
+	if p.Slice == FullGPU {
+		setDefault(&p.SMs, m.SMs)
+		setDefault(&p.UsableMemory, m.UsableMemory)
+		setDefault(&p.BilledMemory, m.Memory)
+		setDefault(&p.BandwidthShare, 1)
+		return nil
+	}
+	mp, ok := m.MIGProfile(p.Slice)
+	if !ok {
+		var names []string
+		for _, q := range m.Profiles {
+			names = append(names, q.Name)
+		}
+		return &profileError{"slice", fmt.Sprintf("%s has no MIG profile %q (it has %s, or \"full\")", m.Name, p.Slice, strings.Join(names, ", "))}
+	}
+	setDefault(&p.SMs, mp.SMs)
+	setDefault(&p.UsableMemory, mp.Memory)
+	if gb, ok := NominalGB(mp.Name); ok {
+		setDefault(&p.BilledMemory, Size(gb*1024))
+	}
+	setDefault(&p.BandwidthShare, float64(mp.MemorySlices)/float64(m.MemorySlices))
+	return nil
+}
+
+func setDefault[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
+	}
+}
+
+// Model returns the site's built-in GPU model, if it is one.
+func (s *Site) Model() (*GPUModel, bool) { return s.model, s.model != nil }
+
+// Profile finds a profile by canonical name.
+func (s *Site) Profile(name string) (*Profile, bool) {
+	for i := range s.Profiles {
+		if s.Profiles[i].Name == name {
+			return &s.Profiles[i], true
+		}
+	}
+	return nil, false
+}
+
+// ProfileForType maps a Slurm GPU type (from --gres, --gpus or accounting) to
+// a profile; "" is an untyped request, which gets the site's untyped_gpu.
+func (s *Site) ProfileForType(gresType string) (*Profile, bool) {
+	if gresType == "" {
+		if s.UntypedGPU == "" {
+			return nil, false
+		}
+		return s.Profile(s.UntypedGPU)
+	}
+	for i := range s.Profiles {
+		p := &s.Profiles[i]
+		if p.GRESType == gresType {
+			return p, true
+		}
+		for _, t := range p.GRESTypes {
+			if t == gresType {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// ProfileNames lists the profiles in site order.
+func (s *Site) ProfileNames() []string {
+	names := make([]string, len(s.Profiles))
+	for i, p := range s.Profiles {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Partition finds a partition by name.
+func (s *Site) Partition(name string) (*Partition, bool) {
+	for i := range s.Partitions {
+		if s.Partitions[i].Name == name {
+			return &s.Partitions[i], true
+		}
+	}
+	return nil, false
+}
+
+// DefaultPartition is the partition Slurm uses when a script names none.
+func (s *Site) DefaultPartition() (*Partition, bool) {
+	for i := range s.Partitions {
+		if s.Partitions[i].Default {
+			return &s.Partitions[i], true
+		}
+	}
+	return nil, false
+}
+
+// MaxWalltimeFor is the longest time limit allowed in a partition ("" = the
+// site's), and false when the site sets none.
+func (s *Site) MaxWalltimeFor(partition string) (slurm.TimeLimit, bool) {
+	if p, ok := s.Partition(partition); ok && p.MaxWalltime.IsSet() {
+		return p.MaxWalltime.TimeLimit, true
+	}
+	return s.MaxWalltime.TimeLimit, s.MaxWalltime.IsSet()
+}
+
+// DefaultMemPerCPUFor is the memory per CPU a job gets when it names none.
+func (s *Site) DefaultMemPerCPUFor(partition string) Size {
+	if p, ok := s.Partition(partition); ok && p.DefaultMemPerCPU > 0 {
+		return p.DefaultMemPerCPU
+	}
+	return s.DefaultMemPerCPU
+}
+
+// QoSAllowed reports whether a QoS may be used in a partition.
+func (p *Partition) QoSAllowed(qos string) bool {
+	return len(p.QoS) == 0 || matchAny(p.QoS, qos)
+}
+
+// matchAny matches name against shell-style patterns such as "high_*".
+func matchAny(patterns []string, name string) bool {
+	for _, pat := range patterns {
+		if ok, _ := path.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
+}

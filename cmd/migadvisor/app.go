@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+// Exit codes, documented in README.md.
+const (
+	exitOK      = 0
+	exitFailure = 1 // bad input, lint errors, missing NVML, a failed operation
+	exitUsage   = 2 // unknown command or flag, missing argument
+)
+
+// usageError is a mistake in how the command was called.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// silentExit ends the command with a code after it has printed what it had to.
+type silentExit int
+
+func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	args, err := reorderArgs(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var silent silentExit
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &silent):
+		return int(silent)
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "migadvisor: %s\nRun 'migadvisor --help' for usage.\n", usage.msg)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "migadvisor: %s\n", err)
+		return exitFailure
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:    "migadvisor",
+		Usage:   "pick the right MIG slice or GPU for a Slurm job, by evidence",
+		Version: version,
+		Description: `migadvisor reads batch scripts the way sbatch does, knows the site's GPU
+profiles and service-unit (SU) formula, and writes per-profile variants of a job
+so the same work can be measured on each.
+
+Examples:
+   migadvisor catalog                      # the site's GPU profiles and their SU/h
+   migadvisor lint job.sh                  # what sbatch or the site would object to
+   migadvisor su --profile 2g.20gb --time 2:00:00
+   migadvisor sweep job.sh --out sweep/    # one variant per profile
+   migadvisor --site examples/sites/h100.toml catalog
+
+Exit status: 0 success, 1 failure (bad input, lint errors), 2 usage error.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},
+				Usage: "site: a built-in name (" + joinNames(catalog.BuiltinNames()) + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},
+			&cli.StringFlag{Name: "db", EnvVars: []string{"MIGADVISOR_DB"}, Value: defaultDBPath(),
+				Usage: "history database (SQLite)"},
+		},
+		Commands: []*cli.Command{
+			catalogCommand(),
+			lintCommand(),
+			suCommand(),
+			sweepCommand(),
+		},
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err.Error()}
+		},
+	}
+}
+
+// withUsageErrors makes flag errors of a command (and its subcommands) usage errors.
+func withUsageErrors(cmd *cli.Command) *cli.Command {
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err.Error()} }
+	for _, sub := range cmd.Subcommands {
+		withUsageErrors(sub)
+	}
+	return cmd
+}
+
+// defaultDBPath is $XDG_DATA_HOME/migadvisor/history.db.
+func defaultDBPath() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "history.db"
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "migadvisor", "history.db")
+}
+
+// loadSite resolves the site from --site / MIGADVISOR_SITE and the lookup chain.
+func loadSite(c *cli.Context) (*catalog.Site, error) {
+	return catalog.Resolve(c.String("site"))
+}
+
+// oneArg returns the single positional argument a command needs.
+func oneArg(c *cli.Context, name string) (string, error) {
+	switch c.NArg() {
+	case 1:
+		return c.Args().First(), nil
+	case 0:
+		return "", usageError{fmt.Sprintf("%s needs %s", c.Command.FullName(), name)}
+	default:
+		return "", usageError{fmt.Sprintf("%s takes one %s, not %d arguments", c.Command.FullName(), name, c.NArg())}
+	}
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}

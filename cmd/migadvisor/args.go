@@ -1,0 +1,138 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// reorderArgs moves flags in front of positional arguments, so that both
+// "migadvisor sweep job.sh --out d" and "migadvisor sweep --out d job.sh" work:
+// urfave/cli stops reading flags at the first positional argument. Global
+// flags typed after the command move to the front too. Everything after "--"
+// is left alone. An unknown command is a usage error.
+func reorderArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 {
+		return args, nil
+	}
+	globals, rest := splitFlags(app.Flags, args[1:], true)
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		return append(append([]string{args[0]}, globals...), rest...), nil
+	}
+	path := []string{}
+	commands := app.Commands
+	var cmd *cli.Command
+	for len(rest) > 0 {
+		next := findCommand(commands, rest[0])
+		if next == nil {
+			break
+		}
+		cmd, commands = next, next.Subcommands
+		path, rest = append(path, rest[0]), rest[1:]
+	}
+	if cmd == nil {
+		if rest[0] == "help" {
+			return args, nil
+		}
+		return nil, usageError{"unknown command " + quote(rest[0])}
+	}
+	if cmd.SkipFlagParsing {
+		return append(append(append([]string{args[0]}, globals...), path...), rest...), nil
+	}
+	// Global flags may also follow the command.
+	moreGlobals, rest := extractFlags(app.Flags, rest)
+	flags, positional := splitFlags(cmd.Flags, rest, false)
+	out := append([]string{args[0]}, globals...)
+	out = append(out, moreGlobals...)
+	out = append(out, path...)
+	out = append(out, flags...)
+	return append(out, positional...), nil
+}
+
+// splitFlags separates flags (with their values) from positional arguments.
+// With leadingOnly it stops at the first positional argument.
+func splitFlags(defs []cli.Flag, args []string, leadingOnly bool) (flags, positional []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if leadingOnly {
+				return flags, args[i:]
+			}
+			return flags, append(positional, args[i:]...)
+		case isFlagWord(a):
+			flags = append(flags, a)
+			if takesValue(defs, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		case leadingOnly:
+			return flags, args[i:]
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return flags, positional
+}
+
+// extractFlags pulls the flags defined in defs out of args, wherever they are.
+func extractFlags(defs []cli.Flag, args []string) (found, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return found, append(rest, args[i:]...)
+		}
+		if isFlagWord(a) && findFlag(defs, a) != nil {
+			found = append(found, a)
+			if takesValue(defs, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+				i++
+				found = append(found, args[i])
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return found, rest
+}
+
+func isFlagWord(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }
+
+func flagName(a string) string {
+	name := strings.TrimLeft(a, "-")
+	name, _, _ = strings.Cut(name, "=")
+	return name
+}
+
+func findFlag(defs []cli.Flag, a string) cli.Flag {
+	name := flagName(a)
+	for _, f := range defs {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether a flag word consumes the next argument.
+func takesValue(defs []cli.Flag, a string) bool {
+	switch f := findFlag(defs, a).(type) {
+	case nil, *cli.BoolFlag:
+		return false
+	default:
+		_ = f
+		return true
+	}
+}
+
+func findCommand(commands []*cli.Command, name string) *cli.Command {
+	for _, c := range commands {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/bench/gpu"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+type catalogProfile struct {
+	Name            string   `json:"name"`
+	Request         string   `json:"request"`
+	GRESType        string   `json:"gres_type"`
+	MIG             bool     `json:"mig"`
+	SMs             int      `json:"sms"`
+	UsableMemoryMiB float64  `json:"usable_memory_mib"`
+	BilledMemoryGiB float64  `json:"billed_memory_gib"`
+	BandwidthShare  float64  `json:"bandwidth_share"`
+	Partitions      []string `json:"partitions"`
+	SUPerHour       float64  `json:"su_per_hour"` // for 1 CPU and 4 GB
+}
+
+type catalogReport struct {
+	Site        string           `json:"site"`
+	Title       string           `json:"title,omitempty"`
+	Source      string           `json:"source"`
+	GPUModel    string           `json:"gpu_model,omitempty"`
+	MaxWalltime string           `json:"max_walltime,omitempty"`
+	Profiles    []catalogProfile `json:"profiles"`
+}
+
+// The SU/h column is for the smallest sensible job: 1 CPU and 4 GB of RAM.
+const catalogRAMMiB = 4096
+
+func catalogCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:  "catalog",
+		Usage: "the site's GPU profiles: request, SMs, usable memory, SU per hour",
+		Description: `Lists the profiles users may request at the site, with the exact sbatch
+request, SM count, usable GPU memory, memory-bandwidth share, the partitions
+that offer it, and its SU per hour for 1 CPU and 4 GB of RAM.
+
+Examples:
+   migadvisor catalog
+   migadvisor catalog --json
+   migadvisor --site examples/sites/a100-40gb.toml catalog
+   migadvisor catalog export > site.toml          # start a site file from the current one
+   migadvisor catalog discover > site.toml        # on a GPU node: read MIG profiles via NVML`,
+		Flags:  []cli.Flag{jsonFlag},
+		Action: runCatalog,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "discover",
+				Usage: "read this node's MIG GPU-instance profiles through NVML and print a site file",
+				Description: `On a node with an NVIDIA GPU and driver, asks NVML for every GPU-instance
+profile each GPU supports (this works with MIG mode disabled too) and prints a
+site file to edit: check the GRES type names against gres.conf, the partitions,
+and the [billing] section. Without NVML it fails with exit status 1.
+
+Examples:
+   migadvisor catalog discover > /etc/migadvisor/site.toml
+   migadvisor catalog discover --json`,
+				Flags:  []cli.Flag{jsonFlag},
+				Action: runDiscover,
+			},
+			{
+				Name:  "export",
+				Usage: "print the site file in use",
+				Description: `Prints the TOML of the site in use (built-in or a file), to copy and edit.
+
+Examples:
+   migadvisor catalog export > ~/.config/migadvisor/site.toml
+   migadvisor --site wulver catalog export`,
+				Action: runExport,
+			},
+		},
+	})
+}
+
+func runCatalog(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError{fmt.Sprintf("unknown catalog subcommand %q (discover, export)", c.Args().First())}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	r := catalogReport{Site: site.Name, Title: site.Title, Source: site.Source, GPUModel: site.GPUModel}
+	if site.MaxWalltime.IsSet() {
+		r.MaxWalltime = site.MaxWalltime.String()
+	}
+	for i := range site.Profiles {
+		p := &site.Profiles[i]
+		charge, err := site.Charge(catalog.Job{Profile: p, GPUs: 1, CPUs: 1, MemMiB: catalogRAMMiB, Hours: 1})
+		if err != nil {
+			return err
+		}
+		r.Profiles = append(r.Profiles, catalogProfile{
+			Name: p.Name, Request: p.Request, GRESType: p.GRESType, MIG: p.IsMIG(), SMs: p.SMs,
+			UsableMemoryMiB: round6(p.UsableMemory.MiB()), BilledMemoryGiB: round6(p.BilledMemory.GiB()),
+			BandwidthShare: round6(p.BandwidthShare), Partitions: nonNil(p.Partitions), SUPerHour: round6(charge.SUPerHour),
+		})
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	printCatalog(c, r)
+	return nil
+}
+
+func printCatalog(c *cli.Context, r catalogReport) {
+	w := c.App.Writer
+	title := r.Site
+	if r.Title != "" {
+		title += " (" + r.Title + ")"
+	}
+	fmt.Fprintf(w, "%s: %s, max walltime %s [%s]\n\n", title, orDash(r.GPUModel), orDash(r.MaxWalltime), r.Source)
+	t := newTable(w)
+	fmt.Fprintln(t, "PROFILE\tREQUEST\tSMS\tUSABLE MEMORY\tBANDWIDTH\tPARTITIONS\tSU/H (1 CPU, 4G)")
+	for _, p := range r.Profiles {
+		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Name, p.Request, p.SMs, catalog.Size(p.UsableMemoryMiB),
+			fmt.Sprintf("%.1f%%", 100*p.BandwidthShare), orDash(strings.Join(p.Partitions, ",")), formatNumber(p.SUPerHour))
+	}
+	t.Flush()
+}
+
+func runDiscover(c *cli.Context) error {
+	gpus, err := gpu.NewDiscoverer().Discover()
+	if errors.Is(err, gpu.ErrNoNVML) {
+		return fmt.Errorf("catalog discover: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"gpus": gpus})
+	}
+	host, _ := os.Hostname()
+	fmt.Fprint(c.App.Writer, catalog.SiteTOML(gpus, host))
+	return nil
+}
+
+func runExport(c *cli.Context) error {
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	var data []byte
+	if name, ok := strings.CutPrefix(site.Source, "builtin:"); ok {
+		data, err = catalog.BuiltinTOML(name)
+	} else {
+		data, err = os.ReadFile(site.Source)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = c.App.Writer.Write(data)
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

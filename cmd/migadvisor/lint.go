@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+type lintReport struct {
+	File     string            `json:"file"`
+	Site     string            `json:"site"`
+	Findings []advisor.Finding `json:"findings"`
+}
+
+func lintCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "lint",
+		Usage:     "check a batch script against sbatch's rules and the site's",
+		ArgsUsage: "JOB.sh",
+		Description: `Reads JOB.sh exactly as sbatch does and reports what sbatch would reject or
+ignore, and what the site does not allow: several MIG slices in one job, an
+unknown GPU type, a time limit or memory request over the site's limits,
+#SBATCH lines after the first command, DOS line breaks, and more.
+
+Findings print as FILE:LINE: SEVERITY: CODE: MESSAGE. The exit status is 1
+when any finding is an error, else 0.
+
+Examples:
+   migadvisor lint job.sh
+   migadvisor lint --json job.sh | jq '.findings[] | select(.severity=="error")'
+   migadvisor --site examples/sites/h100.toml lint job.sh`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			path, err := oneArg(c, "JOB.sh")
+			if err != nil {
+				return err
+			}
+			site, err := loadSite(c)
+			if err != nil {
+				return err
+			}
+			script, err := slurm.ReadScript(path)
+			if err != nil {
+				return err
+			}
+			findings := advisor.Lint(script, site)
+			if findings == nil {
+				findings = []advisor.Finding{}
+			}
+			if err := printFindings(c, lintReport{File: path, Site: site.Name, Findings: findings}); err != nil {
+				return err
+			}
+			if advisor.HasErrors(findings) {
+				return silentExit(exitFailure)
+			}
+			return nil
+		},
+	})
+}
+
+func printFindings(c *cli.Context, r lintReport) error {
+	w := c.App.Writer
+	if c.Bool("json") {
+		return writeJSON(w, r)
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(w, "%s:%d: %s: %s: %s\n", r.File, f.Line, f.Severity, f.Code, f.Message)
+	}
+	if len(r.Findings) == 0 && isTTY(w) {
+		fmt.Fprintf(w, "%s: no findings (site %s)\n", r.File, r.Site)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+type suReport struct {
+	Site    string  `json:"site"`
+	Profile string  `json:"profile,omitempty"`
+	GPUs    int     `json:"gpus"`
+	catalog.Charge
+}
+
+func suCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "su",
+		Usage:     "what a job is charged in service units",
+		ArgsUsage: "[JOB.sh]",
+		Description: `Applies the site's SU formula (on Wulver: (max(CPUs, RAM_GB/4) + 16 × GPU_GB/80) × hours)
+to a request given by flags, or read from JOB.sh (its --time gives the most the
+job can be charged). Flags override what the script says. Without --hours or
+--time the charge is for one hour.
+
+Examples:
+   migadvisor su --profile 2g.20gb --cpus 1 --mem 4G --hours 0.556     # 2.78 SU
+   migadvisor su --profile full --cpus 4 --mem 64G                     # 32 SU/h
+   migadvisor su --profile 1g.10gb --time 1-00:00:00 --qos low         # 0: low is free
+   migadvisor su --json job.sh`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profile", Usage: "GPU profile (see 'migadvisor catalog'); none for a CPU-only job"},
+			&cli.IntFlag{Name: "gpus", Value: 1, Usage: "how many of the profile"},
+			&cli.IntFlag{Name: "cpus", Value: 1, Usage: "CPUs"},
+			&cli.StringFlag{Name: "mem", Usage: "memory for the job, Slurm style (4G, 4000M); default: the site's memory per CPU × CPUs"},
+			&cli.Float64Flag{Name: "hours", Usage: "run time in hours"},
+			&cli.StringFlag{Name: "time", Usage: "run time in Slurm format (MM, HH:MM:SS, D-HH:MM...)"},
+			&cli.StringFlag{Name: "qos", Usage: "QoS (some are not charged)"},
+			&cli.StringFlag{Name: "partition", Usage: "partition (default: the profile's first)"},
+			&cli.BoolFlag{Name: "exclusive", Usage: "the job has whole nodes (billed for all their CPUs)"},
+			jsonFlag,
+		},
+		Action: runSU,
+	})
+}
+
+func runSU(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageError{"su takes at most one JOB.sh"}
+	}
+	if c.IsSet("hours") && c.IsSet("time") {
+		return usageError{"give --hours or --time, not both"}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	job := catalog.Job{GPUs: 1, CPUs: 1, Hours: 1}
+	if c.NArg() == 1 {
+		if job, err = jobFromScript(c.Args().First(), site); err != nil {
+			return err
+		}
+	}
+	if err := applySUFlags(c, site, &job); err != nil {
+		return err
+	}
+	charge, err := site.Charge(job)
+	if err != nil {
+		return err
+	}
+	charge.SU, charge.SUPerHour = round6(charge.SU), round6(charge.SUPerHour)
+	r := suReport{Site: site.Name, GPUs: job.GPUs, Charge: charge}
+	if job.Profile != nil {
+		r.Profile = job.Profile.Name
+	} else {
+		r.GPUs = 0
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	fmt.Fprintln(c.App.Writer, describeCharge(r))
+	return nil
+}
+
+// jobFromScript reads the request from a batch script.
+func jobFromScript(path string, site *catalog.Site) (catalog.Job, error) {
+	s, err := slurm.ReadScript(path)
+	if err != nil {
+		return catalog.Job{}, err
+	}
+	for _, p := range s.Problems {
+		if p.Fatal && p.Code == "bad-value" {
+			return catalog.Job{}, fmt.Errorf("%s:%d: %s", path, p.Line, p.Message)
+		}
+	}
+	r := s.Resources
+	job := catalog.Job{CPUs: r.CPUs(), Hours: 1, QoS: r.QoS, Exclusive: r.Exclusive}
+	job.Partition, _, _ = strings.Cut(r.Partition, ",")
+	if types := r.GPUTypes(); len(types) > 0 {
+		p, ok := site.ProfileForType(types[0])
+		if !ok {
+			return catalog.Job{}, fmt.Errorf("%s:%d: GPU type %q is not a profile of site %s", path, r.GPUs[0].Line, types[0], site.Name)
+		}
+		job.Profile, job.GPUs = p, max(r.GPUCount(), 1)
+	}
+	def := int64(site.DefaultMemPerCPUFor(job.Partition).MiB())
+	var nodeMiB int64
+	if part, ok := site.Partition(job.Partition); ok {
+		nodeMiB = int64(part.NodeMemory.MiB())
+	}
+	job.MemMiB = float64(r.MemoryMiB(def, nodeMiB))
+	if r.Time.Duration > 0 {
+		job.Hours = r.Time.Hours()
+	}
+	return job, nil
+}
+
+func applySUFlags(c *cli.Context, site *catalog.Site, job *catalog.Job) error {
+	if c.IsSet("profile") || c.NArg() == 0 {
+		name := c.String("profile")
+		if name == "" && c.NArg() == 0 {
+			return usageError{"su needs --profile (or a JOB.sh); profiles: " + strings.Join(site.ProfileNames(), ", ")}
+		}
+		if !strings.EqualFold(name, "none") {
+			p, ok := site.Profile(name)
+			if !ok {
+				return fmt.Errorf("site %s has no profile %q (profiles: %s)", site.Name, name, strings.Join(site.ProfileNames(), ", "))
+			}
+			job.Profile = p
+		} else {
+			job.Profile = nil
+		}
+	}
+	if c.IsSet("gpus") || c.NArg() == 0 {
+		job.GPUs = c.Int("gpus")
+	}
+	if c.IsSet("cpus") || c.NArg() == 0 {
+		job.CPUs = c.Int("cpus")
+		if !c.IsSet("mem") {
+			job.MemMiB = 0 // the default per CPU follows the CPUs
+		}
+	}
+	if job.CPUs < 1 || job.GPUs < 1 {
+		return usageError{"--cpus and --gpus must be at least 1"}
+	}
+	if c.IsSet("mem") {
+		mib, err := slurm.ParseMemoryMiB(c.String("mem"))
+		if err != nil {
+			return usageError{"--mem: " + err.Error()}
+		}
+		job.MemMiB = float64(mib)
+	}
+	switch {
+	case c.IsSet("hours"):
+		job.Hours = c.Float64("hours")
+	case c.IsSet("time"):
+		t, err := slurm.ParseTimeLimit(c.String("time"))
+		if err != nil || t.Unlimited {
+			return usageError{fmt.Sprintf("--time %q is not a finite Slurm time", c.String("time"))}
+		}
+		job.Hours = t.Hours()
+	}
+	if c.IsSet("qos") {
+		job.QoS = c.String("qos")
+	}
+	if c.IsSet("partition") {
+		job.Partition = c.String("partition")
+	}
+	if c.IsSet("exclusive") {
+		job.Exclusive = c.Bool("exclusive")
+	}
+	return nil
+}
+
+func describeCharge(r suReport) string {
+	what := "CPU only"
+	if r.Profile != "" {
+		what = r.Profile
+		if r.GPUs > 1 {
+			what = fmt.Sprintf("%d × %s", r.GPUs, r.Profile)
+		}
+	}
+	head := fmt.Sprintf("%s, %s, %s GiB RAM, %s h", what, plural(r.CPUs, "CPU"), formatNumber(r.MemGiB), formatNumber(r.Hours))
+	if r.Partition != "" {
+		head += " in " + r.Partition
+	}
+	if r.Free {
+		return fmt.Sprintf("%s on %s: 0 SU (%s)", head, r.Site, r.Reason)
+	}
+	return fmt.Sprintf("%s on %s: %s SU (%s SU/h)", head, r.Site, formatSU(r.SU), formatNumber(r.SUPerHour))
+}

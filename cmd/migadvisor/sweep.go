@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func sweepCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "sweep",
+		Usage:     "write one variant of a batch script per GPU profile",
+		ArgsUsage: "JOB.sh",
+		Description: `Writes DIR/<profile>.sh for each profile and DIR/sweep.json (the script, its
+fingerprint, and each profile's variant). A variant differs from JOB.sh only in
+its GPU request (exactly the profile's), its job name (suffixed with the
+profile), and its partition or QoS where the site requires others; every other
+byte is kept. JOB.sh itself is never changed, and files in DIR that an earlier
+sweep of the same script did not write are never overwritten.
+
+The script is linted first: errors a variant cannot fix (DOS line breaks, an
+unknown option, a time over the limit...) stop the sweep unless --force.
+
+Examples:
+   migadvisor sweep job.sh --out sweep/
+   migadvisor sweep --profiles 1g.10gb,full --out sweep/ job.sh
+   migadvisor sweep job.sh --out sweep/ --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
+			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
+			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
+			jsonFlag,
+		},
+		Action: runSweep,
+	})
+}
+
+func runSweep(c *cli.Context) error {
+	path, err := oneArg(c, "JOB.sh")
+	if err != nil {
+		return err
+	}
+	if c.String("out") == "" {
+		return usageError{"sweep needs --out DIR"}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	script, err := slurm.ReadScript(path)
+	if err != nil {
+		return err
+	}
+	var profiles []string
+	if v := c.String("profiles"); v != "" {
+		profiles = strings.Split(v, ",")
+	}
+	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"), Force: c.Bool("force")})
+	var lintErr *bench.LintError
+	if errors.As(err, &lintErr) {
+		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
+		return fmt.Errorf("%s has errors a variant would keep; fix them or use --force", path)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, struct {
+			Dir string `json:"dir"`
+			*bench.Sweep
+		}{c.String("out"), sw})
+	}
+	printSweep(c, sw)
+	return nil
+}
+
+func printSweep(c *cli.Context, sw *bench.Sweep) {
+	w := c.App.Writer
+	dir := c.String("out")
+	t := newTable(w)
+	fmt.Fprintln(t, "PROFILE\tVARIANT\tREQUEST\tJOB NAME\tCHANGED")
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		var changed []string
+		if v.Partition != "" {
+			changed = append(changed, "partition="+v.Partition)
+		}
+		if v.QoS != "" {
+			changed = append(changed, "qos="+v.QoS)
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", name, filepath.Join(dir, v.File), v.Request, v.JobName, orDash(strings.Join(changed, " ")))
+	}
+	t.Flush()
+	if isTTY(w) {
+		fmt.Fprintf(w, "\nfingerprint %s; record in %s\n", sw.Fingerprint, filepath.Join(dir, bench.SweepFileName))
+	}
+}
