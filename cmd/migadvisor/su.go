@@ -11,9 +11,9 @@ import (
 )
 
 type suReport struct {
-	Site    string  `json:"site"`
-	Profile string  `json:"profile,omitempty"`
-	GPUs    int     `json:"gpus"`
+	Site    string `json:"site"`
+	Profile string `json:"profile,omitempty"`
+	GPUs    int    `json:"gpus"`
 	catalog.Charge
 }
 
