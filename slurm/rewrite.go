@@ -299,7 +299,7 @@ func (rw *rewriter) insertion() edit {
 	for _, ln := range s.Lines {
 		if ln.Kind == LineDirective || (ln.Num == 1 && strings.HasPrefix(s.LineText(1), "#!")) {
 			at = ln.Next
-			needBreak = ln.Next == len(s.Data) && ln.End == len(s.Data)
+			needBreak = ln.Next == len(s.Data) && s.Data[len(s.Data)-1] != '\n'
 		}
 	}
 	var b strings.Builder

@@ -62,6 +62,7 @@ type Script struct {
 	FirstCmd  int      // line number of the first command, 0 if none
 	HetJob    bool
 	Problems  []Problem
+	component int // current heterogeneous-job component while parsing
 	Resources Resources
 }
 
@@ -119,7 +120,7 @@ func (s *Script) splitLines() {
 			next = end + 1
 		}
 		ln := Line{Num: num, Start: start, End: end, Next: next}
-		if end > start && data[end-1] == '\r' {
+		if end > start && end < len(data) && data[end-1] == '\r' {
 			ln.End--
 			ln.CR = true
 		}
@@ -201,16 +202,13 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\
 
 func (s *Script) parseDirective(ln *Line, text string) {
 	words := splitWords(text[len(directivePrefix):], ln.Start+len(directivePrefix))
-	component := 0
-	if n := len(s.Options); n > 0 {
-		component = s.Options[n-1].Component
-	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
+		component := s.component
 		switch {
 		case (w.text == "hetjob" || w.text == "packjob") && i == 0:
 			s.HetJob = true
-			component++
+			s.component++
 		case strings.HasPrefix(w.text, "--") && len(w.text) > 2:
 			i += s.parseLong(ln.Num, component, words, i)
 		case strings.HasPrefix(w.text, "-") && len(w.text) > 1 && w.text != "--":
