@@ -237,13 +237,13 @@ func (l *linter) nodeLimits() {
 		l.add(l.optionLine("ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu"), SeverityError, "cpus-over-node",
 			"the job needs %d CPUs per node, but %s nodes have %d", cpus, part.Name, part.NodeCPUs)
 	}
-	if part.NodeMemory <= 0 || l.res.MemAll {
-		return
+	if part.NodeMemory <= 0 || l.res.MemAll || l.res.MemLine == 0 {
+		return // no memory option: Slurm's default per CPU follows the CPUs checked above
 	}
 	def := int64(l.site.DefaultMemPerCPUFor(part.Name).MiB())
 	perNode := float64(l.res.MemoryMiB(def, 0)) / float64(l.res.NodeCount())
 	if perNode > part.NodeMemory.MiB() {
-		l.add(max(l.res.MemLine, 1), SeverityError, "mem-over-node",
+		l.add(l.res.MemLine, SeverityError, "mem-over-node",
 			"the job asks for %s of memory per node, but %s nodes have %s", catalog.Size(perNode), part.Name, part.NodeMemory)
 	}
 }

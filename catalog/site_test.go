@@ -49,7 +49,7 @@ func TestWulverSite(t *testing.T) {
 	if max, ok := s.MaxWalltimeFor("gpu"); !ok || max.Hours() != 72 {
 		t.Errorf("gpu max walltime %v", max)
 	}
-	if s.DefaultMemPerCPU.GiB() != 4 {
+	if s.DefaultMemPerCPU.MiB() != 4000 {
 		t.Errorf("default memory per CPU %v", s.DefaultMemPerCPU)
 	}
 	if p, ok := s.ProfileForType(""); !ok || p.Name != "full" {
