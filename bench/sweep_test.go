@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func wulver(t *testing.T) *catalog.Site {
+	t.Helper()
+	s, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeScript puts a script in a temp dir and parses it.
+func writeScript(t *testing.T, name, text string) *slurm.Script {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := slurm.ReadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const debugScript = `#!/bin/bash
+#SBATCH --job-name=train
+#SBATCH --partition=debug_gpu
+#SBATCH --qos=debug
+#SBATCH --gres=gpu:a100_10g:1,lscratch:10   # scratch stays
+#SBATCH --time=2:00:00
+
+python train.py
+`
+
+func TestWriteSweep(t *testing.T) {
+	site := wulver(t)
+	script := writeScript(t, "train.sh", debugScript)
+	out := filepath.Join(t.TempDir(), "sweep")
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sw.Profiles, " "); got != "1g.10gb 2g.20gb 3g.40gb full" {
+		t.Errorf("profiles %s", got)
+	}
+	for _, name := range sw.Profiles {
+		file := filepath.Join(out, name+".sh")
+		info, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm()&0o111 == 0 || info.Mode().Perm()&0o002 != 0 {
+			t.Errorf("%s mode %v: want executable, not world-writable", file, info.Mode())
+		}
+		v, err := slurm.ReadScript(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := site.Profile(name)
+		r := v.Resources
+		if len(r.GPUs) != 1 || r.GPUs[0].Type != p.GRESType || r.JobName != "train-"+name || v.Fingerprint() != script.Fingerprint() {
+			t.Errorf("%s: GPUs %+v, job name %q", name, r.GPUs, r.JobName)
+		}
+		if !strings.Contains(string(v.Data), "lscratch:10   # scratch stays") || !strings.HasSuffix(string(v.Data), "\npython train.py\n") {
+			t.Errorf("%s lost bytes of the original:\n%s", name, v.Data)
+		}
+	}
+	// The full GPU is not offered in debug_gpu: the variant moves to gpu, and
+	// the debug QoS, which gpu does not take, becomes standard.
+	full, _ := slurm.ReadScript(filepath.Join(out, "full.sh"))
+	if full.Resources.Partition != "gpu" || full.Resources.QoS != "standard" {
+		t.Errorf("full: partition %q qos %q", full.Resources.Partition, full.Resources.QoS)
+	}
+	small, _ := slurm.ReadScript(filepath.Join(out, "1g.10gb.sh"))
+	if small.Resources.Partition != "debug_gpu" || small.Resources.QoS != "debug" {
+		t.Errorf("1g.10gb: partition %q qos %q changed without need", small.Resources.Partition, small.Resources.QoS)
+	}
+	// sweep.json
+	data, err := os.ReadFile(filepath.Join(out, SweepFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Sweep
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Version != SweepVersion || rec.Script != script.Path || rec.Fingerprint != script.Fingerprint() || rec.Site != "wulver" ||
+		len(rec.Variants) != 4 || rec.Variants["full"].Partition != "gpu" || rec.Variants["2g.20gb"].File != "2g.20gb.sh" {
+		t.Errorf("sweep.json = %s", data)
+	}
+	// The original is untouched.
+	if orig, _ := os.ReadFile(script.Path); string(orig) != debugScript {
+		t.Error("the original script changed")
+	}
+}
+
+func TestWriteSweepSelectedProfiles(t *testing.T) {
+	script := writeScript(t, "job.sh", debugScript)
+	out := t.TempDir()
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"full", "1g.10gb", "full"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sw.Profiles, " "); got != "full 1g.10gb" {
+		t.Errorf("profiles %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "2g.20gb.sh")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("an unselected profile was written")
+	}
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"4g.40gb"}}); err == nil ||
+		!strings.Contains(err.Error(), "profiles: 1g.10gb, 2g.20gb, 3g.40gb, full") {
+		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+func TestWriteSweepProtectsFiles(t *testing.T) {
+	site := wulver(t)
+	script := writeScript(t, "job.sh", debugScript)
+	out := t.TempDir()
+	// A file the user had in the directory is never overwritten.
+	mine := filepath.Join(out, "full.sh")
+	os.WriteFile(mine, []byte("mine"), 0o644)
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out}); err == nil {
+		t.Fatal("overwrote a file the sweep did not write")
+	}
+	if data, _ := os.ReadFile(mine); string(data) != "mine" {
+		t.Fatal("the user's file changed")
+	}
+	if _, err := os.Stat(filepath.Join(out, "1g.10gb.sh")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a refused sweep wrote some variants")
+	}
+	os.Remove(mine)
+	// Sweeping the same script again is fine; another script is not.
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out}); err != nil {
+		t.Fatalf("re-sweep: %v", err)
+	}
+	other := writeScript(t, "other.sh", debugScript+"echo more\n")
+	if _, err := WriteSweep(SweepOptions{Script: other, Site: site, OutDir: out}); err == nil || !strings.Contains(err.Error(), "already holds a sweep") {
+		t.Errorf("sweep of another script into the same dir: %v", err)
+	}
+	// The script itself is never a target.
+	self := writeScript(t, "full.sh", debugScript)
+	if _, err := WriteSweep(SweepOptions{Script: self, Site: site, OutDir: filepath.Dir(self.Path)}); err == nil {
+		t.Error("a sweep into the script's own directory overwrote it")
+	}
+}
+
+func TestWriteSweepRefusesLintErrors(t *testing.T) {
+	site := wulver(t)
+	crlf := writeScript(t, "crlf.sh", strings.ReplaceAll(debugScript, "\n", "\r\n"))
+	_, err := WriteSweep(SweepOptions{Script: crlf, Site: site, OutDir: t.TempDir()})
+	var lintErr *LintError
+	if !errors.As(err, &lintErr) || !strings.Contains(err.Error(), "crlf.sh:1: crlf:") {
+		t.Fatalf("want a lint error naming the file and line, got %v", err)
+	}
+	if _, err := WriteSweep(SweepOptions{Script: crlf, Site: site, OutDir: t.TempDir(), Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+	// Errors that each variant fixes (several slices) do not stop a sweep.
+	multi := writeScript(t, "multi.sh", strings.Replace(debugScript, "a100_10g:1", "a100_10g:2", 1))
+	if _, err := WriteSweep(SweepOptions{Script: multi, Site: site, OutDir: t.TempDir()}); err != nil {
+		t.Errorf("multi-slice script: %v", err)
+	}
+}
+
+func TestWriteSweepAddsRequestAndName(t *testing.T) {
+	script := writeScript(t, "embed.sh", "#!/bin/bash\n#SBATCH --time=10\npython embed.py\n")
+	out := t.TempDir()
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"2g.20gb"}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "2g.20gb.sh"))
+	want := "#!/bin/bash\n#SBATCH --time=10\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH --partition=gpu\n#SBATCH --job-name=embed-2g.20gb\npython embed.py\n"
+	if string(data) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", data, want)
+	}
+}
