@@ -117,19 +117,18 @@ func Parse(name string, data []byte) (*Site, error) {
 	if _, err := toml.Decode(string(data), &head); err != nil {
 		return nil, decodeError(name, err)
 	}
-	positions := locateKeys(data)
 	switch {
 	case head.Version == 0:
 		return nil, &FileError{name, 1, fmt.Sprintf("the site file must start with version = %d", FormatVersion)}
 	case head.Version != FormatVersion:
-		return nil, &FileError{name, lineOf(positions, "", 0, "version"),
+		return nil, &FileError{name, lineOf(locateKeys(data), "", 0, "version"),
 			fmt.Sprintf("site format version %d is not supported (this migadvisor reads version %d)", head.Version, FormatVersion)}
 	}
 	s := &Site{Source: name}
 	if err := decodeStrict(name, data, s); err != nil {
 		return nil, err
 	}
-	if err := s.resolve(name, positions); err != nil {
+	if err := s.resolve(name, data); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -177,9 +176,10 @@ func decodeError(name string, err error) error {
 }
 
 // resolve fills derived fields and checks the site for consistency.
-func (s *Site) resolve(file string, pos []keyPos) error {
+func (s *Site) resolve(file string, data []byte) error {
 	fail := func(table string, index int, key, format string, args ...any) error {
-		return &FileError{file, lineOf(pos, table, index, key), fmt.Sprintf(format, args...)}
+		// Key positions are only needed for an error, so they are found only then.
+		return &FileError{file, lineOf(locateKeys(data), table, index, key), fmt.Sprintf(format, args...)}
 	}
 	if s.Name == "" {
 		return fail("", 0, "name", "the site needs a name")

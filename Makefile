@@ -1,0 +1,68 @@
+# migadvisor: build, test and try it.
+#   make build    compile bin/migadvisor
+#   make test     lint, then every test (what CI runs)
+#   make demo     the main job on the built-in site, no cluster needed
+#   make bench    Go benchmarks (figures in README.md)
+#   make fuzz     run the fuzz targets for FUZZTIME each
+#   make install  install to $(DESTDIR)$(PREFIX)/bin
+
+GO       ?= go
+PREFIX   ?= /usr/local
+BIN      := bin/migadvisor
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+FUZZTIME ?= 2m
+DEMO_DIR := bin/demo
+
+export CGO_ENABLED := 1
+
+.PHONY: all build test lint bench fuzz demo install clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: lint
+	$(GO) test -count=1 -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./slurm
+
+demo: build
+	@echo '$$ migadvisor catalog'
+	@$(BIN) catalog
+	@echo
+	@echo '$$ migadvisor lint examples/multi_slice_misuse.sh'
+	@$(BIN) lint examples/multi_slice_misuse.sh || echo "(exit status $$?: the script has errors)"
+	@echo
+	@echo '$$ migadvisor lint examples/pytorch_mnist.sh'
+	@$(BIN) lint examples/pytorch_mnist.sh && echo "(no findings)"
+	@echo
+	@echo '$$ migadvisor su --profile 2g.20gb --cpus 1 --mem 4G --hours 0.556'
+	@$(BIN) su --profile 2g.20gb --cpus 1 --mem 4G --hours 0.556
+	@echo
+	@echo '$$ migadvisor su examples/full_gpu.sh'
+	@$(BIN) su examples/full_gpu.sh
+	@echo
+	@rm -rf $(DEMO_DIR)
+	@echo '$$ migadvisor sweep examples/qlora_finetune.sh --out $(DEMO_DIR)'
+	@$(BIN) sweep examples/qlora_finetune.sh --out $(DEMO_DIR)
+	@echo
+	@echo '$$ diff examples/qlora_finetune.sh $(DEMO_DIR)/full.sh'
+	@diff examples/qlora_finetune.sh $(DEMO_DIR)/full.sh || true
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/migadvisor
+
+clean:
+	rm -rf bin
