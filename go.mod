@@ -1,12 +1,12 @@
 module github.com/migadvisor/migadvisor
 
-go 1.26.8
+go 1.23.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/urfave/cli/v2 v2.27.7
-	golang.org/x/term v0.47.0
+	golang.org/x/term v0.30.0
 )
 
 require (
@@ -14,5 +14,5 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.31.0 // indirect
 )
