@@ -179,6 +179,11 @@ func (l *linter) partition() {
 		l.add(max(line, l.res.GPUs[0].Line), SeverityWarning, "wrong-partition",
 			"%s is offered in %s, not in %s: add --partition=%s", p.Name, strings.Join(p.Partitions, ", "), where, p.Partitions[0])
 	}
+	if p, ok := l.requestedProfile(); ok && p.QoS != "" && l.res.QoS != p.QoS {
+		l.add(max(l.optionLine("qos"), l.res.GPUs[0].Line), SeverityWarning, "qos-not-allowed",
+			"%s needs --qos=%s", p.Name, p.QoS)
+		return
+	}
 	if qos := l.res.QoS; qos != "" {
 		if p, ok := l.site.Partition(l.effectivePartition()); ok && !p.QoSAllowed(qos) {
 			l.add(l.optionLine("qos"), SeverityWarning, "qos-not-allowed",

@@ -125,3 +125,17 @@ func TestExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestLintProfileQoS(t *testing.T) {
+	site, err := catalog.Parse("course.toml", []byte("version = 1\nname = \"course\"\ngpu_model = \"A100-SXM4-80GB\"\n[[profiles]]\nname = \"1g.10gb\"\nrequest = \"--gres=gpu:a100_10g:1\"\nqos = \"course\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Lint(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q standard\n#SBATCH --gres=gpu:a100_10g:1\nrun\n")), site)
+	if got := summary(fs); got != "3:warning:qos-not-allowed" || !strings.Contains(fs[0].Message, "--qos=course") {
+		t.Errorf("findings %q %+v", got, fs)
+	}
+	if fs := Lint(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q course --gres=gpu:a100_10g:1\nrun\n")), site); len(fs) != 0 {
+		t.Errorf("right QoS: %s", summary(fs))
+	}
+}

@@ -175,7 +175,10 @@ func PlanVariant(s *slurm.Script, site *catalog.Site, p *catalog.Profile) slurm.
 	if len(p.Partitions) > 0 && !allIn(strings.Split(part, ","), p.Partitions) {
 		part, v.Partition = p.Partitions[0], p.Partitions[0]
 	}
-	if sp, ok := site.Partition(strings.Split(part, ",")[0]); ok && res.QoS != "" && !sp.QoSAllowed(res.QoS) {
+	switch sp, ok := site.Partition(strings.Split(part, ",")[0]); {
+	case p.QoS != "" && res.QoS != p.QoS:
+		v.QoS = p.QoS
+	case ok && res.QoS != "" && !sp.QoSAllowed(res.QoS):
 		v.QoS = firstLiteral(sp.QoS)
 	}
 	base := res.JobName

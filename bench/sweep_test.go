@@ -191,3 +191,29 @@ func TestWriteSweepAddsRequestAndName(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", data, want)
 	}
 }
+
+func TestWriteSweepProfileQoS(t *testing.T) {
+	site, err := catalog.Parse("course.toml", []byte(`version = 1
+name = "course"
+gpu_model = "A100-SXM4-80GB"
+[[partitions]]
+name = "course_gpu"
+[[profiles]]
+name = "1g.10gb"
+request = "--gres=gpu:a100_10g:1"
+partitions = ["course_gpu"]
+qos = "course"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, "hw.sh", "#!/bin/bash\n#SBATCH -p gpu -q standard -t 10\npython hw.py\n")
+	out := t.TempDir()
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out}); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := slurm.ReadScript(filepath.Join(out, "1g.10gb.sh"))
+	if v.Resources.Partition != "course_gpu" || v.Resources.QoS != "course" {
+		t.Errorf("partition %q qos %q, want course_gpu and course", v.Resources.Partition, v.Resources.QoS)
+	}
+}

@@ -71,6 +71,7 @@ type Profile struct {
 	Request        string   `toml:"request"` // exact sbatch option, e.g. "--gres=gpu:a100_10g:1"
 	Slice          string   `toml:"slice"`   // MIG profile of the GPU model, or "full"; default Name
 	Partitions     []string `toml:"partitions"`
+	QoS            string   `toml:"qos"`        // the QoS this profile needs, if any
 	GRESTypes      []string `toml:"gres_types"` // other Slurm type names for this profile
 	SMs            int      `toml:"sms"`
 	UsableMemory   Size     `toml:"usable_memory"`
