@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -64,10 +65,14 @@ func SiteTOML(gpus []DiscoveredGPU, host string) string {
 	if g.Model != "" {
 		fmt.Fprintf(&b, "gpu_model = %q\n", g.Model)
 	}
-	b.WriteString("untyped_gpu = \"full\"\n\n")
-	b.WriteString("[billing]\ncpu_weight = 1.0\nmemory_per_cpu = \"4G\"\ngpu_weight = 0.0\ngpu_memory = \"80G\"\nfree_qos = []\n")
+	b.WriteString("untyped_gpu = \"full\"\n")
+	b.WriteString("default_mem_per_cpu = \"4G\"   # Slurm's DefMemPerCPU here\n")
+	b.WriteString("# max_walltime = \"2-00:00:00\"\n\n")
+	b.WriteString("# SU/h = cpu_weight × max(CPUs, RAM / memory_per_cpu) + gpu_weight × GPU memory / gpu_memory\n")
+	b.WriteString("[billing]\ncpu_weight = 1.0\nmemory_per_cpu = \"4G\"\n")
+	fmt.Fprintf(&b, "gpu_weight = 0.0   # SU per hour of a whole GPU: set your site's\ngpu_memory = \"%dG\"\nfree_qos = []\n", int(math.Round(nominalTotalGB(g))))
 	seen := map[string]bool{}
-	for _, p := range g.Profiles {
+	for _, p := range sortedProfiles(g.Profiles) {
 		if seen[p.Name] || strings.Contains(p.Name, "+") || p.Slices == 0 {
 			continue // +me variants are the same slice with media engines
 		}
@@ -91,6 +96,27 @@ func writeProfile(b *strings.Builder, g DiscoveredGPU, p DiscoveredProfile) {
 		}
 		fmt.Fprintf(b, "bandwidth_share = %g\n", float64(p.MemorySlices)/float64(max(p.MemorySlicesN, 1)))
 	}
+}
+
+// sortedProfiles orders profiles from the smallest (fewest compute slices,
+// then least memory) to the largest; NVML lists them in its enum order.
+func sortedProfiles(ps []DiscoveredProfile) []DiscoveredProfile {
+	out := append([]DiscoveredProfile(nil), ps...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Slices != out[j].Slices {
+			return out[i].Slices < out[j].Slices
+		}
+		return out[i].MemoryMiB < out[j].MemoryMiB
+	})
+	return out
+}
+
+// nominalTotalGB is the GPU's marketed memory, which MIG profile names divide.
+func nominalTotalGB(g DiscoveredGPU) float64 {
+	if m, ok := LookupModel(g.Model); ok {
+		return m.Memory.GiB()
+	}
+	return math.Round(float64(g.MemoryMiB) / 1024)
 }
 
 func fullSMs(g DiscoveredGPU) uint32 {

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,6 +216,48 @@ func TestDiscoveredSiteLoads(t *testing.T) {
 		}
 		if p, _ := s.Profile("3g.40gb"); p.SMs != 60 || p.UsableMemory.MiB() != 40448 || p.Request != "--gres=gpu:h100_3g.40gb:1" || p.BandwidthShare != 0.5 {
 			t.Errorf("model %q: 3g.40gb = %+v", model, p)
+		}
+	}
+}
+
+// TestDiscoveredOnRealH100 uses what `catalog discover --json` read through NVML
+// on a real H100 80GB HBM3 (driver 580, MIG disabled).
+func TestDiscoveredOnRealH100(t *testing.T) {
+	data, err := os.ReadFile("../testdata/nvml/h100-discover.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ GPUs []DiscoveredGPU }
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("discovered.toml", []byte(SiteTOML(rec.GPUs, "gpu-node")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1g.10gb:16:9984 1g.20gb:26:20096 2g.20gb:32:20096 3g.40gb:60:40448 4g.40gb:64:40448 7g.80gb:132:81152 full:132:81559"
+	var got []string
+	for _, p := range s.Profiles {
+		got = append(got, fmt.Sprintf("%s:%d:%g", p.Name, p.SMs, p.UsableMemory.MiB()))
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("profiles %s\nwant     %s", strings.Join(got, " "), want)
+	}
+	if s.DefaultMemPerCPU == 0 || s.Billing.GPUMemory.GiB() != 80 {
+		t.Errorf("default memory %v, billed GPU memory %v", s.DefaultMemPerCPU, s.Billing.GPUMemory)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for mib, want := range map[float64]string{20096: "19.62GiB", 9728: "9.5GiB", 4096: "4GiB", 512: "512MiB", 2 << 20: "2TiB"} {
+		if got := Size(mib).String(); got != want {
+			t.Errorf("Size(%g).String() = %q, want %q", mib, got, want)
+		}
+	}
+	for _, mib := range []float64{20096, 9728, 4096, 514000, 0.5} {
+		text, _ := Size(mib).MarshalText()
+		if back, err := ParseSize(string(text)); err != nil || back.MiB() != mib {
+			t.Errorf("Size(%g) marshals to %q, which reads back as %v, %v", mib, text, back, err)
 		}
 	}
 }

@@ -26,9 +26,17 @@ func (s *Size) UnmarshalText(b []byte) error {
 	return err
 }
 
-// MarshalText writes the size in the most readable exact unit.
-func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+// MarshalText writes the size exactly, in the largest unit that keeps it whole.
+func (s Size) MarshalText() ([]byte, error) {
+	switch mib := float64(s); {
+	case mib >= 1024 && math.Mod(mib, 1024) == 0:
+		return []byte(fmt.Sprintf("%gG", mib/1024)), nil
+	default:
+		return []byte(fmt.Sprintf("%gM", mib)), nil
+	}
+}
 
+// String is the size for people: GiB with at most two decimals from 1 GiB up.
 func (s Size) String() string {
 	gib := s.GiB()
 	switch {
@@ -36,8 +44,8 @@ func (s Size) String() string {
 		return "0"
 	case gib >= 1024 && math.Mod(gib, 1024) == 0:
 		return fmt.Sprintf("%gTiB", gib/1024)
-	case gib >= 1 && math.Abs(gib*100-math.Round(gib*100)) < 1e-9:
-		return fmt.Sprintf("%gGiB", math.Round(gib*100)/100)
+	case gib >= 1:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", gib), "0"), ".") + "GiB"
 	default:
 		return fmt.Sprintf("%gMiB", math.Round(float64(s)*100)/100)
 	}

@@ -63,7 +63,7 @@ func TestDiscoverKnownModel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the discovered site does not load: %v", err)
 	}
-	if got := strings.Join(site.ProfileNames(), " "); got != "1g.5gb 2g.10gb 3g.20gb 4g.20gb 7g.40gb 1g.10gb full" {
+	if got := strings.Join(site.ProfileNames(), " "); got != "1g.5gb 1g.10gb 2g.10gb 3g.20gb 4g.20gb 7g.40gb full" {
 		t.Errorf("site profiles %s", got)
 	}
 }
