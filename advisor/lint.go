@@ -5,6 +5,7 @@ package advisor
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -171,7 +172,7 @@ func (l *linter) partition() {
 			return
 		}
 	}
-	if p, ok := l.requestedProfile(); ok && len(p.Partitions) > 0 && !contains(p.Partitions, l.effectivePartition()) {
+	if p, ok := l.requestedProfile(); ok && len(p.Partitions) > 0 && !slices.Contains(p.Partitions, l.effectivePartition()) {
 		where := "the default partition"
 		if part != "" {
 			where = "partition " + part
@@ -267,13 +268,4 @@ func (l *linter) optionLine(names ...string) int {
 func firstPartition(list string) string {
 	first, _, _ := strings.Cut(list, ",")
 	return strings.TrimSpace(first)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -303,13 +304,7 @@ func writeAtomic(file string, data []byte, mode os.FileMode) error {
 
 func allIn(items, allowed []string) bool {
 	for _, it := range items {
-		found := false
-		for _, a := range allowed {
-			if strings.TrimSpace(it) == a {
-				found = true
-			}
-		}
-		if !found {
+		if !slices.Contains(allowed, strings.TrimSpace(it)) {
 			return false
 		}
 	}

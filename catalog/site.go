@@ -231,16 +231,14 @@ type profileError struct{ key, msg string }
 // resolveProfile derives a profile's request details and fills SMs, memory
 // and bandwidth share from the GPU model where the site does not set them.
 func (s *Site) resolveProfile(p *Profile) *profileError {
-	req, err := slurm.ParseRequest(p.Request)
-	if p.Request == "" || err != nil {
+	if p.Request == "" {
 		return &profileError{"request", "needs request = \"--gres=gpu:TYPE:1\" (the exact sbatch option)"}
 	}
-	probe := slurm.Parse("request", []byte("#!/bin/sh\n#SBATCH "+p.Request+"\n"))
-	gpus := probe.Resources.GPUs
-	if len(gpus) != 1 {
-		return &profileError{"request", fmt.Sprintf("request %q must ask for one kind of GPU", req.Flag+"="+req.Value)}
+	gpu, err := slurm.ParseGPURequest(p.Request)
+	if err != nil {
+		return &profileError{"request", err.Error()}
 	}
-	p.GRESType, p.GPUCount = gpus[0].Type, gpus[0].Count
+	p.GRESType, p.GPUCount = gpu.Type, gpu.Count
 	if p.Slice == "" {
 		p.Slice = p.Name
 	}

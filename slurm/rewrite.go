@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -58,6 +59,19 @@ func ParseRequest(req string) (Option, error) {
 	o := probe.Options[0]
 	o.Line, o.Start, o.End = 0, 0, 0
 	return o, nil
+}
+
+// ParseGPURequest parses a one-option GPU request ("--gres=gpu:a100_10g:1")
+// and returns the one kind of GPU it asks for.
+func ParseGPURequest(req string) (GPURequest, error) {
+	if _, err := ParseRequest(req); err != nil {
+		return GPURequest{}, err
+	}
+	gpus := Parse("request", []byte("#!/bin/sh\n#SBATCH "+req+"\n")).Resources.GPUs
+	if len(gpus) != 1 {
+		return GPURequest{}, fmt.Errorf("request %q must ask for one kind of GPU", req)
+	}
+	return gpus[0], nil
 }
 
 func (rw *rewriter) lastIndex(name string) int {
@@ -123,14 +137,7 @@ func firstFree(cur, i int) int {
 	return cur
 }
 
-func isGPUOption(name string) bool {
-	for _, n := range gpuOptionNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func isGPUOption(name string) bool { return slices.Contains(gpuOptionNames, name) }
 
 // gresWithGPU returns the --gres value with its gpu entries replaced by the
 // target's (when the target is a --gres request) or dropped (otherwise), and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -77,7 +78,7 @@ Examples:
 Exit status: 0 success, 1 failure (bad input, lint errors), 2 usage error.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},
-				Usage: "site: a built-in name (" + joinNames(catalog.BuiltinNames()) + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},
+				Usage: "site: a built-in name (" + strings.Join(catalog.BuiltinNames(), ", ") + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},
 			&cli.StringFlag{Name: "db", EnvVars: []string{"MIGADVISOR_DB"}, Value: defaultDBPath(),
 				Usage: "history database (SQLite)"},
 		},
@@ -135,15 +136,4 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	default:
 		return "", usageError{fmt.Sprintf("%s takes one %s, not %d arguments", c.Command.FullName(), name, c.NArg())}
 	}
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
 }

@@ -117,11 +117,10 @@ func findFlag(defs []cli.Flag, a string) cli.Flag {
 
 // takesValue reports whether a flag word consumes the next argument.
 func takesValue(defs []cli.Flag, a string) bool {
-	switch f := findFlag(defs, a).(type) {
+	switch findFlag(defs, a).(type) {
 	case nil, *cli.BoolFlag:
 		return false
 	default:
-		_ = f
 		return true
 	}
 }
