@@ -5,6 +5,7 @@ go 1.23.0
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/NVIDIA/go-nvml v0.13.0-1
+	github.com/mattn/go-sqlite3 v1.14.52
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.30.0
 )

@@ -80,7 +80,7 @@ Exit status: 0 success, 1 failure (bad input, lint errors), 2 usage error.`,
 			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},
 				Usage: "site: a built-in name (" + strings.Join(catalog.BuiltinNames(), ", ") + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},
 			&cli.StringFlag{Name: "db", EnvVars: []string{"MIGADVISOR_DB"}, Value: defaultDBPath(),
-				Usage: "history database (SQLite)"},
+				Usage: "history database (SQLite; created 0600 in a 0700 directory)"},
 		},
 		Commands: []*cli.Command{
 			catalogCommand(),
@@ -119,6 +119,14 @@ func defaultDBPath() string {
 		dir = filepath.Join(home, ".local", "share")
 	}
 	return filepath.Join(dir, "migadvisor", "history.db")
+}
+
+// dbPath is the history database: --db, MIGADVISOR_DB, or the XDG default.
+func dbPath(c *cli.Context) string {
+	if p := c.String("db"); p != "" {
+		return p
+	}
+	return defaultDBPath()
 }
 
 // loadSite resolves the site from --site / MIGADVISOR_SITE and the lookup chain.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // migadvisor runs the CLI in-process with the given arguments.
@@ -26,6 +30,32 @@ func isolate(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("MIGADVISOR_SITE", "")
 	t.Setenv("MIGADVISOR_DB", "")
+}
+
+func TestSweepIsRecordedInTheHistory(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "h", "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	dir := t.TempDir()
+	if _, errOut, code := migadvisor(t, "sweep", example+"gromacs.sh", "--out", dir); code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	script, _ := slurm.ReadScript(example + "gromacs.sh")
+	sweeps, err := st.Sweeps(context.Background(), script.Fingerprint())
+	if err != nil || len(sweeps) != 1 || sweeps[0].Dir != dir || len(sweeps[0].Variants) != 4 {
+		t.Errorf("history: %+v, %v", sweeps, err)
+	}
+	// A history that cannot be written warns but does not fail the sweep.
+	t.Setenv("MIGADVISOR_DB", filepath.Join(example, "gromacs.sh", "history.db"))
+	_, errOut, code := migadvisor(t, "sweep", example+"gromacs.sh", "--out", t.TempDir())
+	if code != 0 || !strings.HasPrefix(errOut, "migadvisor: warning: the sweep is not in the history") {
+		t.Errorf("unwritable history: exit %d, %q", code, errOut)
+	}
 }
 
 const example = "../../examples/"

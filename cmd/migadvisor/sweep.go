@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -22,7 +23,8 @@ fingerprint, and each profile's variant). A variant differs from JOB.sh only in
 its GPU request (exactly the profile's), its job name (suffixed with the
 profile), and its partition or QoS where the site requires others; every other
 byte is kept. JOB.sh itself is never changed, and files in DIR that an earlier
-sweep of the same script did not write are never overwritten.
+sweep of the same script did not write are never overwritten. The sweep is also
+recorded in the history (--db), linked to the script's fingerprint.
 
 The script is linted first: errors a variant cannot fix (DOS line breaks, an
 unknown option, a time over the limit...) stop the sweep unless --force.
@@ -70,6 +72,10 @@ func runSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := recordSweep(c, sw); err != nil {
+		// The variants are written; the history is a convenience, never a reason to fail.
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, struct {
 			Dir string `json:"dir"`
@@ -78,6 +84,25 @@ func runSweep(c *cli.Context) error {
 	}
 	printSweep(c, sw)
 	return nil
+}
+
+// recordSweep links the script's fingerprint to the sweep in the history.
+func recordSweep(c *cli.Context, sw *bench.Sweep) error {
+	dir, err := filepath.Abs(c.String("out"))
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(c.Context, dbPath(c))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rec := store.Sweep{Dir: dir, Script: sw.Script, Fingerprint: sw.Fingerprint, Site: sw.Site, Created: sw.Created}
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		rec.Variants = append(rec.Variants, store.Variant{Profile: v.Profile, File: v.File, Request: v.Request, JobName: v.JobName})
+	}
+	return st.RecordSweep(c.Context, rec)
 }
 
 func printSweep(c *cli.Context, sw *bench.Sweep) {

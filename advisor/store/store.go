@@ -1,0 +1,224 @@
+// Package store is the job history: a SQLite database (one file, WAL) that
+// links scripts (by fingerprint) to sweeps, variants and, later, jobs and their
+// evidence. The schema is versioned; newer migadvisors migrate it forward and
+// older ones refuse it rather than misread it.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver (cgo)
+)
+
+// Store is an open history database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// migrations bring the schema from version i to i+1. Never edit one that has
+// shipped: add a new one.
+var migrations = []string{
+	// 1: scripts, sweeps and their variants.
+	`CREATE TABLE scripts (
+		fingerprint TEXT PRIMARY KEY,
+		path        TEXT NOT NULL,      -- where it was last seen
+		first_seen  INTEGER NOT NULL,   -- unix seconds
+		last_seen   INTEGER NOT NULL
+	);
+	CREATE TABLE sweeps (
+		id          INTEGER PRIMARY KEY,
+		dir         TEXT NOT NULL UNIQUE, -- absolute path of the sweep directory
+		fingerprint TEXT NOT NULL REFERENCES scripts(fingerprint),
+		site        TEXT NOT NULL,
+		created     INTEGER NOT NULL
+	);
+	CREATE TABLE variants (
+		sweep_id  INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+		profile   TEXT NOT NULL,
+		file      TEXT NOT NULL,
+		request   TEXT NOT NULL,
+		job_name  TEXT NOT NULL,
+		PRIMARY KEY (sweep_id, profile)
+	);
+	CREATE INDEX sweeps_by_fingerprint ON sweeps(fingerprint);`,
+}
+
+// SchemaVersion is the schema this build writes.
+var SchemaVersion = len(migrations)
+
+// Open opens (creating if needed) the history at path: the directory 0700,
+// the file 0600, WAL journal, a busy timeout so concurrent users wait instead
+// of failing, and the schema migrated to SchemaVersion.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// createPrivate makes an empty file readable by its owner alone, so that
+// SQLite never creates the history with the umask's wider mode.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Version reads the schema version of the open database.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+// ErrNewerSchema means the database was written by a newer migadvisor.
+var ErrNewerSchema = errors.New("the history was written by a newer migadvisor")
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate schema to %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Sweep is what the history keeps of a sweep.
+type Sweep struct {
+	Dir         string
+	Script      string
+	Fingerprint string
+	Site        string
+	Created     time.Time
+	Variants    []Variant
+}
+
+// Variant is one profile's script of a sweep.
+type Variant struct {
+	Profile, File, Request, JobName string
+}
+
+// RecordSweep stores a sweep and its script in one transaction. Sweeping into
+// the same directory again replaces the earlier record.
+func (s *Store) RecordSweep(ctx context.Context, sw Sweep) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record sweep: %w", err)
+	}
+	defer tx.Rollback()
+	now := sw.Created.Unix()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO scripts(fingerprint, path, first_seen, last_seen) VALUES (?, ?, ?, ?)
+		ON CONFLICT(fingerprint) DO UPDATE SET path = excluded.path, last_seen = excluded.last_seen`,
+		sw.Fingerprint, sw.Script, now, now); err != nil {
+		return fmt.Errorf("record sweep: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sweeps WHERE dir = ?`, sw.Dir); err != nil {
+		return fmt.Errorf("record sweep: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO sweeps(dir, fingerprint, site, created) VALUES (?, ?, ?, ?)`,
+		sw.Dir, sw.Fingerprint, sw.Site, now)
+	if err != nil {
+		return fmt.Errorf("record sweep: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("record sweep: %w", err)
+	}
+	for _, v := range sw.Variants {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO variants(sweep_id, profile, file, request, job_name) VALUES (?, ?, ?, ?, ?)`,
+			id, v.Profile, v.File, v.Request, v.JobName); err != nil {
+			return fmt.Errorf("record sweep: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Sweeps lists the recorded sweeps of a script fingerprint, newest first.
+func (s *Store) Sweeps(ctx context.Context, fingerprint string) ([]Sweep, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT sw.id, sw.dir, sc.path, sw.site, sw.created FROM sweeps sw
+		JOIN scripts sc USING (fingerprint) WHERE sw.fingerprint = ? ORDER BY sw.created DESC, sw.id DESC`, fingerprint)
+	if err != nil {
+		return nil, fmt.Errorf("list sweeps: %w", err)
+	}
+	defer rows.Close()
+	var out []Sweep
+	var ids []int64
+	for rows.Next() {
+		var id, created int64
+		sw := Sweep{Fingerprint: fingerprint}
+		if err := rows.Scan(&id, &sw.Dir, &sw.Script, &sw.Site, &created); err != nil {
+			return nil, fmt.Errorf("list sweeps: %w", err)
+		}
+		sw.Created = time.Unix(created, 0).UTC()
+		out, ids = append(out, sw), append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sweeps: %w", err)
+	}
+	for i, id := range ids {
+		if out[i].Variants, err = s.variants(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) variants(ctx context.Context, sweepID int64) ([]Variant, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT profile, file, request, job_name FROM variants WHERE sweep_id = ? ORDER BY rowid`, sweepID)
+	if err != nil {
+		return nil, fmt.Errorf("list variants: %w", err)
+	}
+	defer rows.Close()
+	var out []Variant
+	for rows.Next() {
+		var v Variant
+		if err := rows.Scan(&v.Profile, &v.File, &v.Request, &v.JobName); err != nil {
+			return nil, fmt.Errorf("list variants: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

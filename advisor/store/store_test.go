@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestOpenCreatesPrivateWALDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state", "migadvisor", "history.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for file, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		info, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s mode %v, want %v", file, info.Mode().Perm(), want)
+		}
+	}
+	var mode string
+	if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal mode %q, %v; want wal", mode, err)
+	}
+	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := Sweep{Dir: "/d", Script: "/job.sh", Fingerprint: "abc", Site: "wulver", Created: time.Unix(1000, 0),
+		Variants: []Variant{{"1g.10gb", "1g.10gb.sh", "--gres=gpu:a100_10g:1", "job-1g.10gb"}}}
+	if err := s.RecordSweep(ctx, sw); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Sweeps(ctx, "abc")
+	if err != nil || len(got) != 1 || got[0].Dir != "/d" || len(got[0].Variants) != 1 || got[0].Variants[0].Request != "--gres=gpu:a100_10g:1" {
+		t.Errorf("after reopening: %+v, %v", got, err)
+	}
+}
+
+func TestRecordSweepAgainReplaces(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first := Sweep{Dir: "/d", Script: "/a/job.sh", Fingerprint: "f1", Site: "wulver", Created: time.Unix(1000, 0),
+		Variants: []Variant{{"1g.10gb", "1g.10gb.sh", "r1", "j1"}, {"full", "full.sh", "r2", "j2"}}}
+	again := first
+	again.Script, again.Created, again.Variants = "/b/job.sh", time.Unix(2000, 0), first.Variants[:1]
+	other := Sweep{Dir: "/e", Script: "/b/job.sh", Fingerprint: "f1", Site: "wulver", Created: time.Unix(3000, 0)}
+	for _, sw := range []Sweep{first, again, other} {
+		if err := s.RecordSweep(ctx, sw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Sweeps(ctx, "f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Dir != "/e" || got[1].Dir != "/d" || len(got[1].Variants) != 1 || got[1].Script != "/b/job.sh" {
+		t.Errorf("sweeps %+v", got)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(ctx, path); !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("opening a newer schema: %v", err)
+	}
+}
+
+func TestOpenFailsClearly(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o600)
+	if _, err := Open(context.Background(), filepath.Join(blocker, "history.db")); err == nil {
+		t.Error("opened a database under a regular file")
+	}
+}
