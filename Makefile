@@ -37,6 +37,8 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./slurm
 
+# The demo keeps its history beside its sweep, out of the user's own.
+demo: export MIGADVISOR_DB = $(CURDIR)/bin/demo-history.db
 demo: build
 	@echo '$$ migadvisor catalog'
 	@$(BIN) catalog
