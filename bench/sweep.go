@@ -104,7 +104,7 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 		Created: now().UTC().Truncate(time.Second), Variants: map[string]*Variant{}}
 	var plan []planned
 	for _, p := range profiles {
-		pv, err := planVariant(opt, p)
+		pv, err := planVariant(opt, p, sw.Fingerprint)
 		if err != nil {
 			return nil, err
 		}
@@ -190,14 +190,14 @@ func PlanVariant(s *slurm.Script, site *catalog.Site, p *catalog.Profile) slurm.
 	return v
 }
 
-func planVariant(opt SweepOptions, p *catalog.Profile) (planned, error) {
+func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string) (planned, error) {
 	sv := PlanVariant(opt.Script, opt.Site, p)
 	data, err := opt.Script.Rewrite(sv)
 	if err != nil {
 		return planned{}, fmt.Errorf("rewrite for %s: %w", p.Name, err)
 	}
 	file := p.Name + ".sh"
-	if err := verifyVariant(file, data, opt, p); err != nil {
+	if err := verifyVariant(file, data, opt, p, fingerprint); err != nil {
 		return planned{}, err
 	}
 	v := &Variant{Profile: p.Name, File: file, Request: p.Request, JobName: sv.JobName, Partition: sv.Partition, QoS: sv.QoS}
@@ -206,13 +206,13 @@ func planVariant(opt SweepOptions, p *catalog.Profile) (planned, error) {
 
 // verifyVariant reads the variant back: it must ask for exactly the profile
 // and keep the fingerprint, or it is not written.
-func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profile) error {
+func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profile, fingerprint string) error {
 	back := slurm.Parse(file, data)
 	gpus := back.Resources.GPUs
 	switch {
 	case len(gpus) != 1 || gpus[0].Type != p.GRESType || gpus[0].Count != p.GPUCount:
 		return fmt.Errorf("internal error: the %s variant does not read back as %s (%+v)", p.Name, p.Request, gpus)
-	case back.Fingerprint() != opt.Script.Fingerprint():
+	case back.Fingerprint() != fingerprint:
 		return fmt.Errorf("internal error: the %s variant changed the script's work", p.Name)
 	}
 	if fs := advisor.Lint(back, opt.Site); advisor.HasErrors(fs) && !opt.Force {

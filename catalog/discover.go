@@ -70,7 +70,7 @@ func SiteTOML(gpus []DiscoveredGPU, host string) string {
 	b.WriteString("# max_walltime = \"2-00:00:00\"\n\n")
 	b.WriteString("# SU/h = cpu_weight × max(CPUs, RAM / memory_per_cpu) + gpu_weight × GPU memory / gpu_memory\n")
 	b.WriteString("[billing]\ncpu_weight = 1.0\nmemory_per_cpu = \"4G\"\n")
-	fmt.Fprintf(&b, "gpu_weight = 0.0   # SU per hour of a whole GPU: set your site's\ngpu_memory = \"%dG\"\nfree_qos = []\n", int(math.Round(nominalTotalGB(g))))
+	fmt.Fprintf(&b, "gpu_weight = 0.0   # SU per hour of a whole GPU: set your site's\ngpu_memory = \"%dG\"\nfree_qos = []\n", int(math.Round(NominalTotalGB(g))))
 	seen := map[string]bool{}
 	for _, p := range sortedProfiles(g.Profiles) {
 		if seen[p.Name] || strings.Contains(p.Name, "+") || p.Slices == 0 {
@@ -111,8 +111,9 @@ func sortedProfiles(ps []DiscoveredProfile) []DiscoveredProfile {
 	return out
 }
 
-// nominalTotalGB is the GPU's marketed memory, which MIG profile names divide.
-func nominalTotalGB(g DiscoveredGPU) float64 {
+// NominalTotalGB is the GPU's marketed memory, which MIG profile names divide:
+// the built-in model's, else the reported memory rounded to whole GiB.
+func NominalTotalGB(g DiscoveredGPU) float64 {
 	if m, ok := LookupModel(g.Model); ok {
 		return m.Memory.GiB()
 	}

@@ -3,6 +3,9 @@ package catalog
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Job is what the SU formula needs to know about a job.
@@ -99,4 +102,29 @@ func (s *Site) chargePartition(j Job) *Partition {
 		}
 	}
 	return nil
+}
+
+// JobFor turns what a script asks for into the job the SU formula charges:
+// its profile (from the GPU type; an unknown type is a *FileError whose File
+// the caller fills in), CPUs, memory (the partition's default per
+// CPU when it names none), QoS, and its --time as the hours (1 without one).
+func (s *Site) JobFor(r slurm.Resources) (Job, error) {
+	job := Job{CPUs: r.CPUs(), Hours: 1, QoS: r.QoS, Exclusive: r.Exclusive}
+	job.Partition, _, _ = strings.Cut(r.Partition, ",")
+	if types := r.GPUTypes(); len(types) > 0 {
+		p, ok := s.ProfileForType(types[0])
+		if !ok {
+			return Job{}, &FileError{Line: r.GPUs[0].Line, Msg: fmt.Sprintf("GPU type %q is not a profile of site %s", types[0], s.Name)}
+		}
+		job.Profile, job.GPUs = p, max(r.GPUCount(), 1)
+	}
+	var nodeMiB int64
+	if part, ok := s.Partition(job.Partition); ok {
+		nodeMiB = int64(part.NodeMemory.MiB())
+	}
+	job.MemMiB = float64(r.MemoryMiB(int64(s.DefaultMemPerCPUFor(job.Partition).MiB()), nodeMiB))
+	if r.Time.Duration > 0 {
+		job.Hours = r.Time.Hours()
+	}
+	return job, nil
 }

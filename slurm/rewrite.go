@@ -49,29 +49,35 @@ func (s *Script) Rewrite(v Variant) ([]byte, error) {
 
 // ParseRequest parses a one-option request such as "--gres=gpu:a100_10g:1".
 func ParseRequest(req string) (Option, error) {
-	probe := Parse("request", []byte("#!/bin/sh\n#SBATCH "+req+"\n"))
-	for _, p := range probe.Problems {
-		return Option{}, fmt.Errorf("request %q: %s", req, p.Message)
-	}
-	if len(probe.Options) != 1 {
-		return Option{}, fmt.Errorf("request %q must be exactly one sbatch option", req)
-	}
-	o := probe.Options[0]
-	o.Line, o.Start, o.End = 0, 0, 0
-	return o, nil
+	o, _, err := parseOneOption(req)
+	return o, err
 }
 
 // ParseGPURequest parses a one-option GPU request ("--gres=gpu:a100_10g:1")
 // and returns the one kind of GPU it asks for.
 func ParseGPURequest(req string) (GPURequest, error) {
-	if _, err := ParseRequest(req); err != nil {
+	_, res, err := parseOneOption(req)
+	if err != nil {
 		return GPURequest{}, err
 	}
-	gpus := Parse("request", []byte("#!/bin/sh\n#SBATCH "+req+"\n")).Resources.GPUs
-	if len(gpus) != 1 {
+	if len(res.GPUs) != 1 {
 		return GPURequest{}, fmt.Errorf("request %q must ask for one kind of GPU", req)
 	}
-	return gpus[0], nil
+	return res.GPUs[0], nil
+}
+
+// parseOneOption reads req as the only option of a directive.
+func parseOneOption(req string) (Option, Resources, error) {
+	probe := Parse("request", []byte("#!/bin/sh\n#SBATCH "+req+"\n"))
+	if len(probe.Problems) > 0 {
+		return Option{}, Resources{}, fmt.Errorf("request %q: %s", req, probe.Problems[0].Message)
+	}
+	if len(probe.Options) != 1 {
+		return Option{}, Resources{}, fmt.Errorf("request %q must be exactly one sbatch option", req)
+	}
+	o := probe.Options[0]
+	o.Line, o.Start, o.End = 0, 0, 0
+	return o, probe.Resources, nil
 }
 
 func (rw *rewriter) lastIndex(name string) int {
@@ -89,7 +95,7 @@ func (rw *rewriter) gpu(req string) error {
 	if err != nil {
 		return err
 	}
-	if target.Name != OptGres && !isGPUOption(target.Name) {
+	if !isGPUOption(target.Name) {
 		return fmt.Errorf("request %q is not a GPU request (--gres or --gpus*)", req)
 	}
 	done := false

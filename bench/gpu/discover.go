@@ -91,7 +91,7 @@ func (d *Discoverer) device(i int) (catalog.DiscoveredGPU, error) {
 		profiles = append(profiles, offered{p, info})
 		largest = max(largest, info.MemorySizeMB)
 	}
-	nominal := nominalGB(g, model)
+	nominal := catalog.NominalTotalGB(g)
 	for _, op := range profiles {
 		info := op.info
 		name, memSlices := catalog.NameProfile(info.SliceCount, info.MemorySizeMB, largest, nominal)
@@ -109,14 +109,6 @@ func (d *Discoverer) device(i int) (catalog.DiscoveredGPU, error) {
 		})
 	}
 	return g, nil
-}
-
-// nominalGB is the marketed memory size that profile names are based on.
-func nominalGB(g catalog.DiscoveredGPU, model *catalog.GPUModel) float64 {
-	if model != nil {
-		return model.Memory.GiB()
-	}
-	return math.Round(float64(g.MemoryMiB) / 1024)
 }
 
 // modelProfileName picks the built-in profile with the same compute slices

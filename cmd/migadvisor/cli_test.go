@@ -272,3 +272,13 @@ func TestDiscoverWithoutGPUFails(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want one clear line and exit 1", code, errOut)
 	}
 }
+
+func TestSUScriptWithUnknownGPUType(t *testing.T) {
+	isolate(t)
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -t 10\n#SBATCH --gres=gpu:v100:1\nrun\n"), 0o644)
+	_, errOut, code := migadvisor(t, "su", file)
+	if code != 1 || errOut != "migadvisor: "+file+":3: GPU type \"v100\" is not a profile of site wulver\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -97,26 +98,12 @@ func jobFromScript(path string, site *catalog.Site) (catalog.Job, error) {
 			return catalog.Job{}, fmt.Errorf("%s:%d: %s", path, p.Line, p.Message)
 		}
 	}
-	r := s.Resources
-	job := catalog.Job{CPUs: r.CPUs(), Hours: 1, QoS: r.QoS, Exclusive: r.Exclusive}
-	job.Partition, _, _ = strings.Cut(r.Partition, ",")
-	if types := r.GPUTypes(); len(types) > 0 {
-		p, ok := site.ProfileForType(types[0])
-		if !ok {
-			return catalog.Job{}, fmt.Errorf("%s:%d: GPU type %q is not a profile of site %s", path, r.GPUs[0].Line, types[0], site.Name)
-		}
-		job.Profile, job.GPUs = p, max(r.GPUCount(), 1)
+	job, err := site.JobFor(s.Resources)
+	var fe *catalog.FileError
+	if errors.As(err, &fe) {
+		fe.File = path
 	}
-	def := int64(site.DefaultMemPerCPUFor(job.Partition).MiB())
-	var nodeMiB int64
-	if part, ok := site.Partition(job.Partition); ok {
-		nodeMiB = int64(part.NodeMemory.MiB())
-	}
-	job.MemMiB = float64(r.MemoryMiB(def, nodeMiB))
-	if r.Time.Duration > 0 {
-		job.Hours = r.Time.Hours()
-	}
-	return job, nil
+	return job, err
 }
 
 func applySUFlags(c *cli.Context, site *catalog.Site, job *catalog.Job) error {
