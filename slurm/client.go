@@ -1,0 +1,288 @@
+package slurm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Client runs Slurm's commands: always an argument vector, never a shell,
+// each call under a timeout and the caller's context.
+type Client struct {
+	// Bin is the directory holding sbatch, squeue, ...; empty means $PATH.
+	Bin string
+	// Timeout bounds each command (default 60 s). Streaming sacct has none.
+	Timeout time.Duration
+	// Env is appended to the environment of every command.
+	Env []string
+}
+
+// CommandError is a Slurm command that failed: its exit status and stderr.
+type CommandError struct {
+	Name   string
+	Args   []string
+	Status int
+	Stderr string
+	Err    error
+}
+
+func (e *CommandError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		// The last line is the one that says why.
+		msg = strings.TrimSpace(msg[strings.LastIndexByte(msg, '\n')+1:])
+	}
+	switch {
+	case errors.Is(e.Err, exec.ErrNotFound):
+		return fmt.Sprintf("%s: not found on PATH (is Slurm installed and loaded here?)", e.Name)
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s: no answer within the time limit (is slurmctld reachable?)", e.Name)
+	case msg != "":
+		return fmt.Sprintf("%s failed: %s", e.Name, msg)
+	case e.Status > 0:
+		return fmt.Sprintf("%s failed with exit status %d", e.Name, e.Status)
+	default:
+		return fmt.Sprintf("%s: %v", e.Name, e.Err)
+	}
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+func (c *Client) path(name string) string {
+	if c.Bin != "" {
+		return filepath.Join(c.Bin, name)
+	}
+	return name
+}
+
+func (c *Client) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.path(name), args...)
+	// Times in ISO form whatever the user's SLURM_TIME_FORMAT says.
+	cmd.Env = append(os.Environ(), "SLURM_TIME_FORMAT=standard")
+	cmd.Env = append(cmd.Env, c.Env...)
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// run runs a command to completion and returns its stdout.
+func (c *Client) run(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := c.command(ctx, name, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		status := -1
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			status = exit.ExitCode()
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return stdout.Bytes(), &CommandError{Name: name, Args: args, Status: status, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// JobRef is a submitted job: its id and, on a multi-cluster site, the cluster.
+type JobRef struct {
+	ID      string
+	Cluster string
+}
+
+// ParseParsable reads what `sbatch --parsable` prints: "123" or "123;cluster".
+func ParseParsable(out string) (JobRef, error) {
+	line := strings.TrimSpace(out)
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[i+1:])
+	}
+	id, cluster, _ := strings.Cut(line, ";")
+	if id == "" || strings.Trim(id, "0123456789") != "" {
+		return JobRef{}, fmt.Errorf("sbatch printed %q, not a job id", strings.TrimSpace(out))
+	}
+	return JobRef{ID: id, Cluster: cluster}, nil
+}
+
+// Submit runs `sbatch --parsable [ARGS...] SCRIPT` in dir and returns the job.
+func (c *Client) Submit(ctx context.Context, dir, script string, args ...string) (JobRef, error) {
+	argv := append([]string{"--parsable"}, args...)
+	argv = append(argv, script)
+	out, err := c.run(ctx, dir, "sbatch", argv...)
+	if err != nil {
+		return JobRef{}, err
+	}
+	return ParseParsable(string(out))
+}
+
+// QueuedJob is a job squeue still shows.
+type QueuedJob struct {
+	ID     string // as users see it: 123, 123_4, 123_[5-9], 123+0
+	Raw    string // unique id
+	State  string // PENDING, RUNNING, COMPLETING, ...
+	Reason string
+}
+
+// Queue lists the jobs of ids (sbatch's ids; array tasks and het components
+// included) that squeue still shows. Jobs Slurm has forgotten are simply absent.
+func (c *Client) Queue(ctx context.Context, ids []string) ([]QueuedJob, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	out, err := c.run(ctx, "", "squeue", "--noheader", "--states=all", "--format=%i|%A|%T|%r", "--jobs="+strings.Join(ids, ","))
+	if err != nil {
+		var ce *CommandError
+		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "Invalid job id") {
+			return nil, nil // none of them is known any more
+		}
+		return nil, err
+	}
+	var jobs []QueuedJob
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(strings.TrimSpace(line), "|", 4)
+		if len(f) == 4 {
+			jobs = append(jobs, QueuedJob{ID: f[0], Raw: f[1], State: f[2], Reason: f[3]})
+		}
+	}
+	return jobs, nil
+}
+
+// Cancel runs scancel on the jobs.
+func (c *Client) Cancel(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := c.run(ctx, "", "scancel", ids...)
+	return err
+}
+
+// ShowJob returns `scontrol show job -o ID` as key=value pairs of its first
+// record (StdOut, StdErr, WorkDir, JobState, ...). Values that hold spaces
+// (Command, WorkDir) are read up to the next known key.
+func (c *Client) ShowJob(ctx context.Context, id string) (map[string]string, error) {
+	out, err := c.run(ctx, "", "scontrol", "--oneliner", "show", "job", id)
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return parseOneliner(line), nil
+}
+
+// parseOneliner splits "A=1 B=x y C=2" into pairs; a token without "=" belongs
+// to the value before it, so paths with spaces survive.
+func parseOneliner(line string) map[string]string {
+	kv := map[string]string{}
+	last := ""
+	for _, tok := range strings.Split(strings.TrimSpace(line), " ") {
+		k, v, ok := strings.Cut(tok, "=")
+		if ok && k != "" && !strings.ContainsAny(k, "/.") {
+			kv[k], last = v, k
+			continue
+		}
+		if last != "" {
+			kv[last] += " " + tok
+		}
+	}
+	return kv
+}
+
+// ClusterName asks slurmctld for the cluster's name.
+func (c *Client) ClusterName(ctx context.Context) (string, error) {
+	out, err := c.run(ctx, "", "scontrol", "show", "config")
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if ok && strings.TrimSpace(k) == "ClusterName" {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("scontrol show config: no ClusterName")
+}
+
+// SacctQuery selects jobs for sacct.
+type SacctQuery struct {
+	Jobs     []string  // job ids; empty selects by time
+	Users    []string  // empty: the caller's own jobs (or all with AllUsers)
+	AllUsers bool      // -a
+	Since    time.Time // -S; zero: sacct's default (midnight), or the epoch with Jobs
+	Until    time.Time // -E
+	Clusters []string  // -M
+}
+
+// Args is the sacct argument vector for q: migadvisor's fields, parsable, its delimiter.
+func (q SacctQuery) Args() []string {
+	args := []string{"--parsable2", "--delimiter=" + SacctDelimiter, "--format=" + strings.Join(SacctFields, ",")}
+	if len(q.Jobs) > 0 {
+		args = append(args, "--jobs="+strings.Join(q.Jobs, ","))
+	}
+	if q.AllUsers {
+		args = append(args, "--allusers")
+	} else if len(q.Users) > 0 {
+		args = append(args, "--user="+strings.Join(q.Users, ","))
+	}
+	if !q.Since.IsZero() {
+		args = append(args, "--starttime="+q.Since.Format("2006-01-02T15:04:05"))
+	} else if len(q.Jobs) == 0 {
+		args = append(args, "--starttime=now-7days")
+	}
+	if !q.Until.IsZero() {
+		args = append(args, "--endtime="+q.Until.Format("2006-01-02T15:04:05"))
+	}
+	if len(q.Clusters) > 0 {
+		args = append(args, "--clusters="+strings.Join(q.Clusters, ","))
+	}
+	return args
+}
+
+// Sacct streams sacct's output for q to fn, which reads it while sacct runs,
+// so a whole cluster's accounting never sits in memory.
+func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := q.Args()
+	cmd := c.command(ctx, "sacct", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return &CommandError{Name: "sacct", Args: args, Err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return &CommandError{Name: "sacct", Args: args, Status: -1, Err: err}
+	}
+	readErr := fn(out)
+	if readErr != nil {
+		cancel()
+	}
+	_, _ = io.Copy(io.Discard, out)
+	waitErr := cmd.Wait()
+	if readErr != nil {
+		return readErr
+	}
+	if waitErr != nil {
+		status := -1
+		var exit *exec.ExitError
+		if errors.As(waitErr, &exit) {
+			status = exit.ExitCode()
+		}
+		return &CommandError{Name: "sacct", Args: args, Status: status, Stderr: stderr.String(), Err: waitErr}
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package slurm
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// OOM kinds.
+const (
+	OOMGPU  = "gpu"
+	OOMHost = "host"
+)
+
+// OOMEvent is an out-of-memory message found in a job's output.
+type OOMEvent struct {
+	Kind    string  // OOMGPU or OOMHost
+	Source  string  // pytorch, pytorch-mig-assert, tensorflow, jax, cuda, slurm-cgroup, ...
+	Line    int     // 1-based; 0 when found in the tail of a capped file
+	Text    string  // the line, shortened
+	NeedMiB float64 // GPU: a lower bound of the memory the job needs (allocated + requested); Unknown if none
+}
+
+// OutputEvidence is what a job's output says about how it went.
+type OutputEvidence struct {
+	GPUOOM    *OOMEvent // the last GPU OOM message
+	HostOOM   *OOMEvent // the last host-memory kill
+	TimeLimit bool      // slurmstepd: CANCELLED ... DUE TO TIME LIMIT
+	Cancelled bool      // slurmstepd: CANCELLED (scancel, preemption, node failure)
+
+	Work       float64 // the last MIGADVISOR_WORK (or a tool's own figure); Unknown if none
+	WorkUnit   string
+	WorkSource string // MIGADVISOR_WORK, gromacs, huggingface, or a site pattern's name
+
+	Metrics map[string]float64 // MIGADVISOR_METRIC name value, the last of each
+
+	GPUPeakMiB  float64 // MIGADVISOR_GPU peak_mib=, from the monitor; Unknown if none
+	GPUTotalMiB float64
+	GPUDevice   string
+
+	Bytes     int64 // bytes read
+	Truncated bool  // the file was larger than the cap: its head and tail were read
+}
+
+// WorkPattern is a site's own way of spotting work done in job output: a
+// regular expression whose first group is the number.
+type WorkPattern struct {
+	Name  string
+	Regex *regexp.Regexp
+	Unit  string
+}
+
+// ScanOptions tune ScanOutput.
+type ScanOptions struct {
+	// MaxBytes caps how much of a file is read (default 64 MiB): half from
+	// the head, half from the tail, where OOMs and results are printed.
+	MaxBytes int64
+	// Patterns are extra work patterns, tried after the built-in ones.
+	Patterns []WorkPattern
+}
+
+const maxLine = 64 << 10 // longer lines are read up to this much
+
+var (
+	reTorchOOM   = regexp.MustCompile(`(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
+	reTorchInUse = regexp.MustCompile(`this process has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchProc  = regexp.MustCompile(`Process \d+ has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchAlloc = regexp.MustCompile(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
+	reTorchByPT  = regexp.MustCompile(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
+	reMIGAssert  = regexp.MustCompile(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
+	reTFOOM      = regexp.MustCompile(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
+	reJAXOOM     = regexp.MustCompile(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
+	reCUDAOOM    = regexp.MustCompile(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
+	reHostOOM    = regexp.MustCompile(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
+	reCancelled  = regexp.MustCompile(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
+	reWork       = regexp.MustCompile(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
+	reMetric     = regexp.MustCompile(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
+	reMonitor    = regexp.MustCompile(`MIGADVISOR_GPU\s+peak_mib=([\d.]+)(?:\s+total_mib=([\d.]+))?(?:\s+device=(.*))?`)
+	reGromacs    = regexp.MustCompile(`^Performance:\s+([\d.]+)\s+[\d.]+`)
+	reHFSamples  = regexp.MustCompile(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
+)
+
+// A line is looked at closely only when it holds one of these.
+var interesting = [][]byte{
+	[]byte("memory"), []byte("MEMORY"), []byte("OOM"), []byte("oom"), []byte("MIGADVISOR_"),
+	[]byte("Performance:"), []byte("train_samples_per_second"), []byte("CANCELLED"), []byte("ASSERT"),
+	[]byte("RESOURCE_EXHAUSTED"), []byte("Resource exhausted"), []byte("ALLOC_FAILED"), []byte("Out Of Memory"),
+	[]byte("Allocation of the device buffer"),
+}
+
+// ScanFile scans a job's output file; see ScanOutput.
+func ScanFile(path string, opt ScanOptions) (*OutputEvidence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	max := opt.MaxBytes
+	if max <= 0 {
+		max = 64 << 20
+	}
+	if st.Size() <= max {
+		return ScanOutput(f, opt)
+	}
+	ev := newEvidence()
+	s := scanner{ev: ev, opt: opt}
+	if err := s.scan(io.LimitReader(f, max/2), 1); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := f.Seek(st.Size()-max/2, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	br := bufio.NewReader(f)
+	skipped, _ := br.ReadSlice('\n') // the first tail line is likely partial
+	s.ev.Bytes += int64(len(skipped))
+	if err := s.scan(br, 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ev.Truncated = true
+	return ev, nil
+}
+
+// ScanOutput reads a job's output (stdout and stderr as Slurm wrote them) line
+// by line and extracts its evidence: OOMs, time limit, cancellation, work done,
+// metrics and the GPU monitor's peak. It reads a stream once, in bounded memory.
+func ScanOutput(r io.Reader, opt ScanOptions) (*OutputEvidence, error) {
+	s := scanner{ev: newEvidence(), opt: opt}
+	if err := s.scan(r, 1); err != nil {
+		return nil, err
+	}
+	return s.ev, nil
+}
+
+func newEvidence() *OutputEvidence {
+	return &OutputEvidence{Work: Unknown, GPUPeakMiB: Unknown, GPUTotalMiB: Unknown}
+}
+
+type scanner struct {
+	ev  *OutputEvidence
+	opt ScanOptions
+}
+
+// scan reads lines; firstLine 0 means line numbers are unknown (a file's tail).
+func (s *scanner) scan(r io.Reader, firstLine int) error {
+	br := bufio.NewReaderSize(r, maxLine)
+	n := firstLine
+	for {
+		line, err := br.ReadSlice('\n')
+		s.ev.Bytes += int64(len(line))
+		if err == bufio.ErrBufferFull {
+			// Look at the first maxLine bytes; skip the rest of the line.
+			for err == bufio.ErrBufferFull {
+				var more []byte
+				more, err = br.ReadSlice('\n')
+				s.ev.Bytes += int64(len(more))
+			}
+		}
+		if len(line) > 0 {
+			s.line(bytes.TrimRight(line, "\r\n"), n)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			n++
+		}
+	}
+}
+
+func (s *scanner) line(b []byte, n int) {
+	hit := false
+	for _, k := range interesting {
+		if bytes.Contains(b, k) {
+			hit = true
+			break
+		}
+	}
+	if !hit && len(s.opt.Patterns) == 0 {
+		return
+	}
+	text := string(b)
+	if hit {
+		s.known(text, n)
+	}
+	for _, p := range s.opt.Patterns {
+		if m := p.Regex.FindStringSubmatch(text); len(m) > 1 {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+				s.ev.Work, s.ev.WorkUnit, s.ev.WorkSource = v, p.Unit, p.Name
+			}
+		}
+	}
+}
+
+func (s *scanner) known(text string, n int) {
+	ev := s.ev
+	if m := reWork.FindStringSubmatch(text); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			ev.Work, ev.WorkUnit, ev.WorkSource = v, m[2], "MIGADVISOR_WORK"
+		}
+		return
+	}
+	if m := reMetric.FindStringSubmatch(text); m != nil {
+		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+			if ev.Metrics == nil {
+				ev.Metrics = map[string]float64{}
+			}
+			ev.Metrics[m[1]] = v
+		}
+		return
+	}
+	if m := reMonitor.FindStringSubmatch(text); m != nil {
+		ev.GPUPeakMiB, _ = strconv.ParseFloat(m[1], 64)
+		if m[2] != "" {
+			ev.GPUTotalMiB, _ = strconv.ParseFloat(m[2], 64)
+		}
+		ev.GPUDevice = strings.TrimSpace(m[3])
+		return
+	}
+	if oom := gpuOOM(text); oom != nil {
+		oom.Line, oom.Text = n, shorten(text)
+		ev.GPUOOM = oom
+		return
+	}
+	if reHostOOM.MatchString(text) {
+		ev.HostOOM = &OOMEvent{Kind: OOMHost, Source: "slurm", Line: n, Text: shorten(text), NeedMiB: Unknown}
+		return
+	}
+	if m := reCancelled.FindStringSubmatch(text); m != nil {
+		if strings.Contains(m[1], "TIME LIMIT") {
+			ev.TimeLimit = true
+		} else {
+			ev.Cancelled = true
+		}
+		return
+	}
+	if m := reGromacs.FindStringSubmatch(text); m != nil && ev.WorkSource != "MIGADVISOR_WORK" {
+		ev.Work, _ = strconv.ParseFloat(m[1], 64)
+		ev.WorkUnit, ev.WorkSource = "ns/day", "gromacs"
+		return
+	}
+	if m := reHFSamples.FindStringSubmatch(text); m != nil && ev.WorkSource != "MIGADVISOR_WORK" {
+		ev.Work, _ = strconv.ParseFloat(m[1], 64)
+		ev.WorkUnit, ev.WorkSource = "samples/s", "huggingface"
+	}
+}
+
+// gpuOOM classifies a line as a GPU out-of-memory message, with the need's
+// lower bound where the message gives it.
+func gpuOOM(text string) *OOMEvent {
+	if strings.Contains(text, "The caller indicates that this is not a failure") {
+		return nil // TensorFlow/XLA's warning, not an error
+	}
+	if m := reTorchOOM.FindStringSubmatch(text); m != nil {
+		need := Unknown * 1.0
+		if tried, ok := parseTorchSize(m[1]); ok {
+			held := 0.0
+			for _, re := range []*regexp.Regexp{reTorchInUse, reTorchAlloc, reTorchByPT} {
+				if h := re.FindStringSubmatch(text); h != nil {
+					held, _ = parseTorchSize(h[1])
+					break
+				}
+			}
+			if held == 0 {
+				for _, h := range reTorchProc.FindAllStringSubmatch(text, -1) {
+					v, _ := parseTorchSize(h[1])
+					held += v
+				}
+			}
+			need = tried + held
+		}
+		return &OOMEvent{Kind: OOMGPU, Source: "pytorch", NeedMiB: need}
+	}
+	switch {
+	case reMIGAssert.MatchString(text):
+		return &OOMEvent{Kind: OOMGPU, Source: "pytorch-mig-assert", NeedMiB: Unknown}
+	case reTFOOM.MatchString(text):
+		return &OOMEvent{Kind: OOMGPU, Source: "tensorflow", NeedMiB: Unknown}
+	case reCUDAOOM.MatchString(text):
+		return &OOMEvent{Kind: OOMGPU, Source: "cuda", NeedMiB: Unknown}
+	}
+	if m := reJAXOOM.FindStringSubmatch(text); m != nil {
+		need := Unknown * 1.0
+		if m[1] != "" {
+			if b, err := strconv.ParseFloat(m[1], 64); err == nil {
+				need = b / (1 << 20)
+			}
+		}
+		return &OOMEvent{Kind: OOMGPU, Source: "jax", NeedMiB: need}
+	}
+	return nil
+}
+
+// parseTorchSize reads PyTorch's format_size: "512 bytes", "20.00 MiB", "7.45 GiB".
+func parseTorchSize(s string) (float64, bool) {
+	num, unit, ok := strings.Cut(s, " ")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, false
+	}
+	switch unit {
+	case "bytes":
+		return v / (1 << 20), true
+	case "KiB":
+		return v / 1024, true
+	case "MiB":
+		return v, true
+	case "GiB":
+		return v * 1024, true
+	case "TiB":
+		return v * 1024 * 1024, true
+	}
+	return 0, false
+}
+
+func shorten(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+package slurm
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func scanString(t *testing.T, s string) *OutputEvidence {
+	t.Helper()
+	ev, err := ScanOutput(strings.NewReader(s), ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// Outputs of the dev cluster's outcome jobs (their scripts sit beside them).
+func TestScanDevClusterOutputs(t *testing.T) {
+	dir := "../testdata/joboutput/devcluster"
+	scan := func(name string) *OutputEvidence {
+		ev, err := ScanFile(filepath.Join(dir, name), ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	if ev := scan("slurm-2.out"); ev.Work != 1200 || ev.WorkUnit != "samples" || ev.Metrics["accuracy"] != 97.5 || ev.GPUOOM != nil || ev.HostOOM != nil {
+		t.Errorf("completed job: %+v", ev)
+	}
+	if ev := scan("slurm-4.out"); ev.HostOOM == nil || ev.HostOOM.Line != 3 || ev.GPUOOM != nil {
+		t.Errorf("host OOM job: %+v", ev)
+	}
+	ev := scan("slurm-5.out")
+	if ev.GPUOOM == nil || ev.GPUOOM.Source != "pytorch" || ev.GPUOOM.Line != 3 || !near(ev.GPUOOM.NeedMiB, (2.00+8.30)*1024) {
+		t.Errorf("GPU OOM job: %+v %+v", ev, ev.GPUOOM)
+	}
+	if ev := scan("slurm-6.out"); !ev.TimeLimit || ev.Cancelled {
+		t.Errorf("timeout job: %+v", ev)
+	}
+	if ev := scan("slurm-7.out"); ev.TimeLimit || !ev.Cancelled {
+		t.Errorf("cancelled job: %+v", ev)
+	}
+	if ev := scan("fx_8_2.out"); ev.Work != 2 || ev.WorkUnit != "items" {
+		t.Errorf("array task: %+v", ev)
+	}
+}
+
+// Messages as the frameworks print them (wulver-and-mig-facts §5, with the sources named there).
+func TestScanOOMMessages(t *testing.T) {
+	cases := []struct {
+		line, kind, source string
+		need               float64 // MiB, Unknown when the message gives no figure
+	}{
+		{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.45 GiB. GPU 0 has a total capacity of 79.18 GiB of which 73.07 GiB is free. Including non-PyTorch memory, this process has 6.10 GiB memory in use. 9.90 GiB allowed; Of the allocated memory 5.59 GiB is allocated by PyTorch, and 1.95 MiB is reserved by PyTorch but unallocated.",
+			OOMGPU, "pytorch", (7.45 + 6.10) * 1024},
+		{"RuntimeError: CUDA out of memory. Tried to allocate 384.00 MiB (GPU 0; 14.76 GiB total capacity; 11.04 GiB already allocated; 259.75 MiB free; 11.10 GiB reserved in total by PyTorch)",
+			OOMGPU, "pytorch", 384 + 11.04*1024},
+		{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB. GPU 0 has a total capacity of 15.77 GiB of which 514.19 MiB is free. Process 562167 has 15.25 GiB memory in use. Of the allocated memory 13.73 GiB is allocated by PyTorch",
+			OOMGPU, "pytorch", 546 + 13.73*1024},
+		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 14.75 GiB of which 11.06 MiB is free.",
+			OOMGPU, "pytorch", 20},
+		{"OutOfMemoryError: CUDA out of memory. Tried to allocate 3725.29 GiB. GPU", OOMGPU, "pytorch", 3725.29 * 1024},
+		{`RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":830, please report a bug to PyTorch.`, OOMGPU, "pytorch-mig-assert", Unknown},
+		{"ResourceExhaustedError: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", OOMGPU, "tensorflow", Unknown},
+		{"W tensorflow/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.07GiB (rounded to 3300000000)requested by op _EagerConst", OOMGPU, "tensorflow", Unknown},
+		{"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.", OOMGPU, "jax", 4770354232.0 / (1 << 20)},
+		{"jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 19.59GiB. [executable_name='jit_concatenate']", OOMGPU, "jax", Unknown},
+		{"RuntimeError: Resource exhausted: Failed to allocate request for 32.00MiB (33554432B) on device ordinal 0", OOMGPU, "jax", Unknown},
+		{"RuntimeError: CUDA error: out of memory", OOMGPU, "cuda", Unknown},
+		{"std::bad_alloc: cudaErrorMemoryAllocation: out of memory", OOMGPU, "cuda", Unknown},
+		{"call to cuMemAlloc returned error 2 (CUDA_ERROR_OUT_OF_MEMORY): Out of memory", OOMGPU, "cuda", Unknown},
+		{"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", OOMGPU, "cuda", Unknown},
+		{"Allocation of the device buffer failed. CUDA error #2 (cudaErrorMemoryAllocation): out of memory.", OOMGPU, "cuda", Unknown},
+		{"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1042215.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.", OOMHost, "slurm", Unknown},
+		{"slurmstepd: error: Detected 2 oom_kill events in StepId=7.0. Some of the step tasks have been OOM Killed.", OOMHost, "slurm", Unknown},
+		{"slurmstepd-vm: error: StepId=59.batch exceeded memory limit (59240448 > 52428800), being killed", OOMHost, "slurm", Unknown},
+		{"srun: error: nic5-w052: task 13: Out Of Memory", OOMHost, "slurm", Unknown},
+	}
+	for _, c := range cases {
+		ev := scanString(t, "start\n"+c.line+"\nend\n")
+		oom := ev.GPUOOM
+		if c.kind == OOMHost {
+			oom = ev.HostOOM
+		}
+		if oom == nil || oom.Kind != c.kind || oom.Source != c.source || oom.Line != 2 || !near(oom.NeedMiB, c.need) {
+			t.Errorf("%.60s…: got %+v", c.line, oom)
+		}
+	}
+}
+
+func TestScanNotOOM(t *testing.T) {
+	for _, line := range []string{
+		"Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
+		"epoch 3: memory 5.2 GiB, loss 0.12",
+		"slurmstepd: error: StepId=3.0 hit memory limit at least once during execution. This may or may not result in some failure.",
+		"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+	} {
+		if ev := scanString(t, line+"\n"); ev.GPUOOM != nil || ev.HostOOM != nil {
+			t.Errorf("%q read as an OOM: %+v %+v", line, ev.GPUOOM, ev.HostOOM)
+		}
+	}
+}
+
+func TestScanWorkAndTools(t *testing.T) {
+	ev := scanString(t, "MIGADVISOR_WORK 10 tokens\nMIGADVISOR_WORK 166327 tokens\nMIGADVISOR_METRIC accuracy 98.1\nMIGADVISOR_METRIC loss 0.25\n")
+	if ev.Work != 166327 || ev.WorkUnit != "tokens" || ev.Metrics["loss"] != 0.25 || ev.Metrics["accuracy"] != 98.1 {
+		t.Errorf("the last MIGADVISOR_WORK counts: %+v", ev)
+	}
+	ev = scanString(t, "               (ns/day)    (hour/ns)\nPerformance:      123.456        0.194\n")
+	if ev.Work != 123.456 || ev.WorkUnit != "ns/day" || ev.WorkSource != "gromacs" {
+		t.Errorf("GROMACS: %+v", ev)
+	}
+	ev = scanString(t, "{'train_runtime': 100.1, 'train_samples_per_second': 9.99, 'train_steps_per_second': 1.2}\n")
+	if ev.Work != 9.99 || ev.WorkUnit != "samples/s" {
+		t.Errorf("Hugging Face: %+v", ev)
+	}
+	ev = scanString(t, "MIGADVISOR_WORK 50 samples\nPerformance: 10.0 2.4\n")
+	if ev.WorkSource != "MIGADVISOR_WORK" || ev.Work != 50 {
+		t.Errorf("the job's own figure wins over a tool's: %+v", ev)
+	}
+	ev = scanString(t, "MIGADVISOR_GPU peak_mib=5812 total_mib=9728 device=NVIDIA A100-SXM4-80GB MIG 1g.10gb\n")
+	if ev.GPUPeakMiB != 5812 || ev.GPUTotalMiB != 9728 || ev.GPUDevice != "NVIDIA A100-SXM4-80GB MIG 1g.10gb" {
+		t.Errorf("monitor line: %+v", ev)
+	}
+	site := WorkPattern{Name: "lammps", Regex: regexp.MustCompile(`^Performance: ([\d.]+) tau/day`), Unit: "tau/day"}
+	ev, _ = ScanOutput(strings.NewReader("Performance: 4321.5 tau/day, 10 timesteps/s\n"), ScanOptions{Patterns: []WorkPattern{site}})
+	if ev.Work != 4321.5 || ev.WorkSource != "lammps" {
+		t.Errorf("site pattern: %+v", ev)
+	}
+}
+
+// A huge output is read at its head and tail only, and says so.
+func TestScanFileCapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.out")
+	var b strings.Builder
+	b.WriteString("MIGADVISOR_METRIC first 1\n")
+	for b.Len() < 3<<20 {
+		b.WriteString("step 123456 loss 0.5 lr 0.001 ....................................................\n")
+	}
+	b.WriteString(strings.Repeat("x", 200<<10) + "\n") // a very long line
+	b.WriteString("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 9.50 GiB of which 0 bytes is free. Including non-PyTorch memory, this process has 9.40 GiB memory in use.\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ScanFile(path, ScanOptions{MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Truncated || ev.GPUOOM == nil || ev.GPUOOM.Line != 0 || ev.Metrics["first"] != 1 || ev.Bytes > 1<<20+4096 {
+		t.Fatalf("capped scan: truncated %v oom %+v metrics %v bytes %d", ev.Truncated, ev.GPUOOM, ev.Metrics, ev.Bytes)
+	}
+	full, err := ScanFile(path, ScanOptions{})
+	if err != nil || full.Truncated || full.GPUOOM == nil || full.GPUOOM.Line < 30000 {
+		t.Fatalf("uncapped scan: %+v %v", full, err)
+	}
+}

@@ -1,0 +1,6 @@
+#!/bin/bash
+#SBATCH -J fx-fail3
+#SBATCH --gres=gpu:a100_20g:1
+#SBATCH --mem=64M -t 5
+sleep 6
+exit 3
