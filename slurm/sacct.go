@@ -61,8 +61,13 @@ type AcctJob struct {
 const Unknown = -1
 
 // Terminal reports whether the job has ended for good.
-func (j *AcctJob) Terminal() bool {
-	switch j.State {
+func (j *AcctJob) Terminal() bool { return TerminalState(j.State) }
+
+// TerminalState reports whether a job in state (as sacct or squeue print it,
+// "CANCELLED by N" included) has ended for good.
+func TerminalState(state string) bool {
+	state, _ = splitState(state)
+	switch state {
 	case "", "PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
 		"RESIZING", "SIGNALING", "STAGE_OUT", "CONFIGURING", "COMPLETING", "RESV_DEL_HOLD", "SPECIAL_EXIT":
 		return false

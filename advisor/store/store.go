@@ -48,6 +48,70 @@ var migrations = []string{
 		PRIMARY KEY (sweep_id, profile)
 	);
 	CREATE INDEX sweeps_by_fingerprint ON sweeps(fingerprint);`,
+
+	// 2: jobs from accounting, the submissions that link them to scripts, and
+	// the evidence of their output files.
+	`CREATE TABLE jobs (
+		cluster       TEXT NOT NULL,
+		job_key       TEXT NOT NULL,    -- JobIDRaw: unique within the cluster
+		updated       INTEGER NOT NULL, -- unix seconds of the last change
+		job_id        TEXT NOT NULL,    -- as users see it: 123, 123_4, 123+0
+		array_job     TEXT NOT NULL,    -- the id sbatch printed
+		name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT, node_list TEXT, work_dir TEXT,
+		state         TEXT NOT NULL,
+		cancelled_by  TEXT,
+		exit_code     INTEGER,
+		exit_signal   INTEGER,
+		submit INTEGER, start INTEGER, end INTEGER,  -- unix seconds
+		elapsed_s     INTEGER,
+		timelimit_min INTEGER,          -- 0: unlimited; NULL: unknown or the partition's
+		nodes INTEGER, cpus INTEGER,
+		req_mem_mib   REAL,
+		max_rss_mib   REAL,             -- max over steps of MaxRSS x NTasks
+		gpu_type      TEXT NOT NULL,    -- typed GRES: a100_10g
+		gpu_count     INTEGER NOT NULL,
+		profile       TEXT NOT NULL,    -- the site's profile for gpu_type, '' if none
+		gpu_mem_mib   REAL,             -- gres/gpumem from accounting
+		gpu_util      REAL,             -- gres/gpuutil from accounting
+		stub          INTEGER NOT NULL, -- slurmdbd's placeholder for a short job
+		PRIMARY KEY (cluster, job_key)
+	);
+	CREATE INDEX jobs_by_array_job ON jobs(cluster, array_job);
+	CREATE TABLE submissions (
+		cluster     TEXT NOT NULL,
+		job_id      TEXT NOT NULL,     -- the id sbatch printed
+		fingerprint TEXT NOT NULL REFERENCES scripts(fingerprint),
+		script      TEXT NOT NULL,     -- the file submitted (a sweep's variant or the user's script)
+		profile     TEXT NOT NULL,     -- the profile asked for, '' if none
+		sweep_dir   TEXT NOT NULL,
+		workload    TEXT NOT NULL,
+		work_dir    TEXT NOT NULL,
+		stdout      TEXT NOT NULL,     -- from scontrol at submission, '' if unknown
+		stderr      TEXT NOT NULL,
+		submitted   INTEGER NOT NULL,
+		PRIMARY KEY (cluster, job_id)
+	);
+	CREATE INDEX submissions_by_fingerprint ON submissions(fingerprint);
+	CREATE TABLE outputs (
+		cluster      TEXT NOT NULL,
+		job_key      TEXT NOT NULL,
+		path         TEXT NOT NULL,
+		size         INTEGER NOT NULL,
+		mtime        INTEGER NOT NULL,
+		truncated    INTEGER NOT NULL,
+		gpu_oom      TEXT,              -- the source (pytorch, jax, ...) of a GPU OOM message
+		gpu_oom_line INTEGER,
+		gpu_oom_text TEXT,
+		gpu_need_mib REAL,              -- lower bound from the OOM message
+		host_oom     INTEGER NOT NULL,
+		host_oom_text TEXT,
+		time_limit   INTEGER NOT NULL,
+		cancelled    INTEGER NOT NULL,
+		work REAL, work_unit TEXT, work_source TEXT,
+		metrics      TEXT,              -- JSON object
+		gpu_peak_mib REAL, gpu_total_mib REAL, gpu_device TEXT,  -- the monitor's summary line
+		PRIMARY KEY (cluster, job_key)
+	);`,
 }
 
 // SchemaVersion is the schema this build writes.
