@@ -43,6 +43,12 @@ type Variant struct {
 	JobName   string `json:"job_name"`
 	Partition string `json:"partition,omitempty"`
 	QoS       string `json:"qos,omitempty"`
+
+	// Set by sweep --submit.
+	JobID     string    `json:"job_id,omitempty"`
+	Cluster   string    `json:"cluster,omitempty"`
+	Submitted time.Time `json:"submitted,omitempty"`
+	Stdout    string    `json:"stdout,omitempty"`
 }
 
 // SweepOptions says what to sweep and where.
@@ -120,14 +126,19 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 			return nil, err
 		}
 	}
-	record, err := json.MarshalIndent(sw, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", SweepFileName, err)
-	}
-	if err := writeAtomic(filepath.Join(opt.OutDir, SweepFileName), append(record, '\n'), 0o644); err != nil {
+	if err := SaveSweep(opt.OutDir, sw); err != nil {
 		return nil, err
 	}
 	return sw, nil
+}
+
+// SaveSweep writes DIR/sweep.json.
+func SaveSweep(dir string, sw *Sweep) error {
+	record, err := json.MarshalIndent(sw, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", SweepFileName, err)
+	}
+	return writeAtomic(filepath.Join(dir, SweepFileName), append(record, '\n'), 0o644)
 }
 
 // checkScript refuses a script with lint errors that a variant would keep.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -23,19 +24,28 @@ const FullGPU = "full"
 
 // Site is one cluster's GPU profiles and charging rules.
 type Site struct {
-	Version          int         `toml:"version"`
-	Name             string      `toml:"name"`
-	Title            string      `toml:"title"`
-	GPUModel         string      `toml:"gpu_model"`
-	MaxWalltime      Walltime    `toml:"max_walltime"`
-	DefaultMemPerCPU Size        `toml:"default_mem_per_cpu"`
-	UntypedGPU       string      `toml:"untyped_gpu"` // profile an untyped --gres=gpu:N gets
-	Billing          Billing     `toml:"billing"`
-	Partitions       []Partition `toml:"partitions"`
-	Profiles         []Profile   `toml:"profiles"`
+	Version          int           `toml:"version"`
+	Name             string        `toml:"name"`
+	Title            string        `toml:"title"`
+	GPUModel         string        `toml:"gpu_model"`
+	MaxWalltime      Walltime      `toml:"max_walltime"`
+	DefaultMemPerCPU Size          `toml:"default_mem_per_cpu"`
+	UntypedGPU       string        `toml:"untyped_gpu"` // profile an untyped --gres=gpu:N gets
+	Billing          Billing       `toml:"billing"`
+	Partitions       []Partition   `toml:"partitions"`
+	Profiles         []Profile     `toml:"profiles"`
+	WorkPatterns     []WorkPattern `toml:"work_patterns"`
 
 	Source string    `toml:"-"` // where the site was read from
 	model  *GPUModel // nil when gpu_model is not built in
+}
+
+// WorkPattern teaches collect a tool's own report of work done in job output:
+// regex's first group is the number, unit what it counts.
+type WorkPattern struct {
+	Name  string `toml:"name"`
+	Regex string `toml:"regex"`
+	Unit  string `toml:"unit"`
 }
 
 // Billing holds the SU formula's parameters:
@@ -222,6 +232,18 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if s.UntypedGPU != "" && !seenName[s.UntypedGPU] {
 		return fail("", 0, "untyped_gpu", "untyped_gpu names %q, which is not a profile", s.UntypedGPU)
+	}
+	for i, w := range s.WorkPatterns {
+		if w.Name == "" || w.Unit == "" {
+			return fail("work_patterns", i, "name", "work pattern %d needs a name and a unit", i+1)
+		}
+		re, err := regexp.Compile(w.Regex)
+		if err != nil {
+			return fail("work_patterns", i, "regex", "work pattern %q: %v", w.Name, err)
+		}
+		if re.NumSubexp() < 1 {
+			return fail("work_patterns", i, "regex", "work pattern %q: the regex needs a group around the number", w.Name)
+		}
 	}
 	return nil
 }

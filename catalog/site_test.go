@@ -111,6 +111,10 @@ func TestSiteFileErrors(t *testing.T) {
 		{"unknown slice", strings.Replace(minimalSite, "name = \"1g.10gb\"", "name = \"1g.11gb\"", 1), "site.toml:13: profile \"1g.11gb\": A100-SXM4-80GB has no MIG profile \"1g.11gb\""},
 		{"duplicate type", minimalSite + "\n[[profiles]]\nname = \"2g.20gb\"\nrequest = \"--gres=gpu:a100_10g:1\"\n", "site.toml:19: profiles \"1g.10gb\" and \"2g.20gb\" both use GPU type \"a100_10g\""},
 		{"unknown model needs numbers", strings.Replace(minimalSite, "A100-SXM4-80GB", "Z9000", 1), "site.toml:13: profile \"1g.10gb\": needs sms"},
+		{"bad work regex", minimalSite + "\n[[work_patterns]]\nname = \"lammps\"\nregex = \"Performance: ([\"\nunit = \"tau/day\"\n",
+			"site.toml:19: work pattern \"lammps\": error parsing regexp"},
+		{"work regex without a group", minimalSite + "\n[[work_patterns]]\nname = \"lammps\"\nregex = \"tau/day\"\nunit = \"tau/day\"\n",
+			"site.toml:19: work pattern \"lammps\": the regex needs a group"},
 		{"request not a GPU", strings.Replace(minimalSite, "--gres=gpu:a100_10g:1", "--partition=gpu", 1), "site.toml:14: profile \"1g.10gb\": request"},
 	}
 	for _, tc := range tests {

@@ -73,9 +73,12 @@ Examples:
    migadvisor lint job.sh                  # what sbatch or the site would object to
    migadvisor su --profile 2g.20gb --time 2:00:00
    migadvisor sweep job.sh --out sweep/    # one variant per profile
+   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
+   migadvisor history job.sh               # what each run showed: time, memory, OOMs, SU
    migadvisor --site examples/sites/h100.toml catalog
 
-Exit status: 0 success, 1 failure (bad input, lint errors), 2 usage error.`,
+Exit status: 0 success, 1 failure (bad input, lint errors, a Slurm command that
+failed, a wait that timed out), 2 usage error.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},
 				Usage: "site: a built-in name (" + strings.Join(catalog.BuiltinNames(), ", ") + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},
@@ -87,6 +90,11 @@ Exit status: 0 success, 1 failure (bad input, lint errors), 2 usage error.`,
 			lintCommand(),
 			suCommand(),
 			sweepCommand(),
+			statusCommand(),
+			waitCommand(),
+			collectCommand(),
+			trackCommand(),
+			historyCommand(),
 		},
 		Writer:               stdout,
 		ErrWriter:            stderr,

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,17 +28,26 @@ byte is kept. JOB.sh itself is never changed, and files in DIR that an earlier
 sweep of the same script did not write are never overwritten. The sweep is also
 recorded in the history (--db), linked to the script's fingerprint.
 
+With --submit, each variant is then submitted with sbatch from the current
+directory; the job ids are written to sweep.json and the history as sbatch
+gives them, and printed. Follow them with 'migadvisor wait --sweep DIR', then
+'migadvisor collect'.
+
 The script is linted first: errors a variant cannot fix (DOS line breaks, an
 unknown option, a time over the limit...) stop the sweep unless --force.
 
 Examples:
    migadvisor sweep job.sh --out sweep/
    migadvisor sweep --profiles 1g.10gb,full --out sweep/ job.sh
-   migadvisor sweep job.sh --out sweep/ --json`,
+   migadvisor sweep job.sh --out sweep/ --json
+   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
+			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
+			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
+			slurmBinFlag,
 			jsonFlag,
 		},
 		Action: runSweep,
@@ -76,6 +87,12 @@ func runSweep(c *cli.Context) error {
 		// The variants are written; the history is a convenience, never a reason to fail.
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
+	if c.Bool("submit") {
+		if err := submitSweep(c, sw); err != nil {
+			printSweep(c, sw)
+			return err
+		}
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, struct {
 			Dir string `json:"dir"`
@@ -109,6 +126,10 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 	w := c.App.Writer
 	dir := c.String("out")
 	t := newTable(w)
+	submitted := sw.Variants[sw.Profiles[0]].JobID != ""
+	if submitted {
+		fmt.Fprint(t, "JOB ID\t")
+	}
 	fmt.Fprintln(t, "PROFILE\tVARIANT\tREQUEST\tJOB NAME\tCHANGED")
 	for _, name := range sw.Profiles {
 		v := sw.Variants[name]
@@ -119,10 +140,61 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 		if v.QoS != "" {
 			changed = append(changed, "qos="+v.QoS)
 		}
+		if submitted {
+			fmt.Fprintf(t, "%s\t", orDash(v.JobID))
+		}
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", name, filepath.Join(dir, v.File), v.Request, v.JobName, orDash(strings.Join(changed, " ")))
 	}
 	t.Flush()
 	if isTTY(w) {
 		fmt.Fprintf(w, "\nfingerprint %s; record in %s\n", sw.Fingerprint, filepath.Join(dir, bench.SweepFileName))
+		if submitted {
+			fmt.Fprintf(w, "next: migadvisor wait --sweep %s && migadvisor collect\n", dir)
+		}
 	}
+}
+
+// submitSweep submits the variants and links each job to the script in the history.
+func submitSweep(c *cli.Context, sw *bench.Sweep) error {
+	dir := c.String("out")
+	subErr := bench.SubmitSweep(c.Context, slurmClient(c), dir, sw, time.Now)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	var subs []store.Submission
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		if v.JobID == "" {
+			continue
+		}
+		subs = append(subs, store.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
+			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: c.String("workload"),
+			WorkDir: workingDir(), Stdout: v.Stdout, Submitted: v.Submitted})
+	}
+	if err := recordSubmissions(c, subs); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the jobs are in %s but not in the history: %v\n",
+			filepath.Join(dir, bench.SweepFileName), err)
+	}
+	return subErr
+}
+
+func recordSubmissions(c *cli.Context, subs []store.Submission) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	st, err := openHistory(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.RecordSubmissions(c.Context, subs)
+}
+
+func workingDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
 }

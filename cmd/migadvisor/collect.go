@@ -1,0 +1,235 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func collectCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:  "collect",
+		Usage: "import accounting (sacct) and job-output evidence into the history",
+		Description: `Without --sacct-file, runs sacct for the tracked jobs that have not ended in
+the history yet (those of 'sweep --submit' and 'track'), or for the jobs that
+--user, --since or --all-users select. With --sacct-file, imports a saved
+'sacct --parsable2' dump that has its header line, in any field order.
+
+Then reads the output file of each job it can find (the path scontrol gave at
+submission, the script's --output, or a file in --outputs DIR named by Slurm's
+usual patterns) for GPU and host out-of-memory errors, time limits, and the
+work done (MIGADVISOR_WORK, GROMACS, Hugging Face, the site's patterns).
+
+Importing is idempotent: the same records twice change nothing, and a job
+seen RUNNING and later COMPLETED is updated. A malformed record is reported
+with its line and skipped; the exit status is 1 only when nothing could be
+imported (or with --strict, when anything was skipped).
+
+Examples:
+   migadvisor collect
+   migadvisor collect --since 7d --outputs ~/jobs/logs
+   sacct -a -S 2026-11-01 --parsable2 -o JobIDRaw,JobID,State,ElapsedRaw,AllocTRES,MaxRSS,JobName > dump.txt
+   migadvisor collect --sacct-file dump.txt --cluster wulver
+   migadvisor collect --all-users --since 2026-11-01 --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved `sacct --parsable2` dump (- for stdin) instead of running sacct"},
+			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
+			&cli.StringFlag{Name: "user", Usage: "collect these users' jobs (comma-separated)"},
+			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 36h, 7d, 2w"},
+			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
+			clusterFlag,
+			slurmBinFlag,
+			jsonFlag,
+		},
+		Action: runCollect,
+	})
+}
+
+// collectReport is collect's --json output.
+type collectReport struct {
+	Source    string        `json:"source"` // sacct, the dump's file name, or "none"
+	Read      int           `json:"jobs_read"`
+	New       int           `json:"new"`
+	Updated   int           `json:"updated"`
+	Unchanged int           `json:"unchanged"`
+	Stubs     int           `json:"stubs"`
+	Skipped   []skippedLine `json:"skipped"`
+	Outputs   outputReport  `json:"outputs"`
+}
+
+type skippedLine struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+type outputReport struct {
+	Scanned   int      `json:"scanned"`
+	Unchanged int      `json:"unchanged"`
+	GPUOOMs   int      `json:"gpu_ooms"`
+	HostOOMs  int      `json:"host_ooms"`
+	Work      int      `json:"with_work"`
+	Missing   []string `json:"missing"`
+}
+
+func runCollect(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError{"collect takes no arguments (did you mean --sacct-file " + c.Args().First() + "?)"}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	st, err := openHistory(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	col, err := newCollector(c, st, site)
+	if err != nil {
+		return err
+	}
+	rep := collectReport{Skipped: []skippedLine{}}
+	res, source, err := collectAccounting(c, col)
+	rep.Source = source
+	if err != nil {
+		return err
+	}
+	rep.Read, rep.New, rep.Updated, rep.Unchanged, rep.Stubs = res.Total(), res.New, res.Updated, res.Unchanged, res.Stubs
+	for _, s := range res.Skipped {
+		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
+	}
+	out, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil)
+	if err != nil {
+		return err
+	}
+	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing}
+	if rep.Outputs.Missing == nil {
+		rep.Outputs.Missing = []string{}
+	}
+	if c.Bool("json") {
+		if err := writeJSON(c.App.Writer, rep); err != nil {
+			return err
+		}
+	} else {
+		printCollect(c, rep)
+	}
+	return collectStatus(c, res)
+}
+
+// collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
+func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportResult, string, error) {
+	if file := c.String("sacct-file"); file != "" {
+		if c.String("cluster") == "" {
+			col.Cluster = "local" // dumps without a Cluster column
+		}
+		res, err := importDumpFile(c, col, file)
+		return res, file, err
+	}
+	since, err := parseSince(c.String("since"), time.Now())
+	if err != nil {
+		return advisor.ImportResult{}, "", err
+	}
+	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user"))}
+	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
+		tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
+		if err != nil {
+			return advisor.ImportResult{}, "", err
+		}
+		for _, t := range tracked {
+			if !t.Ended() {
+				q.Jobs = append(q.Jobs, t.JobID)
+			}
+		}
+		if len(q.Jobs) == 0 {
+			return advisor.ImportResult{}, "none", nil
+		}
+		q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
+	}
+	if col.Cluster == "" {
+		if name, err := col.Slurm.ClusterName(c.Context); err == nil {
+			col.Cluster = name
+		}
+	}
+	res, err := col.ImportSacct(c.Context, q)
+	return res, "sacct", err
+}
+
+func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (advisor.ImportResult, error) {
+	in := os.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return advisor.ImportResult{}, err
+		}
+		defer f.Close()
+		in = f
+	}
+	res, err := col.ImportDump(c.Context, in)
+	var le *slurm.LineError
+	if errors.As(err, &le) {
+		return res, fmt.Errorf("%s:%d: %v", file, le.Line, le.Err)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(c.App.ErrWriter, "%s:%d: skipped: %v\n", file, s.Line, s.Err)
+	}
+	return res, nil
+}
+
+func printCollect(c *cli.Context, rep collectReport) {
+	w := c.App.Writer
+	if rep.Source == "none" {
+		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
+	} else {
+		fmt.Fprintf(w, "accounting (%s): %d jobs: %d new, %d updated, %d unchanged", rep.Source, rep.Read, rep.New, rep.Updated, rep.Unchanged)
+		if rep.Stubs > 0 {
+			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
+		}
+		if n := len(rep.Skipped); n > 0 {
+			fmt.Fprintf(w, "; %d records skipped", n)
+		}
+		fmt.Fprintln(w)
+	}
+	o := rep.Outputs
+	fmt.Fprintf(w, "job output: %d files read, %d unchanged", o.Scanned, o.Unchanged)
+	var found []string
+	if o.GPUOOMs > 0 {
+		found = append(found, plural(o.GPUOOMs, "GPU OOM"))
+	}
+	if o.HostOOMs > 0 {
+		found = append(found, plural(o.HostOOMs, "host OOM"))
+	}
+	if o.Work > 0 {
+		found = append(found, fmt.Sprintf("work reported by %s", plural(o.Work, "job")))
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(o.Missing) > 0 {
+		fmt.Fprintf(w, "no output file found for job %s (point --outputs at their directory)\n", strings.Join(o.Missing, ", "))
+	}
+}
+
+// collectStatus fails only when nothing could be imported, or with --strict.
+func collectStatus(c *cli.Context, res advisor.ImportResult) error {
+	skipped := len(res.Skipped)
+	switch {
+	case skipped > 0 && res.Total() == 0:
+		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
+	case skipped > 0 && c.Bool("strict"):
+		return fmt.Errorf("%d records skipped (--strict)", skipped)
+	}
+	return nil
+}

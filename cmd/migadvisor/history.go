@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func historyCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "history",
+		Usage:     "show the evidence per job: state, time, memory, OOMs, work, SU",
+		ArgsUsage: "[JOB.sh]",
+		Description: `With JOB.sh, lists the jobs linked to that script (by fingerprint: its sweep
+variants count as the script); without it, every job in the history, newest
+first. SU is the site's formula applied to the job's CPUs, requested memory,
+GPU profile and elapsed time. Unknown values print as "-" (null in JSON).
+
+Examples:
+   migadvisor history train.sh
+   migadvisor history --limit 20
+   migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom}'`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
+			jsonFlag,
+		},
+		Action: runHistory,
+	})
+}
+
+// historyJob is one job in history's JSON output.
+type historyJob struct {
+	JobID            string             `json:"job_id"`
+	JobKey           string             `json:"job_key"` // JobIDRaw
+	Cluster          string             `json:"cluster"`
+	Name             string             `json:"name"`
+	User             string             `json:"user"`
+	Partition        string             `json:"partition"`
+	QoS              string             `json:"qos"`
+	Profile          *string            `json:"profile"`
+	RequestedProfile *string            `json:"requested_profile"`
+	GPUType          string             `json:"gpu_type"`
+	GPUCount         int64              `json:"gpu_count"`
+	State            string             `json:"state"`
+	ExitCode         *int64             `json:"exit_code"`
+	ExitSignal       *int64             `json:"exit_signal"`
+	Submit           *time.Time         `json:"submit"`
+	Start            *time.Time         `json:"start"`
+	End              *time.Time         `json:"end"`
+	ElapsedS         *int64             `json:"elapsed_s"`
+	TimeLimitMin     *int64             `json:"timelimit_min"`
+	CPUs             *int64             `json:"cpus"`
+	ReqMemMiB        *float64           `json:"req_mem_mib"`
+	MaxRSSMiB        *float64           `json:"max_rss_mib"`
+	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
+	OOM              *string            `json:"oom"`
+	OOMMessage       *string            `json:"oom_message"`
+	GPUNeedMiB       *float64           `json:"gpu_need_mib"` // lower bound from a GPU OOM message
+	TimeLimitHit     bool               `json:"time_limit_hit"`
+	Work             *float64           `json:"work"`
+	WorkUnit         *string            `json:"work_unit"`
+	Metrics          map[string]float64 `json:"metrics"`
+	SU               *float64           `json:"su"`
+	Script           *string            `json:"script"`
+	Fingerprint      *string            `json:"fingerprint"`
+	Workload         *string            `json:"workload"`
+	Output           *string            `json:"output"`
+	Placeholder      bool               `json:"placeholder"` // slurmdbd's stub record, not final
+}
+
+func runHistory(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageError{"history takes at most one JOB.sh"}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	f := store.HistoryFilter{Limit: c.Int("limit")}
+	if c.NArg() == 1 {
+		script, err := slurm.ReadScript(c.Args().First())
+		if err != nil {
+			return err
+		}
+		f.Fingerprint = script.Fingerprint()
+	}
+	st, err := openHistory(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	recs, err := st.History(c.Context, f)
+	if err != nil {
+		return err
+	}
+	jobs := make([]historyJob, 0, len(recs))
+	for i := range recs {
+		jobs = append(jobs, toHistoryJob(&recs[i], site))
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, jobs)
+	}
+	if len(jobs) == 0 {
+		if isTTY(c.App.Writer) {
+			fmt.Fprintln(c.App.Writer, "no jobs in the history yet (see 'migadvisor collect')")
+		}
+		return nil
+	}
+	printHistory(c, jobs)
+	return nil
+}
+
+func toHistoryJob(r *store.JobRecord, site *catalog.Site) historyJob {
+	h := historyJob{JobID: r.JobID, JobKey: r.Key, Cluster: r.Cluster, Name: r.Name, User: r.User, Partition: r.Partition,
+		QoS: r.QOS, Profile: strPtr(r.Profile), RequestedProfile: strPtr(r.RequestedProfile), GPUType: r.GPUType, GPUCount: r.GPUCount,
+		State: r.State, ExitCode: r.ExitCode, ExitSignal: r.ExitSignal, Submit: r.Submit, Start: r.Start, End: r.End,
+		ElapsedS: r.ElapsedS, TimeLimitMin: r.TimeLimitMin, CPUs: r.CPUs, ReqMemMiB: roundPtr(r.ReqMemMiB),
+		MaxRSSMiB: roundPtr(r.MaxRSSMiB), GPUMemPeakMiB: roundPtr(r.GPUMemPeakMiB()), OOM: strPtr(r.OOM()),
+		GPUNeedMiB: roundPtr(r.GPUNeedMiB), TimeLimitHit: r.TimeLimitHit || r.State == "TIMEOUT", Work: r.Work,
+		WorkUnit: strPtr(r.WorkUnit), Metrics: r.Metrics, SU: jobSU(r, site), Script: strPtr(r.Script),
+		Fingerprint: strPtr(r.Fingerprint), Workload: strPtr(r.Workload), Output: strPtr(r.OutputPath), Placeholder: r.Stub}
+	switch {
+	case r.GPUOOMText != "":
+		h.OOMMessage = &r.GPUOOMText
+	case r.HostOOMText != "":
+		h.OOMMessage = &r.HostOOMText
+	}
+	return h
+}
+
+// jobSU applies the site's formula to what the job was allocated, for as long as it ran.
+func jobSU(r *store.JobRecord, site *catalog.Site) *float64 {
+	if r.ElapsedS == nil || r.CPUs == nil {
+		return nil
+	}
+	j := catalog.Job{CPUs: int(*r.CPUs), Hours: float64(*r.ElapsedS) / 3600, QoS: r.QOS, Partition: r.Partition}
+	if r.ReqMemMiB != nil {
+		j.MemMiB = *r.ReqMemMiB
+	}
+	if r.GPUCount > 0 {
+		p, ok := site.Profile(r.Profile)
+		if !ok {
+			return nil // a GPU the site does not know: no honest figure
+		}
+		j.Profile, j.GPUs = p, int(r.GPUCount)
+	}
+	ch, err := site.Charge(j)
+	if err != nil {
+		return nil
+	}
+	su := round6(ch.SU)
+	return &su
+}
+
+func printHistory(c *cli.Context, jobs []historyJob) {
+	t := newTable(c.App.Writer)
+	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tEXIT\tELAPSED\tCPUS\tMEM\tMAX RSS\tGPU PEAK\tOOM\tWORK\tSU")
+	for _, j := range jobs {
+		state := j.State
+		if j.Placeholder {
+			state += "?"
+		}
+		exit := "-"
+		if j.ExitCode != nil && j.ExitSignal != nil {
+			exit = fmt.Sprintf("%d:%d", *j.ExitCode, *j.ExitSignal)
+		}
+		elapsed := "-"
+		if j.ElapsedS != nil {
+			elapsed = slurm.FormatDuration(time.Duration(*j.ElapsedS) * time.Second)
+		}
+		work := "-"
+		if j.Work != nil {
+			work = formatNumber(*j.Work) + " " + deref(j.WorkUnit)
+		}
+		su := "-"
+		if j.SU != nil {
+			su = formatSU(*j.SU)
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.JobID, orDash(deref(j.Profile)), state, exit, elapsed,
+			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), mibOrDash(j.MaxRSSMiB), mibOrDash(j.GPUMemPeakMiB), orDash(deref(j.OOM)), work, su)
+	}
+	t.Flush()
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func roundPtr(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	v := math.Round(*f*10) / 10
+	return &v
+}
+
+func intOrDash(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return fmt.Sprint(*n)
+}
+
+// mibOrDash prints a size in MiB as "512M" or "5.7G".
+func mibOrDash(f *float64) string {
+	switch {
+	case f == nil:
+		return "-"
+	case *f >= 1024:
+		return fmt.Sprintf("%.1fG", *f/1024)
+	default:
+		return fmt.Sprintf("%.0fM", *f)
+	}
+}
