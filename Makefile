@@ -1,6 +1,7 @@
 # migadvisor: build, test and try it.
 #   make build    compile bin/migadvisor
-#   make test     lint, then every test (what CI runs)
+#   make test     lint, unit tests, then the integration tests on a real local
+#                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
 #   make bench    Go benchmarks (figures in README.md)
 #   make fuzz     run the fuzz targets for FUZZTIME each
@@ -16,7 +17,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test lint bench fuzz demo install clean
+.PHONY: all build test test-unit test-slurm lint bench fuzz demo install clean
 
 all: build
 
@@ -28,8 +29,22 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-test: lint
+test: lint test-unit test-slurm
+
+test-unit:
 	$(GO) test -count=1 -race ./...
+
+# The integration tests submit real jobs to a single-node Slurm 22.05 that
+# scripts/dev-cluster.sh installs (Debian packages) and starts; it stays up
+# for the next run (scripts/dev-cluster.sh down stops it).
+test-slurm:
+	@if [ "$(SKIP_SLURM)" = 1 ]; then \
+		echo "test-slurm: SKIPPED because SKIP_SLURM=1: the integration tests against a real Slurm did not run"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "test-slurm: the integration tests need a local Slurm, which scripts/dev-cluster.sh installs and starts as root." >&2; \
+		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi; \
+	scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
+	$(GO) test -count=1 -tags slurm -run '^TestSlurm' ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

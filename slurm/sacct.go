@@ -279,36 +279,30 @@ func (s *SacctReader) record() ([]string, int, error) {
 		return nil, n, nil
 	}
 	text := string(raw)
-	count := bytes.Count(raw, []byte{s.delim}) + 1
-	for count < s.nFields && count == s.nameIdx+1 {
+	s.fields = splitInto(s.fields[:0], text, s.delim)
+	if count := len(s.fields); count < s.nFields && count == s.nameIdx+1 {
 		// The line ends inside the job name: a newline in the name split it.
-		next, nn, err := s.readLine()
-		if err != nil {
-			break
-		}
-		nc := bytes.Count(next, []byte{s.delim}) + 1
-		if count+nc-1 > s.nFields {
-			s.unread(next, nn)
-			break
-		}
-		text += "\n" + string(next)
-		count += nc - 1
-	}
-	if count == s.nFields && s.nameIdx == s.nFields-1 {
-		// A newline in a trailing job name leaves its rest on lines with no delimiter.
-		for {
+		for count < s.nFields {
 			next, nn, err := s.readLine()
 			if err != nil {
 				break
 			}
-			if bytes.IndexByte(next, s.delim) >= 0 || len(next) == 0 {
+			nc := bytes.Count(next, []byte{s.delim}) + 1
+			if count+nc-1 > s.nFields {
 				s.unread(next, nn)
 				break
 			}
 			text += "\n" + string(next)
+			count += nc - 1
+		}
+		s.fields = splitInto(s.fields[:0], text, s.delim)
+	} else if count == s.nFields && s.nameIdx == s.nFields-1 && !s.heldOK {
+		// A newline in a trailing job name leaves its rest on lines with no delimiter.
+		if joined := s.trailingName(text); joined != text {
+			text = joined
+			s.fields = splitInto(s.fields[:0], text, s.delim)
 		}
 	}
-	s.fields = splitInto(s.fields[:0], text, s.delim)
 	if len(s.fields) > s.nFields && s.nameIdx >= 0 {
 		// The delimiter occurs in the job name: the surplus belongs to it.
 		extra := len(s.fields) - s.nFields
@@ -322,6 +316,26 @@ func (s *SacctReader) record() ([]string, int, error) {
 		return nil, n, nil
 	}
 	return s.fields, n, nil
+}
+
+// trailingName appends the lines that continue a record's last field.
+func (s *SacctReader) trailingName(text string) string {
+	for {
+		peek, err := s.br.Peek(1)
+		if err != nil || len(peek) == 0 || (peek[0] >= '0' && peek[0] <= '9') || peek[0] == '\n' {
+			// Records start with a job id; a continuation of a name rarely does.
+			return text
+		}
+		next, nn, err := s.readLine()
+		if err != nil {
+			return text
+		}
+		if bytes.IndexByte(next, s.delim) >= 0 {
+			s.unread(next, nn)
+			return text
+		}
+		text += "\n" + string(next)
+	}
 }
 
 func splitInto(dst []string, s string, delim byte) []string {
@@ -351,7 +365,7 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 	if key == "" {
 		key = id
 	}
-	key, step, isStep := strings.Cut(key, ".")
+	key, _, isStep := strings.Cut(key, ".")
 	if key == "" {
 		s.Skipped = append(s.Skipped, &LineError{Line: line, Err: errors.New("empty JobID")})
 		return nil
@@ -366,7 +380,15 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 	}
 	var err error
 	if isStep {
-		err = s.addStep(s.cur, rec, step)
+		err = s.addStep(s.cur, rec)
+		if !s.cur.HasJobLine && s.cur.ID == "" {
+			// Steps without their job line (a filtered dump): still name the job.
+			id, _, _ := strings.Cut(s.get(rec, colJobID), ".")
+			if id == "" {
+				id = key
+			}
+			s.cur.ID, s.cur.ArrayJob = id, arrayJobOf(id)
+		}
 	} else {
 		err = s.addJob(s.cur, rec, id)
 	}
@@ -438,15 +460,17 @@ func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
 		// ReqMem missing or unreadable: the allocation's memory TRES is the same figure.
 		j.ReqMemMiB = tresMemMiB(alloc, j.ReqTRES)
 	}
-	tres := alloc
-	if tresGPUType(tres) == "" {
-		tres = j.ReqTRES
+	j.GPUType, j.GPUCount = tresGPU(alloc)
+	if j.GPUType == "" {
+		// A job that never started has no AllocTRES; its request says what it wanted.
+		if t, n := tresGPU(j.ReqTRES); t != "" || j.GPUCount == 0 {
+			j.GPUType, j.GPUCount = t, n
+		}
 	}
-	j.GPUType, j.GPUCount = tresGPU(tres)
 	return err
 }
 
-func (s *SacctReader) addStep(j *AcctJob, rec []string, step string) error {
+func (s *SacctReader) addStep(j *AcctJob, rec []string) error {
 	j.Steps++
 	tasks, err := parseCount(s.get(rec, colNTasks))
 	if err != nil {
@@ -463,6 +487,9 @@ func (s *SacctReader) addStep(j *AcctJob, rec []string, step string) error {
 		j.MaxRSSMiB = rss * float64(tasks)
 	}
 	usage := s.get(rec, colTRESUsageInMax)
+	if !strings.Contains(usage, "gres/gpu") {
+		return nil
+	}
 	if v, ok := tresValue(usage, "gres/gpumem"); ok {
 		if mib, err := parseSacctMemMiB(v); err == nil && mib > j.GPUMemMiB {
 			j.GPUMemMiB = mib
@@ -473,15 +500,6 @@ func (s *SacctReader) addStep(j *AcctJob, rec []string, step string) error {
 			j.GPUUtil = u
 		}
 	}
-	if !j.HasJobLine && j.ID == "" {
-		// Steps without their job line (a filtered dump): still name the job.
-		id, _, _ := strings.Cut(s.get(rec, colJobID), ".")
-		if id == "" {
-			id = j.Key
-		}
-		j.ID, j.ArrayJob = id, arrayJobOf(id)
-	}
-	_ = step
 	return nil
 }
 
@@ -601,11 +619,38 @@ func parseSacctTime(v string) (time.Time, error) {
 		}
 		return time.Unix(n, 0), nil
 	}
+	if t, ok := parseISO(v); ok {
+		return t, nil
+	}
 	t, err := time.ParseInLocation("2006-01-02T15:04:05", v, time.Local)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a time (want YYYY-MM-DDTHH:MM:SS)", v)
 	}
 	return t, nil
+}
+
+// parseISO is the fast path for sacct's YYYY-MM-DDTHH:MM:SS: a whole-cluster
+// import reads millions of them.
+func parseISO(v string) (time.Time, bool) {
+	if len(v) != 19 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(s string) int {
+		n := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	y, mo, d, h, mi, sec := num(v[0:4]), num(v[5:7]), num(v[8:10]), num(v[11:13]), num(v[14:16]), num(v[17:19])
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 60 {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.Local), true
 }
 
 var memUnits = map[byte]float64{

@@ -90,7 +90,8 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 	q := `SELECT s.cluster, s.job_id, s.fingerprint, coalesce(sc.path, ''), s.script, s.profile, s.sweep_dir, s.workload,
 		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub
 		FROM submissions s LEFT JOIN scripts sc USING (fingerprint)
-		LEFT JOIN jobs j ON j.cluster = s.cluster AND j.array_job = s.job_id WHERE 1`
+		LEFT JOIN jobs j ON j.cluster = s.cluster
+			AND (j.job_key = s.job_id OR (j.array_job = s.job_id AND j.array_job <> j.job_key)) WHERE 1`
 	var args []any
 	if len(f.JobIDs) > 0 {
 		q += ` AND s.job_id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(f.JobIDs)), ",") + `)`
@@ -207,7 +208,7 @@ func (s *Store) ScannedOutputs(ctx context.Context) (map[[2]string]ScannedOutput
 // JobRecord is one job's evidence: accounting, its link to a script, and
 // what its output showed. Pointers are nil where the evidence is unknown.
 type JobRecord struct {
-	Cluster, Key, JobID, ArrayJob string
+	Cluster, Key, JobID, ArrayJob                          string
 	Name, User, Account, Partition, QOS, NodeList, WorkDir string
 	State, CancelledBy                                     string
 	ExitCode, ExitSignal                                   *int64

@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +49,9 @@ func (s ImportStats) add(o ImportStats) ImportStats {
 // idempotent (the same records twice change nothing) and a job seen again
 // with a new state is updated in place. Each batch commits on its own, so an
 // interrupted import keeps every batch before the interruption.
+//
+// Reading (next) runs in its own goroutine, a batch ahead of the writes, so
+// parsing and SQLite overlap on two cores.
 func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 5000
@@ -56,43 +59,100 @@ func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	batches := make(chan []*slurm.AcctJob, 1)
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(batches)
+		for {
+			batch := make([]*slurm.AcctJob, 0, opt.BatchSize)
+			for len(batch) < opt.BatchSize {
+				j, err := next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					readErr = err // an incomplete batch is not committed
+					return
+				}
+				batch = append(batch, j)
+			}
+			if len(batch) == 0 {
+				return
+			}
+			select {
+			case batches <- batch:
+			case <-stop:
+				return
+			}
+			if len(batch) < opt.BatchSize {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range batches { // let the reader finish
+		}
+	}()
 	var total ImportStats
-	for {
-		st, done, err := s.importBatch(ctx, next, opt)
-		total = total.add(st)
-		if err != nil || done {
+	for batch := range batches {
+		st, err := s.importBatch(ctx, batch, opt)
+		if err != nil {
 			return total, err
 		}
+		total = total.add(st)
 	}
+	return total, readErr
 }
 
+// importStmts are the import's statements, prepared on the raw SQLite
+// connection: a whole-cluster import runs them millions of times, and
+// database/sql's per-call conversions and locks would cost a third of it.
 type importStmts struct {
-	insert, update, usage *sql.Stmt
+	insert, update, usage driver.StmtExecContext
+	closers               []driver.Stmt
+	args                  []driver.NamedValue
 }
 
-func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
-	var st importStmts
+func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*importStmts, error) {
+	st := &importStmts{args: make([]driver.NamedValue, 3+numJobColumns)}
+	for i := range st.args {
+		st.args[i].Ordinal = i + 1
+	}
+	prepare := func(query string) (driver.StmtExecContext, error) {
+		stmt, err := conn.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		st.closers = append(st.closers, stmt)
+		exec, ok := stmt.(driver.StmtExecContext)
+		if !ok {
+			return nil, errors.New("the SQLite driver cannot execute with a context")
+		}
+		return exec, nil
+	}
 	var err error
 	values := numbered(4, numJobColumns) // ?1 cluster, ?2 job_key, ?3 updated
-	if st.insert, err = tx.PrepareContext(ctx, `INSERT INTO jobs(cluster, job_key, updated, `+jobColumns+`)
-		VALUES (?1, ?2, ?3, `+values+`) ON CONFLICT (cluster, job_key) DO NOTHING`); err != nil {
-		return nil, err
+	if st.insert, err = prepare(`INSERT INTO jobs(cluster, job_key, updated, ` + jobColumns + `)
+		VALUES (?1, ?2, ?3, ` + values + `) ON CONFLICT (cluster, job_key) DO NOTHING`); err != nil {
+		return st, err
 	}
 	// Update only when something differs, and never let a stub replace a full record.
 	stub := fmt.Sprintf("?%d", 3+numJobColumns)
-	if st.update, err = tx.PrepareContext(ctx, `UPDATE jobs SET updated = ?3, (`+jobColumns+`) = (`+values+`)
-		WHERE cluster = ?1 AND job_key = ?2 AND NOT (`+stub+` = 1 AND stub = 0)
-		AND (`+jobColumns+`) IS NOT (`+values+`)`); err != nil {
-		return nil, err
+	if st.update, err = prepare(`UPDATE jobs SET updated = ?3, (` + jobColumns + `) = (` + values + `)
+		WHERE cluster = ?1 AND job_key = ?2 AND NOT (` + stub + ` = 1 AND stub = 0)
+		AND (` + jobColumns + `) IS NOT (` + values + `)`); err != nil {
+		return st, err
 	}
-	if st.usage, err = tx.PrepareContext(ctx, `UPDATE jobs SET updated = ?3,
+	if st.usage, err = prepare(`UPDATE jobs SET updated = ?3,
 		max_rss_mib = nullif(max(coalesce(max_rss_mib, -1), ?4), -1),
 		gpu_mem_mib = nullif(max(coalesce(gpu_mem_mib, -1), ?5), -1),
 		gpu_util = nullif(max(coalesce(gpu_util, -1), ?6), -1)
 		WHERE cluster = ?1 AND job_key = ?2 AND (coalesce(max_rss_mib, -1) < ?4 OR coalesce(gpu_mem_mib, -1) < ?5 OR coalesce(gpu_util, -1) < ?6)`); err != nil {
-		return nil, err
+		return st, err
 	}
-	return &st, nil
+	return st, nil
 }
 
 // numbered is "?from, ?from+1, ..." for n parameters.
@@ -108,44 +168,55 @@ func numbered(from, n int) string {
 }
 
 func (st *importStmts) close() {
-	for _, s := range []*sql.Stmt{st.insert, st.update, st.usage} {
-		if s != nil {
-			s.Close()
-		}
+	for _, s := range st.closers {
+		s.Close()
 	}
 }
 
-func (s *Store) importBatch(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, bool, error) {
+func (st *importStmts) exec(ctx context.Context, stmt driver.StmtExecContext, args []driver.NamedValue) (int64, error) {
+	res, err := stmt.ExecContext(ctx, args)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (s *Store) importBatch(ctx context.Context, batch []*slurm.AcctJob, opt ImportOptions) (ImportStats, error) {
 	var st ImportStats
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return st, false, fmt.Errorf("import: %w", err)
+		return st, fmt.Errorf("import: %w", err)
 	}
-	defer tx.Rollback()
-	stmts, err := prepareImport(ctx, tx)
-	if err != nil {
-		return st, false, fmt.Errorf("import: %w", err)
-	}
-	defer stmts.close()
-	now := opt.Now().Unix()
-	done := false
-	for n := 0; n < opt.BatchSize; n++ {
-		j, err := next()
-		if errors.Is(err, io.EOF) {
-			done = true
-			break
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		pc, ok1 := dc.(driver.ConnPrepareContext)
+		bc, ok2 := dc.(driver.ConnBeginTx)
+		if !ok1 || !ok2 {
+			return errors.New("the SQLite driver lacks prepared statements or transactions")
 		}
+		tx, err := bc.BeginTx(ctx, driver.TxOptions{})
 		if err != nil {
-			return ImportStats{}, false, err
+			return err
 		}
-		if err := importJob(ctx, stmts, j, opt, now, &st); err != nil {
-			return ImportStats{}, false, fmt.Errorf("import job %s: %w", j.ID, err)
+		stmts, err := prepareImport(ctx, pc)
+		defer stmts.close()
+		if err != nil {
+			tx.Rollback()
+			return err
 		}
+		now := opt.Now().Unix()
+		for _, j := range batch {
+			if err := importJob(ctx, stmts, j, opt, now, &st); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("job %s: %w", j.ID, err)
+			}
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("import: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return ImportStats{}, false, fmt.Errorf("import: %w", err)
-	}
-	return st, done, nil
+	return st, nil
 }
 
 func importJob(ctx context.Context, stmts *importStmts, j *slurm.AcctJob, opt ImportOptions, now int64, st *ImportStats) error {
@@ -153,25 +224,27 @@ func importJob(ctx context.Context, stmts *importStmts, j *slurm.AcctJob, opt Im
 	if cluster == "" {
 		cluster = opt.Cluster
 	}
+	args := stmts.args
+	args[0].Value, args[1].Value, args[2].Value = cluster, j.Key, now
 	if !j.HasJobLine {
-		_, err := stmts.usage.ExecContext(ctx, cluster, j.Key, now, j.MaxRSSMiB, j.GPUMemMiB, j.GPUUtil)
+		args[3].Value, args[4].Value, args[5].Value = j.MaxRSSMiB, j.GPUMemMiB, j.GPUUtil
+		_, err := stmts.exec(ctx, stmts.usage, args[:6])
 		st.Partial++
 		return err
 	}
-	args := append([]any{cluster, j.Key, now}, jobValues(j, opt)...)
-	res, err := stmts.insert.ExecContext(ctx, args...)
+	jobValues(args[3:], j, opt)
+	n, err := stmts.exec(ctx, stmts.insert, args)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n == 1 {
 		st.New++
 		return nil
 	}
-	res, err = stmts.update.ExecContext(ctx, args...)
-	if err != nil {
+	if n, err = stmts.exec(ctx, stmts.update, args); err != nil {
 		return err
 	}
-	switch n, _ := res.RowsAffected(); {
+	switch {
 	case n == 1:
 		st.Updated++
 	case j.Stub():
@@ -182,48 +255,51 @@ func importJob(ctx context.Context, stmts *importStmts, j *slurm.AcctJob, opt Im
 	return nil
 }
 
-func jobValues(j *slurm.AcctJob, opt ImportOptions) []any {
+// jobValues fills args with the job's columns, in jobColumns order.
+func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
 	profile := ""
 	if opt.Profile != nil && j.GPUCount > 0 {
 		profile = opt.Profile(j.GPUType, j.GPUCount)
 	}
-	var limit any
+	var limit driver.Value
 	switch {
 	case j.TimeLimit.Unlimited:
-		limit = 0
+		limit = int64(0)
 	case j.TimeLimit.Duration > 0:
 		limit = int64(j.TimeLimit.Duration / time.Minute)
 	}
-	return []any{
+	for i, v := range [numJobColumns]driver.Value{
 		j.ID, j.ArrayJob, j.Name, j.User, j.Account, j.Partition, j.QOS, j.NodeList, j.WorkDir,
 		j.State, j.CancelledBy, known(j.ExitCode), known(j.ExitSignal), unix(j.Submit), unix(j.Start), unix(j.End),
 		knownSeconds(j.Elapsed), limit, known(j.Nodes), known(j.CPUs), knownF(j.ReqMemMiB), knownF(j.MaxRSSMiB),
-		j.GPUType, j.GPUCount, profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(),
+		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(),
+	} {
+		args[i].Value = v
 	}
 }
 
-func known(n int) any {
+func known(n int) driver.Value {
 	if n < 0 {
 		return nil
 	}
-	return n
+	return int64(n)
 }
 
-func knownF(f float64) any {
+func knownF(f float64) driver.Value {
 	if f < 0 {
 		return nil
 	}
 	return f
 }
 
-func knownSeconds(d time.Duration) any {
+func knownSeconds(d time.Duration) driver.Value {
 	if d < 0 {
 		return nil
 	}
 	return int64(d / time.Second)
 }
 
-func unix(t time.Time) any {
+func unix(t time.Time) driver.Value {
 	if t.IsZero() {
 		return nil
 	}

@@ -76,7 +76,8 @@ var migrations = []string{
 		stub          INTEGER NOT NULL, -- slurmdbd's placeholder for a short job
 		PRIMARY KEY (cluster, job_key)
 	);
-	CREATE INDEX jobs_by_array_job ON jobs(cluster, array_job);
+	-- Array tasks and het components other than the first: the rest are found by job_key.
+	CREATE INDEX jobs_by_array_job ON jobs(cluster, array_job) WHERE array_job <> job_key;
 	CREATE TABLE submissions (
 		cluster     TEXT NOT NULL,
 		job_id      TEXT NOT NULL,     -- the id sbatch printed

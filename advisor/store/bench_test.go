@@ -1,0 +1,106 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// benchImport imports a dump of jobs jobs from src into a fresh history.
+func benchImport(b *testing.B, jobs int, src io.Reader) (ImportStats, time.Duration) {
+	b.Helper()
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	r, err := slurm.NewSacctReader(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := ImportOptions{Profile: func(t string, n int) string { return profiles[t] }}
+	start := time.Now()
+	st, err := s.ImportJobs(context.Background(), r.Next, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if st.New != jobs {
+		b.Fatalf("imported %+v, want %d new", st, jobs)
+	}
+	return st, time.Since(start)
+}
+
+// BenchmarkImportJobs parses and imports 100k jobs into a fresh history;
+// the target is at least 100k jobs/s.
+func BenchmarkImportJobs(b *testing.B) {
+	const jobs = 100_000
+	data := sacctgen.Bytes(jobs, slurm.SacctDelimiter)
+	b.ResetTimer()
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		_, d := benchImport(b, jobs, bytes.NewReader(data))
+		total += d
+	}
+	b.ReportMetric(float64(jobs*b.N)/total.Seconds(), "jobs/s")
+}
+
+// BenchmarkImport1MJobs is the whole-cluster case: a 1M-job dump (3M lines)
+// streamed into a fresh history. Targets: under 20 s on 2 cores, under 200 MB
+// of peak resident memory (the process's high-water mark, reset first).
+func BenchmarkImport1MJobs(b *testing.B) {
+	if testing.Short() {
+		b.Skip("the 1M-job import takes seconds; not in -short")
+	}
+	const jobs = 1_000_000
+	dump := filepath.Join(b.TempDir(), "sacct.txt")
+	f, err := os.Create(dump)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(f, sacctgen.New(jobs, slurm.SacctDelimiter)); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		in, err := os.Open(dump)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		resetPeakRSS()
+		_, d := benchImport(b, jobs, in)
+		in.Close()
+		b.ReportMetric(d.Seconds(), "s/1M-jobs")
+		if peak := peakRSSMiB(); peak > 0 {
+			b.ReportMetric(peak, "peak-RSS-MiB")
+		}
+	}
+}
+
+// resetPeakRSS clears the kernel's VmHWM for this process (Linux 4.0+).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSSMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

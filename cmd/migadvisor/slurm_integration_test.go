@@ -1,0 +1,231 @@
+//go:build slurm
+
+// Integration tests against a real Slurm: run by `make test` after
+// scripts/dev-cluster.sh up (or `make test-slurm`). They submit real jobs to
+// the dev cluster and read real sacct.
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/bench"
+)
+
+// outcomeScript behaves differently on each profile of a sweep: its job name
+// ends with the profile.
+const outcomeScript = `#!/bin/bash
+#SBATCH --job-name=outcomes
+#SBATCH --partition=gpu
+#SBATCH --gres=gpu:a100_10g:1
+#SBATCH --mem=200M
+#SBATCH --time=00:05:00
+#SBATCH --output=%x.%j.out
+echo "job $SLURM_JOB_ID on GPU $CUDA_VISIBLE_DEVICES"
+case "$SLURM_JOB_NAME" in
+*-1g.10gb)
+	sleep 6
+	echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 9.50 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 8.30 GiB memory in use. Of the allocated memory 7.90 GiB is allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated." >&2
+	exit 1 ;;
+*-2g.20gb)
+	sleep 6
+	exit 3 ;;
+*-3g.40gb)
+	# Grow past --mem over a few seconds, so the cgroup (or the poller) sees it.
+	perl -e 'my @a; for (1..60) { push @a, "x" x (8*1024*1024); select(undef, undef, undef, 0.2) }'
+	echo "still here" ;;
+*)
+	perl -e '$x = "a" x (80*1024*1024); sleep 6'
+	echo "MIGADVISOR_WORK 1234 samples"
+	echo "MIGADVISOR_METRIC accuracy 97.5" ;;
+esac
+`
+
+const timeoutScript = `#!/bin/bash
+#SBATCH --job-name=slow
+#SBATCH --gres=gpu:a100_10g:1
+#SBATCH --mem=64M
+#SBATCH --time=1
+sleep 300
+`
+
+func requireCluster(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("scontrol", "ping").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "UP") {
+		t.Fatalf("no Slurm controller (%v: %s); start it with: sudo scripts/dev-cluster.sh up", err, out)
+	}
+}
+
+// chdir moves the test into dir until it ends (testing.T.Chdir needs Go 1.24).
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(old) })
+}
+
+func cgroupMemory(t *testing.T) bool {
+	out, _ := exec.Command("scontrol", "show", "config").Output()
+	return strings.Contains(string(out), "task/cgroup")
+}
+
+func writeScript(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := migadvisor(t, args...)
+	if code != 0 {
+		t.Fatalf("migadvisor %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work) // sbatch runs from here; relative outputs land here
+	job := writeScript(t, work, "job.sh", outcomeScript)
+	slow := writeScript(t, work, "slow.sh", timeoutScript)
+
+	// The time-limit job first: it takes 65-95 s, the others run meanwhile.
+	mustRun(t, "sweep", slow, "--out", "slow", "--profiles", "1g.10gb", "--submit")
+	out := mustRun(t, "sweep", job, "--out", "sweep", "--submit", "--json")
+	var sw struct{ Variants map[string]bench.Variant }
+	if err := json.Unmarshal([]byte(out), &sw); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for p, v := range sw.Variants {
+		if v.JobID == "" || v.Cluster != "migdev" {
+			t.Fatalf("variant %s: job %q cluster %q", p, v.JobID, v.Cluster)
+		}
+		ids[p] = v.JobID
+	}
+	recorded, err := bench.ReadSweep(filepath.Join(work, "sweep"))
+	if err != nil || recorded.Variants["full"].JobID != ids["full"] {
+		t.Fatalf("sweep.json does not hold the job ids: %v %+v", err, recorded)
+	}
+
+	var status []jobStatus
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &status); err != nil || len(status) != 5 {
+		t.Fatalf("status: %v %+v", err, status)
+	}
+
+	mustRun(t, "wait", "--sweep", "sweep", "--timeout", "3m")
+	mustRun(t, "wait", "--sweep", "slow", "--timeout", "3m")
+	collected := mustRun(t, "collect")
+	t.Logf("collect:\n%s", collected)
+
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &hist); err != nil {
+		t.Fatal(err)
+	}
+	byProfile := map[string]historyJob{}
+	for _, h := range hist {
+		byProfile[strings.TrimPrefix(h.Name, "outcomes-")] = h
+	}
+	if len(hist) != 5 {
+		t.Fatalf("history has %d jobs, want 5: %+v", len(hist), hist)
+	}
+	full := byProfile["full"]
+	checkJob(t, full, "full", "COMPLETED", 0, 0)
+	if full.OOM != nil || *full.MaxRSSMiB < 70 || *full.Work != 1234 || *full.WorkUnit != "samples" || full.Metrics["accuracy"] != 97.5 ||
+		full.GPUMemPeakMiB != nil || *full.ElapsedS < 6 || *full.CPUs != 1 || *full.ReqMemMiB != 200 {
+		t.Errorf("full: %s", dump(full))
+	}
+	// SU: (max(1 CPU, 200M/4G) + 16 × 80/80) × elapsed hours.
+	if want := 17 * float64(*full.ElapsedS) / 3600; math.Abs(*full.SU-want) > 1e-4 {
+		t.Errorf("full SU %v, want %v", *full.SU, want)
+	}
+	small := byProfile["1g.10gb"]
+	checkJob(t, small, "1g.10gb", "FAILED", 1, 0)
+	if small.OOM == nil || *small.OOM != "gpu" || small.GPUNeedMiB == nil || math.Abs(*small.GPUNeedMiB-10.3*1024) > 1 {
+		t.Errorf("1g.10gb (GPU OOM): %s", dump(small))
+	}
+	checkJob(t, byProfile["2g.20gb"], "2g.20gb", "FAILED", 3, 0)
+	if byProfile["2g.20gb"].OOM != nil {
+		t.Errorf("exit 3 read as an OOM: %s", dump(byProfile["2g.20gb"]))
+	}
+	host := byProfile["3g.40gb"]
+	if host.OOM == nil || *host.OOM != "host" {
+		t.Errorf("3g.40gb (over --mem): %s", dump(host))
+	}
+	if cgroupMemory(t) {
+		checkJob(t, host, "3g.40gb", "OUT_OF_MEMORY", 0, 125)
+	}
+	slowJob := byProfile["slow-1g.10gb"]
+	checkJob(t, slowJob, "1g.10gb", "TIMEOUT", 0, 0)
+	if !slowJob.TimeLimitHit || *slowJob.ElapsedS < 60 || *slowJob.TimeLimitMin != 1 {
+		t.Errorf("timeout: %s", dump(slowJob))
+	}
+
+	// Collecting the same jobs again changes nothing.
+	mustRun(t, "collect", "--since", "1d")
+	var rep collectReport
+	if err := json.Unmarshal([]byte(mustRun(t, "collect", "--since", "1d", "--json")), &rep); err != nil ||
+		rep.New != 0 || rep.Updated != 0 || rep.Unchanged < 5 || rep.Outputs.Scanned != 0 || len(rep.Skipped) != 0 {
+		t.Errorf("collect again: %v %+v", err, rep)
+	}
+}
+
+func checkJob(t *testing.T, h historyJob, profile, state string, code, signal int64) {
+	t.Helper()
+	if h.Profile == nil || *h.Profile != profile || h.State != state || h.ExitCode == nil || *h.ExitCode != code || *h.ExitSignal != signal ||
+		h.Cluster != "migdev" || h.Placeholder || h.Output == nil {
+		t.Errorf("want %s %s %d:%d; got %s", profile, state, code, signal, dump(h))
+	}
+}
+
+func dump(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// A job submitted outside migadvisor, linked with track, and a short job whose
+// first accounting record is slurmdbd's placeholder.
+func TestSlurmTrackShortJob(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work)
+	script := writeScript(t, work, "quick.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH --mem=64M -t 2\necho MIGADVISOR_WORK 7 steps\n")
+	out, err := exec.Command("sbatch", "--parsable", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	mustRun(t, "track", "--workload", "quick", script, id)
+	start := time.Now()
+	mustRun(t, "wait", id, "--timeout", "1m")
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 {
+		t.Fatalf("history: %v %s", err, dump(hist))
+	}
+	h := hist[0]
+	checkJob(t, h, "2g.20gb", "COMPLETED", 0, 0)
+	if h.Name != "quick.sh" || *h.Work != 7 || *h.Workload != "quick" || h.RequestedProfile != nil {
+		t.Errorf("tracked job (after %v): %s", time.Since(start), dump(h))
+	}
+}
