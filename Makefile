@@ -44,7 +44,7 @@ test-slurm:
 		echo "test-slurm: the integration tests need a local Slurm, which scripts/dev-cluster.sh installs and starts as root." >&2; \
 		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi; \
 	scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
-	$(GO) test -count=1 -tags slurm -run '^TestSlurm' ./...
+	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

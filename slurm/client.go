@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,8 +42,8 @@ func (e *CommandError) Error() string {
 		msg = strings.TrimSpace(msg[strings.LastIndexByte(msg, '\n')+1:])
 	}
 	switch {
-	case errors.Is(e.Err, exec.ErrNotFound):
-		return fmt.Sprintf("%s: not found on PATH (is Slurm installed and loaded here?)", e.Name)
+	case errors.Is(e.Err, exec.ErrNotFound) || errors.Is(e.Err, fs.ErrNotExist):
+		return fmt.Sprintf("%s: not found (is Slurm installed and on PATH here?)", e.Name)
 	case errors.Is(e.Err, context.DeadlineExceeded):
 		return fmt.Sprintf("%s: no answer within the time limit (is slurmctld reachable?)", e.Name)
 	case msg != "":

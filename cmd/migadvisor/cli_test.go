@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -280,5 +282,161 @@ func TestSUScriptWithUnknownGPUType(t *testing.T) {
 	_, errOut, code := migadvisor(t, "su", file)
 	if code != 1 || errOut != "migadvisor: "+file+":3: GPU type \"v100\" is not a profile of site wulver\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCollectSacctFileAndHistory(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dump := "../../testdata/sacct/devcluster-22.05.psv"
+	out, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--json")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep collectReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.New != 14 || rep.Read != 14 || len(rep.Skipped) != 0 {
+		t.Fatalf("collect: %v %+v", err, rep)
+	}
+	out, _, _ = migadvisor(t, "collect", "--sacct-file", dump)
+	if !strings.Contains(out, "14 jobs: 0 new, 0 updated, 14 unchanged") {
+		t.Errorf("second import: %q", out)
+	}
+	out, _, code = migadvisor(t, "history", "--json", "--limit", "0")
+	var hist []map[string]any
+	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || len(hist) != 14 {
+		t.Fatalf("history: exit %d, %v, %d jobs", code, err, len(hist))
+	}
+	byID := map[string]map[string]any{}
+	for _, h := range hist {
+		byID[h["job_id"].(string)] = h
+		for _, key := range []string{"job_id", "profile", "state", "exit_code", "elapsed_s", "cpus", "req_mem_mib", "max_rss_mib", "gpu_mem_peak_mib", "oom", "work", "work_unit", "su"} {
+			if _, ok := h[key]; !ok {
+				t.Fatalf("history entry lacks %q: %v", key, h)
+			}
+		}
+	}
+	oom := byID["4"]
+	if oom["oom"] != "host" || oom["profile"] != "3g.40gb" || oom["state"] != "OUT_OF_MEMORY" || oom["exit_signal"] != 125.0 || oom["gpu_mem_peak_mib"] != nil {
+		t.Errorf("job 4: %v", oom)
+	}
+	// 1g.10gb on Wulver, 1 CPU, 300M, 7 s: (1 + 2) SU/h.
+	if done := byID["2"]; done["su"] != round6(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
+		t.Errorf("job 2: %v", done)
+	}
+	if task := byID["8_1"]; task == nil || task["name"] != "fx array|odd" || task["profile"] != nil || task["su"] == nil {
+		t.Errorf("array task 8_1: %v", task)
+	}
+}
+
+func TestCollectReportsDamagedDump(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	data, err := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	lines[4] = lines[4][:30] // a truncated record on line 5
+	damaged := filepath.Join(t.TempDir(), "dump.txt")
+	os.WriteFile(damaged, []byte(strings.Join(lines, "\n")), 0o600)
+	_, errOut, code := migadvisor(t, "collect", "--sacct-file", damaged)
+	if code != 0 || !strings.HasPrefix(errOut, damaged+":5: skipped: ") {
+		t.Errorf("one bad record: exit %d, %q", code, errOut)
+	}
+	if _, _, code := migadvisor(t, "collect", "--sacct-file", damaged, "--strict"); code != 1 {
+		t.Errorf("--strict with a skipped record: exit %d", code)
+	}
+	garbage := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(garbage, []byte("JobID|State\nx\ny\n"), 0o600)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", garbage); code != 1 || !strings.Contains(errOut, "no record could be imported") {
+		t.Errorf("nothing importable: exit %d, %q", code, errOut)
+	}
+	noHeader := filepath.Join(t.TempDir(), "noheader.txt")
+	os.WriteFile(noHeader, []byte(strings.Join(lines[1:], "\n")), 0o600)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", noHeader); code != 1 || !strings.HasPrefix(errOut, "migadvisor: "+noHeader+":1: ") {
+		t.Errorf("no header: exit %d, %q", code, errOut)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.Local)
+	for in, want := range map[string]time.Time{
+		"2026-11-01":          time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local),
+		"2026-11-01T08:30":    time.Date(2026, 11, 1, 8, 30, 0, 0, time.Local),
+		"36h":                 now.Add(-36 * time.Hour),
+		"7d":                  now.Add(-7 * 24 * time.Hour),
+		"2w":                  now.Add(-14 * 24 * time.Hour),
+		"2026-11-01T08:30:05": time.Date(2026, 11, 1, 8, 30, 5, 0, time.Local),
+	} {
+		if got, err := parseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"yesterday", "7x", "-3d", "d"} {
+		if _, err := parseSince(bad, now); err == nil {
+			t.Errorf("parseSince(%q) accepted", bad)
+		}
+	}
+}
+
+// A Slurm command that fails reaches the user as one line with Slurm's message.
+func TestSlurmFailureIsOneLine(t *testing.T) {
+	isolate(t)
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "scontrol"), []byte("#!/bin/sh\necho 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n"), 0o755)
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	_, errOut, code := migadvisor(t, "track", example+"gromacs.sh", "42")
+	want := "migadvisor: scontrol failed: slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure); name the cluster with --cluster\n"
+	if code != 1 || errOut != want {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	t.Setenv("MIGADVISOR_SLURM_BIN", t.TempDir()) // no commands at all
+	_, errOut, code = migadvisor(t, "status", "1")
+	if code != 0 || errOut != "" {
+		t.Errorf("status with nothing tracked should not need Slurm: exit %d %q", code, errOut)
+	}
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
+	migadvisor(t, "track", "--cluster", "c", example+"gromacs.sh", "42")
+	_, errOut, code = migadvisor(t, "status")
+	if code != 0 || !strings.Contains(errOut, "squeue: not found") {
+		t.Errorf("status without squeue: exit %d %q", code, errOut)
+	}
+}
+
+// sweep --submit against stand-in Slurm commands: job ids reach sweep.json and
+// the history, and sbatch gets the variant's path as one argument.
+func TestSweepSubmitRecordsJobs(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	bin := t.TempDir()
+	argsLog := filepath.Join(bin, "args")
+	stub := map[string]string{
+		"sbatch": "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsLog + "\nn=$(wc -l < " + argsLog + ")\necho \"$((4000 + n));wulver\"\n",
+		"scontrol": "#!/bin/sh\necho \"JobId=$4 JobName=x StdOut=/out/slurm-$4.out StdErr=/out/slurm-$4.out\"\n",
+	}
+	for name, text := range stub {
+		os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755)
+	}
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	dir := filepath.Join(t.TempDir(), "my sweep")
+	out, errOut, code := migadvisor(t, "sweep", example+"gromacs.sh", "--out", dir, "--submit", "--profiles", "1g.10gb,full")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "JOB ID") || !strings.Contains(out, "4002") {
+		t.Errorf("table: %q", out)
+	}
+	args, _ := os.ReadFile(argsLog)
+	if want := "--parsable\n" + filepath.Join(dir, "1g.10gb.sh") + "\n--parsable\n" + filepath.Join(dir, "full.sh") + "\n"; string(args) != want {
+		t.Errorf("sbatch argv:\n%s\nwant\n%s", args, want)
+	}
+	sw, err := bench.ReadSweep(dir)
+	if err != nil || sw.Variants["full"].JobID != "4004" || sw.Variants["full"].Cluster != "wulver" || sw.Variants["full"].Stdout != "/out/slurm-4004.out" {
+		t.Fatalf("sweep.json: %v %+v", err, sw.Variants["full"])
+	}
+	out, _, _ = migadvisor(t, "status", "--json")
+	var st []jobStatus
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st) != 2 || st[1].Profile != "full" || st[1].JobID != "4004" {
+		t.Fatalf("status: %v %s", err, out)
 	}
 }
