@@ -411,7 +411,7 @@ func TestSweepSubmitRecordsJobs(t *testing.T) {
 	bin := t.TempDir()
 	argsLog := filepath.Join(bin, "args")
 	stub := map[string]string{
-		"sbatch": "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsLog + "\nn=$(wc -l < " + argsLog + ")\necho \"$((4000 + n));wulver\"\n",
+		"sbatch":   "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsLog + "\nn=$(wc -l < " + argsLog + ")\necho \"$((4000 + n));wulver\"\n",
 		"scontrol": "#!/bin/sh\necho \"JobId=$4 JobName=x StdOut=/out/slurm-$4.out StdErr=/out/slurm-$4.out\"\n",
 	}
 	for name, text := range stub {
