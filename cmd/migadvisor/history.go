@@ -224,6 +224,8 @@ func mibOrDash(f *float64) string {
 		return "-"
 	case *f >= 1024:
 		return fmt.Sprintf("%.1fG", *f/1024)
+	case *f < 10:
+		return fmt.Sprintf("%.1fM", *f)
 	default:
 		return fmt.Sprintf("%.0fM", *f)
 	}
