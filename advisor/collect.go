@@ -81,7 +81,8 @@ type OutputResult struct {
 	Missing   []string // jobs whose output file was not found
 	GPUOOMs   int
 	HostOOMs  int
-	Work      int // files that reported work done
+	Work      int      // files that reported work done
+	Capped    []string // files larger than the cap, read at their head and tail
 }
 
 // ScanOutputs finds the output file of each job in the history that is linked
@@ -127,6 +128,9 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 			return res, err
 		}
 		res.Scanned++
+		if ev.Truncated {
+			res.Capped = append(res.Capped, path)
+		}
 		if ev.GPUOOM != nil {
 			res.GPUOOMs++
 		}

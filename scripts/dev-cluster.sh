@@ -29,17 +29,21 @@ DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd) # start order; stop is the r
 log() { printf 'dev-cluster: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-# wait_for DESCRIPTION SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
-wait_for() {
-	local what=$1 secs=$2 deadline
-	shift 2
-	deadline=$((SECONDS + secs))
+# poll SECONDS CMD...: run CMD every 0.1 s until it succeeds; false on timeout.
+poll() {
+	local deadline=$((SECONDS + $1))
+	shift
 	until "$@" >/dev/null 2>&1; do
-		if ((SECONDS >= deadline)); then
-			die "$what not ready after ${secs}s (logs: $STATE/*.out, /var/log/slurm/)"
-		fi
+		((SECONDS < deadline)) || return 1
 		sleep 0.1
 	done
+}
+
+# wait_for DESCRIPTION SECONDS CMD...: poll, or give up with where to look.
+wait_for() {
+	local what=$1 secs=$2
+	shift 2
+	poll "$secs" "$@" || die "$what not ready after ${secs}s (logs: $STATE/*.out, /var/log/slurm/)"
 }
 
 need_root() {
@@ -300,16 +304,31 @@ cmd_up() {
 	setup_accounts
 	start slurmctld /usr/sbin/slurmctld -D
 	wait_for slurmctld 30 slurmctld_ok
+	if ! start_node && [[ ${SLURM_LOCAL_NOCGROUP:-0} != 1 ]] && grep -q '^TaskPlugin=task/cgroup' "$CONF/slurm.conf"; then
+		# Slurm's cgroup plugins do not work on every kernel setup (cgroup v2 without
+		# systemd is untested): run without them rather than not at all.
+		log "slurmd did not come up with cgroups; falling back to memory enforcement by polling"
+		stop slurmd
+		stop slurmctld
+		SLURM_LOCAL_NOCGROUP=1 write_configs
+		start slurmctld /usr/sbin/slurmctld -D
+		wait_for slurmctld 30 slurmctld_ok
+		start_node || die "node $NODE not ready (logs: $STATE/slurmd.out, /var/log/slurm/slurmd.log)"
+	fi
+	log "up in $((SECONDS - t0))s (cluster $CLUSTER, node $NODE, $START_COUNT daemons started)"
+}
+
+# start_node starts slurmd and waits for the node to be usable, clearing a stale drain.
+start_node() {
 	start slurmd /usr/sbin/slurmd -D
-	wait_for "slurmd registration" 30 sinfo -h -n "$NODE" -o %T
+	poll 20 sinfo -h -n "$NODE" -o %T || return 1
 	local state
 	state=$(node_state)
 	if [[ $state == *drain* || $state == *inval* || $state == down* ]]; then
 		# A drain reason survives restarts in StateSaveLocation; clear it.
 		scontrol update nodename="$NODE" state=resume >/dev/null 2>&1 || true
 	fi
-	wait_for "node $NODE idle" 30 node_ok
-	log "up in $((SECONDS - t0))s (cluster $CLUSTER, node $NODE, $START_COUNT daemons started)"
+	poll 20 node_ok && running slurmd
 }
 
 cmd_down() {

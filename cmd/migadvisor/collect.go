@@ -78,6 +78,7 @@ type outputReport struct {
 	HostOOMs  int      `json:"host_ooms"`
 	Work      int      `json:"with_work"`
 	Missing   []string `json:"missing"`
+	Capped    []string `json:"capped"` // read at head and tail only
 }
 
 func runCollect(c *cli.Context) error {
@@ -111,9 +112,12 @@ func runCollect(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing}
+	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing, out.Capped}
 	if rep.Outputs.Missing == nil {
 		rep.Outputs.Missing = []string{}
+	}
+	if rep.Outputs.Capped == nil {
+		rep.Outputs.Capped = []string{}
 	}
 	if c.Bool("json") {
 		if err := writeJSON(c.App.Writer, rep); err != nil {
@@ -217,6 +221,9 @@ func printCollect(c *cli.Context, rep collectReport) {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
 	}
 	fmt.Fprintln(w)
+	for _, p := range o.Capped {
+		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)
+	}
 	if len(o.Missing) > 0 {
 		fmt.Fprintf(w, "no output file found for job %s (point --outputs at their directory)\n", strings.Join(o.Missing, ", "))
 	}

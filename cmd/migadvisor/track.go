@@ -62,9 +62,15 @@ func runTrack(c *cli.Context) error {
 	fp := script.Fingerprint()
 	now := time.Now()
 	subs := make([]store.Submission, 0, len(ids))
+	client := slurmClient(c)
 	for _, id := range ids {
-		subs = append(subs, store.Submission{Cluster: cluster, JobID: id, Fingerprint: fp, Source: abs, Script: abs,
-			Workload: c.String("workload"), Submitted: now})
+		sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: fp, Source: abs, Script: abs,
+			Workload: c.String("workload"), Submitted: now}
+		// Where its output goes, while slurmctld still knows the job (best effort).
+		if kv, err := client.ShowJob(c.Context, id); err == nil {
+			sub.Stdout, sub.Stderr, sub.WorkDir = kv["StdOut"], kv["StdErr"], kv["WorkDir"]
+		}
+		subs = append(subs, sub)
 	}
 	if err := recordSubmissions(c, subs); err != nil {
 		return err
