@@ -258,12 +258,7 @@ func (c *Collector) WaitFinal(ctx context.Context, ids []string, timeout time.Du
 		if err != nil {
 			return ids, err
 		}
-		var open []string
-		for _, t := range tr {
-			if !t.Ended() {
-				open = append(open, t.JobID)
-			}
-		}
+		open := store.Unended(tr)
 		if len(open) == 0 || time.Now().After(deadline) {
 			return open, nil
 		}

@@ -79,6 +79,17 @@ func (t Tracked) Ended() bool {
 	return true
 }
 
+// Unended lists the job ids of the submissions that have not ended.
+func Unended(tracked []Tracked) []string {
+	var ids []string
+	for _, t := range tracked {
+		if !t.Ended() {
+			ids = append(ids, t.JobID)
+		}
+	}
+	return ids
+}
+
 // TrackedFilter selects submissions.
 type TrackedFilter struct {
 	JobIDs   []string // sbatch's ids; empty: all

@@ -85,19 +85,11 @@ func runCollect(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError{"collect takes no arguments (did you mean --sacct-file " + c.Args().First() + "?)"}
 	}
-	site, err := loadSite(c)
+	col, err := openCollector(c)
 	if err != nil {
 		return err
 	}
-	st, err := openHistory(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	col, err := newCollector(c, st, site)
-	if err != nil {
-		return err
-	}
+	defer col.Store.Close()
 	rep := collectReport{Skipped: []skippedLine{}}
 	res, source, err := collectAccounting(c, col)
 	rep.Source = source
@@ -148,12 +140,7 @@ func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportRe
 		if err != nil {
 			return advisor.ImportResult{}, "", err
 		}
-		for _, t := range tracked {
-			if !t.Ended() {
-				q.Jobs = append(q.Jobs, t.JobID)
-			}
-		}
-		if len(q.Jobs) == 0 {
+		if q.Jobs = store.Unended(tracked); len(q.Jobs) == 0 {
 			return advisor.ImportResult{}, "none", nil
 		}
 		q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too

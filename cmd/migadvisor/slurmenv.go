@@ -9,7 +9,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -26,9 +25,18 @@ func openHistory(c *cli.Context) (*store.Store, error) {
 	return store.Open(c.Context, dbPath(c))
 }
 
-// newCollector wires a collector to the site, the history and Slurm.
-func newCollector(c *cli.Context, st *store.Store, site *catalog.Site) (*advisor.Collector, error) {
+// openCollector wires a collector to the site, the history (which the caller
+// closes through col.Store) and Slurm.
+func openCollector(c *cli.Context) (*advisor.Collector, error) {
+	site, err := loadSite(c)
+	if err != nil {
+		return nil, err
+	}
 	patterns, err := advisor.SiteWorkPatterns(site)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openHistory(c)
 	if err != nil {
 		return nil, err
 	}

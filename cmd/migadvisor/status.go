@@ -108,12 +108,7 @@ func runStatus(c *cli.Context) error {
 
 // queueStates asks squeue about the tracked jobs that have not ended.
 func queueStates(c *cli.Context, tracked []store.Tracked) (map[string][]slurm.QueuedJob, error) {
-	var ids []string
-	for _, t := range tracked {
-		if !t.Ended() {
-			ids = append(ids, t.JobID)
-		}
-	}
+	ids := store.Unended(tracked)
 	live := map[string][]slurm.QueuedJob{}
 	if len(ids) == 0 {
 		return live, nil

@@ -98,13 +98,7 @@ func waitIDs(c *cli.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for _, t := range tracked {
-		if !t.Ended() {
-			ids = append(ids, t.JobID)
-		}
-	}
-	return ids, nil
+	return store.Unended(tracked), nil
 }
 
 // waitQueue polls squeue, 1 s at first and then less often, until none of ids is queued.
@@ -154,19 +148,11 @@ func waitQueue(c *cli.Context, ids []string, deadline time.Time) error {
 
 // collectAfterWait imports the ended jobs' final records and their output evidence.
 func collectAfterWait(c *cli.Context, ids []string) error {
-	site, err := loadSite(c)
+	col, err := openCollector(c)
 	if err != nil {
 		return err
 	}
-	st, err := openHistory(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	col, err := newCollector(c, st, site)
-	if err != nil {
-		return err
-	}
+	defer col.Store.Close()
 	if col.Cluster == "" {
 		if col.Cluster, err = resolveCluster(c); err != nil {
 			return err
@@ -182,7 +168,7 @@ func collectAfterWait(c *cli.Context, ids []string) error {
 	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
 		return err
 	}
-	tracked, err := st.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
 	if err != nil {
 		return err
 	}
