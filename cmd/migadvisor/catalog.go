@@ -51,7 +51,7 @@ Examples:
    migadvisor --site examples/sites/a100-40gb.toml catalog
    migadvisor catalog export > site.toml          # start a site file from the current one
    migadvisor catalog discover > site.toml        # on a GPU node: read MIG profiles via NVML`,
-		Flags:  []cli.Flag{jsonFlag},
+		Flags:  []cli.Flag{jsonFlag()},
 		Action: runCatalog,
 		Subcommands: []*cli.Command{
 			{
@@ -65,7 +65,7 @@ and the [billing] section. Without NVML it fails with exit status 1.
 Examples:
    migadvisor catalog discover > /etc/migadvisor/site.toml
    migadvisor catalog discover --json`,
-				Flags:  []cli.Flag{jsonFlag},
+				Flags:  []cli.Flag{jsonFlag()},
 				Action: runDiscover,
 			},
 			{

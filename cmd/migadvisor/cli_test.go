@@ -380,7 +380,7 @@ func TestParseSince(t *testing.T) {
 }
 
 // A Slurm command that fails reaches the user as one line with Slurm's message.
-func TestSlurmFailureIsOneLine(t *testing.T) {
+func TestFailedSlurmCommandIsOneLine(t *testing.T) {
 	isolate(t)
 	bin := t.TempDir()
 	os.WriteFile(filepath.Join(bin, "scontrol"), []byte("#!/bin/sh\necho 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n"), 0o755)

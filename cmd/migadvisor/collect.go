@@ -46,9 +46,9 @@ Examples:
 			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 36h, 7d, 2w"},
 			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
-			clusterFlag,
-			slurmBinFlag,
-			jsonFlag,
+			clusterFlag(),
+			slurmBinFlag(),
+			jsonFlag(),
 		},
 		Action: runCollect,
 	})

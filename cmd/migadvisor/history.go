@@ -28,7 +28,7 @@ Examples:
    migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom}'`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: runHistory,
 	})

@@ -32,7 +32,7 @@ Examples:
    migadvisor lint job.sh
    migadvisor lint --json job.sh | jq '.findings[] | select(.severity=="error")'
    migadvisor --site examples/sites/h100.toml lint job.sh`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			path, err := oneArg(c, "JOB.sh")
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 )
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"}
+func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"} }
 
 // writeJSON prints v as indented JSON.
 func writeJSON(w io.Writer, v any) error {

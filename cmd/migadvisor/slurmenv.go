@@ -12,9 +12,13 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// slurmBinFlag picks the Slurm commands, for sites (and tests) where they are not on PATH.
-var slurmBinFlag = &cli.StringFlag{Name: "slurm-bin", EnvVars: []string{"MIGADVISOR_SLURM_BIN"},
-	Usage: "directory holding sbatch, squeue, sacct, scancel and scontrol (default: PATH)"}
+// slurmBinFlag picks the Slurm commands, for sites (and tests) where they are
+// not on PATH. Flags are made anew for each command: urfave/cli stores what it
+// reads from the environment in the flag itself.
+func slurmBinFlag() cli.Flag {
+	return &cli.StringFlag{Name: "slurm-bin", EnvVars: []string{"MIGADVISOR_SLURM_BIN"},
+		Usage: "directory holding sbatch, squeue, sacct, scancel and scontrol (default: PATH)"}
+}
 
 func slurmClient(c *cli.Context) *slurm.Client {
 	return &slurm.Client{Bin: c.String("slurm-bin")}
@@ -44,8 +48,10 @@ func openCollector(c *cli.Context) (*advisor.Collector, error) {
 		Scan: slurm.ScanOptions{Patterns: patterns}}, nil
 }
 
-var clusterFlag = &cli.StringFlag{Name: "cluster", EnvVars: []string{"MIGADVISOR_CLUSTER"},
-	Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName)"}
+func clusterFlag() cli.Flag {
+	return &cli.StringFlag{Name: "cluster", EnvVars: []string{"MIGADVISOR_CLUSTER"},
+		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName)"}
+}
 
 // resolveCluster is --cluster, else slurmctld's ClusterName.
 func resolveCluster(c *cli.Context) (string, error) {

@@ -28,8 +28,8 @@ Examples:
    migadvisor status 4242 4243 --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "only the jobs of the sweep in this directory"},
-			slurmBinFlag,
-			jsonFlag,
+			slurmBinFlag(),
+			jsonFlag(),
 		},
 		Action: runStatus,
 	})

@@ -43,7 +43,7 @@ Examples:
 			&cli.StringFlag{Name: "qos", Usage: "QoS (some are not charged)"},
 			&cli.StringFlag{Name: "partition", Usage: "partition (default: the profile's first)"},
 			&cli.BoolFlag{Name: "exclusive", Usage: "the job has whole nodes (billed for all their CPUs)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: runSU,
 	})

@@ -47,8 +47,8 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
-			slurmBinFlag,
-			jsonFlag,
+			slurmBinFlag(),
+			jsonFlag(),
 		},
 		Action: runSweep,
 	})

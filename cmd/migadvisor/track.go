@@ -28,9 +28,9 @@ Examples:
    migadvisor track train.sh $(sbatch --parsable train.sh)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workload", Usage: "tag the jobs with a workload name (for reports)"},
-			clusterFlag,
-			slurmBinFlag,
-			jsonFlag,
+			clusterFlag(),
+			slurmBinFlag(),
+			jsonFlag(),
 		},
 		Action: runTrack,
 	})

@@ -36,9 +36,9 @@ Examples:
 			&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: "longest interval between squeue calls"},
 			&cli.BoolFlag{Name: "no-collect", Usage: "only wait; do not collect the records"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files, for the collect that follows (repeatable)"},
-			clusterFlag,
-			slurmBinFlag,
-			jsonFlag,
+			clusterFlag(),
+			slurmBinFlag(),
+			jsonFlag(),
 		},
 		Action: runWait,
 	})
