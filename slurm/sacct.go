@@ -759,8 +759,3 @@ func tresGPU(list string) (typ string, count int) {
 	}
 	return typ, count
 }
-
-func tresGPUType(list string) string {
-	t, _ := tresGPU(list)
-	return t
-}
