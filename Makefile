@@ -38,13 +38,15 @@ test-unit:
 # scripts/dev-cluster.sh installs (Debian packages) and starts; it stays up
 # for the next run (scripts/dev-cluster.sh down stops it).
 test-slurm:
-	@if [ "$(SKIP_SLURM)" = 1 ]; then \
-		echo "test-slurm: SKIPPED because SKIP_SLURM=1: the integration tests against a real Slurm did not run"; exit 0; fi; \
-	if [ "$$(id -u)" != 0 ]; then \
+ifeq ($(SKIP_SLURM),1)
+	@echo "test-slurm: SKIPPED because SKIP_SLURM=1: the integration tests against a real Slurm did not run"
+else
+	@if [ "$$(id -u)" != 0 ]; then \
 		echo "test-slurm: the integration tests need a local Slurm, which scripts/dev-cluster.sh installs and starts as root." >&2; \
-		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi; \
-	scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
+		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi
+	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
 	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
+endif
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
