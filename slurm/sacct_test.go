@@ -282,3 +282,18 @@ func TestParseOneliner(t *testing.T) {
 		t.Fatalf("%q", kv)
 	}
 }
+
+func TestSacctQueryArgs(t *testing.T) {
+	since := time.Date(2026, 11, 1, 8, 0, 0, 0, time.Local)
+	got := strings.Join(SacctQuery{Users: []string{"ab12", "cd34"}, Since: since, Clusters: []string{"wulver", "lochness"}}.Args(), " ")
+	for _, want := range []string{"--parsable2", "--delimiter=\x1f", "--format=JobIDRaw,", ",JobName", "--user=ab12,cd34",
+		"--starttime=2026-11-01T08:00:00", "--clusters=wulver,lochness"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("args %q lack %q", got, want)
+		}
+	}
+	jobs := strings.Join(SacctQuery{Jobs: []string{"4", "5"}, AllUsers: true}.Args(), " ")
+	if !strings.Contains(jobs, "--jobs=4,5") || !strings.Contains(jobs, "--allusers") || strings.Contains(jobs, "--starttime") {
+		t.Errorf("job query %q", jobs)
+	}
+}

@@ -45,6 +45,7 @@ Examples:
 			&cli.StringFlag{Name: "user", Usage: "collect these users' jobs (comma-separated)"},
 			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 36h, 7d, 2w"},
 			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
+			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			clusterFlag(),
 			slurmBinFlag(),
@@ -134,7 +135,8 @@ func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportRe
 	if err != nil {
 		return advisor.ImportResult{}, "", err
 	}
-	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user"))}
+	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
+		Clusters: splitList(c.String("clusters"))}
 	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
 		tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
 		if err != nil {
