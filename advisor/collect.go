@@ -99,12 +99,13 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		return res, err
 	}
 	index := indexOutputDirs(dirs)
+	patterns := map[string]string{} // script -> its --output, read once for all its jobs
 	for i := range recs {
 		r := &recs[i]
 		if r.State == "PENDING" || r.Stub {
 			continue
 		}
-		path := c.outputPath(r, index)
+		path := c.outputPath(r, index, patterns)
 		if path == "" {
 			if r.Fingerprint != "" {
 				res.Missing = append(res.Missing, r.JobID)
@@ -147,14 +148,14 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 // outputPath finds a job's output: the path scontrol gave at submission, the
 // script's --output pattern expanded for the job, or a file in the --outputs
 // directories named by one of Slurm's usual patterns.
-func (c *Collector) outputPath(r *store.JobRecord, index map[string]string) string {
+func (c *Collector) outputPath(r *store.JobRecord, index, patterns map[string]string) string {
 	if r.Stdout != "" && !strings.Contains(r.Stdout, "%") && r.ArrayJob == r.JobID {
 		if _, err := os.Stat(r.Stdout); err == nil {
 			return r.Stdout
 		}
 	}
 	if r.Script != "" {
-		if p := scriptOutputPath(r); p != "" {
+		if p := scriptOutputPath(r, patterns); p != "" {
 			if _, err := os.Stat(p); err == nil {
 				return p
 			}
@@ -170,14 +171,17 @@ func (c *Collector) outputPath(r *store.JobRecord, index map[string]string) stri
 
 // scriptOutputPath expands the script's --output (default slurm-%j.out, or
 // slurm-%A_%a.out for an array task) for this job, relative to its work dir.
-func scriptOutputPath(r *store.JobRecord) string {
-	pattern := ""
-	if s, err := slurm.ReadScript(r.Script); err == nil {
-		for _, o := range s.Options {
-			if o.Name == "output" {
-				pattern = o.Value
+func scriptOutputPath(r *store.JobRecord, patterns map[string]string) string {
+	pattern, seen := patterns[r.Script]
+	if !seen {
+		if s, err := slurm.ReadScript(r.Script); err == nil {
+			for _, o := range s.Options {
+				if o.Name == "output" {
+					pattern = o.Value
+				}
 			}
 		}
+		patterns[r.Script] = pattern
 	}
 	if pattern == "" {
 		pattern = "slurm-%j.out"

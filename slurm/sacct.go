@@ -691,17 +691,10 @@ func parseReqMem(v string, cpus, nodes int) (float64, error) {
 	if per == 'c' || per == 'n' {
 		v = v[:len(v)-1]
 	}
-	mult := 1.0
-	if len(v) > 0 {
-		if m, ok := memUnits[v[len(v)-1]]; ok {
-			mult, v = m, v[:len(v)-1]
-		}
+	mib, err := parseSize(v, 1) // a bare ReqMem is megabytes
+	if err != nil || mib < 0 {
+		return Unknown, err
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return Unknown, fmt.Errorf("%q is not a memory size", v)
-	}
-	mib := f * mult
 	switch {
 	case per == 'c' && cpus > 0:
 		mib *= float64(cpus)
