@@ -75,6 +75,7 @@ Examples:
    migadvisor sweep job.sh --out sweep/    # one variant per profile
    migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
    migadvisor history job.sh               # what each run showed: time, memory, OOMs, SU
+   migadvisor monitor -- python train.py   # inside a job: measure its GPU memory
    migadvisor --site examples/sites/h100.toml catalog
 
 Exit status: 0 success, 1 failure (bad input, lint errors, a Slurm command that
@@ -95,6 +96,7 @@ failed, a wait that timed out), 2 usage error.`,
 			collectCommand(),
 			trackCommand(),
 			historyCommand(),
+			monitorCommand(),
 		},
 		Writer:               stdout,
 		ErrWriter:            stderr,

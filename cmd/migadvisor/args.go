@@ -39,6 +39,15 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if cmd.SkipFlagParsing {
 		return append(append(append([]string{args[0]}, globals...), path...), rest...), nil
 	}
+	if runsCommand[cmd.Name] {
+		// Everything from the command to run on is its own.
+		flags, positional := splitFlags(cmd.Flags, rest, true)
+		out := append(append(append([]string{args[0]}, globals...), path...), flags...)
+		if len(positional) > 0 && positional[0] != "--" {
+			out = append(out, "--")
+		}
+		return append(out, positional...), nil
+	}
 	// Global flags may also follow the command.
 	moreGlobals, rest := extractFlags(app.Flags, rest)
 	flags, positional := splitFlags(cmd.Flags, rest, false)
@@ -48,6 +57,10 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	out = append(out, flags...)
 	return append(out, positional...), nil
 }
+
+// runsCommand names the commands whose arguments are a command line to run:
+// their flags end at its first word, with or without "--".
+var runsCommand = map[string]bool{"monitor": true}
 
 // splitFlags separates flags (with their values) from positional arguments.
 // With leadingOnly it stops at the first positional argument.

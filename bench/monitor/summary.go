@@ -1,0 +1,119 @@
+package monitor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/bench/gpu"
+)
+
+// SummaryVersion is the version of the summary file this build writes and reads.
+const SummaryVersion = 1
+
+// LinePrefix starts the one line per device the monitor writes to stderr,
+// which collect finds in the job's output.
+const LinePrefix = "MIGADVISOR_GPU"
+
+// Summary is the monitor's record of one run of a command (migadvisor-<jobid>.json).
+type Summary struct {
+	Version    int                `json:"version"`
+	JobID      string             `json:"job_id,omitempty"`
+	Host       string             `json:"host,omitempty"`
+	Command    []string           `json:"command"`
+	Started    time.Time          `json:"started"`
+	Ended      time.Time          `json:"ended"`
+	IntervalMS int64              `json:"interval_ms"`
+	Samples    int                `json:"samples"`
+	ExitStatus int                `json:"exit_status"`
+	NVML       string             `json:"nvml"` // "ok", "unavailable: …" or "stopped: …"
+	Devices    []*gpu.DeviceStats `json:"devices"`
+	Notes      []string           `json:"notes,omitempty"`
+}
+
+// PeakMiB is the largest per-device peak of the job's own GPU memory, or -1
+// when nothing was measured.
+func (s *Summary) PeakMiB() (peak float64, dev *gpu.DeviceStats) {
+	peak = -1
+	for _, d := range s.Devices {
+		if d.Samples > 0 && d.PeakMiB() > peak {
+			peak, dev = d.PeakMiB(), d
+		}
+	}
+	return peak, dev
+}
+
+// Lines are the stderr lines, one per sampled device, e.g.
+// "MIGADVISOR_GPU peak_mib=5812 used_peak_mib=5890 total_mib=9728 samples=120 util=unsupported device=NVIDIA A100-SXM4-80GB MIG 1g.10gb".
+// The device comes last because its name has spaces.
+func (s *Summary) Lines() []string {
+	var out []string
+	for _, d := range s.Devices {
+		if d.Samples == 0 {
+			continue
+		}
+		fields := []string{LinePrefix, "peak_mib=" + mibText(d.PeakMiB()), "used_peak_mib=" + mibText(d.PeakUsedMiB),
+			"total_mib=" + mibText(d.TotalMiB), "samples=" + strconv.Itoa(d.Samples), "scope=" + d.ProcessScope}
+		util := d.Utilization
+		if d.UtilGPUMean != nil && d.UtilGPUMax != nil {
+			util = fmt.Sprintf("mean:%.0f,max:%.0f", *d.UtilGPUMean, *d.UtilGPUMax)
+		}
+		fields = append(fields, "util="+util)
+		if d.Profile != "" {
+			fields = append(fields, "profile="+d.Profile)
+		}
+		out = append(out, strings.Join(append(fields, "device="+d.Label()), " "))
+	}
+	return out
+}
+
+func mibText(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// Write writes the summary as JSON through a temporary file, so a reader
+// never sees half of it.
+func (s *Summary) Write(path string) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".migadvisor-summary-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadSummary reads a summary file, refusing versions this build does not know.
+func ReadSummary(path string) (*Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: not a monitor summary: %w", path, err)
+	}
+	if s.Version != SummaryVersion {
+		return nil, fmt.Errorf("%s: monitor summary version %d; this migadvisor reads version %d", path, s.Version, SummaryVersion)
+	}
+	return &s, nil
+}
+
+// SummaryName is the file name of a job's summary, beside its output.
+func SummaryName(jobKey string) string { return "migadvisor-" + jobKey + ".json" }
