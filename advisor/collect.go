@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -83,6 +84,8 @@ type OutputResult struct {
 	HostOOMs  int
 	Work      int      // files that reported work done
 	Capped    []string // files larger than the cap, read at their head and tail
+	GPUMemory int      // jobs with the monitor's GPU memory figures
+	Unread    []string // monitor summaries that could not be read, with why
 }
 
 // ScanOutputs finds the output file of each job in the history that is linked
@@ -125,6 +128,9 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		if err != nil {
 			return res, fmt.Errorf("job %s: %w", r.JobID, err)
 		}
+		if err := applySummary(ev, filepath.Join(filepath.Dir(path), monitor.SummaryName(r.Key))); err != nil {
+			res.Unread = append(res.Unread, err.Error())
+		}
 		if err := c.Store.RecordOutput(ctx, r.Cluster, r.Key, path, info.Size(), info.ModTime(), ev); err != nil {
 			return res, err
 		}
@@ -141,8 +147,36 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		if ev.WorkSource != "" {
 			res.Work++
 		}
+		if ev.GPUSource != "" {
+			res.GPUMemory++
+		}
 	}
 	return res, nil
+}
+
+// applySummary puts the monitor's summary file, when the job left one beside
+// its output, in place of what its stderr lines said: the file has the same
+// figures and is there even when stderr went elsewhere.
+func applySummary(ev *slurm.OutputEvidence, path string) error {
+	sum, err := monitor.ReadSummary(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	peak, d := sum.PeakMiB()
+	if d == nil {
+		return nil
+	}
+	ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB = peak, d.PeakUsedMiB, d.TotalMiB
+	ev.GPUDevice, ev.GPUProfile, ev.GPUUtil, ev.GPUSamples = d.Label(), d.Profile, d.Utilization, d.Samples
+	ev.GPUUtilMean, ev.GPUUtilMax = slurm.Unknown, slurm.Unknown
+	if d.UtilGPUMean != nil && d.UtilGPUMax != nil {
+		ev.GPUUtilMean, ev.GPUUtilMax = *d.UtilGPUMean, *d.UtilGPUMax
+	}
+	ev.GPUSource = "summary"
+	return nil
 }
 
 // outputPath finds a job's output: the path scontrol gave at submission, the

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/bench/gpu"
+	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -109,5 +112,43 @@ func TestScanOutputsExpandsScriptPattern(t *testing.T) {
 	recs, _ := col.Store.History(ctx, store.HistoryFilter{Fingerprint: "f"})
 	if len(recs) != 1 || !recs[0].TimeLimitHit || recs[0].OutputPath != filepath.Join(work, "logs", "gmx-7.log") {
 		t.Fatalf("record: %+v", recs)
+	}
+}
+
+// The monitor's summary beside the output wins over its stderr line (which
+// may have gone to another file); a summary that cannot be read is reported
+// and the output's own evidence stands.
+func TestScanOutputsReadsMonitorSummary(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	dump := "JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n" +
+		"3|3|COMPLETED|train|/nowhere|gres/gpu:a100_10g=1\n" +
+		"4|4|COMPLETED|train|/nowhere|gres/gpu:a100_10g=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "slurm-3.out"), "epoch 1\n")
+	write(t, filepath.Join(dir, "slurm-4.out"), "MIGADVISOR_GPU peak_mib=2000 total_mib=9728 device=A100 MIG 1g.10gb\n")
+	process := 5120.0
+	sum := &monitor.Summary{Version: monitor.SummaryVersion, JobID: "3", Samples: 9, NVML: "ok", Devices: []*gpu.DeviceStats{{
+		Device:  gpu.Device{Name: "NVIDIA A100-SXM4-80GB MIG 1g.10gb", MIG: true, Profile: "1g.10gb", TotalMiB: 9728},
+		Samples: 9, PeakUsedMiB: 5400, PeakProcessMiB: &process, ProcessScope: gpu.ScopeTree, Utilization: gpu.UtilUnsupported,
+	}}}
+	if err := sum.Write(filepath.Join(dir, "migadvisor-3.json")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "migadvisor-4.json"), "{not json")
+	out, err := col.ScanOutputs(ctx, []string{dir}, nil)
+	if err != nil || out.GPUMemory != 2 || len(out.Unread) != 1 || !strings.Contains(out.Unread[0], "migadvisor-4.json") {
+		t.Fatalf("scan: %+v %v", out, err)
+	}
+	recs, _ := col.Store.History(ctx, store.HistoryFilter{})
+	peaks := map[string]string{}
+	for _, r := range recs {
+		peaks[r.JobID] = fmt.Sprintf("%v/%v/%s/%s", *r.GPUMemPeakMiB(), *r.MonitorTotalMiB, r.MonitorUtil, r.MonitorSource)
+	}
+	if peaks["3"] != "5120/9728/unsupported/summary" || peaks["4"] != "2000/9728//line" {
+		t.Errorf("peaks %v", peaks)
 	}
 }

@@ -39,9 +39,18 @@ type OutputEvidence struct {
 
 	Metrics map[string]float64 // MIGADVISOR_METRIC name value, the last of each
 
-	GPUPeakMiB  float64 // MIGADVISOR_GPU peak_mib=, from the monitor; Unknown if none
-	GPUTotalMiB float64
-	GPUDevice   string
+	// From the monitor (MIGADVISOR_GPU lines, or its summary file): the
+	// device with the largest peak when the job used several.
+	GPUPeakMiB     float64 // the job's own processes' peak, else the device's; Unknown if none
+	GPUUsedPeakMiB float64 // the device's peak memory in use; Unknown if not reported
+	GPUTotalMiB    float64
+	GPUDevice      string
+	GPUProfile     string  // MIG profile of the device, "" for a whole GPU
+	GPUUtil        string  // "supported", "unsupported" (A100 MIG), "error", or "" if not reported
+	GPUUtilMean    float64 // percent; Unknown unless supported
+	GPUUtilMax     float64
+	GPUSamples     int
+	GPUSource      string // "line" or "summary"
 
 	Bytes     int64 // bytes read
 	Truncated bool  // the file was larger than the cap: its head and tail were read
@@ -80,7 +89,7 @@ var (
 	reCancelled  = regexp.MustCompile(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
 	reWork       = regexp.MustCompile(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
 	reMetric     = regexp.MustCompile(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
-	reMonitor    = regexp.MustCompile(`MIGADVISOR_GPU\s+peak_mib=([\d.]+)(?:\s+total_mib=([\d.]+))?(?:\s+device=(.*))?`)
+	reMonitor    = regexp.MustCompile(`MIGADVISOR_GPU\s+peak_mib=`)
 	reGromacs    = regexp.MustCompile(`^Performance:\s+([\d.]+)\s+[\d.]+`)
 	reHFSamples  = regexp.MustCompile(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
@@ -141,7 +150,7 @@ func ScanOutput(r io.Reader, opt ScanOptions) (*OutputEvidence, error) {
 }
 
 func newEvidence() *OutputEvidence {
-	return &OutputEvidence{Work: Unknown, GPUPeakMiB: Unknown, GPUTotalMiB: Unknown}
+	return &OutputEvidence{Work: Unknown, GPUPeakMiB: Unknown, GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown}
 }
 
 type scanner struct {
@@ -220,12 +229,8 @@ func (s *scanner) known(text string, n int) {
 		}
 		return
 	}
-	if m := reMonitor.FindStringSubmatch(text); m != nil {
-		ev.GPUPeakMiB, _ = strconv.ParseFloat(m[1], 64)
-		if m[2] != "" {
-			ev.GPUTotalMiB, _ = strconv.ParseFloat(m[2], 64)
-		}
-		ev.GPUDevice = strings.TrimSpace(m[3])
+	if loc := reMonitor.FindStringIndex(text); loc != nil {
+		monitorLine(ev, text[loc[0]+len("MIGADVISOR_GPU"):])
 		return
 	}
 	if oom := gpuOOM(text); oom != nil {
@@ -333,4 +338,67 @@ func shorten(s string) string {
 		s = s[:240] + "…"
 	}
 	return s
+}
+
+// monitorLine reads "peak_mib=… used_peak_mib=… total_mib=… samples=…
+// scope=… util=… profile=… device=NAME WITH SPACES". device comes last and
+// takes the rest of the line. Of several lines (several GPUs) the one with
+// the largest peak counts.
+func monitorLine(ev *OutputEvidence, text string) {
+	line := OutputEvidence{GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown, GPUSource: "line"}
+	rest := strings.TrimSpace(text)
+	for rest != "" {
+		word, after, _ := strings.Cut(rest, " ")
+		key, value, ok := strings.Cut(word, "=")
+		if !ok {
+			break
+		}
+		if key == "device" {
+			line.GPUDevice = strings.TrimSpace(strings.TrimPrefix(rest, "device="))
+			break
+		}
+		number, err := strconv.ParseFloat(value, 64)
+		switch {
+		case key == "peak_mib" && err == nil:
+			line.GPUPeakMiB = number
+		case key == "used_peak_mib" && err == nil:
+			line.GPUUsedPeakMiB = number
+		case key == "total_mib" && err == nil:
+			line.GPUTotalMiB = number
+		case key == "samples" && err == nil:
+			line.GPUSamples = int(number)
+		case key == "profile":
+			line.GPUProfile = value
+		case key == "util":
+			line.GPUUtil, line.GPUUtilMean, line.GPUUtilMax = parseUtil(value)
+		}
+		rest = strings.TrimSpace(after)
+	}
+	if ev.GPUPeakMiB != Unknown && ev.GPUPeakMiB >= line.GPUPeakMiB {
+		return
+	}
+	ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB, ev.GPUDevice = line.GPUPeakMiB, line.GPUUsedPeakMiB, line.GPUTotalMiB, line.GPUDevice
+	ev.GPUProfile, ev.GPUUtil, ev.GPUUtilMean, ev.GPUUtilMax = line.GPUProfile, line.GPUUtil, line.GPUUtilMean, line.GPUUtilMax
+	ev.GPUSamples, ev.GPUSource = line.GPUSamples, line.GPUSource
+}
+
+// parseUtil reads util=unsupported or util=mean:43,max:98.
+func parseUtil(v string) (state string, mean, peak float64) {
+	mean, peak = Unknown, Unknown
+	if !strings.HasPrefix(v, "mean:") {
+		return v, mean, peak
+	}
+	for _, part := range strings.Split(v, ",") {
+		k, num, _ := strings.Cut(part, ":")
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			continue
+		}
+		if k == "mean" {
+			mean = f
+		} else if k == "max" {
+			peak = f
+		}
+	}
+	return "supported", mean, peak
 }

@@ -122,8 +122,18 @@ func TestScanWorkAndTools(t *testing.T) {
 		t.Errorf("the job's own figure wins over a tool's: %+v", ev)
 	}
 	ev = scanString(t, "MIGADVISOR_GPU peak_mib=5812 total_mib=9728 device=NVIDIA A100-SXM4-80GB MIG 1g.10gb\n")
-	if ev.GPUPeakMiB != 5812 || ev.GPUTotalMiB != 9728 || ev.GPUDevice != "NVIDIA A100-SXM4-80GB MIG 1g.10gb" {
+	if ev.GPUPeakMiB != 5812 || ev.GPUTotalMiB != 9728 || ev.GPUDevice != "NVIDIA A100-SXM4-80GB MIG 1g.10gb" || ev.GPUUtil != "" || ev.GPUUsedPeakMiB != Unknown {
 		t.Errorf("monitor line: %+v", ev)
+	}
+	// Two GPUs: the larger peak is the job's figure per GPU.
+	ev = scanString(t, "MIGADVISOR_GPU peak_mib=30100 used_peak_mib=30500 total_mib=81559 samples=120 scope=tree util=mean:43,max:98 device=NVIDIA H100 80GB HBM3\n"+
+		"MIGADVISOR_GPU peak_mib=5120 used_peak_mib=5400 total_mib=9728 samples=118 scope=tree util=unsupported profile=1g.10gb device=NVIDIA A100-SXM4-80GB MIG 1g.10gb\n")
+	if ev.GPUPeakMiB != 30100 || ev.GPUUsedPeakMiB != 30500 || ev.GPUSamples != 120 || ev.GPUUtil != "supported" || ev.GPUUtilMean != 43 || ev.GPUUtilMax != 98 || ev.GPUDevice != "NVIDIA H100 80GB HBM3" || ev.GPUProfile != "" {
+		t.Errorf("two monitor lines: %+v", ev)
+	}
+	ev = scanString(t, "MIGADVISOR_GPU peak_mib=5120 used_peak_mib=5400 total_mib=9728 samples=118 scope=tree util=unsupported profile=1g.10gb device=NVIDIA A100-SXM4-80GB MIG 1g.10gb\n")
+	if ev.GPUUtil != "unsupported" || ev.GPUUtilMean != Unknown || ev.GPUProfile != "1g.10gb" || ev.GPUSource != "line" {
+		t.Errorf("MIG monitor line: %+v", ev)
 	}
 	site := WorkPattern{Name: "lammps", Regex: regexp.MustCompile(`^Performance: ([\d.]+) tau/day`), Unit: "tau/day"}
 	ev, _ = ScanOutput(strings.NewReader("Performance: 4321.5 tau/day, 10 timesteps/s\n"), ScanOptions{Patterns: []WorkPattern{site}})

@@ -170,15 +170,25 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO outputs(cluster, job_key, path, size, mtime, truncated,
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
-		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
+		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
-		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice))
+		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
+		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
+		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource))
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
 	return nil
+}
+
+func gpuSamples(ev *slurm.OutputEvidence) any {
+	if ev.GPUSource == "" {
+		return nil
+	}
+	return ev.GPUSamples
 }
 
 func nullIfEmpty(s string) any {
@@ -250,9 +260,17 @@ type JobRecord struct {
 	WorkUnit        string
 	WorkSource      string
 	Metrics         map[string]float64
-	MonitorPeakMiB  *float64
-	MonitorTotalMiB *float64
-	GPUDevice       string
+	// The monitor's figures (see slurm.OutputEvidence).
+	MonitorPeakMiB     *float64
+	MonitorUsedPeakMiB *float64
+	MonitorTotalMiB    *float64
+	GPUDevice          string
+	MonitorProfile     string
+	MonitorUtil        string
+	MonitorUtilMean    *float64
+	MonitorUtilMax     *float64
+	MonitorSamples     *int64
+	MonitorSource      string
 }
 
 // OOM is "gpu" when the job's output shows a GPU out-of-memory error, "host"
@@ -267,12 +285,24 @@ func (r *JobRecord) OOM() string {
 	return ""
 }
 
-// GPUMemPeakMiB is the job's peak GPU memory: the monitor's, else accounting's gres/gpumem.
+// GPUMemPeakMiB is the job's peak GPU memory: the monitor's (its processes'
+// where the driver reported them), else accounting's gres/gpumem.
 func (r *JobRecord) GPUMemPeakMiB() *float64 {
 	if r.MonitorPeakMiB != nil {
 		return r.MonitorPeakMiB
 	}
 	return r.AcctGPUMemMiB
+}
+
+// GPUMemSource says where GPUMemPeakMiB comes from: "monitor", "sacct", or "".
+func (r *JobRecord) GPUMemSource() string {
+	switch {
+	case r.MonitorPeakMiB != nil:
+		return "monitor"
+	case r.AcctGPUMemMiB != nil:
+		return "sacct"
+	}
+	return ""
 }
 
 // HistoryFilter selects job records.
@@ -291,7 +321,8 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		j.profile, j.gpu_mem_mib, j.gpu_util, j.stub,
 		s.fingerprint, s.script, s.profile, s.sweep_dir, s.workload, s.stdout,
 		o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
-		o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device
+		o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
+		o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source
 		FROM jobs j
 		LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job
 		LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
@@ -337,6 +368,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var submit, start, end sql.NullInt64
 	var fp, script, reqProfile, sweepDir, workload, stdout sql.NullString
 	var path, gpuOOM, gpuText, hostText, unit, source, metrics, device sql.NullString
+	var monProfile, monUtil, monSource sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
@@ -344,7 +376,8 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&r.Profile, &r.AcctGPUMemMiB, &r.GPUUtil, &r.Stub,
 		&fp, &script, &reqProfile, &sweepDir, &workload, &stdout,
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
-		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device)
+		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
+		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource)
 	if err != nil {
 		return r, err
 	}
@@ -356,6 +389,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	r.OutputPath, r.OutputTruncated, r.GPUOOM, r.GPUOOMText = path.String, truncated.Bool, gpuOOM.String, gpuText.String
 	r.HostOOM, r.HostOOMText, r.TimeLimitHit, r.Cancelled = hostOOM.Bool, hostText.String, timeLimit.Bool, cancelled.Bool
 	r.WorkUnit, r.WorkSource, r.GPUDevice = unit.String, source.String, device.String
+	r.MonitorProfile, r.MonitorUtil, r.MonitorSource = monProfile.String, monUtil.String, monSource.String
 	if metrics.Valid {
 		if err := json.Unmarshal([]byte(metrics.String), &r.Metrics); err != nil {
 			return r, fmt.Errorf("job %s: metrics: %w", r.JobID, err)

@@ -146,7 +146,8 @@ func TestTrackedAndHistoryJoin(t *testing.T) {
 	if tr[2].JobID != "99" || tr[2].Ended() {
 		t.Error("a job accounting has not seen counts as ended")
 	}
-	ev, err := slurm.ScanOutput(strings.NewReader("MIGADVISOR_WORK 1200 samples\nMIGADVISOR_METRIC acc 97.5\nMIGADVISOR_GPU peak_mib=5000 total_mib=9728 device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
+	ev, err := slurm.ScanOutput(strings.NewReader("MIGADVISOR_WORK 1200 samples\nMIGADVISOR_METRIC acc 97.5\n"+
+		"MIGADVISOR_GPU peak_mib=5000 used_peak_mib=5200 total_mib=9728 samples=40 scope=tree util=unsupported profile=1g.10gb device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +162,10 @@ func TestTrackedAndHistoryJoin(t *testing.T) {
 	if r.JobID != "2" || r.RequestedProfile != "1g.10gb" || r.Profile != "1g.10gb" || *r.Work != 1200 || r.Metrics["acc"] != 97.5 ||
 		*r.GPUMemPeakMiB() != 5000 || r.OOM() != "" || r.OutputPath != "/tmp/fx/slurm-2.out" {
 		t.Fatalf("record %+v", r)
+	}
+	if *r.MonitorUsedPeakMiB != 5200 || *r.MonitorTotalMiB != 9728 || r.MonitorProfile != "1g.10gb" || r.MonitorUtil != "unsupported" ||
+		r.MonitorUtilMean != nil || *r.MonitorSamples != 40 || r.MonitorSource != "line" {
+		t.Fatalf("monitor figures %+v", r)
 	}
 	arr, _ := s.History(ctx, HistoryFilter{Fingerprint: "f1"})
 	if len(arr) != 3 || arr[0].Workload != "arr" {

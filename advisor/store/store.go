@@ -113,6 +113,15 @@ var migrations = []string{
 		gpu_peak_mib REAL, gpu_total_mib REAL, gpu_device TEXT,  -- the monitor's summary line
 		PRIMARY KEY (cluster, job_key)
 	);`,
+
+	// 3: the rest of the monitor's figures.
+	`ALTER TABLE outputs ADD COLUMN gpu_used_peak_mib REAL;  -- the device's peak in use (gpu_peak_mib: the job's processes')
+	ALTER TABLE outputs ADD COLUMN gpu_profile TEXT;          -- MIG profile the monitor saw
+	ALTER TABLE outputs ADD COLUMN gpu_util TEXT;             -- supported, unsupported (A100 MIG), error
+	ALTER TABLE outputs ADD COLUMN gpu_util_mean REAL;
+	ALTER TABLE outputs ADD COLUMN gpu_util_max REAL;
+	ALTER TABLE outputs ADD COLUMN gpu_samples INTEGER;
+	ALTER TABLE outputs ADD COLUMN gpu_source TEXT;           -- line (job output) or summary (migadvisor-<job>.json)`,
 }
 
 // SchemaVersion is the schema this build writes.

@@ -86,6 +86,39 @@ func TestRecordSweepAgainReplaces(t *testing.T) {
 	}
 }
 
+// A history written by the previous schema opens, migrated, with its rows.
+func TestOlderSchemaIsMigrated(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:2] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 2; INSERT INTO outputs(cluster, job_key, path, size, mtime, truncated, host_oom, time_limit, cancelled, gpu_peak_mib)
+		VALUES ('c', '7', '/o', 1, 1, 0, 0, 0, 0, 4096)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var peak float64
+	var used sql.NullFloat64
+	if err := s.db.QueryRow(`SELECT gpu_peak_mib, gpu_used_peak_mib FROM outputs WHERE job_key = '7'`).Scan(&peak, &used); err != nil || peak != 4096 || used.Valid {
+		t.Errorf("migrated row: peak %v used %v err %v", peak, used, err)
+	}
+	if v, _ := s.Version(ctx); v != SchemaVersion {
+		t.Errorf("version %d, want %d", v, SchemaVersion)
+	}
+}
+
 func TestNewerSchemaIsRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "h.db")

@@ -80,6 +80,8 @@ type outputReport struct {
 	Work      int      `json:"with_work"`
 	Missing   []string `json:"missing"`
 	Capped    []string `json:"capped"` // read at head and tail only
+	GPUMemory int      `json:"with_gpu_memory"`
+	Unread    []string `json:"unread_summaries"`
 }
 
 func runCollect(c *cli.Context) error {
@@ -105,9 +107,12 @@ func runCollect(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing, out.Capped}
+	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing, out.Capped, out.GPUMemory, out.Unread}
 	if rep.Outputs.Missing == nil {
 		rep.Outputs.Missing = []string{}
+	}
+	if rep.Outputs.Unread == nil {
+		rep.Outputs.Unread = []string{}
 	}
 	if rep.Outputs.Capped == nil {
 		rep.Outputs.Capped = []string{}
@@ -206,10 +211,16 @@ func printCollect(c *cli.Context, rep collectReport) {
 	if o.Work > 0 {
 		found = append(found, fmt.Sprintf("work reported by %s", plural(o.Work, "job")))
 	}
+	if o.GPUMemory > 0 {
+		found = append(found, fmt.Sprintf("GPU memory measured in %s", plural(o.GPUMemory, "job")))
+	}
 	if len(found) > 0 {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
 	}
 	fmt.Fprintln(w)
+	for _, u := range o.Unread {
+		fmt.Fprintf(w, "skipped a monitor summary: %s\n", u)
+	}
 	for _, p := range o.Capped {
 		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)
 	}

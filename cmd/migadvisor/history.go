@@ -59,6 +59,10 @@ type historyJob struct {
 	ReqMemMiB        *float64           `json:"req_mem_mib"`
 	MaxRSSMiB        *float64           `json:"max_rss_mib"`
 	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
+	GPUMemSource     *string            `json:"gpu_mem_source"` // monitor or sacct (gres/gpumem)
+	GPUMemTotalMiB   *float64           `json:"gpu_mem_total_mib"`
+	GPUUtil          *string            `json:"gpu_util"`     // the monitor's: supported, unsupported (A100 MIG), error
+	GPUUtilPct       *float64           `json:"gpu_util_pct"` // mean: the monitor's, else sacct's gres/gpuutil
 	OOM              *string            `json:"oom"`
 	OOMMessage       *string            `json:"oom_message"`
 	GPUNeedMiB       *float64           `json:"gpu_need_mib"` // lower bound from a GPU OOM message
@@ -125,6 +129,11 @@ func toHistoryJob(r *store.JobRecord, site *catalog.Site) historyJob {
 		GPUNeedMiB: roundPtr(r.GPUNeedMiB), TimeLimitHit: r.TimeLimitHit || r.State == "TIMEOUT", Work: r.Work,
 		WorkUnit: strPtr(r.WorkUnit), Metrics: r.Metrics, SU: jobSU(r, site), Script: strPtr(r.Script),
 		Fingerprint: strPtr(r.Fingerprint), Workload: strPtr(r.Workload), Output: strPtr(r.OutputPath), Placeholder: r.Stub}
+	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
+	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.MonitorUtilMean)
+	if h.GPUUtilPct == nil {
+		h.GPUUtilPct = roundPtr(r.GPUUtil)
+	}
 	switch {
 	case r.GPUOOMText != "":
 		h.OOMMessage = &r.GPUOOMText
