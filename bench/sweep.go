@@ -43,6 +43,9 @@ type Variant struct {
 	JobName   string `json:"job_name"`
 	Partition string `json:"partition,omitempty"`
 	QoS       string `json:"qos,omitempty"`
+	// Monitored: the variant reruns itself under 'migadvisor monitor'.
+	Monitored bool   `json:"monitored"`
+	NoMonitor string `json:"no_monitor,omitempty"` // why it is not, when monitoring was asked for
 
 	// Set by sweep --submit.
 	JobID     string    `json:"job_id,omitempty"`
@@ -57,7 +60,8 @@ type SweepOptions struct {
 	Site     *catalog.Site
 	Profiles []string // empty: every profile of the site
 	OutDir   string
-	Force    bool // write variants even when the script has lint errors
+	Force    bool               // write variants even when the script has lint errors
+	Monitor  *slurm.MonitorWrap // nil: variants run without the GPU memory monitor
 	Now      func() time.Time
 }
 
@@ -208,10 +212,17 @@ func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string) (plan
 		return planned{}, fmt.Errorf("rewrite for %s: %w", p.Name, err)
 	}
 	file := p.Name + ".sh"
+	v := &Variant{Profile: p.Name, File: file, Request: p.Request, JobName: sv.JobName, Partition: sv.Partition, QoS: sv.QoS}
+	if opt.Monitor != nil {
+		if wrapped, err := opt.Monitor.Wrap(opt.Script.Path, data); err != nil {
+			v.NoMonitor = err.Error()
+		} else {
+			data, v.Monitored = wrapped, true
+		}
+	}
 	if err := verifyVariant(file, data, opt, p, fingerprint); err != nil {
 		return planned{}, err
 	}
-	v := &Variant{Profile: p.Name, File: file, Request: p.Request, JobName: sv.JobName, Partition: sv.Partition, QoS: sv.QoS}
 	return planned{variant: v, data: data}, nil
 }
 

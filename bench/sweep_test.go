@@ -217,3 +217,35 @@ qos = "course"
 		t.Errorf("partition %q qos %q, want course_gpu and course", v.Resources.Partition, v.Resources.QoS)
 	}
 }
+
+func TestWriteSweepMonitoredVariants(t *testing.T) {
+	script := writeScript(t, "train.sh", debugScript)
+	out := filepath.Join(t.TempDir(), "sweep")
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Monitor: &slurm.MonitorWrap{Binary: "/usr/local/bin/migadvisor"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		data, err := os.ReadFile(filepath.Join(out, v.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := slurm.Parse(v.File, data)
+		if !v.Monitored || v.NoMonitor != "" || !strings.Contains(string(data), "exec \"$_migadvisor\" monitor -- '/bin/bash' \"$0\" \"$@\"") {
+			t.Errorf("%s: not monitored (%q):\n%s", name, v.NoMonitor, data)
+		}
+		if back.Fingerprint() != sw.Fingerprint || !strings.HasSuffix(string(data), "python train.py\n") {
+			t.Errorf("%s: the work changed", name)
+		}
+	}
+	// A script that is not shell keeps its variants, unmonitored, and says why.
+	py := writeScript(t, "train.py", "#!/usr/bin/env python3\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\nprint('hi')\n")
+	sw, err = WriteSweep(SweepOptions{Script: py, Site: wulver(t), OutDir: filepath.Join(t.TempDir(), "py"), Monitor: &slurm.MonitorWrap{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sw.Variants["full"]; v.Monitored || !strings.Contains(v.NoMonitor, "not a POSIX shell") {
+		t.Errorf("python variant: %+v", v)
+	}
+}

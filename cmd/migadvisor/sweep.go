@@ -28,6 +28,13 @@ byte is kept. JOB.sh itself is never changed, and files in DIR that an earlier
 sweep of the same script did not write are never overwritten. The sweep is also
 recorded in the history (--db), linked to the script's fingerprint.
 
+Each variant runs its work under the GPU memory monitor ('migadvisor monitor'):
+a block of lines marked "# migadvisor:auto" before the first command reruns the
+script under it, so 'collect' learns the job's peak GPU memory. The user's lines
+stay as they were, the fingerprint ignores the block, and a job on a node
+without migadvisor or NVML runs as it would have. --no-monitor leaves it out;
+scripts that are not POSIX shell get no block (sweep says so).
+
 With --submit, each variant is then submitted with sbatch from the current
 directory; the job ids are written to sweep.json and the history as sbatch
 gives them, and printed. Follow them with 'migadvisor wait --sweep DIR', then
@@ -47,6 +54,9 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
+			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
+			&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
+				Usage: "the migadvisor that jobs run as their monitor, tried before 'migadvisor' on PATH (default: this one)"},
 			slurmBinFlag(),
 			jsonFlag(),
 		},
@@ -74,7 +84,8 @@ func runSweep(c *cli.Context) error {
 	if v := c.String("profiles"); v != "" {
 		profiles = strings.Split(v, ",")
 	}
-	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"), Force: c.Bool("force")})
+	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"),
+		Force: c.Bool("force"), Monitor: monitorWrap(c)})
 	var lintErr *bench.LintError
 	if errors.As(err, &lintErr) {
 		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
@@ -101,6 +112,29 @@ func runSweep(c *cli.Context) error {
 	}
 	printSweep(c, sw)
 	return nil
+}
+
+// monitorWrap is how variants reach the monitor: this binary by its absolute
+// path (shared file systems make it the compute nodes' too), else PATH.
+func monitorWrap(c *cli.Context) *slurm.MonitorWrap {
+	if c.Bool("no-monitor") {
+		return nil
+	}
+	bin := c.String("monitor-bin")
+	if bin == "" {
+		if self, err := os.Executable(); err == nil {
+			if real, err := filepath.EvalSymlinks(self); err == nil {
+				self = real
+			}
+			bin = self
+		}
+	}
+	if bin != "" {
+		if abs, err := filepath.Abs(bin); err == nil {
+			bin = abs
+		}
+	}
+	return &slurm.MonitorWrap{Binary: bin}
 }
 
 // recordSweep links the script's fingerprint to the sweep in the history.
@@ -146,6 +180,13 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", name, filepath.Join(dir, v.File), v.Request, v.JobName, orDash(strings.Join(changed, " ")))
 	}
 	t.Flush()
+	noted := map[string]bool{}
+	for _, name := range sw.Profiles {
+		if why := sw.Variants[name].NoMonitor; why != "" && !noted[why] {
+			noted[why] = true
+			fmt.Fprintf(c.App.ErrWriter, "migadvisor: the variants run without the GPU memory monitor: %s\n", why)
+		}
+	}
 	if isTTY(w) {
 		fmt.Fprintf(w, "\nfingerprint %s; record in %s\n", sw.Fingerprint, filepath.Join(dir, bench.SweepFileName))
 		if submitted {
