@@ -99,10 +99,25 @@ func mustRun(t *testing.T, args ...string) string {
 	return out
 }
 
+// monitorBinary is the migadvisor the variants run as their monitor: the
+// test binary cannot be, so one is built (or MIGADVISOR_MONITOR_BIN named).
+func monitorBinary(t *testing.T, dir string) string {
+	t.Helper()
+	if bin := os.Getenv("MIGADVISOR_MONITOR_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(dir, "bin", "migadvisor")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build migadvisor for the jobs' monitor: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t, work))
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
 	chdir(t, work) // sbatch runs from here; relative outputs land here
 	job := writeScript(t, work, "job.sh", outcomeScript)
@@ -178,6 +193,27 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	checkJob(t, slowJob, "1g.10gb", "TIMEOUT", 0, 0)
 	if !slowJob.TimeLimitHit || *slowJob.ElapsedS < 60 || *slowJob.TimeLimitMin != 1 {
 		t.Errorf("timeout: %s", dump(slowJob))
+	}
+
+	// Every variant ran under the monitor: no NVML here, so one warning line
+	// in its output, a summary beside it, and the job's own exit status.
+	for profile, want := range map[string]int{"full": 0, "1g.10gb": 1, "2g.20gb": 3} {
+		h := byProfile[profile]
+		data, _ := os.ReadFile(*h.Output)
+		if !strings.Contains(string(data), "migadvisor monitor: no GPU memory measured: NVML unavailable") {
+			t.Errorf("%s did not run under the monitor:\n%s", profile, data)
+		}
+		var sum struct {
+			ExitStatus int      `json:"exit_status"`
+			Command    []string `json:"command"`
+		}
+		raw, err := os.ReadFile(filepath.Join(filepath.Dir(*h.Output), "migadvisor-"+h.JobKey+".json"))
+		if err == nil {
+			err = json.Unmarshal(raw, &sum)
+		}
+		if err != nil || sum.ExitStatus != want || len(sum.Command) != 2 || sum.Command[0] != "/bin/bash" || !strings.HasSuffix(sum.Command[1], "slurm_script") {
+			t.Errorf("%s: monitor summary %v %+v, want exit status %d", profile, err, sum, want)
+		}
 	}
 
 	// Collecting the same jobs again changes nothing.
