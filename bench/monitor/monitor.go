@@ -92,6 +92,7 @@ func Run(opt Options) (int, *Summary, error) {
 	close(exited)
 	s.stop(opt.GiveUp, sum)
 	sum.Ended, sum.ExitStatus = opt.Now().UTC(), status
+	sum.Overhead = selfOverhead(sum.Ended.Sub(sum.Started))
 	return status, sum, nil
 }
 
@@ -123,6 +124,20 @@ func command(opt Options) (*exec.Cmd, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	cmd.Env = append(os.Environ(), GuardEnv+"=1")
 	return cmd, nil
+}
+
+// selfOverhead reads the monitor's own CPU time and peak memory.
+func selfOverhead(wall time.Duration) *Overhead {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return nil
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	o := &Overhead{CPUSeconds: cpu.Seconds(), MaxRSSMiB: float64(ru.Maxrss) / 1024} // Linux: KiB
+	if wall > 0 {
+		o.CPUPercent = 100 * cpu.Seconds() / wall.Seconds()
+	}
+	return o
 }
 
 // startStatus is 127 for a command not found, 126 for one found but not

@@ -11,37 +11,45 @@ import (
 // walked, so a sample costs a few reads, not a scan of /proc.
 type procTree struct {
 	root  int
-	proc  string          // "/proc"
-	known map[uint32]bool // PIDs already found to be the root's descendants
+	proc  string            // "/proc"
+	known map[uint32]answer // PIDs already placed: a process never moves into or out of a tree
 }
 
+type answer struct{ owned, visible bool }
+
 func newProcTree(root int) *procTree {
-	return &procTree{root: root, proc: "/proc", known: map[uint32]bool{}}
+	return &procTree{root: root, proc: "/proc", known: map[uint32]answer{}}
 }
 
 // maxDepth bounds the walk; process trees are shallow.
 const maxDepth = 64
 
 func (t *procTree) Owns(pid uint32) (owned, visible bool) {
-	if t.known[pid] {
-		return true, true
+	if a, ok := t.known[pid]; ok {
+		return a.owned, a.visible
 	}
-	p := int(pid)
+	a := t.walk(int(pid))
+	if a.visible {
+		t.known[pid] = a // an invisible PID may yet appear: ask again
+	}
+	return a.owned, a.visible
+}
+
+func (t *procTree) walk(p int) answer {
 	for depth := 0; depth < maxDepth; depth++ {
 		if p == t.root {
-			t.known[pid] = true
-			return true, true
+			return answer{true, true}
 		}
 		parent, ok := t.parent(p)
 		if !ok {
-			return false, depth > 0 // the PID itself not here: another namespace's
+			return answer{false, depth > 0} // the PID itself not here: another namespace's
 		}
 		if parent <= 1 {
-			return false, true
+			return answer{false, true}
 		}
 		p = parent
 	}
-	return false, true
+	return answer{false, true}
 }
 
 // parent reads the PPID field of /proc/<pid>/stat. The command name in

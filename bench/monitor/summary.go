@@ -33,6 +33,14 @@ type Summary struct {
 	NVML       string             `json:"nvml"` // "ok", "unavailable: …" or "stopped: …"
 	Devices    []*gpu.DeviceStats `json:"devices"`
 	Notes      []string           `json:"notes,omitempty"`
+	Overhead   *Overhead          `json:"monitor_overhead,omitempty"`
+}
+
+// Overhead is what the monitor itself cost the job (not counting the command).
+type Overhead struct {
+	CPUSeconds float64 `json:"cpu_s"`
+	CPUPercent float64 `json:"cpu_pct_of_one_core"`
+	MaxRSSMiB  float64 `json:"max_rss_mib"`
 }
 
 // PeakMiB is the largest per-device peak of the job's own GPU memory, or -1
