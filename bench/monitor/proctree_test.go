@@ -42,4 +42,3 @@ func TestProcTree(t *testing.T) {
 		}
 	}
 }
-
