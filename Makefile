@@ -1,8 +1,9 @@
 # migadvisor: build, test and try it.
-#   make build    compile bin/migadvisor
+#   make build    compile bin/migadvisor and bin/migadvisor-monitor
 #   make test     lint, unit tests, then the integration tests on a real local
 #                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
+#   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
 #   make bench    Go benchmarks (figures in README.md)
 #   make fuzz     run the fuzz targets for FUZZTIME each
 #   make install  install to $(DESTDIR)$(PREFIX)/bin
@@ -10,6 +11,7 @@
 GO       ?= go
 PREFIX   ?= /usr/local
 BIN      := bin/migadvisor
+LEAN     := bin/migadvisor-monitor
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 2m
@@ -17,12 +19,15 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm lint bench fuzz demo install clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install clean
 
 all: build
 
+# bin/migadvisor-monitor is the monitor alone, for inside jobs (a third of
+# the memory); sweep variants use it when it sits beside migadvisor.
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(LEAN) ./cmd/migadvisor-monitor
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -47,6 +52,16 @@ else
 	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
 	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
 endif
+
+# The real-GPU tests (build tag gpu): on a machine with an NVIDIA GPU, its
+# driver, python3 and PyTorch. CPU-only machines (CI) never run them.
+test-gpu: build
+	MIGADVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -tags gpu -run '^TestGPU' -v ./cmd/migadvisor
+
+# For a GPU machine without Go: bin/migadvisor and bin/gpu.test to copy there,
+# then: cd cmd/migadvisor && MIGADVISOR_BIN=../../bin/migadvisor ../../bin/gpu.test -test.run '^TestGPU' -test.v
+gpu-bundle: build
+	$(GO) test -c -tags gpu -o bin/gpu.test ./cmd/migadvisor
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -82,6 +97,7 @@ demo: build
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/migadvisor
+	install -m 0755 $(LEAN) $(DESTDIR)$(PREFIX)/bin/migadvisor-monitor
 
 clean:
 	rm -rf bin

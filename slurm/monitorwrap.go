@@ -59,8 +59,13 @@ func (in Interpreter) Shell() string {
 // would have without the block; the monitor sets MIGADVISOR_MONITORED, so the
 // re-executed script does not wrap itself again.
 type MonitorWrap struct {
-	Binary string // migadvisor to run, tried before 'migadvisor' on PATH; "" for PATH only
+	// Binary is the migadvisor to run; the lean migadvisor-monitor beside it
+	// is tried first, then both names on PATH. "" for PATH only.
+	Binary string
 }
+
+// LeanMonitor is the monitor-only binary, a third of migadvisor's memory.
+const LeanMonitor = "migadvisor-monitor"
 
 // Wrap returns data with the block added, or why it cannot be.
 func (m MonitorWrap) Wrap(path string, data []byte) ([]byte, error) {
@@ -92,9 +97,10 @@ func (m MonitorWrap) block(in Interpreter, nl string) string {
 	if in.Arg != "" {
 		rerun += " " + ShellQuote(in.Arg)
 	}
-	candidates := `"$(command -v migadvisor 2>/dev/null)"`
+	candidates := `"$(command -v ` + LeanMonitor + ` 2>/dev/null)" "$(command -v migadvisor 2>/dev/null)"`
 	if m.Binary != "" {
-		candidates = ShellQuote(m.Binary) + " " + candidates
+		lean := filepath.Join(filepath.Dir(m.Binary), LeanMonitor)
+		candidates = ShellQuote(lean) + " " + ShellQuote(m.Binary) + " " + candidates
 	}
 	lines := []string{
 		"# Rerun this job under the GPU memory monitor (added by migadvisor sweep; --no-monitor leaves it out).",

@@ -82,7 +82,7 @@ func BenchmarkSample(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := gpu.NewSampler(lib, all, newProcTree(os.Getppid()))
+	s := gpu.NewSampler(lib, all, newProcTree(os.Getppid(), ""))
 	now := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -224,7 +224,8 @@ func (s *sampling) run(opt Options, pid int) {
 		return
 	}
 	defer shutdown(lib)
-	sampler := gpu.NewSampler(lib, devs.picked, newProcTree(pid))
+	job, _ := opt.Env("SLURM_JOB_ID")
+	sampler := gpu.NewSampler(lib, devs.picked, newProcTree(pid, job))
 	s.publish(sampler, 0, devs.notes)
 	if len(devs.picked) == 0 {
 		return

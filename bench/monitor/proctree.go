@@ -7,18 +7,21 @@ import (
 )
 
 // procTree matches PIDs against the descendants of one root process by
-// walking /proc/<pid>/stat parent links. Only PIDs the driver reports are
-// walked, so a sample costs a few reads, not a scan of /proc.
+// walking /proc/<pid>/stat parent links, and against the processes of the
+// same Slurm job (srun starts a step's tasks under slurmstepd, outside the
+// batch script's tree) by the job's cgroup. Only PIDs the driver reports are
+// read, so a sample costs a few reads, not a scan of /proc.
 type procTree struct {
 	root  int
+	job   string            // SLURM_JOB_ID, "" outside a job
 	proc  string            // "/proc"
 	known map[uint32]answer // PIDs already placed: a process never moves into or out of a tree
 }
 
 type answer struct{ owned, visible bool }
 
-func newProcTree(root int) *procTree {
-	return &procTree{root: root, proc: "/proc", known: map[uint32]answer{}}
+func newProcTree(root int, job string) *procTree {
+	return &procTree{root: root, job: job, proc: "/proc", known: map[uint32]answer{}}
 }
 
 // maxDepth bounds the walk; process trees are shallow.
@@ -29,6 +32,9 @@ func (t *procTree) Owns(pid uint32) (owned, visible bool) {
 		return a.owned, a.visible
 	}
 	a := t.walk(int(pid))
+	if a.visible && !a.owned && t.job != "" {
+		a.owned = t.sameJob(int(pid))
+	}
 	if a.visible {
 		t.known[pid] = a // an invisible PID may yet appear: ask again
 	}
@@ -50,6 +56,13 @@ func (t *procTree) walk(p int) answer {
 		p = parent
 	}
 	return answer{false, true}
+}
+
+// sameJob reports whether pid is in the job's cgroup (".../job_<id>/...",
+// as Slurm's task/cgroup names it under cgroup v1 and v2).
+func (t *procTree) sameJob(pid int) bool {
+	data, err := os.ReadFile(t.proc + "/" + strconv.Itoa(pid) + "/cgroup")
+	return err == nil && bytes.Contains(data, []byte("/job_"+t.job+"/"))
 }
 
 // parent reads the PPID field of /proc/<pid>/stat. The command name in

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -22,7 +23,7 @@ func TestProcTree(t *testing.T) {
 	if _, err := fmt.Fscan(stdout, &child); err != nil {
 		t.Fatal(err)
 	}
-	tree := newProcTree(cmd.Process.Pid)
+	tree := newProcTree(cmd.Process.Pid, "")
 	cases := []struct {
 		pid            uint32
 		owned, visible bool
@@ -39,6 +40,28 @@ func TestProcTree(t *testing.T) {
 			if owned != c.owned || visible != c.visible {
 				t.Errorf("Owns(%d) round %d = %v, %v; want %v, %v", c.pid, round, owned, visible, c.owned, c.visible)
 			}
+		}
+	}
+}
+
+// A task that srun started is not in the batch script's tree, but it is in
+// the job's cgroup.
+func TestProcTreeSameJob(t *testing.T) {
+	proc := t.TempDir()
+	for pid, cgroup := range map[string]string{
+		"500": "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n",
+		"501": "4:memory:/slurm/uid_0/job_42/step_batch\n",
+		"502": "0::/system.slice/slurmstepd.scope/job_420/step_0/user/task_0\n",
+	} {
+		os.MkdirAll(filepath.Join(proc, pid), 0o755)
+		os.WriteFile(filepath.Join(proc, pid, "stat"), []byte(pid+" (python) S 77 1 1"), 0o644)
+		os.WriteFile(filepath.Join(proc, pid, "cgroup"), []byte(cgroup), 0o644)
+	}
+	tree := newProcTree(99999, "42")
+	tree.proc = proc
+	for pid, want := range map[uint32]bool{500: true, 501: true, 502: false} {
+		if owned, visible := tree.Owns(pid); owned != want || !visible {
+			t.Errorf("pid %d: owned %v visible %v, want %v", pid, owned, visible, want)
 		}
 	}
 }

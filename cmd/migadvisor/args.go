@@ -32,21 +32,16 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	if cmd == nil {
 		if rest[0] == "help" {
-			return args, nil
+			// "help CMD" is "CMD --help" (the help command itself is hidden).
+			if len(rest) > 1 && findCommand(app.Commands, rest[1]) != nil {
+				return append(append(append([]string{args[0]}, globals...), rest[1:]...), "--help"), nil
+			}
+			return append(append([]string{args[0]}, globals...), "--help"), nil
 		}
 		return nil, usageError{"unknown command " + quote(rest[0])}
 	}
 	if cmd.SkipFlagParsing {
 		return append(append(append([]string{args[0]}, globals...), path...), rest...), nil
-	}
-	if runsCommand[cmd.Name] {
-		// Everything from the command to run on is its own.
-		flags, positional := splitFlags(cmd.Flags, rest, true)
-		out := append(append(append([]string{args[0]}, globals...), path...), flags...)
-		if len(positional) > 0 && positional[0] != "--" {
-			out = append(out, "--")
-		}
-		return append(out, positional...), nil
 	}
 	// Global flags may also follow the command.
 	moreGlobals, rest := extractFlags(app.Flags, rest)
@@ -57,10 +52,6 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	out = append(out, flags...)
 	return append(out, positional...), nil
 }
-
-// runsCommand names the commands whose arguments are a command line to run:
-// their flags end at its first word, with or without "--".
-var runsCommand = map[string]bool{"monitor": true}
 
 // splitFlags separates flags (with their values) from positional arguments.
 // With leadingOnly it stops at the first positional argument.

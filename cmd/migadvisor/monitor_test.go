@@ -25,11 +25,24 @@ func TestMonitorCommandLine(t *testing.T) {
 		{[]string{"monitor", "--interval=1ms", "true"}, 0, "too short"},
 		{[]string{"monitor", "--", "/no/such/program"}, 127, "cannot run /no/such/program"},
 		{[]string{"monitor"}, 2, "monitor needs a command"},
+		{[]string{"monitor", "--bogus", "true"}, 2, "unknown flag --bogus"},
+		{[]string{"--site", "wulver", "monitor", "sh", "-c", "exit 6"}, 6, ""},
 	}
 	for _, c := range cases {
 		_, errOut, code := migadvisor(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.stderr) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.stderr)
+		}
+	}
+}
+
+func TestHelpCommandTopics(t *testing.T) {
+	isolate(t)
+	for args, want := range map[string]string{"help monitor": "Usage: migadvisor monitor", "help sweep": "migadvisor sweep - write",
+		"help catalog discover": "catalog discover - read", "help": "USAGE:"} {
+		out, errOut, code := migadvisor(t, strings.Fields(args)...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
 }
