@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,5 +151,47 @@ func TestScanOutputsReadsMonitorSummary(t *testing.T) {
 	}
 	if peaks["3"] != "5120/9728/unsupported/summary" || peaks["4"] != "2000/9728//line" {
 		t.Errorf("peaks %v", peaks)
+	}
+}
+
+// The summary and stderr line the monitor wrote on a real H100 (testdata/nvml)
+// are read as that job's GPU memory: NVML's own view of the process.
+func TestScanOutputsRealH100Monitor(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	if _, err := col.ImportDump(ctx, strings.NewReader("JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n4242|4242|COMPLETED|alloc|/nowhere|gres/gpu:a100=1\n")); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for src, dst := range map[string]string{"h100-monitor-pytorch.stderr": "slurm-4242.out", "h100-monitor-pytorch.json": "migadvisor-4242.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "nvml", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, dst), string(data))
+	}
+	var view struct {
+		Steps []struct {
+			NVMLProcessMiB float64 `json:"nvml_process_mib"`
+		} `json:"steps"`
+	}
+	raw, _ := os.ReadFile(filepath.Join("..", "testdata", "nvml", "h100-pytorch-nvml-view.json"))
+	if err := json.Unmarshal(raw, &view); err != nil {
+		t.Fatal(err)
+	}
+	nvmlMax := 0.0
+	for _, s := range view.Steps {
+		nvmlMax = max(nvmlMax, s.NVMLProcessMiB)
+	}
+	if _, err := col.ScanOutputs(ctx, []string{dir}, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := col.Store.History(ctx, store.HistoryFilter{})
+	r := recs[0]
+	if peak := *r.GPUMemPeakMiB(); peak < 0.95*nvmlMax || peak > 1.05*nvmlMax || r.MonitorSource != "summary" {
+		t.Errorf("peak %v from %s; NVML's view %v", peak, r.MonitorSource, nvmlMax)
+	}
+	if r.MonitorUtil != "supported" || r.MonitorUtilMax == nil || r.GPUDevice != "NVIDIA H100 80GB HBM3" || *r.MonitorTotalMiB != 81559 {
+		t.Errorf("record %+v", r)
 	}
 }
