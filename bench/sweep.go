@@ -15,6 +15,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -126,7 +127,7 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 		return nil, err
 	}
 	for _, pv := range plan {
-		if err := writeAtomic(filepath.Join(opt.OutDir, pv.variant.File), pv.data, 0o755); err != nil {
+		if err := atomicfile.Write(filepath.Join(opt.OutDir, pv.variant.File), pv.data, 0o755); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +143,7 @@ func SaveSweep(dir string, sw *Sweep) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", SweepFileName, err)
 	}
-	return writeAtomic(filepath.Join(dir, SweepFileName), append(record, '\n'), 0o644)
+	return atomicfile.Write(filepath.Join(dir, SweepFileName), append(record, '\n'), 0o644)
 }
 
 // checkScript refuses a script with lint errors that a variant would keep.
@@ -297,31 +298,6 @@ func sameFile(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(ia, ib), nil
-}
-
-// writeAtomic writes through a temporary file and a rename, so a crash never
-// leaves a half-written script.
-func writeAtomic(file string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	return nil
 }
 
 func allIn(items, allowed []string) bool {

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/bench/gpu"
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
 )
 
 // SummaryVersion is the version of the summary file this build writes and reads.
@@ -81,30 +81,13 @@ func (s *Summary) Lines() []string {
 
 func mibText(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
-// Write writes the summary as JSON through a temporary file, so a reader
-// never sees half of it.
+// Write writes the summary as JSON, whole or not at all.
 func (s *Summary) Write(path string) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".migadvisor-summary-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
 }
 
 // ReadSummary reads a summary file, refusing versions this build does not know.
