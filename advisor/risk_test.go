@@ -1,0 +1,104 @@
+package advisor
+
+import (
+	"strings"
+	"testing"
+)
+
+// Usable memory of Wulver's A100 profiles, MiB.
+const (
+	u10 = 9.5 * 1024
+	u20 = 19.5 * 1024
+	u40 = 39.5 * 1024
+	u80 = 79.3 * 1024
+)
+
+var ladder = []struct {
+	name   string
+	usable float64
+}{{"1g.10gb", u10}, {"2g.20gb", u20}, {"3g.40gb", u40}, {"full", u80}}
+
+func run(profile string, usable float64) MemoryRun {
+	return MemoryRun{Profile: profile, UsableMiB: usable, NeedMiB: -1, PeakMiB: -1, AllocatedMiB: -1}
+}
+
+func risks(runs []MemoryRun) map[string]ProfileRisk {
+	need := EstimateNeed(runs)
+	out := map[string]ProfileRisk{}
+	for _, p := range ladder {
+		out[p.name] = OOMRisk(p.name, p.usable, runs, need, 0)
+	}
+	return out
+}
+
+func levels(r map[string]ProfileRisk) string {
+	var out []string
+	for _, p := range ladder {
+		out = append(out, p.name+"="+r[p.name].Level)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestOOMRiskScenarios(t *testing.T) {
+	oom10 := run("1g.10gb", u10)
+	oom10.GPUOOM, oom10.NeedMiB = true, 10.3*1024
+	done20 := run("2g.20gb", u20)
+	done20.Completed, done20.PeakMiB = true, 18.3*1024
+	done40 := run("3g.40gb", u40)
+	done40.Completed, done40.PeakMiB = true, 23.55*1024
+	alloc40 := done40
+	alloc40.AllocatedMiB = 5.68 * 1024
+	peakOnly := run("full", u80)
+	peakOnly.Completed, peakOnly.PeakMiB = false, 7.2*1024 // a run that failed for another reason
+	tight := run("full", u80)
+	tight.PeakMiB = 8.5 * 1024
+	oomFull := run("full", u80)
+	oomFull.GPUOOM = true
+
+	cases := []struct {
+		name string
+		runs []MemoryRun
+		want string
+	}{
+		{"no evidence at all", nil, "1g.10gb=unknown 2g.20gb=unknown 3g.40gb=unknown full=unknown"},
+		// The OOM ladder: OOM on 10gb is high there; 20gb is judged by the OOM's lower bound.
+		{"OOM on the smallest", []MemoryRun{oom10}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
+		// Completed is evidence: fits on 20gb and anything bigger.
+		{"completed on 20gb", []MemoryRun{oom10, done20}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
+		// A peak measured only on 40gb is inflated by caching: 23.55 GB > 19.5 usable.
+		{"inflated peak only", []MemoryRun{done40}, "1g.10gb=high 2g.20gb=high 3g.40gb=low full=low"},
+		// With the allocated figure the same run says 10gb is fine.
+		{"allocated preferred", []MemoryRun{alloc40}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
+		// Margin: 7.2 of 9.5 GiB is 76% (low); 8.5 of 9.5 is 89% (medium).
+		{"margin low", []MemoryRun{peakOnly}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
+		{"margin medium", []MemoryRun{tight}, "1g.10gb=medium 2g.20gb=low 3g.40gb=low full=low"},
+		// An OOM on the full GPU makes every smaller profile high too.
+		{"OOM on the biggest", []MemoryRun{oomFull}, "1g.10gb=high 2g.20gb=high 3g.40gb=high full=high"},
+	}
+	for _, c := range cases {
+		if got := levels(risks(c.runs)); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestOOMRiskReasonsAndShare(t *testing.T) {
+	r := run("1g.10gb", u10)
+	r.PeakMiB = 7 * 1024
+	need := EstimateNeed([]MemoryRun{r, r})
+	if need.Runs != 2 || need.Source != "peak on 1g.10gb" {
+		t.Errorf("need %+v", need)
+	}
+	// 7/9.5 = 74%: low at the default 80%, medium at a site's stricter 70%.
+	if got := OOMRisk("1g.10gb", u10, nil, need, 0.70); got.Level != RiskMedium || !strings.Contains(got.Reason, "2 runs") {
+		t.Errorf("strict site: %+v", got)
+	}
+	if got := OOMRisk("1g.10gb", u10, nil, need, 0); got.Level != RiskLow {
+		t.Errorf("default share: %+v", got)
+	}
+	oom := run("2g.20gb", u20)
+	oom.GPUOOM = true
+	if got := OOMRisk("1g.10gb", u10, []MemoryRun{oom}, need, 0); got.Level != RiskHigh || !strings.Contains(got.Reason, "on 2g.20gb") {
+		t.Errorf("OOM on a bigger profile: %+v", got)
+	}
+}
