@@ -89,7 +89,7 @@ var (
 	reCancelled  = regexp.MustCompile(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
 	reWork       = regexp.MustCompile(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
 	reMetric     = regexp.MustCompile(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
-	reMonitor    = regexp.MustCompile(`MIGADVISOR_GPU\s+peak_mib=`)
+	reMonitor    = regexp.MustCompile(MonitorLinePrefix + `\s+peak_mib=`)
 	reGromacs    = regexp.MustCompile(`^Performance:\s+([\d.]+)\s+[\d.]+`)
 	reHFSamples  = regexp.MustCompile(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
@@ -230,7 +230,7 @@ func (s *scanner) known(text string, n int) {
 		return
 	}
 	if loc := reMonitor.FindStringIndex(text); loc != nil {
-		monitorLine(ev, text[loc[0]+len("MIGADVISOR_GPU"):])
+		monitorLine(ev, text[loc[0]+len(MonitorLinePrefix):])
 		return
 	}
 	if oom := gpuOOM(text); oom != nil {
@@ -339,6 +339,9 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// MonitorLinePrefix starts the line the GPU monitor writes per device.
+const MonitorLinePrefix = "MIGADVISOR_GPU"
 
 // monitorLine reads "peak_mib=… used_peak_mib=… total_mib=… samples=…
 // scope=… util=… profile=… device=NAME WITH SPACES". device comes last and

@@ -64,6 +64,10 @@ type MonitorWrap struct {
 	Binary string
 }
 
+// MonitoredEnv is set by the monitor in its command's environment, so that
+// a script that reruns itself under the monitor does it once.
+const MonitoredEnv = "MIGADVISOR_MONITORED"
+
 // LeanMonitor is the monitor-only binary, a third of migadvisor's memory.
 const LeanMonitor = "migadvisor-monitor"
 
@@ -104,7 +108,7 @@ func (m MonitorWrap) block(in Interpreter, nl string) string {
 	}
 	lines := []string{
 		"# Rerun this job under the GPU memory monitor (added by migadvisor sweep; --no-monitor leaves it out).",
-		`if [ -z "${MIGADVISOR_MONITORED:-}" ]; then`,
+		`if [ -z "${` + MonitoredEnv + `:-}" ]; then`,
 		"    for _migadvisor in " + candidates + "; do",
 		`        if [ -n "$_migadvisor" ] && [ -x "$_migadvisor" ]; then exec "$_migadvisor" monitor -- ` + rerun + ` "$0" "$@"; fi`,
 		"    done",

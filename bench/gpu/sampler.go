@@ -49,11 +49,10 @@ type DeviceStats struct {
 	UtilMemMax     *float64   `json:"util_mem_max_pct,omitempty"`
 	Notes          []string   `json:"notes,omitempty"`
 
-	utilN            int
-	gpuSum, memSum   float64
-	noProcesses      bool // the process query failed: stop asking
-	sawTree          bool
-	utilSampleFailed bool
+	utilN          int
+	gpuSum, memSum float64
+	noProcesses    bool // the process query failed: stop asking
+	sawTree        bool
 }
 
 // PeakMiB is the best figure of the job's own GPU memory: the peak of its

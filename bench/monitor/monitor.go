@@ -20,15 +20,12 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/migadvisor/migadvisor/bench/gpu"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // DefaultInterval is the sampling period: short enough to catch a peak that
 // lasts a second, long enough to cost well under 1% of a core.
 const DefaultInterval = 500 * time.Millisecond
-
-// GuardEnv is set in the command's environment so that a script that starts
-// itself under the monitor (sweep's variants) does not do it twice.
-const GuardEnv = "MIGADVISOR_MONITORED"
 
 // ForwardedSignals reach the command when the monitor receives them. Slurm
 // sends SIGTERM at the time limit; --signal and scancel -s send others.
@@ -54,7 +51,6 @@ func (e *StartError) Unwrap() error { return e.Err }
 type Options struct {
 	Command  []string
 	Interval time.Duration
-	Out      string // summary file; "" writes none
 	Stdin    io.Reader
 	Stdout   io.Writer
 	Stderr   io.Writer             // the command's stderr, and the monitor's lines
@@ -71,9 +67,9 @@ type Options struct {
 // is a *StartError with the status a shell would give (126 or 127).
 func Run(opt Options) (int, *Summary, error) {
 	opt.defaults()
-	cmd, err := command(opt)
-	if err != nil {
-		return err.(*StartError).Status, nil, err
+	cmd, startErr := command(opt)
+	if startErr != nil {
+		return startErr.Status, nil, startErr
 	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, ForwardedSignals...)
@@ -83,9 +79,10 @@ func Run(opt Options) (int, *Summary, error) {
 	sum.JobID, _ = opt.Env("SLURM_JOB_ID")
 	sum.Host, _ = os.Hostname()
 	if err := cmd.Start(); err != nil {
-		return startStatus(err), nil, &StartError{Command: opt.Command[0], Status: startStatus(err), Err: err}
+		se := &StartError{Command: opt.Command[0], Status: startStatus(err), Err: err}
+		return se.Status, nil, se
 	}
-	s := startSampling(opt, cmd.Process.Pid)
+	s := startSampling(opt, cmd.Process.Pid, sum.JobID)
 	exited := make(chan struct{})
 	go forward(signals, cmd.Process, exited)
 	status := exitStatus(cmd.Wait())
@@ -111,7 +108,7 @@ func (o *Options) defaults() {
 	}
 }
 
-func command(opt Options) (*exec.Cmd, error) {
+func command(opt Options) (*exec.Cmd, *StartError) {
 	if len(opt.Command) == 0 {
 		return nil, &StartError{Status: ExitNotFound, Err: errors.New("no command given")}
 	}
@@ -122,7 +119,7 @@ func command(opt Options) (*exec.Cmd, error) {
 	cmd := exec.Command(path, opt.Command[1:]...)
 	cmd.Args[0] = opt.Command[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
-	cmd.Env = append(os.Environ(), GuardEnv+"=1")
+	cmd.Env = append(os.Environ(), slurm.MonitoredEnv+"=1")
 	return cmd, nil
 }
 
@@ -190,11 +187,11 @@ type sampling struct {
 	done    chan struct{}
 }
 
-func startSampling(opt Options, pid int) *sampling {
+func startSampling(opt Options, pid int, job string) *sampling {
 	s := &sampling{nvml: "ok", stopped: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		s.run(opt, pid)
+		s.run(opt, newProcTree(pid, job))
 	}()
 	return s
 }
@@ -217,17 +214,16 @@ func (s *sampling) stop(giveUp time.Duration, sum *Summary) {
 	}
 }
 
-func (s *sampling) run(opt Options, pid int) {
-	lib, devs, err := openDevices(opt)
+func (s *sampling) run(opt Options, tree gpu.ProcessTree) {
+	lib, picked, notes, err := openDevices(opt)
 	if err != nil {
 		s.note(err.Error(), true)
 		return
 	}
 	defer shutdown(lib)
-	job, _ := opt.Env("SLURM_JOB_ID")
-	sampler := gpu.NewSampler(lib, devs.picked, newProcTree(pid, job))
-	s.publish(sampler, 0, devs.notes)
-	if len(devs.picked) == 0 {
+	sampler := gpu.NewSampler(lib, picked, tree)
+	s.publish(sampler, 0, notes)
+	if len(picked) == 0 {
 		return
 	}
 	ticker := time.NewTicker(opt.Interval)
@@ -267,33 +263,28 @@ func (s *sampling) note(msg string, nvmlState bool) {
 	s.notes = append(s.notes, msg)
 }
 
-type visibleDevices struct {
-	picked []gpu.Device
-	notes  []string
-}
-
 // openDevices initialises NVML and resolves CUDA_VISIBLE_DEVICES.
-func openDevices(opt Options) (lib nvml.Interface, devs visibleDevices, err error) {
+func openDevices(opt Options) (lib nvml.Interface, picked []gpu.Device, notes []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("unavailable: %v", r)
 		}
 	}()
 	if opt.NVML == nil {
-		return nil, devs, errors.New("unavailable: no NVML in this build")
+		return nil, nil, nil, errors.New("unavailable: no NVML in this build")
 	}
 	lib = opt.NVML()
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, devs, fmt.Errorf("unavailable: %s", nvml.ErrorString(ret))
+		return nil, nil, nil, fmt.Errorf("unavailable: %s", nvml.ErrorString(ret))
 	}
 	all, err := gpu.Enumerate(lib)
 	if err != nil {
 		shutdown(lib)
-		return nil, devs, fmt.Errorf("unavailable: %v", err)
+		return nil, nil, nil, fmt.Errorf("unavailable: %v", err)
 	}
 	visible, set := opt.Env("CUDA_VISIBLE_DEVICES")
-	devs.picked, devs.notes = gpu.Resolve(all, visible, set)
-	return lib, devs, nil
+	picked, notes = gpu.Resolve(all, visible, set)
+	return lib, picked, notes, nil
 }
 
 func shutdown(lib nvml.Interface) {

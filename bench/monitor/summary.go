@@ -10,14 +10,11 @@ import (
 
 	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // SummaryVersion is the version of the summary file this build writes and reads.
 const SummaryVersion = 1
-
-// LinePrefix starts the one line per device the monitor writes to stderr,
-// which collect finds in the job's output.
-const LinePrefix = "MIGADVISOR_GPU"
 
 // Summary is the monitor's record of one run of a command (migadvisor-<jobid>.json).
 type Summary struct {
@@ -64,7 +61,7 @@ func (s *Summary) Lines() []string {
 		if d.Samples == 0 {
 			continue
 		}
-		fields := []string{LinePrefix, "peak_mib=" + mibText(d.PeakMiB()), "used_peak_mib=" + mibText(d.PeakUsedMiB),
+		fields := []string{slurm.MonitorLinePrefix, "peak_mib=" + mibText(d.PeakMiB()), "used_peak_mib=" + mibText(d.PeakUsedMiB),
 			"total_mib=" + mibText(d.TotalMiB), "samples=" + strconv.Itoa(d.Samples), "scope=" + d.ProcessScope}
 		util := d.Utilization
 		if d.UtilGPUMean != nil && d.UtilGPUMax != nil {
