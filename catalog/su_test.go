@@ -30,7 +30,7 @@ func profile(t testing.TB, s *Site, name string) *Profile {
 // readTable reads a published CSV into header-keyed rows.
 func readTable(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	f, err := os.Open("../testdata/wulver/" + name)
+	f, err := os.Open("data/reference/wulver/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestSUReproducesLLMTable(t *testing.T) {
 		if math.Abs(c.SU-num(t, row["SU Total"])) > tol {
 			t.Errorf("%s: %.4f SU, published %s", p.Name, c.SU, row["SU Total"])
 		}
-		// Published "SU per 1M Tokens" runs 1-3 % below SU/tokens (see testdata/wulver/README.md).
+		// Published "SU per 1M Tokens" runs 1-3 % below SU/tokens (see catalog/data/reference/wulver/README.md).
 		perM := c.SU / num(t, row["Tokens Processed"]) * 1e6
 		if rel := (perM - num(t, row["SU per 1M Tokens"])) / perM; rel < 0 || rel > 0.04 {
 			t.Errorf("%s: %.2f SU per 1M tokens, published %s (%.1f%% off)", p.Name, perM, row["SU per 1M Tokens"], 100*rel)

@@ -1,0 +1,100 @@
+package catalog
+
+import (
+	"math"
+	"testing"
+)
+
+func wulverReference(t *testing.T) *ReferenceSet {
+	t.Helper()
+	set, ok := ReferenceFor(wulver(t))
+	if !ok {
+		t.Fatal("no reference set for wulver")
+	}
+	return set
+}
+
+func TestReferenceSetReadsEveryPublishedRow(t *testing.T) {
+	set := wulverReference(t)
+	want := map[string]int{"gromacs_performance": 4, "llm-finetuning": 4, "pytorch_cifar10_resnet": 3,
+		"pytorch_cifar10_deepcnn": 3, "pytorch_mnist_simplecnn": 3, "llm-finetuning@a5945c9": 4}
+	if len(set.Benchmarks) != len(want) {
+		t.Fatalf("%d benchmarks, want %d", len(set.Benchmarks), len(want))
+	}
+	for _, b := range set.Benchmarks {
+		if len(b.Rows) != want[b.Name] {
+			t.Errorf("%s: %d rows, want %d", b.Name, len(b.Rows), want[b.Name])
+		}
+	}
+}
+
+func TestReferenceRowsMapLabelsAndUnits(t *testing.T) {
+	set := wulverReference(t)
+	gmx, _ := set.Benchmark("gromacs_performance")
+	r, ok := gmx.Row("2g.20gb")
+	if !ok || r.Label != "A100_20gb MIG" || r.Seconds != 265.995 {
+		t.Fatalf("gromacs 2g.20gb row = %+v", r)
+	}
+	// 81.205 ns/day for 265.995 s is 0.25 ns: the same system on every profile.
+	for _, row := range gmx.Rows {
+		if math.Abs(row.Work-0.25) > 0.001 {
+			t.Errorf("gromacs %s: %.4f ns, want 0.25", row.Profile, row.Work)
+		}
+	}
+	llm, _ := set.Benchmark("llm-finetuning")
+	r, _ = llm.Row("1g.10gb")
+	if math.Abs(r.Seconds-1.092*3600) > 1e-6 || math.Abs(r.Work-0.166327) > 1e-9 {
+		t.Fatalf("llm 1g.10gb row = %+v", r)
+	}
+	if math.Abs(r.AllocatedMiB-5416.9) > 0.1 || math.Abs(r.PeakMiB-8554.5) > 0.1 {
+		t.Errorf("llm 1g.10gb memory: allocated %.1f, reserved %.1f MiB", r.AllocatedMiB, r.PeakMiB)
+	}
+	old, _ := set.Benchmark("llm-finetuning@a5945c9")
+	if old.IsPrior() {
+		t.Error("the superseded LLM run must not be a prior")
+	}
+	for _, row := range old.Rows {
+		if (row.Profile == "1g.10gb") != row.OOM {
+			t.Errorf("old llm %s (%q): OOM = %v", row.Profile, row.Label, row.OOM)
+		}
+	}
+	if r, _ := old.Row("full"); r.Label != "80gb (full)" || r.Seconds != 180.81 {
+		t.Errorf("old llm full row = %+v", r)
+	}
+}
+
+func TestReferenceRecognisesWorkloads(t *testing.T) {
+	set := wulverReference(t)
+	cases := map[string]string{
+		"srun gmx_mpi mdrun -deffnm md -nb gpu":                    "gromacs_performance",
+		"gmx mdrun -s topol.tpr":                                   "gromacs_performance",
+		"from peft import LoraConfig, get_peft_model":              "llm-finetuning",
+		"python train.py --dataset cifar10 --model resnet18":       "pytorch_cifar10_resnet",
+		"python cifar10_deepcnn.py":                                "pytorch_cifar10_deepcnn",
+		"torchvision.datasets.MNIST(root)":                         "pytorch_mnist_simplecnn",
+		"python simulate.py --steps 100":                           "",
+		"echo 'no gpu code here'; sleep 10 # mdrunner is not gmx": "",
+	}
+	for text, want := range cases {
+		b, ok := set.Recognise(text)
+		got := ""
+		if ok {
+			got = b.Name
+		}
+		if got != want {
+			t.Errorf("Recognise(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestCapacityIsTheGeometricMeanOfSMAndBandwidthShares(t *testing.T) {
+	s := wulver(t)
+	for name, want := range map[string]float64{
+		"1g.10gb": math.Sqrt(14.0 / 108 / 8), "2g.20gb": math.Sqrt(28.0 / 108 / 4),
+		"3g.40gb": math.Sqrt(42.0 / 108 / 2), "full": 1,
+	} {
+		if got := s.Capacity(profile(t, s, name)); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Capacity(%s) = %g, want %g", name, got, want)
+		}
+	}
+}
