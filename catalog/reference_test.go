@@ -66,13 +66,13 @@ func TestReferenceRowsMapLabelsAndUnits(t *testing.T) {
 func TestReferenceRecognisesWorkloads(t *testing.T) {
 	set := wulverReference(t)
 	cases := map[string]string{
-		"srun gmx_mpi mdrun -deffnm md -nb gpu":                    "gromacs_performance",
-		"gmx mdrun -s topol.tpr":                                   "gromacs_performance",
-		"from peft import LoraConfig, get_peft_model":              "llm-finetuning",
-		"python train.py --dataset cifar10 --model resnet18":       "pytorch_cifar10_resnet",
-		"python cifar10_deepcnn.py":                                "pytorch_cifar10_deepcnn",
-		"torchvision.datasets.MNIST(root)":                         "pytorch_mnist_simplecnn",
-		"python simulate.py --steps 100":                           "",
+		"srun gmx_mpi mdrun -deffnm md -nb gpu":                   "gromacs_performance",
+		"gmx mdrun -s topol.tpr":                                  "gromacs_performance",
+		"from peft import LoraConfig, get_peft_model":             "llm-finetuning",
+		"python train.py --dataset cifar10 --model resnet18":      "pytorch_cifar10_resnet",
+		"python cifar10_deepcnn.py":                               "pytorch_cifar10_deepcnn",
+		"torchvision.datasets.MNIST(root)":                        "pytorch_mnist_simplecnn",
+		"python simulate.py --steps 100":                          "",
 		"echo 'no gpu code here'; sleep 10 # mdrunner is not gmx": "",
 	}
 	for text, want := range cases {

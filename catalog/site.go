@@ -35,6 +35,7 @@ type Site struct {
 	Partitions       []Partition   `toml:"partitions"`
 	Profiles         []Profile     `toml:"profiles"`
 	WorkPatterns     []WorkPattern `toml:"work_patterns"`
+	Advice           Advice        `toml:"advice"`
 
 	Source string    `toml:"-"` // where the site was read from
 	model  *GPUModel // nil when gpu_model is not built in
@@ -46,6 +47,17 @@ type WorkPattern struct {
 	Name  string `toml:"name"`
 	Regex string `toml:"regex"`
 	Unit  string `toml:"unit"`
+}
+
+// Advice tunes recommendations for the site. Zero values take migadvisor's
+// defaults (0.8 and 0.05).
+type Advice struct {
+	// LowRiskShare: a GPU memory need below this share of a profile's usable
+	// memory is a low OOM risk.
+	LowRiskShare float64 `toml:"low_risk_share"`
+	// SUTolerance: a smaller profile is preferred when its SU is within this
+	// share of the lowest.
+	SUTolerance float64 `toml:"su_tolerance"`
 }
 
 // Billing holds the SU formula's parameters:
@@ -232,6 +244,12 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if s.UntypedGPU != "" && !seenName[s.UntypedGPU] {
 		return fail("", 0, "untyped_gpu", "untyped_gpu names %q, which is not a profile", s.UntypedGPU)
+	}
+	if a := s.Advice.LowRiskShare; a < 0 || a >= 0.95 {
+		return fail("advice", 0, "low_risk_share", "low_risk_share must be between 0 and 0.95 (a share of usable memory), not %g", a)
+	}
+	if t := s.Advice.SUTolerance; t < 0 || t >= 1 {
+		return fail("advice", 0, "su_tolerance", "su_tolerance must be between 0 and 1 (a share of SU), not %g", t)
 	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {

@@ -1,0 +1,142 @@
+package advisor
+
+import (
+	"slices"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// AllocatedMetric is the MIGADVISOR_METRIC a job prints for its framework's
+// peak of allocated GPU memory, in MiB (PyTorch:
+// torch.cuda.max_memory_allocated() / 2**20). It is the best figure of the
+// need: NVML's peak includes what a caching allocator reserved.
+const AllocatedMetric = "peak_allocated_mib"
+
+// Run is one run of a job, as the advisor weighs it. Figures not known are < 0.
+type Run struct {
+	JobID     string
+	Profile   string
+	State     string
+	Seconds   float64 // wall time
+	Completed bool    // COMPLETED, with no GPU OOM in its output
+	TimedOut  bool    // ended at its time limit: Seconds is a lower bound
+	GPUOOM    bool
+	HostOOM   bool // killed for host memory (OUT_OF_MEMORY, oom-kill)
+
+	NeedMiB      float64 // lower bound from a GPU OOM message
+	PeakMiB      float64 // peak GPU memory (the monitor's, else gres/gpumem)
+	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
+	Work         float64 // work done, in WorkUnit
+	WorkUnit     string
+	Utilisation  float64 // mean GPU utilisation, %
+
+	CPUs       int
+	ReqMemMiB  float64
+	MaxRSSMiB  float64
+	QueueWaitS float64 // Start − Submit
+}
+
+// RunFromRecord reads a job record of the history. It returns false for a
+// record that says nothing about a profile: not ended, no single GPU of a
+// known profile.
+func RunFromRecord(r *store.JobRecord) (Run, bool) {
+	if r.Stub || !slurm.TerminalState(r.State) || r.Profile == "" || r.GPUCount != 1 {
+		return Run{}, false
+	}
+	run := Run{JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
+		AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+	run.GPUOOM = r.GPUOOM != ""
+	run.HostOOM = r.OOM() == slurm.OOMHost
+	run.Completed = r.State == "COMPLETED" && !run.GPUOOM
+	run.TimedOut = r.State == "TIMEOUT" || r.TimeLimitHit
+	run.Seconds = deref(intToFloat(r.ElapsedS), -1)
+	run.NeedMiB = deref(r.GPUNeedMiB, -1)
+	run.PeakMiB = deref(r.GPUMemPeakMiB(), -1)
+	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
+		run.AllocatedMiB = v
+	}
+	if r.Work != nil && *r.Work > 0 {
+		run.Work, run.WorkUnit = *r.Work, r.WorkUnit
+	}
+	switch {
+	case r.MonitorUtilMean != nil && r.MonitorUtil == "supported":
+		run.Utilisation = *r.MonitorUtilMean
+	case r.GPUUtil != nil:
+		run.Utilisation = *r.GPUUtil
+	}
+	if r.CPUs != nil {
+		run.CPUs = int(*r.CPUs)
+	}
+	run.ReqMemMiB, run.MaxRSSMiB = deref(r.ReqMemMiB, -1), deref(r.MaxRSSMiB, -1)
+	if r.Submit != nil && r.Start != nil && !r.Start.Before(*r.Submit) {
+		run.QueueWaitS = r.Start.Sub(*r.Submit).Seconds()
+	}
+	return run, true
+}
+
+// RunsFromBenchmark turns a reference table into runs: one per row.
+func RunsFromBenchmark(b *catalog.Benchmark) []Run {
+	var runs []Run
+	for _, row := range b.Rows {
+		r := Run{JobID: b.Name + "/" + row.Profile, Profile: row.Profile, State: "COMPLETED", Seconds: row.Seconds,
+			Completed: !row.OOM, GPUOOM: row.OOM, NeedMiB: -1, PeakMiB: row.PeakMiB, AllocatedMiB: row.AllocatedMiB,
+			Work: row.Work, WorkUnit: b.WorkUnit, Utilisation: -1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(),
+			MaxRSSMiB: -1, QueueWaitS: -1}
+		if row.OOM {
+			r.State = "FAILED"
+		}
+		if r.Work < 0 {
+			r.WorkUnit = ""
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func deref(p *float64, none float64) float64 {
+	if p == nil {
+		return none
+	}
+	return *p
+}
+
+func intToFloat(p *int64) *float64 {
+	if p == nil {
+		return nil
+	}
+	f := float64(*p)
+	return &f
+}
+
+// memoryRuns are the runs as the OOM-risk rules read them.
+func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
+	var out []MemoryRun
+	for _, r := range runs {
+		p, ok := site.Profile(r.Profile)
+		if !ok {
+			continue
+		}
+		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
+			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB})
+	}
+	return out
+}
+
+// medianOf is the median of the values f gives for the runs where keep holds.
+func medianOf(runs []Run, keep func(Run) bool, f func(Run) float64) (float64, []float64, bool) {
+	var vs []float64
+	for _, r := range runs {
+		if keep(r) {
+			if v := f(r); v > 0 {
+				vs = append(vs, v)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return 0, nil, false
+	}
+	slices.Sort(vs)
+	return median(vs), vs, true
+}

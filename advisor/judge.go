@@ -1,0 +1,201 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait.
+func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
+	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p),
+		usable: p.UsableMemory.MiB(), OOMRisk: RiskUnknown}
+	for _, r := range a.runs {
+		if r.Profile != p.Name {
+			continue
+		}
+		pa.Runs++
+		if r.Completed {
+			pa.Completed++
+		}
+		if r.TimedOut {
+			pa.TimedOut++
+		}
+		pa.OOMObserved = pa.OOMObserved || r.GPUOOM
+	}
+	if a.need.Known() {
+		pa.GPUMemNeedMiB = ptr(math.Round(a.need.MiB))
+	}
+	risk := OOMRisk(p.Name, p.UsableMemory.MiB(), a.memRuns, a.need, a.opt.LowRiskShare)
+	pa.OOMRisk, pa.OOMRiskReason = risk.Level, a.fromPrior(risk.Reason)
+	a.runtime(&pa)
+	a.charge(&pa, p)
+	a.timeLimit(&pa, p)
+	if w, ok := a.job.QueueWaitS[p.Name]; ok {
+		pa.QueueWaitS = ptr(math.Round(w))
+	}
+	pa.Eligible, pa.Reason = a.eligibility(&pa)
+	return pa
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fromPrior marks a judgement made on a reference benchmark's runs.
+func (a *analysis) fromPrior(reason string) string {
+	if a.basis == BasisPrior {
+		return "reference benchmark: " + reason
+	}
+	return reason
+}
+
+// runtime sets the profile's runtime: the median of its completed runs, else
+// predicted from the other profiles (or from the work rate and total work),
+// never below the longest run that hit its time limit here.
+func (a *analysis) runtime(pa *ProfileAdvice) {
+	completed := func(r Run) bool { return r.Profile == pa.Profile && r.Completed && r.Seconds > 0 }
+	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok {
+		pa.RuntimeS, pa.RuntimeRangeS = ptr(m), &[2]float64{sorted[0], sorted[len(sorted)-1]}
+		pa.RuntimeSource = a.basis
+		return
+	}
+	sec, lo, hi, ok := a.predictRuntime(pa.capacity)
+	lower := a.lowerBound(pa.Profile)
+	if !ok {
+		return
+	}
+	pa.RuntimeS, pa.RuntimeRangeS = ptr(max(sec, lower)), &[2]float64{max(lo, lower), max(hi, lower)}
+	pa.RuntimeSource = BasisPredicted
+	if a.basis == BasisPrior {
+		pa.RuntimeSource = BasisPrior
+	}
+}
+
+func (a *analysis) predictRuntime(capacity float64) (sec, lo, hi float64, ok bool) {
+	if len(a.points) > 0 {
+		sec, lo, hi, _ = a.scaling.Predict(a.points, capacity)
+		return sec, lo, hi, true
+	}
+	if a.work > 0 && len(a.workPoints) > 0 {
+		sec, lo, hi, _ = a.workScaling.Predict(a.workPoints, capacity)
+		return sec * a.work, lo * a.work, hi * a.work, true
+	}
+	return 0, 0, 0, false
+}
+
+// lowerBound is the longest time a run on the profile ran before its limit.
+func (a *analysis) lowerBound(profile string) float64 {
+	lower := 0.0
+	for _, r := range a.runs {
+		if r.Profile == profile && r.TimedOut {
+			lower = max(lower, r.Seconds)
+		}
+	}
+	return lower
+}
+
+// charge applies the SU formula to the runtime, and to the time per unit of work.
+func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
+	j := a.base
+	j.Profile, j.GPUs = p, 1
+	if j.Partition == "" || !contains(p.Partitions, j.Partition) {
+		j.Partition = ""
+	}
+	j.Hours = 1
+	rate, err := a.site.Charge(j)
+	if err != nil {
+		return
+	}
+	pa.SUPerHour = round4(rate.SUPerHour)
+	if pa.RuntimeS != nil {
+		pa.SU = ptr(round4(rate.SUPerHour * *pa.RuntimeS / 3600))
+	}
+	if perWork, ok := a.secondsPerWork(pa); ok {
+		pa.SUPerWork, pa.WorkUnit = ptr(round4(rate.SUPerHour*perWork/3600)), a.workUnit
+	}
+}
+
+// secondsPerWork is the profile's time per unit of work: measured on it
+// (completed or time-capped runs count alike), else predicted.
+func (a *analysis) secondsPerWork(pa *ProfileAdvice) (float64, bool) {
+	for _, pt := range a.workPoints {
+		if pt.Profile == pa.Profile {
+			return pt.Seconds, true
+		}
+	}
+	if len(a.workPoints) == 0 {
+		return 0, false
+	}
+	sec, _, _, _ := a.workScaling.Predict(a.workPoints, pa.capacity)
+	return sec, true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// timeLimit checks the runtime against the script's --time and suggests one
+// that covers the whole range, within the partition's limit.
+func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
+	limit := a.job.Resources.Time
+	if !limit.IsSet() || limit.Unlimited || pa.RuntimeRangeS == nil {
+		return
+	}
+	hi := pa.RuntimeRangeS[1]
+	if hi <= limit.Duration.Seconds() {
+		return
+	}
+	pa.TimeLimit = slurm.FormatDuration(suggestTime(hi))
+}
+
+// suggestTime is a --time with a fifth more than the longest expected run,
+// rounded up to five minutes.
+func suggestTime(seconds float64) time.Duration {
+	const step = 300
+	return time.Duration(math.Ceil(seconds*1.2/step)*step) * time.Second
+}
+
+// partitionLimit is the longest --time the profile's partition allows.
+func (a *analysis) partitionLimit(p string) (slurm.TimeLimit, bool) {
+	part := a.base.Partition
+	if prof, ok := a.site.Profile(p); ok && (part == "" || !contains(prof.Partitions, part)) && len(prof.Partitions) > 0 {
+		part = prof.Partitions[0]
+	}
+	return a.site.MaxWalltimeFor(part)
+}
+
+// eligibility decides whether the profile may be recommended, and says why.
+func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
+	switch pa.OOMRisk {
+	case RiskHigh:
+		return false, "high OOM risk: " + pa.OOMRiskReason
+	case RiskMedium:
+		return false, "medium OOM risk: " + pa.OOMRiskReason
+	case RiskUnknown:
+		return false, "OOM risk unknown: no GPU memory evidence"
+	}
+	if pa.RuntimeS == nil {
+		if lower := a.lowerBound(pa.Profile); lower > 0 {
+			return false, fmt.Sprintf("runtime unknown: ran past its time limit (%s) and no run completed anywhere", formatSeconds(lower))
+		}
+		return false, "runtime unknown: no completed run to scale from"
+	}
+	if pa.TimeLimit != "" {
+		if max, ok := a.partitionLimit(pa.Profile); ok && !max.Unlimited {
+			if need, _ := slurm.ParseTimeLimit(pa.TimeLimit); need.Duration > max.Duration {
+				return false, fmt.Sprintf("needs --time=%s, beyond the partition's limit of %s", pa.TimeLimit, max)
+			}
+		}
+		return true, fmt.Sprintf("low OOM risk; needs --time=%s (the script asks for %s)", pa.TimeLimit, a.job.Resources.Time)
+	}
+	return true, "low OOM risk: " + pa.OOMRiskReason
+}
