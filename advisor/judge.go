@@ -51,9 +51,10 @@ func (a *analysis) fromPrior(reason string) string {
 	return reason
 }
 
-// runtime sets the profile's runtime: the median of its completed runs, else
-// predicted from the other profiles (or from the work rate and total work),
-// never below the longest run that hit its time limit here.
+// runtime sets the profile's runtime: the median of its completed runs; else
+// the job's total work at the rate measured here (time-capped runs count);
+// else predicted from the other profiles. Never below the longest run that
+// hit its time limit here.
 func (a *analysis) runtime(pa *ProfileAdvice) {
 	completed := func(r Run) bool { return r.Profile == pa.Profile && r.Completed && r.Seconds > 0 }
 	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok {
@@ -61,16 +62,34 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 		pa.RuntimeSource = a.basis
 		return
 	}
-	sec, lo, hi, ok := a.predictRuntime(pa.capacity)
-	lower := a.lowerBound(pa.Profile)
+	sec, lo, hi, ok := a.workRuntime(pa.Profile)
+	if !ok {
+		sec, lo, hi, ok = a.predictRuntime(pa.capacity)
+	}
 	if !ok {
 		return
 	}
+	lower := a.lowerBound(pa.Profile)
 	pa.RuntimeS, pa.RuntimeRangeS = ptr(max(sec, lower)), &[2]float64{max(lo, lower), max(hi, lower)}
 	pa.RuntimeSource = BasisPredicted
 	if a.basis == BasisPrior {
 		pa.RuntimeSource = BasisPrior
 	}
+}
+
+// workRuntime is the job's total work at the rates its runs on the profile measured.
+func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
+	if a.work <= 0 {
+		return 0, 0, 0, false
+	}
+	onP := func(r Run) bool {
+		return r.Profile == profile && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit
+	}
+	m, sorted, ok := medianOf(a.runs, onP, func(r Run) float64 { return r.Seconds / r.Work })
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return m * a.work, sorted[0] * a.work, sorted[len(sorted)-1] * a.work, true
 }
 
 func (a *analysis) predictRuntime(capacity float64) (sec, lo, hi float64, ok bool) {

@@ -327,7 +327,7 @@ func (a *analysis) probeCommand(profile string) string {
 	if script == "" {
 		script = "JOB.sh"
 	}
-	return cmd + " " + slurm.ShellQuote(script)
+	return cmd + " " + slurm.ShellWord(script)
 }
 
 func joinProfiles(ps []string) string { return strings.Join(ps, ", ") }

@@ -127,3 +127,14 @@ func (m MonitorWrap) block(in Interpreter, nl string) string {
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShellWord is s as one shell word for a command shown to a user: as it is
+// when no character in it is special to the shell, else ShellQuote(s).
+func ShellWord(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+	}) {
+		return ShellQuote(s)
+	}
+	return s
+}

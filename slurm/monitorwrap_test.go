@@ -129,3 +129,17 @@ func TestMonitorWrapKeepsCRLF(t *testing.T) {
 		t.Errorf("mixed line ends:\n%q", data)
 	}
 }
+
+func TestShellWordRoundTripsThroughSh(t *testing.T) {
+	for in, bare := range map[string]bool{"job.sh": true, "runs/v1/job-2g.20gb.sh": true, "my job.sh": false,
+		"it's.sh": false, "$(rm -rf ~).sh": false, "`id`": false, "": false, "ünïcode.sh": false, "a;b": false} {
+		w := ShellWord(in)
+		if (w == in) != bare {
+			t.Errorf("ShellWord(%q) = %s", in, w)
+		}
+		out, err := exec.Command("sh", "-c", "printf %s "+w).Output()
+		if err != nil || string(out) != in {
+			t.Errorf("sh read %s back as %q (%v)", w, out, err)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package advisor
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// run is a completed run on a profile taking seconds, with unknown figures unset.
+func newRun(profile string, seconds float64) Run {
+	return Run{JobID: profile, Profile: profile, State: "COMPLETED", Seconds: seconds, Completed: true, NeedMiB: -1,
+		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilisation: -1, CPUs: 1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+}
+
+func (r Run) peak(mib float64) Run { r.PeakMiB = mib; return r }
+func (r Run) work(w float64, unit string) Run {
+	r.Work, r.WorkUnit = w, unit
+	return r
+}
+func (r Run) oom(need float64) Run {
+	r.Completed, r.GPUOOM, r.State, r.NeedMiB = false, true, "FAILED", need
+	return r
+}
+func (r Run) timeout() Run {
+	r.Completed, r.TimedOut, r.State = false, true, "TIMEOUT"
+	return r
+}
+
+const script = "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=4G\n"
+
+func recommend(t *testing.T, directives string, runs []Run, opt Options) *Recommendation {
+	t.Helper()
+	s := slurm.Parse("job.sh", []byte(script+directives+"srun ./train\n"))
+	rec, err := Recommend(wulverSite(t), Job{Script: "job.sh", Resources: s.Resources, Runs: runs}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func profileOf(t *testing.T, rec *Recommendation, name string) ProfileAdvice {
+	t.Helper()
+	for _, pa := range rec.Profiles {
+		if pa.Profile == name {
+			return pa
+		}
+	}
+	t.Fatalf("no profile %s", name)
+	return ProfileAdvice{}
+}
+
+func recommended(rec *Recommendation) string {
+	if rec.Recommended == nil {
+		return "none"
+	}
+	return *rec.Recommended
+}
+
+func TestCompletedOnFullOnlyPredictsTheSlices(t *testing.T) {
+	// 3 GiB peak on a full GPU in an hour: every slice fits; the prior scales the time.
+	rec := recommend(t, "", []Run{newRun("full", 3600).peak(3072)}, Options{})
+	if got := recommended(rec); got != "1g.10gb" {
+		t.Fatalf("recommended %s: %s", got, rec.Reason)
+	}
+	if rec.Basis != BasisPredicted {
+		t.Errorf("basis %s, want predicted", rec.Basis)
+	}
+	small := profileOf(t, rec, "1g.10gb")
+	if small.RuntimeSource != BasisPredicted || *small.RuntimeS <= 3600 || small.RuntimeRangeS[0] >= small.RuntimeRangeS[1] {
+		t.Errorf("1g.10gb runtime %v %v %s", *small.RuntimeS, small.RuntimeRangeS, small.RuntimeSource)
+	}
+	if full := profileOf(t, rec, "full"); full.RuntimeSource != BasisMeasured || *full.RuntimeS != 3600 || *full.SU != 17 {
+		t.Errorf("full: %+v", full)
+	}
+}
+
+func TestNoMemoryEvidenceIsNeverLowRisk(t *testing.T) {
+	rec := recommend(t, "", []Run{newRun("full", 600)}, Options{})
+	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
+		if pa := profileOf(t, rec, name); pa.OOMRisk != RiskUnknown || pa.Eligible {
+			t.Errorf("%s: risk %s eligible %v, want unknown and not eligible", name, pa.OOMRisk, pa.Eligible)
+		}
+	}
+	// Completing on full is evidence for full alone.
+	if got := recommended(rec); got != "full" {
+		t.Errorf("recommended %s, want full", got)
+	}
+}
+
+func TestMemoryMarginDecidesTheSmallestSafeProfile(t *testing.T) {
+	// 8.5 GiB of 9.5 usable on 1g.10gb is 89%: medium; 2g.20gb is the pick.
+	rec := recommend(t, "", []Run{newRun("full", 3600).peak(8704)}, Options{})
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskMedium || pa.Eligible {
+		t.Errorf("1g.10gb: %s, %s", pa.OOMRisk, pa.Reason)
+	}
+	if got := recommended(rec); got != "2g.20gb" {
+		t.Errorf("recommended %s: %s", got, rec.Reason)
+	}
+	// A site that accepts 95% takes the smaller slice.
+	if got := recommended(recommend(t, "", []Run{newRun("full", 3600).peak(8704)}, Options{LowRiskShare: 0.93})); got != "1g.10gb" {
+		t.Errorf("with a 93%% margin recommended %s", got)
+	}
+}
+
+func TestOOMLadder(t *testing.T) {
+	runs := []Run{newRun("1g.10gb", 60).oom(12000), newRun("2g.20gb", 60).oom(-1), newRun("3g.40gb", 1800).peak(30000)}
+	rec := recommend(t, "", runs, Options{})
+	for name, risk := range map[string]string{"1g.10gb": RiskHigh, "2g.20gb": RiskHigh, "3g.40gb": RiskLow, "full": RiskLow} {
+		if pa := profileOf(t, rec, name); pa.OOMRisk != risk {
+			t.Errorf("%s: %s (%s), want %s", name, pa.OOMRisk, pa.OOMRiskReason, risk)
+		}
+	}
+	if got := recommended(rec); got != "3g.40gb" {
+		t.Errorf("recommended %s: %s", got, rec.Reason)
+	}
+	// OOM on every profile: nothing, and say why.
+	all := recommend(t, "", []Run{newRun("full", 60).oom(90000)}, Options{})
+	if all.Recommended != nil || !strings.Contains(all.Reason, "every profile") || all.Basis != BasisNone {
+		t.Errorf("OOM on full: %s / %s", recommended(all), all.Reason)
+	}
+}
+
+func TestCompletedIsEvidenceItFits(t *testing.T) {
+	// The NVML peak on 2g.20gb (19 GiB) is the caching allocator filling the slice; it completed, so it fits.
+	rec := recommend(t, "", []Run{newRun("2g.20gb", 1000).peak(19456), newRun("3g.40gb", 700).peak(30000)}, Options{})
+	if pa := profileOf(t, rec, "2g.20gb"); pa.OOMRisk != RiskLow || !strings.Contains(pa.OOMRiskReason, "completed here") {
+		t.Errorf("2g.20gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskHigh {
+		t.Errorf("1g.10gb needs 19 GiB: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+}
+
+func TestTimeLimitAdvice(t *testing.T) {
+	// One hour on full; the script asks for 1:10:00; slices are slower.
+	rec := recommend(t, "#SBATCH --time=01:10:00\n", []Run{newRun("full", 3600).peak(2048)}, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.TimeLimit == "" || !small.Eligible {
+		t.Fatalf("1g.10gb: time limit %q, eligible %v (%s)", small.TimeLimit, small.Eligible, small.Reason)
+	}
+	limit, err := slurm.ParseTimeLimit(small.TimeLimit)
+	if err != nil || limit.Duration.Seconds() < small.RuntimeRangeS[1] {
+		t.Errorf("--time=%s does not cover the range %v", small.TimeLimit, small.RuntimeRangeS)
+	}
+	if full := profileOf(t, rec, "full"); full.TimeLimit != "" {
+		t.Errorf("full fits its limit: %q", full.TimeLimit)
+	}
+	if got := recommended(rec); rec.TimeLimit == "" || got == "full" || !strings.Contains(rec.Reason, "--time="+rec.TimeLimit) {
+		t.Errorf("recommended %s with --time=%q: %s", got, rec.TimeLimit, rec.Reason)
+	}
+	// Beyond the partition's 72 hours the risk is unresolved.
+	long := recommend(t, "#SBATCH --time=3-00:00:00\n", []Run{newRun("full", 65*3600).peak(2048)}, Options{})
+	if pa := profileOf(t, long, "1g.10gb"); pa.Eligible || !strings.Contains(pa.Reason, "beyond the partition's limit") {
+		t.Errorf("1g.10gb for a 65 h full-GPU job: %v, %s", pa.Eligible, pa.Reason)
+	}
+}
+
+func TestTimeoutIsALowerBound(t *testing.T) {
+	runs := []Run{newRun("full", 600).peak(1024), newRun("1g.10gb", 900).peak(1024).timeout()}
+	rec := recommend(t, "#SBATCH --time=15:00\n", runs, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.RuntimeS == nil || *small.RuntimeS < 900 || small.RuntimeRangeS[0] < 900 || small.TimedOut != 1 {
+		t.Fatalf("1g.10gb after a 15-minute TIMEOUT: %+v", small)
+	}
+	if small.TimeLimit == "" {
+		t.Error("a profile that timed out needs a longer --time")
+	}
+	// Timeouts alone give no runtime: measure with a longer limit.
+	only := recommend(t, "#SBATCH --time=15:00\n", []Run{newRun("1g.10gb", 900).peak(1024).timeout()}, Options{})
+	if only.Recommended != nil || !strings.Contains(only.Next, "--probe") || !strings.Contains(only.Reason, "longer --time") {
+		t.Errorf("timeouts only: %s; next %q; %s", recommended(only), only.Next, only.Reason)
+	}
+}
+
+func TestWorkRateOfTimeCappedProbes(t *testing.T) {
+	// Ten-minute probes capped by --time: the full GPU did 6× the work of 1g.10gb for 5.7× the SU/h.
+	runs := []Run{newRun("1g.10gb", 600).peak(2048).work(100, "step").timeout(), newRun("full", 600).peak(2048).work(600, "step").timeout()}
+	rec := recommend(t, "#SBATCH --time=10:00\n", runs, Options{})
+	small, full := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "full")
+	if small.SUPerWork == nil || full.SUPerWork == nil || small.WorkUnit != "step" {
+		t.Fatalf("SU per step: 1g.10gb %v, full %v", small.SUPerWork, full.SUPerWork)
+	}
+	// 3 SU/h at 6 s a step against 17 SU/h at 1 s: full is cheaper per step.
+	if *full.SUPerWork >= *small.SUPerWork {
+		t.Errorf("full %.4f SU/step should beat 1g.10gb %.4f", *full.SUPerWork, *small.SUPerWork)
+	}
+	// No run completed: total runtime is unknown, so nothing is recommended yet.
+	if rec.Recommended != nil {
+		t.Errorf("recommended %s without a completed run", recommended(rec))
+	}
+	// Once a completed run gives the total work, the work rate predicts every runtime.
+	runs = append(runs, newRun("3g.40gb", 4500).peak(2048).work(3000, "step"))
+	rec = recommend(t, "#SBATCH --time=2:00:00\n", runs, Options{})
+	if rec.Recommended == nil {
+		t.Errorf("nothing recommended: %s", rec.Reason)
+	}
+	for name, want := range map[string]float64{"1g.10gb": 3000 * 6, "full": 3000 * 1, "3g.40gb": 4500} {
+		if pa := profileOf(t, rec, name); pa.RuntimeS == nil || abs(*pa.RuntimeS-want) > 1e-6 {
+			t.Errorf("%s runtime %v, want %g", name, deref(pa.RuntimeS, -1), want)
+		}
+	}
+}
+
+func TestSUToleranceTakesTheSmallerProfile(t *testing.T) {
+	// SU: 1g.10gb 3 SU/h × 1 h = 3; 2g.20gb 5 SU/h × 0.58 h = 2.9: within 5%, so the smaller.
+	runs := []Run{newRun("1g.10gb", 3600).peak(1024), newRun("2g.20gb", 2088).peak(1024)}
+	if got := recommended(recommend(t, "", runs, Options{})); got != "1g.10gb" {
+		t.Errorf("recommended %s, want 1g.10gb within tolerance", got)
+	}
+	if got := recommended(recommend(t, "", runs, Options{SUTolerance: 0.01})); got != "2g.20gb" {
+		t.Errorf("with 1%% tolerance recommended %s, want 2g.20gb", got)
+	}
+}
+
+func TestObjectivesAndMaxSlowdown(t *testing.T) {
+	runs := []Run{newRun("1g.10gb", 4000).peak(1024), newRun("2g.20gb", 2200).peak(1024), newRun("3g.40gb", 1500).peak(1024), newRun("full", 1000).peak(1024)}
+	if got := recommended(recommend(t, "", runs, Options{Objective: ObjectiveTime})); got != "full" {
+		t.Errorf("objective time: %s", got)
+	}
+	rec := recommend(t, "", runs, Options{MaxSlowdown: 2.5})
+	if got := recommended(rec); got != "2g.20gb" {
+		t.Errorf("max slowdown 2.5: %s (%s)", got, rec.Reason)
+	}
+	if pa := profileOf(t, rec, "1g.10gb"); pa.Eligible || !strings.Contains(pa.Reason, "slower than full") {
+		t.Errorf("1g.10gb at 4× full: %s", pa.Reason)
+	}
+	// Turnaround: a long queue for full GPUs makes the small slice sooner.
+	waits := map[string]float64{"1g.10gb": 60, "2g.20gb": 600, "3g.40gb": 3600, "full": 7200}
+	s := slurm.Parse("job.sh", []byte(script+"srun ./train\n"))
+	rec, err := Recommend(wulverSite(t), Job{Resources: s.Resources, Runs: runs, QueueWaitS: waits}, Options{Objective: ObjectiveTurnaround})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recommended(rec); got != "2g.20gb" {
+		t.Errorf("turnaround: %s (%s)", got, rec.Reason)
+	}
+}
+
+func TestHostOOMAdvisesMemory(t *testing.T) {
+	killed := newRun("2g.20gb", 300).peak(2048)
+	killed.Completed, killed.HostOOM, killed.State, killed.ReqMemMiB, killed.MaxRSSMiB = false, true, "OUT_OF_MEMORY", 4096, 4090
+	rec := recommend(t, "", []Run{killed, newRun("full", 600).peak(2048)}, Options{})
+	if rec.Mem != "8G" || !strings.Contains(strings.Join(rec.Notes, "\n"), "--mem=8G") {
+		t.Fatalf("mem advice %q; notes %q", rec.Mem, rec.Notes)
+	}
+	// 8G is billed as 2 CPUs: 2 + 16 × 80/80 = 18 SU/h on full.
+	if full := profileOf(t, rec, "full"); full.SUPerHour != 18 {
+		t.Errorf("full SU/h %g, want 18 with --mem=8G", full.SUPerHour)
+	}
+	// A host OOM says nothing about GPU memory: 2g.20gb is not a GPU OOM.
+	if pa := profileOf(t, rec, "2g.20gb"); pa.OOMObserved {
+		t.Error("a host OOM counted as a GPU OOM")
+	}
+	// The script already asks for more: no advice.
+	if rec := recommend(t, "#SBATCH --mem=16G\n", []Run{killed}, Options{}); rec.Mem != "" {
+		t.Errorf("advice %q for a script that asks for 16G", rec.Mem)
+	}
+}
+
+func TestNoHistoryUsesThePriorOrSaysWhatToRun(t *testing.T) {
+	site := wulverSite(t)
+	set, _ := catalog.ReferenceFor(site)
+	gmx, _ := set.Benchmark("gromacs_performance")
+	s := slurm.Parse("md.sh", []byte(script+"#SBATCH --cpus-per-task=4\n#SBATCH --mem=16G\nsrun gmx mdrun -deffnm md\n"))
+	rec, err := Recommend(site, Job{Script: "md.sh", Resources: s.Resources, Prior: gmx}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recommended(rec) != "2g.20gb" || rec.Basis != BasisPrior || rec.Prior == nil || rec.Prior.Benchmark != "gromacs_performance" {
+		t.Fatalf("prior: %s basis %s prior %+v", recommended(rec), rec.Basis, rec.Prior)
+	}
+	if notes := strings.Join(rec.Notes, "\n"); !strings.Contains(notes, "migadvisor recommend --probe md.sh") {
+		t.Errorf("the prior must say how to measure for real: %q", notes)
+	}
+	none := recommend(t, "", nil, Options{})
+	if none.Recommended != nil || none.Basis != BasisNone || none.Next != "migadvisor recommend --probe job.sh" {
+		t.Errorf("no history: %s, next %q", recommended(none), none.Next)
+	}
+}
+
+func TestUnknownRiskAsksForAProbeOfThatProfile(t *testing.T) {
+	// A 2g.20gb run OOMed with no figure; nothing measured anywhere else.
+	rec := recommend(t, "", []Run{newRun("2g.20gb", 60).oom(-1)}, Options{})
+	if rec.Recommended != nil || rec.Next != "migadvisor recommend --probe --profiles 3g.40gb job.sh" {
+		t.Errorf("next %q (%s)", rec.Next, rec.Reason)
+	}
+}
