@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -178,5 +179,28 @@ func TestTrackedAndHistoryJoin(t *testing.T) {
 	}
 	if oom["1"] != "host" || oom["4"] != "host" || oom["2"] != "" || len(all) != 14 {
 		t.Fatalf("oom by job: %v", oom)
+	}
+}
+
+func TestQueueWaitIsTheMedianOfTheNewestJobsOfAType(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	importText(t, s, string(sacctgen.Bytes(100, "|")))
+	// sacctgen's jobs start 30 s after submission; one in five asks for a100_10g.
+	w, err := s.QueueWait(ctx, []string{"a100_10g"}, time.Unix(0, 0), 1000)
+	if err != nil || w.Jobs != 20 || w.MedianS != 30 {
+		t.Fatalf("wait %+v %v, want 20 jobs, 30 s", w, err)
+	}
+	if _, err := s.db.Exec(`UPDATE jobs SET start = submit + 3600 WHERE gpu_type = 'a100_10g' AND CAST(job_key AS INTEGER) >= 1000090`); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := s.QueueWait(ctx, []string{"a100_10g"}, time.Unix(0, 0), 3); w.Jobs != 3 || w.MedianS != 3600 {
+		t.Errorf("newest 3: %+v, want the two hour-long waits to win", w)
+	}
+	if w, _ := s.QueueWait(ctx, []string{"a100_10g", "a100_20g"}, time.Unix(0, 0), 1000); w.Jobs != 40 {
+		t.Errorf("two types: %+v", w)
+	}
+	if w, _ := s.QueueWait(ctx, []string{"a100_10g"}, time.Unix(1_900_000_000, 0), 1000); w.Jobs != 0 {
+		t.Errorf("since the future: %+v", w)
 	}
 }

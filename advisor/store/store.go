@@ -122,6 +122,9 @@ var migrations = []string{
 	ALTER TABLE outputs ADD COLUMN gpu_util_max REAL;
 	ALTER TABLE outputs ADD COLUMN gpu_samples INTEGER;
 	ALTER TABLE outputs ADD COLUMN gpu_source TEXT;           -- line (job output) or summary (migadvisor-<job>.json)`,
+
+	// 4: queue waits per GPU type, for turnaround advice.
+	`CREATE INDEX jobs_by_gpu_type ON jobs(gpu_type, submit);`,
 }
 
 // SchemaVersion is the schema this build writes.
