@@ -148,7 +148,7 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		a.usePrior(job.Prior)
 	}
 	a.prepare()
-	for _, p := range orderedProfiles(site) {
+	for _, p := range OrderedProfiles(site) {
 		a.rec.Profiles = append(a.rec.Profiles, a.judge(p))
 	}
 	a.applySlowdown()
@@ -297,9 +297,9 @@ func (a *analysis) hostMemory() {
 		worst.JobID, worst.State, slurm.FormatMiB(int64(had)), used, a.rec.Mem)
 }
 
-// orderedProfiles lists the site's profiles from the smallest: least usable
+// OrderedProfiles lists the site's profiles from the smallest: least usable
 // memory, then least capacity.
-func orderedProfiles(site *catalog.Site) []*catalog.Profile {
+func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
 	var ps []*catalog.Profile
 	for i := range site.Profiles {
 		ps = append(ps, &site.Profiles[i])

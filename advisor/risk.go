@@ -124,20 +124,19 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 			return ProfileRisk{RiskHigh, "a GPU out-of-memory error was seen " + where}
 		}
 	}
-	completed := 0
-	fitted := ""
+	here, fitted := 0, ""
 	for _, r := range runs {
 		if r.Completed && r.UsableMiB <= usableMiB {
-			completed++
-			if fitted == "" || r.Profile == profile {
-				fitted = r.Profile
+			fitted = r.Profile
+			if r.Profile == profile {
+				here++
 			}
 		}
 	}
-	if completed > 0 {
-		if fitted == profile {
-			return ProfileRisk{RiskLow, fmt.Sprintf("completed here (%s)", plural(completed, "run"))}
-		}
+	switch {
+	case here > 0:
+		return ProfileRisk{RiskLow, fmt.Sprintf("completed here (%s)", plural(here, "run"))}
+	case fitted != "":
 		return ProfileRisk{RiskLow, "completed on " + fitted + ", which has no more memory"}
 	}
 	if !need.Known() {

@@ -94,12 +94,12 @@ func runSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := recordSweep(c, sw); err != nil {
+	if err := recordSweep(c, c.String("out"), sw); err != nil {
 		// The variants are written; the history is a convenience, never a reason to fail.
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
 	if c.Bool("submit") {
-		if err := submitSweep(c, sw); err != nil {
+		if err := submitSweep(c, c.String("out"), sw); err != nil {
 			printSweep(c, sw)
 			return err
 		}
@@ -138,8 +138,8 @@ func monitorWrap(c *cli.Context) *slurm.MonitorWrap {
 }
 
 // recordSweep links the script's fingerprint to the sweep in the history.
-func recordSweep(c *cli.Context, sw *bench.Sweep) error {
-	dir, err := filepath.Abs(c.String("out"))
+func recordSweep(c *cli.Context, out string, sw *bench.Sweep) error {
+	dir, err := filepath.Abs(out)
 	if err != nil {
 		return err
 	}
@@ -196,8 +196,7 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 }
 
 // submitSweep submits the variants and links each job to the script in the history.
-func submitSweep(c *cli.Context, sw *bench.Sweep) error {
-	dir := c.String("out")
+func submitSweep(c *cli.Context, dir string, sw *bench.Sweep) error {
 	subErr := bench.SubmitSweep(c.Context, slurmClient(c), dir, sw, time.Now)
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -148,31 +148,36 @@ func waitQueue(c *cli.Context, ids []string, deadline time.Time) error {
 
 // collectAfterWait imports the ended jobs' final records and their output evidence.
 func collectAfterWait(c *cli.Context, ids []string) error {
-	col, err := openCollector(c)
+	tracked, err := collectEnded(c, ids)
 	if err != nil {
 		return err
+	}
+	return printEnded(c, tracked)
+}
+
+// collectEnded imports the final records of ended jobs and scans their outputs.
+func collectEnded(c *cli.Context, ids []string) ([]store.Tracked, error) {
+	col, err := openCollector(c)
+	if err != nil {
+		return nil, err
 	}
 	defer col.Store.Close()
 	if col.Cluster == "" {
 		if col.Cluster, err = resolveCluster(c); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	open, err := col.WaitFinal(c.Context, ids, 20*time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(open) > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: accounting has no final record yet for job %v; run 'migadvisor collect' later\n", open)
 	}
 	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
-		return err
+		return nil, err
 	}
-	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
-	if err != nil {
-		return err
-	}
-	return printEnded(c, tracked)
+	return col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
 }
 
 func printEnded(c *cli.Context, tracked []store.Tracked) error {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// probeFlags are recommend's flags for measuring before advising. Their
+// names are sweep's and wait's, whose code the probe runs.
+func probeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend"},
+		&cli.BoolFlag{Name: "ladder", Usage: "with --probe: one profile at a time from the smallest, until one completes without an OOM"},
+		&cli.StringFlag{Name: "profiles", Usage: "with --probe: comma-separated profiles (default: all of the site's)"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME)"},
+		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
+		&cli.DurationFlag{Name: "timeout", Usage: "with --probe: give up waiting after this long (0: never)"},
+		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: "with --probe: longest interval between squeue calls"},
+		&cli.BoolFlag{Name: "no-monitor", Usage: "with --probe: variants without the GPU memory monitor"},
+		&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
+			Usage: "with --probe: the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"},
+		&cli.StringSliceFlag{Name: "outputs", Usage: "with --probe: directory with job output files (repeatable)"},
+		clusterFlag(),
+		slurmBinFlag(),
+	}
+}
+
+// probe measures the script on the chosen profiles: all at once, or as a
+// ladder from the smallest that stops at the first clean completion.
+func probe(c *cli.Context, site *catalog.Site, script *slurm.Script) error {
+	out := c.String("out")
+	if out == "" {
+		base := strings.TrimSuffix(filepath.Base(script.Path), filepath.Ext(script.Path))
+		out = fmt.Sprintf("migadvisor-probe-%s-%s", base, time.Now().Format("20060102-150405"))
+	}
+	profiles, err := probeProfiles(c, site)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("ladder") {
+		return probeRung(c, site, script, out, profiles)
+	}
+	for _, p := range profiles {
+		if err := probeRung(c, site, script, filepath.Join(out, p), []string{p}); err != nil {
+			return err
+		}
+		done, err := completedOn(c, script.Fingerprint(), p)
+		if err != nil || done {
+			return err
+		}
+		progressf(c, "probe: %s did not complete cleanly; trying the next profile", p)
+	}
+	return nil
+}
+
+// probeProfiles are --profiles, else the site's, from the smallest.
+func probeProfiles(c *cli.Context, site *catalog.Site) ([]string, error) {
+	var all []string
+	for _, p := range advisor.OrderedProfiles(site) {
+		all = append(all, p.Name)
+	}
+	v := c.String("profiles")
+	if v == "" {
+		return all, nil
+	}
+	var chosen []string
+	for _, name := range all { // in size order, whatever the order given
+		if slices.Contains(splitList(v), name) {
+			chosen = append(chosen, name)
+		}
+	}
+	for _, name := range splitList(v) {
+		if !slices.Contains(all, name) {
+			return nil, usageError{fmt.Sprintf("--profiles: %q is not a profile of %s (%s)", name, site.Name, strings.Join(all, ", "))}
+		}
+	}
+	return chosen, nil
+}
+
+// probeRung writes, submits, waits for and collects the variants of some profiles.
+func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir string, profiles []string) error {
+	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c)})
+	var lintErr *bench.LintError
+	if errors.As(err, &lintErr) {
+		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
+		return fmt.Errorf("%s has errors a variant would keep; fix them first", script.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if err := recordSweep(c, dir, sw); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
+	}
+	if err := submitSweep(c, dir, sw); err != nil {
+		return err
+	}
+	var ids []string
+	for _, p := range sw.Profiles {
+		ids = append(ids, sw.Variants[p].JobID)
+		progressf(c, "probe: %s submitted as job %s (%s)", p, sw.Variants[p].JobID, filepath.Join(dir, sw.Variants[p].File))
+	}
+	var deadline time.Time
+	if d := c.Duration("timeout"); d > 0 {
+		deadline = time.Now().Add(d)
+	}
+	if err := waitQueue(c, ids, deadline); err != nil {
+		return err
+	}
+	tracked, err := collectEnded(c, ids)
+	for _, t := range tracked {
+		progressf(c, "probe: job %s on %s ended %s", t.JobID, t.Profile, summaryState(t.Jobs))
+	}
+	return err
+}
+
+// completedOn reports whether the script has a clean completed run on a profile.
+func completedOn(c *cli.Context, fingerprint, profile string) (bool, error) {
+	st, err := openHistory(c)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	recs, err := st.History(c.Context, store.HistoryFilter{Fingerprint: fingerprint})
+	if err != nil {
+		return false, err
+	}
+	for i := range recs {
+		if r, ok := advisor.RunFromRecord(&recs[i]); ok && r.Profile == profile && r.Completed {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// progressf reports a step of a long operation on a terminal; pipes and
+// scripts get only the result.
+func progressf(c *cli.Context, format string, args ...any) {
+	if isTTY(c.App.ErrWriter) {
+		fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+	}
+}

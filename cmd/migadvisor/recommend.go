@@ -1,0 +1,293 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func recommendCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "recommend",
+		Usage:     "name the profile to use for a job, with the evidence and the reasons",
+		ArgsUsage: "JOB.sh",
+		Description: `Judges every GPU profile of the site for the script, from the runs in the
+history that share its fingerprint (collect them with 'migadvisor collect'):
+
+  OOM risk   high after a GPU out-of-memory error here or on a bigger profile;
+             low where a run completed (here or on a smaller profile); else the
+             GPU memory need over the profile's usable memory: low below 80%
+             (the site's [advice] low_risk_share), medium to 95%, high above;
+             unknown without any memory figure.
+  runtime    the median of completed runs; elsewhere predicted by Amdahl's law
+             in the profile's share of the GPU, fitted on the job's profiles or
+             taken from the site's reference benchmarks; a run that hit its
+             time limit is a lower bound.
+  SU         the site's formula for the script's CPUs and memory, and SU per
+             unit of work when the job reports work (MIGADVISOR_WORK).
+
+It recommends, among profiles with low OOM risk and a --time that can cover the
+run, the one with the lowest SU (per unit of work when known), taking a smaller
+profile whose SU is within 5% (the site's [advice] su_tolerance). When nothing
+is safe it says what to run next. With no history, a script that looks like one
+of the site's reference benchmarks (GROMACS, LLM fine-tuning, CIFAR, MNIST) is
+judged from that benchmark: "basis: prior".
+
+--probe measures first: it writes a variant per profile, submits them (or with
+--ladder one at a time from the smallest, until one completes without an OOM),
+waits with progress, collects, then recommends.
+
+Examples:
+   migadvisor recommend job.sh
+   migadvisor recommend job.sh --objective time --max-slowdown 2
+   migadvisor recommend job.sh --json | jq -r .recommended
+   migadvisor recommend --probe --ladder job.sh
+   migadvisor recommend --probe --profiles 2g.20gb,full --out probe/ job.sh
+
+Exit status: 0 when the advice is printed (also when no profile can be
+recommended: see "recommended": null), 1 on bad input or a failed probe, 2 on
+a usage error.`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "objective", Value: advisor.ObjectiveSU, EnvVars: []string{"MIGADVISOR_OBJECTIVE"},
+				Usage: "what to minimise: su (service units, per unit of work when known), time (runtime), turnaround (queue wait + runtime)"},
+			&cli.Float64Flag{Name: "max-slowdown", Usage: "leave out profiles more than this many times slower than the fastest (0: no limit)"},
+			&cli.Float64Flag{Name: "tolerance", Usage: "prefer a smaller profile whose SU is within this share of the lowest (default: the site's, else 0.05)"},
+			&cli.StringFlag{Name: "prior", Usage: "with no history, judge from this reference benchmark (default: recognised from the script)"},
+			&cli.StringFlag{Name: "wait-since", Value: "30d", Usage: "queue waits from jobs submitted since (a date or a duration such as 30d)"},
+			jsonFlag(),
+		}, probeFlags()...),
+		Action: runRecommend,
+	})
+}
+
+func runRecommend(c *cli.Context) error {
+	path, err := oneArg(c, "JOB.sh")
+	if err != nil {
+		return err
+	}
+	opt, err := recommendOptions(c)
+	if err != nil {
+		return err
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	script, err := slurm.ReadScript(path)
+	if err != nil {
+		return err
+	}
+	if c.Bool("probe") {
+		if err := probe(c, site, script); err != nil {
+			return err
+		}
+	}
+	job, err := recommendJob(c, site, script)
+	if err != nil {
+		return err
+	}
+	rec, err := advisor.Recommend(site, job, opt)
+	var fe *catalog.FileError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = path
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rec)
+	}
+	printRecommendation(c.App.Writer, rec, len(job.Runs))
+	return nil
+}
+
+func recommendOptions(c *cli.Context) (advisor.Options, error) {
+	opt := advisor.Options{Objective: c.String("objective"), MaxSlowdown: c.Float64("max-slowdown"), SUTolerance: c.Float64("tolerance")}
+	if !slices.Contains(advisor.Objectives, opt.Objective) {
+		return opt, usageError{fmt.Sprintf("--objective must be one of %s, not %q", strings.Join(advisor.Objectives, ", "), opt.Objective)}
+	}
+	if opt.MaxSlowdown != 0 && opt.MaxSlowdown < 1 {
+		return opt, usageError{fmt.Sprintf("--max-slowdown is a factor of at least 1 (2: up to twice as slow), not %g", opt.MaxSlowdown)}
+	}
+	if c.IsSet("tolerance") && (opt.SUTolerance < 0 || opt.SUTolerance >= 1) {
+		return opt, usageError{fmt.Sprintf("--tolerance is a share between 0 and 1 (0.05: 5%%), not %g", opt.SUTolerance)}
+	}
+	return opt, nil
+}
+
+// recommendJob gathers the script's evidence: its runs in the history, the
+// queue waits per profile, and a prior when it has no runs.
+func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (advisor.Job, error) {
+	job := advisor.Job{Script: c.Args().First(), Fingerprint: script.Fingerprint(), Resources: script.Resources}
+	st, err := openHistory(c)
+	if err != nil {
+		return job, err
+	}
+	defer st.Close()
+	recs, err := st.History(c.Context, store.HistoryFilter{Fingerprint: job.Fingerprint})
+	if err != nil {
+		return job, err
+	}
+	for i := range recs {
+		if r, ok := advisor.RunFromRecord(&recs[i]); ok {
+			job.Runs = append(job.Runs, r)
+		}
+	}
+	if job.QueueWaitS, err = queueWaits(c, st, site); err != nil {
+		return job, err
+	}
+	if len(job.Runs) == 0 {
+		job.Prior, err = priorFor(c, site, script)
+	}
+	return job, err
+}
+
+// queueWaits is the median queue wait per profile, from the newest jobs of its GPU types.
+func queueWaits(c *cli.Context, st *store.Store, site *catalog.Site) (map[string]float64, error) {
+	since, err := parseSince(c.String("wait-since"), time.Now())
+	if err != nil {
+		return nil, usageError{"--wait-since: " + err.Error()}
+	}
+	waits := map[string]float64{}
+	for _, p := range site.Profiles {
+		w, err := st.QueueWait(c.Context, append([]string{p.GRESType}, p.GRESTypes...), since, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if w.Jobs > 0 {
+			waits[p.Name] = w.MedianS
+		}
+	}
+	return waits, nil
+}
+
+// priorFor is the reference benchmark named by --prior, else the one the script looks like.
+func priorFor(c *cli.Context, site *catalog.Site, script *slurm.Script) (*catalog.Benchmark, error) {
+	set, ok := catalog.ReferenceFor(site)
+	name := c.String("prior")
+	switch {
+	case !ok && name != "":
+		return nil, fmt.Errorf("site %s has no reference benchmarks for --prior", site.Name)
+	case !ok:
+		return nil, nil
+	case name != "":
+		b, ok := set.Benchmark(name)
+		if !ok {
+			var names []string
+			for _, b := range set.Benchmarks {
+				names = append(names, b.Name)
+			}
+			return nil, usageError{fmt.Sprintf("--prior %q is not a reference benchmark of %s (%s)", name, site.Name, strings.Join(names, ", "))}
+		}
+		return b, nil
+	}
+	b, _ := advisor.RecogniseWorkload(set, script)
+	return b, nil
+}
+
+func printRecommendation(w io.Writer, rec *advisor.Recommendation, runs int) {
+	fmt.Fprintf(w, "%s on %s: %s in the history; basis: %s\n", rec.Script, rec.Site, plural(runs, "run"), basisWords(rec))
+	t := newTable(w)
+	workUnit := ""
+	for _, pa := range rec.Profiles {
+		if pa.WorkUnit != "" {
+			workUnit = pa.WorkUnit
+		}
+	}
+	header := "PROFILE\tRUNS\tOUTCOME\tGPU NEED/USABLE\tOOM RISK\tRUNTIME\tSU"
+	if workUnit != "" {
+		header += "\tSU/" + workUnit
+	}
+	fmt.Fprintln(t, header)
+	for _, pa := range rec.Profiles {
+		mark := " "
+		if rec.Recommended != nil && *rec.Recommended == pa.Profile {
+			mark = "*"
+		}
+		fmt.Fprintf(t, "%s%s\t%d\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, pa.Runs, outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
+			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), floatOrDash(pa.SU))
+		if workUnit != "" {
+			fmt.Fprintf(t, "\t%s", floatOrDash(pa.SUPerWork))
+		}
+		fmt.Fprintln(t)
+	}
+	t.Flush()
+	if rec.Recommended != nil {
+		fmt.Fprintf(w, "\nrecommend %s: %s\n", *rec.Recommended, rec.Reason)
+	} else {
+		fmt.Fprintf(w, "\nno recommendation: %s\n", rec.Reason)
+	}
+	if rec.Next != "" {
+		fmt.Fprintf(w, "next: %s\n", rec.Next)
+	}
+	for _, n := range rec.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func basisWords(rec *advisor.Recommendation) string {
+	switch rec.Basis {
+	case advisor.BasisPrior:
+		return "prior (the " + rec.Prior.Benchmark + " reference benchmark)"
+	}
+	return rec.Basis
+}
+
+func outcome(pa advisor.ProfileAdvice) string {
+	var parts []string
+	if pa.Completed > 0 {
+		parts = append(parts, fmt.Sprintf("%d ok", pa.Completed))
+	}
+	if pa.OOMObserved {
+		parts = append(parts, "OOM")
+	}
+	if pa.TimedOut > 0 {
+		parts = append(parts, fmt.Sprintf("%d timeout", pa.TimedOut))
+	}
+	if other := pa.Runs - pa.Completed - pa.TimedOut; other > 0 && !pa.OOMObserved {
+		parts = append(parts, fmt.Sprintf("%d failed", other))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func runtimeText(pa advisor.ProfileAdvice) string {
+	if pa.RuntimeS == nil {
+		return "-"
+	}
+	text := formatSeconds(*pa.RuntimeS)
+	if r := pa.RuntimeRangeS; r != nil && formatSeconds(r[0]) != formatSeconds(r[1]) {
+		text += fmt.Sprintf(" (%s–%s)", formatSeconds(r[0]), formatSeconds(r[1]))
+	}
+	if pa.RuntimeSource != advisor.BasisMeasured {
+		text += " " + pa.RuntimeSource
+	}
+	if pa.TimeLimit != "" {
+		text += ", needs --time=" + pa.TimeLimit
+	}
+	return text
+}
+
+func formatSeconds(s float64) string {
+	return slurm.FormatDuration(time.Duration(math.Round(s)) * time.Second)
+}
+
+func floatOrDash(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return formatSU(*f)
+}

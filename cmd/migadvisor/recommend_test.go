@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func TestRecommendPriorWithoutHistory(t *testing.T) {
+	isolate(t)
+	out, errOut, code := migadvisor(t, "recommend", example+"gromacs.sh", "--json")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"fingerprint", "site", "recommended", "basis", "profiles", "notes"} {
+		if _, ok := rec[key]; !ok {
+			t.Errorf("no %q in %s", key, out)
+		}
+	}
+	if rec["recommended"] != "2g.20gb" || rec["basis"] != "prior" || rec["site"] != "wulver" {
+		t.Errorf("recommended %v, basis %v", rec["recommended"], rec["basis"])
+	}
+	profiles := rec["profiles"].([]any)
+	first := profiles[0].(map[string]any)
+	for _, key := range []string{"profile", "runs", "completed", "oom_observed", "gpu_mem_need_mib", "usable_mib", "oom_risk",
+		"runtime_s", "runtime_range_s", "runtime_source", "su", "su_per_work", "work_unit", "eligible", "reason"} {
+		if _, ok := first[key]; !ok {
+			t.Errorf("profile entry lacks %q: %v", key, first)
+		}
+	}
+	if len(profiles) != 4 || first["profile"] != "1g.10gb" || first["runtime_source"] != "prior" || first["work_unit"] != "ns" {
+		t.Errorf("profiles: %v", profiles)
+	}
+	text, _, code := migadvisor(t, "recommend", example+"gromacs.sh")
+	if code != 0 || !strings.Contains(text, "\n*2g.20gb") || !strings.Contains(text, "recommend 2g.20gb: lowest SU per ns") ||
+		!strings.Contains(text, "migadvisor recommend --probe "+example+"gromacs.sh") {
+		t.Errorf("text:\n%s", text)
+	}
+}
+
+func TestRecommendWithNothingKnownSaysWhatToRun(t *testing.T) {
+	isolate(t)
+	out, _, code := migadvisor(t, "recommend", example+"full_gpu.sh", "--json")
+	var rec struct {
+		Recommended *string
+		Basis, Next string
+	}
+	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if rec.Recommended != nil || rec.Basis != "none" || rec.Next != "migadvisor recommend --probe "+example+"full_gpu.sh" {
+		t.Errorf("%+v", rec)
+	}
+}
+
+func TestRecommendFromCollectedHistory(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 {
+		t.Fatalf("collect: %s", errOut)
+	}
+	// Job 2 of the dump ran 7 s on 1g.10gb and completed; link it to a script.
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
+	script, err := slurm.ReadScript(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2",
+		Fingerprint: script.Fingerprint(), Source: file, Script: file, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := migadvisor(t, "recommend", file, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rec struct {
+		Recommended *string
+		Basis       string
+		Profiles    []struct {
+			P         string   `json:"profile"`
+			Risk      string   `json:"oom_risk"`
+			Source    string   `json:"runtime_source"`
+			Runtime   *float64 `json:"runtime_s"`
+			Completed int      `json:"completed"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatal(err)
+	}
+	small := rec.Profiles[0]
+	if rec.Recommended == nil || *rec.Recommended != "1g.10gb" || rec.Basis != "measured" || small.Completed != 1 ||
+		small.Risk != "low" || small.Source != "measured" || *small.Runtime != 7 {
+		t.Errorf("recommendation: %s", out)
+	}
+	if full := rec.Profiles[3]; full.P != "full" || full.Source != "predicted" || *full.Runtime >= 7 {
+		t.Errorf("full: %+v", full)
+	}
+}
+
+func TestRecommendBadInput(t *testing.T) {
+	isolate(t)
+	for _, args := range [][]string{
+		{"recommend", example + "gromacs.sh", "--objective", "cheap"},
+		{"recommend", example + "gromacs.sh", "--max-slowdown", "0.5"},
+		{"recommend", example + "gromacs.sh", "--prior", "nope"},
+		{"recommend"},
+	} {
+		if _, errOut, code := migadvisor(t, args...); code != 2 || strings.Count(errOut, "\n") != 2 {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:v100:1\nrun\n"), 0o644)
+	if _, errOut, code := migadvisor(t, "recommend", file); code != 1 || errOut != "migadvisor: "+file+":2: GPU type \"v100\" is not a profile of site wulver\n" {
+		t.Errorf("unknown GPU: exit %d, %q", code, errOut)
+	}
+}
