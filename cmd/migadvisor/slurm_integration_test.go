@@ -216,6 +216,33 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 		}
 	}
 
+	// The advice from these real runs: the GPU OOM rules 1g.10gb out, the
+	// host OOM on 3g.40gb asks for more --mem, full was measured.
+	var rec struct {
+		Recommended *string
+		Mem         string
+		Profiles    []struct {
+			Profile       string   `json:"profile"`
+			OOMRisk       string   `json:"oom_risk"`
+			OOMObserved   bool     `json:"oom_observed"`
+			RuntimeSource string   `json:"runtime_source"`
+			RuntimeS      *float64 `json:"runtime_s"`
+		}
+	}
+	recOut := mustRun(t, "recommend", job, "--json")
+	if err := json.Unmarshal([]byte(recOut), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Recommended == nil || *rec.Recommended == "1g.10gb" || rec.Mem == "" || len(rec.Profiles) != 4 {
+		t.Errorf("recommend: %s", recOut)
+	}
+	if p := rec.Profiles[0]; p.Profile != "1g.10gb" || p.OOMRisk != "high" || !p.OOMObserved {
+		t.Errorf("1g.10gb: %+v", p)
+	}
+	if p := rec.Profiles[3]; p.Profile != "full" || p.RuntimeSource != "measured" || *p.RuntimeS != float64(*full.ElapsedS) {
+		t.Errorf("full: %+v", p)
+	}
+
 	// Collecting the same jobs again changes nothing.
 	mustRun(t, "collect", "--since", "1d")
 	var rep collectReport
@@ -263,5 +290,51 @@ func TestSlurmTrackShortJob(t *testing.T) {
 	checkJob(t, h, "2g.20gb", "COMPLETED", 0, 0)
 	if h.Name != "quick.sh" || *h.Work != 7 || *h.Workload != "quick" || h.RequestedProfile != nil {
 		t.Errorf("tracked job (after %v): %s", time.Since(start), dump(h))
+	}
+}
+
+// ladderScript runs out of GPU memory on 1g.10gb and completes elsewhere.
+const ladderScript = `#!/bin/bash
+#SBATCH --job-name=ladder
+#SBATCH --gres=gpu:a100_40g:1
+#SBATCH --mem=64M
+#SBATCH --time=00:02:00
+case "$SLURM_JOB_NAME" in
+*-1g.10gb)
+	echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." >&2
+	exit 1 ;;
+esac
+sleep 2
+echo "MIGADVISOR_WORK 100 steps"
+`
+
+// recommend --probe --ladder: 1g.10gb runs out of memory, 2g.20gb completes,
+// and the ladder stops there; the advice is measured on 2g.20gb.
+func TestSlurmRecommendProbeLadder(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t, work))
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work)
+	job := writeScript(t, work, "ladder.sh", ladderScript)
+	out := mustRun(t, "recommend", "--probe", "--ladder", "--out", "probe", "--timeout", "3m", "--json", job)
+	var rec struct {
+		Recommended *string
+		Basis       string
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rec.Recommended == nil || *rec.Recommended != "2g.20gb" || rec.Basis != "measured" {
+		t.Errorf("recommend: %s", out)
+	}
+	rungs, _ := filepath.Glob(filepath.Join(work, "probe", "*", bench.SweepFileName))
+	if len(rungs) != 2 {
+		t.Errorf("the ladder ran %d rungs, want 2 (1g.10gb, 2g.20gb): %v", len(rungs), rungs)
+	}
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 2 {
+		t.Fatalf("history: %v %s", err, dump(hist))
 	}
 }
