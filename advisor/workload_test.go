@@ -23,9 +23,9 @@ func TestRecogniseWorkloadReadsTheCodeAScriptRuns(t *testing.T) {
 	write("plain.py", "print('hello')\n")
 	cases := map[string]string{
 		"#!/bin/bash\n#SBATCH --gres=gpu:a100:1\nsrun python -u finetune.py --epochs 1\n": "llm-finetuning",
-		"#!/bin/bash\nmodule load GROMACS\ngmx mdrun -deffnm md\n":                         "gromacs_performance",
-		"#!/bin/bash\npython plain.py\n":                                                    "",
-		"#!/bin/bash\npython missing.py\n":                                                  "",
+		"#!/bin/bash\nmodule load GROMACS\ngmx mdrun -deffnm md\n":                        "gromacs_performance",
+		"#!/bin/bash\npython plain.py\n":                                                  "",
+		"#!/bin/bash\npython missing.py\n":                                                "",
 	}
 	for text, want := range cases {
 		s := slurm.Parse(write("job.sh", text), []byte(text))
