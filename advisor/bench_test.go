@@ -1,10 +1,16 @@
 package advisor
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -23,4 +29,58 @@ func BenchmarkReadAndLint(b *testing.B) {
 		}
 		Lint(slurm.Parse("job.sh", data), site)
 	}
+}
+
+// BenchmarkRecommend1MJobs is recommend on a whole cluster's history: a
+// million jobs, twelve of them runs of the script. The target is under 50 ms
+// (reading the script's runs and the queue waits through indexes).
+func BenchmarkRecommend1MJobs(b *testing.B) {
+	ctx := context.Background()
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	r, err := slurm.NewSacctReader(sacctgen.New(1_000_000, slurm.SacctDelimiter))
+	if err != nil {
+		b.Fatal(err)
+	}
+	profileOf := func(t string, n int) string {
+		if p, ok := site.ProfileForType(t); ok && n > 0 {
+			return p.Name
+		}
+		return ""
+	}
+	if _, err := st.ImportJobs(ctx, r.Next, store.ImportOptions{Cluster: "wulver", Profile: profileOf}); err != nil {
+		b.Fatal(err)
+	}
+	data := []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_40g:1\n#SBATCH --time=4:00:00\npython train.py\n")
+	script := slurm.Parse("train.sh", data)
+	var subs []store.Submission
+	for i := 0; i < 12; i++ { // sacctgen's jobs 1000000+i cycle through the GPU types
+		subs = append(subs, store.Submission{Cluster: "wulver", JobID: fmt.Sprint(1_000_000 + 400_000 + i),
+			Fingerprint: script.Fingerprint(), Source: "train.sh", Script: "train.sh", Submitted: time.Unix(1_790_000_000, 0)})
+	}
+	if err := st.RecordSubmissions(ctx, subs); err != nil {
+		b.Fatal(err)
+	}
+	since := time.Unix(0, 0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		job, err := Gather(ctx, st, site, "train.sh", script, since)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(job.Runs) == 0 || len(job.QueueWaitS) != 4 {
+			b.Fatalf("%d runs, waits %v", len(job.Runs), job.QueueWaitS)
+		}
+		if _, err := Recommend(site, job, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/recommend")
 }

@@ -54,6 +54,13 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 	return tx.Commit()
 }
 
+// jobsOfSubmission joins a submission (s) to its jobs (j) through indexes:
+// the job sbatch printed, and the tasks of its array or the components of its
+// heterogeneous job. (An OR of the two in the join would scan the cluster's
+// jobs for each submission.)
+const jobsOfSubmission = `j.cluster = s.cluster AND j.job_key IN (SELECT s.job_id UNION ALL
+	SELECT a.job_key FROM jobs a WHERE a.cluster = s.cluster AND a.array_job = s.job_id AND a.array_job <> a.job_key)`
+
 // Tracked is a submission with the jobs accounting knows for it (several for
 // an array or a heterogeneous job; none before the first collect).
 type Tracked struct {
@@ -102,8 +109,7 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 	q := `SELECT s.cluster, s.job_id, s.fingerprint, coalesce(sc.path, ''), s.script, s.profile, s.sweep_dir, s.workload,
 		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub
 		FROM submissions s LEFT JOIN scripts sc USING (fingerprint)
-		LEFT JOIN jobs j ON j.cluster = s.cluster
-			AND (j.job_key = s.job_id OR (j.array_job = s.job_id AND j.array_job <> j.job_key)) WHERE 1`
+		LEFT JOIN jobs j ON ` + jobsOfSubmission + ` WHERE 1`
 	var args []any
 	if len(f.JobIDs) > 0 {
 		q += ` AND s.job_id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(f.JobIDs)), ",") + `)`
@@ -333,8 +339,7 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		// whole cluster's history must not be scanned for one script.
 		q = strings.Replace(q, `FROM jobs j
 		LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`, `FROM submissions s
-		JOIN jobs j ON j.cluster = s.cluster
-			AND (j.job_key = s.job_id OR (j.array_job = s.job_id AND j.array_job <> j.job_key))`, 1)
+		JOIN jobs j ON `+jobsOfSubmission, 1)
 		q += ` AND s.fingerprint = ?`
 		args = append(args, f.Fingerprint)
 	}

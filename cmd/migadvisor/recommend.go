@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -126,50 +125,22 @@ func recommendOptions(c *cli.Context) (advisor.Options, error) {
 	return opt, nil
 }
 
-// recommendJob gathers the script's evidence: its runs in the history, the
-// queue waits per profile, and a prior when it has no runs.
+// recommendJob gathers the script's evidence, and a prior when it has no runs.
 func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (advisor.Job, error) {
-	job := advisor.Job{Script: c.Args().First(), Fingerprint: script.Fingerprint(), Resources: script.Resources}
+	since, err := parseSince(c.String("wait-since"), time.Now())
+	if err != nil {
+		return advisor.Job{}, usageError{"--wait-since: " + err.Error()}
+	}
 	st, err := openHistory(c)
 	if err != nil {
-		return job, err
+		return advisor.Job{}, err
 	}
 	defer st.Close()
-	recs, err := st.History(c.Context, store.HistoryFilter{Fingerprint: job.Fingerprint})
-	if err != nil {
-		return job, err
-	}
-	for i := range recs {
-		if r, ok := advisor.RunFromRecord(&recs[i]); ok {
-			job.Runs = append(job.Runs, r)
-		}
-	}
-	if job.QueueWaitS, err = queueWaits(c, st, site); err != nil {
-		return job, err
-	}
-	if len(job.Runs) == 0 {
+	job, err := advisor.Gather(c.Context, st, site, c.Args().First(), script, since)
+	if err == nil && len(job.Runs) == 0 {
 		job.Prior, err = priorFor(c, site, script)
 	}
 	return job, err
-}
-
-// queueWaits is the median queue wait per profile, from the newest jobs of its GPU types.
-func queueWaits(c *cli.Context, st *store.Store, site *catalog.Site) (map[string]float64, error) {
-	since, err := parseSince(c.String("wait-since"), time.Now())
-	if err != nil {
-		return nil, usageError{"--wait-since: " + err.Error()}
-	}
-	waits := map[string]float64{}
-	for _, p := range site.Profiles {
-		w, err := st.QueueWait(c.Context, append([]string{p.GRESType}, p.GRESTypes...), since, 1000)
-		if err != nil {
-			return nil, err
-		}
-		if w.Jobs > 0 {
-			waits[p.Name] = w.MedianS
-		}
-	}
-	return waits, nil
 }
 
 // priorFor is the reference benchmark named by --prior, else the one the script looks like.
