@@ -93,6 +93,9 @@ demo: build
 	@echo
 	@echo '$$ diff examples/qlora_finetune.sh $(DEMO_DIR)/full.sh'
 	@diff examples/qlora_finetune.sh $(DEMO_DIR)/full.sh || true
+	@echo
+	@echo '$$ migadvisor recommend examples/qlora_finetune.sh'
+	@$(BIN) recommend examples/qlora_finetune.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -24,6 +24,7 @@ type Run struct {
 	TimedOut  bool    // ended at its time limit: Seconds is a lower bound
 	GPUOOM    bool
 	HostOOM   bool // killed for host memory (OUT_OF_MEMORY, oom-kill)
+	ExitCode  int64
 
 	NeedMiB      float64 // lower bound from a GPU OOM message
 	PeakMiB      float64 // peak GPU memory (the monitor's, else gres/gpumem)
@@ -52,6 +53,9 @@ func RunFromRecord(r *store.JobRecord) (Run, bool) {
 	run.Completed = r.State == "COMPLETED" && !run.GPUOOM
 	run.TimedOut = r.State == "TIMEOUT" || r.TimeLimitHit
 	run.Seconds = deref(intToFloat(r.ElapsedS), -1)
+	if r.ExitCode != nil {
+		run.ExitCode = *r.ExitCode
+	}
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
 	run.PeakMiB = deref(r.GPUMemPeakMiB(), -1)
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {

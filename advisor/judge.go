@@ -24,6 +24,9 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 		if r.TimedOut {
 			pa.TimedOut++
 		}
+		if r.HostOOM {
+			pa.HostOOM++
+		}
 		pa.OOMObserved = pa.OOMObserved || r.GPUOOM
 	}
 	if a.need.Known() {
@@ -160,7 +163,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+// round4 keeps four significant digits: SU per sample can be 1e-5.
+func round4(x float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	scale := math.Pow(10, 4-math.Ceil(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
+}
 
 // timeLimit checks the runtime against the script's --time and suggests one
 // that covers the whole range, within the partition's limit.
@@ -192,6 +202,27 @@ func (a *analysis) partitionLimit(p string) (slurm.TimeLimit, bool) {
 	return a.site.MaxWalltimeFor(part)
 }
 
+// failedOnly says why a profile where the job failed, and never completed,
+// for a reason other than memory or time is not advised: the evidence there
+// is a failure nobody has explained.
+func (a *analysis) failedOnly(profile string) string {
+	failed, state := 0, ""
+	for _, r := range a.runs {
+		switch {
+		case r.Profile != profile:
+		case r.Completed:
+			return ""
+		case r.State == "FAILED" && !r.GPUOOM && !r.HostOOM && !r.TimedOut:
+			failed++
+			state = fmt.Sprintf("%s with exit code %d", r.State, r.ExitCode)
+		}
+	}
+	if failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("failed here (%s%s) and never completed: see the job's output", state, map[bool]string{true: fmt.Sprintf(", %d runs", failed)}[failed > 1])
+}
+
 // eligibility decides whether the profile may be recommended, and says why.
 func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	switch pa.OOMRisk {
@@ -201,6 +232,9 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 		return false, "medium OOM risk: " + pa.OOMRiskReason
 	case RiskUnknown:
 		return false, "OOM risk unknown: no GPU memory evidence"
+	}
+	if failed := a.failedOnly(pa.Profile); failed != "" {
+		return false, failed
 	}
 	if pa.RuntimeS == nil {
 		if lower := a.lowerBound(pa.Profile); lower > 0 {

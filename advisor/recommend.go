@@ -110,6 +110,7 @@ type ProfileAdvice struct {
 	Runs          int         `json:"runs"`
 	Completed     int         `json:"completed"`
 	TimedOut      int         `json:"timed_out"`
+	HostOOM       int         `json:"host_oom"` // runs killed for host memory
 	OOMObserved   bool        `json:"oom_observed"`
 	GPUMemNeedMiB *float64    `json:"gpu_mem_need_mib"`
 	UsableMiB     float64     `json:"usable_mib"`

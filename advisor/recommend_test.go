@@ -287,3 +287,16 @@ func TestUnknownRiskAsksForAProbeOfThatProfile(t *testing.T) {
 		t.Errorf("next %q (%s)", rec.Next, rec.Reason)
 	}
 }
+
+func TestUnexplainedFailureIsNotAdvised(t *testing.T) {
+	failed := newRun("2g.20gb", 30).peak(1024)
+	failed.Completed, failed.State, failed.ExitCode = false, "FAILED", 3
+	rec := recommend(t, "", []Run{failed, newRun("full", 60).peak(1024)}, Options{})
+	pa := profileOf(t, rec, "2g.20gb")
+	if pa.Eligible || !strings.Contains(pa.Reason, "FAILED with exit code 3") {
+		t.Errorf("2g.20gb after an exit 3: %v, %s", pa.Eligible, pa.Reason)
+	}
+	if got := recommended(rec); got != "1g.10gb" {
+		t.Errorf("recommended %s (%s)", got, rec.Reason)
+	}
+}

@@ -189,7 +189,7 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation, runs int) {
 		fmt.Fprintf(t, "%s%s\t%d\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, pa.Runs, outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
 			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), floatOrDash(pa.SU))
 		if workUnit != "" {
-			fmt.Fprintf(t, "\t%s", floatOrDash(pa.SUPerWork))
+			fmt.Fprintf(t, "\t%s", sigOrDash(pa.SUPerWork))
 		}
 		fmt.Fprintln(t)
 	}
@@ -226,7 +226,10 @@ func outcome(pa advisor.ProfileAdvice) string {
 	if pa.TimedOut > 0 {
 		parts = append(parts, fmt.Sprintf("%d timeout", pa.TimedOut))
 	}
-	if other := pa.Runs - pa.Completed - pa.TimedOut; other > 0 && !pa.OOMObserved {
+	if pa.HostOOM > 0 {
+		parts = append(parts, fmt.Sprintf("%d host OOM", pa.HostOOM))
+	}
+	if other := pa.Runs - pa.Completed - pa.TimedOut - pa.HostOOM; other > 0 && !pa.OOMObserved {
 		parts = append(parts, fmt.Sprintf("%d failed", other))
 	}
 	if len(parts) == 0 {
@@ -254,6 +257,14 @@ func runtimeText(pa advisor.ProfileAdvice) string {
 
 func formatSeconds(s float64) string {
 	return slurm.FormatDuration(time.Duration(math.Round(s)) * time.Second)
+}
+
+// sigOrDash prints a rate with three significant digits (SU per sample can be 2.7e-05).
+func sigOrDash(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", *f)
 }
 
 func floatOrDash(f *float64) string {
