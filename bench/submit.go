@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -49,4 +51,34 @@ func SubmitSweep(ctx context.Context, sub Submitter, dir string, sw *Sweep, now 
 		}
 	}
 	return nil
+}
+
+// StartEstimates asks the scheduler when the script would start on each
+// profile, by `sbatch --test-only` on a variant written to a temporary
+// file (removed after). It stops at the first failure (no sbatch, no
+// controller: the others would fail the same way) and returns what it found.
+func StartEstimates(ctx context.Context, client *slurm.Client, site *catalog.Site, s *slurm.Script, dir string) (map[string]time.Time, error) {
+	tmp, err := os.MkdirTemp("", "migadvisor-test-only-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	starts := map[string]time.Time{}
+	for i := range site.Profiles {
+		p := &site.Profiles[i]
+		data, err := s.Rewrite(PlanVariant(s, site, p))
+		file := filepath.Join(tmp, p.Name+".sh")
+		if err == nil {
+			err = os.WriteFile(file, data, 0o600)
+		}
+		var at time.Time
+		if err == nil {
+			at, err = client.StartEstimate(ctx, dir, file)
+		}
+		if err != nil {
+			return starts, fmt.Errorf("start estimate for %s: %w", p.Name, err)
+		}
+		starts[p.Name] = at
+	}
+	return starts, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -286,4 +287,33 @@ func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) err
 		return &CommandError{Name: "sacct", Args: args, Status: status, Stderr: stderr.String(), Err: waitErr}
 	}
 	return nil
+}
+
+// startAt is how `sbatch --test-only` reports when a job would start.
+var startAt = regexp.MustCompile(`to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)`)
+
+// StartEstimate asks the scheduler, without submitting, when the script
+// would start (`sbatch --test-only`, run in dir). It gives up after 10 s:
+// it is advice, not worth a wait.
+func (c *Client) StartEstimate(ctx context.Context, dir, script string) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := c.command(ctx, "sbatch", "--test-only", script)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		status := -1
+		if cmd.ProcessState != nil {
+			status = cmd.ProcessState.ExitCode()
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return time.Time{}, &CommandError{Name: "sbatch", Args: []string{"--test-only", script}, Status: status, Stderr: string(out), Err: err}
+	}
+	m := startAt.FindSubmatch(out)
+	if m == nil {
+		return time.Time{}, fmt.Errorf("sbatch --test-only gave no start time: %q", strings.TrimSpace(string(out)))
+	}
+	return time.ParseInLocation("2006-01-02T15:04:05", string(m[1]), time.Local)
 }

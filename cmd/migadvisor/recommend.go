@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -96,6 +97,10 @@ func runRecommend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var waitNote string
+	if opt.Objective == advisor.ObjectiveTurnaround {
+		waitNote = estimateStarts(c, site, script, &job)
+	}
 	rec, err := advisor.Recommend(site, job, opt)
 	var fe *catalog.FileError
 	if errors.As(err, &fe) && fe.File == "" {
@@ -103,6 +108,9 @@ func runRecommend(c *cli.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if waitNote != "" {
+		rec.Notes = append(rec.Notes, waitNote)
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rec)
@@ -141,6 +149,28 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 		job.Prior, err = priorFor(c, site, script)
 	}
 	return job, err
+}
+
+// estimateStarts replaces the history's queue waits with the scheduler's
+// own estimates (`sbatch --test-only`) where Slurm answers, and says which
+// were used.
+func estimateStarts(c *cli.Context, site *catalog.Site, script *slurm.Script, job *advisor.Job) string {
+	now := time.Now()
+	starts, err := bench.StartEstimates(c.Context, slurmClient(c), site, script, workingDir())
+	for p, at := range starts {
+		job.QueueWaitS[p] = max(at.Sub(now).Seconds(), 0)
+	}
+	switch {
+	case err != nil && len(starts) == 0:
+		return "queue waits: medians from the history (sbatch --test-only: " + oneLine(err) + ")"
+	case err != nil:
+		return fmt.Sprintf("queue waits: sbatch --test-only estimates for %d profiles, medians from the history for the rest (%s)", len(starts), oneLine(err))
+	}
+	return "queue waits: sbatch --test-only estimates of the start time now"
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // priorFor is the reference benchmark named by --prior, else the one the script looks like.

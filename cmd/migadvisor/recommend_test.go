@@ -134,3 +134,36 @@ func TestRecommendBadInput(t *testing.T) {
 		t.Errorf("unknown GPU: exit %d, %q", code, errOut)
 	}
 }
+
+func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
+	isolate(t)
+	bin := t.TempDir()
+	// The stub scheduler starts a full GPU in 2 hours, a slice at once.
+	later := time.Now().Add(2 * time.Hour).Format("2006-01-02T15:04:05")
+	now := time.Now().Format("2006-01-02T15:04:05")
+	stub := "#!/bin/sh\n[ \"$1\" = --test-only ] || exit 9\nif grep -q 'gpu:a100:1' \"$2\"; then at=" + later + "; else at=" + now + "; fi\n" +
+		"echo \"sbatch: Job 77 to start at $at using 1 processors on nodes n1 in partition gpu\" >&2\n"
+	os.WriteFile(filepath.Join(bin, "sbatch"), []byte(stub), 0o755)
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	out, errOut, code := migadvisor(t, "recommend", example+"gromacs.sh", "--objective", "turnaround", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rec struct {
+		Recommended *string
+		Notes       []string
+		Profiles    []struct {
+			Profile string   `json:"profile"`
+			Wait    *float64 `json:"queue_wait_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if full := rec.Profiles[3]; full.Profile != "full" || full.Wait == nil || *full.Wait < 7000 {
+		t.Errorf("full's wait: %+v", full)
+	}
+	if rec.Recommended == nil || *rec.Recommended == "full" || !strings.Contains(strings.Join(rec.Notes, "\n"), "sbatch --test-only estimates") {
+		t.Errorf("turnaround: %s", out)
+	}
+}

@@ -337,4 +337,20 @@ func TestSlurmRecommendProbeLadder(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 2 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
+	// Turnaround asks the real scheduler (sbatch --test-only) when each variant would start.
+	out = mustRun(t, "recommend", "--objective", "turnaround", "--json", job)
+	var turn struct {
+		Notes    []string
+		Profiles []struct {
+			Wait *float64 `json:"queue_wait_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &turn); err != nil || !strings.Contains(strings.Join(turn.Notes, "\n"), "sbatch --test-only estimates") {
+		t.Errorf("turnaround: %v %s", err, out)
+	}
+	for _, p := range turn.Profiles {
+		if p.Wait == nil {
+			t.Errorf("a profile without a start estimate: %s", out)
+		}
+	}
 }
