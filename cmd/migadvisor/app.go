@@ -66,7 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version: version,
 		Description: `migadvisor reads batch scripts the way sbatch does, knows the site's GPU
 profiles and service-unit (SU) formula, and writes per-profile variants of a job
-so the same work can be measured on each.
+so the same work can be measured on each, learns from the runs, and recommends.
 
 Examples:
    migadvisor catalog                      # the site's GPU profiles and their SU/h
@@ -75,6 +75,8 @@ Examples:
    migadvisor sweep job.sh --out sweep/    # one variant per profile
    migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
    migadvisor history job.sh               # what each run showed: time, memory, OOMs, SU
+   migadvisor recommend job.sh             # the profile to use, with the evidence and the reasons
+   migadvisor recommend --probe --ladder job.sh   # measure from the smallest slice up, then advise
    migadvisor monitor -- python train.py   # inside a job: measure its GPU memory
    migadvisor --site examples/sites/h100.toml catalog
 
