@@ -112,6 +112,7 @@ func runRecommend(c *cli.Context) error {
 	if waitNote != "" {
 		rec.Notes = append(rec.Notes, waitNote)
 	}
+	addLintErrors(rec, script, site, path)
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rec)
 	}
@@ -149,6 +150,24 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 		job.Prior, err = priorFor(c, site, script)
 	}
 	return job, err
+}
+
+// addLintErrors puts what sbatch or the site would reject first among the
+// notes: a probe of such a script would fail, so the next step is lint.
+func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *catalog.Site, path string) {
+	var errs []string
+	for _, f := range advisor.Lint(script, site) {
+		if f.Severity == advisor.SeverityError {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
+		}
+	}
+	if len(errs) == 0 {
+		return
+	}
+	rec.Notes = append(errs, rec.Notes...)
+	if strings.Contains(rec.Next, "--probe") {
+		rec.Next = "migadvisor lint " + slurm.ShellWord(path)
+	}
 }
 
 // estimateStarts replaces the history's queue waits with the scheduler's

@@ -167,3 +167,12 @@ func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
 		t.Errorf("turnaround: %s", out)
 	}
 }
+
+func TestRecommendPutsLintErrorsFirst(t *testing.T) {
+	isolate(t)
+	out, _, code := migadvisor(t, "recommend", example+"multi_slice_misuse.sh")
+	if code != 0 || !strings.Contains(out, "next: migadvisor lint "+example+"multi_slice_misuse.sh\nnote: "+example+"multi_slice_misuse.sh:7: ") ||
+		!strings.Contains(out, "(multi-mig-slice)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
