@@ -1,0 +1,121 @@
+package slurm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// SbatchEnv names the real sbatch for a wrapper installed as `sbatch`.
+const SbatchEnv = "MIGADVISOR_SBATCH"
+
+// FindRealSbatch is the sbatch a wrapper must run: $MIGADVISOR_SBATCH, else
+// the first sbatch on PATH that is not the wrapper itself (self, the running
+// executable), so that a wrapper installed as sbatch never calls itself.
+func FindRealSbatch(getenv func(string) string, self string) (string, error) {
+	if p := getenv(SbatchEnv); p != "" {
+		if sameFile(p, self) {
+			return "", fmt.Errorf("%s=%s is migadvisor itself, not Slurm's sbatch", SbatchEnv, p)
+		}
+		return p, nil
+	}
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, "sbatch")
+		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			continue
+		}
+		if !sameFile(p, self) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no sbatch on PATH other than migadvisor itself; set %s to Slurm's sbatch", SbatchEnv)
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// RunSbatch runs the real sbatch with the user's exact arguments, standard
+// input and output, and returns its exit status (128+N when signal N ended
+// it) and what it wrote on stdout (which also went to stdout as it came: the
+// job id is in it). The terminal sends SIGINT and SIGHUP to sbatch itself
+// (one process group), so the wrapper only outlives them, to report sbatch's
+// status; SIGTERM, which is sent to a process, is forwarded.
+func RunSbatch(path string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, []byte, error) {
+	var captured limitedBuffer
+	cmd := exec.Command(path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.MultiWriter(stdout, &captured), stderr
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(signals)
+	if err := cmd.Start(); err != nil {
+		return 127, nil, fmt.Errorf("run %s: %w", path, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-signals:
+				if s == syscall.SIGTERM {
+					_ = cmd.Process.Signal(s)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, captured.b, nil
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), captured.b, nil
+		}
+		return exit.ExitCode(), captured.b, nil
+	}
+	return 1, captured.b, err
+}
+
+// limitedBuffer keeps the first 64 KiB written: sbatch prints one line.
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := 64<<10 - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+// SubmittedJobID reads the job id from sbatch's stdout: "Submitted batch job
+// 123", or "123" / "123;cluster" with --parsable. "" when there is none
+// (--test-only, an error).
+func SubmittedJobID(out []byte) (id, cluster string) {
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "Submitted batch job "); ok {
+			id, cluster, _ = strings.Cut(strings.TrimSpace(rest), " on cluster ")
+			return id, cluster
+		}
+		if ref, err := ParseParsable(line); err == nil {
+			return ref.ID, ref.Cluster
+		}
+	}
+	return "", ""
+}

@@ -1,0 +1,91 @@
+package slurm
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// stubSbatch writes an sbatch that logs its arguments (one per line) and its
+// stdin, prints what $STUB_OUT says and exits with $STUB_EXIT.
+func stubSbatch(t *testing.T, dir string) (path, argsLog string) {
+	t.Helper()
+	argsLog = filepath.Join(dir, "args")
+	path = filepath.Join(dir, "sbatch")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + ShellQuote(argsLog) + "\n" +
+		"cat > " + ShellQuote(argsLog+".stdin") + "\nprintf '%s\\n' \"${STUB_OUT:-Submitted batch job 42}\"\necho 'sbatch: note' >&2\nexit ${STUB_EXIT:-0}\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, argsLog
+}
+
+func TestRunSbatchPassesEverythingThrough(t *testing.T) {
+	dir := t.TempDir()
+	sbatch, argsLog := stubSbatch(t, dir)
+	args := []string{"--export=ALL,X=1 2", "--job-name", "it's \"quoted\"", "--wrap", "echo $(hostname) `id`", "ünï", ""}
+	var out, errOut bytes.Buffer
+	status, captured, err := RunSbatch(sbatch, args, strings.NewReader("#!/bin/bash\necho from stdin\n"), &out, &errOut)
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	logged, _ := os.ReadFile(argsLog)
+	if got := strings.Split(strings.TrimSuffix(string(logged), "\n"), "\n"); !reflect.DeepEqual(got, args) {
+		t.Errorf("sbatch got %q, want %q", got, args)
+	}
+	stdin, _ := os.ReadFile(argsLog + ".stdin")
+	if string(stdin) != "#!/bin/bash\necho from stdin\n" || out.String() != "Submitted batch job 42\n" ||
+		string(captured) != out.String() || errOut.String() != "sbatch: note\n" {
+		t.Errorf("stdin %q, stdout %q, captured %q, stderr %q", stdin, out.String(), captured, errOut.String())
+	}
+	t.Setenv("STUB_EXIT", "1")
+	t.Setenv("STUB_OUT", "sbatch: error: invalid partition")
+	if status, _, _ := RunSbatch(sbatch, nil, strings.NewReader(""), &out, &errOut); status != 1 {
+		t.Errorf("status %d, want sbatch's 1", status)
+	}
+	if status, _, err := RunSbatch(filepath.Join(dir, "missing"), nil, nil, &out, &errOut); status != 127 || err == nil {
+		t.Errorf("missing sbatch: status %d, %v", status, err)
+	}
+}
+
+func TestFindRealSbatchSkipsItself(t *testing.T) {
+	self := filepath.Join(t.TempDir(), "sbatch") // the wrapper, installed as sbatch
+	os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755)
+	realDir := t.TempDir()
+	real, _ := stubSbatch(t, realDir)
+	env := map[string]string{"PATH": filepath.Dir(self) + ":" + realDir}
+	getenv := func(k string) string { return env[k] }
+	if p, err := FindRealSbatch(getenv, self); err != nil || p != real {
+		t.Errorf("found %q, %v; want %q", p, err, real)
+	}
+	env["PATH"] = filepath.Dir(self)
+	if _, err := FindRealSbatch(getenv, self); err == nil || !strings.Contains(err.Error(), SbatchEnv) {
+		t.Errorf("only itself on PATH: %v", err)
+	}
+	env[SbatchEnv] = self
+	if _, err := FindRealSbatch(getenv, self); err == nil {
+		t.Error("MIGADVISOR_SBATCH naming the wrapper itself must be refused")
+	}
+	env[SbatchEnv] = real
+	if p, _ := FindRealSbatch(getenv, self); p != real {
+		t.Errorf("MIGADVISOR_SBATCH: %q", p)
+	}
+}
+
+func TestSubmittedJobID(t *testing.T) {
+	for out, want := range map[string][2]string{
+		"Submitted batch job 123\n":                  {"123", ""},
+		"Submitted batch job 77 on cluster wulver\n": {"77", "wulver"},
+		"4242\n":        {"4242", ""},
+		"4242;migdev\n": {"4242", "migdev"},
+		"sbatch: Job 5 to start at 2026-01-01T00:00:00": {"", ""},
+		"": {"", ""},
+	} {
+		if id, cluster := SubmittedJobID([]byte(out)); id != want[0] || cluster != want[1] {
+			t.Errorf("%q: %q %q, want %v", out, id, cluster, want)
+		}
+	}
+}
