@@ -3,8 +3,15 @@
 // work is done in catalog, slurm, advisor and bench.
 package main
 
-import "os"
+import (
+	"context"
+	"os"
+)
 
 func main() {
+	if isSbatchName(os.Args[0]) {
+		// Installed as sbatch: no CLI parsing at all, Slurm's arguments only.
+		os.Exit(wrapSbatch(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
