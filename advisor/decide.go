@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // applySlowdown excludes profiles more than MaxSlowdown times slower than the
@@ -110,7 +112,7 @@ func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvic
 		}
 	}
 	fmt.Fprintf(&b, "; OOM risk low (%s)", choice.OOMRiskReason)
-	fmt.Fprintf(&b, "; runtime %s %s", formatSeconds(*choice.RuntimeS), choice.RuntimeSource)
+	fmt.Fprintf(&b, "; runtime %s %s", slurm.FormatSeconds(*choice.RuntimeS), choice.RuntimeSource)
 	if choice.TimeLimit != "" {
 		fmt.Fprintf(&b, "; use --time=%s", choice.TimeLimit)
 	}
@@ -129,7 +131,7 @@ func runnerUp(choice *ProfileAdvice, eligible []*ProfileAdvice, key func(*Profil
 
 func formatKey(v float64, what string) string {
 	if strings.Contains(what, "runtime") || strings.Contains(what, "wait") {
-		return formatSeconds(v)
+		return slurm.FormatSeconds(v)
 	}
 	return fmt.Sprintf("%.3g", v)
 }

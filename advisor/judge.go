@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -12,7 +13,7 @@ import (
 // judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait.
 func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p),
-		usable: p.UsableMemory.MiB(), OOMRisk: RiskUnknown}
+		OOMRisk: RiskUnknown}
 	for _, r := range a.runs {
 		if r.Profile != p.Name {
 			continue
@@ -121,11 +122,7 @@ func (a *analysis) lowerBound(profile string) float64 {
 // charge applies the SU formula to the runtime, and to the time per unit of work.
 func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	j := a.base
-	j.Profile, j.GPUs = p, 1
-	if j.Partition == "" || !contains(p.Partitions, j.Partition) {
-		j.Partition = ""
-	}
-	j.Hours = 1
+	j.Profile, j.GPUs, j.Partition, j.Hours = p, 1, a.partitionFor(p), 1
 	rate, err := a.site.Charge(j)
 	if err != nil {
 		return
@@ -154,15 +151,6 @@ func (a *analysis) secondsPerWork(pa *ProfileAdvice) (float64, bool) {
 	return sec, true
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // round4 keeps four significant digits: SU per sample can be 1e-5.
 func round4(x float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
@@ -173,17 +161,18 @@ func round4(x float64) float64 {
 }
 
 // timeLimit checks the runtime against the script's --time and suggests one
-// that covers the whole range, within the partition's limit.
+// that covers the whole range; one beyond the partition's limit cannot be
+// asked for, and the profile is then out.
 func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	limit := a.job.Resources.Time
-	if !limit.IsSet() || limit.Unlimited || pa.RuntimeRangeS == nil {
+	if !limit.IsSet() || limit.Unlimited || pa.RuntimeRangeS == nil || pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
 		return
 	}
-	hi := pa.RuntimeRangeS[1]
-	if hi <= limit.Duration.Seconds() {
-		return
+	need := suggestTime(pa.RuntimeRangeS[1])
+	pa.TimeLimit = slurm.FormatDuration(need)
+	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+		pa.beyondLimit = fmt.Sprintf("needs --time=%s, beyond the partition's limit of %s", pa.TimeLimit, max)
 	}
-	pa.TimeLimit = slurm.FormatDuration(suggestTime(hi))
 }
 
 // suggestTime is a --time with a fifth more than the longest expected run,
@@ -193,13 +182,15 @@ func suggestTime(seconds float64) time.Duration {
 	return time.Duration(math.Ceil(seconds*1.2/step)*step) * time.Second
 }
 
-// partitionLimit is the longest --time the profile's partition allows.
-func (a *analysis) partitionLimit(p string) (slurm.TimeLimit, bool) {
-	part := a.base.Partition
-	if prof, ok := a.site.Profile(p); ok && (part == "" || !contains(prof.Partitions, part)) && len(prof.Partitions) > 0 {
-		part = prof.Partitions[0]
+// partitionFor is where the job would run on the profile: the script's
+// partition when the profile is offered there, else the profile's first.
+func (a *analysis) partitionFor(p *catalog.Profile) string {
+	if a.base.Partition == "" || !slices.Contains(p.Partitions, a.base.Partition) {
+		if len(p.Partitions) > 0 {
+			return p.Partitions[0]
+		}
 	}
-	return a.site.MaxWalltimeFor(part)
+	return a.base.Partition
 }
 
 // failedOnly says why a profile where the job failed, and never completed,
@@ -217,10 +208,13 @@ func (a *analysis) failedOnly(profile string) string {
 			state = fmt.Sprintf("%s with exit code %d", r.State, r.ExitCode)
 		}
 	}
-	if failed == 0 {
+	switch failed {
+	case 0:
 		return ""
+	case 1:
+		return fmt.Sprintf("failed here (%s) and never completed: see the job's output", state)
 	}
-	return fmt.Sprintf("failed here (%s%s) and never completed: see the job's output", state, map[bool]string{true: fmt.Sprintf(", %d runs", failed)}[failed > 1])
+	return fmt.Sprintf("failed here (%s, %d runs) and never completed: see the job's output", state, failed)
 }
 
 // eligibility decides whether the profile may be recommended, and says why.
@@ -238,16 +232,14 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	}
 	if pa.RuntimeS == nil {
 		if lower := a.lowerBound(pa.Profile); lower > 0 {
-			return false, fmt.Sprintf("runtime unknown: ran past its time limit (%s) and no run completed anywhere", formatSeconds(lower))
+			return false, fmt.Sprintf("runtime unknown: ran past its time limit (%s) and no run completed anywhere", slurm.FormatSeconds(lower))
 		}
 		return false, "runtime unknown: no completed run to scale from"
 	}
+	if pa.beyondLimit != "" {
+		return false, pa.beyondLimit
+	}
 	if pa.TimeLimit != "" {
-		if max, ok := a.partitionLimit(pa.Profile); ok && !max.Unlimited {
-			if need, _ := slurm.ParseTimeLimit(pa.TimeLimit); need.Duration > max.Duration {
-				return false, fmt.Sprintf("needs --time=%s, beyond the partition's limit of %s", pa.TimeLimit, max)
-			}
-		}
 		return true, fmt.Sprintf("low OOM risk; needs --time=%s (the script asks for %s)", pa.TimeLimit, a.job.Resources.Time)
 	}
 	return true, "low OOM risk: " + pa.OOMRiskReason

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -128,8 +127,8 @@ type ProfileAdvice struct {
 	Eligible      bool        `json:"eligible"`
 	Reason        string      `json:"reason"`
 
-	capacity float64
-	usable   float64
+	capacity    float64
+	beyondLimit string // why the --time it needs cannot be asked for
 }
 
 // Recommend judges every profile of the site for the job and picks one.
@@ -268,7 +267,7 @@ func (a *analysis) noteTimeouts() {
 	for _, r := range a.runs {
 		if r.TimedOut && r.Seconds > 0 {
 			a.note("job %s reached its time limit on %s after %s: that time is a lower bound there",
-				r.JobID, r.Profile, formatSeconds(r.Seconds))
+				r.JobID, r.Profile, slurm.FormatSeconds(r.Seconds))
 		}
 	}
 }
@@ -312,10 +311,6 @@ func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
 		return cmpFloat(site.Capacity(x), site.Capacity(y))
 	})
 	return ps
-}
-
-func formatSeconds(s float64) string {
-	return slurm.FormatDuration(time.Duration(math.Round(s)) * time.Second)
 }
 
 // probeCommand is the command that measures the script, on one profile or all.

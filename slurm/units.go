@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,11 @@ func FormatDuration(d time.Duration) string {
 		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, s)
 	}
 	return fmt.Sprintf("%02d:%02d:%02d", h, m, s)
+}
+
+// FormatSeconds is FormatDuration of a number of seconds, rounded.
+func FormatSeconds(s float64) string {
+	return FormatDuration(time.Duration(math.Round(s)) * time.Second)
 }
 
 // ParseTimeLimit parses every time format sbatch accepts for --time:

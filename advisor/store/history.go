@@ -322,6 +322,12 @@ type HistoryFilter struct {
 
 // History lists job records, newest submission first.
 func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
+	// From a script's submissions to their jobs, through indexes: a whole
+	// cluster's history must not be scanned for one script.
+	from := `jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
+	if f.Fingerprint != "" {
+		from = `submissions s JOIN jobs j ON ` + jobsOfSubmission
+	}
 	q := `SELECT j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
 		j.node_list, j.work_dir, j.state, j.cancelled_by, j.exit_code, j.exit_signal, j.submit, j.start, j.end,
 		j.elapsed_s, j.timelimit_min, j.nodes, j.cpus, j.req_mem_mib, j.max_rss_mib, j.gpu_type, j.gpu_count,
@@ -330,16 +336,10 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 		o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
 		o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source
-		FROM jobs j
-		LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job
+		FROM ` + from + `
 		LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	var args []any
 	if f.Fingerprint != "" {
-		// From the script's submissions to their jobs, through indexes: a
-		// whole cluster's history must not be scanned for one script.
-		q = strings.Replace(q, `FROM jobs j
-		LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`, `FROM submissions s
-		JOIN jobs j ON `+jobsOfSubmission, 1)
 		q += ` AND s.fingerprint = ?`
 		args = append(args, f.Fingerprint)
 	}

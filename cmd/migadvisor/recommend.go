@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -291,9 +290,9 @@ func runtimeText(pa advisor.ProfileAdvice) string {
 	if pa.RuntimeS == nil {
 		return "-"
 	}
-	text := formatSeconds(*pa.RuntimeS)
-	if r := pa.RuntimeRangeS; r != nil && formatSeconds(r[0]) != formatSeconds(r[1]) {
-		text += fmt.Sprintf(" (%s–%s)", formatSeconds(r[0]), formatSeconds(r[1]))
+	text := slurm.FormatSeconds(*pa.RuntimeS)
+	if r := pa.RuntimeRangeS; r != nil && slurm.FormatSeconds(r[0]) != slurm.FormatSeconds(r[1]) {
+		text += fmt.Sprintf(" (%s–%s)", slurm.FormatSeconds(r[0]), slurm.FormatSeconds(r[1]))
 	}
 	if pa.RuntimeSource != advisor.BasisMeasured {
 		text += " " + pa.RuntimeSource
@@ -302,10 +301,6 @@ func runtimeText(pa advisor.ProfileAdvice) string {
 		text += ", needs --time=" + pa.TimeLimit
 	}
 	return text
-}
-
-func formatSeconds(s float64) string {
-	return slurm.FormatDuration(time.Duration(math.Round(s)) * time.Second)
 }
 
 // sigOrDash prints a rate with three significant digits (SU per sample can be 2.7e-05).
