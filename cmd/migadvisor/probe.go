@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -91,17 +90,10 @@ func probeProfiles(c *cli.Context, site *catalog.Site) ([]string, error) {
 
 // probeRung writes, submits, waits for and collects the variants of some profiles.
 func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir string, profiles []string) error {
-	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c)})
-	var lintErr *bench.LintError
-	if errors.As(err, &lintErr) {
-		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
-		return fmt.Errorf("%s has errors a variant would keep; fix them first", script.Path)
-	}
+	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c)},
+		"fix them first")
 	if err != nil {
 		return err
-	}
-	if err := recordSweep(c, dir, sw); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
 	if err := submitSweep(c, dir, sw); err != nil {
 		return err

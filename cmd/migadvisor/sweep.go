@@ -84,19 +84,10 @@ func runSweep(c *cli.Context) error {
 	if v := c.String("profiles"); v != "" {
 		profiles = strings.Split(v, ",")
 	}
-	sw, err := bench.WriteSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"),
-		Force: c.Bool("force"), Monitor: monitorWrap(c)})
-	var lintErr *bench.LintError
-	if errors.As(err, &lintErr) {
-		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
-		return fmt.Errorf("%s has errors a variant would keep; fix them or use --force", path)
-	}
+	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"),
+		Force: c.Bool("force"), Monitor: monitorWrap(c)}, "fix them or use --force")
 	if err != nil {
 		return err
-	}
-	if err := recordSweep(c, c.String("out"), sw); err != nil {
-		// The variants are written; the history is a convenience, never a reason to fail.
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
 	if c.Bool("submit") {
 		if err := submitSweep(c, c.String("out"), sw); err != nil {
@@ -112,6 +103,25 @@ func runSweep(c *cli.Context) error {
 	}
 	printSweep(c, sw)
 	return nil
+}
+
+// writeSweep writes the variants and records the sweep in the history. Lint
+// errors are printed, and the error says what to do (hint).
+func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
+	sw, err := bench.WriteSweep(opt)
+	var lintErr *bench.LintError
+	if errors.As(err, &lintErr) {
+		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
+		return nil, fmt.Errorf("%s has errors a variant would keep; %s", opt.Script.Path, hint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := recordSweep(c, opt.OutDir, sw); err != nil {
+		// The variants are written; the history is a convenience, never a reason to fail.
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
+	}
+	return sw, nil
 }
 
 // monitorWrap is how variants reach the monitor: this binary by its absolute
