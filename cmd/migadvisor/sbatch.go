@@ -98,14 +98,15 @@ func recordSubmission(ctx context.Context, args []string, out []byte, getenv fun
 	id, cluster := slurm.SubmittedJobID(out)
 	cl := slurm.ParseCommandLine(args)
 	if id == "" || cl.Script() == "" || cl.Has("test-only") {
-		return nil // --test-only, --wrap and stdin scripts have no file to fingerprint
+		return nil // nothing submitted (--test-only), or no file to fingerprint (--wrap, stdin)
 	}
+	source := absPath(cl.Script())
 	script, err := slurm.ReadScript(cl.Script())
 	if err != nil {
 		return err
 	}
-	sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: absPath(cl.Script()),
-		Script: absPath(cl.Script()), WorkDir: workingDir(), Submitted: time.Now()}
+	sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
+		Script: source, WorkDir: workingDir(), Submitted: time.Now()}
 	if site, err := catalog.Resolve(getenv("MIGADVISOR_SITE")); err == nil {
 		if types := cl.Resources(script, os.Environ()).GPUTypes(); len(types) > 0 {
 			if p, ok := site.ProfileForType(types[0]); ok {
