@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
@@ -18,14 +19,9 @@ const queueWaitJobs = 1000
 // fingerprint, and the median queue wait per profile since a time.
 func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time) (Job, error) {
 	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}}
-	recs, err := st.History(ctx, store.HistoryFilter{Fingerprint: job.Fingerprint})
-	if err != nil {
+	var err error
+	if job.Runs, err = GatherRuns(ctx, job.Fingerprint, st); err != nil {
 		return job, err
-	}
-	for i := range recs {
-		if r, ok := RunFromRecord(&recs[i]); ok {
-			job.Runs = append(job.Runs, r)
-		}
 	}
 	for _, p := range site.Profiles {
 		w, err := st.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), waitsSince, queueWaitJobs)
@@ -37,4 +33,26 @@ func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path strin
 		}
 	}
 	return job, nil
+}
+
+// GatherRuns reads the runs of a script (by fingerprint) from one or more
+// histories: the user's own and a site-wide one may both hold a job, which
+// counts once.
+func GatherRuns(ctx context.Context, fingerprint string, stores ...*store.Store) ([]Run, error) {
+	var runs []Run
+	seen := map[string]bool{}
+	for _, st := range stores {
+		recs, err := st.History(ctx, store.HistoryFilter{Fingerprint: fingerprint})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Path(), err)
+		}
+		for i := range recs {
+			key := recs[i].Cluster + "/" + recs[i].Key
+			if r, ok := RunFromRecord(&recs[i]); ok && !seen[key] {
+				seen[key] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	return runs, nil
 }

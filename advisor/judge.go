@@ -123,6 +123,7 @@ func (a *analysis) lowerBound(profile string) float64 {
 func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	j := a.base
 	j.Profile, j.GPUs, j.Partition, j.Hours = p, 1, a.partitionFor(p), 1
+	pa.Partition = j.Partition
 	rate, err := a.site.Charge(j)
 	if err != nil {
 		return

@@ -106,6 +106,7 @@ type MemoryNeedJSON struct {
 // ProfileAdvice is the judgement on one profile.
 type ProfileAdvice struct {
 	Profile       string      `json:"profile"`
+	Partition     string      `json:"partition,omitempty"` // where it would run
 	Runs          int         `json:"runs"`
 	Completed     int         `json:"completed"`
 	TimedOut      int         `json:"timed_out"`

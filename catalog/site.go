@@ -36,6 +36,7 @@ type Site struct {
 	Profiles         []Profile     `toml:"profiles"`
 	WorkPatterns     []WorkPattern `toml:"work_patterns"`
 	Advice           Advice        `toml:"advice"`
+	History          History       `toml:"history"`
 
 	Source string    `toml:"-"` // where the site was read from
 	model  *GPUModel // nil when gpu_model is not built in
@@ -58,6 +59,13 @@ type Advice struct {
 	// SUTolerance: a smaller profile is preferred when its SU is within this
 	// share of the lowest.
 	SUTolerance float64 `toml:"su_tolerance"`
+}
+
+// History names the site-wide history: a database that admins fill with
+// `migadvisor collect --all-users` and users read (never write) beside their
+// own, so that advice covers the runs of everyone who ran the same script.
+type History struct {
+	SiteDB string `toml:"site_db"` // absolute path; "" when the site has none
 }
 
 // Billing holds the SU formula's parameters:
@@ -250,6 +258,9 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if t := s.Advice.SUTolerance; t < 0 || t >= 1 {
 		return fail("advice", 0, "su_tolerance", "su_tolerance must be between 0 and 1 (a share of SU), not %g", t)
+	}
+	if db := s.History.SiteDB; db != "" && !path.IsAbs(db) {
+		return fail("history", 0, "site_db", "site_db must be an absolute path (users read it from anywhere), not %q", db)
 	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {

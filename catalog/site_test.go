@@ -115,6 +115,8 @@ func TestSiteFileErrors(t *testing.T) {
 			"site.toml:19: work pattern \"lammps\": error parsing regexp"},
 		{"work regex without a group", minimalSite + "\n[[work_patterns]]\nname = \"lammps\"\nregex = \"tau/day\"\nunit = \"tau/day\"\n",
 			"site.toml:19: work pattern \"lammps\": the regex needs a group"},
+		{"relative site history", minimalSite + "\n[history]\nsite_db = \"site.db\"\n",
+			"site.toml:18: site_db must be an absolute path"},
 		{"request not a GPU", strings.Replace(minimalSite, "--gres=gpu:a100_10g:1", "--partition=gpu", 1), "site.toml:14: profile \"1g.10gb\": request"},
 	}
 	for _, tc := range tests {

@@ -132,21 +132,77 @@ var SchemaVersion = len(migrations)
 
 // Open opens (creating if needed) the history at path: the directory 0700,
 // the file 0600, WAL journal, a busy timeout so concurrent users wait instead
-// of failing, and the schema migrated to SchemaVersion.
+// of failing, and the schema migrated to SchemaVersion. Submissions spooled
+// while the database was locked are moved in.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// Options tune how a history is opened.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write lock;
+	// 0 means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// ReadOnly opens an existing history for reading only (a site-wide one
+	// that admins fill, or the user's own from the sbatch wrapper): nothing
+	// is created, migrated or drained, and a schema other than this build's
+	// is an error.
+	ReadOnly bool
+}
+
+// DefaultBusyTimeout is long enough for any import batch to commit.
+const DefaultBusyTimeout = 10 * time.Second
+
+// OpenWith opens the history at path with opt.
+func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
+	if opt.ReadOnly {
+		return openReadOnly(ctx, path)
+	}
+	if opt.BusyTimeout <= 0 {
+		opt.BusyTimeout = DefaultBusyTimeout
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL"
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL",
+		path, opt.BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	// A drain that fails (the lock is busy) leaves the records for the next
+	// Open: the history is usable without them.
+	_, _ = s.DrainSpool(ctx)
+	return s, nil
+}
+
+// openReadOnly opens an existing history without writing to it.
+func openReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=1000")
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	v, err := s.Version(ctx)
+	switch {
+	case err != nil:
+	case v > SchemaVersion:
+		err = fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
+	case v < SchemaVersion:
+		err = fmt.Errorf("schema %d is older than this migadvisor's %d: open it once read-write (any migadvisor command with --db) to migrate it", v, SchemaVersion)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
@@ -191,6 +247,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if v > SchemaVersion {
 		return fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil // no write: opening an up-to-date history takes no lock
 	}
 	for ; v < SchemaVersion; v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Spool is a directory of submissions on their way into a history: the sbatch
+// wrapper puts each submission there first (one small file, written whole
+// and renamed into place, so a crash or a full disk never leaves half a
+// record), and whoever next holds the history's write lock moves them in.
+// A locked, slow or missing database thus never loses a record and never
+// holds up a submission.
+type Spool struct{ Dir string }
+
+// SpoolFor is the spool of the history at dbPath: a directory beside it.
+func SpoolFor(dbPath string) Spool { return Spool{Dir: dbPath + ".spool"} }
+
+const spoolExt = ".json"
+
+// Put writes one submission into the spool and returns its file.
+func (sp Spool) Put(sub Submission) (string, error) {
+	data, err := json.Marshal(sub)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(sp.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	tmp, err := os.CreateTemp(sp.Dir, ".put-*")
+	if err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	// The name orders records by time and cannot collide: the temp file's
+	// random suffix is unique in the directory.
+	name := filepath.Join(sp.Dir, fmt.Sprintf("%d-%s%s", time.Now().UnixNano(),
+		strings.TrimPrefix(filepath.Base(tmp.Name()), ".put-"), spoolExt))
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	return name, nil
+}
+
+// Pending lists the spooled records, oldest first.
+func (sp Spool) Pending() ([]string, error) {
+	entries, err := os.ReadDir(sp.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), spoolExt) && !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, filepath.Join(sp.Dir, e.Name()))
+		}
+	}
+	return files, nil // ReadDir sorts by name: by time
+}
+
+// DrainSpool moves the spooled submissions of this history into it, in one
+// transaction, and removes their files once it has committed. Recording a
+// submission twice changes nothing, so a drain that dies between the commit
+// and the removal loses nothing either. A record that cannot be read is
+// renamed *.bad and kept for a person to look at. It returns how many
+// submissions it moved.
+func (s *Store) DrainSpool(ctx context.Context) (int, error) {
+	sp := SpoolFor(s.path)
+	files, err := sp.Pending()
+	if err != nil || len(files) == 0 {
+		return 0, err
+	}
+	var subs []Submission
+	var read []string
+	for _, f := range files {
+		sub, err := readSpooled(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // another process drained it
+		case err != nil:
+			_ = os.Rename(f, f+".bad")
+			continue
+		}
+		subs, read = append(subs, sub), append(read, f)
+	}
+	if len(subs) == 0 {
+		return 0, nil
+	}
+	if err := s.RecordSubmissions(ctx, subs); err != nil {
+		return 0, err
+	}
+	for _, f := range read {
+		_ = os.Remove(f)
+	}
+	return len(subs), nil
+}
+
+func readSpooled(file string) (Submission, error) {
+	var sub Submission
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return sub, err
+	}
+	if err := json.Unmarshal(data, &sub); err != nil {
+		return sub, fmt.Errorf("%s: %w", file, err)
+	}
+	if sub.JobID == "" || sub.Fingerprint == "" {
+		return sub, fmt.Errorf("%s: no job id or fingerprint", file)
+	}
+	return sub, nil
+}
