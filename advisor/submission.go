@@ -87,11 +87,15 @@ func cost(p *ProfileAdvice) string {
 	return trimFloat(p.SUPerHour) + " SU/h"
 }
 
+// trimFloat gives an SU figure the precision a person reads: 16, 2.8, 0.0058.
 func trimFloat(f float64) string {
-	if f >= 10 {
+	switch {
+	case f >= 10:
 		return fmt.Sprintf("%.0f", f)
+	case f >= 0.1:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
+	return fmt.Sprintf("%.2g", f)
 }
 
 // memorySummary says what the runs showed: "this script peaked at 5.7 GiB
@@ -105,11 +109,15 @@ func memorySummary(rec *Recommendation, site *catalog.Site) string {
 			on = append(on, profilePhrase(site, p.Profile))
 		}
 	}
-	where := fmt.Sprintf("in %s on %s", plural(runs, "run"), strings.Join(on, " and "))
+	where := fmt.Sprintf("%s on %s", plural(runs, "run"), strings.Join(on, " and "))
 	if rec.GPUMemNeed == nil {
-		return "this script ran " + where
+		return "this script has " + where
 	}
-	return fmt.Sprintf("this script peaked at %.1f GiB %s", rec.GPUMemNeed.MiB/1024, where)
+	verb := "peaked at"
+	if strings.HasPrefix(rec.GPUMemNeed.Source, "OOM") {
+		verb = "needs at least" // an out-of-memory message's lower bound
+	}
+	return fmt.Sprintf("this script %s %.1f GiB in %s", verb, rec.GPUMemNeed.MiB/1024, where)
 }
 
 // profilePhrase names a profile as users say it: "a full A100", "1g.10gb".

@@ -15,12 +15,20 @@ import (
 // SbatchEnv names the real sbatch for a wrapper installed as `sbatch`.
 const SbatchEnv = "MIGADVISOR_SBATCH"
 
+// ShimEnv is set by the scripts/ sbatch shim to its own path, so that the
+// wrapper it starts does not take the shim for Slurm's sbatch.
+const ShimEnv = "MIGADVISOR_SHIM"
+
 // FindRealSbatch is the sbatch a wrapper must run: $MIGADVISOR_SBATCH, else
-// the first sbatch on PATH that is not the wrapper itself (self, the running
-// executable), so that a wrapper installed as sbatch never calls itself.
+// the first sbatch on PATH that is neither the wrapper itself (self, the
+// running executable) nor the shim that started it ($MIGADVISOR_SHIM), so
+// that a wrapper installed as sbatch never calls itself.
 func FindRealSbatch(getenv func(string) string, self string) (string, error) {
+	isWrapper := func(p string) bool {
+		return sameFile(p, self) || (getenv(ShimEnv) != "" && sameFile(p, getenv(ShimEnv)))
+	}
 	if p := getenv(SbatchEnv); p != "" {
-		if sameFile(p, self) {
+		if isWrapper(p) {
 			return "", fmt.Errorf("%s=%s is migadvisor itself, not Slurm's sbatch", SbatchEnv, p)
 		}
 		return p, nil
@@ -33,7 +41,7 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			continue
 		}
-		if !sameFile(p, self) {
+		if !isWrapper(p) {
 			return p, nil
 		}
 	}

@@ -73,6 +73,15 @@ func TestFindRealSbatchSkipsItself(t *testing.T) {
 	if p, _ := FindRealSbatch(getenv, self); p != real {
 		t.Errorf("MIGADVISOR_SBATCH: %q", p)
 	}
+	// The scripts/ shim, first on PATH, starts the wrapper (elsewhere).
+	delete(env, SbatchEnv)
+	shim := filepath.Join(t.TempDir(), "sbatch")
+	os.WriteFile(shim, []byte("#!/bin/sh\n"), 0o755)
+	env["PATH"] = filepath.Dir(shim) + ":" + realDir
+	env[ShimEnv] = shim
+	if p, err := FindRealSbatch(getenv, "/usr/bin/migadvisor"); err != nil || p != real {
+		t.Errorf("behind the shim: found %q, %v; want %q", p, err, real)
+	}
 }
 
 func TestSubmittedJobID(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
 )
 
 // Spool is a directory of submissions on their way into a history: the sbatch
@@ -34,23 +36,10 @@ func (sp Spool) Put(sub Submission) (string, error) {
 	if err := os.MkdirAll(sp.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
-	tmp, err := os.CreateTemp(sp.Dir, ".put-*")
-	if err != nil {
-		return "", fmt.Errorf("spool: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("spool: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("spool: %w", err)
-	}
-	// The name orders records by time and cannot collide: the temp file's
-	// random suffix is unique in the directory.
-	name := filepath.Join(sp.Dir, fmt.Sprintf("%d-%s%s", time.Now().UnixNano(),
-		strings.TrimPrefix(filepath.Base(tmp.Name()), ".put-"), spoolExt))
-	if err := os.Rename(tmp.Name(), name); err != nil {
+	// Names order records by time and cannot collide: one process never
+	// puts two records in the same nanosecond under one pid.
+	name := filepath.Join(sp.Dir, fmt.Sprintf("%d-%d%s", time.Now().UnixNano(), os.Getpid(), spoolExt))
+	if err := atomicfile.Write(name, data, 0o600); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
 	return name, nil

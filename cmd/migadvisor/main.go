@@ -11,7 +11,7 @@ import (
 func main() {
 	if isSbatchName(os.Args[0]) {
 		// Installed as sbatch: no CLI parsing at all, Slurm's arguments only.
-		os.Exit(wrapSbatch(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		os.Exit(wrapSbatch(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }

@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -49,84 +54,300 @@ func sbatchCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "migadvisor sbatch %s\n\n%s\n", c.Command.ArgsUsage, sbatchHelp)
 				return nil
 			}
-			return silentExit(wrapSbatch(c.Context, args, os.Stdin, c.App.Writer, c.App.ErrWriter, os.Getenv))
+			return silentExit(wrapSbatch(c.Context, args, os.Stdin, c.App.Writer, c.App.ErrWriter, os.Environ()))
 		},
 	}
 }
 
-// recordDeadline bounds what the wrapper adds after sbatch has answered.
-const recordDeadline = 150 * time.Millisecond
+// The wrapper's deadlines: advice before sbatch runs, and the record after it
+// has answered. Past one, that step is skipped. Writing the record to the
+// spool gets longer than moving it into the database, because a record not
+// spooled is lost, and a submission is not held up by it: sbatch has
+// answered and its output is out.
+const (
+	adviceDeadline = 150 * time.Millisecond
+	spoolDeadline  = 2 * time.Second
+	recordDeadline = 150 * time.Millisecond
+	// recordBusyTimeout is how long the record waits for another process's
+	// write lock; the submission is safe in the spool by then.
+	recordBusyTimeout = 50 * time.Millisecond
+)
 
-// wrapSbatch is the wrapper: sbatch first and unchanged, then the record.
-func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+// applyFlag is the wrapper's own option; sbatch never sees it.
+const applyFlag = "--mig-apply"
+
+// wrapper is one run of the sbatch wrapper, with the process's environment.
+type wrapper struct {
+	env    []string
+	stderr io.Writer
+	warned bool
+}
+
+func (w *wrapper) getenv(name string) string {
+	for i := len(w.env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(w.env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// warn prints the one line a submission may get about what went wrong in
+// the wrapper; later problems of the same submission stay silent.
+func (w *wrapper) warn(format string, args ...any) {
+	if !w.warned && w.getenv("MIGADVISOR_QUIET") != "1" {
+		fmt.Fprintf(w.stderr, "migadvisor: "+format+"\n", args...)
+	}
+	w.warned = true
+}
+
+// wrapSbatch is the wrapper: advice, then sbatch with the user's arguments
+// (or, asked to apply the advice, with its one change), then the record.
+func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	w := &wrapper{env: env, stderr: stderr}
+	args, apply := takeApplyFlag(args)
+	apply = apply || w.getenv("MIGADVISOR_APPLY") == "1"
 	self, _ := os.Executable()
-	real, err := slurm.FindRealSbatch(getenv, self)
+	real, err := slurm.FindRealSbatch(w.getenv, self)
 	if err != nil {
 		fmt.Fprintf(stderr, "migadvisor: %v\n", err)
 		return 127
+	}
+	disabled := w.getenv("MIGADVISOR_DISABLE") == "1"
+	var site *catalog.Site // from the advice step, for the record
+	if !disabled {
+		args, site = w.adviseWithin(ctx, adviceDeadline, args, apply)
 	}
 	status, out, err := slurm.RunSbatch(real, args, stdin, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "migadvisor: %v\n", err)
 		return status
 	}
-	if status != 0 || getenv("MIGADVISOR_DISABLE") == "1" {
+	if status != 0 || disabled {
 		return status
 	}
-	if err := recordWithin(ctx, recordDeadline, args, out, getenv); err != nil && getenv("MIGADVISOR_QUIET") != "1" {
-		fmt.Fprintf(stderr, "migadvisor: the job is submitted but not in the history: %v\n", err)
+	if err := w.record(ctx, site, args, out); err != nil {
+		w.warn("the job is submitted but not in the history: %v", err)
 	}
 	return status
 }
 
-// recordWithin records the submission, giving up after d.
-func recordWithin(ctx context.Context, d time.Duration, args []string, out []byte, getenv func(string) string) error {
+// takeApplyFlag removes --mig-apply from among sbatch's options (after the
+// script it is the script's own argument, and stays).
+func takeApplyFlag(args []string) ([]string, bool) {
+	cl := slurm.ParseCommandLine(args)
+	end := len(args)
+	if cl.ScriptIndex >= 0 {
+		end = cl.ScriptIndex
+	}
+	for i := 0; i < end; i++ {
+		if args[i] == applyFlag && !isOptionValue(cl, i) {
+			return append(slices.Clone(args[:i]), args[i+1:]...), true
+		}
+	}
+	return args, false
+}
+
+// isOptionValue reports whether args[i] is the value word of an option ("-J --mig-apply").
+func isOptionValue(cl *slurm.CommandLine, i int) bool {
+	for _, o := range cl.Options {
+		if o.Start < i && i < o.End {
+			return true
+		}
+	}
+	return false
+}
+
+// runWithin runs f with a deadline and gives up waiting for it after d: a
+// slow file system or a locked database must not hold up a submission.
+func runWithin[T any](ctx context.Context, d time.Duration, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- recordSubmission(ctx, args, out, getenv) }()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- result{v, err}
+	}()
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.v, r.err
 	case <-ctx.Done():
-		return fmt.Errorf("gave up after %v", d)
+		var zero T
+		return zero, fmt.Errorf("gave up after %v", d)
 	}
 }
 
-// recordSubmission links the job sbatch printed to the script's fingerprint.
-func recordSubmission(ctx context.Context, args []string, out []byte, getenv func(string) string) error {
+// adviseWithin prints the advice for the submission and returns the
+// arguments to run sbatch with (the user's, or with apply the advice's) and
+// the site, when it got that far.
+func (w *wrapper) adviseWithin(ctx context.Context, d time.Duration, args []string, apply bool) ([]string, *catalog.Site) {
+	adv, err := runWithin(ctx, d, func(ctx context.Context) (*submissionAdvice, error) {
+		return w.advise(ctx, args)
+	})
+	if err != nil {
+		w.warn("no advice this time: %v", err)
+		if adv == nil {
+			return args, nil
+		}
+		return args, adv.site
+	}
+	for _, line := range adv.lint {
+		fmt.Fprintf(w.stderr, "migadvisor: %s\n", line)
+	}
+	if adv.advice == nil {
+		return args, adv.site
+	}
+	a := adv.advice
+	if !apply {
+		fmt.Fprintf(w.stderr, "migadvisor: %s. Use %s, or resubmit with MIGADVISOR_APPLY=1.\n", a.Message, a.Use())
+		return args, adv.site
+	}
+	var changes []string
+	for _, s := range a.Settings {
+		changes = append(changes, s.Before()+" -> "+slurm.ShellWord(s.String()))
+	}
+	fmt.Fprintf(w.stderr, "migadvisor: %s.\nmigadvisor: submitting on %s: %s\n", a.Message, a.Profile, strings.Join(changes, ", "))
+	return adv.cl.WithSettings(a.Settings), adv.site
+}
+
+// submissionAdvice is what the advice step found.
+type submissionAdvice struct {
+	site   *catalog.Site
+	cl     *slurm.CommandLine
+	lint   []string // what sbatch or the site would reject
+	advice *advisor.SubmitAdvice
+}
+
+// advise judges the job from the user's history and the site's.
+func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice, error) {
+	adv := &submissionAdvice{cl: slurm.ParseCommandLine(args)}
+	path := adv.cl.Script()
+	if path == "" {
+		return adv, nil // --wrap or stdin: no file to fingerprint
+	}
+	script, err := slurm.ReadScript(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return adv, nil // sbatch says so itself
+	}
+	if err != nil {
+		return nil, err
+	}
+	site, err := catalog.Resolve(w.getenv("MIGADVISOR_SITE"))
+	if err != nil {
+		return nil, err
+	}
+	adv.site = site
+	for _, f := range advisor.Lint(script, site) {
+		if f.Severity == advisor.SeverityError {
+			adv.lint = append(adv.lint, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
+		}
+	}
+	runs, err := w.runs(ctx, site, script.Fingerprint())
+	if err != nil || len(runs) == 0 {
+		return adv, err
+	}
+	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: adv.cl.Resources(script, w.env),
+		Runs: runs, QueueWaitS: map[string]float64{}}
+	rec, err := advisor.Recommend(site, job, advisor.Options{})
+	if err != nil {
+		return adv, err
+	}
+	adv.advice, err = advisor.ForSubmission(site, rec, adv.cl, script, w.env)
+	return adv, err
+}
+
+// runs reads the script's runs, read-only, from the user's history (when
+// there is one) and the site's (when the site names one).
+func (w *wrapper) runs(ctx context.Context, site *catalog.Site, fingerprint string) ([]advisor.Run, error) {
+	var stores []*store.Store
+	defer func() {
+		for _, st := range stores {
+			st.Close()
+		}
+	}()
+	for _, db := range []string{w.dbPath(), site.History.SiteDB} {
+		if db == "" {
+			continue
+		}
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) && db == w.dbPath() {
+			continue // no history of their own yet
+		}
+		st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		stores = append(stores, st)
+	}
+	return advisor.GatherRuns(ctx, fingerprint, stores...)
+}
+
+func (w *wrapper) dbPath() string {
+	if db := w.getenv("MIGADVISOR_DB"); db != "" {
+		return db
+	}
+	return defaultDBPath()
+}
+
+// record links the job sbatch printed to the script's fingerprint: first in
+// the history's spool, a small file that no database lock can hold up
+// (within spoolDeadline), then into the history itself if its write lock
+// comes free within recordDeadline. What is left in the spool moves in at
+// the next opening of the history, by any migadvisor command.
+func (w *wrapper) record(ctx context.Context, site *catalog.Site, args []string, out []byte) error {
+	db := w.dbPath()
+	spooled, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
+		sub, ok, err := w.submission(site, args, out)
+		if err != nil || !ok {
+			return false, err
+		}
+		_, err = store.SpoolFor(db).Put(sub)
+		return err == nil, err
+	})
+	if err != nil || !spooled {
+		return err
+	}
+	_, _ = runWithin(ctx, recordDeadline, func(ctx context.Context) (struct{}, error) {
+		st, err := store.OpenWith(ctx, db, store.Options{BusyTimeout: recordBusyTimeout})
+		if err == nil {
+			st.Close()
+		}
+		return struct{}{}, err
+	})
+	return nil
+}
+
+// submission is what the history keeps of the job sbatch accepted; false
+// when nothing was submitted (--test-only) or there is no file to
+// fingerprint (--wrap, stdin). The profile asked for is known when the
+// advice step read the site (collect takes it from accounting anyway).
+func (w *wrapper) submission(site *catalog.Site, args []string, out []byte) (store.Submission, bool, error) {
 	id, cluster := slurm.SubmittedJobID(out)
 	cl := slurm.ParseCommandLine(args)
 	if id == "" || cl.Script() == "" || cl.Has("test-only") {
-		return nil // nothing submitted (--test-only), or no file to fingerprint (--wrap, stdin)
+		return store.Submission{}, false, nil
 	}
 	source := absPath(cl.Script())
 	script, err := slurm.ReadScript(cl.Script())
 	if err != nil {
-		return err
+		return store.Submission{}, false, err
 	}
 	sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
 		Script: source, WorkDir: workingDir(), Submitted: time.Now()}
-	if site, err := catalog.Resolve(getenv("MIGADVISOR_SITE")); err == nil {
-		if types := cl.Resources(script, os.Environ()).GPUTypes(); len(types) > 0 {
+	if site != nil {
+		if types := cl.Resources(script, w.env).GPUTypes(); len(types) > 0 {
 			if p, ok := site.ProfileForType(types[0]); ok {
 				sub.Profile = p.Name
 			}
 		}
 	}
 	if sub.Cluster == "" {
-		sub.Cluster = getenv("MIGADVISOR_CLUSTER")
+		sub.Cluster = w.getenv("MIGADVISOR_CLUSTER")
 	}
-	db := getenv("MIGADVISOR_DB")
-	if db == "" {
-		db = defaultDBPath()
-	}
-	st, err := store.Open(ctx, db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return st.RecordSubmissions(ctx, []store.Submission{sub})
+	return sub, true, nil
 }
 
 func absPath(p string) string {

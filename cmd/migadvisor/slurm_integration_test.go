@@ -101,23 +101,19 @@ func mustRun(t *testing.T, args ...string) string {
 
 // monitorBinary is the migadvisor the variants run as their monitor: the
 // test binary cannot be, so one is built (or MIGADVISOR_MONITOR_BIN named).
-func monitorBinary(t *testing.T, dir string) string {
+func monitorBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("MIGADVISOR_MONITOR_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(dir, "bin", "migadvisor")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build migadvisor for the jobs' monitor: %v\n%s", err, out)
-	}
-	return bin
+	return migadvisorBinary(t)
 }
 
 func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t, work))
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
 	chdir(t, work) // sbatch runs from here; relative outputs land here
 	job := writeScript(t, work, "job.sh", outcomeScript)
@@ -314,7 +310,7 @@ func TestSlurmRecommendProbeLadder(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t, work))
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
 	chdir(t, work)
 	job := writeScript(t, work, "ladder.sh", ladderScript)
