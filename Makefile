@@ -14,6 +14,9 @@ BIN      := bin/migadvisor
 LEAN     := bin/migadvisor-monitor
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
+# urfave/cli's man-page and markdown writers are never used; leaving them out
+# saves a millisecond of start-up on every wrapped sbatch.
+TAGS     := urfave_cli_no_docs
 FUZZTIME ?= 2m
 DEMO_DIR := bin/demo
 
@@ -26,7 +29,7 @@ all: build
 # bin/migadvisor-monitor is the monitor alone, for inside jobs (a third of
 # the memory); sweep variants use it when it sits beside migadvisor.
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
+	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(LEAN) ./cmd/migadvisor-monitor
 
 lint:

@@ -16,6 +16,7 @@ const AllocatedMetric = "peak_allocated_mib"
 
 // Run is one run of a job, as the advisor weighs it. Figures not known are < 0.
 type Run struct {
+	Cluster   string
 	JobID     string
 	Profile   string
 	State     string
@@ -46,7 +47,7 @@ func RunFromRecord(r *store.JobRecord) (Run, bool) {
 	if r.Stub || !slurm.TerminalState(r.State) || r.Profile == "" || r.GPUCount != 1 {
 		return Run{}, false
 	}
-	run := Run{JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
+	run := Run{Cluster: r.Cluster, JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
 		AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 	run.GPUOOM = r.GPUOOM != ""
 	run.HostOOM = r.OOM() == slurm.OOMHost

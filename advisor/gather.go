@@ -39,20 +39,34 @@ func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path strin
 // histories: the user's own and a site-wide one may both hold a job, which
 // counts once.
 func GatherRuns(ctx context.Context, fingerprint string, stores ...*store.Store) ([]Run, error) {
-	var runs []Run
-	seen := map[string]bool{}
+	var all [][]Run
 	for _, st := range stores {
 		recs, err := st.History(ctx, store.HistoryFilter{Fingerprint: fingerprint})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", st.Path(), err)
 		}
+		var runs []Run
 		for i := range recs {
-			key := recs[i].Cluster + "/" + recs[i].Key
-			if r, ok := RunFromRecord(&recs[i]); ok && !seen[key] {
+			if r, ok := RunFromRecord(&recs[i]); ok {
+				runs = append(runs, r)
+			}
+		}
+		all = append(all, runs)
+	}
+	return MergeRuns(all...), nil
+}
+
+// MergeRuns joins runs read from several histories, each job once.
+func MergeRuns(sets ...[]Run) []Run {
+	var runs []Run
+	seen := map[string]bool{}
+	for _, set := range sets {
+		for _, r := range set {
+			if key := r.Cluster + "/" + r.JobID; !seen[key] {
 				seen[key] = true
 				runs = append(runs, r)
 			}
 		}
 	}
-	return runs, nil
+	return runs
 }

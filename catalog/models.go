@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // GPUModel is a GPU and the MIG GPU-instance profiles it can be cut into.
@@ -31,7 +32,9 @@ type MIGProfile struct {
 //go:embed data/gpus.toml
 var gpusTOML []byte
 
-var builtinModels = mustLoadModels()
+// builtinModels is read at first use: a program that never asks (the sbatch
+// wrapper, most of the time) does not pay for it at start-up.
+var builtinModels = sync.OnceValue(mustLoadModels)
 
 type modelFile struct {
 	Version int        `toml:"version"`
@@ -47,14 +50,15 @@ func mustLoadModels() []GPUModel {
 }
 
 // Models returns the built-in GPU models.
-func Models() []GPUModel { return builtinModels }
+func Models() []GPUModel { return builtinModels() }
 
 // LookupModel finds a built-in model by name or alias, ignoring case and a
 // leading "NVIDIA ".
 func LookupModel(name string) (*GPUModel, bool) {
 	key := normaliseModelName(name)
-	for i := range builtinModels {
-		m := &builtinModels[i]
+	models := builtinModels()
+	for i := range models {
+		m := &models[i]
 		if normaliseModelName(m.Name) == key {
 			return m, true
 		}

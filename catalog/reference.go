@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A reference set is a site's published benchmark tables: measured runs of
@@ -82,7 +83,8 @@ func (b *Benchmark) Row(profile string) (BenchmarkRow, bool) {
 	return BenchmarkRow{}, false
 }
 
-var builtinReferences = mustLoadReferences()
+// builtinReferences is read at first use, like builtinModels.
+var builtinReferences = sync.OnceValue(mustLoadReferences)
 
 func mustLoadReferences() []*ReferenceSet {
 	var sets []*ReferenceSet
@@ -103,7 +105,7 @@ func ReferenceFor(site *Site) (*ReferenceSet, bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, set := range builtinReferences {
+	for _, set := range builtinReferences() {
 		if rm, ok := LookupModel(set.GPUModel); ok && rm.Name == m.Name {
 			return set, true
 		}

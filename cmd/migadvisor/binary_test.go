@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// migadvisorBinary builds this package into a temporary directory.
+// migadvisorBinary builds this package into a temporary directory, as the
+// Makefile does.
 func migadvisorBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -41,7 +42,7 @@ func migadvisorBinary(t testing.TB) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "migadvisor")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		built.out, built.err = exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", built.bin, ".").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("build migadvisor: %v\n%s", built.err, built.out)

@@ -71,6 +71,9 @@ const (
 	// recordBusyTimeout is how long the record waits for another process's
 	// write lock; the submission is safe in the spool by then.
 	recordBusyTimeout = 50 * time.Millisecond
+	// spoolBacklog is how many spooled records make the wrapper move them
+	// into the history itself (a few milliseconds, so not every time).
+	spoolBacklog = 32
 )
 
 // applyFlag is the wrapper's own option; sbatch never sees it.
@@ -246,9 +249,17 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 			adv.lint = append(adv.lint, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
 		}
 	}
-	runs, err := w.runs(ctx, site, script.Fingerprint())
-	if err != nil || len(runs) == 0 {
+	own, err := w.runsFrom(ctx, script.Fingerprint(), w.dbPath(), false)
+	if err != nil {
 		return adv, err
+	}
+	siteRuns, err := w.runsFrom(ctx, script.Fingerprint(), site.History.SiteDB, true)
+	if err != nil {
+		return adv, err
+	}
+	runs := advisor.MergeRuns(own, siteRuns)
+	if len(runs) == 0 {
+		return adv, nil
 	}
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: adv.cl.Resources(script, w.env),
 		Runs: runs, QueueWaitS: map[string]float64{}}
@@ -260,29 +271,21 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 	return adv, err
 }
 
-// runs reads the script's runs, read-only, from the user's history (when
-// there is one) and the site's (when the site names one).
-func (w *wrapper) runs(ctx context.Context, site *catalog.Site, fingerprint string) ([]advisor.Run, error) {
-	var stores []*store.Store
-	defer func() {
-		for _, st := range stores {
-			st.Close()
-		}
-	}()
-	for _, db := range []string{w.dbPath(), site.History.SiteDB} {
-		if db == "" {
-			continue
-		}
-		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) && db == w.dbPath() {
-			continue // no history of their own yet
-		}
-		st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		stores = append(stores, st)
+// runsFrom reads the script's runs from a history, read-only: none when db
+// is "" (no site-wide history) or, for the user's own, does not exist yet.
+func (w *wrapper) runsFrom(ctx context.Context, fingerprint, db string, mustExist bool) ([]advisor.Run, error) {
+	if db == "" {
+		return nil, nil
 	}
-	return advisor.GatherRuns(ctx, fingerprint, stores...)
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) && !mustExist {
+		return nil, nil
+	}
+	st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return advisor.GatherRuns(ctx, fingerprint, st)
 }
 
 func (w *wrapper) dbPath() string {
@@ -292,26 +295,31 @@ func (w *wrapper) dbPath() string {
 	return defaultDBPath()
 }
 
-// record links the job sbatch printed to the script's fingerprint: first in
-// the history's spool, a small file that no database lock can hold up
-// (within spoolDeadline), then into the history itself if its write lock
-// comes free within recordDeadline. What is left in the spool moves in at
-// the next opening of the history, by any migadvisor command.
+// record links the job sbatch printed to the script's fingerprint by
+// putting it in the history's spool: a small file, which no database lock
+// can hold up (within spoolDeadline). Any migadvisor command that opens the
+// history moves the spool in first, so collect, status and recommend see
+// every submission; the wrapper moves it in itself only when it has grown
+// to spoolBacklog records (someone who submits a lot and runs nothing
+// else), and only if the write lock comes free within recordDeadline.
 func (w *wrapper) record(ctx context.Context, site *catalog.Site, args []string, out []byte) error {
-	db := w.dbPath()
+	spool := store.SpoolFor(w.dbPath())
 	spooled, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
 		sub, ok, err := w.submission(site, args, out)
 		if err != nil || !ok {
 			return false, err
 		}
-		_, err = store.SpoolFor(db).Put(sub)
+		_, err = spool.Put(sub)
 		return err == nil, err
 	})
 	if err != nil || !spooled {
 		return err
 	}
+	if pending, err := spool.Pending(); err != nil || len(pending) < spoolBacklog {
+		return nil
+	}
 	_, _ = runWithin(ctx, recordDeadline, func(ctx context.Context) (struct{}, error) {
-		st, err := store.OpenWith(ctx, db, store.Options{BusyTimeout: recordBusyTimeout})
+		st, err := store.OpenWith(ctx, w.dbPath(), store.Options{BusyTimeout: recordBusyTimeout})
 		if err == nil {
 			st.Close()
 		}
