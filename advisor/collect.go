@@ -321,3 +321,49 @@ func SiteWorkPatterns(site *catalog.Site) ([]slurm.WorkPattern, error) {
 	}
 	return out, nil
 }
+
+// ScriptsResult is what LinkScripts did.
+type ScriptsResult struct {
+	Linked  int `json:"linked"`  // jobs now linked to their script's fingerprint
+	Missing int `json:"missing"` // jobs slurmdbd has no script for (asked once)
+}
+
+// LinkScripts links up to limit jobs that no submission names (jobs not
+// submitted through migadvisor, or other users' in a site-wide history) to
+// their scripts, from the batch scripts slurmdbd keeps (sacct
+// --batch-script; AccountingStoreFlags=job_script). This is how a history
+// filled with `collect --all-users` knows whose runs share a script.
+func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, error) {
+	var res ScriptsResult
+	jobs, err := c.Store.UnlinkedJobs(ctx, limit)
+	if err != nil || len(jobs) == 0 {
+		return res, err
+	}
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.Key
+	}
+	scripts, err := c.Slurm.BatchScripts(ctx, ids)
+	if err != nil {
+		return res, err
+	}
+	var subs []store.Submission
+	var missing []store.UnlinkedJob
+	for _, j := range jobs {
+		data, ok := scripts[j.Key]
+		if !ok {
+			missing = append(missing, j)
+			continue
+		}
+		source := "sacct:" + j.Cluster + "/" + j.Key
+		subs = append(subs, store.Submission{Cluster: j.Cluster, JobID: j.Key, Fingerprint: slurm.Parse(source, data).Fingerprint(),
+			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)})
+	}
+	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
+		return res, err
+	}
+	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {
+		return res, err
+	}
+	return ScriptsResult{Linked: len(subs), Missing: len(missing)}, nil
+}

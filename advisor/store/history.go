@@ -54,6 +54,19 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 	return tx.Commit()
 }
 
+// AdoptSubmissions gives the submissions recorded without a cluster name
+// (by the sbatch wrapper, from sbatch's output) the cluster's name; one
+// already recorded under that name stays as it is.
+func (s *Store) AdoptSubmissions(ctx context.Context, cluster string) error {
+	if cluster == "" {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE OR IGNORE submissions SET cluster = ? WHERE cluster = ''`, cluster); err != nil {
+		return fmt.Errorf("name the cluster of submissions: %w", err)
+	}
+	return nil
+}
+
 // jobsOfSubmission joins a submission (s) to its jobs (j) through indexes:
 // the job sbatch printed, and the tasks of its array or the components of its
 // heterogeneous job. (An OR of the two in the join would scan the cluster's

@@ -125,6 +125,14 @@ var migrations = []string{
 
 	// 4: queue waits per GPU type, for turnaround advice.
 	`CREATE INDEX jobs_by_gpu_type ON jobs(gpu_type, submit);`,
+
+	// 5: jobs whose batch script slurmdbd did not have, so that collect
+	// --scripts asks for each once.
+	`CREATE TABLE unscripted (
+		cluster TEXT NOT NULL,
+		job_key TEXT NOT NULL,
+		PRIMARY KEY (cluster, job_key)
+	);`,
 }
 
 // SchemaVersion is the schema this build writes.

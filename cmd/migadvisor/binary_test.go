@@ -22,6 +22,9 @@ var built struct {
 	out  []byte
 }
 
+// packageDir is where the tests start: this package's source.
+var packageDir, _ = os.Getwd()
+
 func TestMain(m *testing.M) {
 	if db := os.Getenv(holdLockEnv); db != "" {
 		os.Exit(holdLock(db))
@@ -42,7 +45,9 @@ func migadvisorBinary(t testing.TB) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "migadvisor")
-		built.out, built.err = exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", built.bin, ".").CombinedOutput()
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", built.bin, ".")
+		cmd.Dir = packageDir // a test may have moved elsewhere
+		built.out, built.err = cmd.CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("build migadvisor: %v\n%s", built.err, built.out)

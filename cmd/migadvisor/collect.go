@@ -28,6 +28,12 @@ submission, the script's --output, or a file in --outputs DIR named by Slurm's
 usual patterns) for GPU and host out-of-memory errors, time limits, and the
 work done (MIGADVISOR_WORK, GROMACS, Hugging Face, the site's patterns).
 
+With --scripts (on with --all-users), jobs that no submission names (those
+not submitted through migadvisor, other users') are linked to their scripts
+from the batch scripts slurmdbd stores (AccountingStoreFlags=job_script):
+this is how a site-wide history, named by the site file's [history] site_db,
+knows which runs share a script. Root or a Slurm operator reads them all.
+
 Importing is idempotent: the same records twice change nothing, and a job
 seen RUNNING and later COMPLETED is updated. A malformed record is reported
 with its line and skipped; the exit status is 1 only when nothing could be
@@ -38,13 +44,16 @@ Examples:
    migadvisor collect --since 7d --outputs ~/jobs/logs
    sacct -a -S 2026-11-01 --parsable2 -o JobIDRaw,JobID,State,ElapsedRaw,AllocTRES,MaxRSS,JobName > dump.txt
    migadvisor collect --sacct-file dump.txt --cluster wulver
-   migadvisor collect --all-users --since 2026-11-01 --json`,
+   migadvisor collect --all-users --since 2026-11-01 --json
+   migadvisor --db /shared/migadvisor/site.db collect --all-users --since 1d   # a site-wide history, from cron`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved `sacct --parsable2` dump (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
 			&cli.StringFlag{Name: "user", Usage: "collect these users' jobs (comma-separated)"},
 			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 36h, 7d, 2w"},
 			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
+			&cli.BoolFlag{Name: "scripts", DefaultText: "on with --all-users",
+				Usage: "link jobs that were not submitted through migadvisor to their scripts, from slurmdbd (sacct --batch-script)"},
 			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			clusterFlag(),
@@ -57,14 +66,15 @@ Examples:
 
 // collectReport is collect's --json output.
 type collectReport struct {
-	Source    string        `json:"source"` // sacct, the dump's file name, or "none"
-	Read      int           `json:"jobs_read"`
-	New       int           `json:"new"`
-	Updated   int           `json:"updated"`
-	Unchanged int           `json:"unchanged"`
-	Stubs     int           `json:"stubs"`
-	Skipped   []skippedLine `json:"skipped"`
-	Outputs   outputReport  `json:"outputs"`
+	Source    string                 `json:"source"` // sacct, the dump's file name, or "none"
+	Read      int                    `json:"jobs_read"`
+	New       int                    `json:"new"`
+	Updated   int                    `json:"updated"`
+	Unchanged int                    `json:"unchanged"`
+	Stubs     int                    `json:"stubs"`
+	Skipped   []skippedLine          `json:"skipped"`
+	Outputs   outputReport           `json:"outputs"`
+	Scripts   *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
 }
 
 type skippedLine struct {
@@ -103,6 +113,13 @@ func runCollect(c *cli.Context) error {
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
+	if linkScripts(c) {
+		scripts, err := col.LinkScripts(c.Context, scriptsPerCollect)
+		if err != nil {
+			return fmt.Errorf("link jobs to their scripts: %w", err)
+		}
+		rep.Scripts = &scripts
+	}
 	out, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil)
 	if err != nil {
 		return err
@@ -127,6 +144,19 @@ func runCollect(c *cli.Context) error {
 	return collectStatus(c, res)
 }
 
+// scriptsPerCollect bounds the scripts one collect asks slurmdbd for; the
+// next collect goes on with the rest, newest first.
+const scriptsPerCollect = 20000
+
+// linkScripts is --scripts, on by default with --all-users: a site-wide
+// history needs it to know which jobs ran the same script.
+func linkScripts(c *cli.Context) bool {
+	if c.IsSet("scripts") {
+		return c.Bool("scripts")
+	}
+	return c.Bool("all-users")
+}
+
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
 func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportResult, string, error) {
 	if file := c.String("sacct-file"); file != "" {
@@ -142,6 +172,16 @@ func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportRe
 	}
 	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
 		Clusters: splitList(c.String("clusters"))}
+	if col.Cluster == "" {
+		if name, err := col.Slurm.ClusterName(c.Context); err == nil {
+			col.Cluster = name
+		}
+	}
+	// The sbatch wrapper does not ask slurmctld for the cluster's name (it
+	// would cost a submission tens of milliseconds): its records take it here.
+	if err := col.Store.AdoptSubmissions(c.Context, col.Cluster); err != nil {
+		return advisor.ImportResult{}, "", err
+	}
 	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
 		tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
 		if err != nil {
@@ -151,11 +191,6 @@ func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportRe
 			return advisor.ImportResult{}, "none", nil
 		}
 		q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-	}
-	if col.Cluster == "" {
-		if name, err := col.Slurm.ClusterName(c.Context); err == nil {
-			col.Cluster = name
-		}
 	}
 	res, err := col.ImportSacct(c.Context, q)
 	return res, "sacct", err
@@ -196,6 +231,13 @@ func printCollect(c *cli.Context, rep collectReport) {
 		}
 		if n := len(rep.Skipped); n > 0 {
 			fmt.Fprintf(w, "; %d records skipped", n)
+		}
+		fmt.Fprintln(w)
+	}
+	if s := rep.Scripts; s != nil {
+		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", plural(s.Linked, "job"))
+		if s.Missing > 0 {
+			fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
 		}
 		fmt.Fprintln(w)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,84 @@ func TestSlurmRecommendProbeLadder(t *testing.T) {
 		if p.Wait == nil {
 			t.Errorf("a profile without a start estimate: %s", out)
 		}
+	}
+}
+
+// wrappedScript asks for a whole A100 and reports an allocated peak of
+// 1.5 GiB, which any slice holds.
+const wrappedScript = `#!/bin/bash
+#SBATCH --job-name=wrapped
+#SBATCH --partition=gpu
+#SBATCH --gres=gpu:a100:1
+#SBATCH --mem=64M
+#SBATCH --time=00:02:00
+#SBATCH --output=%x.%j.out
+sleep 2
+echo "MIGADVISOR_METRIC peak_allocated_mib 1536"
+echo "MIGADVISOR_WORK 100 steps"
+`
+
+// The wrapper installed as sbatch (a link first on PATH): the first
+// submission passes through silently and lands in Slurm and in the history;
+// once collect has its run, a submission is advised a slice; with
+// --mig-apply the job Slurm gets asks for that slice.
+func TestSlurmSbatchWrapper(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work)
+	bin := filepath.Join(work, "bin")
+	os.Mkdir(bin, 0o755)
+	if err := os.Symlink(migadvisorBinary(t), filepath.Join(bin, "sbatch")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	job := writeScript(t, work, "wrapped.sh", wrappedScript)
+	sbatch := func(args ...string) (id, stderr string) {
+		t.Helper()
+		cmd := exec.Command("sbatch", append([]string{"--parsable"}, args...)...)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sbatch %v: %v\n%s", args, err, errOut.String())
+		}
+		id = strings.TrimSpace(string(out))
+		t.Cleanup(func() { exec.Command("scancel", id).Run() })
+		return id, errOut.String()
+	}
+
+	first, errOut := sbatch(job)
+	if errOut != "" {
+		t.Errorf("first submission, no history: stderr %q", errOut)
+	}
+	mustRun(t, "wait", first, "--timeout", "1m")
+	mustRun(t, "collect")
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 {
+		t.Fatalf("history: %v %s", err, dump(hist))
+	}
+	checkJob(t, hist[0], "full", "COMPLETED", 0, 0)
+
+	_, advice := sbatch(job)
+	const prefix = "migadvisor: this script peaked at 1.5 GiB in 1 run on a full A100; "
+	use := regexp.MustCompile(`Use --gres=(gpu:a100_\d+g:1), or resubmit with MIGADVISOR_APPLY=1\.\n$`).FindStringSubmatch(advice)
+	if !strings.HasPrefix(advice, prefix) || !strings.Contains(advice, "would cost") || use == nil {
+		t.Fatalf("advice: %q", advice)
+	}
+	applied, applyErr := sbatch("--mig-apply", job)
+	if !strings.Contains(applyErr, "--gres=gpu:a100:1 -> --gres="+use[1]) {
+		t.Errorf("--mig-apply: %q", applyErr)
+	}
+	out, err := exec.Command("scontrol", "show", "job", applied).Output()
+	if err != nil || !strings.Contains(string(out), use[1]) {
+		t.Errorf("the applied job asks for %s? %v\n%s", use[1], err, out)
+	}
+	var tracked []struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 3 {
+		t.Errorf("status: %v %s", err, dump(tracked))
 	}
 }

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// UnlinkedJob is a job with a GPU profile that no submission links to a
+// script: one that was not submitted through migadvisor (or not by this
+// history's user).
+type UnlinkedJob struct {
+	Cluster, Key, Profile, WorkDir string
+	Submit                         int64 // unix seconds
+}
+
+// UnlinkedJobs lists up to limit ended single-profile GPU jobs, newest
+// first, that no submission names and whose script was not already found
+// missing.
+func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0), j.state
+		FROM jobs j
+		WHERE j.profile <> '' AND j.stub = 0
+		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.cluster = j.cluster AND s.job_id IN (j.job_key, j.array_job))
+		  AND NOT EXISTS (SELECT 1 FROM unscripted u WHERE u.cluster = j.cluster AND u.job_key = j.job_key)
+		ORDER BY j.submit DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("unlinked jobs: %w", err)
+	}
+	defer rows.Close()
+	var jobs []UnlinkedJob
+	for rows.Next() && len(jobs) < limit {
+		var j UnlinkedJob
+		var state string
+		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit, &state); err != nil {
+			return nil, fmt.Errorf("unlinked jobs: %w", err)
+		}
+		if slurm.TerminalState(state) {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, rows.Err()
+}
+
+// MarkUnscripted records jobs whose script slurmdbd does not have.
+func (s *Store) MarkUnscripted(ctx context.Context, jobs []UnlinkedJob) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, j := range jobs {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unscripted(cluster, job_key) VALUES (?, ?)`, j.Cluster, j.Key); err != nil {
+			return fmt.Errorf("mark unscripted: %w", err)
+		}
+	}
+	return tx.Commit()
+}
