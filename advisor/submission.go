@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -65,37 +66,41 @@ func (r *Recommendation) profile(name string) *ProfileAdvice {
 	return nil
 }
 
-// cheaper compares what both profiles have figures for: SU per unit of
-// work, else SU per run, else SU per hour.
+// cheaper compares what both profiles have figures for: SU per run (what
+// the user pays for this submission), else SU per unit of work, else SU
+// per hour.
 func cheaper(a, b *ProfileAdvice) bool {
 	switch {
-	case a.SUPerWork != nil && b.SUPerWork != nil:
-		return *a.SUPerWork < *b.SUPerWork
 	case a.SU != nil && b.SU != nil:
 		return *a.SU < *b.SU
+	case a.SUPerWork != nil && b.SUPerWork != nil:
+		return *a.SUPerWork < *b.SUPerWork
 	}
 	return a.SUPerHour < b.SUPerHour
 }
 
 func cost(p *ProfileAdvice) string {
 	switch {
-	case p.SUPerWork != nil:
-		return fmt.Sprintf("~%s SU per %s", trimFloat(*p.SUPerWork), p.WorkUnit)
 	case p.SU != nil:
 		return fmt.Sprintf("~%s SU", trimFloat(*p.SU))
+	case p.SUPerWork != nil:
+		return fmt.Sprintf("~%s SU per %s", trimFloat(*p.SUPerWork), p.WorkUnit)
 	}
 	return trimFloat(p.SUPerHour) + " SU/h"
 }
 
-// trimFloat gives an SU figure the precision a person reads: 16, 2.8, 0.0058.
+// trimFloat gives an SU figure the precision a person reads: 16, 2.8,
+// 0.0058 (two significant digits below 0.1, never an exponent).
 func trimFloat(f float64) string {
 	switch {
 	case f >= 10:
 		return fmt.Sprintf("%.0f", f)
 	case f >= 0.1:
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
+	case f <= 0:
+		return "0"
 	}
-	return fmt.Sprintf("%.2g", f)
+	return fmt.Sprintf("%.*f", 1-int(math.Floor(math.Log10(f))), f)
 }
 
 // memorySummary says what the runs showed: "this script peaked at 5.7 GiB

@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -366,6 +367,12 @@ echo "MIGADVISOR_METRIC peak_allocated_mib 1536"
 echo "MIGADVISOR_WORK 100 steps"
 `
 
+// uniqueRun gives a script a fingerprint of its own, so that the runs of
+// earlier tests on the same cluster are not its runs.
+func uniqueRun(script string) string {
+	return script + fmt.Sprintf("echo run %d\n", time.Now().UnixNano())
+}
+
 // The wrapper installed as sbatch (a link first on PATH): the first
 // submission passes through silently and lands in Slurm and in the history;
 // once collect has its run, a submission is advised a slice; with
@@ -382,7 +389,7 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	job := writeScript(t, work, "wrapped.sh", wrappedScript)
+	job := writeScript(t, work, "wrapped.sh", uniqueRun(wrappedScript))
 	sbatch := func(args ...string) (id, stderr string) {
 		t.Helper()
 		cmd := exec.Command("sbatch", append([]string{"--parsable"}, args...)...)
@@ -428,5 +435,57 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 3 {
 		t.Errorf("status: %v %s", err, dump(tracked))
+	}
+}
+
+// A site-wide history: admins collect every user's jobs, and jobs that were
+// never submitted through migadvisor are linked to their scripts from
+// slurmdbd's copies (sacct --batch-script), so a user's wrapper, reading the
+// site's history beside their own empty one, is advised from them.
+func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	chdir(t, work)
+	siteDB := filepath.Join(work, "site.db")
+	job := writeScript(t, work, "wrapped.sh", uniqueRun(wrappedScript))
+	start := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
+	out, err := exec.Command("sbatch", "--parsable", job).Output() // Slurm's own sbatch: no record anywhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	mustRun(t, "wait", id, "--timeout", "1m")
+	var rep struct {
+		Scripts struct{ Linked int } `json:"scripts"`
+	}
+	for range 20 { // slurmdbd may still hold a placeholder for a short job
+		t.Setenv("MIGADVISOR_DB", siteDB)
+		collected := mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work, "--json")
+		if err := json.Unmarshal([]byte(collected), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Scripts.Linked > 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if rep.Scripts.Linked == 0 {
+		t.Fatalf("no job linked to its script")
+	}
+	site := filepath.Join(work, "site.toml")
+	wulver, err := os.ReadFile(filepath.Join(packageDir, "../../catalog/sites/wulver.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(site, append(wulver, "\n[history]\nsite_db = \""+siteDB+"\"\n"...), 0o644)
+	t.Setenv("MIGADVISOR_SITE", site)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "mine.db"))
+	var errOut strings.Builder
+	cmd := exec.Command(migadvisorBinary(t), "sbatch", "--test-only", job)
+	cmd.Stderr = &errOut
+	cmd.Run()
+	if !strings.Contains(errOut.String(), "migadvisor: this script peaked at 1.5 GiB in 1 run on a full A100; ") {
+		t.Errorf("no advice from the site's history: %q", errOut.String())
 	}
 }
