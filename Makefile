@@ -104,6 +104,9 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/migadvisor
 	install -m 0755 $(LEAN) $(DESTDIR)$(PREFIX)/bin/migadvisor-monitor
+	install -d $(DESTDIR)$(PREFIX)/libexec/migadvisor $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles
+	install -m 0755 scripts/sbatch $(DESTDIR)$(PREFIX)/libexec/migadvisor/sbatch
+	install -m 0644 scripts/modulefiles/migadvisor.lua scripts/modulefiles/migadvisor.tcl $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/
 
 clean:
 	rm -rf bin

@@ -116,6 +116,9 @@ func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "migadvisor: %v\n", err)
 		return 127
 	}
+	// The shim's note to this process is not the job's business: sbatch
+	// would export it into the job's environment.
+	os.Unsetenv(slurm.ShimEnv)
 	disabled := w.getenv("MIGADVISOR_DISABLE") == "1"
 	var site *catalog.Site // from the advice step, for the record
 	if !disabled {
