@@ -20,31 +20,46 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-const sbatchHelp = `Runs Slurm's sbatch with exactly the arguments, standard input and output it
-was given, and exits with sbatch's status. Installed as "sbatch" on login nodes
-(a link or the scripts/ shim), "sbatch --help" is Slurm's own help.
+const sbatchHelp = `Runs Slurm's sbatch with the arguments, standard input and output it was
+given, and exits with sbatch's status. Installed as "sbatch" on login nodes
+(the scripts/sbatch shim, or a link named sbatch), "sbatch --help" is Slurm's
+own help.
 
-After a submission it records the job in the history (job id, the script's
-fingerprint, the profile asked for), so 'migadvisor collect' gathers its
-evidence later. Nothing it does can stop or change the submission: the record
-has a deadline and is skipped with one line on stderr when it cannot be made
-(none with MIGADVISOR_QUIET=1). MIGADVISOR_DISABLE=1 makes it a pure, silent
+Before sbatch runs, when the history (your own, and the site's if the site
+file names one in [history] site_db) shows a cheaper profile that is safe for
+this script, or a safe one instead of a profile it ran out of memory on, it
+says so on stderr with the change to make, and prints the script's lint
+errors. Nothing when there is nothing useful to say.
+
+  --mig-apply, MIGADVISOR_APPLY=1   submit with the advice's change (the GPU
+                                    request, and --partition, --time or --mem
+                                    where it needs others), shown on stderr
+
+After sbatch it records the job (id, script fingerprint, profile asked for)
+in the history's spool, which any migadvisor command moves into the history,
+so 'migadvisor collect' gathers its evidence later.
+
+Nothing it does can stop the submission: advice has a 150 ms deadline and
+any problem (a locked, corrupt or missing history, a bad site file, a slow
+file system) skips it with at most one line on stderr, none with
+MIGADVISOR_QUIET=1. MIGADVISOR_DISABLE=1 makes it a pure, silent
 pass-through.
 
 The real sbatch is $MIGADVISOR_SBATCH, else the first sbatch on PATH that is
-not migadvisor itself.
+neither migadvisor nor the shim that started it.
 
 Examples:
    migadvisor sbatch job.sh
-   migadvisor sbatch --parsable -p gpu --gres=gpu:a100_20g:1 job.sh --epochs 3
-   ln -s "$(command -v migadvisor)" ~/bin/sbatch    # then plain sbatch goes through it
+   migadvisor sbatch --mig-apply job.sh --epochs 3
+   MIGADVISOR_APPLY=1 sbatch job.sh            # with the shim first on PATH
+   migadvisor sbatch --parsable -p gpu --gres=gpu:a100_20g:1 job.sh
 
 Exit status: sbatch's own; 127 when no sbatch can be found.`
 
 func sbatchCommand() *cli.Command {
 	return &cli.Command{
 		Name:            "sbatch",
-		Usage:           "submit through Slurm's sbatch, unchanged, and record the job in the history",
+		Usage:           "submit through Slurm's sbatch with advice at submission, and record the job in the history",
 		ArgsUsage:       "[SBATCH OPTIONS...] [JOB.sh [ARGS...]]",
 		Description:     sbatchHelp,
 		SkipFlagParsing: true,
