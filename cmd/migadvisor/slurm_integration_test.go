@@ -456,22 +456,20 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	}
 	id := strings.TrimSpace(string(out))
 	mustRun(t, "wait", id, "--timeout", "1m")
-	var rep struct {
-		Scripts struct{ Linked int } `json:"scripts"`
-	}
+	t.Setenv("MIGADVISOR_DB", siteDB)
+	var hist []historyJob
 	for range 20 { // slurmdbd may still hold a placeholder for a short job
-		t.Setenv("MIGADVISOR_DB", siteDB)
-		collected := mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work, "--json")
-		if err := json.Unmarshal([]byte(collected), &rep); err != nil {
+		mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work)
+		if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Scripts.Linked > 0 {
+		if len(hist) == 1 && hist[0].State == "COMPLETED" {
 			break
 		}
 		time.Sleep(time.Second)
 	}
-	if rep.Scripts.Linked == 0 {
-		t.Fatalf("no job linked to its script")
+	if len(hist) != 1 || hist[0].JobID != id {
+		t.Fatalf("job %s is not linked to its script in the site's history: %s", id, dump(hist))
 	}
 	site := filepath.Join(work, "site.toml")
 	wulver, err := os.ReadFile(filepath.Join(packageDir, "../../catalog/sites/wulver.toml"))
