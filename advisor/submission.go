@@ -106,13 +106,17 @@ func trimFloat(f float64) string {
 // memorySummary says what the runs showed: "this script peaked at 5.7 GiB
 // in 3 runs on a full A100".
 func memorySummary(rec *Recommendation, site *catalog.Site) string {
+	// Runs that ran count (cancelled before starting, they say nothing).
 	var on []string
 	runs := 0
 	for _, p := range rec.Profiles {
-		if p.Runs > 0 {
-			runs += p.Runs
+		if ran := p.Completed + p.TimedOut + p.HostOOM; ran > 0 || p.OOMObserved {
+			runs += max(ran, 1)
 			on = append(on, profilePhrase(site, p.Profile))
 		}
+	}
+	if rec.GPUMemNeed != nil && rec.GPUMemNeed.Runs > 0 {
+		runs = rec.GPUMemNeed.Runs // the runs the figure comes from
 	}
 	where := fmt.Sprintf("%s on %s", plural(runs, "run"), strings.Join(on, " and "))
 	if rec.GPUMemNeed == nil {

@@ -47,8 +47,13 @@ func TestForSubmission(t *testing.T) {
 		}
 		return adv
 	}
-	// Three runs on a full A100 that used 5.7 GiB: a slice is cheaper.
+	// Three runs on a full A100 that used 5.7 GiB (and two cancelled before
+	// they started, which say nothing): a slice is cheaper.
 	full := runsOn("full", 3, 3600, 5.7*1024, false)
+	for _, id := range []string{"c1", "c2"} {
+		full = append(full, Run{JobID: id, Profile: "full", State: "CANCELLED", Seconds: 0, NeedMiB: -1, PeakMiB: -1,
+			AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1})
+	}
 	adv := advise([]string{"job.sh"}, full)
 	if adv == nil || !strings.HasPrefix(adv.Message, "this script peaked at 5.7 GiB in 3 runs on a full A100; ") ||
 		!strings.Contains(adv.Message, " would cost ~") || !strings.HasPrefix(adv.Use(), "--gres=gpu:a100_") {
