@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/migadvisor/migadvisor/advisor/store"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func TestRecommendPriorWithoutHistory(t *testing.T) {
@@ -68,26 +64,10 @@ func TestRecommendFromCollectedHistory(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 {
-		t.Fatalf("collect: %s", errOut)
-	}
-	// Job 2 of the dump ran 7 s on 1g.10gb and completed; link it to a script.
+	// Job 2 of the dev cluster's dump ran 7 s on 1g.10gb and completed.
 	file := filepath.Join(t.TempDir(), "job.sh")
 	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	script, err := slurm.ReadScript(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2",
-		Fingerprint: script.Fingerprint(), Source: file, Script: file, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}})
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	historyWithJob2(t, db, file)
 	out, errOut, code := migadvisor(t, "recommend", file, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

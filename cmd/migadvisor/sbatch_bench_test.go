@@ -32,7 +32,7 @@ func BenchmarkSbatchWrapper(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "history.db")
 			if withRuns {
-				historyWithARun(b, db, script)
+				historyWithJob2(b, db, script)
 			}
 			env := append(os.Environ(), "MIGADVISOR_DB="+db, "MIGADVISOR_SBATCH="+stub, "MIGADVISOR_SITE=wulver")
 			direct, wrapped, added := make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N)
@@ -65,22 +65,25 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// historyWithARun puts the dev cluster's job 2 (7 s, completed on 1g.10gb)
-// in db as a run of script.
-func historyWithARun(b *testing.B, db, script string) {
-	b.Setenv("MIGADVISOR_DB", db)
+// historyWithJob2 imports the dev cluster's accounting dump into db and
+// links its job 2 (7 s, completed on 1g.10gb) to script.
+func historyWithJob2(tb testing.TB, db, script string) {
+	tb.Helper()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"migadvisor", "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
-		b.Fatalf("collect: %s", errOut.String())
+	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
+		tb.Fatalf("collect: %s", errOut.String())
 	}
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer st.Close()
-	s, _ := slurm.ReadScript(script)
+	s, err := slurm.ReadScript(script)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	if err := st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
 		Source: script, Script: script, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // fakeSbatch puts an sbatch on PATH that logs its argv and prints a job id
@@ -234,23 +233,9 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 {
-		t.Fatalf("collect: %s", errOut)
-	}
 	file := filepath.Join(t.TempDir(), "job.sh")
 	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	script, _ := slurm.ReadScript(file)
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Job 2 of the dump completed in 7 s on 1g.10gb.
-	err = st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2",
-		Fingerprint: script.Fingerprint(), Source: file, Script: file, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}})
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	historyWithJob2(t, db, file)
 	argsLog := fakeSbatch(t)
 	_, errOut, code := migadvisor(t, "sbatch", file, "--mig-apply")
 	logged, _ := os.ReadFile(argsLog)
