@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -17,39 +16,35 @@ const batchScriptHeader = "Batch Script for "
 // without AccountingStoreFlags=job_script, a job not started) print "NONE"
 // and are left out.
 func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	// A header is its line followed by a line of dashes; a script's own
+	// "Batch Script for" line without them is part of the script.
+	isHeader := func(i int) bool {
+		return strings.HasPrefix(lines[i], batchScriptHeader) && i+1 < len(lines) && isDashes(strings.TrimSpace(lines[i+1]))
+	}
 	scripts := map[string][]byte{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var id string
-	var body bytes.Buffer
-	flush := func() {
-		text := strings.TrimSuffix(body.String(), "\n") // sacct adds a blank line after each
-		if id != "" && strings.TrimSpace(text) != "NONE" && text != "" {
+	for i := 0; i < len(lines); i++ {
+		if !isHeader(i) {
+			continue
+		}
+		id := strings.TrimSpace(strings.TrimPrefix(lines[i], batchScriptHeader))
+		start := i + 2
+		end := start
+		for end < len(lines) && !isHeader(end) {
+			end++
+		}
+		// sacct adds a newline after each script.
+		text := strings.TrimSuffix(strings.Join(lines[start:end], ""), "\n")
+		if strings.TrimSpace(text) != "NONE" && text != "" {
 			scripts[id] = []byte(text)
 		}
-		body.Reset()
+		i = end - 1
 	}
-	var lines []string // a header's line waits for the dashes that confirm it
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		n := len(lines)
-		if n >= 2 && strings.HasPrefix(lines[n-2], batchScriptHeader) && isDashes(lines[n-1]) {
-			for _, l := range lines[:n-2] {
-				body.WriteString(l + "\n")
-			}
-			flush()
-			id = strings.TrimSpace(strings.TrimPrefix(lines[n-2], batchScriptHeader))
-			lines = lines[:0]
-		} else if n >= 2 {
-			body.WriteString(lines[0] + "\n")
-			lines = lines[1:]
-		}
-	}
-	for _, l := range lines {
-		body.WriteString(l + "\n")
-	}
-	flush()
-	return scripts, sc.Err()
+	return scripts, nil
 }
 
 func isDashes(s string) bool {

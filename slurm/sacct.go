@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,13 +68,12 @@ func (j *AcctJob) Terminal() bool { return TerminalState(j.State) }
 // "CANCELLED by N" included) has ended for good.
 func TerminalState(state string) bool {
 	state, _ = splitState(state)
-	switch state {
-	case "", "PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
-		"RESIZING", "SIGNALING", "STAGE_OUT", "CONFIGURING", "COMPLETING", "RESV_DEL_HOLD", "SPECIAL_EXIT":
-		return false
-	}
-	return true
+	return state != "" && !slices.Contains(ActiveStates, state)
 }
+
+// ActiveStates are the states of a job that has not ended.
+var ActiveStates = []string{"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
+	"RESIZING", "SIGNALING", "STAGE_OUT", "CONFIGURING", "COMPLETING", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
 
 // Stub reports whether this is the placeholder record slurmdbd shows for a
 // short job before the job's start record arrives (JobName "allocation", no

@@ -67,6 +67,11 @@ func (s *Store) AdoptSubmissions(ctx context.Context, cluster string) error {
 	return nil
 }
 
+// placeholders is "?,?,…" for n parameters of an IN list.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
 // jobsOfSubmission joins a submission (s) to its jobs (j) through indexes:
 // the job sbatch printed, and the tasks of its array or the components of its
 // heterogeneous job. (An OR of the two in the join would scan the cluster's
@@ -125,7 +130,7 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 		LEFT JOIN jobs j ON ` + jobsOfSubmission + ` WHERE 1`
 	var args []any
 	if len(f.JobIDs) > 0 {
-		q += ` AND s.job_id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(f.JobIDs)), ",") + `)`
+		q += ` AND s.job_id IN (` + placeholders(len(f.JobIDs)) + `)`
 		for _, id := range f.JobIDs {
 			args = append(args, id)
 		}

@@ -19,26 +19,27 @@ type UnlinkedJob struct {
 // first, that no submission names and whose script was not already found
 // missing.
 func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0), j.state
+	args := []any{}
+	for _, st := range slurm.ActiveStates {
+		args = append(args, st)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0)
 		FROM jobs j
-		WHERE j.profile <> '' AND j.stub = 0
+		WHERE j.profile <> '' AND j.stub = 0 AND j.state <> '' AND j.state NOT IN (`+placeholders(len(args))+`)
 		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.cluster = j.cluster AND s.job_id IN (j.job_key, j.array_job))
 		  AND NOT EXISTS (SELECT 1 FROM unscripted u WHERE u.cluster = j.cluster AND u.job_key = j.job_key)
-		ORDER BY j.submit DESC`)
+		ORDER BY j.submit DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("unlinked jobs: %w", err)
 	}
 	defer rows.Close()
 	var jobs []UnlinkedJob
-	for rows.Next() && len(jobs) < limit {
+	for rows.Next() {
 		var j UnlinkedJob
-		var state string
-		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit, &state); err != nil {
+		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit); err != nil {
 			return nil, fmt.Errorf("unlinked jobs: %w", err)
 		}
-		if slurm.TerminalState(state) {
-			jobs = append(jobs, j)
-		}
+		jobs = append(jobs, j)
 	}
 	return jobs, rows.Err()
 }

@@ -25,6 +25,29 @@ func migadvisor(t *testing.T, args ...string) (stdout, stderr string, code int) 
 	return out.String(), errOut.String(), code
 }
 
+// historyWithJob2 imports the dev cluster's accounting dump into db and
+// links its job 2 (7 s, completed on 1g.10gb) to script.
+func historyWithJob2(tb testing.TB, db, script string) {
+	tb.Helper()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
+		tb.Fatalf("collect: %s", errOut.String())
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	s, err := slurm.ReadScript(script)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
+		Source: script, Script: script, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // isolate keeps the user's and the system's site files out of a test.
 func isolate(t *testing.T) {
 	t.Helper()

@@ -154,12 +154,7 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 // addLintErrors puts what sbatch or the site would reject first among the
 // notes: a probe of such a script would fail, so the next step is lint.
 func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *catalog.Site, path string) {
-	var errs []string
-	for _, f := range advisor.Lint(script, site) {
-		if f.Severity == advisor.SeverityError {
-			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
-		}
-	}
+	errs := lintErrors(script, site, path)
 	if len(errs) == 0 {
 		return
 	}
@@ -167,6 +162,17 @@ func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *cata
 	if strings.Contains(rec.Next, "--probe") {
 		rec.Next = "migadvisor lint " + slurm.ShellWord(path)
 	}
+}
+
+// lintErrors are the script's error findings as "path:line: message (code)".
+func lintErrors(script *slurm.Script, site *catalog.Site, path string) []string {
+	var errs []string
+	for _, f := range advisor.Lint(script, site) {
+		if f.Severity == advisor.SeverityError {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
+		}
+	}
+	return errs
 }
 
 // estimateStarts replaces the history's queue waits with the scheduler's

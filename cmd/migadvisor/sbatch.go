@@ -135,9 +135,9 @@ func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// would export it into the job's environment.
 	os.Unsetenv(slurm.ShimEnv)
 	disabled := w.getenv("MIGADVISOR_DISABLE") == "1"
-	var site *catalog.Site // from the advice step, for the record
+	var read *submissionAdvice // what the advice step read, for the record
 	if !disabled {
-		args, site = w.adviseWithin(ctx, adviceDeadline, args, apply)
+		args, read = w.adviseWithin(ctx, adviceDeadline, args, apply)
 	}
 	status, out, err := slurm.RunSbatch(real, args, stdin, stdout, stderr)
 	if err != nil {
@@ -147,7 +147,7 @@ func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if status != 0 || disabled {
 		return status
 	}
-	if err := w.record(ctx, site, args, out); err != nil {
+	if err := w.record(ctx, read, args, out); err != nil {
 		w.warn("the job is submitted but not in the history: %v", err)
 	}
 	return status
@@ -204,40 +204,38 @@ func runWithin[T any](ctx context.Context, d time.Duration, f func(context.Conte
 
 // adviseWithin prints the advice for the submission and returns the
 // arguments to run sbatch with (the user's, or with apply the advice's) and
-// the site, when it got that far.
-func (w *wrapper) adviseWithin(ctx context.Context, d time.Duration, args []string, apply bool) ([]string, *catalog.Site) {
+// what the advice step read, nil when it ran out of time.
+func (w *wrapper) adviseWithin(ctx context.Context, d time.Duration, args []string, apply bool) ([]string, *submissionAdvice) {
 	adv, err := runWithin(ctx, d, func(ctx context.Context) (*submissionAdvice, error) {
 		return w.advise(ctx, args)
 	})
 	if err != nil {
 		w.warn("no advice this time: %v", err)
-		if adv == nil {
-			return args, nil
-		}
-		return args, adv.site
+		return args, adv
 	}
 	for _, line := range adv.lint {
 		fmt.Fprintf(w.stderr, "migadvisor: %s\n", line)
 	}
-	if adv.advice == nil {
-		return args, adv.site
-	}
 	a := adv.advice
-	if !apply {
+	switch {
+	case a == nil:
+		return args, adv
+	case !apply:
 		fmt.Fprintf(w.stderr, "migadvisor: %s. Use %s, or resubmit with MIGADVISOR_APPLY=1.\n", a.Message, a.Use())
-		return args, adv.site
+		return args, adv
 	}
 	var changes []string
 	for _, s := range a.Settings {
 		changes = append(changes, s.Before()+" -> "+slurm.ShellWord(s.String()))
 	}
 	fmt.Fprintf(w.stderr, "migadvisor: %s.\nmigadvisor: submitting on %s: %s\n", a.Message, a.Profile, strings.Join(changes, ", "))
-	return adv.cl.WithSettings(a.Settings), adv.site
+	return adv.cl.WithSettings(a.Settings), adv
 }
 
 // submissionAdvice is what the advice step found.
 type submissionAdvice struct {
 	site   *catalog.Site
+	script *slurm.Script // nil when there is no script file
 	cl     *slurm.CommandLine
 	lint   []string // what sbatch or the site would reject
 	advice *advisor.SubmitAdvice
@@ -257,16 +255,13 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 	if err != nil {
 		return nil, err
 	}
+	adv.script = script
 	site, err := catalog.Resolve(w.getenv("MIGADVISOR_SITE"))
 	if err != nil {
-		return nil, err
+		return adv, err
 	}
 	adv.site = site
-	for _, f := range advisor.Lint(script, site) {
-		if f.Severity == advisor.SeverityError {
-			adv.lint = append(adv.lint, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
-		}
-	}
+	adv.lint = lintErrors(script, site, path)
 	own, err := w.runsFrom(ctx, script.Fingerprint(), w.dbPath(), false)
 	if err != nil {
 		return adv, err
@@ -295,10 +290,10 @@ func (w *wrapper) runsFrom(ctx context.Context, fingerprint, db string, mustExis
 	if db == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) && !mustExist {
+	st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
+	if errors.Is(err, fs.ErrNotExist) && !mustExist {
 		return nil, nil
 	}
-	st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
@@ -320,10 +315,10 @@ func (w *wrapper) dbPath() string {
 // every submission; the wrapper moves it in itself only when it has grown
 // to spoolBacklog records (someone who submits a lot and runs nothing
 // else), and only if the write lock comes free within recordDeadline.
-func (w *wrapper) record(ctx context.Context, site *catalog.Site, args []string, out []byte) error {
+func (w *wrapper) record(ctx context.Context, read *submissionAdvice, args []string, out []byte) error {
 	spool := store.SpoolFor(w.dbPath())
 	spooled, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
-		sub, ok, err := w.submission(site, args, out)
+		sub, ok, err := w.submission(read, args, out)
 		if err != nil || !ok {
 			return false, err
 		}
@@ -348,19 +343,28 @@ func (w *wrapper) record(ctx context.Context, site *catalog.Site, args []string,
 
 // submission is what the history keeps of the job sbatch accepted; false
 // when nothing was submitted (--test-only) or there is no file to
-// fingerprint (--wrap, stdin). The profile asked for is known when the
-// advice step read the site (collect takes it from accounting anyway).
-func (w *wrapper) submission(site *catalog.Site, args []string, out []byte) (store.Submission, bool, error) {
+// fingerprint (--wrap, stdin). The script and site the advice step read
+// are used again (applying advice changes the command line, never the
+// script); the profile asked for is known when it read the site (collect
+// takes it from accounting anyway).
+func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) (store.Submission, bool, error) {
 	id, cluster := slurm.SubmittedJobID(out)
 	cl := slurm.ParseCommandLine(args)
 	if id == "" || cl.Script() == "" || cl.Has("test-only") {
 		return store.Submission{}, false, nil
 	}
-	source := absPath(cl.Script())
-	script, err := slurm.ReadScript(cl.Script())
-	if err != nil {
-		return store.Submission{}, false, err
+	var script *slurm.Script
+	var site *catalog.Site
+	if read != nil {
+		script, site = read.script, read.site
 	}
+	if script == nil {
+		var err error
+		if script, err = slurm.ReadScript(cl.Script()); err != nil {
+			return store.Submission{}, false, err
+		}
+	}
+	source := absPath(cl.Script())
 	sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
 		Script: source, WorkDir: workingDir(), Submitted: time.Now()}
 	if site != nil {

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/migadvisor/migadvisor/advisor/store"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // BenchmarkSbatchWrapper measures what the wrapper adds to a submission: the
@@ -63,27 +58,4 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// historyWithJob2 imports the dev cluster's accounting dump into db and
-// links its job 2 (7 s, completed on 1g.10gb) to script.
-func historyWithJob2(tb testing.TB, db, script string) {
-	tb.Helper()
-	var out, errOut bytes.Buffer
-	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
-		tb.Fatalf("collect: %s", errOut.String())
-	}
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer st.Close()
-	s, err := slurm.ReadScript(script)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
-		Source: script, Script: script, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
-		tb.Fatal(err)
-	}
 }
