@@ -38,6 +38,9 @@ type OutputEvidence struct {
 	WorkSource string // MIGADVISOR_WORK, gromacs, huggingface, or a site pattern's name
 
 	Metrics map[string]float64 // MIGADVISOR_METRIC name value, the last of each
+	// Versions are MIGADVISOR_VERSION name value lines (the software a job
+	// ran: python, torch, cuda, gromacs, device), the last of each.
+	Versions map[string]string
 
 	// From the monitor (MIGADVISOR_GPU lines, or its summary file): the
 	// device with the largest peak when the job used several.
@@ -89,10 +92,14 @@ var (
 	reCancelled  = regexp.MustCompile(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
 	reWork       = regexp.MustCompile(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
 	reMetric     = regexp.MustCompile(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
+	reVersion    = regexp.MustCompile(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
 	reMonitor    = regexp.MustCompile(MonitorLinePrefix + `\s+peak_mib=`)
 	reGromacs    = regexp.MustCompile(`^Performance:\s+([\d.]+)\s+[\d.]+`)
 	reHFSamples  = regexp.MustCompile(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
+
+// maxVersions bounds the MIGADVISOR_VERSION names kept from one output.
+const maxVersions = 32
 
 // A line is looked at closely only when it holds one of these.
 var interesting = [][]byte{
@@ -226,6 +233,15 @@ func (s *scanner) known(text string, n int) {
 				ev.Metrics = map[string]float64{}
 			}
 			ev.Metrics[m[1]] = v
+		}
+		return
+	}
+	if m := reVersion.FindStringSubmatch(text); m != nil {
+		if ev.Versions == nil {
+			ev.Versions = map[string]string{}
+		}
+		if _, ok := ev.Versions[m[1]]; ok || len(ev.Versions) < maxVersions {
+			ev.Versions[m[1]] = m[2]
 		}
 		return
 	}

@@ -109,6 +109,10 @@ func TestScanWorkAndTools(t *testing.T) {
 	if ev.Work != 166327 || ev.WorkUnit != "tokens" || ev.Metrics["loss"] != 0.25 || ev.Metrics["accuracy"] != 98.1 {
 		t.Errorf("the last MIGADVISOR_WORK counts: %+v", ev)
 	}
+	ev = scanString(t, "MIGADVISOR_VERSION torch 2.4.0\nMIGADVISOR_VERSION device NVIDIA H100 80GB HBM3  \nMIGADVISOR_VERSION torch 2.11.0\nMIGADVISOR_VERSION empty\n")
+	if len(ev.Versions) != 2 || ev.Versions["torch"] != "2.11.0" || ev.Versions["device"] != "NVIDIA H100 80GB HBM3" {
+		t.Errorf("versions: %q", ev.Versions)
+	}
 	ev = scanString(t, "               (ns/day)    (hour/ns)\nPerformance:      123.456        0.194\n")
 	if ev.Work != 123.456 || ev.WorkUnit != "ns/day" || ev.WorkSource != "gromacs" {
 		t.Errorf("GROMACS: %+v", ev)

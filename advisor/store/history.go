@@ -189,6 +189,14 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 		}
 		metrics = string(b)
 	}
+	var versions any
+	if len(ev.Versions) > 0 {
+		b, err := json.Marshal(ev.Versions)
+		if err != nil {
+			return err
+		}
+		versions = string(b)
+	}
 	var work, unit, source any
 	if ev.Work >= 0 || ev.WorkSource != "" {
 		work, unit, source = ev.Work, ev.WorkUnit, ev.WorkSource
@@ -196,13 +204,13 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO outputs(cluster, job_key, path, size, mtime, truncated,
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
-		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
 		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
 		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
-		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource))
+		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions)
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
@@ -285,6 +293,7 @@ type JobRecord struct {
 	WorkUnit        string
 	WorkSource      string
 	Metrics         map[string]float64
+	Versions        map[string]string // software the job reported running
 	// The monitor's figures (see slurm.OutputEvidence).
 	MonitorPeakMiB     *float64
 	MonitorUsedPeakMiB *float64
@@ -333,6 +342,7 @@ func (r *JobRecord) GPUMemSource() string {
 // HistoryFilter selects job records.
 type HistoryFilter struct {
 	Fingerprint string // jobs linked to this script; "" for every job
+	Workload    string // jobs tagged with this workload
 	Tracked     bool   // only jobs linked to a script
 	Keys        [][2]string
 	Limit       int // newest first, at most this many; 0 for all
@@ -343,7 +353,7 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	// From a script's submissions to their jobs, through indexes: a whole
 	// cluster's history must not be scanned for one script.
 	from := `jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
-	if f.Fingerprint != "" {
+	if f.Fingerprint != "" || f.Workload != "" {
 		from = `submissions s JOIN jobs j ON ` + jobsOfSubmission
 	}
 	q := `SELECT j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
@@ -353,13 +363,18 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		s.fingerprint, s.script, s.profile, s.sweep_dir, s.workload, s.stdout,
 		o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 		o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
-		o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source
+		o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
+		o.versions
 		FROM ` + from + `
 		LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	var args []any
 	if f.Fingerprint != "" {
 		q += ` AND s.fingerprint = ?`
 		args = append(args, f.Fingerprint)
+	}
+	if f.Workload != "" {
+		q += ` AND s.workload = ?`
+		args = append(args, f.Workload)
 	}
 	if f.Tracked {
 		q += ` AND s.job_id IS NOT NULL`
@@ -397,7 +412,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var name, user, account, partition, qos, nodes, workDir, by sql.NullString
 	var submit, start, end sql.NullInt64
 	var fp, script, reqProfile, sweepDir, workload, stdout sql.NullString
-	var path, gpuOOM, gpuText, hostText, unit, source, metrics, device sql.NullString
+	var path, gpuOOM, gpuText, hostText, unit, source, metrics, versions, device sql.NullString
 	var monProfile, monUtil, monSource sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
@@ -407,7 +422,8 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&fp, &script, &reqProfile, &sweepDir, &workload, &stdout,
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
-		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource)
+		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
+		&versions)
 	if err != nil {
 		return r, err
 	}
@@ -423,6 +439,11 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	if metrics.Valid {
 		if err := json.Unmarshal([]byte(metrics.String), &r.Metrics); err != nil {
 			return r, fmt.Errorf("job %s: metrics: %w", r.JobID, err)
+		}
+	}
+	if versions.Valid {
+		if err := json.Unmarshal([]byte(versions.String), &r.Versions); err != nil {
+			return r, fmt.Errorf("job %s: versions: %w", r.JobID, err)
 		}
 	}
 	return r, nil
@@ -476,4 +497,30 @@ func (s *Store) QueueWait(ctx context.Context, gpuTypes []string, since time.Tim
 		m = (waits[n/2-1] + waits[n/2]) / 2
 	}
 	return QueueWait{MedianS: m, Jobs: n}, nil
+}
+
+// WorkloadCount is a workload tag and how many submissions carry it (an
+// array counts once).
+type WorkloadCount struct {
+	Workload    string
+	Submissions int
+}
+
+// Workloads lists the workload tags of the history's submissions, by name.
+func (s *Store) Workloads(ctx context.Context) ([]WorkloadCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT workload, count(*) FROM submissions
+		WHERE workload <> '' GROUP BY workload ORDER BY workload`)
+	if err != nil {
+		return nil, fmt.Errorf("list workloads: %w", err)
+	}
+	defer rows.Close()
+	var out []WorkloadCount
+	for rows.Next() {
+		var w WorkloadCount
+		if err := rows.Scan(&w.Workload, &w.Submissions); err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
 }

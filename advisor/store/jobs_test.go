@@ -148,6 +148,7 @@ func TestTrackedAndHistoryJoin(t *testing.T) {
 		t.Error("a job accounting has not seen counts as ended")
 	}
 	ev, err := slurm.ScanOutput(strings.NewReader("MIGADVISOR_WORK 1200 samples\nMIGADVISOR_METRIC acc 97.5\n"+
+		"MIGADVISOR_VERSION torch 2.11.0+cu130\nMIGADVISOR_VERSION device NVIDIA H100 80GB HBM3\n"+
 		"MIGADVISOR_GPU peak_mib=5000 used_peak_mib=5200 total_mib=9728 samples=40 scope=tree util=unsupported profile=1g.10gb device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -168,9 +169,18 @@ func TestTrackedAndHistoryJoin(t *testing.T) {
 		r.MonitorUtilMean != nil || *r.MonitorSamples != 40 || r.MonitorSource != "line" {
 		t.Fatalf("monitor figures %+v", r)
 	}
+	if r.Versions["torch"] != "2.11.0+cu130" || r.Versions["device"] != "NVIDIA H100 80GB HBM3" {
+		t.Fatalf("versions %v", r.Versions)
+	}
 	arr, _ := s.History(ctx, HistoryFilter{Fingerprint: "f1"})
 	if len(arr) != 3 || arr[0].Workload != "arr" {
 		t.Fatalf("array tasks: %+v", arr)
+	}
+	if tagged, _ := s.History(ctx, HistoryFilter{Workload: "arr"}); len(tagged) != 3 || tagged[0].Versions != nil {
+		t.Fatalf("jobs of workload arr: %+v", tagged)
+	}
+	if w, err := s.Workloads(ctx); err != nil || len(w) != 1 || w[0] != (WorkloadCount{"arr", 1}) {
+		t.Fatalf("workloads %+v %v", w, err)
 	}
 	all, _ := s.History(ctx, HistoryFilter{})
 	oom := map[string]string{}

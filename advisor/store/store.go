@@ -133,6 +133,11 @@ var migrations = []string{
 		job_key TEXT NOT NULL,
 		PRIMARY KEY (cluster, job_key)
 	);`,
+
+	// 6: the software a job ran (MIGADVISOR_VERSION lines), for the
+	// provenance of generated docs, and reports by workload.
+	`ALTER TABLE outputs ADD COLUMN versions TEXT;  -- JSON object: name -> version
+	CREATE INDEX submissions_by_workload ON submissions(workload);`,
 }
 
 // SchemaVersion is the schema this build writes.
