@@ -1,6 +1,6 @@
 module github.com/migadvisor/migadvisor
 
-go 1.23.0
+go 1.24.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
