@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart colours: one per panel, readable in light and dark docs themes.
+var (
+	runtimeColour = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	suColour      = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+)
+
+// Chart draws the report as an SVG: runtime and SU of a run per profile,
+// side by side, smallest profile first; a profile that ran out of memory
+// shows OOM instead of a bar.
+func (rep *Report) Chart() ([]byte, error) {
+	l, err := rep.layout()
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Profiles) == 0 {
+		return nil, fmt.Errorf("no runs to chart")
+	}
+	var names []string
+	var runtimes, sus []float64
+	var oom []bool
+	for _, pr := range rep.Profiles {
+		names = append(names, pr.Profile.Name)
+		d := l.duration(pr)
+		if pr.OOM || d < 0 {
+			d = -1
+		}
+		runtimes = append(runtimes, d)
+		su := -1.0
+		if d >= 0 {
+			su = pr.Rate * d / 3600
+		}
+		sus = append(sus, su)
+		oom = append(oom, pr.OOM)
+	}
+	left, err := barPlot(rep.Workload.Title+": runtime", "seconds", names, runtimes, oom, runtimeColour, 1)
+	if err != nil {
+		return nil, err
+	}
+	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, 3)
+	if err != nil {
+		return nil, err
+	}
+	const width, height = 9 * vg.Inch, 3.6 * vg.Inch
+	img := vgsvg.New(width, height)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(24), PadTop: vg.Points(8), PadBottom: vg.Points(8),
+		PadLeft: vg.Points(8), PadRight: vg.Points(8)}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	var b bytes.Buffer
+	if _, err := img.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// barPlot is one panel: a bar per profile with its value above it.
+func barPlot(title, unit string, names []string, values []float64, oom []bool, c color.Color, decimals int) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = unit
+	p.Y.Min = 0
+	p.NominalX(names...)
+	bars := make(plotter.Values, len(values))
+	labels := plotter.XYLabels{}
+	top := 0.0
+	for i, v := range values {
+		bars[i] = max(v, 0)
+		top = max(top, v)
+	}
+	for i, v := range values {
+		text := strconv.FormatFloat(v, 'f', decimals, 64)
+		switch {
+		case oom[i]:
+			text = "OOM"
+		case v < 0:
+			text = "n/a"
+		}
+		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: bars[i] + top*0.02})
+		labels.Labels = append(labels.Labels, text)
+	}
+	bc, err := plotter.NewBarChart(bars, vg.Points(28))
+	if err != nil {
+		return nil, err
+	}
+	bc.Color = c
+	bc.LineStyle.Width = 0
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].XAlign = draw.XCenter
+	}
+	p.Add(bc, lb)
+	p.Y.Max = max(top*1.15, 1e-9)
+	return p, nil
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Formats 'migadvisor docs' writes.
+const (
+	FormatCSV    = "csv"    // the CSV tables only
+	FormatMD     = "md"     // CSV, SVG and a plain Markdown page with the table in it
+	FormatMkDocs = "mkdocs" // CSV, SVG and a page whose markdown-exec block reads the CSV
+)
+
+// Formats lists them, for flags.
+var Formats = []string{FormatCSV, FormatMD, FormatMkDocs}
+
+// PageOptions say how a page is written.
+type PageOptions struct {
+	Format string
+	// CSVDir is where the docs project keeps the CSV, as the markdown-exec
+	// block (run from the project's root) reads it.
+	CSVDir    string
+	Generator string    // "migadvisor v1.2.3"
+	Generated time.Time // when
+	History   string    // the history the figures come from
+}
+
+// DefaultCSVDir is where the Wulver docs keep their MIG tables.
+const DefaultCSVDir = "docs/assets/tables/MIG"
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@+-]`)
+
+// FileName is the base name of the report's files: the workload tag, with
+// anything a file name should not hold replaced.
+func (rep *Report) FileName() string {
+	name := unsafeName.ReplaceAllString(rep.Workload.Tag, "_")
+	if name == "" || strings.Trim(name, ".") == "" {
+		name = "workload"
+	}
+	return name
+}
+
+// Page is the workload's Markdown page: description, table, chart,
+// takeaways and provenance.
+func (rep *Report) Page(opt PageOptions) (string, error) {
+	rows, err := rep.Table()
+	if err != nil {
+		return "", err
+	}
+	takeaways, err := rep.Takeaways()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", rep.Workload.Title)
+	if d := rep.Workload.Description; d != "" {
+		fmt.Fprintf(&b, "%s\n\n", d)
+	}
+	if opt.Format == FormatMkDocs {
+		dir := opt.CSVDir
+		if dir == "" {
+			dir = DefaultCSVDir
+		}
+		fmt.Fprintf(&b, "```python exec=\"on\"\nimport pandas as pd\nimport numpy as np\n"+
+			"df = pd.read_csv(%q)\ndf.replace(np.nan, 'NA', inplace=True)\nprint(df.to_markdown(index=False))\n```\n\n",
+			path.Join(dir, rep.FileName()+".csv"))
+	} else {
+		b.WriteString(MarkdownTable(rows) + "\n")
+	}
+	fmt.Fprintf(&b, "![%s: runtime and SU per profile](%s.svg)\n\n", rep.Workload.Title, rep.FileName())
+	rep.suNote(&b, opt.Format)
+	b.WriteString("## Key takeaways\n\n")
+	for _, t := range takeaways {
+		fmt.Fprintf(&b, "- %s\n", t)
+	}
+	b.WriteString("\n## Provenance\n\n")
+	for _, p := range rep.Provenance(opt) {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String(), nil
+}
+
+// suNote says how the SU figures were computed, as the Wulver page does.
+func (rep *Report) suNote(b *strings.Builder, format string) {
+	text := fmt.Sprintf("SU are %s's list price for the runs' CPUs and memory on each profile%s.",
+		rep.Site.Title, rep.formulaText())
+	if format == FormatMkDocs {
+		fmt.Fprintf(b, "!!! note\n    %s\n\n", text)
+		return
+	}
+	fmt.Fprintf(b, "> **Note:** %s\n\n", text)
+}
+
+func (rep *Report) formulaText() string {
+	bl := rep.Site.Billing
+	if bl.GPUWeight == 0 {
+		return ""
+	}
+	cpus := "CPUs"
+	if bl.MemoryPerCPU > 0 {
+		cpus = fmt.Sprintf("max(CPUs, RAM / %s)", bl.MemoryPerCPU)
+	}
+	if bl.CPUWeight != 1 {
+		cpus = trimF(bl.CPUWeight) + " × " + cpus
+	}
+	return fmt.Sprintf(": `SU = (%s + %s × GPU memory / %s) × hours`", cpus, trimF(bl.GPUWeight), bl.GPUMemory)
+}
+
+// Provenance says where the figures come from: the runs behind each row,
+// when they ended, and the software they reported.
+func (rep *Report) Provenance(opt PageOptions) []string {
+	var out []string
+	var runs []string
+	var first, last time.Time
+	for _, pr := range rep.Profiles {
+		runs = append(runs, fmt.Sprintf("%s: %s (%s)", pr.Profile.Name, countText(pr), jobList(pr.JobIDs)))
+		if !pr.First.IsZero() && (first.IsZero() || pr.First.Before(first)) {
+			first = pr.First
+		}
+		if pr.Last.After(last) {
+			last = pr.Last
+		}
+	}
+	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Title, rep.Site.Name, rep.Site.GPUModel))
+	out = append(out, "Runs: "+strings.Join(runs, "; ")+". Figures are medians of the completed runs.")
+	if !first.IsZero() {
+		out = append(out, fmt.Sprintf("Ended between %s and %s.", first.UTC().Format("2006-01-02"), last.UTC().Format("2006-01-02")))
+	}
+	if v := rep.Versions(); len(v) > 0 {
+		out = append(out, "Software: "+strings.Join(v, "; ")+".")
+	}
+	gen := "Generated"
+	if opt.Generator != "" {
+		gen += " by " + opt.Generator
+	}
+	if !opt.Generated.IsZero() {
+		gen += " on " + opt.Generated.UTC().Format("2006-01-02")
+	}
+	if opt.History != "" {
+		gen += " from " + path.Base(opt.History)
+	}
+	return append(out, gen+".")
+}
+
+func countText(pr *ProfileResult) string {
+	s := fmt.Sprintf("%d run", pr.Runs)
+	if pr.Runs != 1 {
+		s += "s"
+	}
+	if pr.Completed != pr.Runs {
+		s += fmt.Sprintf(", %d completed", pr.Completed)
+	}
+	return s
+}
+
+// jobList names the jobs, the first few and a count of the rest.
+func jobList(ids []string) string {
+	const shown = 6
+	if len(ids) <= shown {
+		return "job " + strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("jobs %s and %d more", strings.Join(slices.Clone(ids[:shown]), ", "), len(ids)-shown)
+}
+
+func trimF(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Takeaways are the report's conclusions in sentences (Markdown): the
+// smallest profile that fits, the most SU-efficient one, and the speed-up of
+// the full GPU (or the largest profile measured) over each smaller one.
+func (rep *Report) Takeaways() ([]string, error) {
+	l, err := rep.layout()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if s := rep.fitTakeaway(); s != "" {
+		out = append(out, s)
+	}
+	if s := rep.efficiencyTakeaway(l); s != "" {
+		out = append(out, s)
+	}
+	if s := rep.speedupTakeaway(l); s != "" {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (rep *Report) fitTakeaway() string {
+	var ooms []string
+	for _, pr := range rep.Profiles {
+		if pr.Completed == 0 {
+			if pr.OOM {
+				ooms = append(ooms, pr.Profile.Name)
+			}
+			continue
+		}
+		fits := fmt.Sprintf("**Smallest profile that fits: %s**", pr.Profile.Name)
+		if len(ooms) > 0 {
+			fits += fmt.Sprintf("; it ran out of GPU memory on %s", joinAnd(ooms))
+		} else if pr == rep.Profiles[0] {
+			fits += ", the smallest measured"
+		}
+		if peak := allocatedElsePeak(pr); peak >= 0 {
+			fits += fmt.Sprintf(" (peak %s GB of %s GB usable)", gbText(peak), gbText(pr.Profile.UsableMemory.MiB()))
+		}
+		return fits + "."
+	}
+	if len(ooms) > 0 {
+		return fmt.Sprintf("**No profile fits yet**: it ran out of GPU memory on %s and completed on none.", joinAnd(ooms))
+	}
+	return "**No run completed**, so nothing can be said about fit or cost yet."
+}
+
+func (rep *Report) efficiencyTakeaway(l layout) string {
+	var best, largest *ProfileResult
+	var bestV, largestV float64
+	var unit string
+	for _, pr := range rep.Profiles {
+		if pr.Completed == 0 {
+			continue
+		}
+		v, u := l.efficiency(rep, pr)
+		if v < 0 {
+			continue
+		}
+		unit = u
+		if best == nil || v < bestV {
+			best, bestV = pr, v
+		}
+		largest, largestV = pr, v
+	}
+	if best == nil {
+		return ""
+	}
+	s := fmt.Sprintf("**Most SU-efficient: %s**, %s %s", best.Profile.Name, sigText(bestV), unit)
+	if largest != best {
+		s += fmt.Sprintf(" against %s on %s (%s)", sigText(largestV), largest.Profile.Name,
+			ratioText(largestV/bestV, "as much"))
+	}
+	return s + "."
+}
+
+func (rep *Report) speedupTakeaway(l layout) string {
+	ref, ok := rep.Full()
+	against := "The full GPU"
+	if !ok || ref.Completed == 0 || l.duration(ref) <= 0 {
+		ref = nil
+		for _, pr := range rep.Profiles {
+			if pr.Completed > 0 && l.duration(pr) > 0 {
+				ref = pr
+			}
+		}
+		if ref == nil {
+			return ""
+		}
+		against = fmt.Sprintf("%s (the largest profile measured; no full-GPU run)", ref.Profile.Name)
+	}
+	var parts []string
+	for _, pr := range rep.Profiles {
+		if pr == ref || pr.Completed == 0 || l.duration(pr) <= 0 || pr.Profile.BilledMemory >= ref.Profile.BilledMemory {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s as fast as %s at %s the SU rate",
+			ratioText(l.duration(pr)/l.duration(ref), ""), pr.Profile.Name, ratioText(ref.Rate/pr.Rate, "")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Speed-up:** %s ran it %s.", against, joinAnd(parts))
+}
+
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// ratioText is 2.1×, with a suffix ("2.1× as much").
+func ratioText(r float64, suffix string) string {
+	s := strconv.FormatFloat(r, 'f', 1, 64) + "×"
+	if suffix != "" {
+		s += " " + suffix
+	}
+	return s
+}
+
+func gbText(mib float64) string {
+	return strconv.FormatFloat(mib*(1<<20)/1e9, 'f', 2, 64)
+}
+
+func sigText(v float64) string {
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
