@@ -78,6 +78,8 @@ Examples:
    migadvisor recommend job.sh             # the profile to use, with the evidence and the reasons
    migadvisor recommend --probe --ladder job.sh   # measure from the smallest slice up, then advise
    migadvisor monitor -- python train.py   # inside a job: measure its GPU memory
+   migadvisor bench run --synthetic        # the reference suite on every profile
+   migadvisor docs --out docs/             # the site's tables, charts and pages from the history
    migadvisor --site examples/sites/h100.toml catalog
 
 Exit status: 0 success, 1 failure (bad input, lint errors, a Slurm command that
@@ -99,6 +101,8 @@ failed, a wait that timed out), 2 usage error.`,
 			trackCommand(),
 			historyCommand(),
 			recommendCommand(),
+			benchCommand(),
+			docsCommand(),
 			sbatchCommand(),
 			monitorCommand(),
 		},

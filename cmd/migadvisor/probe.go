@@ -95,7 +95,7 @@ func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir str
 	if err != nil {
 		return err
 	}
-	if err := submitSweep(c, dir, sw); err != nil {
+	if err := submitSweep(c, dir, sw, c.String("workload")); err != nil {
 		return err
 	}
 	var ids []string

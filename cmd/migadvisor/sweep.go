@@ -90,7 +90,7 @@ func runSweep(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("submit") {
-		if err := submitSweep(c, c.String("out"), sw); err != nil {
+		if err := submitSweep(c, c.String("out"), sw, c.String("workload")); err != nil {
 			printSweep(c, sw)
 			return err
 		}
@@ -206,7 +206,7 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 }
 
 // submitSweep submits the variants and links each job to the script in the history.
-func submitSweep(c *cli.Context, dir string, sw *bench.Sweep) error {
+func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) error {
 	subErr := bench.SubmitSweep(c.Context, slurmClient(c), dir, sw, time.Now)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -219,7 +219,7 @@ func submitSweep(c *cli.Context, dir string, sw *bench.Sweep) error {
 			continue
 		}
 		subs = append(subs, store.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
-			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: c.String("workload"),
+			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: workload,
 			WorkDir: workingDir(), Stdout: v.Stdout, Submitted: v.Submitted})
 	}
 	if err := recordSubmissions(c, subs); err != nil {

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/report"
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/bench/workloads"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
+)
+
+func docsCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:  "docs",
+		Usage: "write the site's benchmark tables and pages from the history",
+		Description: `For each workload in the history (the tag 'bench run', 'track --workload' or
+'sweep --workload' gave its jobs), writes into DIR:
+  <workload>.csv  the runs by profile; for the Wulver suite's workloads in the
+                  published table's own columns, else a generic table. An empty
+                  cell is a figure no run gave; OOM marks a profile that ran out
+                  of GPU memory. Figures are medians of the completed runs.
+  <workload>.svg  (md, mkdocs) runtime and SU of a run per profile
+  <workload>.md   (md) the table, the chart, key takeaways and provenance
+                  (mkdocs) the same, with a markdown-exec block that reads the
+                  CSV from --csv-dir, as the Wulver docs do
+  index.md        (md, mkdocs) the workloads, each with its first takeaway
+Files of those names in DIR are replaced; nothing else there is touched.
+
+Examples:
+   migadvisor docs --out docs/
+   migadvisor docs --out docs/assets/tables/MIG --format csv --workloads llm-finetuning
+   migadvisor docs --out site/ --format md
+   migadvisor --db /shared/migadvisor/site.db docs --out mkdocs/docs/MIG --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the files (required)"},
+			&cli.StringFlag{Name: "workloads", Usage: "comma-separated workload tags (default: every workload in the history)"},
+			&cli.StringFlag{Name: "format", Value: report.FormatMkDocs, Usage: "csv, md or mkdocs"},
+			&cli.StringFlag{Name: "csv-dir", Value: report.DefaultCSVDir, Usage: "with mkdocs: where the docs project keeps the CSVs"},
+			jsonFlag(),
+		},
+		Action: runDocs,
+	})
+}
+
+// docsWorkload is what docs wrote for one workload.
+type docsWorkload struct {
+	Workload string   `json:"workload"`
+	Title    string   `json:"title"`
+	Table    string   `json:"table"`
+	Profiles []string `json:"profiles"`
+	Runs     int      `json:"runs"`
+	Files    []string `json:"files"`
+}
+
+func runDocs(c *cli.Context) error {
+	out, format := c.String("out"), c.String("format")
+	if out == "" {
+		return usageError{"docs needs --out DIR"}
+	}
+	if !slices.Contains(report.Formats, format) {
+		return usageError{fmt.Sprintf("--format: %q is not one of %s", format, strings.Join(report.Formats, ", "))}
+	}
+	site, err := loadSite(c)
+	if err != nil {
+		return err
+	}
+	st, err := store.OpenWith(c.Context, dbPath(c), store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tags, err := docsTags(c, st)
+	if err != nil {
+		return err
+	}
+	opt := report.PageOptions{Format: format, CSVDir: c.String("csv-dir"), Generator: "migadvisor " + version,
+		Generated: time.Now(), History: dbPath(c)}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	var done []docsWorkload
+	var reps []*report.Report
+	for _, tag := range tags {
+		rep, err := buildReport(c, st, site, tag)
+		if err != nil {
+			return err
+		}
+		if len(rep.Profiles) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
+			continue
+		}
+		files, err := writeReport(rep, out, opt)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+		done = append(done, summariseReport(rep, files))
+	}
+	if len(reps) > 0 && format != report.FormatCSV {
+		index := filepath.Join(out, "index.md")
+		if err := atomicfile.Write(index, []byte(indexPage(reps, site, opt)), 0o644); err != nil {
+			return err
+		}
+	}
+	if len(done) == 0 {
+		return fmt.Errorf("no workload in %s has runs to report", dbPath(c))
+	}
+	return printDocs(c, done)
+}
+
+// docsTags are --workloads, else every workload the history has.
+func docsTags(c *cli.Context, st *store.Store) ([]string, error) {
+	known, err := st.Workloads(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	var have []string
+	for _, w := range known {
+		have = append(have, w.Workload)
+	}
+	want := splitList(c.String("workloads"))
+	if len(want) == 0 {
+		if len(have) == 0 {
+			return nil, fmt.Errorf("%s has no jobs tagged with a workload; 'migadvisor bench run' or 'track --workload' tags them", dbPath(c))
+		}
+		return have, nil
+	}
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return nil, usageError{fmt.Sprintf("--workloads: %s has no jobs tagged %q (it has: %s)", dbPath(c), w, orDash(strings.Join(have, ", ")))}
+		}
+	}
+	return want, nil
+}
+
+// buildReport reads a workload's runs; a workload of a built-in suite gets
+// its title, description and published table layout.
+func buildReport(c *cli.Context, st *store.Store, site *catalog.Site, tag string) (*report.Report, error) {
+	recs, err := st.History(c.Context, store.HistoryFilter{Workload: tag})
+	if err != nil {
+		return nil, err
+	}
+	w := report.Workload{Tag: tag}
+	if known, ok := workloads.Find(tag); ok {
+		w.Title, w.Description, w.Table = known.Title, known.Description, known.Table
+		if variant := strings.TrimPrefix(tag, known.Name); variant != "" {
+			w.Title += " (" + strings.ReplaceAll(strings.TrimPrefix(variant, "@"), "@", ", ") + ")"
+		}
+	}
+	return report.Build(site, w, recs)
+}
+
+// writeReport writes a workload's files in the format and returns their paths.
+func writeReport(rep *report.Report, dir string, opt report.PageOptions) ([]string, error) {
+	base := filepath.Join(dir, rep.FileName())
+	csv, err := rep.CSV()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{base + ".csv": csv}
+	if opt.Format != report.FormatCSV {
+		svg, err := rep.Chart()
+		if err != nil {
+			return nil, err
+		}
+		page, err := rep.Page(opt)
+		if err != nil {
+			return nil, err
+		}
+		files[base+".svg"], files[base+".md"] = svg, []byte(page)
+	}
+	var paths []string
+	for _, ext := range []string{".csv", ".svg", ".md"} {
+		if b, ok := files[base+ext]; ok {
+			if err := atomicfile.Write(base+ext, b, 0o644); err != nil {
+				return nil, err
+			}
+			paths = append(paths, base+ext)
+		}
+	}
+	return paths, nil
+}
+
+func summariseReport(rep *report.Report, files []string) docsWorkload {
+	d := docsWorkload{Workload: rep.Workload.Tag, Title: rep.Workload.Title, Table: rep.Workload.Table, Files: files}
+	if d.Table == "" {
+		d.Table = "generic"
+	}
+	for _, pr := range rep.Profiles {
+		d.Profiles = append(d.Profiles, pr.Profile.Name)
+		d.Runs += pr.Runs
+	}
+	return d
+}
+
+// indexPage lists the workloads with their first takeaway.
+func indexPage(reps []*report.Report, site *catalog.Site, opt report.PageOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# GPU profile benchmarks at %s\n\n", site.Title)
+	fmt.Fprintf(&b, "Each workload below was run on %s's GPU profiles (%s) and measured: runtime, "+
+		"GPU memory, service units (SU), and the work done.\n\n", site.Title, strings.Join(site.ProfileNames(), ", "))
+	for _, rep := range reps {
+		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", rep.Workload.Title, rep.FileName())
+		if t, err := rep.Takeaways(); err == nil && len(t) > 0 {
+			fmt.Fprintf(&b, "%s\n\n", t[0])
+		}
+	}
+	fmt.Fprintf(&b, "Generated by %s on %s.\n", opt.Generator, opt.Generated.UTC().Format("2006-01-02"))
+	return b.String()
+}
+
+func printDocs(c *cli.Context, done []docsWorkload) error {
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, done)
+	}
+	t := newTable(c.App.Writer)
+	fmt.Fprintln(t, "WORKLOAD\tTABLE\tRUNS\tPROFILES\tFILES")
+	for _, d := range done {
+		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\n", d.Workload, d.Table, d.Runs, strings.Join(d.Profiles, ","), strings.Join(d.Files, " "))
+	}
+	return t.Flush()
+}
