@@ -116,3 +116,27 @@ func TestFileNameKeepsTagsSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestSpeedupSaysWhenTheFullGPUIsNoFaster(t *testing.T) {
+	site, set := wulverSite(t)
+	b, _ := set.Benchmark("pytorch_mnist_simplecnn")
+	rep, err := Build(site, Workload{Tag: "m", Table: "pytorch"}, historyOf(t, site, b, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := rep.Takeaways()
+	// No full-GPU row: 3g.40gb is the reference; 83.65/63.44 ≈ 1.3, 70.70/63.44 ≈ 1.1.
+	want := "**Speed-up:** 3g.40gb (the largest profile measured; no full-GPU run) ran it 1.3× as fast as 1g.10gb at 3.0× the SU rate and 1.1× as fast as 2g.20gb at 1.8× the SU rate."
+	if len(got) != 3 || got[2] != want {
+		t.Errorf("takeaways %q\nwant %q", got, want)
+	}
+	for _, pr := range rep.Profiles {
+		if pr.Profile.Name == "1g.10gb" {
+			pr.Metrics[MetricTrainingTime] = 60 // now faster than 3g.40gb's 63.44 s
+		}
+	}
+	got, _ = rep.Takeaways()
+	if !strings.Contains(got[2], "no faster than 1g.10gb (0.9× its speed) at 3.0× the SU rate") {
+		t.Errorf("takeaways %q", got)
+	}
+}

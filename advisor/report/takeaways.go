@@ -102,8 +102,13 @@ func (rep *Report) speedupTakeaway(l layout) string {
 		if pr == ref || pr.Completed == 0 || l.duration(pr) <= 0 || pr.Profile.BilledMemory >= ref.Profile.BilledMemory {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s as fast as %s at %s the SU rate",
-			ratioText(l.duration(pr)/l.duration(ref), ""), pr.Profile.Name, ratioText(ref.Rate/pr.Rate, "")))
+		speed, rate := l.duration(pr)/l.duration(ref), ratioText(ref.Rate/pr.Rate, "")
+		if speed < 1.05 {
+			parts = append(parts, fmt.Sprintf("no faster than %s (%s its speed) at %s the SU rate",
+				pr.Profile.Name, ratioText(speed, ""), rate))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s as fast as %s at %s the SU rate", ratioText(speed, ""), pr.Profile.Name, rate))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -487,3 +487,56 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 		t.Errorf("no advice from the site's history: %q", errOut.String())
 	}
 }
+
+// The reference suite end to end: 'bench run' writes the MNIST workload,
+// sweeps it over two profiles, submits real jobs that train (quick, on
+// synthetic data, on the dev cluster's CPU with Debian's PyTorch), waits and
+// collects; 'docs' then writes the Wulver table, chart and page from them.
+func TestSlurmBenchRunThenDocs(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work)
+	const tag = "pytorch_mnist_simplecnn@synthetic@quick"
+	out := mustRun(t, "bench", "run", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full", "--synthetic", "--quick",
+		"--python", "/usr/bin/python3", "--out", "bench", "--poll", "2s", "--timeout", "5m", "--json")
+	var jobs []benchJob
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 2 {
+		t.Fatalf("bench run: %v\n%s", err, out)
+	}
+	for _, j := range jobs {
+		if j.Workload != tag || j.State != "COMPLETED" {
+			b, _ := os.ReadFile(filepath.Join(work, "bench", "pytorch_mnist_simplecnn", fmt.Sprintf("pytorch_mnist_simplecnn-%s.%s.out", j.Profile, j.JobID)))
+			t.Fatalf("job %+v\n%s", j, b)
+		}
+	}
+	out = mustRun(t, "docs", "--out", "docs", "--json")
+	var docs []docsWorkload
+	if err := json.Unmarshal([]byte(out), &docs); err != nil || len(docs) != 1 || docs[0].Workload != tag || docs[0].Table != "pytorch" ||
+		strings.Join(docs[0].Profiles, ",") != "1g.10gb,full" || len(docs[0].Files) != 3 {
+		t.Fatalf("docs: %v\n%s", err, out)
+	}
+	csv, err := os.ReadFile(filepath.Join(work, "docs", tag+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every cell filled from the real jobs: training time, accuracy and SU
+	// from their output; memory is empty (no GPU, so no allocated peak).
+	row := regexp.MustCompile(`(?m)^A100_(80|10)GB,(\d+\.\d\d),(\d+\.\d\d),,(17|3),(\d\.\d{3}),(\d\.\d{5})$`)
+	if got := row.FindAllString(string(csv), -1); len(got) != 2 ||
+		!strings.HasPrefix(string(csv), "MIG Profile,Training Time (s),Test Accuracy (%),Memory Used (GB),SU Rate (/hr),SU,Cost/Performance\nA100_80GB,") {
+		t.Errorf("the CSV:\n%s", csv)
+	}
+	page, _ := os.ReadFile(filepath.Join(work, "docs", tag+".md"))
+	for _, want := range []string{"# MNIST Simple CNN (synthetic, quick)", `pd.read_csv("docs/assets/tables/MIG/` + tag + `.csv")`,
+		"**Smallest profile that fits: 1g.10gb**", "Software: device cpu; python 3.", "torch 1."} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if svg, err := os.ReadFile(filepath.Join(work, "docs", tag+".svg")); err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Errorf("the chart: %v", err)
+	}
+}
