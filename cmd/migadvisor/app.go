@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -90,7 +91,7 @@ failed, a wait that timed out), 2 usage error.`,
 			&cli.StringFlag{Name: "db", EnvVars: []string{"MIGADVISOR_DB"}, Value: defaultDBPath(),
 				Usage: "history database (SQLite; created 0600 in a 0700 directory)"},
 		},
-		Commands: []*cli.Command{
+		Commands: slices.DeleteFunc([]*cli.Command{
 			catalogCommand(),
 			lintCommand(),
 			suCommand(),
@@ -105,7 +106,7 @@ failed, a wait that timed out), 2 usage error.`,
 			docsCommand(),
 			sbatchCommand(),
 			monitorCommand(),
-		},
+		}, func(c *cli.Command) bool { return c == nil }), // docs, in the lean wrapper binary
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,

@@ -13,14 +13,17 @@ import (
 )
 
 // A migadvisor binary, for tests that need separate processes (concurrent
-// wrappers, the jobs' monitor): built once per test run.
-var built struct {
+// wrappers, the jobs' monitor), and the lean one the sbatch shim runs: each
+// built once per test run.
+type builtBinary struct {
 	once sync.Once
 	dir  string
 	bin  string
 	err  error
 	out  []byte
 }
+
+var built, builtLean builtBinary
 
 // packageDir is where the tests start: this package's source.
 var packageDir, _ = os.Getwd()
@@ -30,8 +33,10 @@ func TestMain(m *testing.M) {
 		os.Exit(holdLock(db))
 	}
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
+	for _, b := range []*builtBinary{&built, &builtLean} {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -40,22 +45,33 @@ func TestMain(m *testing.M) {
 // Makefile does, or is $MIGADVISOR_TEST_BIN (a machine without Go).
 func migadvisorBinary(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv("MIGADVISOR_TEST_BIN"); bin != "" {
+	return buildBinary(t, &built, "MIGADVISOR_TEST_BIN", "urfave_cli_no_docs")
+}
+
+// sbatchBinary is the lean build the shim runs (migadvisor-sbatch: no docs
+// command, no plotting library), or $MIGADVISOR_TEST_SBATCH_BIN.
+func sbatchBinary(t testing.TB) string {
+	t.Helper()
+	return buildBinary(t, &builtLean, "MIGADVISOR_TEST_SBATCH_BIN", "urfave_cli_no_docs noreport")
+}
+
+func buildBinary(t testing.TB, b *builtBinary, env, tags string) string {
+	if bin := os.Getenv(env); bin != "" {
 		return bin
 	}
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "migadvisor-bin-"); built.err != nil {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "migadvisor-bin-"); b.err != nil {
 			return
 		}
-		built.bin = filepath.Join(built.dir, "migadvisor")
-		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", built.bin, ".")
+		b.bin = filepath.Join(b.dir, "migadvisor")
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", b.bin, ".")
 		cmd.Dir = packageDir // a test may have moved elsewhere
-		built.out, built.err = cmd.CombinedOutput()
+		b.out, b.err = cmd.CombinedOutput()
 	})
-	if built.err != nil {
-		t.Fatalf("build migadvisor: %v\n%s", built.err, built.out)
+	if b.err != nil {
+		t.Fatalf("build migadvisor (-tags %s): %v\n%s", tags, b.err, b.out)
 	}
-	return built.bin
+	return b.bin
 }
 
 // holdLockEnv makes the test binary a process that holds a history's write

@@ -1,3 +1,9 @@
+//go:build !noreport
+
+// The docs command links the report package and its plotting library, whose
+// start-up (font tables, 2 ms) every command pays; the sbatch wrapper's own
+// binary (migadvisor-sbatch, built with -tags noreport) leaves them out.
+
 package main
 
 import (

@@ -16,7 +16,7 @@ import (
 // history (record only) and with runs of the script in it (advice
 // computed and printed, then the record).
 func BenchmarkSbatchWrapper(b *testing.B) {
-	bin := migadvisorBinary(b)
+	bin := sbatchBinary(b)
 	dir := b.TempDir()
 	stub := filepath.Join(dir, "sbatch")
 	os.WriteFile(stub, []byte("#!/bin/sh\necho \"Submitted batch job $$\"\n"), 0o755)

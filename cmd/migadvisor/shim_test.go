@@ -12,10 +12,13 @@ import (
 // Slurm's sbatch (a stub that logs its argv and environment) after it.
 func TestSbatchShim(t *testing.T) {
 	isolate(t)
-	bin := migadvisorBinary(t)
-	shimDir, slurmDir := t.TempDir(), t.TempDir()
+	bin := sbatchBinary(t)
+	shimDir, slurmDir, installed := t.TempDir(), t.TempDir(), t.TempDir()
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
 	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
+	// As make install lays it out: PREFIX/libexec/migadvisor/{sbatch,migadvisor-sbatch}.
+	os.WriteFile(filepath.Join(installed, "sbatch"), shim, 0o755)
+	os.Symlink(bin, filepath.Join(installed, "migadvisor-sbatch"))
 	log := filepath.Join(slurmDir, "log")
 	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"+log+
 		"'\nenv | grep -c '^MIGADVISOR_SHIM=' >> '"+log+"'\necho 'Submitted batch job 77'\n"), 0o755)
@@ -28,6 +31,7 @@ func TestSbatchShim(t *testing.T) {
 		record bool
 	}{
 		{"through migadvisor", []string{"MIGADVISOR_BIN=" + bin}, true},
+		{"through the migadvisor-sbatch beside it", []string{"PATH=" + installed + ":" + slurmDir + ":" + os.Getenv("PATH")}, true},
 		{"migadvisor missing", []string{"MIGADVISOR_BIN=/nonexistent/migadvisor"}, false},
 		{"disabled", []string{"MIGADVISOR_BIN=" + bin, "MIGADVISOR_DISABLE=1"}, false},
 	} {
