@@ -7,7 +7,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +81,9 @@ func runDocs(c *cli.Context) error {
 		return err
 	}
 	st, err := store.OpenWith(c.Context, dbPath(c), store.Options{ReadOnly: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no history at %s: 'migadvisor bench run', or 'collect' after your own runs, fills it", dbPath(c))
+	}
 	if err != nil {
 		return err
 	}
