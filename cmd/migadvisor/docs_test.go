@@ -86,7 +86,9 @@ func TestBenchWriteAndList(t *testing.T) {
 	if !strings.Contains(string(job), "#SBATCH --gres=gpu:a100:1\n") || !strings.Contains(string(job), "export GMX='/opt/gmx 2024/bin/gmx'") {
 		t.Errorf("the GROMACS job asks for Wulver's whole A100 and names the gmx given:\n%s", job)
 	}
-	var list struct{ Workloads []struct{ Name, Needs string } }
+	var list struct {
+		Workloads []struct{ Name, Needs string }
+	}
 	if err := json.Unmarshal([]byte(mustRunCLI(t, "bench", "list", "--json")), &list); err != nil || len(list.Workloads) != 5 {
 		t.Errorf("bench list: %v %+v", err, list)
 	}
