@@ -1,10 +1,8 @@
 package report
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -80,36 +78,15 @@ func summaryDuration(t *testing.T, file string) time.Duration {
 func collectedAsFull(t *testing.T, site *catalog.Site, full *catalog.Profile, id, tag string, elapsed time.Duration,
 	ev *slurm.OutputEvidence) []store.JobRecord {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	end := time.Date(2026, 11, 21, 4, 33, 0, 0, time.UTC)
 	job := &slurm.AcctJob{Key: id, ID: id, ArrayJob: id, Cluster: "h200", State: "COMPLETED", Submit: end.Add(-elapsed),
 		Start: end.Add(-elapsed), End: end, Elapsed: elapsed, Nodes: 1, CPUs: 1, ReqMemMiB: 4096, MaxRSSMiB: slurm.Unknown,
 		GPUType: full.GRESType, GPUCount: 1, GPUMemMiB: slurm.Unknown, GPUUtil: slurm.Unknown, HasJobLine: true}
-	done := false
-	if _, err := st.ImportJobs(ctx, func() (*slurm.AcctJob, error) {
-		if done {
-			return nil, io.EOF
-		}
-		done = true
-		return job, nil
-	}, store.ImportOptions{Profile: func(string, int) string { return full.Name }}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.RecordSubmissions(ctx, []store.Submission{{Cluster: "h200", JobID: id, Fingerprint: "fp", Source: "/b/" + tag + ".sh",
-		Script: "/b/" + tag + ".sh", Workload: tag, Submitted: end.Add(-elapsed)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.RecordOutput(ctx, "h200", id, "/b/"+tag+".out", 1, end, ev); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := st.History(ctx, store.HistoryFilter{Workload: tag})
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("history %+v %v", recs, err)
+	sub := store.Submission{Cluster: "h200", JobID: id, Fingerprint: "fp", Source: "/b/" + tag + ".sh",
+		Script: "/b/" + tag + ".sh", Workload: tag, Submitted: end.Add(-elapsed)}
+	recs := storeRuns(t, site, []*slurm.AcctJob{job}, []store.Submission{sub}, map[string]*slurm.OutputEvidence{id: ev}, tag)
+	if len(recs) != 1 {
+		t.Fatalf("history %+v", recs)
 	}
 	return recs
 }

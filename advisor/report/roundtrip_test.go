@@ -80,12 +80,6 @@ func fromPublished(t *testing.T, b *catalog.Benchmark, cells []string) jobOf {
 // would leave it.
 func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag string) []store.JobRecord {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	end := time.Date(2025, 8, 14, 12, 0, 0, 0, time.UTC)
 	var jobs []*slurm.AcctJob
 	var subs []store.Submission
@@ -106,6 +100,32 @@ func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag strin
 			Script: "/bench/" + b.Name + ".sh", Workload: tag, Submitted: end.Add(-time.Hour)})
 		outputs[id] = j
 	}
+	evs := map[string]*slurm.OutputEvidence{}
+	for id, j := range outputs {
+		ev, err := slurm.ScanOutput(strings.NewReader(strings.Join(j.output, "\n")+"\n"), slurm.ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs[id] = ev
+	}
+	recs := storeRuns(t, site, jobs, subs, evs, tag)
+	if len(recs) != len(b.Rows) {
+		t.Fatalf("history of %s: %d records", tag, len(recs))
+	}
+	return recs
+}
+
+// storeRuns puts jobs, their submissions and their outputs' evidence into a
+// new history, as collect would, and reads back the workload's records.
+func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []store.Submission,
+	evs map[string]*slurm.OutputEvidence, tag string) []store.JobRecord {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	next := 0
 	_, err = st.ImportJobs(ctx, func() (*slurm.AcctJob, error) {
 		if next == len(jobs) {
@@ -125,18 +145,14 @@ func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag strin
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	for id, j := range outputs {
-		ev, err := slurm.ScanOutput(strings.NewReader(strings.Join(j.output, "\n")+"\n"), slurm.ScanOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.RecordOutput(ctx, "wulver", id, "/bench/"+id+".out", 1, end, ev); err != nil {
+	for _, j := range jobs {
+		if err := st.RecordOutput(ctx, j.Cluster, j.Key, "/bench/"+j.Key+".out", 1, j.End, evs[j.Key]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	recs, err := st.History(ctx, store.HistoryFilter{Workload: tag})
-	if err != nil || len(recs) != len(b.Rows) {
-		t.Fatalf("history of %s: %d records, %v", tag, len(recs), err)
+	if err != nil {
+		t.Fatalf("history of %s: %v", tag, err)
 	}
 	return recs
 }

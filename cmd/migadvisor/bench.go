@@ -145,19 +145,11 @@ Examples:
    migadvisor bench run --workloads pytorch_mnist_simplecnn,pytorch_cifar10_resnet --profiles 1g.10gb,full
    migadvisor bench run --synthetic --setup 'module load PyTorch/2.1.2-foss-2023a-CUDA-12.1.1'
    migadvisor bench run --no-wait --json   # submit, print the job ids, return`,
-		Flags: append(append(suiteFlags(), renderFlags()...),
+		Flags: append(append(append(suiteFlags(), renderFlags()...),
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "submit and return; 'migadvisor wait' and 'collect' later"},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up waiting after this long (0: never)"},
-			&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: "longest interval between squeue calls"},
-			&cli.BoolFlag{Name: "no-monitor", Usage: "variants without the GPU memory monitor"},
-			&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
-				Usage: "the monitor binary the jobs run (default: this binary)"},
-			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
-			clusterFlag(),
-			slurmBinFlag(),
 			jsonFlag(),
-		),
+		), measureFlags("")...),
 		Action: runBench,
 	}
 }

@@ -19,18 +19,25 @@ import (
 // probeFlags are recommend's flags for measuring before advising. Their
 // names are sweep's and wait's, whose code the probe runs.
 func probeFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend"},
 		&cli.BoolFlag{Name: "ladder", Usage: "with --probe: one profile at a time from the smallest, until one completes without an OOM"},
 		&cli.StringFlag{Name: "profiles", Usage: "with --probe: comma-separated profiles (default: all of the site's)"},
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME)"},
 		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
-		&cli.DurationFlag{Name: "timeout", Usage: "with --probe: give up waiting after this long (0: never)"},
-		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: "with --probe: longest interval between squeue calls"},
-		&cli.BoolFlag{Name: "no-monitor", Usage: "with --probe: variants without the GPU memory monitor"},
+	}, measureFlags("with --probe: ")...)
+}
+
+// measureFlags are the flags of the measuring loop (submit, wait, collect)
+// that recommend --probe and bench run share; prefix begins each usage.
+func measureFlags(prefix string) []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "timeout", Usage: prefix + "give up waiting after this long (0: never)"},
+		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: prefix + "longest interval between squeue calls"},
+		&cli.BoolFlag{Name: "no-monitor", Usage: prefix + "variants without the GPU memory monitor"},
 		&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
-			Usage: "with --probe: the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"},
-		&cli.StringSliceFlag{Name: "outputs", Usage: "with --probe: directory with job output files (repeatable)"},
+			Usage: prefix + "the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"},
+		&cli.StringSliceFlag{Name: "outputs", Usage: prefix + "directory with job output files (repeatable)"},
 		clusterFlag(),
 		slurmBinFlag(),
 	}
