@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -168,5 +169,5 @@ func jobList(ids []string) string {
 }
 
 func trimF(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+	return trimZeros(strconv.FormatFloat(v, 'f', 3, 64))
 }

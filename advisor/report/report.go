@@ -78,13 +78,14 @@ func Build(site *catalog.Site, w Workload, recs []store.JobRecord) (*Report, err
 		w.Title = w.Tag
 	}
 	rep := &Report{Workload: w, Site: site}
-	byProfile := map[string][]*store.JobRecord{}
+	byProfile := map[string][]judged{}
 	for i := range recs {
-		if _, ok := advisor.RunFromRecord(&recs[i]); !ok {
+		run, ok := advisor.RunFromRecord(&recs[i])
+		if !ok {
 			rep.Skipped++
 			continue
 		}
-		byProfile[recs[i].Profile] = append(byProfile[recs[i].Profile], &recs[i])
+		byProfile[run.Profile] = append(byProfile[run.Profile], judged{&recs[i], run})
 	}
 	for _, p := range advisor.OrderedProfiles(site) {
 		if rs := byProfile[p.Name]; len(rs) > 0 {
@@ -98,12 +99,19 @@ func Build(site *catalog.Site, w Workload, recs []store.JobRecord) (*Report, err
 	return rep, nil
 }
 
-func summarise(site *catalog.Site, p *catalog.Profile, recs []*store.JobRecord) (*ProfileResult, error) {
-	pr := &ProfileResult{Profile: p, Runs: len(recs), Metrics: map[string]float64{}, Versions: map[string][]string{}}
-	var done []*store.JobRecord
+// judged is a record with the advisor's reading of it.
+type judged struct {
+	rec *store.JobRecord
+	run advisor.Run
+}
+
+func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileResult, error) {
+	pr := &ProfileResult{Profile: p, Runs: len(runs), Metrics: map[string]float64{}, Versions: map[string][]string{}}
+	var done, recs []*store.JobRecord
 	outcomes := map[string]int{}
-	for _, r := range recs {
-		run, _ := advisor.RunFromRecord(r)
+	for _, j := range runs {
+		r, run := j.rec, j.run
+		recs = append(recs, r)
 		pr.JobIDs = append(pr.JobIDs, r.JobID)
 		if r.End != nil {
 			if pr.First.IsZero() || r.End.Before(pr.First) {

@@ -201,37 +201,39 @@ func longLabel(rep *Report, pr *ProfileResult) string {
 
 // Cell formats. A value < 0 is unknown: an empty cell.
 
-func num(decimals int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
+// formatted is a cell of f's value in strconv's format and precision.
+func formatted(format byte, prec int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
 	return func(_ *Report, pr *ProfileResult) string {
 		v := f(pr)
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""
 		}
-		return strconv.FormatFloat(v, 'f', decimals, 64)
+		return strconv.FormatFloat(v, format, prec, 64)
 	}
+}
+
+// num has a fixed number of decimals: 63.44, 0.024.
+func num(decimals int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
+	return formatted('f', decimals, f)
+}
+
+// sig keeps significant digits, for figures of any size.
+func sig(digits int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
+	return formatted('g', digits, f)
 }
 
 // trimmed is num without trailing zeros: 43.28, 6, 3.327171904.
 func trimmed(decimals int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
 	n := num(decimals, f)
-	return func(rep *Report, pr *ProfileResult) string {
-		s := n(rep, pr)
-		if strings.Contains(s, ".") {
-			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-		}
-		return s
-	}
+	return func(rep *Report, pr *ProfileResult) string { return trimZeros(n(rep, pr)) }
 }
 
-// sig keeps significant digits, for figures of any size.
-func sig(digits int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
-	return func(_ *Report, pr *ProfileResult) string {
-		v := f(pr)
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', digits, 64)
+// trimZeros drops a decimal number's trailing zeros (and a bare point).
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
+	return s
 }
 
 func metricOf(name string) func(*ProfileResult) float64 {

@@ -181,27 +181,19 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	if ev.HostOOM != nil {
 		hostText = ev.HostOOM.Text
 	}
-	var metrics any
-	if len(ev.Metrics) > 0 {
-		b, err := json.Marshal(ev.Metrics)
-		if err != nil {
-			return err
-		}
-		metrics = string(b)
+	metrics, err := jsonColumn(ev.Metrics)
+	if err != nil {
+		return err
 	}
-	var versions any
-	if len(ev.Versions) > 0 {
-		b, err := json.Marshal(ev.Versions)
-		if err != nil {
-			return err
-		}
-		versions = string(b)
+	versions, err := jsonColumn(ev.Versions)
+	if err != nil {
+		return err
 	}
 	var work, unit, source any
 	if ev.Work >= 0 || ev.WorkSource != "" {
 		work, unit, source = ev.Work, ev.WorkUnit, ev.WorkSource
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO outputs(cluster, job_key, path, size, mtime, truncated,
+	_, err = s.db.ExecContext(ctx, `INSERT OR REPLACE INTO outputs(cluster, job_key, path, size, mtime, truncated,
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
 		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions)
@@ -215,6 +207,18 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
 	return nil
+}
+
+// jsonColumn is a map as a JSON object for a TEXT column, NULL when empty.
+func jsonColumn[V any](m map[string]V) (any, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
 }
 
 func gpuSamples(ev *slurm.OutputEvidence) any {

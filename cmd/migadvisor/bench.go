@@ -109,11 +109,11 @@ Examples:
 			}
 			var all []written
 			for _, w := range ws {
-				job, err := renderWorkload(c, site, w, out)
+				job, tag, err := renderWorkload(c, site, w, out)
 				if err != nil {
 					return err
 				}
-				all = append(all, written{w.Name, w.Tag(renderOptions(c, out, w)), job})
+				all = append(all, written{w.Name, tag, job})
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, all)
@@ -208,7 +208,7 @@ func runBench(c *cli.Context) error {
 // submitWorkload writes a workload, sweeps it over the profiles and submits
 // the variants, tagged with the workload.
 func submitWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, out string, profiles []string) ([]benchJob, error) {
-	job, err := renderWorkload(c, site, w, out)
+	job, tag, err := renderWorkload(c, site, w, out)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,6 @@ func submitWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, o
 	if err != nil {
 		return nil, err
 	}
-	tag := w.Tag(renderOptions(c, out, w))
 	subErr := submitSweep(c, dir, sw, tag)
 	var jobs []benchJob
 	for _, p := range sw.Profiles {
@@ -241,11 +240,7 @@ func waitBench(c *cli.Context, jobs []benchJob) error {
 	for _, j := range jobs {
 		ids = append(ids, j.JobID)
 	}
-	var deadline time.Time
-	if d := c.Duration("timeout"); d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	if err := waitQueue(c, ids, deadline); err != nil {
+	if err := waitQueue(c, ids); err != nil {
 		return err
 	}
 	tracked, err := collectEnded(c, ids)
@@ -296,23 +291,23 @@ func benchDir(c *cli.Context, suite *workloads.Suite) string {
 	return fmt.Sprintf("migadvisor-bench-%s-%s", suite.Name, time.Now().Format("20060102-150405"))
 }
 
+// renderOptions are the flags' render options for a workload; without
+// --data, Render puts the data beside the workloads (OUT/data).
 func renderOptions(c *cli.Context, out string, w *workloads.Workload) workloads.RenderOptions {
-	data := c.String("data")
-	if data == "" {
-		data = filepath.Join(out, "data")
-	}
 	return workloads.RenderOptions{Dir: filepath.Join(out, w.Name), Setup: c.String("setup"), Python: c.String("python"),
-		GMX: c.String("gmx"), Data: data, Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
+		GMX: c.String("gmx"), Data: c.String("data"), Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
 }
 
 // renderWorkload writes a workload's job script, asking for the site's
-// largest profile (a sweep rewrites the request for each profile).
-func renderWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, out string) (string, error) {
+// largest profile (a sweep rewrites the request for each profile), and
+// returns it with the tag its runs get.
+func renderWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, out string) (job, tag string, err error) {
 	ordered := advisor.OrderedProfiles(site)
 	if len(ordered) == 0 {
-		return "", fmt.Errorf("site %s has no GPU profiles", site.Name)
+		return "", "", fmt.Errorf("site %s has no GPU profiles", site.Name)
 	}
 	opt := renderOptions(c, out, w)
 	opt.GPURequest = ordered[len(ordered)-1].Request
-	return w.Render(opt)
+	job, err = w.Render(opt)
+	return job, w.Tag(opt), err
 }

@@ -110,11 +110,7 @@ func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir str
 		ids = append(ids, sw.Variants[p].JobID)
 		progressf(c, "probe: %s submitted as job %s (%s)", p, sw.Variants[p].JobID, filepath.Join(dir, sw.Variants[p].File))
 	}
-	var deadline time.Time
-	if d := c.Duration("timeout"); d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	if err := waitQueue(c, ids, deadline); err != nil {
+	if err := waitQueue(c, ids); err != nil {
 		return err
 	}
 	tracked, err := collectEnded(c, ids)

@@ -55,11 +55,7 @@ func runWait(c *cli.Context) error {
 		}
 		return nil
 	}
-	var deadline time.Time
-	if d := c.Duration("timeout"); d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	if err := waitQueue(c, ids, deadline); err != nil {
+	if err := waitQueue(c, ids); err != nil {
 		return err
 	}
 	if c.Bool("no-collect") {
@@ -101,8 +97,13 @@ func waitIDs(c *cli.Context) ([]string, error) {
 	return store.Unended(tracked), nil
 }
 
-// waitQueue polls squeue, 1 s at first and then less often, until none of ids is queued.
-func waitQueue(c *cli.Context, ids []string, deadline time.Time) error {
+// waitQueue polls squeue, 1 s at first and then less often, until none of ids
+// is queued or --timeout (from this call) passes.
+func waitQueue(c *cli.Context, ids []string) error {
+	var deadline time.Time
+	if d := c.Duration("timeout"); d > 0 {
+		deadline = time.Now().Add(d)
+	}
 	client := slurmClient(c)
 	var bar *progressbar.ProgressBar
 	if isTTY(c.App.ErrWriter) {
