@@ -180,7 +180,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL",
+	// Every transaction here writes, so each takes the write lock when it
+	// begins (_txlock=immediate): a deferred one that read first and then
+	// wanted to write would fail at once with "database is locked" when
+	// another process wrote in between, whatever the busy timeout.
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
 		path, opt.BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
@@ -249,6 +253,12 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 var ErrNewerSchema = errors.New("the history was written by a newer migadvisor")
 
 func (s *Store) migrate(ctx context.Context) error {
+	// Opening an up-to-date history takes no lock: the version is read
+	// outside a transaction, and read again under the write lock only when
+	// it needs migrating (another process may have done it meanwhile).
+	if v, err := s.Version(ctx); err != nil || v == SchemaVersion {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -262,7 +272,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
 	}
 	if v == SchemaVersion {
-		return nil // no write: opening an up-to-date history takes no lock
+		return nil
 	}
 	for ; v < SchemaVersion; v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {

@@ -22,13 +22,22 @@ var (
 // migadvisor's field list and the given delimiter ("|" or slurm.SacctDelimiter).
 type Reader struct {
 	n, i  int
+	first int
 	delim string
 	buf   []byte
 }
 
-// New returns a dump of n jobs.
-func New(n int, delim string) *Reader {
-	r := &Reader{n: n, delim: delim}
+// FirstJobID is the id of the first job of New's dumps.
+const FirstJobID = 1_000_000
+
+// New returns a dump of n jobs, numbered from FirstJobID.
+func New(n int, delim string) *Reader { return NewFrom(FirstJobID, n, delim) }
+
+// NewFrom returns a dump of n jobs numbered from first: dumps from different
+// firsts hold different jobs, and overlapping ones the same records. first
+// is at least FirstJobID.
+func NewFrom(first, n int, delim string) *Reader {
+	r := &Reader{n: n, first: first, delim: delim}
 	r.buf = []byte(strings.Join(slurm.SacctFields, delim) + "\n")
 	return r
 }
@@ -49,8 +58,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-func (r *Reader) appendJob(b []byte, i int) []byte {
-	id := 1_000_000 + i
+func (r *Reader) appendJob(b []byte, n int) []byte {
+	id := r.first + n
+	i := id - FirstJobID // a job's record depends on its id alone
 	state, exit, gpu := states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
 	cpus := 1 + i%8
 	tres := "billing=" + strconv.Itoa(cpus) + ",cpu=" + strconv.Itoa(cpus)
