@@ -53,23 +53,43 @@ func (c *Collector) importOptions() store.ImportOptions {
 
 // ImportDump imports a saved `sacct --parsable2` dump with its header line.
 func (c *Collector) ImportDump(ctx context.Context, r io.Reader) (ImportResult, error) {
+	return c.importReader(ctx, r, nil)
+}
+
+// importReader imports the jobs of r, showing each to seen (when not nil)
+// before it is stored.
+func (c *Collector) importReader(ctx context.Context, r io.Reader, seen func(*slurm.AcctJob)) (ImportResult, error) {
 	sr, err := slurm.NewSacctReader(r)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	st, err := c.Store.ImportJobs(ctx, sr.Next, c.importOptions())
+	next := sr.Next
+	if seen != nil {
+		next = func() (*slurm.AcctJob, error) {
+			j, err := sr.Next()
+			if j != nil {
+				seen(j)
+			}
+			return j, err
+		}
+	}
+	st, err := c.Store.ImportJobs(ctx, next, c.importOptions())
 	return ImportResult{ImportStats: st, Skipped: sr.Skipped, Lines: sr.Lines}, err
 }
 
 // ImportSacct runs sacct for q and imports its output as it streams.
 func (c *Collector) ImportSacct(ctx context.Context, q slurm.SacctQuery) (ImportResult, error) {
+	return c.importSacct(ctx, q, nil)
+}
+
+func (c *Collector) importSacct(ctx context.Context, q slurm.SacctQuery, seen func(*slurm.AcctJob)) (ImportResult, error) {
 	if c.Slurm == nil {
 		return ImportResult{}, errors.New("no Slurm client")
 	}
 	var res ImportResult
 	err := c.Slurm.Sacct(ctx, q, func(r io.Reader) error {
 		var err error
-		res, err = c.ImportDump(ctx, r)
+		res, err = c.importReader(ctx, r, seen)
 		return err
 	})
 	return res, err

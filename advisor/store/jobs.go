@@ -41,7 +41,8 @@ type ImportStats struct {
 // Total is how many jobs the import read.
 func (s ImportStats) Total() int { return s.New + s.Updated + s.Unchanged + s.Stubs + s.Partial }
 
-func (s ImportStats) add(o ImportStats) ImportStats {
+// Add is the sum of two imports' counts.
+func (s ImportStats) Add(o ImportStats) ImportStats {
 	return ImportStats{s.New + o.New, s.Updated + o.Updated, s.Unchanged + o.Unchanged, s.Stubs + o.Stubs, s.Partial + o.Partial}
 }
 
@@ -101,7 +102,7 @@ func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 		if err != nil {
 			return total, err
 		}
-		total = total.add(st)
+		total = total.Add(st)
 	}
 	return total, readErr
 }

@@ -138,6 +138,15 @@ var migrations = []string{
 	// provenance of generated docs, and reports by workload.
 	`ALTER TABLE outputs ADD COLUMN versions TEXT;  -- JSON object: name -> version
 	CREATE INDEX submissions_by_workload ON submissions(workload);`,
+
+	// 7: where the next incremental collect starts, per selection, and the
+	// jobs not ended yet (a few among millions), which it asks about again.
+	`CREATE TABLE watermarks (
+		scope   TEXT PRIMARY KEY, -- the selection: clusters and users (or all users)
+		since   INTEGER NOT NULL, -- unix seconds: the next sacct starts here
+		updated INTEGER NOT NULL
+	);
+	CREATE INDEX jobs_active ON jobs(cluster, user) WHERE state IN ` + activeStateList + `;`,
 }
 
 // SchemaVersion is the schema this build writes.

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -34,8 +36,18 @@ from the batch scripts slurmdbd stores (AccountingStoreFlags=job_script):
 this is how a site-wide history, named by the site file's [history] site_db,
 knows which runs share a script. Root or a Slurm operator reads them all.
 
+With --all-users or --user and no --since, collect is incremental: it asks
+sacct only from where the last complete collect of the same selection
+started (its watermark, less --overlap), or a week back the first time,
+and asks by id about the jobs it still holds as pending or running. A
+collect with --since starts there; it moves the watermark unless that
+would skip a stretch no collect has read. A collect that fails or is
+killed leaves the watermark where it was.
+
 Importing is idempotent: the same records twice change nothing, and a job
-seen RUNNING and later COMPLETED is updated. A malformed record is reported
+seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
+of 5,000 as sacct's output streams in: memory stays small for a million
+jobs, and a killed collect keeps every batch it committed. A malformed record is reported
 with its line and skipped; the exit status is 1 only when nothing could be
 imported (or with --strict, when anything was skipped).
 
@@ -45,7 +57,8 @@ Examples:
    sacct -a -S 2026-11-01 --parsable2 -o JobIDRaw,JobID,State,ElapsedRaw,AllocTRES,MaxRSS,JobName > dump.txt
    migadvisor collect --sacct-file dump.txt --cluster wulver
    migadvisor collect --all-users --since 2026-11-01 --json
-   migadvisor --db /shared/migadvisor/site.db collect --all-users --since 1d   # a site-wide history, from cron`,
+   migadvisor --db /shared/migadvisor/site.db collect --all-users --since 2026-01-01   # a site-wide history, once
+   migadvisor --db /shared/migadvisor/site.db collect --all-users                     # then from cron: what changed`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved `sacct --parsable2` dump (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
@@ -55,6 +68,8 @@ Examples:
 			&cli.BoolFlag{Name: "scripts", DefaultText: "on with --all-users",
 				Usage: "link jobs that were not submitted through migadvisor to their scripts, from slurmdbd (sacct --batch-script)"},
 			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
+			&cli.DurationFlag{Name: "overlap", Value: advisor.DefaultOverlap,
+				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			clusterFlag(),
 			slurmBinFlag(),
@@ -75,6 +90,7 @@ type collectReport struct {
 	Skipped   []skippedLine          `json:"skipped"`
 	Outputs   outputReport           `json:"outputs"`
 	Scripts   *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
+	Window    *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
 }
 
 type skippedLine struct {
@@ -104,7 +120,7 @@ func runCollect(c *cli.Context) error {
 	}
 	defer col.Store.Close()
 	rep := collectReport{Skipped: []skippedLine{}}
-	res, source, err := collectAccounting(c, col)
+	res, source, err := collectAccounting(c, col, &rep)
 	rep.Source = source
 	if err != nil {
 		return err
@@ -158,7 +174,7 @@ func linkScripts(c *cli.Context) bool {
 }
 
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
-func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportResult, string, error) {
+func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectReport) (advisor.ImportResult, string, error) {
 	if file := c.String("sacct-file"); file != "" {
 		if c.String("cluster") == "" {
 			col.Cluster = "local" // dumps without a Cluster column
@@ -191,8 +207,17 @@ func collectAccounting(c *cli.Context, col *advisor.Collector) (advisor.ImportRe
 			return advisor.ImportResult{}, "none", nil
 		}
 		q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
+		res, err := col.ImportSacct(c.Context, q)
+		return res, "sacct", err
 	}
-	res, err := col.ImportSacct(c.Context, q)
+	if !q.AllUsers && len(q.Users) == 0 {
+		// sacct's default, named: the watermark is this user's.
+		if me, err := user.Current(); err == nil {
+			q.Users = []string{me.Username}
+		}
+	}
+	res, w, err := col.ImportWindow(c.Context, q, advisor.WindowOptions{Overlap: c.Duration("overlap")})
+	rep.Window = &w
 	return res, "sacct", err
 }
 
@@ -234,6 +259,9 @@ func printCollect(c *cli.Context, rep collectReport) {
 		}
 		fmt.Fprintln(w)
 	}
+	if rep.Window != nil {
+		printWindow(w, *rep.Window)
+	}
 	if s := rep.Scripts; s != nil {
 		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", plural(s.Linked, "job"))
 		if s.Missing > 0 {
@@ -268,6 +296,26 @@ func printCollect(c *cli.Context, rep collectReport) {
 	}
 	if len(o.Missing) > 0 {
 		fmt.Fprintf(w, "no output file found for job %s (point --outputs at their directory)\n", strings.Join(o.Missing, ", "))
+	}
+}
+
+// printWindow says which stretch of accounting was read and where the next
+// collect starts.
+func printWindow(w io.Writer, win advisor.Window) {
+	const layout = "2006-01-02 15:04:05"
+	from := "since " + win.Since.Format(layout)
+	if win.FromWatermark {
+		from += " (where the last collect left off)"
+	}
+	if win.Rechecked > 0 {
+		from += fmt.Sprintf(", and %s still running or pending asked about by id", plural(win.Rechecked, "job"))
+	}
+	fmt.Fprintf(w, "window: %s\n", from)
+	switch {
+	case !win.Gap.IsZero():
+		fmt.Fprintf(w, "the next collect still starts at %s: --since is later, and moving it would skip what lies between\n", win.Gap.Format(layout))
+	case !win.Watermark.IsZero():
+		fmt.Fprintf(w, "the next collect starts at %s\n", win.Watermark.Format(layout))
 	}
 }
 

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// activeStateList is slurm.ActiveStates as an SQL list: the condition of
+// the jobs_active index, which a query uses only when it repeats the same
+// literal list.
+const activeStateList = `('PENDING', 'RUNNING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED',
+	'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING', 'RESV_DEL_HOLD', 'SPECIAL_EXIT')`
+
+// Watermark is where the next incremental collect of scope starts; false
+// when no collect of that scope has finished yet.
+func (s *Store) Watermark(ctx context.Context, scope string) (time.Time, bool, error) {
+	var since int64
+	err := s.db.QueryRowContext(ctx, `SELECT since FROM watermarks WHERE scope = ?`, scope).Scan(&since)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read the watermark of %s: %w", scope, err)
+	}
+	return time.Unix(since, 0), true, nil
+}
+
+// SetWatermark records where the next incremental collect of scope starts.
+func (s *Store) SetWatermark(ctx context.Context, scope string, since time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO watermarks(scope, since, updated) VALUES (?, ?, ?)
+		ON CONFLICT(scope) DO UPDATE SET since = excluded.since, updated = excluded.updated`,
+		scope, since.Unix(), time.Now().Unix())
+	if err != nil {
+		return fmt.Errorf("record the watermark of %s: %w", scope, err)
+	}
+	return nil
+}
+
+// JobRef names a job in the history.
+type JobRef struct{ Cluster, Key string }
+
+// ActiveJobs lists the jobs the history holds as not ended (pending,
+// running, ...), of these clusters and users (none: any), through the
+// jobs_active index.
+func (s *Store) ActiveJobs(ctx context.Context, clusters, users []string) ([]JobRef, error) {
+	q, args := activeJobsQuery(clusters, users)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list active jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []JobRef
+	for rows.Next() {
+		var r JobRef
+		if err := rows.Scan(&r.Cluster, &r.Key); err != nil {
+			return nil, fmt.Errorf("list active jobs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func activeJobsQuery(clusters, users []string) (string, []any) {
+	q := `SELECT cluster, job_key FROM jobs WHERE state IN ` + activeStateList
+	var args []any
+	if len(clusters) > 0 {
+		q += ` AND cluster IN (` + placeholders(len(clusters)) + `)`
+		for _, c := range clusters {
+			args = append(args, c)
+		}
+	}
+	if len(users) > 0 {
+		q += ` AND user IN (` + placeholders(len(users)) + `)`
+		for _, u := range users {
+			args = append(args, u)
+		}
+	}
+	return q, args
+}

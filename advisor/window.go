@@ -1,0 +1,163 @@
+package advisor
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// Window is the stretch of accounting one collect asked sacct about.
+type Window struct {
+	Scope         string    `json:"scope"`                    // the selection the watermark belongs to
+	Since         time.Time `json:"since"`                    // sacct's --starttime
+	FromWatermark bool      `json:"from_watermark"`           // Since is where the last collect left off
+	Watermark     time.Time `json:"watermark,omitempty"`      // where the next collect will start; zero if it did not move
+	Rechecked     int       `json:"rechecked"`                // unended jobs outside the window, asked about by id
+	Gap           time.Time `json:"watermark_kept,omitempty"` // set when an explicit --since later than the watermark left it
+}
+
+// WindowOptions tune ImportWindow.
+type WindowOptions struct {
+	// Overlap is how far before this collect's start the next one begins:
+	// room for the clocks of this host and slurmdbd to differ, and for
+	// records slurmdbd receives late.
+	Overlap time.Duration
+	// Now is the collect's start (default time.Now).
+	Now func() time.Time
+}
+
+// DefaultOverlap is WindowOptions.Overlap's default.
+const DefaultOverlap = 10 * time.Minute
+
+// DefaultWindow is how far back a collect with no --since and no watermark
+// reaches: sacct's own default is midnight, which would miss yesterday's jobs.
+const DefaultWindow = 7 * 24 * time.Hour
+
+// recheckChunk bounds the job ids of one sacct call.
+const recheckChunk = 500
+
+// WindowScope names the selection a watermark belongs to: the clusters (or
+// this one) and the users (or all of them). q.Users is what the caller
+// resolved (the caller's own name when neither users nor all users were asked).
+func WindowScope(cluster string, q slurm.SacctQuery) string {
+	clusters := slices.Clone(q.Clusters)
+	if len(clusters) == 0 {
+		clusters = []string{cluster}
+	}
+	slices.Sort(clusters)
+	users := "all"
+	if !q.AllUsers {
+		u := slices.Clone(q.Users)
+		slices.Sort(u)
+		users = strings.Join(slices.Compact(u), ",")
+	}
+	return "clusters=" + strings.Join(clusters, ",") + " users=" + users
+}
+
+// ImportWindow imports the jobs q selects by time, streaming sacct's output.
+// Without q.Since it starts where the last complete collect of the same
+// selection left off (its watermark), else DefaultWindow ago. Jobs the
+// history holds as not ended that the window did not return (they ended
+// before it began, and slurmdbd heard late) are asked about by id. When all
+// of it is stored, the watermark moves to this collect's start less
+// opt.Overlap; a collect that fails or is killed leaves it, so the next one
+// reads the same stretch again (importing is idempotent).
+func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt WindowOptions) (ImportResult, Window, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	start := now()
+	w := Window{Scope: WindowScope(c.Cluster, q)}
+	mark, hasMark, err := c.Store.Watermark(ctx, w.Scope)
+	if err != nil {
+		return ImportResult{}, w, err
+	}
+	explicit := !q.Since.IsZero()
+	switch {
+	case explicit:
+	case hasMark:
+		q.Since, w.FromWatermark = mark, true
+	default:
+		q.Since = start.Add(-DefaultWindow)
+	}
+	w.Since = q.Since
+	active, err := c.activeJobs(ctx, q)
+	if err != nil {
+		return ImportResult{}, w, err
+	}
+	res, err := c.importSacct(ctx, q, func(j *slurm.AcctJob) { delete(active, c.refOf(j)) })
+	if err != nil {
+		return res, w, err
+	}
+	if w.Rechecked, err = c.recheck(ctx, q, active, &res); err != nil {
+		return res, w, err
+	}
+	if explicit && hasMark && q.Since.After(mark) {
+		// Moving it would skip the stretch between the two.
+		w.Gap = mark
+		return res, w, nil
+	}
+	w.Watermark = start.Add(-opt.Overlap)
+	return res, w, c.Store.SetWatermark(ctx, w.Scope, w.Watermark)
+}
+
+func (c *Collector) refOf(j *slurm.AcctJob) store.JobRef {
+	cluster := j.Cluster
+	if cluster == "" {
+		cluster = c.Cluster
+	}
+	return store.JobRef{Cluster: cluster, Key: j.Key}
+}
+
+// activeJobs are the history's unended jobs of q's selection.
+func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[store.JobRef]bool, error) {
+	clusters := q.Clusters
+	if len(clusters) == 0 {
+		clusters = []string{c.Cluster}
+	}
+	var users []string
+	if !q.AllUsers {
+		users = q.Users
+	}
+	refs, err := c.Store.ActiveJobs(ctx, clusters, users)
+	if err != nil {
+		return nil, err
+	}
+	active := make(map[store.JobRef]bool, len(refs))
+	for _, r := range refs {
+		active[r] = true
+	}
+	return active, nil
+}
+
+// recheck asks sacct by id about the unended jobs the window did not
+// return, a chunk at a time, and imports what it says.
+func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, active map[store.JobRef]bool, res *ImportResult) (int, error) {
+	byCluster := map[string][]string{}
+	for r := range active {
+		byCluster[r.Cluster] = append(byCluster[r.Cluster], r.Key)
+	}
+	n := 0
+	for cluster, keys := range byCluster {
+		slices.Sort(keys)
+		for chunk := range slices.Chunk(keys, recheckChunk) {
+			rq := slurm.SacctQuery{Jobs: chunk, AllUsers: true}
+			if len(q.Clusters) > 0 {
+				rq.Clusters = []string{cluster}
+			}
+			more, err := c.importSacct(ctx, rq, nil)
+			if err != nil {
+				return n, err
+			}
+			res.ImportStats = res.ImportStats.Add(more.ImportStats)
+			res.Skipped = append(res.Skipped, more.Skipped...)
+			n += len(chunk)
+		}
+	}
+	return n, nil
+}
