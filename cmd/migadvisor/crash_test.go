@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/internal/sacctgen"
+)
+
+// TestKilledImportKeepsCommittedBatches kills `collect` with SIGKILL at
+// moments spread over an import of 150,000 jobs (shares of the time a whole
+// one takes), the first while it creates the history. Each collect starts
+// the import again, so the later kills fall after more commits. After each kill the history opens, passes integrity_check
+// and holds whole batches (the dump's first jobs, a multiple of 5,000);
+// a last collect completes it with every job once.
+func TestKilledImportKeepsCommittedBatches(t *testing.T) {
+	isolate(t)
+	bin := migadvisorBinary(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	dump := filepath.Join(dir, "dump.psv")
+	const jobs, batch = 150_000, 5000
+	writeDump(t, dump, sacctgen.FirstJobID, jobs)
+	collectInto := func(db string) *exec.Cmd {
+		return exec.Command(bin, "--db", db, "collect", "--sacct-file", dump, "--cluster", "wulver", "--json")
+	}
+	collect := func() *exec.Cmd { return collectInto(db) }
+	// How long a whole import takes here sets the moments of the kills.
+	began := time.Now()
+	if out, err := collectInto(filepath.Join(dir, "timing.db")).CombinedOutput(); err != nil {
+		t.Fatalf("collect: %v\n%s", err, out)
+	}
+	whole := time.Since(began)
+	kept, kills := 0, 0
+	for _, share := range []float64{0.001, 0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.97} {
+		delay := time.Duration(share * float64(whole))
+		cmd := collect()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Logf("collect finished within %v (%v): no more kills", delay, err)
+			kept = committedJobs(t, db)
+			break
+		}
+		kills++
+		n := committedJobs(t, db)
+		t.Logf("killed after %v: %d jobs kept", delay, n)
+		if n%batch != 0 || n < kept {
+			t.Fatalf("killed after %v: %d jobs kept (before: %d), not whole batches of %d", delay, n, kept, batch)
+		}
+		kept = n
+	}
+	if kills < 3 {
+		t.Fatalf("only %d kills, %d jobs kept: the import was too quick to test", kills, kept)
+	}
+	out, err := collect().Output()
+	if err != nil {
+		t.Fatalf("collect after the kills: %v", err)
+	}
+	var rep collectReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.New != jobs-kept || rep.Unchanged != kept {
+		t.Errorf("the last collect: %d new, %d unchanged; want %d and %d", rep.New, rep.Unchanged, jobs-kept, kept)
+	}
+	assertJobs(t, db, jobs)
+}
+
+// committedJobs opens a history left by a killed process and checks that
+// it is sound and holds a prefix of the dump's jobs; it returns how many.
+func committedJobs(t *testing.T, db string) int {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatalf("the history does not open: %v", err)
+	}
+	st.Close()
+	conn, err := sql.Open("sqlite3", "file:"+db+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var check string
+	if err := conn.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check: %q %v", check, err)
+	}
+	var n, lo, hi int
+	err = conn.QueryRow(`SELECT count(*), coalesce(min(CAST(job_key AS INTEGER)), 0), coalesce(max(CAST(job_key AS INTEGER)), -1) FROM jobs`).Scan(&n, &lo, &hi)
+	if err != nil {
+		t.Fatalf("count jobs: %v", err)
+	}
+	if n > 0 && (lo != sacctgen.FirstJobID || hi-lo+1 != n) {
+		t.Fatalf("%d jobs, ids %d to %d: not the dump's first %d", n, lo, hi, n)
+	}
+	return n
+}
