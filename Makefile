@@ -5,7 +5,7 @@
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
 #   make bench    Go benchmarks (figures in README.md)
-#   make fuzz     run the fuzz targets for FUZZTIME each
+#   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX)/bin
 
 GO       ?= go
@@ -75,8 +75,18 @@ gpu-bundle: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Each target in turn (go test fuzzes one at a time). New interesting
+# inputs are minimized for a few seconds at most: the default minute, on
+# inputs the size of a site file, stalls the search. Failing inputs land in
+# the package's testdata/fuzz/, which make test runs from then on.
+FUZZ_TARGETS := slurm:FuzzParse slurm:FuzzSacctReader slurm:FuzzScanOutput catalog:FuzzSiteParse
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./slurm
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz: $$name (./$$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg; \
+	done
 
 # The demo keeps its history beside its sweep, out of the user's own.
 demo: export MIGADVISOR_DB = $(CURDIR)/bin/demo-history.db

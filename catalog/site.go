@@ -125,10 +125,13 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
+	// One line, whatever the file held: the TOML parser quotes what it
+	// could not read, newlines and all.
+	msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(e.Msg)
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
 	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	return fmt.Sprintf("%s: %s", e.File, msg)
 }
 
 // LoadFile reads and checks a site file.
