@@ -31,7 +31,9 @@ type Collector struct {
 // ImportResult is what one import did.
 type ImportResult struct {
 	store.ImportStats
-	Skipped []*slurm.LineError // records that could not be read, with their lines
+	Skipped []*slurm.LineError // records that could not be read, with their lines (the first slurm.MaxSkippedKept)
+	// SkippedTotal counts every record that could not be read.
+	SkippedTotal int
 	Lines   int
 }
 
@@ -74,7 +76,7 @@ func (c *Collector) importReader(ctx context.Context, r io.Reader, seen func(*sl
 		}
 	}
 	st, err := c.Store.ImportJobs(ctx, next, c.importOptions())
-	return ImportResult{ImportStats: st, Skipped: sr.Skipped, Lines: sr.Lines}, err
+	return ImportResult{ImportStats: st, Skipped: sr.Skipped, SkippedTotal: sr.SkippedTotal, Lines: sr.Lines}, err
 }
 
 // ImportSacct runs sacct for q and imports its output as it streams.

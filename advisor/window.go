@@ -156,6 +156,7 @@ func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, active map[
 			}
 			res.ImportStats = res.ImportStats.Add(more.ImportStats)
 			res.Skipped = append(res.Skipped, more.Skipped...)
+			res.SkippedTotal += more.SkippedTotal
 			n += len(chunk)
 		}
 	}

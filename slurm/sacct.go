@@ -154,8 +154,12 @@ type SacctReader struct {
 	cur    *AcctJob
 	err    error
 
-	// Skipped lists the records that could not be read, in input order.
+	// Skipped lists the records that could not be read, in input order:
+	// the first MaxSkippedKept of them (a garbled dump of millions of lines
+	// must not fill memory with errors).
 	Skipped []*LineError
+	// SkippedTotal counts every record that could not be read.
+	SkippedTotal int
 	// Lines is how many input lines have been read.
 	Lines int
 }
@@ -311,11 +315,20 @@ func (s *SacctReader) record() ([]string, int, error) {
 		s.fields[s.nameIdx] = name
 	}
 	if len(s.fields) != s.nFields {
-		s.Skipped = append(s.Skipped, &LineError{Line: n,
-			Err: fmt.Errorf("%d fields where the header has %d (a truncated or damaged record)", len(s.fields), s.nFields)})
+		s.skip(n, fmt.Errorf("%d fields where the header has %d (a truncated or damaged record)", len(s.fields), s.nFields))
 		return nil, n, nil
 	}
 	return s.fields, n, nil
+}
+
+// MaxSkippedKept bounds SacctReader.Skipped.
+const MaxSkippedKept = 1000
+
+func (s *SacctReader) skip(line int, err error) {
+	s.SkippedTotal++
+	if len(s.Skipped) < MaxSkippedKept {
+		s.Skipped = append(s.Skipped, &LineError{Line: line, Err: err})
+	}
 }
 
 // trailingName appends the lines that continue a record's last field.
@@ -367,7 +380,7 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 	}
 	key, _, isStep := strings.Cut(key, ".")
 	if key == "" {
-		s.Skipped = append(s.Skipped, &LineError{Line: line, Err: errors.New("empty JobID")})
+		s.skip(line, errors.New("empty JobID"))
 		return nil
 	}
 	var done *AcctJob
@@ -394,7 +407,7 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 	}
 	if err != nil {
 		// The whole record is skipped: a half-read line is worse than none.
-		s.Skipped = append(s.Skipped, &LineError{Line: line, Err: err})
+		s.skip(line, err)
 		if isStep {
 			s.cur.Steps--
 		} else {

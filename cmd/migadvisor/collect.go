@@ -87,7 +87,8 @@ type collectReport struct {
 	Updated   int                    `json:"updated"`
 	Unchanged int                    `json:"unchanged"`
 	Stubs     int                    `json:"stubs"`
-	Skipped   []skippedLine          `json:"skipped"`
+	Skipped   []skippedLine          `json:"skipped"` // the first 1,000
+	SkippedN  int                    `json:"skipped_total"`
 	Outputs   outputReport           `json:"outputs"`
 	Scripts   *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
 	Window    *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
@@ -129,6 +130,7 @@ func runCollect(c *cli.Context) error {
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
+	rep.SkippedN = res.SkippedTotal
 	if linkScripts(c) {
 		scripts, err := col.LinkScripts(c.Context, scriptsPerCollect)
 		if err != nil {
@@ -221,6 +223,9 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 	return res, "sacct", err
 }
 
+// skippedShown bounds the skipped records collect names on stderr.
+const skippedShown = 20
+
 func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (advisor.ImportResult, error) {
 	in := os.Stdin
 	if file != "-" {
@@ -239,7 +244,11 @@ func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (adviso
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", file, err)
 	}
-	for _, s := range res.Skipped {
+	for i, s := range res.Skipped {
+		if i == skippedShown {
+			fmt.Fprintf(c.App.ErrWriter, "%s: %d more records skipped (--json lists the first %d)\n", file, res.SkippedTotal-i, slurm.MaxSkippedKept)
+			break
+		}
 		fmt.Fprintf(c.App.ErrWriter, "%s:%d: skipped: %v\n", file, s.Line, s.Err)
 	}
 	return res, nil
@@ -254,7 +263,7 @@ func printCollect(c *cli.Context, rep collectReport) {
 		if rep.Stubs > 0 {
 			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
 		}
-		if n := len(rep.Skipped); n > 0 {
+		if n := rep.SkippedN; n > 0 {
 			fmt.Fprintf(w, "; %d records skipped", n)
 		}
 		fmt.Fprintln(w)
@@ -321,7 +330,7 @@ func printWindow(w io.Writer, win advisor.Window) {
 
 // collectStatus fails only when nothing could be imported, or with --strict.
 func collectStatus(c *cli.Context, res advisor.ImportResult) error {
-	skipped := len(res.Skipped)
+	skipped := res.SkippedTotal
 	switch {
 	case skipped > 0 && res.Total() == 0:
 		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
