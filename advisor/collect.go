@@ -34,7 +34,7 @@ type ImportResult struct {
 	Skipped []*slurm.LineError // records that could not be read, with their lines (the first slurm.MaxSkippedKept)
 	// SkippedTotal counts every record that could not be read.
 	SkippedTotal int
-	Lines   int
+	Lines        int
 }
 
 // ProfileOf maps accounting's typed GPU to the site's profile.

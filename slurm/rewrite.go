@@ -114,15 +114,13 @@ func (rw *rewriter) gpu(req string) error {
 				rw.set[i] = newValue
 				done = done || target.Name == OptGres
 			case had:
-				rw.remove[i] = true
-				freed = firstFree(freed, i)
+				freed = firstFree(freed, rw.removeAll(name))
 			}
 		case name == target.Name:
 			rw.set[i] = target.Value
 			done = true
 		default:
-			rw.remove[i] = true
-			freed = firstFree(freed, i)
+			freed = firstFree(freed, rw.removeAll(name))
 		}
 	}
 	switch {
@@ -134,6 +132,20 @@ func (rw *rewriter) gpu(req string) error {
 		rw.insert = append(rw.insert, renderOption(target.Flag, target.Value, target.HasValue, true))
 	}
 	return nil
+}
+
+// removeAll removes every occurrence of an option, not only the last: an
+// earlier one that the last overrode would otherwise take effect again. It
+// returns the first one's index.
+func (rw *rewriter) removeAll(name string) int {
+	first := -1
+	for i, o := range rw.s.Options {
+		if o.Name == name && o.Component == 0 {
+			rw.remove[i] = true
+			first = firstFree(first, i)
+		}
+	}
+	return first
 }
 
 func firstFree(cur, i int) int {

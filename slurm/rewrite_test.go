@@ -36,6 +36,10 @@ func TestRewriteGPURequest(t *testing.T) {
 		{"request as --gpus", "#SBATCH --gres=gpu:a100:1,lscratch:5\necho\n", "--gpus=a100_10g:1",
 			"#SBATCH --gres=lscratch:5\n#SBATCH --gpus=a100_10g:1\necho\n"},
 		{"short cluster", "#SBATCH -HG1\necho\n", "--gres=gpu:a100_10g:1", "#SBATCH -H --gres=gpu:a100_10g:1\necho\n"},
+		{"an overridden request goes too", "#SBATCH -G 2\n#SBATCH -G 1\necho\n", "--gres=gpu:a100_10g:1",
+			"#SBATCH --gres=gpu:a100_10g:1\necho\n"},
+		{"an overridden gres goes with the last", "#SBATCH --gres=gpu:2\n#SBATCH --gres=gpu:1\necho\n", "--gpus=a100_10g:1",
+			"#SBATCH --gpus=a100_10g:1\necho\n"},
 		{"late directive untouched", "#SBATCH -G1\necho\n#SBATCH -G 2\n", "--gres=gpu:a100:1",
 			"#SBATCH --gres=gpu:a100:1\necho\n#SBATCH -G 2\n"},
 	}
