@@ -15,16 +15,21 @@ import (
 // cluster's history.
 const queueWaitJobs = 1000
 
-// Gather reads a script's evidence from the history: the runs that share its
-// fingerprint, and the median queue wait per profile since a time.
-func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time) (Job, error) {
+// Gather reads a script's evidence from the user's history and, when the
+// site has one, the site-wide history: the runs that share its fingerprint
+// (a job in both counts once), and the median queue wait per profile since
+// a time, from the site-wide history when there is one (it holds the whole
+// cluster's jobs), else the user's.
+func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*store.Store) (Job, error) {
 	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}}
+	stores := append([]*store.Store{st}, siteWide...)
 	var err error
-	if job.Runs, err = GatherRuns(ctx, job.Fingerprint, st); err != nil {
+	if job.Runs, err = GatherRuns(ctx, job.Fingerprint, stores...); err != nil {
 		return job, err
 	}
+	waits := stores[len(stores)-1]
 	for _, p := range site.Profiles {
-		w, err := st.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), waitsSince, queueWaitJobs)
+		w, err := waits.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), waitsSince, queueWaitJobs)
 		if err != nil {
 			return job, err
 		}

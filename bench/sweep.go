@@ -16,6 +16,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/jobdir"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -247,8 +248,8 @@ func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profil
 // prepareDir creates the directory and refuses to overwrite files that are
 // not from an earlier sweep of the same script.
 func prepareDir(dir, script string, plan []planned) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create sweep directory: %w", err)
+	if err := jobdir.Make(dir); err != nil {
+		return fmt.Errorf("sweep directory: %w", err)
 	}
 	prev, err := ReadSweep(dir)
 	switch {

@@ -622,12 +622,21 @@ func parseCount(v string) (int, error) {
 // and epoch seconds (SLURM_TIME_FORMAT=%s); Unknown and None are the zero time.
 func parseSacctTime(v string) (time.Time, error) {
 	switch v {
-	case "", "Unknown", "None", "N/A":
+	case "", "Unknown", "None", "N/A", "0":
 		return time.Time{}, nil
 	}
+	t, err := parseTimeValue(v)
+	if err == nil && (t.Unix() <= 0 || t.Year() > 9999) {
+		// Not from sacct, and a history, its JSON and its waits could not hold it.
+		return time.Time{}, fmt.Errorf("%q is not a time between 1970 and 9999", v)
+	}
+	return t, err
+}
+
+func parseTimeValue(v string) (time.Time, error) {
 	if v[0] >= '0' && v[0] <= '9' && !strings.ContainsAny(v, "-:T") {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		if err != nil || n > 1<<40 {
 			return time.Time{}, fmt.Errorf("%q is not a time", v)
 		}
 		return time.Unix(n, 0), nil
@@ -642,8 +651,6 @@ func parseSacctTime(v string) (time.Time, error) {
 	return t, nil
 }
 
-// parseISO is the fast path for sacct's YYYY-MM-DDTHH:MM:SS: a whole-cluster
-// import reads millions of them.
 func parseISO(v string) (time.Time, bool) {
 	if len(v) != 19 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' {
 		return time.Time{}, false

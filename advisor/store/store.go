@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver (cgo)
+	"github.com/mattn/go-sqlite3" // the "sqlite3" driver (cgo)
 )
 
 // Store is an open history database.
@@ -170,6 +170,10 @@ type Options struct {
 	// is created, migrated or drained, and a schema other than this build's
 	// is an error.
 	ReadOnly bool
+	// Shared creates a history that every user may read (the file 0644 in
+	// a 0755 directory) instead of its owner alone: the site-wide one,
+	// which its admins write and the users' commands open read-only.
+	Shared bool
 }
 
 // DefaultBusyTimeout is long enough for any import batch to commit.
@@ -183,10 +187,17 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.BusyTimeout <= 0 {
 		opt.BusyTimeout = DefaultBusyTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dirMode, fileMode := os.FileMode(0o700), os.FileMode(0o600)
+	if opt.Shared {
+		dirMode, fileMode = 0o755, 0o644
+	}
+	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o004 != 0 {
+		opt.Shared = true // made readable by all (the site's, from an admin's chmod)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	if err := createPrivate(path); err != nil {
+	if err := createFile(path, fileMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	// Every transaction here writes, so each takes the write lock when it
@@ -195,7 +206,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	// another process wrote in between, whatever the busy timeout.
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
 		path, opt.BusyTimeout.Milliseconds())
-	db, err := sql.Open("sqlite3", dsn)
+	driver := "sqlite3"
+	if opt.Shared {
+		driver = sharedDriver
+	}
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
@@ -208,6 +223,22 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	// Open: the history is usable without them.
 	_, _ = s.DrainSpool(ctx)
 	return s, nil
+}
+
+// sharedDriver opens a history that others read: its WAL and shared-memory
+// files stay beside it when the last connection closes (they take the
+// database's mode, 0644). A reader who cannot write to the directory can
+// open a WAL database only when both are there: SQLite cannot create them
+// for it.
+const sharedDriver = "sqlite3_persistent_wal"
+
+// fcntlPersistWAL is SQLITE_FCNTL_PERSIST_WAL.
+const fcntlPersistWAL = 10
+
+func init() {
+	sql.Register(sharedDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		return c.SetFileControlInt("main", fcntlPersistWAL, 1)
+	}})
 }
 
 // openReadOnly opens an existing history without writing to it.
@@ -235,10 +266,11 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// createPrivate makes an empty file readable by its owner alone, so that
-// SQLite never creates the history with the umask's wider mode.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// createFile makes the history's empty file with mode (less the umask),
+// so that SQLite never creates it with the umask's wider one; its WAL and
+// shared-memory files take the same mode from it.
+func createFile(path string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, mode)
 	if err != nil {
 		return err
 	}

@@ -4,35 +4,57 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
 
-func TestOpenCreatesPrivateWALDatabase(t *testing.T) {
+// A user's history, its WAL and shared-memory files, and its spool are
+// theirs alone, whatever the umask; a shared (site-wide) one is readable
+// by all and writable by its owner.
+func TestHistoryFileModes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state", "migadvisor", "history.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for file, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
-		info, err := os.Stat(file)
+	root := t.TempDir()
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	for _, tc := range []struct {
+		shared            bool
+		dirMode, fileMode os.FileMode
+	}{{false, 0o700, 0o600}, {true, 0o755, 0o644}} {
+		path := filepath.Join(root, fmt.Sprint(tc.shared), "migadvisor", "history.db")
+		s, err := OpenWith(ctx, path, Options{Shared: tc.shared})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Mode().Perm() != want {
-			t.Errorf("%s mode %v, want %v", file, info.Mode().Perm(), want)
+		defer s.Close()
+		if err := s.RecordSubmissions(ctx, []Submission{{Cluster: "c", JobID: "1", Fingerprint: "f", Submitted: time.Now()}}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	var mode string
-	if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		t.Errorf("journal mode %q, %v; want wal", mode, err)
-	}
-	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
-		t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion)
+		spooled, err := SpoolFor(path).Put(Submission{Cluster: "c", JobID: "2", Fingerprint: "f", Submitted: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]os.FileMode{path: tc.fileMode, path + "-wal": tc.fileMode, path + "-shm": tc.fileMode,
+			filepath.Dir(path): tc.dirMode, SpoolFor(path).Dir: 0o700, spooled: 0o600}
+		for file, mode := range want {
+			info, err := os.Stat(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Mode().Perm() != mode {
+				t.Errorf("shared %v: %s mode %v, want %v", tc.shared, file, info.Mode().Perm(), mode)
+			}
+		}
+		var journal string
+		if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&journal); err != nil || journal != "wal" {
+			t.Errorf("journal mode %q, %v; want wal", journal, err)
+		}
+		if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+			t.Errorf("schema version %d, %v; want %d", v, err, SchemaVersion)
+		}
 	}
 }
 

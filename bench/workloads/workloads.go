@@ -19,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/jobdir"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -213,7 +214,7 @@ func (w *Workload) Render(opt RenderOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := jobdir.Make(dir); err != nil {
 		return "", fmt.Errorf("workload %s: %w", w.Name, err)
 	}
 	jobPath := filepath.Join(dir, w.Name+".sh")

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -144,11 +145,32 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 		return advisor.Job{}, err
 	}
 	defer st.Close()
-	job, err := advisor.Gather(c.Context, st, site, c.Args().First(), script, since)
+	var siteWide []*store.Store
+	if shared := openSiteHistory(c, site); shared != nil {
+		defer shared.Close()
+		siteWide = append(siteWide, shared)
+	}
+	job, err := advisor.Gather(c.Context, st, site, c.Args().First(), script, since, siteWide...)
 	if err == nil && len(job.Runs) == 0 {
 		job.Prior, err = priorFor(c, site, script)
 	}
 	return job, err
+}
+
+// openSiteHistory opens the site-wide history the site file names,
+// read-only; nil when there is none, it is the user's own, or it cannot be
+// read (said on stderr: the advice then comes from the user's history alone).
+func openSiteHistory(c *cli.Context, site *catalog.Site) *store.Store {
+	path := site.History.SiteDB
+	if path == "" || sameFile(path, dbPath(c)) {
+		return nil
+	}
+	st, err := store.OpenWith(c.Context, path, store.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: the site-wide history is not readable, so only yours is used: %v\n", err)
+		return nil
+	}
+	return st
 }
 
 // addLintErrors puts what sbatch or the site would reject first among the

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,12 +42,25 @@ func openCollector(c *cli.Context) (*advisor.Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openHistory(c)
+	// The site-wide history is created readable by every user: they read
+	// it (read-only) for advice; its admins fill it with collect.
+	shared := site.History.SiteDB != "" && sameFile(dbPath(c), site.History.SiteDB)
+	st, err := store.OpenWith(c.Context, dbPath(c), store.Options{Shared: shared})
 	if err != nil {
 		return nil, err
 	}
 	return &advisor.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
 		Scan: slurm.ScanOptions{Patterns: patterns}}, nil
+}
+
+// sameFile reports whether two paths name the same file, existing or not.
+func sameFile(a, b string) bool {
+	if ia, err := os.Stat(a); err == nil {
+		if ib, err := os.Stat(b); err == nil {
+			return os.SameFile(ia, ib)
+		}
+	}
+	return filepath.Clean(absPath(a)) == filepath.Clean(absPath(b))
 }
 
 func clusterFlag() cli.Flag {
