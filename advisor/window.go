@@ -16,7 +16,7 @@ type Window struct {
 	Since         time.Time `json:"since"`                    // sacct's --starttime
 	FromWatermark bool      `json:"from_watermark"`           // Since is where the last collect left off
 	Watermark     time.Time `json:"watermark,omitempty"`      // where the next collect will start; zero if it did not move
-	Rechecked     int       `json:"rechecked"`                // unended jobs outside the window, asked about by id
+	Rechecked     int       `json:"rechecked"`                // unsettled jobs (not ended, or placeholders) outside the window, asked about by id
 	Gap           time.Time `json:"watermark_kept,omitempty"` // set when an explicit --since later than the watermark left it
 }
 
@@ -61,8 +61,9 @@ func WindowScope(cluster string, q slurm.SacctQuery) string {
 // ImportWindow imports the jobs q selects by time, streaming sacct's output.
 // Without q.Since it starts where the last complete collect of the same
 // selection left off (its watermark), else DefaultWindow ago. Jobs the
-// history holds as not ended that the window did not return (they ended
-// before it began, and slurmdbd heard late) are asked about by id. When all
+// history holds as not ended (or as slurmdbd's placeholder) that the window
+// did not return (they ended before it began, and slurmdbd heard late) are
+// asked about by id. When all
 // of it is stored, the watermark moves to this collect's start less
 // opt.Overlap; a collect that fails or is killed leaves it, so the next one
 // reads the same stretch again (importing is idempotent).
@@ -114,7 +115,8 @@ func (c *Collector) refOf(j *slurm.AcctJob) store.JobRef {
 	return store.JobRef{Cluster: cluster, Key: j.Key}
 }
 
-// activeJobs are the history's unended jobs of q's selection.
+// activeJobs are the history's jobs of q's selection whose record may still
+// change: not ended, or slurmdbd's placeholder.
 func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[store.JobRef]bool, error) {
 	clusters := q.Clusters
 	if len(clusters) == 0 {
@@ -124,7 +126,7 @@ func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[sto
 	if !q.AllUsers {
 		users = q.Users
 	}
-	refs, err := c.Store.ActiveJobs(ctx, clusters, users)
+	refs, err := c.Store.UnsettledJobs(ctx, clusters, users)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +137,9 @@ func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[sto
 	return active, nil
 }
 
-// recheck asks sacct by id about the unended jobs the window did not
-// return, a chunk at a time, and imports what it says.
+// recheck asks sacct by id about the unsettled jobs the window did not
+// return (or returned as a placeholder again), a chunk at a time, and
+// imports what it says.
 func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, active map[store.JobRef]bool, res *ImportResult) (int, error) {
 	byCluster := map[string][]string{}
 	for r := range active {

@@ -140,13 +140,14 @@ var migrations = []string{
 	CREATE INDEX submissions_by_workload ON submissions(workload);`,
 
 	// 7: where the next incremental collect starts, per selection, and the
-	// jobs not ended yet (a few among millions), which it asks about again.
+	// jobs whose record may still change (not ended, or slurmdbd's
+	// placeholder): a few among millions, which it asks about again.
 	`CREATE TABLE watermarks (
 		scope   TEXT PRIMARY KEY, -- the selection: clusters and users (or all users)
 		since   INTEGER NOT NULL, -- unix seconds: the next sacct starts here
 		updated INTEGER NOT NULL
 	);
-	CREATE INDEX jobs_active ON jobs(cluster, user) WHERE state IN ` + activeStateList + `;`,
+	CREATE INDEX jobs_unsettled ON jobs(cluster, user) WHERE ` + unsettled + `;`,
 }
 
 // SchemaVersion is the schema this build writes.

@@ -8,11 +8,14 @@ import (
 	"time"
 )
 
-// activeStateList is slurm.ActiveStates as an SQL list: the condition of
-// the jobs_active index, which a query uses only when it repeats the same
-// literal list.
+// activeStateList is slurm.ActiveStates as an SQL list.
 const activeStateList = `('PENDING', 'RUNNING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED',
 	'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING', 'RESV_DEL_HOLD', 'SPECIAL_EXIT')`
+
+// unsettled selects the jobs whose record may still change: not ended, or
+// slurmdbd's placeholder for a short job. It is the condition of the
+// jobs_unsettled index, which a query uses only when it repeats it as is.
+const unsettled = `(state IN ` + activeStateList + ` OR stub = 1)`
 
 // Watermark is where the next incremental collect of scope starts; false
 // when no collect of that scope has finished yet.
@@ -42,29 +45,29 @@ func (s *Store) SetWatermark(ctx context.Context, scope string, since time.Time)
 // JobRef names a job in the history.
 type JobRef struct{ Cluster, Key string }
 
-// ActiveJobs lists the jobs the history holds as not ended (pending,
-// running, ...), of these clusters and users (none: any), through the
-// jobs_active index.
-func (s *Store) ActiveJobs(ctx context.Context, clusters, users []string) ([]JobRef, error) {
-	q, args := activeJobsQuery(clusters, users)
+// UnsettledJobs lists the jobs whose record may still change (pending,
+// running, ..., or a placeholder), of these clusters and users (none: any),
+// through the jobs_unsettled index.
+func (s *Store) UnsettledJobs(ctx context.Context, clusters, users []string) ([]JobRef, error) {
+	q, args := unsettledJobsQuery(clusters, users)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list active jobs: %w", err)
+		return nil, fmt.Errorf("list unsettled jobs: %w", err)
 	}
 	defer rows.Close()
 	var out []JobRef
 	for rows.Next() {
 		var r JobRef
 		if err := rows.Scan(&r.Cluster, &r.Key); err != nil {
-			return nil, fmt.Errorf("list active jobs: %w", err)
+			return nil, fmt.Errorf("list unsettled jobs: %w", err)
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
 
-func activeJobsQuery(clusters, users []string) (string, []any) {
-	q := `SELECT cluster, job_key FROM jobs WHERE state IN ` + activeStateList
+func unsettledJobsQuery(clusters, users []string) (string, []any) {
+	q := `SELECT cluster, job_key FROM jobs WHERE ` + unsettled
 	var args []any
 	if len(clusters) > 0 {
 		q += ` AND cluster IN (` + placeholders(len(clusters)) + `)`

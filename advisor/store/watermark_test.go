@@ -17,29 +17,30 @@ func TestActiveStateListIsSlurmsActiveStates(t *testing.T) {
 	}
 }
 
-// Incremental collects ask for the unended jobs on every run: through the
-// partial index, not a scan of a million rows.
-func TestActiveJobsUseTheirIndex(t *testing.T) {
+// Incremental collects ask about the jobs whose record may still change on
+// every run: through the partial index, not a scan of a million rows.
+func TestUnsettledJobsUseTheirIndex(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	dump := "JobIDRaw|JobID|User|State\n1|1|ann|RUNNING\n2|2|ann|COMPLETED\n3|3|bob|PENDING\n4|4|ann|CANCELLED by 0\n"
+	dump := "JobIDRaw|JobID|User|State|ReqTRES|JobName\n1|1|ann|RUNNING|cpu=1|a\n2|2|ann|COMPLETED|cpu=1|b\n3|3|bob|PENDING|cpu=1|c\n" +
+		"4|4|ann|CANCELLED by 0|cpu=1|d\n5|5|ann|COMPLETED||allocation\n" // 5: slurmdbd's placeholder
 	r, _ := slurm.NewSacctReader(strings.NewReader(dump))
 	if _, err := s.ImportJobs(ctx, r.Next, ImportOptions{Cluster: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	refs, err := s.ActiveJobs(ctx, []string{"c"}, []string{"ann"})
-	if err != nil || len(refs) != 1 || refs[0] != (JobRef{"c", "1"}) {
-		t.Errorf("ann's active jobs %v %v", refs, err)
+	refs, err := s.UnsettledJobs(ctx, []string{"c"}, []string{"ann"})
+	if err != nil || len(refs) != 2 || refs[0] != (JobRef{"c", "1"}) || refs[1] != (JobRef{"c", "5"}) {
+		t.Errorf("ann's unsettled jobs %v %v", refs, err)
 	}
-	if refs, _ := s.ActiveJobs(ctx, []string{"c"}, nil); len(refs) != 2 {
-		t.Errorf("all active jobs %v", refs)
+	if refs, _ := s.UnsettledJobs(ctx, []string{"c"}, nil); len(refs) != 3 {
+		t.Errorf("all unsettled jobs %v", refs)
 	}
 	var plan strings.Builder
-	q, args := activeJobsQuery([]string{"c"}, []string{"ann"})
+	q, args := unsettledJobsQuery([]string{"c"}, []string{"ann"})
 	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestActiveJobsUseTheirIndex(t *testing.T) {
 		rows.Scan(&id, &parent, &unused, &detail)
 		plan.WriteString(detail + "\n")
 	}
-	if !strings.Contains(plan.String(), "jobs_active") {
-		t.Errorf("the query does not use jobs_active:\n%s", plan.String())
+	if !strings.Contains(plan.String(), "jobs_unsettled") {
+		t.Errorf("the query does not use jobs_unsettled:\n%s", plan.String())
 	}
 }
