@@ -103,7 +103,7 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 		w.Gap = mark
 		return res, w, nil
 	}
-	w.Watermark = start.Add(-opt.Overlap)
+	w.Watermark = start.Add(-opt.Overlap).Truncate(time.Second) // as stored, and as sacct reads it
 	return res, w, c.Store.SetWatermark(ctx, w.Scope, w.Watermark)
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // outcomeScript behaves differently on each profile of a sweep: its job name
@@ -538,5 +539,71 @@ func TestSlurmBenchRunThenDocs(t *testing.T) {
 	}
 	if svg, err := os.ReadFile(filepath.Join(work, "docs", tag+".svg")); err != nil || !strings.Contains(string(svg), "<svg") {
 		t.Errorf("the chart: %v", err)
+	}
+}
+
+// TestSlurmIncrementalCollectOfAnOddName: a site-wide collect reads the
+// last day once, then each incremental one reads from where the last left
+// off: the job submitted in between (named with quotes, $(), backticks, a
+// pipe and unicode, through Slurm's own sbatch) and little else. The name
+// comes back from sacct as slurmdbd keeps it, and nothing evaluates it.
+func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	chdir(t, work)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "site.db"))
+	collect := func(args ...string) collectReport {
+		t.Helper()
+		var rep collectReport
+		out := mustRun(t, append([]string{"collect", "--all-users", "--overlap", "0s", "--json"}, args...)...)
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Window == nil {
+			t.Fatalf("collect: %v\n%s", err, out)
+		}
+		return rep
+	}
+	first := collect("--since", "1d")
+	if first.Window.FromWatermark || first.Window.Watermark.IsZero() {
+		t.Fatalf("first collect: %+v", first.Window)
+	}
+	name := `odd "name" it's $(touch PWNED1) ` + "`touch PWNED2`" + ` | ☃`
+	job := writeScript(t, work, "odd.sh", "#!/bin/bash\n#SBATCH -J "+slurm.QuoteValue(name)+
+		"\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M\n#SBATCH -t 1\necho done\n")
+	out, err := exec.Command("sbatch", "--parsable", job).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	mustRun(t, "wait", id, "--timeout", "1m")
+	prev := first
+	var found *historyJob
+	for try := 0; try < 20 && found == nil; try++ { // slurmdbd may still hold a placeholder
+		rep := collect()
+		if !rep.Window.FromWatermark || !rep.Window.Since.Equal(prev.Window.Watermark) {
+			t.Fatalf("collect %d started at %v (from the watermark: %v), want %v", try, rep.Window.Since, rep.Window.FromWatermark, prev.Window.Watermark)
+		}
+		if rep.Read >= first.Read {
+			t.Errorf("an incremental collect read %d jobs, the whole day %d", rep.Read, first.Read)
+		}
+		prev = rep
+		var hist []historyJob
+		json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &hist)
+		for i := range hist {
+			if hist[i].JobID == id && hist[i].State == "COMPLETED" && hist[i].Name != "allocation" {
+				found = &hist[i]
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	// slurmdbd stores a double quote in a job name as a backtick (Slurm
+	// 22.05's accounting does this to every name); the rest is kept.
+	if want := strings.ReplaceAll(name, `"`, "`"); found == nil || found.Name != want {
+		t.Fatalf("job %s in the history: %s; want the name %q", id, dump(found), want)
+	}
+	if quiet := collect(); quiet.Read > 1 || quiet.New != 0 {
+		t.Errorf("a collect with nothing new read %d jobs, %d new", quiet.Read, quiet.New)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(work, "PWNED*")); len(matches) > 0 {
+		t.Errorf("something evaluated the job name: %v", matches)
 	}
 }
