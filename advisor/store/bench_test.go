@@ -7,11 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/internal/memstat"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -78,29 +77,13 @@ func BenchmarkImport1MJobs(b *testing.B) {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		resetPeakRSS()
+		memstat.ResetPeak()
 		_, d := benchImport(b, jobs, in)
 		in.Close()
 		b.ReportMetric(d.Seconds(), "s/1M-jobs")
-		if peak := peakRSSMiB(); peak > 0 {
+		b.ReportMetric(jobs/d.Seconds(), "jobs/s")
+		if peak := memstat.PeakMiB(); peak > 0 {
 			b.ReportMetric(peak, "peak-RSS-MiB")
 		}
 	}
-}
-
-// resetPeakRSS clears the kernel's VmHWM for this process (Linux 4.0+).
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-func peakRSSMiB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
