@@ -15,9 +15,12 @@ import (
 // jobColumns are the accounting columns of a job, in the order jobValues gives them.
 const jobColumns = `job_id, array_job, name, user, account, partition, qos, node_list, work_dir,
 	state, cancelled_by, exit_code, exit_signal, submit, start, end, elapsed_s, timelimit_min,
-	nodes, cpus, req_mem_mib, max_rss_mib, gpu_type, gpu_count, profile, gpu_mem_mib, gpu_util, stub`
+	nodes, cpus, req_mem_mib, max_rss_mib, gpu_type, gpu_count, profile, gpu_mem_mib, gpu_util, stub, unsettled`
 
-const numJobColumns = 28
+const numJobColumns = 29
+
+// stubColumn is stub's place in jobColumns, from 1.
+const stubColumn = 28
 
 // ImportOptions say how accounting records become history.
 type ImportOptions struct {
@@ -140,7 +143,7 @@ func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*import
 		return st, err
 	}
 	// Update only when something differs, and never let a stub replace a full record.
-	stub := fmt.Sprintf("?%d", 3+numJobColumns)
+	stub := fmt.Sprintf("?%d", 3+stubColumn)
 	if st.update, err = prepare(`UPDATE jobs SET updated = ?3, (` + jobColumns + `) = (` + values + `)
 		WHERE cluster = ?1 AND job_key = ?2 AND NOT (` + stub + ` = 1 AND stub = 0)
 		AND (` + jobColumns + `) IS NOT (` + values + `)`); err != nil {
@@ -273,10 +276,17 @@ func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
 		j.ID, j.ArrayJob, j.Name, j.User, j.Account, j.Partition, j.QOS, j.NodeList, j.WorkDir,
 		j.State, j.CancelledBy, known(j.ExitCode), known(j.ExitSignal), unix(j.Submit), unix(j.Start), unix(j.End),
 		knownSeconds(j.Elapsed), limit, known(j.Nodes), known(j.CPUs), knownF(j.ReqMemMiB), knownF(j.MaxRSSMiB),
-		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(),
+		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(), unsettled(j),
 	} {
 		args[i].Value = v
 	}
+}
+
+// unsettled reports whether a job's record may still change: it has not
+// ended, or it is slurmdbd's placeholder. Computed here, not in SQL: an
+// index condition on the state list would cost every insert a third more.
+func unsettled(j *slurm.AcctJob) bool {
+	return j.Stub() || (j.State != "" && !j.Terminal())
 }
 
 func known(n int) driver.Value {

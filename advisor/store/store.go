@@ -147,7 +147,9 @@ var migrations = []string{
 		since   INTEGER NOT NULL, -- unix seconds: the next sacct starts here
 		updated INTEGER NOT NULL
 	);
-	CREATE INDEX jobs_unsettled ON jobs(cluster, user) WHERE ` + unsettled + `;`,
+	ALTER TABLE jobs ADD COLUMN unsettled INTEGER NOT NULL DEFAULT 0;  -- not ended, or a placeholder
+	UPDATE jobs SET unsettled = 1 WHERE state IN ` + activeStateList + ` OR stub = 1;
+	CREATE INDEX jobs_unsettled ON jobs(cluster, user) WHERE unsettled = 1;`,
 }
 
 // SchemaVersion is the schema this build writes.

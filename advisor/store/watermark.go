@@ -8,14 +8,10 @@ import (
 	"time"
 )
 
-// activeStateList is slurm.ActiveStates as an SQL list.
+// activeStateList is slurm.ActiveStates as an SQL list, for schema 7's
+// migration of the jobs it finds.
 const activeStateList = `('PENDING', 'RUNNING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED',
 	'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING', 'RESV_DEL_HOLD', 'SPECIAL_EXIT')`
-
-// unsettled selects the jobs whose record may still change: not ended, or
-// slurmdbd's placeholder for a short job. It is the condition of the
-// jobs_unsettled index, which a query uses only when it repeats it as is.
-const unsettled = `(state IN ` + activeStateList + ` OR stub = 1)`
 
 // Watermark is where the next incremental collect of scope starts; false
 // when no collect of that scope has finished yet.
@@ -67,7 +63,7 @@ func (s *Store) UnsettledJobs(ctx context.Context, clusters, users []string) ([]
 }
 
 func unsettledJobsQuery(clusters, users []string) (string, []any) {
-	q := `SELECT cluster, job_key FROM jobs WHERE ` + unsettled
+	q := `SELECT cluster, job_key FROM jobs WHERE unsettled = 1`
 	var args []any
 	if len(clusters) > 0 {
 		q += ` AND cluster IN (` + placeholders(len(clusters)) + `)`
