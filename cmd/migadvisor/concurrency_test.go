@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -13,9 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // writeDump writes a sacct dump of n jobs numbered from first.
@@ -122,28 +119,4 @@ func assertJobs(t *testing.T, db string, want int) {
 	if n != want || distinct != want || check != "ok" {
 		t.Errorf("%d jobs (%d distinct), want %d; integrity_check: %s", n, distinct, want, check)
 	}
-}
-
-// importDirect imports a dump into db in this process, for setting up.
-func importDirect(t testing.TB, db, dump string) store.ImportStats {
-	t.Helper()
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	f, err := os.Open(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := slurm.NewSacctReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats, err := st.ImportJobs(context.Background(), r.Next, store.ImportOptions{Cluster: "wulver"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stats
 }

@@ -47,16 +47,7 @@ func TestHostileNamesAreNeverEvaluated(t *testing.T) {
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errOut.String(), code
+		return runProcess(t, cmd)
 	}
 
 	sweepDir := filepath.Join(dir, "sweep "+hostile)
@@ -110,6 +101,21 @@ func TestHostileNamesAreNeverEvaluated(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// runProcess runs cmd and returns its output and exit status; a command
+// that cannot start fails the test.
+func runProcess(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
 }
 
 func copyFile(t *testing.T, from, to string) {

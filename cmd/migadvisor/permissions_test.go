@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -75,16 +74,7 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MIGADVISOR_SITE=" + siteFile, "MIGADVISOR_SBATCH=" + stub,
 			"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errOut.String(), code
+		return runProcess(t, cmd)
 	}
 	out, errOut, code := asNobody("recommend", script, "--json")
 	var rec struct {
