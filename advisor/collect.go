@@ -26,6 +26,8 @@ type Collector struct {
 	Slurm   *slurm.Client // nil when only dumps and files are read
 	Cluster string        // for records without a Cluster field
 	Scan    slurm.ScanOptions
+	// Progress, when set, is told how many jobs each committed batch held.
+	Progress func(jobs int)
 }
 
 // ImportResult is what one import did.
@@ -50,7 +52,7 @@ func (c *Collector) ProfileOf(gpuType string, count int) string {
 }
 
 func (c *Collector) importOptions() store.ImportOptions {
-	return store.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf}
+	return store.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf, Progress: c.Progress}
 }
 
 // ImportDump imports a saved `sacct --parsable2` dump with its header line.

@@ -32,6 +32,8 @@ type ImportOptions struct {
 	BatchSize int
 	// Now stamps the rows (default time.Now).
 	Now func() time.Time
+	// Progress, when set, is told how many jobs each batch committed.
+	Progress func(jobs int)
 }
 
 // ImportStats counts what an import did.
@@ -106,6 +108,9 @@ func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 			return total, err
 		}
 		total = total.Add(st)
+		if opt.Progress != nil {
+			opt.Progress(len(batch))
+		}
 	}
 	return total, readErr
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
@@ -120,8 +121,10 @@ func runCollect(c *cli.Context) error {
 		return err
 	}
 	defer col.Store.Close()
+	done := showImportProgress(c, col)
 	rep := collectReport{Skipped: []skippedLine{}}
 	res, source, err := collectAccounting(c, col, &rep)
+	done()
 	rep.Source = source
 	if err != nil {
 		return err
@@ -160,6 +163,20 @@ func runCollect(c *cli.Context) error {
 		printCollect(c, rep)
 	}
 	return collectStatus(c, res)
+}
+
+// showImportProgress counts the jobs imported on a terminal's stderr (a
+// whole cluster's accounting takes a while); the function it returns clears
+// the count.
+func showImportProgress(c *cli.Context, col *advisor.Collector) (done func()) {
+	if !isTTY(c.App.ErrWriter) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
+	return func() { _ = bar.Finish() }
 }
 
 // scriptsPerCollect bounds the scripts one collect asks slurmdbd for; the
