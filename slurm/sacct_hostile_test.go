@@ -84,3 +84,14 @@ func readJobs(t *testing.T, data []byte) map[string]*slurm.AcctJob {
 		out[j.Key] = j
 	}
 }
+
+// A record longer than the reader's buffer (a 300 kB job name of quotes,
+// $(), backticks and unicode) reads back whole, and the next one too.
+func TestSacctVeryLongLine(t *testing.T) {
+	name := strings.Repeat(`it's "x" $(y) `+"`z`"+` ☃ `, 300_000/20)
+	dump := "JobIDRaw|JobID|State|JobName\n1|1|COMPLETED|" + name + "\n2|2|FAILED|short\n"
+	jobs := readJobs(t, []byte(dump))
+	if len(jobs) != 2 || jobs["1"].Name != name || jobs["2"].Name != "short" || jobs["2"].State != "FAILED" {
+		t.Fatalf("%d jobs; the long name read back %v", len(jobs), jobs["1"] != nil && jobs["1"].Name == name)
+	}
+}
