@@ -40,7 +40,8 @@ knows which runs share a script. Root or a Slurm operator reads them all.
 With --all-users or --user and no --since, collect is incremental: it asks
 sacct only from where the last complete collect of the same selection
 started (its watermark, less --overlap), or a week back the first time,
-and asks by id about the jobs it still holds as pending or running. A
+and asks by id about the jobs it still holds as pending, running or a
+placeholder. A
 collect with --since starts there; it moves the watermark unless that
 would skip a stretch no collect has read. A collect that fails or is
 killed leaves the watermark where it was.
@@ -48,9 +49,10 @@ killed leaves the watermark where it was.
 Importing is idempotent: the same records twice change nothing, and a job
 seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
 of 5,000 as sacct's output streams in: memory stays small for a million
-jobs, and a killed collect keeps every batch it committed. A malformed record is reported
-with its line and skipped; the exit status is 1 only when nothing could be
-imported (or with --strict, when anything was skipped).
+jobs, and a killed collect keeps every batch it committed. A malformed
+record is reported with its line and skipped; the exit status is 1 only
+when nothing could be imported (or with --strict, when anything was
+skipped).
 
 Examples:
    migadvisor collect
