@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,23 @@ type Window struct {
 	Watermark     time.Time `json:"watermark,omitempty"`      // where the next collect will start; zero if it did not move
 	Rechecked     int       `json:"rechecked"`                // unsettled jobs (not ended, or placeholders) outside the window, asked about by id
 	Gap           time.Time `json:"watermark_kept,omitempty"` // set when an explicit --since later than the watermark left it
+}
+
+// MarshalJSON leaves out the times that are not set.
+func (w Window) MarshalJSON() ([]byte, error) {
+	type plain Window
+	out := struct {
+		plain
+		Watermark *time.Time `json:"watermark,omitempty"`
+		Gap       *time.Time `json:"watermark_kept,omitempty"`
+	}{plain: plain(w)}
+	if !w.Watermark.IsZero() {
+		out.Watermark = &w.Watermark
+	}
+	if !w.Gap.IsZero() {
+		out.Gap = &w.Gap
+	}
+	return json.Marshal(out)
 }
 
 // WindowOptions tune ImportWindow.

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,12 @@ func TestImportWindowResumesFromTheWatermark(t *testing.T) {
 	}
 	if after, _, _ := col.Store.Watermark(ctx, w.Scope); !after.Equal(mark) {
 		t.Errorf("watermark moved to %v", after)
+	}
+	data, _ := json.Marshal(w)
+	var back map[string]any
+	json.Unmarshal(data, &back)
+	if _, ok := back["watermark"]; ok || back["watermark_kept"] == nil || back["from_watermark"] != false {
+		t.Errorf("--json window: %s", data)
 	}
 }
 
