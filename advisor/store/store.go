@@ -9,8 +9,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-sqlite3" // the "sqlite3" driver (cgo)
@@ -207,8 +209,8 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	// begins (_txlock=immediate): a deferred one that read first and then
 	// wanted to write would fail at once with "database is locked" when
 	// another process wrote in between, whatever the busy timeout.
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
-		path, opt.BusyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
+		fileURI(path), opt.BusyTimeout.Milliseconds())
 	driver := "sqlite3"
 	if opt.Shared {
 		driver = sharedDriver
@@ -226,6 +228,12 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	// Open: the history is usable without them.
 	_, _ = s.DrainSpool(ctx)
 	return s, nil
+}
+
+// fileURI is path as an SQLite file: URI, whose query and fragment start at
+// the first '?' and '#' and whose '%' escapes: a history may be anywhere.
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // sharedDriver opens a history that others read: its WAL and shared-memory
@@ -249,9 +257,29 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=1000")
+	s, err := openChecked(ctx, path, "mode=ro&_busy_timeout=1000")
+	if err != nil && cannotMakeWALFiles(err) {
+		// A WAL history whose -wal and -shm files are gone (closed by a
+		// migadvisor older than Shared, or made readable by a chmod) in a
+		// directory this user cannot write: SQLite cannot make them for a
+		// reader. With no -wal file no writer is at work, so the database
+		// file alone is the history.
+		if _, werr := os.Stat(path + "-wal"); errors.Is(werr, fs.ErrNotExist) {
+			s, err = openChecked(ctx, path, "mode=ro&immutable=1")
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// openChecked opens the history with the URI parameters params and checks
+// that its schema is this build's.
+func openChecked(ctx context.Context, path, params string) (*Store, error) {
+	db, err := sql.Open("sqlite3", fileURI(path)+"?"+params)
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{db: db, path: path}
 	v, err := s.Version(ctx)
@@ -264,9 +292,16 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("history %s: %w", path, err)
+		return nil, err
 	}
 	return s, nil
+}
+
+// cannotMakeWALFiles reports SQLite's refusal to open a WAL database for a
+// reader that may not create its -shm file.
+func cannotMakeWALFiles(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen)
 }
 
 // createFile makes the history's empty file with mode (less the umask),

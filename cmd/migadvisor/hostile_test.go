@@ -27,7 +27,8 @@ const hostile = `it's "q" $(touch PWNED1) ` + "`touch PWNED2`" + ` ☃ \ $HOME`
 func TestHostileNamesAreNeverEvaluated(t *testing.T) {
 	isolate(t)
 	root := t.TempDir()
-	t.Setenv("MIGADVISOR_DB", filepath.Join(root, "history.db"))
+	db := filepath.Join(root, "state "+hostile, "history ?x=1#% ☃.db") // SQLite reads a path as a URI
+	t.Setenv("MIGADVISOR_DB", db)
 	dir := filepath.Join(root, hostile)
 	binDir := filepath.Join(root, "bin "+hostile)
 	for _, d := range []string{dir, binDir} {
@@ -94,6 +95,15 @@ func TestHostileNamesAreNeverEvaluated(t *testing.T) {
 	}
 	if logged, _ := os.ReadFile(argsLog); string(logged) != strings.Join([]string{"-J", jobName, script, arg}, "\n")+"\n" {
 		t.Errorf("sbatch got:\n%s", logged)
+	}
+	if out, errOut, code := run("history", "--json"); code != 0 || out != "[]\n" {
+		t.Errorf("history at %q: exit %d\n%s%s", db, code, out, errOut)
+	}
+	if tr := trackedJobs(t, db); len(tr) != 1 || tr[0].JobID != "4242" || tr[0].Script != script {
+		t.Errorf("the wrapper's record in a history at %q: %+v", db, tr)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("the history is not where it was asked to be: %v", err)
 	}
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), "PWNED") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -94,6 +95,22 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	}
 	if after := snapshot(t, filepath.Dir(siteDB)); after != before {
 		t.Errorf("the site's history changed:\n%s\n->\n%s", before, after)
+	}
+
+	// A history left without its WAL files (an older migadvisor closed it,
+	// then an admin's chmod made it readable) is still read.
+	conn, err := sql.Open("sqlite3", siteDB)
+	if err == nil {
+		_, err = conn.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		conn.Close()
+	}
+	os.Remove(siteDB + "-wal")
+	os.Remove(siteDB + "-shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := asNobody("recommend", script, "--json"); code != 0 || errOut != "" || !strings.Contains(out, `"basis": "measured"`) {
+		t.Errorf("recommend as another user, the history without its WAL files: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
