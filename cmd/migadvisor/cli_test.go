@@ -386,6 +386,7 @@ func TestParseSince(t *testing.T) {
 	for in, want := range map[string]time.Time{
 		"2026-11-01":          time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local),
 		"2026-11-01T08:30":    time.Date(2026, 11, 1, 8, 30, 0, 0, time.Local),
+		"30m":                 now.Add(-30 * time.Minute),
 		"36h":                 now.Add(-36 * time.Hour),
 		"7d":                  now.Add(-7 * 24 * time.Hour),
 		"2w":                  now.Add(-14 * 24 * time.Hour),

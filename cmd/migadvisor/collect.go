@@ -66,7 +66,7 @@ Examples:
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved `sacct --parsable2` dump (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
 			&cli.StringFlag{Name: "user", Usage: "collect these users' jobs (comma-separated)"},
-			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 36h, 7d, 2w"},
+			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
 			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
 			&cli.BoolFlag{Name: "scripts", DefaultText: "on with --all-users",
 				Usage: "link jobs that were not submitted through migadvisor to their scripts, from slurmdbd (sacct --batch-script)"},

@@ -66,27 +66,10 @@ func TestConcurrentProcessesShareOneHistory(t *testing.T) {
 	for range 2 {
 		procs = append(procs, &process{args: []string{"history", "--json"}})
 	}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for _, p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(bin, p.args...)
-			cmd.Stdout, cmd.Stderr = &p.stdout, &p.stderr
-			<-start
-			p.err = cmd.Run()
-		}()
-	}
-	close(start)
-	wg.Wait()
+	runTogether(t, bin, "", procs)
 
 	submitted := 0
 	for _, p := range procs {
-		errText := p.stderr.String()
-		if p.err != nil || strings.Contains(errText, "locked") || strings.Contains(errText, "busy") {
-			t.Errorf("migadvisor %s: %v\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.err, p.stdout.String(), errText)
-		}
 		if p.args[0] == "sbatch" && strings.HasPrefix(p.stdout.String(), "Submitted batch job ") {
 			submitted++
 		}
@@ -98,6 +81,34 @@ func TestConcurrentProcessesShareOneHistory(t *testing.T) {
 		t.Errorf("%d submissions in the history, want 8", got)
 	}
 	assertJobs(t, db, ranges*perRange)
+}
+
+// runTogether starts every process at once (in dir, "" for this one's)
+// and waits for all; each must succeed without a word of a locked or busy
+// database.
+func runTogether(t *testing.T, bin, dir string, procs []*process) {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, p.args...)
+			cmd.Dir = dir
+			cmd.Stdout, cmd.Stderr = &p.stdout, &p.stderr
+			<-start
+			p.err = cmd.Run()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, p := range procs {
+		errText := p.stderr.String()
+		if p.err != nil || strings.Contains(errText, "locked") || strings.Contains(errText, "busy") {
+			t.Errorf("migadvisor %s: %v\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.err, p.stdout.String(), errText)
+		}
+	}
 }
 
 // assertJobs checks that the history holds want distinct jobs and is sound.

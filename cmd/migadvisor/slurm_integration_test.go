@@ -607,3 +607,53 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 		t.Errorf("something evaluated the job name: %v", matches)
 	}
 }
+
+// TestSlurmConcurrentSubmitCollectRecommend: 22 processes at once on one
+// history that does not exist yet, against the real cluster: 8 sbatch
+// wrappers submitting real jobs through Slurm's sbatch, 6 site-wide
+// collects running real sacct, 6 recommends and 2 histories. None fails or
+// shows a locked database, and every submission is in the history, linked
+// to its job.
+func TestSlurmConcurrentSubmitCollectRecommend(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	chdir(t, work)
+	db := filepath.Join(work, "state", "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	t.Setenv("MIGADVISOR_SBATCH", "") // the wrappers find Slurm's sbatch on PATH
+	job := writeScript(t, work, "tiny.sh", uniqueRun("#!/bin/bash\n#SBATCH --mem=64M\n#SBATCH -t 1\n#SBATCH --output=%x.%j.out\n"))
+	var procs []*process
+	for range 8 {
+		procs = append(procs, &process{args: []string{"sbatch", job}})
+	}
+	for range 6 {
+		procs = append(procs, &process{args: []string{"collect", "--all-users", "--since", "10m", "--scripts=false", "--json"}})
+	}
+	for range 6 {
+		procs = append(procs, &process{args: []string{"recommend", job, "--json"}})
+	}
+	for range 2 {
+		procs = append(procs, &process{args: []string{"history", "--json"}})
+	}
+	runTogether(t, migadvisorBinary(t), work, procs)
+	var ids []string
+	for _, p := range procs {
+		if id, ok := strings.CutPrefix(p.stdout.String(), "Submitted batch job "); ok {
+			ids = append(ids, strings.TrimSpace(id))
+		}
+	}
+	if len(ids) != 8 {
+		t.Fatalf("%d of 8 wrappers submitted", len(ids))
+	}
+	mustRun(t, append([]string{"wait", "--timeout", "2m"}, ids...)...) // wait collects their records
+	linked := 0
+	for _, tr := range trackedJobs(t, db) {
+		if tr.Script == job && tr.Ended() && tr.Jobs[0].State == "COMPLETED" {
+			linked++
+		}
+	}
+	if linked != 8 {
+		t.Errorf("%d of the 8 submissions are in the history with their completed job: %s", linked, dump(trackedJobs(t, db)))
+	}
+}

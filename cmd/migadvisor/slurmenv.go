@@ -81,7 +81,7 @@ func resolveCluster(c *cli.Context) (string, error) {
 }
 
 // parseSince reads --since: a date (2026-11-01), a date and time
-// (2026-11-01T08:00), or an age (36h, 7d, 2w).
+// (2026-11-01T08:00), or an age (30m, 36h, 7d, 2w).
 func parseSince(v string, now time.Time) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
@@ -91,7 +91,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
 	if n := len(v); n > 1 {
 		if u, ok := unit[v[n-1]]; ok {
 			var k int
@@ -100,7 +100,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 			}
 		}
 	}
-	return time.Time{}, usageError{fmt.Sprintf("--since %q: use a date (2026-11-01), a time (2026-11-01T08:00) or an age (36h, 7d, 2w)", v)}
+	return time.Time{}, usageError{fmt.Sprintf("--since %q: use a date (2026-11-01), a time (2026-11-01T08:00) or an age (30m, 36h, 7d, 2w)", v)}
 }
 
 // splitList reads a comma-separated flag value.

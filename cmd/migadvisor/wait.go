@@ -168,6 +168,11 @@ func collectEnded(c *cli.Context, ids []string) ([]store.Tracked, error) {
 			return nil, err
 		}
 	}
+	// The wrapper's records carry no cluster name: they take it here, or
+	// their jobs' records would never be linked to them.
+	if err := col.Store.AdoptSubmissions(c.Context, col.Cluster); err != nil {
+		return nil, err
+	}
 	open, err := col.WaitFinal(c.Context, ids, 20*time.Second)
 	if err != nil {
 		return nil, err
