@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 )
@@ -105,4 +107,51 @@ func committedJobs(t *testing.T, db string) int {
 		t.Fatalf("%d jobs, ids %d to %d: not the dump's first %d", n, lo, hi, n)
 	}
 	return n
+}
+
+// TestKilledIncrementalCollectKeepsTheWatermark: a site-wide collect killed
+// while it imports leaves the watermark where the last complete one put
+// it, so the next collect reads the same stretch again.
+func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
+	isolate(t)
+	bin := migadvisorBinary(t)
+	slurmBin := t.TempDir()
+	writeDump(t, filepath.Join(slurmBin, "dump.psv"), sacctgen.FirstJobID, 60_000)
+	sacct := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$*\" in *--jobs=*) exec head -1 \"$d/dump.psv\" ;; esac\nexec cat \"$d/dump.psv\"\n"
+	if err := os.WriteFile(filepath.Join(slurmBin, "sacct"), []byte(sacct), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "site.db")
+	collect := func(args ...string) *exec.Cmd {
+		return exec.Command(bin, append([]string{"--db", db, "collect", "--all-users", "--scripts=false", "--overlap", "0s",
+			"--cluster", "wulver", "--slurm-bin", slurmBin, "--json"}, args...)...)
+	}
+	window := func(cmd *exec.Cmd) *advisor.Window {
+		t.Helper()
+		out, err := cmd.Output()
+		var rep collectReport
+		if err != nil || json.Unmarshal(out, &rep) != nil || rep.Window == nil {
+			t.Fatalf("collect: %v\n%s", err, out)
+		}
+		return rep.Window
+	}
+	began := time.Now()
+	first := window(collect("--since", "2026-01-01"))
+	whole := time.Since(began)
+	time.Sleep(1100 * time.Millisecond) // a later watermark would be a later second
+	killed := collect()
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(whole / 2)
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	if ws, ok := killed.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("collect finished within %v, before the kill", whole/2)
+	}
+	next := window(collect())
+	if !next.FromWatermark || !next.Since.Equal(first.Watermark) {
+		t.Errorf("after the kill, collect started at %v (from the watermark: %v), want %v", next.Since, next.FromWatermark, first.Watermark)
+	}
+	assertJobs(t, db, 60_000)
 }
