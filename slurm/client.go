@@ -260,8 +260,8 @@ func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) err
 	defer cancel()
 	args := q.Args()
 	cmd := c.command(ctx, "sacct", args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &tailBuffer{max: 64 << 10} // a whole cluster's warnings must not fill memory
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return &CommandError{Name: "sacct", Args: args, Err: err}
@@ -287,6 +287,28 @@ func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) err
 		return &CommandError{Name: "sacct", Args: args, Status: status, Stderr: stderr.String(), Err: waitErr}
 	}
 	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it (the last line says
+// why a command failed) in at most twice that much memory.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	if len(b.buf) > b.max {
+		return string(b.buf[len(b.buf)-b.max:])
+	}
+	return string(b.buf)
 }
 
 // startAt is how `sbatch --test-only` reports when a job would start.
