@@ -13,7 +13,7 @@ import (
 // whole cluster's warnings), and its failure still says why, in one line.
 func TestSacctStderrIsBounded(t *testing.T) {
 	bin := t.TempDir()
-	script := "#!/bin/sh\nyes 'sacct: error: a warning for every job' | head -c 10000000 >&2\necho 'sacct: error: slurmdbd is down' >&2\nexit 1\n"
+	script := "#!/bin/sh\nyes 'sacct: error: a warning for every job' | head -n 300000 >&2\necho 'sacct: error: slurmdbd is down' >&2\nexit 1\n"
 	if err := os.WriteFile(filepath.Join(bin, "sacct"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
