@@ -220,7 +220,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
+	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
@@ -250,6 +250,28 @@ func init() {
 	sql.Register(sharedDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		return c.SetFileControlInt("main", fcntlPersistWAL, 1)
 	}})
+}
+
+// retryBusy runs fn again while SQLite refuses it at once as busy, for up
+// to timeout. Only the first use of a new history needs it: two
+// connections that turn on WAL together deadlock, and SQLite refuses one
+// without waiting on the busy timeout.
+func retryBusy(ctx context.Context, timeout time.Duration, fn func() error) error {
+	deadline := time.Now().Add(timeout)
+	delay := 5 * time.Millisecond
+	for {
+		err := fn()
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || (se.Code != sqlite3.ErrBusy && se.Code != sqlite3.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
 }
 
 // openReadOnly opens an existing history without writing to it.
