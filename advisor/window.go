@@ -81,10 +81,10 @@ func WindowScope(cluster string, q slurm.SacctQuery) string {
 // selection left off (its watermark), else DefaultWindow ago. Jobs the
 // history holds as not ended (or as slurmdbd's placeholder) that the window
 // did not return (they ended before it began, and slurmdbd heard late) are
-// asked about by id. When all
-// of it is stored, the watermark moves to this collect's start less
-// opt.Overlap; a collect that fails or is killed leaves it, so the next one
-// reads the same stretch again (importing is idempotent).
+// asked about by id. When all of it is stored, the watermark moves to this
+// collect's start less opt.Overlap; a collect that fails or is killed
+// leaves it, so the next one reads the same stretch again (importing is
+// idempotent).
 func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt WindowOptions) (ImportResult, Window, error) {
 	now := time.Now
 	if opt.Now != nil {
@@ -105,15 +105,15 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 		q.Since = start.Add(-DefaultWindow)
 	}
 	w.Since = q.Since
-	active, err := c.activeJobs(ctx, q)
+	unsettled, err := c.unsettledJobs(ctx, q)
 	if err != nil {
 		return ImportResult{}, w, err
 	}
-	res, err := c.importSacct(ctx, q, func(j *slurm.AcctJob) { delete(active, c.refOf(j)) })
+	res, err := c.importSacct(ctx, q, func(j *slurm.AcctJob) { delete(unsettled, c.refOf(j)) })
 	if err != nil {
 		return res, w, err
 	}
-	if w.Rechecked, err = c.recheck(ctx, q, active, &res); err != nil {
+	if w.Rechecked, err = c.recheck(ctx, q, unsettled, &res); err != nil {
 		return res, w, err
 	}
 	if explicit && hasMark && q.Since.After(mark) {
@@ -133,9 +133,9 @@ func (c *Collector) refOf(j *slurm.AcctJob) store.JobRef {
 	return store.JobRef{Cluster: cluster, Key: j.Key}
 }
 
-// activeJobs are the history's jobs of q's selection whose record may still
-// change: not ended, or slurmdbd's placeholder.
-func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[store.JobRef]bool, error) {
+// unsettledJobs are the history's jobs of q's selection whose record may
+// still change: not ended, or slurmdbd's placeholder.
+func (c *Collector) unsettledJobs(ctx context.Context, q slurm.SacctQuery) (map[store.JobRef]bool, error) {
 	clusters := q.Clusters
 	if len(clusters) == 0 {
 		clusters = []string{c.Cluster}
@@ -148,19 +148,19 @@ func (c *Collector) activeJobs(ctx context.Context, q slurm.SacctQuery) (map[sto
 	if err != nil {
 		return nil, err
 	}
-	active := make(map[store.JobRef]bool, len(refs))
+	unsettled := make(map[store.JobRef]bool, len(refs))
 	for _, r := range refs {
-		active[r] = true
+		unsettled[r] = true
 	}
-	return active, nil
+	return unsettled, nil
 }
 
 // recheck asks sacct by id about the unsettled jobs the window did not
 // return (or returned as a placeholder again), a chunk at a time, and
 // imports what it says.
-func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, active map[store.JobRef]bool, res *ImportResult) (int, error) {
+func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, unsettled map[store.JobRef]bool, res *ImportResult) (int, error) {
 	byCluster := map[string][]string{}
-	for r := range active {
+	for r := range unsettled {
 		byCluster[r.Cluster] = append(byCluster[r.Cluster], r.Key)
 	}
 	n := 0
