@@ -232,6 +232,7 @@ func (rw *rewriter) apply() []byte {
 		}
 		edits = append(edits, edit{start, end, strings.Join(parts, " ")})
 	}
+	edits = rw.mergeRemovals(edits)
 	edits = rw.dropEmptyLines(edits, removedPerLine)
 	if len(rw.insert) > 0 {
 		edits = append(edits, rw.insertion())
@@ -282,6 +283,32 @@ func (rw *rewriter) removal(start, end int) edit {
 		}
 	}
 	return edit{start, e, ""}
+}
+
+// mergeRemovals makes one removal of removals that touch or overlap (each
+// takes a blank beside it, and two can claim the same one), so that a run
+// of them reaching the end of a line takes the blank before it as one does.
+func (rw *rewriter) mergeRemovals(edits []edit) []edit {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var out []edit
+	for _, e := range edits {
+		if n := len(out); n > 0 && e.text == "" && out[n-1].text == "" && out[n-1].end > out[n-1].start && e.start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, e.end)
+			continue
+		}
+		out = append(out, e)
+	}
+	d := rw.s.Data
+	for i, e := range out {
+		if e.text == "" && e.end > e.start {
+			end := e.end
+			for end > e.start && (d[end-1] == ' ' || d[end-1] == '\t') {
+				end--
+			}
+			out[i] = rw.removal(e.start, end)
+		}
+	}
+	return out
 }
 
 // dropEmptyLines deletes whole directive lines whose every option was removed.
