@@ -292,24 +292,22 @@ func (rw *rewriter) mergeRemovals(edits []edit) []edit {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
 	var out []edit
 	for _, e := range edits {
-		if n := len(out); n > 0 && e.text == "" && out[n-1].text == "" && out[n-1].end > out[n-1].start && e.start <= out[n-1].end {
-			out[n-1].end = max(out[n-1].end, e.end)
+		n := len(out)
+		if n == 0 || !isRemoval(e) || !isRemoval(out[n-1]) || e.start > out[n-1].end {
+			out = append(out, e)
 			continue
 		}
-		out = append(out, e)
-	}
-	d := rw.s.Data
-	for i, e := range out {
-		if e.text == "" && e.end > e.start {
-			end := e.end
-			for end > e.start && (d[end-1] == ' ' || d[end-1] == '\t') {
-				end--
-			}
-			out[i] = rw.removal(e.start, end)
+		// Taken together, as removal takes one group.
+		start, end := out[n-1].start, max(out[n-1].end, e.end)
+		for end > start && (rw.s.Data[end-1] == ' ' || rw.s.Data[end-1] == '\t') {
+			end--
 		}
+		out[n-1] = rw.removal(start, end)
 	}
 	return out
 }
+
+func isRemoval(e edit) bool { return e.text == "" && e.end > e.start }
 
 // dropEmptyLines deletes whole directive lines whose every option was removed.
 func (rw *rewriter) dropEmptyLines(edits []edit, removed map[int]int) []edit {

@@ -67,8 +67,14 @@ func (j *AcctJob) Terminal() bool { return TerminalState(j.State) }
 // TerminalState reports whether a job in state (as sacct or squeue print it,
 // "CANCELLED by N" included) has ended for good.
 func TerminalState(state string) bool {
+	return state != "" && !ActiveState(state)
+}
+
+// ActiveState reports whether a job in state has not ended: pending,
+// running, and the like.
+func ActiveState(state string) bool {
 	state, _ = splitState(state)
-	return state != "" && !slices.Contains(ActiveStates, state)
+	return slices.Contains(ActiveStates, state)
 }
 
 // ActiveStates are the states of a job that has not ended.

@@ -291,7 +291,7 @@ func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
 // ended, or it is slurmdbd's placeholder. Computed here, not in SQL: an
 // index condition on the state list would cost every insert a third more.
 func unsettled(j *slurm.AcctJob) bool {
-	return j.Stub() || (j.State != "" && !j.Terminal())
+	return j.Stub() || slurm.ActiveState(j.State)
 }
 
 func known(n int) driver.Value {

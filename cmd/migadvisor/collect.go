@@ -41,10 +41,9 @@ With --all-users or --user and no --since, collect is incremental: it asks
 sacct only from where the last complete collect of the same selection
 started (its watermark, less --overlap), or a week back the first time,
 and asks by id about the jobs it still holds as pending, running or a
-placeholder. A
-collect with --since starts there; it moves the watermark unless that
-would skip a stretch no collect has read. A collect that fails or is
-killed leaves the watermark where it was.
+placeholder. A collect with --since starts there; it moves the watermark
+unless that would skip a stretch no collect has read. A collect that
+fails or is killed leaves the watermark where it was.
 
 Importing is idempotent: the same records twice change nothing, and a job
 seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
@@ -84,17 +83,17 @@ Examples:
 
 // collectReport is collect's --json output.
 type collectReport struct {
-	Source    string                 `json:"source"` // sacct, the dump's file name, or "none"
-	Read      int                    `json:"jobs_read"`
-	New       int                    `json:"new"`
-	Updated   int                    `json:"updated"`
-	Unchanged int                    `json:"unchanged"`
-	Stubs     int                    `json:"stubs"`
-	Skipped   []skippedLine          `json:"skipped"` // the first 1,000
-	SkippedN  int                    `json:"skipped_total"`
-	Outputs   outputReport           `json:"outputs"`
-	Scripts   *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
-	Window    *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
+	Source       string                 `json:"source"` // sacct, the dump's file name, or "none"
+	Read         int                    `json:"jobs_read"`
+	New          int                    `json:"new"`
+	Updated      int                    `json:"updated"`
+	Unchanged    int                    `json:"unchanged"`
+	Stubs        int                    `json:"stubs"`
+	Skipped      []skippedLine          `json:"skipped"` // the first 1,000
+	SkippedTotal int                    `json:"skipped_total"`
+	Outputs      outputReport           `json:"outputs"`
+	Scripts      *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
+	Window       *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
 }
 
 type skippedLine struct {
@@ -135,7 +134,7 @@ func runCollect(c *cli.Context) error {
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
-	rep.SkippedN = res.SkippedTotal
+	rep.SkippedTotal = res.SkippedTotal
 	if linkScripts(c) {
 		scripts, err := col.LinkScripts(c.Context, scriptsPerCollect)
 		if err != nil {
@@ -220,16 +219,7 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 		return advisor.ImportResult{}, "", err
 	}
 	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
-		tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
-		if err != nil {
-			return advisor.ImportResult{}, "", err
-		}
-		if q.Jobs = store.Unended(tracked); len(q.Jobs) == 0 {
-			return advisor.ImportResult{}, "none", nil
-		}
-		q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-		res, err := col.ImportSacct(c.Context, q)
-		return res, "sacct", err
+		return collectTracked(c, col, q)
 	}
 	if !q.AllUsers && len(q.Users) == 0 {
 		// sacct's default, named: the watermark is this user's.
@@ -244,6 +234,20 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 
 // skippedShown bounds the skipped records collect names on stderr.
 const skippedShown = 20
+
+// collectTracked asks sacct about the tracked jobs that have not ended.
+func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery) (advisor.ImportResult, string, error) {
+	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
+	if err != nil {
+		return advisor.ImportResult{}, "", err
+	}
+	if q.Jobs = store.Unended(tracked); len(q.Jobs) == 0 {
+		return advisor.ImportResult{}, "none", nil
+	}
+	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
+	res, err := col.ImportSacct(c.Context, q)
+	return res, "sacct", err
+}
 
 func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (advisor.ImportResult, error) {
 	in := os.Stdin
@@ -282,7 +286,7 @@ func printCollect(c *cli.Context, rep collectReport) {
 		if rep.Stubs > 0 {
 			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
 		}
-		if n := rep.SkippedN; n > 0 {
+		if n := rep.SkippedTotal; n > 0 {
 			fmt.Fprintf(w, "; %d records skipped", n)
 		}
 		fmt.Fprintln(w)
