@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -137,6 +138,21 @@ type QueuedJob struct {
 	Raw    string // unique id
 	State  string // PENDING, RUNNING, COMPLETING, ...
 	Reason string
+	GRES   string // what it asked for, as squeue's %b says it: gres:gpu:a100_20g:1
+}
+
+// GPUType is the GPU type the job asked for ("a100_20g"), "" if none or untyped.
+func (q QueuedJob) GPUType() string {
+	for _, e := range strings.Split(q.GRES, ",") {
+		e = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(e), "gres:"), "gres/")
+		parts := strings.Split(strings.ReplaceAll(e, "=", ":"), ":")
+		if len(parts) >= 2 && parts[0] == "gpu" {
+			if _, err := strconv.Atoi(parts[1]); err != nil {
+				return parts[1]
+			}
+		}
+	}
+	return ""
 }
 
 // Queue lists the jobs of ids (sbatch's ids; array tasks and het components
@@ -145,7 +161,7 @@ func (c *Client) Queue(ctx context.Context, ids []string) ([]QueuedJob, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	out, err := c.run(ctx, "", "squeue", "--noheader", "--states=all", "--format=%i|%A|%T|%r", "--jobs="+strings.Join(ids, ","))
+	out, err := c.run(ctx, "", "squeue", "--noheader", "--states=all", "--format=%i|%A|%T|%b|%r", "--jobs="+strings.Join(ids, ","))
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "Invalid job id") {
@@ -155,21 +171,12 @@ func (c *Client) Queue(ctx context.Context, ids []string) ([]QueuedJob, error) {
 	}
 	var jobs []QueuedJob
 	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.SplitN(strings.TrimSpace(line), "|", 4)
-		if len(f) == 4 {
-			jobs = append(jobs, QueuedJob{ID: f[0], Raw: f[1], State: f[2], Reason: f[3]})
+		f := strings.SplitN(strings.TrimSpace(line), "|", 5)
+		if len(f) == 5 {
+			jobs = append(jobs, QueuedJob{ID: f[0], Raw: f[1], State: f[2], GRES: f[3], Reason: f[4]})
 		}
 	}
 	return jobs, nil
-}
-
-// Cancel runs scancel on the jobs.
-func (c *Client) Cancel(ctx context.Context, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := c.run(ctx, "", "scancel", ids...)
-	return err
 }
 
 // ShowJob returns `scontrol show job -o ID` as key=value pairs of its first

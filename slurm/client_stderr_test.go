@@ -27,3 +27,12 @@ func TestSacctStderrIsBounded(t *testing.T) {
 		t.Fatalf("error %q (%T), stderr of %d bytes", err, err, len(ce.Stderr))
 	}
 }
+
+func TestQueuedJobGPUType(t *testing.T) {
+	for gres, want := range map[string]string{"gres:gpu:a100_20g:1": "a100_20g", "gres/gpu:a100=2": "a100", "gres:gpu:1": "",
+		"N/A": "", "gres:lscratch:50,gres:gpu:a100_10g:1": "a100_10g", "": ""} {
+		if got := (QueuedJob{GRES: gres}).GPUType(); got != want {
+			t.Errorf("%q: %q, want %q", gres, got, want)
+		}
+	}
+}

@@ -93,9 +93,3 @@ func lookupLong(name string) (spec *optionSpec, ambiguous []string) {
 	}
 	return nil, ambiguous
 }
-
-// IsSbatchOption reports whether name (without dashes) is a long sbatch option.
-func IsSbatchOption(name string) bool {
-	_, ok := optionByLong[name]
-	return ok
-}

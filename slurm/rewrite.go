@@ -13,6 +13,8 @@ type Variant struct {
 	Partition  string
 	QoS        string
 	JobName    string
+	Time       string // --time, e.g. "2:00:00"
+	Mem        string // --mem, e.g. "8G"; replaces --mem-per-cpu and --mem-per-gpu
 }
 
 var gpuOptionNames = []string{OptGres, OptGPUs, OptGPUsPerNode, OptGPUsPerTask, OptGPUsPerSocket}
@@ -44,6 +46,13 @@ func (s *Script) Rewrite(v Variant) ([]byte, error) {
 	rw.setOrInsert("partition", v.Partition)
 	rw.setOrInsert("qos", v.QoS)
 	rw.setOrInsert("job-name", v.JobName)
+	rw.setOrInsert("time", v.Time)
+	if v.Mem != "" {
+		// --mem and the per-CPU or per-GPU forms exclude each other.
+		rw.removeAll("mem-per-cpu")
+		rw.removeAll("mem-per-gpu")
+		rw.setOrInsert("mem", v.Mem)
+	}
 	return rw.apply(), nil
 }
 

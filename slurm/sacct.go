@@ -170,6 +170,9 @@ type SacctReader struct {
 	Lines int
 }
 
+// ErrNoHeader is an empty input: not even sacct's header line.
+var ErrNoHeader = errors.New("no header line: the input is empty")
+
 // NewSacctReader reads the header line and prepares to stream jobs.
 func NewSacctReader(r io.Reader) (*SacctReader, error) {
 	s := &SacctReader{br: bufio.NewReaderSize(r, 256<<10)}
@@ -178,7 +181,7 @@ func NewSacctReader(r io.Reader) (*SacctReader, error) {
 		header, n, err = s.readLine()
 	}
 	if err == io.EOF {
-		return nil, errors.New("no header line: the input is empty")
+		return nil, ErrNoHeader
 	}
 	if err != nil {
 		return nil, err
