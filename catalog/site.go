@@ -363,6 +363,18 @@ func (s *Site) Profile(name string) (*Profile, bool) {
 
 // ProfileForType maps a Slurm GPU type (from --gres, --gpus or accounting) to
 // a profile; "" is an untyped request, which gets the site's untyped_gpu.
+// ProfileNamed finds a profile as a user names it: by its name (1g.10gb)
+// or by the Slurm GPU type that asks for it (a100_10g).
+func (s *Site) ProfileNamed(name string) (*Profile, bool) {
+	if p, ok := s.Profile(name); ok {
+		return p, true
+	}
+	if name == "" {
+		return nil, false
+	}
+	return s.ProfileForType(name)
+}
+
 func (s *Site) ProfileForType(gresType string) (*Profile, bool) {
 	if gresType == "" {
 		if s.UntypedGPU == "" {

@@ -18,6 +18,11 @@ type Job struct {
 	QoS       string
 	Partition string // "" = the profile's first partition, else the site default
 	Exclusive bool   // --exclusive: billed for every CPU of the node
+
+	// MemWholeNode is --mem=0: all the memory of each of Nodes nodes of the
+	// partition charged (MemMiB is used where the site does not give it).
+	MemWholeNode bool
+	Nodes        int // default 1
 }
 
 // Charge is what a job costs.
@@ -32,12 +37,15 @@ type Charge struct {
 	GPUGiB    float64 `json:"gpu_gib"` // billed GPU memory
 	Partition string  `json:"partition,omitempty"`
 	QoS       string  `json:"qos,omitempty"`
+	// MemWholeNode: MemGiB is all the memory of Nodes nodes (--mem=0).
+	MemWholeNode bool `json:"mem_whole_node,omitempty"`
+	Nodes        int  `json:"nodes"`
 }
 
 // Charge applies the site's SU formula to a job.
 func (s *Site) Charge(j Job) (Charge, error) {
 	part := s.chargePartition(j)
-	c := Charge{Hours: j.Hours, CPUs: max(j.CPUs, 1), QoS: j.QoS}
+	c := Charge{Hours: j.Hours, CPUs: max(j.CPUs, 1), QoS: j.QoS, Nodes: max(j.Nodes, 1)}
 	if j.Hours < 0 || math.IsNaN(j.Hours) || math.IsInf(j.Hours, 0) {
 		return c, fmt.Errorf("hours must be a finite number ≥ 0, not %g", j.Hours)
 	}
@@ -59,6 +67,10 @@ func (s *Site) Charge(j Job) (Charge, error) {
 		}
 	}
 	mem := j.MemMiB
+	if j.MemWholeNode && part != nil && part.NodeMemory > 0 {
+		// sbatch's --mem=0: the nodes of the partition charged, whichever it is.
+		mem, c.MemWholeNode = part.NodeMemory.MiB()*float64(c.Nodes), true
+	}
 	if mem <= 0 {
 		mem = defMem.MiB() * float64(c.CPUs)
 	}
@@ -106,8 +118,9 @@ func (s *Site) chargePartition(j Job) *Partition {
 
 // JobFor turns what a script asks for into the job the SU formula charges:
 // its profile (from the GPU type; an unknown type is a *FileError whose File
-// the caller fills in), CPUs, memory (the partition's default per
-// CPU when it names none), QoS, and its --time as the hours (1 without one).
+// the caller fills in), CPUs, memory (the partition's default per CPU when
+// it names none; --mem=0, the memory of its nodes where the site gives it),
+// QoS, and its --time as the hours (1 without one).
 func (s *Site) JobFor(r slurm.Resources) (Job, error) {
 	job := Job{CPUs: r.CPUs(), Hours: 1, QoS: r.QoS, Exclusive: r.Exclusive}
 	job.Partition, _, _ = strings.Cut(r.Partition, ",")
@@ -118,10 +131,14 @@ func (s *Site) JobFor(r slurm.Resources) (Job, error) {
 		}
 		job.Profile, job.GPUs = p, max(r.GPUCount(), 1)
 	}
+	job.Nodes = r.NodeCount()
+	// --mem=0 is the memory of the nodes the job is charged on: its
+	// partition's, or its GPU's, or the site's default one's.
 	var nodeMiB int64
-	if part, ok := s.Partition(job.Partition); ok {
+	if part := s.chargePartition(job); part != nil {
 		nodeMiB = int64(part.NodeMemory.MiB())
 	}
+	job.MemWholeNode = r.MemAll && nodeMiB > 0
 	job.MemMiB = float64(r.MemoryMiB(int64(s.DefaultMemPerCPUFor(job.Partition).MiB()), nodeMiB))
 	if r.Time.Duration > 0 {
 		job.Hours = r.Time.Hours()

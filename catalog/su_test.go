@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func wulver(t testing.TB) *Site {
@@ -212,5 +214,40 @@ func BenchmarkCharge(b *testing.B) {
 	p := profile(b, s, "2g.20gb")
 	for i := 0; i < b.N; i++ {
 		_, _ = s.Charge(Job{Profile: p, CPUs: 4, MemMiB: 16384, Hours: 1.5, QoS: "standard"})
+	}
+}
+
+// --mem=0 is all the memory of each node of the partition the job is
+// charged in: the one it names, else its GPU's, else the site's default;
+// a partition given later (su --partition) brings its own nodes.
+func TestMemZeroIsTheNodesMemory(t *testing.T) {
+	s := wulver(t)
+	gpuNode := 514000.0 // MiB, Wulver's gpu and general nodes
+	for _, c := range []struct {
+		script  string
+		partOf  string
+		wantMiB float64
+	}{
+		{"#SBATCH -p gpu --gres=gpu:a100_10g:1 --mem=0\n", "", gpuNode},
+		{"#SBATCH --gres=gpu:a100_10g:1 --mem=0\n", "", gpuNode},
+		{"#SBATCH --gres=gpu:a100_10g:1 --mem=0 -N 2\n", "", 2 * gpuNode},
+		{"#SBATCH --mem=0 -n 4\n", "", gpuNode},
+		{"#SBATCH -p bigmem --mem=0\n", "", 2 * 1024 * 1024},
+		{"#SBATCH --gres=gpu:a100_10g:1 --mem=0\n", "debug_gpu", 16 * 1024},
+	} {
+		job, err := s.JobFor(slurm.Parse("job.sh", []byte("#!/bin/bash\n"+c.script+"run\n")).Resources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.partOf != "" {
+			job.Partition = c.partOf
+		}
+		ch, err := s.Charge(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ch.MemWholeNode || math.Abs(ch.MemGiB*1024-c.wantMiB) > 1e-6 {
+			t.Errorf("%q in %q: %v GiB (whole node: %v), want %v MiB", c.script, ch.Partition, ch.MemGiB, ch.MemWholeNode, c.wantMiB)
+		}
 	}
 }
