@@ -1,11 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,10 +47,21 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 			sub.Fingerprint, sub.Source, at, at); err != nil {
 			return fmt.Errorf("record submission %s: %w", sub.JobID, err)
 		}
+		// A record without a cluster name (the wrapper's, from the spool)
+		// that a collect already named (AdoptSubmissions) is not recorded
+		// again: two processes may drain the same spooled file.
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO submissions(cluster, job_id, fingerprint, script, profile,
-			sweep_dir, workload, work_dir, stdout, stderr, submitted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sweep_dir, workload, work_dir, stdout, stderr, submitted) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+			WHERE ? <> '' OR NOT EXISTS (SELECT 1 FROM submissions WHERE fingerprint = ? AND job_id = ? AND submitted = ? AND cluster <> '')`,
 			sub.Cluster, sub.JobID, sub.Fingerprint, sub.Script, sub.Profile, sub.SweepDir, sub.Workload,
-			sub.WorkDir, sub.Stdout, sub.Stderr, at); err != nil {
+			sub.WorkDir, sub.Stdout, sub.Stderr, at, sub.Cluster, sub.Fingerprint, sub.JobID, at); err != nil {
+			return fmt.Errorf("record submission %s: %w", sub.JobID, err)
+		}
+		// The job's name and user, when its record is here, find this
+		// fingerprint's runs as an earlier version of a script of that name.
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO script_names(name, user, fingerprint)
+			SELECT name, coalesce(user, ''), ? FROM jobs WHERE cluster = ? AND job_key = ? AND name IS NOT NULL`,
+			sub.Fingerprint, sub.Cluster, sub.JobID); err != nil {
 			return fmt.Errorf("record submission %s: %w", sub.JobID, err)
 		}
 	}
@@ -64,6 +78,13 @@ func (s *Store) AdoptSubmissions(ctx context.Context, cluster string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE OR IGNORE submissions SET cluster = ? WHERE cluster = ''`, cluster); err != nil {
 		return fmt.Errorf("name the cluster of submissions: %w", err)
 	}
+	// What stays unnamed is already there under the name: the same record
+	// drained twice (a history from before RecordSubmissions knew it).
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM submissions WHERE cluster = '' AND EXISTS (SELECT 1 FROM submissions t
+		WHERE t.cluster = ? AND t.job_id = submissions.job_id AND t.fingerprint = submissions.fingerprint AND t.submitted = submissions.submitted)`,
+		cluster); err != nil {
+		return fmt.Errorf("name the cluster of submissions: %w", err)
+	}
 	return nil
 }
 
@@ -72,12 +93,13 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// jobsOfSubmission joins a submission (s) to its jobs (j) through indexes:
-// the job sbatch printed, and the tasks of its array or the components of its
-// heterogeneous job. (An OR of the two in the join would scan the cluster's
+// jobsOfSubmission joins a submission (s, from linkedSubmissions) to its
+// jobs (j) through indexes: the job sbatch printed, and the tasks of its
+// array or the components of its heterogeneous job, under the cluster they
+// are filed under. (An OR of the two in the join would scan the cluster's
 // jobs for each submission.)
-const jobsOfSubmission = `j.cluster = s.cluster AND j.job_key IN (SELECT s.job_id UNION ALL
-	SELECT a.job_key FROM jobs a WHERE a.cluster = s.cluster AND a.array_job = s.job_id AND a.array_job <> a.job_key)`
+const jobsOfSubmission = `j.cluster = s.home AND j.job_key IN (SELECT s.job_id UNION ALL
+	SELECT a.job_key FROM jobs a WHERE a.cluster = s.home AND a.array_job = s.job_id AND a.array_job <> a.job_key)`
 
 // Tracked is a submission with the jobs accounting knows for it (several for
 // an array or a heterogeneous job; none before the first collect).
@@ -90,6 +112,8 @@ type Tracked struct {
 type TrackedJob struct {
 	Key, ID, State string
 	Stub           bool
+	Profile        string // the site's profile for the GPU it had, "" if none
+	Submit         int64  // unix seconds; 0 if unknown
 }
 
 // Ended reports whether accounting has the final record of every job of t.
@@ -118,54 +142,104 @@ func Unended(tracked []Tracked) []string {
 
 // TrackedFilter selects submissions.
 type TrackedFilter struct {
-	JobIDs   []string // sbatch's ids; empty: all
-	SweepDir string
+	JobIDs      []string // sbatch's ids; empty: all
+	SweepDir    string
+	Fingerprint string // a script's submissions
 }
 
-// Tracked lists submissions, oldest first, with their jobs' last known states.
+// Tracked lists submissions, oldest first, with their jobs' last known
+// states. A submission whose jobs the history holds under another cluster
+// name only (see homeCluster) is listed under that name.
 func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error) {
-	q := `SELECT s.cluster, s.job_id, s.fingerprint, coalesce(sc.path, ''), s.script, s.profile, s.sweep_dir, s.workload,
-		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub
-		FROM submissions s LEFT JOIN scripts sc USING (fingerprint)
-		LEFT JOIN jobs j ON ` + jobsOfSubmission + ` WHERE 1`
+	where := []string{"1"}
 	var args []any
 	if len(f.JobIDs) > 0 {
-		q += ` AND s.job_id IN (` + placeholders(len(f.JobIDs)) + `)`
+		where = append(where, `s.job_id IN (`+placeholders(len(f.JobIDs))+`)`)
 		for _, id := range f.JobIDs {
 			args = append(args, id)
 		}
 	}
 	if f.SweepDir != "" {
-		q += ` AND s.sweep_dir = ?`
+		where = append(where, `s.sweep_dir = ?`)
 		args = append(args, f.SweepDir)
 	}
-	q += ` ORDER BY s.submitted, CAST(s.job_id AS INTEGER), s.job_id, j.job_key`
+	if f.Fingerprint != "" {
+		where = append(where, `s.fingerprint = ?`)
+		args = append(args, f.Fingerprint)
+	}
+	with, from := s.linked(ctx, strings.Join(where, " AND "))
+	q := with + `SELECT s.cluster, s.home, s.job_id, s.fingerprint, coalesce(sc.path, ''), s.script, s.profile, s.sweep_dir, s.workload,
+		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub, j.profile, coalesce(j.submit, 0)
+		FROM ` + from + ` s LEFT JOIN scripts sc USING (fingerprint)
+		LEFT JOIN jobs j ON ` + jobsOfSubmission
+	q += ` ORDER BY s.submitted, CAST(s.job_id AS INTEGER), s.job_id, s.cluster, j.job_key`
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tracked jobs: %w", err)
 	}
 	defer rows.Close()
 	var out []Tracked
+	var filedUnder []string // each submission's own cluster (Cluster is its jobs')
 	for rows.Next() {
 		var t Tracked
+		var own string
 		var at int64
-		var key, id, state sql.NullString
+		var key, id, state, profile sql.NullString
 		var stub sql.NullBool
-		if err := rows.Scan(&t.Cluster, &t.JobID, &t.Fingerprint, &t.Source, &t.Script, &t.Profile, &t.SweepDir, &t.Workload,
-			&t.WorkDir, &t.Stdout, &t.Stderr, &at, &key, &id, &state, &stub); err != nil {
+		var submit sql.NullInt64
+		if err := rows.Scan(&own, &t.Cluster, &t.JobID, &t.Fingerprint, &t.Source, &t.Script, &t.Profile, &t.SweepDir, &t.Workload,
+			&t.WorkDir, &t.Stdout, &t.Stderr, &at, &key, &id, &state, &stub, &profile, &submit); err != nil {
 			return nil, fmt.Errorf("list tracked jobs: %w", err)
 		}
 		t.Submitted = time.Unix(at, 0)
-		if n := len(out); n > 0 && out[n-1].Cluster == t.Cluster && out[n-1].JobID == t.JobID {
+		if n := len(out); n > 0 && filedUnder[n-1] == own && out[n-1].JobID == t.JobID {
 			t = out[n-1]
-			out = out[:n-1]
+			out, filedUnder = out[:n-1], filedUnder[:n-1]
 		}
 		if key.Valid {
-			t.Jobs = append(t.Jobs, TrackedJob{Key: key.String, ID: id.String, State: state.String, Stub: stub.Bool})
+			t.Jobs = append(t.Jobs, TrackedJob{Key: key.String, ID: id.String, State: state.String, Stub: stub.Bool,
+				Profile: profile.String, Submit: submit.Int64})
 		}
-		out = append(out, t)
+		out, filedUnder = append(out, t), append(filedUnder, own)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tracked jobs: %w", err)
+	}
+	return oncePerJob(out), nil
+}
+
+// oncePerJob drops the submissions of a job that a later submission links
+// too (the same id under two cluster names, linked to the same jobs or to
+// the same jobs under two names): the later one stands, as tracking a job
+// again moves it.
+func oncePerJob(tracked []Tracked) []Tracked {
+	latest := map[string]int{} // the jobs, as one string, to the last submission linking them
+	for i, t := range tracked {
+		if len(t.Jobs) > 0 {
+			latest[trackedJobs(t)] = i
+		}
+	}
+	out := tracked[:0]
+	for i, t := range tracked {
+		if len(t.Jobs) == 0 || latest[trackedJobs(t)] == i {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// trackedJobs names a submission's jobs by id, key and submit time, which
+// do not change with the cluster's name.
+func trackedJobs(t Tracked) string {
+	var b strings.Builder
+	b.WriteString(t.JobID)
+	for _, j := range t.Jobs {
+		fmt.Fprintf(&b, " %s@%d", j.Key, j.Submit)
+		if j.Submit == 0 {
+			b.WriteString(t.Cluster) // unknown times: only the same record is the same job
+		}
+	}
+	return b.String()
 }
 
 // RecordOutput stores what a job's output file showed, replacing an earlier scan.
@@ -282,6 +356,10 @@ type JobRecord struct {
 
 	// The submission, when the job is linked to a script.
 	Fingerprint, Script, RequestedProfile, SweepDir, Workload, Stdout string
+	// Earlier marks a job of an earlier version of the script a history
+	// was read for (HistoryFilter.Versions), found by EarlierBy.
+	Earlier   bool
+	EarlierBy string
 
 	// The output file's evidence, when it was scanned.
 	OutputPath      string
@@ -345,41 +423,189 @@ func (r *JobRecord) GPUMemSource() string {
 
 // HistoryFilter selects job records.
 type HistoryFilter struct {
-	Fingerprint string // jobs linked to this script; "" for every job
-	Workload    string // jobs tagged with this workload
-	Tracked     bool   // only jobs linked to a script
+	Fingerprint string    // jobs linked to this script; "" for every job
+	Versions    *Versions // with Fingerprint: also the jobs of the script's earlier versions
+	Workload    string    // jobs tagged with this workload
+	Tracked     bool      // only jobs linked to a script
 	Keys        [][2]string
 	Limit       int // newest first, at most this many; 0 for all
 }
 
-// History lists job records, newest submission first.
+// Versions says how to find the jobs of a script's earlier versions (the
+// script edited: another fingerprint): those linked to a fingerprint last
+// seen at the script's path, and those of its job name that asked for the
+// same CPUs and memory.
+type Versions struct {
+	Path     string   // the script's absolute path; "": none
+	JobNames []string // the names its jobs take (sbatch's, a sweep's variants'); none: no match by name
+	CPUs     int64    // the CPUs it asks for; 0: any
+	MemMiB   float64  // the memory it asks for; 0: any
+	User     string   // jobs of this user only match by name; "": anyone's
+	// Only: the earlier versions' jobs alone, for a caller that has read
+	// the script's own already.
+	Only bool
+}
+
+// How a job of an earlier version of a script was found (JobRecord.EarlierBy).
+const (
+	EarlierByPath = "path" // linked to a script last seen at the same path
+	EarlierByName = "name" // the same job name, CPUs and memory
+)
+
+// recordColumns are a job record's columns, as scanRecord reads them, from
+// jobs j, a submission s and outputs o.
+const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
+	j.node_list, j.work_dir, j.state, j.cancelled_by, j.exit_code, j.exit_signal, j.submit, j.start, j.end,
+	j.elapsed_s, j.timelimit_min, j.nodes, j.cpus, j.req_mem_mib, j.max_rss_mib, j.gpu_type, j.gpu_count,
+	j.profile, j.gpu_mem_mib, j.gpu_util, j.stub,
+	s.fingerprint, s.script, s.profile, s.sweep_dir, s.workload, s.stdout,
+	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
+	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
+	o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
+	o.versions`
+
+// newestFirst orders job records as History lists them.
+const newestFirst = ` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC, j.job_key, j.cluster`
+
+// History lists job records, newest submission first. With Versions, the
+// jobs of the script's earlier versions follow the script's own in that
+// order, marked Earlier, each job once.
 func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
-	// From a script's submissions to their jobs, through indexes: a whole
-	// cluster's history must not be scanned for one script.
-	from := `jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
-	if f.Fingerprint != "" || f.Workload != "" {
-		from = `submissions s JOIN jobs j ON ` + jobsOfSubmission
+	var recs []JobRecord
+	if f.Versions == nil || !f.Versions.Only || f.Fingerprint == "" {
+		var err error
+		if recs, err = s.history(ctx, f); err != nil || f.Versions == nil || f.Fingerprint == "" {
+			return recs, err
+		}
 	}
-	q := `SELECT j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
-		j.node_list, j.work_dir, j.state, j.cancelled_by, j.exit_code, j.exit_signal, j.submit, j.start, j.end,
-		j.elapsed_s, j.timelimit_min, j.nodes, j.cpus, j.req_mem_mib, j.max_rss_mib, j.gpu_type, j.gpu_count,
-		j.profile, j.gpu_mem_mib, j.gpu_util, j.stub,
-		s.fingerprint, s.script, s.profile, s.sweep_dir, s.workload, s.stdout,
-		o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
-		o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
-		o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
-		o.versions
-		FROM ` + from + `
-		LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
+	seen := map[jobIdentity]bool{}
+	for i := range recs {
+		seen[identityOf(&recs[i])] = true
+	}
+	for _, by := range []string{EarlierByPath, EarlierByName} {
+		more, err := s.earlier(ctx, f, by)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range more {
+			if k := identityOf(&r); !seen[k] {
+				seen[k] = true
+				r.Earlier, r.EarlierBy = true, by
+				recs = append(recs, r)
+			}
+		}
+	}
+	slices.SortStableFunc(recs, NewestFirst)
+	if f.Limit > 0 && len(recs) > f.Limit {
+		recs = recs[:f.Limit]
+	}
+	return recs, nil
+}
+
+// jobIdentity is what makes a job the same whatever cluster name files
+// it: its JobIDRaw and submit time; where the time is unknown, its name too.
+type jobIdentity struct {
+	key, cluster string
+	submit       int64
+}
+
+func identityOf(r *JobRecord) jobIdentity {
+	if r.Submit == nil {
+		return jobIdentity{key: r.Key, cluster: r.Cluster}
+	}
+	return jobIdentity{key: r.Key, submit: r.Submit.Unix()}
+}
+
+// onceEach keeps one record of each job (the same job filed under two
+// cluster names, or linked by two submissions), in order: the one with its
+// output's evidence, else linked to a script, else complete, with the link
+// of the other where it has none.
+func onceEach(recs []JobRecord) []JobRecord {
+	at := map[jobIdentity]int{}
+	out := recs[:0]
+	for _, r := range recs {
+		id := identityOf(&r)
+		i, dup := at[id]
+		if !dup {
+			at[id] = len(out)
+			out = append(out, r)
+			continue
+		}
+		out[i] = preferred(out[i], r)
+	}
+	return out
+}
+
+// preferred is the better of two records of one job, with the other's
+// link to a script where it has none.
+func preferred(a, b JobRecord) JobRecord {
+	weight := func(r *JobRecord) int {
+		w := 0
+		if r.OutputPath != "" {
+			w += 4
+		}
+		if r.Fingerprint != "" {
+			w += 2
+		}
+		if !r.Stub {
+			w++
+		}
+		return w
+	}
+	keep, other := a, b
+	if weight(&b) > weight(&a) {
+		keep, other = b, a
+	}
+	if keep.Fingerprint == "" && other.Fingerprint != "" {
+		keep.Fingerprint, keep.Script, keep.RequestedProfile = other.Fingerprint, other.Script, other.RequestedProfile
+		keep.SweepDir, keep.Workload, keep.Stdout = other.SweepDir, other.Workload, other.Stdout
+	}
+	return keep
+}
+
+// NewestFirst orders job records as History lists them: by submission
+// time, newest first, then by job id.
+func NewestFirst(a, b JobRecord) int {
+	return cmp.Or(cmp.Compare(unixOrZero(b.Submit), unixOrZero(a.Submit)), cmp.Compare(keyNumber(b.Key), keyNumber(a.Key)))
+}
+
+func unixOrZero(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Unix()
+}
+
+// keyNumber is a JobIDRaw as a number, as SQLite's CAST reads it.
+func keyNumber(key string) int64 {
+	end := 0
+	for end < len(key) && key[end] >= '0' && key[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.ParseInt(key[:end], 10, 64)
+	return n
+}
+
+// history lists the records of the script (or workload, or all), newest first.
+func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
+	var where []string
 	var args []any
 	if f.Fingerprint != "" {
-		q += ` AND s.fingerprint = ?`
+		where = append(where, `s.fingerprint = ?`)
 		args = append(args, f.Fingerprint)
 	}
 	if f.Workload != "" {
-		q += ` AND s.workload = ?`
+		where = append(where, `s.workload = ?`)
 		args = append(args, f.Workload)
 	}
+	// From a script's submissions to their jobs, through indexes: a whole
+	// cluster's history must not be scanned for one script.
+	q := `SELECT ` + recordColumns + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
+	if len(where) > 0 {
+		with, from := s.linked(ctx, strings.Join(where, " AND "))
+		q = with + `SELECT ` + recordColumns + ` FROM ` + from + ` s JOIN jobs j ON ` + jobsOfSubmission
+	}
+	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.Tracked {
 		q += ` AND s.job_id IS NOT NULL`
 	}
@@ -391,9 +617,126 @@ func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		}
 		q += ` AND (` + strings.Join(cond, " OR ") + `)`
 	}
-	q += ` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	return s.recordsOnce(ctx, q+newestFirst, f.Limit, args)
+}
+
+// recordsOnce runs a query of recordColumns and keeps each job once (see
+// onceEach), still up to limit of them.
+func (s *Store) recordsOnce(ctx context.Context, q string, limit int, args []any) ([]JobRecord, error) {
+	for ask := limit; ; ask += limit {
+		recs, err := s.records(ctx, q, ask, args)
+		if err != nil {
+			return nil, err
+		}
+		n := len(recs)
+		recs = onceEach(recs)
+		if limit == 0 || n < ask || len(recs) >= limit {
+			if limit > 0 && len(recs) > limit {
+				recs = recs[:limit]
+			}
+			return recs, nil
+		}
+	}
+}
+
+// earlier lists the records of the earlier versions of f's script found by
+// path or by name, newest first, at most f.Limit each.
+func (s *Store) earlier(ctx context.Context, f HistoryFilter, by string) ([]JobRecord, error) {
+	v := f.Versions
+	// The jobs of the submissions where holds, and of the clause jobs.
+	query := func(where string, whereArgs []any, jobs string, jobArgs []any) ([]JobRecord, error) {
+		with, from := s.linked(ctx, where)
+		q := with + `SELECT ` + recordColumns + ` FROM ` + from +
+			` s JOIN jobs j ON ` + jobsOfSubmission + ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key
+			WHERE ` + jobs
+		recs, err := s.recordsOnce(ctx, q+newestFirst, f.Limit, append(whereArgs, jobArgs...))
+		if err != nil && strings.Contains(err.Error(), "no such table") {
+			return nil, nil // an older schema, read-only: it has no names
+		}
+		return recs, err
+	}
+	other := `s.fingerprint <> ?`
+	args := []any{f.Fingerprint}
+	if f.Workload != "" {
+		other += ` AND s.workload = ?`
+		args = append(args, f.Workload)
+	}
+	switch {
+	case by == EarlierByPath && v.Path != "":
+		if ok, err := s.any(ctx, `scripts WHERE path = ? AND fingerprint <> ?`, v.Path, f.Fingerprint); !ok || err != nil {
+			return nil, err // no other version at this path: spare the join
+		}
+		return query(`s.fingerprint IN (SELECT fingerprint FROM scripts WHERE path = ?) AND `+other,
+			append([]any{v.Path}, args...), "1", nil)
+	case by == EarlierByName && len(v.JobNames) > 0:
+		jobs := `j.name IN (` + placeholders(len(v.JobNames)) + `)`
+		var jobArgs []any
+		for _, n := range v.JobNames {
+			jobArgs = append(jobArgs, n)
+		}
+		if v.User != "" {
+			jobs += ` AND j.user = ?`
+			jobArgs = append(jobArgs, v.User)
+		}
+		if v.CPUs > 0 {
+			// A core of two hardware threads is allocated whole: an odd request may get one more.
+			jobs += ` AND j.cpus BETWEEN ? AND ?`
+			jobArgs = append(jobArgs, v.CPUs, v.CPUs+v.CPUs%2)
+		}
+		if v.MemMiB > 0 {
+			jobs += ` AND j.req_mem_mib BETWEEN ? AND ?`
+			jobArgs = append(jobArgs, v.MemMiB*0.99, v.MemMiB*1.01)
+		}
+		// The scripts whose jobs had the name (those linked from slurmdbd's
+		// scripts: as many as the jobs), through script_names...
+		names := `s.fingerprint IN (SELECT fingerprint FROM script_names WHERE name IN (` + placeholders(len(v.JobNames)) + `)`
+		var nameArgs []any
+		for _, n := range v.JobNames {
+			nameArgs = append(nameArgs, n)
+		}
+		if v.User != "" {
+			names += ` AND user = ?`
+			nameArgs = append(nameArgs, v.User)
+		}
+		var recs []JobRecord
+		if ok, err := s.any(ctx, `script_names WHERE name IN (`+placeholders(len(v.JobNames))+`) AND fingerprint <> ?`,
+			append(nameArgs[:len(v.JobNames):len(v.JobNames)], f.Fingerprint)...); err != nil {
+			return nil, err
+		} else if ok {
+			if recs, err = query(names+`) AND `+other, append(nameArgs, args...), jobs, jobArgs); err != nil {
+				return nil, err
+			}
+		}
+		// ...and every submission users made (few), through its partial index.
+		if ok, err := s.any(ctx, `submissions WHERE script NOT LIKE 'sacct:%' AND fingerprint <> ?`, f.Fingerprint); !ok || err != nil {
+			return recs, err
+		}
+		mine, err := query(`s.script NOT LIKE 'sacct:%' AND `+other, args, jobs, jobArgs)
+		return append(recs, mine...), err
+	}
+	return nil, nil
+}
+
+// records runs a query of recordColumns.
+// any reports whether a table has a row where a condition holds ("scripts
+// WHERE path = ?"): a cheap look before a query whose preparation alone
+// costs the sbatch wrapper a millisecond. An older schema without the
+// table has none.
+func (s *Store) any(ctx context.Context, tableWhere string, args ...any) (bool, error) {
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+tableWhere+` LIMIT 1`, args...).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table"):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read history: %w", err)
+	}
+	return true, nil
+}
+
+func (s *Store) records(ctx context.Context, q string, limit int, args []any) ([]JobRecord, error) {
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {

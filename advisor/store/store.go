@@ -152,7 +152,37 @@ var migrations = []string{
 	ALTER TABLE jobs ADD COLUMN unsettled INTEGER NOT NULL DEFAULT 0;  -- not ended, or a placeholder
 	UPDATE jobs SET unsettled = 1 WHERE state IN ` + activeStateList + ` OR stub = 1;
 	CREATE INDEX jobs_unsettled ON jobs(cluster, user) WHERE unsettled = 1;`,
+
+	// 8: the cluster name the history last filed jobs under (the one to use
+	// when Slurm cannot be asked); what finds the runs of a script's earlier
+	// versions: its path, and the job names and users each fingerprint's
+	// jobs had when they were linked to it (slurmdbd's scripts: a site-wide
+	// history's), filled for those linked so far; and the submissions made
+	// by users (sweep, track, the wrapper) apart from those made from
+	// slurmdbd's scripts, which are as many as the jobs.
+	`CREATE TABLE settings (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	);
+	CREATE INDEX scripts_by_path ON scripts(path);
+	CREATE TABLE script_names (
+		name        TEXT NOT NULL,  -- the job's name, as sacct gives it
+		user        TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		PRIMARY KEY (name, user, fingerprint)
+	) WITHOUT ROWID;
+	INSERT OR IGNORE INTO script_names(name, user, fingerprint)
+		SELECT j.name, coalesce(j.user, ''), s.fingerprint FROM submissions s
+		JOIN jobs j ON j.cluster = s.cluster AND j.job_key = s.job_id WHERE j.name IS NOT NULL;
+	CREATE INDEX submissions_made_here ON submissions(fingerprint) WHERE script NOT LIKE 'sacct:%';`,
 }
+
+// oldestReadable is the oldest schema a read-only open reads: reading
+// does without what was added since (no cluster name is remembered, and
+// earlier versions are found by path and through the users' own
+// submissions only), so a site-wide history that an older migadvisor wrote
+// stays readable to the users who cannot migrate it.
+const oldestReadable = 7
 
 // SchemaVersion is the schema this build writes.
 var SchemaVersion = len(migrations)
@@ -172,8 +202,8 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadOnly opens an existing history for reading only (a site-wide one
 	// that admins fill, or the user's own from the sbatch wrapper): nothing
-	// is created, migrated or drained, and a schema other than this build's
-	// is an error.
+	// is created, migrated or drained, and a schema newer than this build's
+	// (or too old to read) is an error.
 	ReadOnly bool
 	// Shared creates a history that every user may read (the file 0644 in
 	// a 0755 directory) instead of its owner alone: the site-wide one,
@@ -309,7 +339,7 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 	case err != nil:
 	case v > SchemaVersion:
 		err = fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
-	case v < SchemaVersion:
+	case v < oldestReadable:
 		err = fmt.Errorf("schema %d is older than this migadvisor's %d: open it once read-write (any migadvisor command with --db) to migrate it", v, SchemaVersion)
 	}
 	if err != nil {
