@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func testCollector(t *testing.T) *Collector {
@@ -193,5 +195,166 @@ func TestScanOutputsRealH100Monitor(t *testing.T) {
 	}
 	if r.MonitorUtil != "supported" || r.MonitorUtilMax == nil || r.GPUDevice != "NVIDIA H100 80GB HBM3" || *r.MonitorTotalMiB != 81559 {
 		t.Errorf("record %+v", r)
+	}
+}
+
+// linkedFixture copies the dev cluster's jobs 17 and 18 (testdata/linked)
+// into a directory of their own, imports their accounting, and gives the
+// collector a sacct that prints their stored batch scripts.
+func linkedFixture(t *testing.T, col *Collector) (work string) {
+	t.Helper()
+	work = t.TempDir()
+	logs, err := os.ReadDir(filepath.Join("testdata", "linked", "logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range logs {
+		data, _ := os.ReadFile(filepath.Join("testdata", "linked", "logs", e.Name()))
+		write(t, filepath.Join(work, "logs", e.Name()), string(data))
+	}
+	dump, err := os.ReadFile(filepath.Join("testdata", "linked", "sacct.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := col.ImportDump(context.Background(), strings.NewReader(strings.ReplaceAll(string(dump), "/tmp/i18o/fx", work))); err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	scripts, _ := os.ReadFile(filepath.Join("testdata", "linked", "sacct-batch-script.txt"))
+	write(t, filepath.Join(bin, "scripts.txt"), string(scripts))
+	write(t, filepath.Join(bin, "sacct"), "#!/bin/sh\ncat \"$(dirname \"$0\")/scripts.txt\"\n")
+	os.Chmod(filepath.Join(bin, "sacct"), 0o755)
+	col.Slurm = &slurm.Client{Bin: bin}
+	return work
+}
+
+// Jobs of other users (collect --all-users) are linked to the scripts
+// slurmdbd stored, whose --output and --error are expanded for each job:
+// a directory, %x, an array's %A_%a (slurmdbd names a task's script 18_0,
+// not by its JobIDRaw). The OOM job 17 printed on stderr is found, and the
+// array's two tasks are one submission of one script.
+func TestLinkScriptsReadsOutputAndErrorOfEachJob(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	work := linkedFixture(t, col)
+	linked, err := col.LinkScripts(ctx, 100)
+	if err != nil || linked.Linked != 3 || linked.Missing != 0 {
+		t.Fatalf("link: %+v %v", linked, err)
+	}
+	out, err := col.ScanOutputs(ctx, nil, nil)
+	if err != nil || out.Scanned != 3 || out.GPUOOMs != 1 || len(out.Missing) != 0 {
+		t.Fatalf("scan: %+v %v", out, err)
+	}
+	recs, err := col.Store.History(ctx, store.HistoryFilter{Tracked: true})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("history: %d records, %v", len(recs), err)
+	}
+	byID := map[string]store.JobRecord{}
+	for _, r := range recs {
+		byID[r.JobID] = r
+	}
+	train := byID["17"]
+	if train.OOM() != "gpu" || train.OutputPath != filepath.Join(work, "logs", "fxtrain-17.out") || !strings.Contains(train.GPUOOMText, "Tried to allocate 2.00 GiB") {
+		t.Errorf("job 17: oom %q in %s: %q", train.OOM(), train.OutputPath, train.GPUOOMText)
+	}
+	if need := train.GPUNeedMiB; need == nil || math.Abs(*need-10.3*1024) > 0.01 {
+		t.Errorf("job 17 needs %v MiB", need)
+	}
+	for id, acc := range map[string]float64{"18_0": 0.90, "18_1": 0.91} {
+		r := byID[id]
+		if r.Metrics["acc"] != acc || r.OutputPath != filepath.Join(work, "logs", "fxsweep_"+id+".out") || r.Fingerprint == "" {
+			t.Errorf("task %s: metrics %v from %s, fingerprint %q", id, r.Metrics, r.OutputPath, r.Fingerprint)
+		}
+	}
+	if byID["18_0"].Fingerprint != byID["18_1"].Fingerprint || byID["18_0"].Fingerprint == train.Fingerprint {
+		t.Errorf("fingerprints: %q %q %q", byID["18_0"].Fingerprint, byID["18_1"].Fingerprint, train.Fingerprint)
+	}
+	subs, _ := col.Store.Tracked(ctx, store.TrackedFilter{})
+	if len(subs) != 2 || subs[0].Stdout != filepath.Join(work, "logs", "fxtrain-17.out") || subs[0].Stderr != filepath.Join(work, "logs", "fxtrain-17.err") {
+		t.Errorf("submissions: %+v", subs)
+	}
+	again, err := col.LinkScripts(ctx, 100)
+	if err != nil || again.Linked != 0 || again.Missing != 0 {
+		t.Errorf("a second link: %+v %v", again, err)
+	}
+	if rescan, _ := col.ScanOutputs(ctx, nil, nil); rescan.Scanned != 0 || rescan.Unchanged != 3 {
+		t.Errorf("a second scan: %+v", rescan)
+	}
+}
+
+// A job whose --error is its own file has it read too, whichever way its
+// files are known: the paths scontrol gave at submission, the script's
+// --error, or the .err beside an .out in --outputs. A line added to the
+// error file alone is read at the next collect.
+func TestScanOutputsReadsTheErrorFile(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	work := t.TempDir()
+	dump := "JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n" +
+		"1|1|FAILED|tracked|" + work + "|gres/gpu:a100_10g=1\n" +
+		"2|2|FAILED|scripted|" + work + "|gres/gpu:a100_10g=1\n" +
+		"3|3|FAILED|loose|" + work + "|gres/gpu:a100_10g=1\n" +
+		"4|4|FAILED|scripted|" + work + "|gres/gpu:a100_10g=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, "job.sh")
+	write(t, script, "#!/bin/bash\n#SBATCH -o out/%x.%j.out\n#SBATCH -e err/%x.%j.err\nsrun train\n")
+	oom := "RuntimeError: CUDA error: out of memory\n"
+	write(t, filepath.Join(work, "t.out"), "epoch 1\n")
+	write(t, filepath.Join(work, "t.err"), oom)
+	write(t, filepath.Join(work, "out", "scripted.2.out"), "epoch 1\n")
+	write(t, filepath.Join(work, "err", "scripted.2.err"), oom)
+	write(t, filepath.Join(work, "out", "scripted.4.out"), "epoch 1\n")
+	write(t, filepath.Join(work, "err", "scripted.4.err"), oom)
+	loose := t.TempDir()
+	write(t, filepath.Join(loose, "loose.3.out"), "MIGADVISOR_WORK 10 steps\n")
+	write(t, filepath.Join(loose, "loose.3.err"), oom)
+	if err := col.Store.RecordSubmissions(ctx, []store.Submission{
+		{Cluster: "c1", JobID: "1", Fingerprint: "f1", Source: script, Script: script, WorkDir: work,
+			Stdout: filepath.Join(work, "t.out"), Stderr: filepath.Join(work, "t.err"), Submitted: time.Now()},
+		{Cluster: "c1", JobID: "2", Fingerprint: "f2", Source: script, Script: script, WorkDir: work, Submitted: time.Now()},
+		// A sweep records scontrol's stdout alone; the script has the rest.
+		{Cluster: "c1", JobID: "4", Fingerprint: "f2", Source: script, Script: script, WorkDir: work,
+			Stdout: filepath.Join(work, "out", "scripted.4.out"), Submitted: time.Now()},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := col.ScanOutputs(ctx, []string{loose}, nil)
+	if err != nil || out.Scanned != 4 || out.GPUOOMs != 4 || out.Work != 1 {
+		t.Fatalf("scan: %+v %v", out, err)
+	}
+	write(t, filepath.Join(work, "t.err"), oom+"slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch. Some of the step tasks have been OOM Killed.\n")
+	os.Chtimes(filepath.Join(work, "t.err"), time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	again, err := col.ScanOutputs(ctx, []string{loose}, nil)
+	if err != nil || again.Scanned != 1 || again.HostOOMs != 1 || again.Unchanged != 3 {
+		t.Errorf("after the error file grew: %+v %v", again, err)
+	}
+}
+
+// Jobs that could write no output are not missing theirs: one Slurm could
+// not open the file for (exit 0:53) and one cancelled before it ran; one
+// that ran and failed is.
+func TestScanOutputsMissesOnlyOutputsThatWereWritten(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	dump := "JobIDRaw|JobID|State|ExitCode|Start|ElapsedRaw|JobName|WorkDir|AllocTRES\n" +
+		"2|2|FAILED|0:53|2026-11-23T10:46:57|0|nodir|/nowhere|gres/gpu:a100_10g=1\n" +
+		"12|12|CANCELLED by 0|0:0|None|0|pending|/nowhere|gres/gpu:a100_10g=1\n" +
+		"13|13|FAILED|1:0|2026-11-23T10:46:57|5|ran|/nowhere|gres/gpu:a100_10g=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	var subs []store.Submission
+	for _, id := range []string{"2", "12", "13"} {
+		subs = append(subs, store.Submission{Cluster: "c1", JobID: id, Fingerprint: "f", Source: "/nowhere/job.sh",
+			Script: "/nowhere/job.sh", Stdout: "/nonexistent/dir/" + id + ".out", Submitted: time.Now()})
+	}
+	if err := col.Store.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	out, err := col.ScanOutputs(ctx, nil, nil)
+	if err != nil || strings.Join(out.Missing, " ") != "13" {
+		t.Errorf("missing %q %v, want job 13's only", out.Missing, err)
 	}
 }

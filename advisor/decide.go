@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/slurm"
@@ -48,20 +49,76 @@ func (a *analysis) decide() {
 			best = pa
 		}
 	}
-	choice := best
-	if a.opt.Objective == ObjectiveSU {
-		// Profiles are ordered from the smallest: take the first close enough.
-		for _, pa := range eligible {
-			if key(pa) <= key(best)*(1+a.opt.SUTolerance) {
-				choice = pa
-				break
-			}
+	// Profiles are ordered from the smallest: take the first whose figure
+	// is the best's within the noise of the runs (a tie).
+	choice, margin := best, 0.0
+	for _, pa := range eligible {
+		if m := a.tieMargin(pa, best); key(pa) <= key(best)*(1+m) {
+			choice, margin = pa, m
+			break
 		}
 	}
 	a.rec.Recommended = &choice.Profile
 	a.rec.Basis = choice.RuntimeSource
 	a.rec.TimeLimit = choice.TimeLimit
-	a.rec.Reason = a.because(choice, best, eligible, key, what)
+	a.rec.Reason = a.because(choice, best, eligible, key, what, margin)
+	a.smallerUnknown(choice)
+}
+
+// smallerUnknown names the probe that would tell whether a smaller profile
+// than the choice fits, when no memory figure says so (a run without the
+// monitor): the advice stands, and a cheaper one may be found.
+func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
+	for _, pa := range a.rec.Profiles {
+		if pa.UsableMiB >= choice.UsableMiB {
+			return
+		}
+		if pa.excluded == "" && pa.OOMRisk == RiskUnknown {
+			a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
+			a.rec.Next = a.probeCommand(pa.Profile, "")
+			return
+		}
+	}
+}
+
+// DefaultNoise is the run-to-run noise taken for a figure with fewer than
+// noiseRuns runs behind it: runs of one job on one profile often differ by
+// several per cent (node, file system, data loading).
+const (
+	DefaultNoise = 0.10
+	noiseRuns    = 3
+)
+
+// noise is the relative run-to-run noise of a profile's figure: the spread
+// of its runs when there are enough of them, else DefaultNoise.
+func noise(pa *ProfileAdvice) float64 {
+	if pa.RuntimeRuns >= noiseRuns && pa.RuntimeSpread != nil {
+		return *pa.RuntimeSpread
+	}
+	return DefaultNoise
+}
+
+// tieMargin is how much worse than the best a profile's figure may be and
+// still tie with it: the noise of either figure, and at least the SU
+// tolerance for the SU objective.
+func (a *analysis) tieMargin(pa, best *ProfileAdvice) float64 {
+	m := max(noise(pa), noise(best))
+	if a.opt.Objective == ObjectiveSU {
+		m = max(m, a.opt.SUTolerance)
+	}
+	return m
+}
+
+// noiseWords says where a tie margin comes from.
+func (a *analysis) noiseWords(pa, best *ProfileAdvice, margin float64) string {
+	pct := fmt.Sprintf("%.0f%%", 100*margin)
+	switch {
+	case a.opt.Objective == ObjectiveSU && margin == a.opt.SUTolerance && margin > max(noise(pa), noise(best)):
+		return "within the " + pct + " SU tolerance"
+	case margin == DefaultNoise && (pa.RuntimeRuns < noiseRuns || best.RuntimeRuns < noiseRuns):
+		return fmt.Sprintf("within the %s taken as run-to-run noise while fewer than %d runs back a figure", pct, noiseRuns)
+	}
+	return "within the " + pct + " run-to-run noise its runs show"
 }
 
 // objectiveKey is what the objective minimises, and its name.
@@ -97,26 +154,34 @@ func (a *analysis) objectiveKey(eligible []*ProfileAdvice) (func(*ProfileAdvice)
 }
 
 // because is the one-line reason for the choice.
-func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64, what string) string {
+func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64, what string, margin float64) string {
 	var b strings.Builder
 	switch {
 	case len(eligible) == 1:
-		fmt.Fprintf(&b, "the only profile with low OOM risk and a known runtime (%s %s)", formatKey(key(choice), what), what)
+		fmt.Fprintf(&b, "the only profile with low OOM risk and a known runtime: %s %s", formatKey(key(choice), what), what)
 	case choice != best:
-		fmt.Fprintf(&b, "%s %s, within %.0f%% of the lowest (%s on %s), on a smaller profile",
-			formatKey(key(choice), what), what, 100*a.opt.SUTolerance, formatKey(key(best), what), best.Profile)
+		fmt.Fprintf(&b, "%s %s, a tie with %s's %s, %s: a tie goes to the smaller profile",
+			formatKey(key(choice), what), what, best.Profile, formatKey(key(best), what), a.noiseWords(choice, best, margin))
 	default:
 		fmt.Fprintf(&b, "lowest %s: %s", what, formatKey(key(choice), what))
 		if next := runnerUp(choice, eligible, key); next != nil {
-			fmt.Fprintf(&b, " (next: %s on %s)", formatKey(key(next), what), next.Profile)
+			fmt.Fprintf(&b, ", then %s on %s", formatKey(key(next), what), next.Profile)
 		}
 	}
-	fmt.Fprintf(&b, "; OOM risk low (%s)", choice.OOMRiskReason)
-	fmt.Fprintf(&b, "; runtime %s %s", slurm.FormatSeconds(*choice.RuntimeS), choice.RuntimeSource)
+	fmt.Fprintf(&b, "; OOM risk low: %s", choice.OOMRiskReason)
+	fmt.Fprintf(&b, "; runtime %s %s", slurm.FormatSeconds(*choice.RuntimeS), runtimeBasis(choice))
 	if choice.TimeLimit != "" {
 		fmt.Fprintf(&b, "; use --time=%s", choice.TimeLimit)
 	}
 	return b.String()
+}
+
+// runtimeBasis says what a runtime rests on: "measured in 3 runs".
+func runtimeBasis(pa *ProfileAdvice) string {
+	if pa.RuntimeRuns > 0 && pa.RuntimeSource == BasisMeasured {
+		return "measured in " + plural(pa.RuntimeRuns, "run")
+	}
+	return pa.RuntimeSource
 }
 
 func runnerUp(choice *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) *ProfileAdvice {
@@ -133,34 +198,102 @@ func formatKey(v float64, what string) string {
 	if strings.Contains(what, "runtime") || strings.Contains(what, "wait") {
 		return slurm.FormatSeconds(v)
 	}
-	return fmt.Sprintf("%.3g", v)
+	return FormatSU(v)
 }
 
 // nextStep says why nothing can be recommended, and what to run to find out.
 func (a *analysis) nextStep() (reason, next string) {
+	if len(a.runs) == 0 && a.rec.MultiGPU != nil {
+		return fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", a.rec.MultiGPU.GPUs),
+			a.probeCommand(a.wholeGPUProfiles(), "")
+	}
 	if len(a.runs) == 0 {
 		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
-			a.probeCommand("")
+			a.probeCommand("", "")
+	}
+	if r, ok := a.scriptFailure(); ok {
+		next := ""
+		if r.Outcome.Kind == OutcomeNoOutputFile {
+			next = "migadvisor lint " + slurm.ShellWord(a.job.Script)
+		}
+		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return n == failureNote(r) }) // the reason says it
+		return fmt.Sprintf("no run completed, and job %s %s; no profile changes that, so fix the script before measuring it", r.JobID, r.outcomeText()), next
+	}
+	if r, ok := a.hostOOMOnly(); ok {
+		return fmt.Sprintf("no run completed, and %s, which is about --mem, not the GPU: ask for --mem=%s (the change below), then measure it",
+			a.rec.MemReason, a.rec.Mem), a.probeCommand(r.Profile, "")
 	}
 	var blocked []string
 	for _, pa := range a.rec.Profiles {
 		switch {
+		case pa.excluded != "":
 		case pa.OOMRisk == RiskUnknown || pa.OOMRisk == RiskMedium:
-			return fmt.Sprintf("%s has %s OOM risk (%s); measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
-				a.probeCommand(pa.Profile)
-		case pa.OOMRisk == RiskLow && pa.RuntimeS == nil:
-			return fmt.Sprintf("no run has completed, so no runtime is known; give the job a longer --time than %s and measure %s",
-				a.job.Resources.Time, pa.Profile), a.probeCommand(pa.Profile)
+			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
+				a.probeCommand(pa.Profile, "")
+		case pa.OOMRisk == RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
+			return a.measureStep(&pa)
 		case pa.OOMRisk == RiskLow:
 			blocked = append(blocked, pa.Profile+": "+pa.Reason)
 		}
 	}
 	if len(blocked) > 0 {
-		return "every profile that fits is excluded (" + strings.Join(blocked, "; ") + ")", ""
+		return "every profile that fits is excluded: " + strings.Join(blocked, "; "), ""
 	}
 	need := "more GPU memory than any profile has"
 	if a.need.Known() {
-		need = fmt.Sprintf("at least %.0f MiB of GPU memory (%s)", a.need.MiB, a.need.Source)
+		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", FormatMiB(a.need.MiB), a.need.Source)
 	}
-	return "the job ran out of GPU memory or needs " + need + " on every profile: reduce its memory use (batch size, precision) or spread it over several GPUs", ""
+	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", ""
+}
+
+// measureStep says why a profile that fits has no runtime to advise on, and
+// the probe that measures it: with a longer --time after a run reached its
+// limit, else as it is (the runs ran out of memory on smaller profiles, or
+// failed).
+func (a *analysis) measureStep(pa *ProfileAdvice) (reason, next string) {
+	a.rec.TimeLimit = pa.TimeLimit
+	if pa.RuntimeAtLeast {
+		reason = fmt.Sprintf("no run has completed on %s: it %s", pa.Profile, pa.boundBy)
+		if pa.TimeLimit != "" {
+			reason += fmt.Sprintf("; ask for --time=%s and measure it", pa.TimeLimit)
+		}
+		return reason, a.probeCommand(pa.Profile, pa.TimeLimit)
+	}
+	reason = "no run has completed yet, so no runtime is known"
+	if r, ok := a.firstFailure(); ok {
+		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
+	}
+	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeCommand(pa.Profile, "")
+}
+
+// firstFailure is a run that ran and did not complete, GPU OOMs first.
+func (a *analysis) firstFailure() (Run, bool) {
+	var found Run
+	for _, r := range a.runs {
+		switch {
+		case r.GPUOOM:
+			return r, true
+		case !r.Completed && ran(r) && found.JobID == "":
+			found = r
+		}
+	}
+	return found, found.JobID != ""
+}
+
+// hostOOMOnly is the run that ran out of host memory, when that is what
+// stopped the job and no run completed: --mem, not a profile, is the fix.
+func (a *analysis) hostOOMOnly() (Run, bool) {
+	if a.rec.Mem == "" {
+		return Run{}, false
+	}
+	var found Run
+	for _, r := range a.runs {
+		switch {
+		case r.Completed:
+			return Run{}, false
+		case r.HostOOM && found.JobID == "":
+			found = r
+		}
+	}
+	return found, found.JobID != ""
 }

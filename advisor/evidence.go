@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"slices"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -34,21 +35,35 @@ type Run struct {
 	WorkUnit     string
 	Utilisation  float64 // mean GPU utilisation, %
 
+	// Earlier marks a run of an earlier version of the script (the same
+	// path, or the same job name and resources, with another fingerprint):
+	// evidence, but weaker than the exact script's. EarlierBy says which
+	// (store.EarlierByPath, store.EarlierByName).
+	Earlier   bool
+	EarlierBy string
+
 	CPUs       int
 	ReqMemMiB  float64
 	MaxRSSMiB  float64
 	QueueWaitS float64 // Start − Submit
+	Submitted  time.Time
+	Outcome    Outcome // how it ended, in words (Explain)
+	GPUs       int     // GPUs of the profile the run had; 0 (a reference row) counts as 1
+	User       string  // who ran it ("" when unknown)
 }
 
 // RunFromRecord reads a job record of the history. It returns false for a
-// record that says nothing about a profile: not ended, no single GPU of a
-// known profile.
+// record that says nothing about a profile: not ended, no GPU of a known
+// profile. A run on several GPUs says how many (GPUs): its figures are for
+// a job of that many.
 func RunFromRecord(r *store.JobRecord) (Run, bool) {
-	if r.Stub || !slurm.TerminalState(r.State) || r.Profile == "" || r.GPUCount != 1 {
+	if r.Stub || !slurm.TerminalState(r.State) || r.Profile == "" || r.GPUCount < 1 {
 		return Run{}, false
 	}
 	run := Run{Cluster: r.Cluster, JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
 		AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+	run.Earlier, run.EarlierBy = r.Earlier, r.EarlierBy
+	run.GPUs, run.User = int(r.GPUCount), r.User
 	run.GPUOOM = r.GPUOOM != ""
 	run.HostOOM = r.OOM() == slurm.OOMHost
 	run.Completed = r.State == "COMPLETED" && !run.GPUOOM
@@ -75,6 +90,10 @@ func RunFromRecord(r *store.JobRecord) (Run, bool) {
 		run.CPUs = int(*r.CPUs)
 	}
 	run.ReqMemMiB, run.MaxRSSMiB = deref(r.ReqMemMiB, -1), deref(r.MaxRSSMiB, -1)
+	if r.Submit != nil {
+		run.Submitted = *r.Submit
+	}
+	run.Outcome = Explain(r, nil)
 	if r.Submit != nil && r.Start != nil && !r.Start.Before(*r.Submit) {
 		run.QueueWaitS = r.Start.Sub(*r.Submit).Seconds()
 	}
@@ -124,7 +143,7 @@ func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
 			continue
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
-			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB})
+			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier})
 	}
 	return out
 }
@@ -144,4 +163,36 @@ func medianOf(runs []Run, keep func(Run) bool, f func(Run) float64) (float64, []
 	}
 	slices.Sort(vs)
 	return median(vs), vs, true
+}
+
+// briefOutcome says in a few words how a run that did not complete ended,
+// and where: "ran out of GPU memory on 1g.10gb".
+func (r Run) briefOutcome() string {
+	switch {
+	case r.GPUOOM:
+		return "ran out of GPU memory on " + r.Profile
+	case r.HostOOM:
+		return "ran out of host memory on " + r.Profile
+	case r.TimedOut:
+		return "reached its time limit on " + r.Profile
+	}
+	return "on " + r.Profile + " " + r.outcomeText()
+}
+
+// outcomeText says how the run ended, to follow "job 42 ": Explain's
+// sentence when the run came from the history, else from its flags.
+func (r Run) outcomeText() string {
+	switch {
+	case r.Outcome.Text != "":
+		return r.Outcome.Text
+	case r.GPUOOM:
+		return "ran out of GPU memory"
+	case r.HostOOM:
+		return "ran out of host memory"
+	case r.TimedOut:
+		return "reached its time limit"
+	case r.Completed:
+		return "completed"
+	}
+	return "ended " + r.State
 }

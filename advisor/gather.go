@@ -3,6 +3,10 @@ package advisor
 import (
 	"context"
 	"fmt"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
@@ -17,14 +21,20 @@ const queueWaitJobs = 1000
 
 // Gather reads a script's evidence from the user's history and, when the
 // site has one, the site-wide history: the runs that share its fingerprint
-// (a job in both counts once), and the median queue wait per profile since
-// a time, from the site-wide history when there is one (it holds the whole
-// cluster's jobs), else the user's.
+// and those of its earlier versions (see GatherScriptRuns; a job in both
+// histories counts once), and the median queue wait per profile since a
+// time, from the site-wide history when there is one (it holds the whole
+// cluster's jobs), else the user's. Its notes say what the runs lack: only
+// earlier versions' runs, or tracked jobs not collected yet.
 func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*store.Store) (Job, error) {
-	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}}
-	stores := append([]*store.Store{st}, siteWide...)
+	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}, User: currentUser()}
+	key := KeyOf(path, s, site)
 	var err error
-	if job.Runs, err = GatherRuns(ctx, job.Fingerprint, stores...); err != nil {
+	if job.Runs, err = GatherScriptRuns(ctx, key, st, siteWide...); err != nil {
+		return job, err
+	}
+	stores := append([]*store.Store{st}, siteWide...)
+	if job.Notes, err = gatherNotes(ctx, key, job.Runs, stores); err != nil {
 		return job, err
 	}
 	waits := stores[len(stores)-1]
@@ -40,28 +50,167 @@ func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path strin
 	return job, nil
 }
 
+// ScriptKey names a script's runs in a history: its fingerprint (the
+// strongest link), and what finds the runs of its earlier versions.
+type ScriptKey struct {
+	Fingerprint string
+	Versions    store.Versions // Versions.User applies to site-wide histories only
+}
+
+// KeyOf is the key of the script at path: its absolute path; the names its
+// jobs take (--job-name, else the file's name, as sbatch names them, and
+// its sweep variants' NAME-PROFILE for each of the site's profiles); the
+// CPUs and memory where the script sets them. In a site-wide history only
+// this user's jobs can be earlier versions (another user's script of the
+// same name is not a version of this one): Filter adds the user.
+func KeyOf(path string, s *slurm.Script, site *catalog.Site) ScriptKey {
+	k := ScriptKey{Fingerprint: s.Fingerprint()}
+	if abs, err := filepath.Abs(path); err == nil {
+		k.Versions.Path = abs
+	}
+	r := s.Resources
+	name, base := r.JobName, r.JobName
+	if name == "" {
+		name = filepath.Base(path)
+		base = strings.TrimSuffix(name, filepath.Ext(name))
+	}
+	k.Versions.JobNames = []string{name}
+	if site != nil {
+		for _, p := range site.Profiles {
+			k.Versions.JobNames = append(k.Versions.JobNames, base+"-"+p.Name)
+		}
+	}
+	if r.NTasks > 0 || r.NTasksPerNode > 0 || r.CPUsPerTask > 0 || r.CPUsPerGPU > 0 || r.MinCPUs > 0 {
+		k.Versions.CPUs = int64(r.CPUs())
+	}
+	if !r.MemAll && (r.MemMiB > 0 || r.MemPerCPUMiB > 0 || r.MemPerGPUMiB > 0) {
+		k.Versions.MemMiB = float64(r.MemoryMiB(0, 0))
+	}
+	return k
+}
+
+// Filter selects the script's jobs and its earlier versions' in a history:
+// in a site-wide one, of this user's jobs only those can be earlier
+// versions; in the user's own, whoever's jobs they collected.
+func (k ScriptKey) Filter(siteWide bool, limit int) store.HistoryFilter {
+	v := k.Versions
+	v.User = ""
+	if siteWide {
+		// Asked only here: the user's name costs the sbatch wrapper a
+		// millisecond or two of NSS look-up when there is no site history.
+		v.User = currentUser()
+	}
+	return store.HistoryFilter{Fingerprint: k.Fingerprint, Versions: &v, Limit: limit}
+}
+
+// currentUser is the name of the user running migadvisor, "" if unknown.
+var currentUser = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.Username
+}
+
 // GatherRuns reads the runs of a script (by fingerprint) from one or more
 // histories: the user's own and a site-wide one may both hold a job, which
-// counts once.
+// counts once. GatherScriptRuns also reads its earlier versions' runs.
 func GatherRuns(ctx context.Context, fingerprint string, stores ...*store.Store) ([]Run, error) {
 	var all [][]Run
 	for _, st := range stores {
-		recs, err := st.History(ctx, store.HistoryFilter{Fingerprint: fingerprint})
+		runs, err := runsIn(ctx, st, store.HistoryFilter{Fingerprint: fingerprint})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", st.Path(), err)
-		}
-		var runs []Run
-		for i := range recs {
-			if r, ok := RunFromRecord(&recs[i]); ok {
-				runs = append(runs, r)
-			}
+			return nil, err
 		}
 		all = append(all, runs)
 	}
 	return MergeRuns(all...), nil
 }
 
-// MergeRuns joins runs read from several histories, each job once.
+// GatherScriptRuns reads the runs of a script from the user's history (own,
+// nil for none) and site-wide ones: those of its exact fingerprint, then
+// those of its earlier versions (the script edited: the same path, or the
+// same job name, CPUs and memory; in a site-wide history this user's jobs
+// only), marked Earlier. Each job counts once, as the exact script's where
+// any history links it so.
+func GatherScriptRuns(ctx context.Context, key ScriptKey, own *store.Store, siteWide ...*store.Store) ([]Run, error) {
+	// This version's own runs first: once it has runs that ran, Recommend
+	// leaves its earlier versions' out, so they need not be read (the
+	// sbatch wrapper's usual case, and their queries cost milliseconds).
+	stores := siteWide
+	if own != nil {
+		stores = append([]*store.Store{own}, siteWide...)
+	}
+	these, err := GatherRuns(ctx, key.Fingerprint, stores...)
+	if err != nil || slices.ContainsFunc(these, ran) {
+		return these, err
+	}
+	all := [][]Run{these}
+	for i, st := range stores {
+		f := key.Filter(own == nil || i > 0, 0) // the site-wide ones: this user's jobs only
+		f.Versions.Only = true
+		earlier, err := runsIn(ctx, st, f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, earlier)
+	}
+	return MergeRuns(all...), nil
+}
+
+// HistoryRecord is a job record and whether it came from a site-wide
+// history.
+type HistoryRecord struct {
+	store.JobRecord
+	SiteWide bool
+}
+
+// History lists the jobs of a script and of its earlier versions (key; nil
+// for every job) from the user's history and site-wide ones, each job once
+// (as the user's history has it), newest first, at most limit (0: all).
+func History(ctx context.Context, key *ScriptKey, limit int, own *store.Store, siteWide ...*store.Store) ([]HistoryRecord, error) {
+	f := store.HistoryFilter{Limit: limit}
+	var out []HistoryRecord
+	seen := map[[2]string]bool{}
+	for i, st := range append([]*store.Store{own}, siteWide...) {
+		if key != nil {
+			f = key.Filter(i > 0, limit)
+		}
+		recs, err := st.History(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Path(), err)
+		}
+		for _, r := range recs {
+			if k := [2]string{r.Cluster, r.Key}; !seen[k] {
+				seen[k] = true
+				out = append(out, HistoryRecord{JobRecord: r, SiteWide: i > 0})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b HistoryRecord) int { return store.NewestFirst(a.JobRecord, b.JobRecord) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// runsIn reads the runs of the records f selects.
+func runsIn(ctx context.Context, st *store.Store, f store.HistoryFilter) ([]Run, error) {
+	recs, err := st.History(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Path(), err)
+	}
+	var runs []Run
+	for i := range recs {
+		if r, ok := RunFromRecord(&recs[i]); ok {
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
+}
+
+// MergeRuns joins runs read from several histories, each job once: the
+// first set that has it wins.
 func MergeRuns(sets ...[]Run) []Run {
 	var runs []Run
 	seen := map[string]bool{}
@@ -74,4 +223,60 @@ func MergeRuns(sets ...[]Run) []Run {
 		}
 	}
 	return runs
+}
+
+// gatherNotes says what the script's runs lack: when none is of this exact
+// script, that its earlier versions' runs stand in, and which of its
+// tracked jobs have no final accounting record in the history yet (they
+// ran, or run, but 'collect' has not read them).
+func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*store.Store) ([]string, error) {
+	earlier, byPath := 0, false
+	for _, r := range runs {
+		if !r.Earlier {
+			return nil, nil
+		}
+		earlier++
+		byPath = byPath || r.EarlierBy == store.EarlierByPath
+	}
+	var notes []string
+	if earlier > 0 {
+		how := "the same job name and resources"
+		if byPath {
+			how = "the same path"
+		}
+		runs, are := fmt.Sprintf("%d runs", earlier), "are"
+		if earlier == 1 {
+			runs, are = "1 run", "is"
+		}
+		notes = append(notes, fmt.Sprintf("no runs of this exact script; %s of an earlier version (%s) %s used", runs, how, are))
+	}
+	var waiting []string
+	for _, st := range stores {
+		tracked, err := st.Tracked(ctx, store.TrackedFilter{Fingerprint: key.Fingerprint})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Path(), err)
+		}
+		for _, id := range store.Unended(tracked) {
+			if !slices.Contains(waiting, id) {
+				waiting = append(waiting, id)
+			}
+		}
+	}
+	switch n := len(waiting); {
+	case n == 1:
+		notes = append(notes, fmt.Sprintf("tracked job %s of this script has no final accounting record in the history yet: run 'migadvisor collect' after it ends", waiting[0]))
+	case n > 1:
+		notes = append(notes, fmt.Sprintf("%d tracked jobs of this script (%s) have no final accounting record in the history yet: run 'migadvisor collect' after they end",
+			n, listIDs(waiting)))
+	}
+	return notes, nil
+}
+
+// listIDs names up to 5 job ids, and how many more.
+func listIDs(ids []string) string {
+	const shown = 5
+	if len(ids) <= shown {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:shown], ", "), len(ids)-shown)
 }

@@ -29,6 +29,9 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 			pa.HostOOM++
 		}
 		pa.OOMObserved = pa.OOMObserved || r.GPUOOM
+		if r.GPUOOM {
+			pa.GPUOOMs++
+		}
 	}
 	if a.need.Known() {
 		pa.GPUMemNeedMiB = ptr(math.Round(a.need.MiB))
@@ -41,6 +44,12 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	if w, ok := a.job.QueueWaitS[p.Name]; ok {
 		pa.QueueWaitS = ptr(math.Round(w))
 	}
+	pa.excluded = a.exclusion(p)
+	if pa.excluded != "" {
+		// It cannot run the job: no figure of it means anything.
+		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB = RiskNone, pa.excluded, nil
+		pa.RuntimeS, pa.RuntimeRangeS, pa.RuntimeSource, pa.RuntimeAtLeast, pa.SU, pa.SUPerWork, pa.TimeLimit = nil, nil, "", false, nil, nil, ""
+	}
 	pa.Eligible, pa.Reason = a.eligibility(&pa)
 	return pa
 }
@@ -50,35 +59,77 @@ func ptr[T any](v T) *T { return &v }
 // fromPrior marks a judgement made on a reference benchmark's runs.
 func (a *analysis) fromPrior(reason string) string {
 	if a.basis == BasisPrior {
-		return "reference benchmark: " + reason
+		return "in the reference benchmark, " + reason
 	}
 	return reason
 }
 
 // runtime sets the profile's runtime: the median of its completed runs; else
 // the job's total work at the rate measured here (time-capped runs count);
-// else predicted from the other profiles. Never below the longest run that
-// hit its time limit here.
+// else predicted from the other profiles. Never below a run that reached its
+// time limit here or on a bigger profile: such a time is a proven lower
+// bound, and a runtime that rests on it is marked "at least".
 func (a *analysis) runtime(pa *ProfileAdvice) {
 	completed := func(r Run) bool { return r.Profile == pa.Profile && r.Completed && r.Seconds > 0 }
 	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok {
-		pa.RuntimeS, pa.RuntimeRangeS = ptr(m), &[2]float64{sorted[0], sorted[len(sorted)-1]}
+		pa.RuntimeS, pa.RuntimeRangeS = ptr(roundSeconds(m)), &[2]float64{roundSeconds(sorted[0]), roundSeconds(sorted[len(sorted)-1])}
 		pa.RuntimeSource = a.basis
+		if a.basis == BasisPrior {
+			return // one reference measurement, not the job's runs
+		}
+		pa.RuntimeRuns = len(sorted)
+		if len(sorted) > 1 {
+			pa.RuntimeSpread = ptr(math.Round(100*(sorted[len(sorted)-1]-sorted[0])/m) / 100)
+		}
 		return
 	}
+	lower, bound := a.lowerBound(pa)
+	pa.boundBy = bound
 	sec, lo, hi, ok := a.workRuntime(pa.Profile)
+	pa.onlyCapped = !ok && a.cappedOnly(pa.Profile)
 	if !ok {
 		sec, lo, hi, ok = a.predictRuntime(pa.capacity)
 	}
-	if !ok {
+	switch {
+	case !ok && lower == 0:
 		return
+	case !ok:
+		sec, lo, hi = lower, lower, lower
 	}
-	lower := a.lowerBound(pa.Profile)
-	pa.RuntimeS, pa.RuntimeRangeS = ptr(max(sec, lower)), &[2]float64{max(lo, lower), max(hi, lower)}
+	if sec <= lower {
+		pa.RuntimeAtLeast = true
+	}
+	pa.RuntimeS = ptr(roundSeconds(max(sec, lower)))
+	pa.RuntimeRangeS = &[2]float64{roundSeconds(max(lo, lower)), roundSeconds(max(hi, lower))}
 	pa.RuntimeSource = BasisPredicted
 	if a.basis == BasisPrior {
 		pa.RuntimeSource = BasisPrior
 	}
+}
+
+// roundSeconds rounds a runtime to the whole seconds it is printed in
+// (never to 0 for a run that took time).
+func roundSeconds(s float64) float64 {
+	if s <= 0 {
+		return s
+	}
+	return max(math.Round(s), 1)
+}
+
+// cappedOnly reports whether the profile has runs and every one reached its
+// time limit or failed: no completion, no work rate.
+func (a *analysis) cappedOnly(profile string) bool {
+	runs := 0
+	for _, r := range a.runs {
+		if r.Profile != profile {
+			continue
+		}
+		if r.Completed || !r.TimedOut && !(r.State == "FAILED" && !r.GPUOOM && !r.HostOOM) {
+			return false
+		}
+		runs++
+	}
+	return runs > 0
 }
 
 // workRuntime is the job's total work at the rates its runs on the profile measured.
@@ -87,7 +138,7 @@ func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
 		return 0, 0, 0, false
 	}
 	onP := func(r Run) bool {
-		return r.Profile == profile && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit
+		return r.Profile == profile && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit && (r.Completed || r.TimedOut)
 	}
 	m, sorted, ok := medianOf(a.runs, onP, func(r Run) float64 { return r.Seconds / r.Work })
 	if !ok {
@@ -108,21 +159,32 @@ func (a *analysis) predictRuntime(capacity float64) (sec, lo, hi float64, ok boo
 	return 0, 0, 0, false
 }
 
-// lowerBound is the longest time a run on the profile ran before its limit.
-func (a *analysis) lowerBound(profile string) float64 {
-	lower := 0.0
+// lowerBound is the longest time a run ran before its time limit on this
+// profile or on one at least as big (a smaller slice is no faster), and that
+// run in words.
+func (a *analysis) lowerBound(pa *ProfileAdvice) (float64, string) {
+	lower, words := 0.0, ""
 	for _, r := range a.runs {
-		if r.Profile == profile && r.TimedOut {
-			lower = max(lower, r.Seconds)
+		if !r.TimedOut || r.Seconds <= lower {
+			continue
+		}
+		p, ok := a.site.Profile(r.Profile)
+		if !ok || r.Profile != pa.Profile && a.site.Capacity(p) < pa.capacity {
+			continue
+		}
+		lower = r.Seconds
+		words = fmt.Sprintf("ran past its time limit here after %s", slurm.FormatSeconds(r.Seconds))
+		if r.Profile != pa.Profile {
+			words = fmt.Sprintf("ran past its time limit on %s, a bigger profile, after %s", r.Profile, slurm.FormatSeconds(r.Seconds))
 		}
 	}
-	return lower
+	return lower, words
 }
 
 // charge applies the SU formula to the runtime, and to the time per unit of work.
 func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	j := a.base
-	j.Profile, j.GPUs, j.Partition, j.Hours = p, 1, a.partitionFor(p), 1
+	j.Profile, j.GPUs, j.Partition, j.Hours = p, a.gpus(p), a.partitionFor(p), 1
 	pa.Partition = j.Partition
 	rate, err := a.site.Charge(j)
 	if err != nil {
@@ -130,10 +192,16 @@ func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	}
 	pa.SUPerHour = round4(rate.SUPerHour)
 	if pa.RuntimeS != nil {
-		pa.SU = ptr(round4(rate.SUPerHour * *pa.RuntimeS / 3600))
+		pa.SU = ptr(RoundSU(rate.SUPerHour * *pa.RuntimeS / 3600))
 	}
-	if perWork, ok := a.secondsPerWork(pa); ok {
-		pa.SUPerWork, pa.WorkUnit = ptr(round4(rate.SUPerHour*perWork/3600)), a.workUnit
+	perWork, ok := a.secondsPerWork(pa)
+	if pa.RuntimeS != nil && a.work > 0 {
+		// The runtime over the job's work: the two columns agree, bounds included.
+		perWork, ok = *pa.RuntimeS/a.work, true
+	}
+	if ok {
+		// Scaled to a unit people read, and rounded, by scaleWork.
+		pa.SUPerWork, pa.WorkUnit = ptr(rate.SUPerHour*perWork/3600), a.workUnit
 	}
 }
 
@@ -166,6 +234,10 @@ func round4(x float64) float64 {
 // asked for, and the profile is then out.
 func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	limit := a.job.Resources.Time
+	if pa.RuntimeAtLeast {
+		a.boundTimeLimit(pa, p)
+		return
+	}
 	if !limit.IsSet() || limit.Unlimited || pa.RuntimeRangeS == nil || pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
 		return
 	}
@@ -174,6 +246,26 @@ func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		pa.beyondLimit = fmt.Sprintf("needs --time=%s, beyond the partition's limit of %s", pa.TimeLimit, max)
 	}
+}
+
+// boundTimeLimit suggests the --time for a profile whose runtime is only a
+// lower bound (a run reached its time limit): twice the bound, so that the
+// next run can complete and be measured, within the partition's limit.
+func (a *analysis) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
+	const step = 300
+	bound := pa.RuntimeRangeS[1]
+	need := time.Duration(math.Ceil(2*bound/step)*step) * time.Second
+	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+		if max.Duration.Seconds() <= bound {
+			pa.beyondLimit = fmt.Sprintf("ran to the partition's limit of %s without completing", max)
+			return
+		}
+		need = max.Duration
+	}
+	if limit := a.job.Resources.Time; limit.Unlimited || limit.IsSet() && limit.Duration >= need {
+		return // the script asks for enough already
+	}
+	pa.TimeLimit = slurm.FormatDuration(need)
 }
 
 // suggestTime is a --time with a fifth more than the longest expected run,
@@ -220,6 +312,9 @@ func (a *analysis) failedOnly(profile string) string {
 
 // eligibility decides whether the profile may be recommended, and says why.
 func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
+	if pa.excluded != "" {
+		return false, pa.excluded
+	}
 	switch pa.OOMRisk {
 	case RiskHigh:
 		return false, "high OOM risk: " + pa.OOMRiskReason
@@ -231,17 +326,17 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	if failed := a.failedOnly(pa.Profile); failed != "" {
 		return false, failed
 	}
-	if pa.RuntimeS == nil {
-		if lower := a.lowerBound(pa.Profile); lower > 0 {
-			return false, fmt.Sprintf("runtime unknown: ran past its time limit (%s) and no run completed anywhere", slurm.FormatSeconds(lower))
-		}
+	switch {
+	case pa.RuntimeS == nil:
 		return false, "runtime unknown: no completed run to scale from"
-	}
-	if pa.beyondLimit != "" {
+	case pa.RuntimeAtLeast:
+		return false, fmt.Sprintf("%s, so its runtime is at least that; no run completed here: measure it with a longer --time", pa.boundBy)
+	case pa.onlyCapped:
+		return false, "every run here reached its time limit or failed, so a predicted time is no answer: measure it with a longer --time"
+	case pa.beyondLimit != "":
 		return false, pa.beyondLimit
-	}
-	if pa.TimeLimit != "" {
-		return true, fmt.Sprintf("low OOM risk; needs --time=%s (the script asks for %s)", pa.TimeLimit, a.job.Resources.Time)
+	case pa.TimeLimit != "":
+		return true, fmt.Sprintf("low OOM risk; needs --time=%s, the script asks for %s", pa.TimeLimit, a.job.Resources.Time)
 	}
 	return true, "low OOM risk: " + pa.OOMRiskReason
 }

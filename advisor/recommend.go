@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -64,9 +65,13 @@ type Job struct {
 	Script      string // the path, as the user gave it, for the commands in the advice
 	Fingerprint string
 	Resources   slurm.Resources
+	Source      *slurm.Script // the script itself, for the lines to change; nil: no change is shown
 	Runs        []Run
 	Prior       *catalog.Benchmark // stands in for Runs when there are none
 	QueueWaitS  map[string]float64 // median queue wait per profile
+	Notes       []string           // what gathering the evidence found worth saying (jobs not collected yet, ...)
+	Now         time.Time          // for the runs per month; zero: the newest run's submission
+	User        string             // whose rate of runs the monthly saving is at; "": every run's
 }
 
 // Recommendation is the advice for one script.
@@ -78,14 +83,19 @@ type Recommendation struct {
 	Requested   *string         `json:"requested"` // the profile the script asks for
 	Recommended *string         `json:"recommended"`
 	Basis       string          `json:"basis"`
+	Runs        int             `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
+	EarlierRuns int             `json:"earlier_runs"`   // of those, runs of an earlier version of the script
 	Reason      string          `json:"reason"`         // why the recommended profile, or why none
 	Next        string          `json:"next,omitempty"` // the command that gets the missing evidence
 	TimeLimit   string          `json:"time_limit,omitempty"`
-	Mem         string          `json:"mem,omitempty"` // --mem to ask for after a host OOM
+	Mem         string          `json:"mem,omitempty"`        // --mem to ask for after a host OOM
+	MemReason   string          `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
 	Prior       *PriorRef       `json:"prior,omitempty"`
 	GPUMemNeed  *MemoryNeedJSON `json:"gpu_mem_need"`
 	Model       string          `json:"runtime_model"`
+	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"` // a job of several GPUs, which MIG slices cannot serve
 	Profiles    []ProfileAdvice `json:"profiles"`
+	Change      *Change         `json:"change,omitempty"` // what to change in the script to follow the advice
 	Notes       []string        `json:"notes"`
 }
 
@@ -98,9 +108,14 @@ type PriorRef struct {
 
 // MemoryNeedJSON is the estimated GPU memory need.
 type MemoryNeedJSON struct {
-	MiB    float64 `json:"mib"`
-	Runs   int     `json:"runs"`
-	Source string  `json:"source"`
+	MiB       float64 `json:"mib"`
+	Runs      int     `json:"runs"`
+	Source    string  `json:"source"`
+	Kind      string  `json:"kind"`    // allocated, peak or oom
+	Profile   string  `json:"profile"` // where the deciding figure was seen
+	OnProfile int     `json:"runs_on_profile"`
+	SeenMiB   float64 `json:"seen_mib"` // the figure itself; mib adds the margin of an earlier version
+	Earlier   bool    `json:"earlier_version"`
 }
 
 // ProfileAdvice is the judgement on one profile.
@@ -112,24 +127,35 @@ type ProfileAdvice struct {
 	TimedOut      int         `json:"timed_out"`
 	HostOOM       int         `json:"host_oom"` // runs killed for host memory
 	OOMObserved   bool        `json:"oom_observed"`
+	GPUOOMs       int         `json:"gpu_ooms"` // runs here that ran out of GPU memory
 	GPUMemNeedMiB *float64    `json:"gpu_mem_need_mib"`
 	UsableMiB     float64     `json:"usable_mib"`
 	OOMRisk       string      `json:"oom_risk"`
 	OOMRiskReason string      `json:"oom_risk_reason"`
-	RuntimeS      *float64    `json:"runtime_s"`
+	RuntimeS      *float64    `json:"runtime_s"` // whole seconds, as printed
 	RuntimeRangeS *[2]float64 `json:"runtime_range_s"`
 	RuntimeSource string      `json:"runtime_source"` // measured, predicted, prior, or "" when unknown
-	SUPerHour     float64     `json:"su_per_hour"`
-	SU            *float64    `json:"su"`
-	SUPerWork     *float64    `json:"su_per_work"`
-	WorkUnit      string      `json:"work_unit,omitempty"`
-	QueueWaitS    *float64    `json:"queue_wait_s"`
-	TimeLimit     string      `json:"time_limit,omitempty"` // the --time to use when the script's is too short
-	Eligible      bool        `json:"eligible"`
-	Reason        string      `json:"reason"`
+	// RuntimeAtLeast: the runtime (and so the SU) is only a lower bound,
+	// proven by a run that reached its time limit here or on a bigger profile.
+	RuntimeAtLeast bool `json:"runtime_at_least"`
+	// The confidence of a measured runtime: how many completed runs it is
+	// the median of, and their spread, (slowest - fastest) / median.
+	RuntimeRuns   int      `json:"runtime_runs"`
+	RuntimeSpread *float64 `json:"runtime_spread"`
+	SUPerHour     float64  `json:"su_per_hour"`
+	SU            *float64 `json:"su"`                  // three significant digits, as printed
+	SUPerWork     *float64 `json:"su_per_work"`         // SU per work_unit
+	WorkUnit      string   `json:"work_unit,omitempty"` // scaled to read well: 1M samples, ns
+	QueueWaitS    *float64 `json:"queue_wait_s"`
+	TimeLimit     string   `json:"time_limit,omitempty"` // the --time to use when the script's is too short
+	Eligible      bool     `json:"eligible"`
+	Reason        string   `json:"reason"`
 
 	capacity    float64
 	beyondLimit string // why the --time it needs cannot be asked for
+	excluded    string // why the profile cannot run the job at all (a MIG slice for a multi-GPU job)
+	boundBy     string // the run whose time limit bounds the runtime from below, in words
+	onlyCapped  bool   // every run here reached its time limit or failed, with no work to measure
 }
 
 // Recommend judges every profile of the site for the job and picks one.
@@ -141,19 +167,23 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	}
 	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured}
 	a.rec = &Recommendation{Fingerprint: job.Fingerprint, Site: site.Name, Script: job.Script, Objective: opt.Objective,
-		Basis: BasisNone, Notes: []string{}}
+		Basis: BasisNone, Notes: append([]string{}, job.Notes...)}
 	if base.Profile != nil {
 		a.rec.Requested = &base.Profile.Name
 	}
-	if len(a.runs) == 0 && job.Prior != nil {
+	a.gpuUse()
+	a.selectRuns()
+	if len(a.runs) == 0 && job.Prior != nil && a.rec.MultiGPU == nil {
 		a.usePrior(job.Prior)
 	}
 	a.prepare()
 	for _, p := range OrderedProfiles(site) {
 		a.rec.Profiles = append(a.rec.Profiles, a.judge(p))
 	}
+	a.scaleWork()
 	a.applySlowdown()
 	a.decide()
+	a.change()
 	return a.rec, nil
 }
 
@@ -183,8 +213,8 @@ func (a *analysis) usePrior(b *catalog.Benchmark) {
 	if set, ok := catalog.ReferenceFor(a.site); ok {
 		a.rec.Prior.Source = set.Source
 	}
-	a.note("no runs of this script yet: the figures are the %s reference benchmark's (%s), which it looks like; measure it for real with: %s",
-		b.Name, b.Title, a.probeCommand(""))
+	a.note("the script looks like the %s reference benchmark, %s; measure it for real with: %s",
+		b.Name, b.Title, a.probeCommand("", ""))
 }
 
 // prepare estimates what every profile's judgement shares: the memory need,
@@ -193,7 +223,9 @@ func (a *analysis) prepare() {
 	a.memRuns = memoryRuns(a.site, a.runs)
 	a.need = EstimateNeed(a.memRuns)
 	if a.need.Known() {
-		a.rec.GPUMemNeed = &MemoryNeedJSON{MiB: math.Round(a.need.MiB), Runs: a.need.Runs, Source: a.need.Source}
+		n := a.need
+		a.rec.GPUMemNeed = &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, Profile: n.Profile,
+			OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
 	}
 	a.hostMemory()
 	a.points = a.profilePoints(func(r Run) bool { return r.Completed && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })
@@ -205,13 +237,61 @@ func (a *analysis) prepare() {
 	a.rec.Model = "Amdahl in profile capacity; " + fit.Source
 	a.prepareWork()
 	a.noteTimeouts()
+	a.noteFailures()
 }
 
-// prepareWork reads the work the runs report, in the unit most of them use.
+// failureNotes bounds the failed runs recommend explains one by one.
+const failureNotes = 3
+
+// noteFailures explains the runs that failed for a reason the table's
+// outcome does not say (GPU OOMs, host OOMs and time limits have their own
+// figures and notes): a missing command or output directory, a crash, a
+// lost node.
+func (a *analysis) noteFailures() {
+	var failed []Run
+	for _, r := range a.runs {
+		switch r.Outcome.Kind {
+		case OutcomeCommandNotFound, OutcomeNoOutputFile, OutcomeFailed, OutcomeNodeFailure, OutcomePreempted:
+			failed = append(failed, r)
+		}
+	}
+	for i, r := range failed {
+		if i == failureNotes {
+			a.note("and %d more runs failed: 'migadvisor history %s' lists them", len(failed)-i, slurm.ShellWord(a.job.Script))
+			break
+		}
+		a.note("%s", failureNote(r))
+	}
+}
+
+// failureNote is the note that explains a failed run.
+func failureNote(r Run) string {
+	return fmt.Sprintf("job %s on %s %s", r.JobID, r.Profile, r.outcomeText())
+}
+
+// scriptFailure is a run that failed for a reason no profile changes (a
+// missing command, a missing output directory), when no run completed:
+// the script needs fixing before any probe can measure it.
+func (a *analysis) scriptFailure() (Run, bool) {
+	var found Run
+	for _, r := range a.runs {
+		switch {
+		case r.Completed:
+			return Run{}, false
+		case r.Outcome.Kind == OutcomeCommandNotFound || r.Outcome.Kind == OutcomeNoOutputFile:
+			found = r
+		}
+	}
+	return found, found.JobID != ""
+}
+
+// prepareWork reads the work the runs report, in the unit most of them use:
+// of runs that completed or ran to their time limit (a run that crashed or
+// ran out of memory measured no steady rate).
 func (a *analysis) prepareWork() {
 	units := map[string]int{}
 	for _, r := range a.runs {
-		if r.Work > 0 && r.Seconds > 0 {
+		if r.Work > 0 && r.Seconds > 0 && (r.Completed || r.TimedOut) {
 			units[r.WorkUnit]++
 		}
 	}
@@ -223,7 +303,9 @@ func (a *analysis) prepareWork() {
 	if len(units) == 0 {
 		return
 	}
-	withWork := func(r Run) bool { return r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit }
+	withWork := func(r Run) bool {
+		return r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit && (r.Completed || r.TimedOut)
+	}
 	a.workPoints = a.profilePoints(withWork, func(r Run) float64 { return r.Seconds / r.Work })
 	a.work, _, _ = medianOf(a.runs, func(r Run) bool { return withWork(r) && r.Completed }, func(r Run) float64 { return r.Work })
 	a.workScaling = a.scaling
@@ -288,14 +370,15 @@ func (a *analysis) hostMemory() {
 	}
 	had := max(worst.ReqMemMiB, asked)
 	advice := math.Ceil(max(2*had, 1.5*worst.MaxRSSMiB)/1024) * 1024
-	a.base.MemMiB = advice
+	a.base.MemMiB, a.base.MemWholeNode = advice, false
 	a.rec.Mem = slurm.FormatMiB(int64(advice))
 	used := ""
-	if worst.MaxRSSMiB > 0 {
+	if worst.MaxRSSMiB >= minRSSMiB {
 		used = ", peak RSS " + slurm.FormatMiB(int64(worst.MaxRSSMiB))
 	}
-	a.note("job %s ran out of host memory (%s with %s%s), which is about --mem, not the GPU: ask for --mem=%s; the SU figures are for that memory",
-		worst.JobID, worst.State, slurm.FormatMiB(int64(had)), used, a.rec.Mem)
+	a.rec.MemReason = fmt.Sprintf("job %s of this script ran out of host memory with --mem=%s%s", worst.JobID, slurm.FormatMiB(int64(had)), used)
+	a.note("%s (%s), which is about --mem, not the GPU: ask for --mem=%s; SU is charged for that memory",
+		a.rec.MemReason, worst.State, a.rec.Mem)
 }
 
 // OrderedProfiles lists the site's profiles from the smallest: least usable
@@ -314,11 +397,15 @@ func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
 	return ps
 }
 
-// probeCommand is the command that measures the script, on one profile or all.
-func (a *analysis) probeCommand(profile string) string {
+// probeCommand is the command that measures the script, on one profile or
+// all, with the --time given ("" for the script's).
+func (a *analysis) probeCommand(profile, limit string) string {
 	cmd := "migadvisor recommend --probe"
 	if profile != "" {
 		cmd += " --profiles " + profile
+	}
+	if limit != "" {
+		cmd += " --time " + limit
 	}
 	script := a.job.Script
 	if script == "" {
@@ -328,3 +415,54 @@ func (a *analysis) probeCommand(profile string) string {
 }
 
 func joinProfiles(ps []string) string { return strings.Join(ps, ", ") }
+
+// selectRuns keeps the runs that speak for this job: those on as many GPUs
+// as it uses (a 2-GPU run's time and SU are not a 1-GPU job's), and, once
+// this version of the script has runs that ran, only its own: its earlier
+// versions stand in only while it has none.
+func (a *analysis) selectRuns() {
+	want := 1
+	if a.rec.MultiGPU != nil {
+		want = a.rec.MultiGPU.GPUs
+	}
+	var kept []Run
+	otherGPUs, exact := 0, false
+	for _, r := range a.job.Runs {
+		if max(r.GPUs, 1) != want {
+			otherGPUs++
+			continue
+		}
+		kept = append(kept, r)
+		exact = exact || !r.Earlier && ran(r)
+	}
+	if otherGPUs > 0 {
+		a.note("%s on another number of GPUs than this job's %d left out", plural(otherGPUs, "run"), want)
+	}
+	if exact {
+		own, earlier := kept[:0:0], 0
+		for _, r := range kept {
+			if r.Earlier {
+				earlier++
+			} else {
+				own = append(own, r)
+			}
+		}
+		if earlier > 0 {
+			a.note("%s of an earlier version left out: this version has runs of its own", plural(earlier, "run"))
+		}
+		kept = own
+	}
+	a.runs = kept
+	a.rec.Runs = len(kept)
+	for _, r := range kept {
+		if r.Earlier {
+			a.rec.EarlierRuns++
+		}
+	}
+}
+
+// ran reports whether a run says something about the job: it completed,
+// failed or reached a limit (a job cancelled before it started does not).
+func ran(r Run) bool {
+	return r.Completed || r.GPUOOM || r.HostOOM || r.TimedOut || r.State == "FAILED"
+}

@@ -11,6 +11,7 @@ const (
 	RiskMedium  = "medium"
 	RiskHigh    = "high"
 	RiskUnknown = "unknown" // no memory evidence: never read as low
+	RiskNone    = "n/a"     // the profile cannot run the job (a MIG slice for a multi-GPU job)
 )
 
 // DefaultLowRiskShare is the share of a profile's usable memory below which
@@ -35,6 +36,22 @@ type MemoryRun struct {
 	// MIGADVISOR_METRIC peak_allocated_mib): unlike a peak seen by NVML it is
 	// not inflated by a caching allocator that grows into a bigger slice.
 	AllocatedMiB float64 // < 0 if none
+	// Earlier: the run is of an earlier version of the script. Its figures
+	// count with EarlierMargin more, and its completion is no proof.
+	Earlier bool
+}
+
+// EarlierMargin widens the memory figures of an earlier version of a script:
+// an edit (a bigger batch, another model) may need more.
+const EarlierMargin = 1.25
+
+// figure is a run's memory figure as the need reads it: with the margin of
+// an earlier version, and its words.
+func (r MemoryRun) figure(v float64, what string) (float64, string) {
+	if !r.Earlier {
+		return v, what + " on " + r.Profile
+	}
+	return v * EarlierMargin, fmt.Sprintf("%s of an earlier version on %s", what, r.Profile)
 }
 
 // MemoryNeed is the estimate of a job's GPU memory need, with where it came from.
@@ -42,7 +59,24 @@ type MemoryNeed struct {
 	MiB    float64 // < 0: unknown
 	Runs   int     // runs whose figures went into it
 	Source string
+
+	// The figure that decided it: its kind, the profile it was seen on, how
+	// many runs there gave a figure of that kind, the figure as seen (MiB is
+	// that with EarlierMargin for an earlier version), and whether the run
+	// was of an earlier version.
+	Kind      string // NeedAllocated, NeedPeak or NeedOOM
+	Profile   string
+	OnProfile int
+	SeenMiB   float64
+	Earlier   bool
 }
+
+// Kinds of memory figure.
+const (
+	NeedAllocated = "allocated" // the framework's allocated peak
+	NeedPeak      = "peak"      // the peak NVML saw
+	NeedOOM       = "oom"       // the lower bound an out-of-memory message gives
+)
 
 // Known reports whether any run gave a figure.
 func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
@@ -54,16 +88,17 @@ func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
 // lower bounds always count. With several runs the maximum is kept.
 func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	need := MemoryNeed{MiB: unknownMiB}
-	take := func(v float64, source string) {
+	take := func(r MemoryRun, kind string, seen float64) {
+		v, source := r.figure(seen, kindWords[kind])
 		if v > need.MiB {
-			need.MiB, need.Source = v, source
+			need.MiB, need.Source, need.Kind, need.Profile, need.SeenMiB, need.Earlier = v, source, kind, r.Profile, seen, r.Earlier
 		}
 	}
 	allocated, peakRuns := 0, []MemoryRun{}
 	for _, r := range runs {
 		if r.AllocatedMiB >= 0 {
 			allocated++
-			take(r.AllocatedMiB, "allocated peak on "+r.Profile)
+			take(r, NeedAllocated, r.AllocatedMiB)
 		}
 		if r.PeakMiB >= 0 {
 			peakRuns = append(peakRuns, r)
@@ -75,17 +110,39 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 		for _, r := range peakRuns {
 			if r.UsableMiB == smallest {
 				need.Runs++
-				take(r.PeakMiB, "peak on "+r.Profile)
+				take(r, NeedPeak, r.PeakMiB)
 			}
 		}
 	}
 	for _, r := range runs {
 		if r.GPUOOM && r.NeedMiB >= 0 {
 			need.Runs++
-			take(r.NeedMiB, "OOM lower bound on "+r.Profile)
+			take(r, NeedOOM, r.NeedMiB)
+		}
+	}
+	for _, r := range runs {
+		if r.Profile == need.Profile && r.Earlier == need.Earlier && kindFigure(r, need.Kind) >= 0 {
+			need.OnProfile++
 		}
 	}
 	return need
+}
+
+var kindWords = map[string]string{NeedAllocated: "allocated peak", NeedPeak: "peak", NeedOOM: "OOM lower bound"}
+
+// kindFigure is a run's figure of a kind, < 0 when it has none.
+func kindFigure(r MemoryRun, kind string) float64 {
+	switch kind {
+	case NeedAllocated:
+		return r.AllocatedMiB
+	case NeedPeak:
+		return r.PeakMiB
+	case NeedOOM:
+		if r.GPUOOM {
+			return r.NeedMiB
+		}
+	}
+	return -1
 }
 
 func cmpFloat(a, b float64) int {
@@ -117,42 +174,79 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 	}
 	for _, r := range runs {
 		if r.GPUOOM && r.UsableMiB >= usableMiB {
-			where := "here"
-			if r.Profile != profile {
-				where = "on " + r.Profile + ", which has as much memory or more"
-			}
-			return ProfileRisk{RiskHigh, "a GPU out-of-memory error was seen " + where}
+			return ProfileRisk{RiskHigh, oomWhere(r, profile)}
 		}
 	}
-	here, fitted := 0, ""
+	here, fitted, earlierHere := 0, "", 0
+	var fittedMiB float64
 	for _, r := range runs {
-		if r.Completed && r.UsableMiB <= usableMiB {
-			fitted = r.Profile
+		switch {
+		case r.Completed && r.Earlier && r.Profile == profile:
+			earlierHere++
+		case r.Completed && !r.Earlier && r.UsableMiB <= usableMiB:
 			if r.Profile == profile {
 				here++
+			} else if fitted == "" || r.UsableMiB > fittedMiB {
+				fitted, fittedMiB = r.Profile, r.UsableMiB
 			}
 		}
 	}
 	switch {
 	case here > 0:
-		return ProfileRisk{RiskLow, fmt.Sprintf("completed here (%s)", plural(here, "run"))}
+		return ProfileRisk{RiskLow, "completed here in " + plural(here, "run")}
+	case fitted != "" && fittedMiB == usableMiB:
+		return ProfileRisk{RiskLow, "completed on " + fitted + ", which has as much memory"}
 	case fitted != "":
-		return ProfileRisk{RiskLow, "completed on " + fitted + ", which has no more memory"}
+		return ProfileRisk{RiskLow, "completed on " + fitted + ", which has less memory"}
 	}
 	if !need.Known() {
+		if earlierHere > 0 {
+			return ProfileRisk{RiskMedium, "an earlier version completed here, but no memory figure says how close it came"}
+		}
 		return ProfileRisk{RiskUnknown, "no GPU memory evidence: run it under the monitor"}
 	}
 	share := need.MiB / usableMiB
-	why := fmt.Sprintf("needs %.0f MiB (%s, %s) of %.0f MiB usable: %.0f%%", need.MiB, need.Source, plural(need.Runs, "run"), usableMiB, 100*share)
+	why := fmt.Sprintf("needs %s of %s usable (%.0f%%): the %s in %s",
+		FormatMiB(need.MiB), FormatMiB(usableMiB), 100*share, need.Source, plural(max(need.OnProfile, 1), "run"))
+	if need.Earlier {
+		why += fmt.Sprintf(", plus %.0f%% for the edit", 100*(EarlierMargin-1))
+	}
+	level := RiskHigh
 	switch {
 	case share >= 1:
-		return ProfileRisk{RiskHigh, why}
 	case share < lowShare:
-		return ProfileRisk{RiskLow, why}
+		level = RiskLow
 	case share < HighRiskShare:
-		return ProfileRisk{RiskMedium, why}
+		level = RiskMedium
 	}
-	return ProfileRisk{RiskHigh, why}
+	if level == RiskHigh && earlierHere > 0 {
+		// It did fit once: an edit may have made it bigger, not certainly too big.
+		return ProfileRisk{RiskMedium, why + "; an earlier version completed here"}
+	}
+	return ProfileRisk{level, why}
+}
+
+// oomWhere says where a GPU OOM that rules a profile out was seen.
+func oomWhere(r MemoryRun, profile string) string {
+	what := "a GPU out-of-memory error was seen"
+	if r.Earlier {
+		what = "an earlier version of the script ran out of GPU memory"
+	}
+	if r.Profile == profile {
+		return what + " here"
+	}
+	return what + " on " + r.Profile + ", which has as much memory or more"
+}
+
+// FormatMiB writes memory as people read it: 950 MiB, 2.8 GiB, 40 GiB.
+func FormatMiB(mib float64) string {
+	switch {
+	case mib < 1024:
+		return fmt.Sprintf("%.0f MiB", mib)
+	case mib < 100*1024:
+		return fmt.Sprintf("%.1f GiB", mib/1024) // as the tables print it: 9.5, 19.5, 79.3
+	}
+	return fmt.Sprintf("%.0f GiB", mib/1024)
 }
 
 func plural(n int, word string) string {

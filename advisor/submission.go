@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -28,33 +27,109 @@ func (a *SubmitAdvice) Use() string {
 }
 
 // ForSubmission turns a recommendation into advice at submission, or nil
-// when there is nothing worth a line: no measured runs (a prior alone does
-// not interrupt a user), no recommendation, the profile asked for already,
-// or a recommendation that is neither cheaper nor safer than it.
+// when there is nothing worth a line. It speaks from the script's own runs
+// only (a prior alone does not interrupt a user): a safe profile instead of
+// one the job ran out of GPU memory on (also before any runtime is known),
+// a clearly cheaper one, the --mem after a host OOM, or the --time after
+// runs that reached their limit or took longer than the job asks for.
 func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLine, script *slurm.Script, env []string) (*SubmitAdvice, error) {
-	fromRuns := rec.Basis == BasisMeasured || rec.Basis == BasisPredicted
-	if !fromRuns || rec.Recommended == nil || rec.Requested == nil || *rec.Recommended == *rec.Requested {
+	if rec.Runs == 0 || rec.Prior != nil || rec.Requested == nil {
+		return nil, nil // a prior alone does not interrupt a user
+	}
+	asked := rec.profile(*rec.Requested)
+	if asked == nil {
 		return nil, nil
 	}
-	asked, best := rec.profile(*rec.Requested), rec.profile(*rec.Recommended)
-	profile, ok := site.Profile(*rec.Recommended)
-	if asked == nil || best == nil || !ok {
-		return nil, nil
+	var best *ProfileAdvice
+	if rec.Recommended != nil {
+		best = rec.profile(*rec.Recommended)
 	}
 	var why string
+	target := asked
 	switch {
-	case asked.OOMRisk == RiskHigh:
-		why = fmt.Sprintf("%s %s; %s has low OOM risk", memorySummary(rec, site), asked.OOMRiskReason, best.Profile)
-	case cheaper(best, asked):
-		why = fmt.Sprintf("%s; %s would cost %s instead of %s", memorySummary(rec, site), best.Profile, cost(best), cost(asked))
+	case asked.OOMRisk == RiskHigh && rec.safeFor(asked) != nil:
+		// Also with nothing recommended yet (no runtime known): a job that
+		// ran out of memory here will again.
+		target = rec.safeFor(asked)
+		why = fmt.Sprintf("%s; %s", unsafeWords(rec, site, asked), fitsWords(rec, target))
+	case asked.OOMRisk == RiskHigh && asked.OOMObserved:
+		// Nothing bigger to take: say so, with nothing to change.
+		why = fmt.Sprintf("%s, and no profile has more memory: reduce its memory use (batch size, precision)", unsafeWords(rec, site, asked))
+		return &SubmitAdvice{Profile: asked.Profile, Message: why}, nil
+	case best != nil && asked != best && clearlyCheaper(best, asked):
+		target = best
+		why = fmt.Sprintf("%s; %s would cost %s instead of %s", evidenceWords(rec, site, best), best.Profile, cost(best), cost(asked))
+		if n := rec.GPUMemNeed; n == nil || n.Profile != asked.Profile {
+			why += " on " + profilePhrase(site, asked.Profile) // the figure was seen elsewhere: name the one asked for
+		}
+	case rec.Mem != "":
+		why = rec.MemReason // the wrapper adds the change: "Use --mem=8G"
+	case asked.TimeLimit != "" && asked.RuntimeAtLeast && asked.TimedOut > 0:
+		why = fmt.Sprintf("%s of this script on %s reached the time limit after %s",
+			plural(asked.TimedOut, "run"), asked.Profile, slurm.FormatSeconds(asked.RuntimeRangeS[1]))
+	case asked == best && best.TimeLimit != "" && best.RuntimeRuns > 0:
+		// Measured runs only: a predicted time does not interrupt a user.
+		why = fmt.Sprintf("%s of this script on %s took up to %s, more than this job's --time=%s",
+			plural(best.RuntimeRuns, "run"), best.Profile, slurm.FormatSeconds(best.RuntimeRangeS[1]), cl.Resources(script, env).Time)
 	default:
 		return nil, nil
 	}
-	settings, err := settingsFor(profile, best, rec, cl, script, env)
+	if target != asked && rec.Mem != "" {
+		why += "; and " + rec.MemReason
+	}
+	profile, _ := site.Profile(target.Profile)
+	settings, err := settingsFor(profile, target != asked, target, rec, cl, script, env)
 	if err != nil {
 		return nil, err
 	}
-	return &SubmitAdvice{Profile: best.Profile, Message: why, Settings: settings}, nil
+	return &SubmitAdvice{Profile: target.Profile, Message: why, Settings: settings}, nil
+}
+
+// fitsWords says why the profile to take is safe: "2g.20gb, with 19.5 GiB,
+// fits the 10.9 GiB it needs", or where it completed.
+func fitsWords(rec *Recommendation, p *ProfileAdvice) string {
+	if n := rec.GPUMemNeed; n != nil && !strings.HasPrefix(p.OOMRiskReason, "completed") {
+		return fmt.Sprintf("%s, with %s, fits the %s it needs", p.Profile, FormatMiB(p.UsableMiB), FormatMiB(n.MiB))
+	}
+	return fmt.Sprintf("%s has low OOM risk: %s", p.Profile, strings.Replace(p.OOMRiskReason, "completed here", "it completed there", 1))
+}
+
+// safeFor is the profile to take instead of one the job is not safe on:
+// the recommended one, else the smallest with low OOM risk that can run it.
+func (r *Recommendation) safeFor(asked *ProfileAdvice) *ProfileAdvice {
+	if r.Recommended != nil && *r.Recommended != asked.Profile {
+		return r.profile(*r.Recommended)
+	}
+	for i := range r.Profiles {
+		if p := &r.Profiles[i]; p.OOMRisk == RiskLow && p.excluded == "" && p != asked {
+			return p
+		}
+	}
+	return nil
+}
+
+// unsafeWords says why the profile asked for is not safe: the job ran out
+// of GPU memory there (or on a bigger one), or needs more than it has.
+func unsafeWords(rec *Recommendation, site *catalog.Site, asked *ProfileAdvice) string {
+	subject := "this script"
+	if n := rec.GPUMemNeed; n != nil && n.Earlier {
+		subject = "an earlier version of this script"
+	}
+	var bigger *ProfileAdvice // the biggest profile where it ran out of memory
+	for i := range rec.Profiles {
+		if p := &rec.Profiles[i]; p.OOMObserved && p.UsableMiB > asked.UsableMiB {
+			bigger = p
+		}
+	}
+	switch {
+	case asked.OOMObserved:
+		return fmt.Sprintf("%s ran out of GPU memory on %s, the profile this job asks for", subject, asked.Profile)
+	case bigger != nil:
+		return fmt.Sprintf("%s ran out of GPU memory on %s, which has more memory than the %s this job asks for", subject, bigger.Profile, asked.Profile)
+	case rec.GPUMemNeed != nil:
+		return fmt.Sprintf("%s, more than the %s of %s this job asks for", memoryWords(rec, site), FormatMiB(asked.UsableMiB), asked.Profile)
+	}
+	return fmt.Sprintf("%s has high OOM risk for this script: %s", asked.Profile, asked.OOMRiskReason)
 }
 
 func (r *Recommendation) profile(name string) *ProfileAdvice {
@@ -66,67 +141,60 @@ func (r *Recommendation) profile(name string) *ProfileAdvice {
 	return nil
 }
 
-// cheaper compares what both profiles have figures for: SU per run (what
-// the user pays for this submission), else SU per unit of work, else SU
-// per hour.
-func cheaper(a, b *ProfileAdvice) bool {
+// clearlyCheaper reports whether a is cheaper than b by more than the
+// run-to-run noise of their figures (a saving within the noise is not worth
+// interrupting a submission for), comparing what both have figures for: SU
+// per run (what the user pays for this submission), else SU per unit of
+// work, else SU per hour.
+func clearlyCheaper(a, b *ProfileAdvice) bool {
+	margin := 1 + max(noise(a), noise(b))
 	switch {
 	case a.SU != nil && b.SU != nil:
-		return *a.SU < *b.SU
+		return *a.SU*margin < *b.SU
 	case a.SUPerWork != nil && b.SUPerWork != nil:
-		return *a.SUPerWork < *b.SUPerWork
+		return *a.SUPerWork*margin < *b.SUPerWork
 	}
-	return a.SUPerHour < b.SUPerHour
+	return a.SUPerHour*margin < b.SUPerHour
 }
 
 func cost(p *ProfileAdvice) string {
 	switch {
 	case p.SU != nil:
-		return fmt.Sprintf("~%s SU", trimFloat(*p.SU))
+		return fmt.Sprintf("~%s SU", FormatSU(*p.SU))
 	case p.SUPerWork != nil:
-		return fmt.Sprintf("~%s SU per %s", trimFloat(*p.SUPerWork), p.WorkUnit)
+		return fmt.Sprintf("~%s SU per %s", FormatSU(*p.SUPerWork), p.WorkUnit)
 	}
-	return trimFloat(p.SUPerHour) + " SU/h"
+	return FormatSU(p.SUPerHour) + " SU/h"
 }
 
-// trimFloat gives an SU figure the precision a person reads: 16, 2.8,
-// 0.0058 (two significant digits below 0.1, never an exponent).
-func trimFloat(f float64) string {
-	switch {
-	case f >= 10:
-		return fmt.Sprintf("%.0f", f)
-	case f >= 0.1:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
-	case f <= 0:
-		return "0"
+// evidenceWords says why the cheaper profile is safe: the job's memory
+// figure, else its completions there.
+func evidenceWords(rec *Recommendation, site *catalog.Site, best *ProfileAdvice) string {
+	if rec.GPUMemNeed == nil && best.Completed > 0 {
+		return fmt.Sprintf("this script completed on %s in %s", best.Profile, plural(best.Completed, "run"))
 	}
-	return fmt.Sprintf("%.*f", 1-int(math.Floor(math.Log10(f))), f)
+	return memoryWords(rec, site)
 }
 
-// memorySummary says what the runs showed: "this script peaked at 5.7 GiB
-// in 3 runs on a full A100".
-func memorySummary(rec *Recommendation, site *catalog.Site) string {
-	// Runs that ran count (cancelled before starting, they say nothing).
-	var on []string
-	runs := 0
-	for _, p := range rec.Profiles {
-		if ran := p.Completed + p.TimedOut + p.HostOOM; ran > 0 || p.OOMObserved {
-			runs += max(ran, 1)
-			on = append(on, profilePhrase(site, p.Profile))
-		}
+// memoryWords says what the runs showed of the job's GPU memory, and which
+// runs showed it: "its 2 runs on 1g.10gb peaked at 0.6 GiB of GPU memory".
+func memoryWords(rec *Recommendation, site *catalog.Site) string {
+	n := rec.GPUMemNeed
+	if n == nil {
+		return fmt.Sprintf("this script has %s with no GPU memory figure", plural(rec.Runs, "run"))
 	}
-	if rec.GPUMemNeed != nil && rec.GPUMemNeed.Runs > 0 {
-		runs = rec.GPUMemNeed.Runs // the runs the figure comes from
+	subject := "this script"
+	if n.Earlier {
+		subject = "an earlier version of this script"
 	}
-	where := fmt.Sprintf("%s on %s", plural(runs, "run"), strings.Join(on, " and "))
-	if rec.GPUMemNeed == nil {
-		return "this script has " + where
+	runs := fmt.Sprintf("in %s on %s", plural(n.OnProfile, "run"), profilePhrase(site, n.Profile))
+	switch n.Kind {
+	case NeedAllocated:
+		return fmt.Sprintf("%s allocated at most %s of GPU memory %s", subject, FormatMiB(n.SeenMiB), runs)
+	case NeedOOM:
+		return fmt.Sprintf("%s needed at least %s of GPU memory when it ran out on %s", subject, FormatMiB(n.SeenMiB), n.Profile)
 	}
-	verb := "peaked at"
-	if strings.HasPrefix(rec.GPUMemNeed.Source, "OOM") {
-		verb = "needs at least" // an out-of-memory message's lower bound
-	}
-	return fmt.Sprintf("this script %s %.1f GiB in %s", verb, rec.GPUMemNeed.MiB/1024, where)
+	return fmt.Sprintf("%s peaked at %s of GPU memory %s", subject, FormatMiB(n.SeenMiB), runs)
 }
 
 // profilePhrase names a profile as users say it: "a full A100", "1g.10gb".
@@ -142,21 +210,27 @@ func profilePhrase(site *catalog.Site, name string) string {
 }
 
 // settingsFor is the command-line change that submits the job on the
-// recommended profile: its GPU request, and its partition, QoS, --time and
-// --mem where the advice needs others than the job has.
-func settingsFor(p *catalog.Profile, best *ProfileAdvice, rec *Recommendation, cl *slurm.CommandLine, script *slurm.Script, env []string) ([]slurm.Setting, error) {
-	gpu, err := cl.GPUSetting(script, env, p.Request)
-	if err != nil {
-		return nil, err
+// recommended profile: its GPU request when it is another profile, and its
+// partition, QoS, --time and --mem where the advice needs others than the
+// job has.
+func settingsFor(p *catalog.Profile, otherGPU bool, best *ProfileAdvice, rec *Recommendation, cl *slurm.CommandLine, script *slurm.Script, env []string) ([]slurm.Setting, error) {
+	var settings []slurm.Setting
+	if otherGPU {
+		gpu, err := cl.GPUSetting(script, env, p.Request)
+		if err != nil {
+			return nil, err
+		}
+		settings = append(settings, gpu)
 	}
-	settings := []slurm.Setting{gpu}
 	add := func(name, value string) {
 		if was, _ := cl.Effective(name, script, env); value != "" && value != was {
 			settings = append(settings, slurm.Setting{Name: name, Value: value, Was: was})
 		}
 	}
-	add("partition", best.Partition)
-	add("qos", p.QoS)
+	if otherGPU { // the job's own profile: its partition and QoS are the job's business
+		add("partition", best.Partition)
+		add("qos", p.QoS)
+	}
 	add("time", best.TimeLimit)
 	add("mem", rec.Mem)
 	return settings, nil

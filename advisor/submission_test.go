@@ -4,17 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/migadvisor/migadvisor/slurm"
 )
-
-func TestTrimFloatNeverWritesAnExponent(t *testing.T) {
-	for f, want := range map[float64]string{16: "16", 2.8: "2.8", 2.04: "2", 0.0058: "0.0058", 0.000039: "0.000039", 0.05: "0.050", 0: "0"} {
-		if got := trimFloat(f); got != want {
-			t.Errorf("trimFloat(%v) = %q, want %q", f, got, want)
-		}
-	}
-}
 
 // runsOn makes n completed runs on a profile with an allocated peak.
 func runsOn(profile string, n int, seconds, peakMiB float64, oom bool) []Run {
@@ -31,21 +21,9 @@ func runsOn(profile string, n int, seconds, peakMiB float64, oom bool) []Run {
 }
 
 func TestForSubmission(t *testing.T) {
-	site := wulver(t)
-	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 4:00:00\npython train.py\n"))
 	advise := func(args []string, runs []Run) *SubmitAdvice {
 		t.Helper()
-		cl := slurm.ParseCommandLine(args)
-		job := Job{Script: "job.sh", Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, nil), Runs: runs}
-		rec, err := Recommend(site, job, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		adv, err := ForSubmission(site, rec, cl, script, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return adv
+		return adviseAt(t, "#SBATCH --gres=gpu:a100:1\n#SBATCH -t 4:00:00\n", args[:len(args)-1], runs)
 	}
 	// Three runs on a full A100 that used 5.7 GiB (and two cancelled before
 	// they started, which say nothing): a slice is cheaper.
@@ -55,7 +33,7 @@ func TestForSubmission(t *testing.T) {
 			AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1})
 	}
 	adv := advise([]string{"job.sh"}, full)
-	if adv == nil || !strings.HasPrefix(adv.Message, "this script peaked at 5.7 GiB in 3 runs on a full A100; ") ||
+	if adv == nil || !strings.HasPrefix(adv.Message, "this script allocated at most 5.7 GiB of GPU memory in 3 runs on a full A100; ") ||
 		!strings.Contains(adv.Message, " would cost ~") || !strings.HasPrefix(adv.Use(), "--gres=gpu:a100_") {
 		t.Fatalf("cheaper: %+v", adv)
 	}

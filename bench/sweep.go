@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ type Variant struct {
 	JobName   string `json:"job_name"`
 	Partition string `json:"partition,omitempty"`
 	QoS       string `json:"qos,omitempty"`
+	Time      string `json:"time,omitempty"` // the --time it asks for, when not the script's
 	// Monitored: the variant reruns itself under 'migadvisor monitor'.
 	Monitored bool   `json:"monitored"`
 	NoMonitor string `json:"no_monitor,omitempty"` // why it is not, when monitoring was asked for
@@ -65,6 +67,32 @@ type SweepOptions struct {
 	Force    bool               // write variants even when the script has lint errors
 	Monitor  *slurm.MonitorWrap // nil: variants run without the GPU memory monitor
 	Now      func() time.Time
+	// AsOneGPU sweeps a script that uses several GPUs as if it used one:
+	// each variant asks for one slice or GPU. Without it such a script is
+	// refused on MIG slices, and its whole-GPU variants keep its GPU count.
+	AsOneGPU bool
+	// Time is the --time every variant asks for ("" keeps the script's):
+	// a probe after a run that reached its limit needs a longer one.
+	Time string
+}
+
+// MultiGPUError refuses to sweep a script that uses several GPUs on MIG
+// slices, which cannot stand in for them.
+type MultiGPUError struct {
+	File  string
+	Line  int
+	Why   string   // what uses several GPUs, from advisor.MultiGPU
+	Whole []string // the site's whole-GPU profiles
+}
+
+func (e *MultiGPUError) Error() string {
+	whole := ""
+	if len(e.Whole) > 0 {
+		whole = "probe whole GPUs only with --profiles " + strings.Join(e.Whole, ",") + ", or "
+	}
+	return fmt.Sprintf("%s:%d: %s, which one MIG slice cannot stand in for: a CUDA process sees one MIG device "+
+		"and slices have no NVLink peer-to-peer, so NCCL cannot join them; %sa single-GPU version of the script on slices "+
+		"(--as-one-gpu sweeps this one on one GPU each, if it can run so)", e.File, e.Line, e.Why, whole)
 }
 
 // LintError is returned when the script (or a variant) has lint errors.
@@ -104,6 +132,10 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
+	gpus, err := checkMultiGPU(opt, profiles)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(opt.Script.Path)
 	if err != nil {
 		return nil, fmt.Errorf("locate %s: %w", opt.Script.Path, err)
@@ -116,7 +148,7 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 		Created: now().UTC().Truncate(time.Second), Variants: map[string]*Variant{}}
 	var plan []planned
 	for _, p := range profiles {
-		pv, err := planVariant(opt, p, sw.Fingerprint)
+		pv, err := planVariant(opt, p, sw.Fingerprint, gpus)
 		if err != nil {
 			return nil, err
 		}
@@ -147,6 +179,31 @@ func SaveSweep(dir string, sw *Sweep) error {
 	return atomicfile.Write(filepath.Join(dir, SweepFileName), append(record, '\n'), 0o644)
 }
 
+// checkMultiGPU refuses to sweep a script that uses several GPUs on MIG
+// slices (unless AsOneGPU), and gives the number of GPUs its whole-GPU
+// variants ask for in all: the script's own request, or 1.
+func checkMultiGPU(opt SweepOptions, profiles []*catalog.Profile) (gpus int, err error) {
+	if opt.AsOneGPU {
+		return 1, nil
+	}
+	n, line, why := advisor.MultiGPU(opt.Script)
+	if n <= 1 {
+		return 1, nil
+	}
+	for _, p := range profiles {
+		if p.IsMIG() {
+			var whole []string
+			for _, q := range advisor.OrderedProfiles(opt.Site) {
+				if !q.IsMIG() {
+					whole = append(whole, q.Name)
+				}
+			}
+			return 0, &MultiGPUError{File: opt.Script.Path, Line: line, Why: why, Whole: whole}
+		}
+	}
+	return max(opt.Script.Resources.GPUCount(), 1), nil
+}
+
 // checkScript refuses a script with lint errors that a variant would keep.
 func checkScript(opt SweepOptions) error {
 	if opt.Force {
@@ -172,12 +229,12 @@ func selectProfiles(site *catalog.Site, names []string) ([]*catalog.Profile, err
 	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		p, ok := site.Profile(n)
+		p, ok := site.ProfileNamed(n)
 		if !ok {
 			return nil, fmt.Errorf("site %s has no profile %q (profiles: %s)", site.Name, n, strings.Join(site.ProfileNames(), ", "))
 		}
-		if !seen[n] {
-			seen[n] = true
+		if !seen[p.Name] {
+			seen[p.Name] = true
 			out = append(out, p)
 		}
 	}
@@ -207,14 +264,23 @@ func PlanVariant(s *slurm.Script, site *catalog.Site, p *catalog.Profile) slurm.
 	return v
 }
 
-func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string) (planned, error) {
+func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string, gpus int) (planned, error) {
 	sv := PlanVariant(opt.Script, opt.Site, p)
+	sv.Time = opt.Time
+	count := p.GPUCount
+	if !p.IsMIG() && gpus > 1 {
+		req, n, err := requestFor(p.Request, gpus, opt.Script.Resources)
+		if err != nil {
+			return planned{}, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		sv.GPURequest, count = req, n
+	}
 	data, err := opt.Script.Rewrite(sv)
 	if err != nil {
 		return planned{}, fmt.Errorf("rewrite for %s: %w", p.Name, err)
 	}
 	file := p.Name + ".sh"
-	v := &Variant{Profile: p.Name, File: file, Request: p.Request, JobName: sv.JobName, Partition: sv.Partition, QoS: sv.QoS}
+	v := &Variant{Profile: p.Name, File: file, Request: sv.GPURequest, JobName: sv.JobName, Partition: sv.Partition, QoS: sv.QoS, Time: sv.Time}
 	if opt.Monitor != nil {
 		if wrapped, err := opt.Monitor.Wrap(opt.Script.Path, data); err != nil {
 			v.NoMonitor = err.Error()
@@ -222,20 +288,48 @@ func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string) (plan
 			data, v.Monitored = wrapped, true
 		}
 	}
-	if err := verifyVariant(file, data, opt, p, fingerprint); err != nil {
+	if err := verifyVariant(file, data, opt, p, count, fingerprint); err != nil {
 		return planned{}, err
 	}
 	return planned{variant: v, data: data}, nil
 }
 
+// requestFor turns a one-GPU request ("--gres=gpu:a100:1") into one for
+// gpus GPUs in all on the script's nodes and tasks ("--gres=gpu:a100:2"),
+// and gives the count it writes (per node, per task, or in all for --gpus).
+func requestFor(request string, gpus int, res slurm.Resources) (string, int, error) {
+	g, err := slurm.ParseGPURequest(request)
+	if err != nil {
+		return "", 0, err
+	}
+	count := gpus
+	switch g.Option {
+	case slurm.OptGPUs:
+	case slurm.OptGPUsPerTask:
+		count = (gpus + res.Tasks() - 1) / res.Tasks()
+	case slurm.OptGPUsPerSocket:
+		return "", 0, fmt.Errorf("a request of GPUs per socket (%s) cannot be scaled to %d GPUs", request, gpus)
+	default: // --gres and --gpus-per-node count per node
+		count = (gpus + res.NodeCount() - 1) / res.NodeCount()
+	}
+	spec := strconv.Itoa(count)
+	if g.Type != "" {
+		spec = g.Type + ":" + spec
+	}
+	if g.Option == slurm.OptGres {
+		spec = "gpu:" + spec
+	}
+	return "--" + g.Option + "=" + spec, count, nil
+}
+
 // verifyVariant reads the variant back: it must ask for exactly the profile
-// and keep the fingerprint, or it is not written.
-func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profile, fingerprint string) error {
+// (count GPUs of its type) and keep the fingerprint, or it is not written.
+func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profile, count int, fingerprint string) error {
 	back := slurm.Parse(file, data)
 	gpus := back.Resources.GPUs
 	switch {
-	case len(gpus) != 1 || gpus[0].Type != p.GRESType || gpus[0].Count != p.GPUCount:
-		return fmt.Errorf("internal error: the %s variant does not read back as %s (%+v)", p.Name, p.Request, gpus)
+	case len(gpus) != 1 || gpus[0].Type != p.GRESType || gpus[0].Count != count:
+		return fmt.Errorf("internal error: the %s variant does not read back as %d of %s (%+v)", p.Name, count, p.Request, gpus)
 	case back.Fingerprint() != fingerprint:
 		return fmt.Errorf("internal error: the %s variant changed the script's work", p.Name)
 	}

@@ -172,9 +172,11 @@ func TestWriteSweepRefusesLintErrors(t *testing.T) {
 	if _, err := WriteSweep(SweepOptions{Script: crlf, Site: site, OutDir: t.TempDir(), Force: true}); err != nil {
 		t.Errorf("--force: %v", err)
 	}
-	// Errors that each variant fixes (several slices) do not stop a sweep.
+	// Errors that each variant fixes (several slices) do not stop a sweep
+	// that asks for one GPU deliberately (without, it is refused: see
+	// TestWriteSweepRefusesMultiGPUOnSlices).
 	multi := writeScript(t, "multi.sh", strings.Replace(debugScript, "a100_10g:1", "a100_10g:2", 1))
-	if _, err := WriteSweep(SweepOptions{Script: multi, Site: site, OutDir: t.TempDir()}); err != nil {
+	if _, err := WriteSweep(SweepOptions{Script: multi, Site: site, OutDir: t.TempDir(), AsOneGPU: true}); err != nil {
 		t.Errorf("multi-slice script: %v", err)
 	}
 }
@@ -247,5 +249,93 @@ func TestWriteSweepMonitoredVariants(t *testing.T) {
 	}
 	if v := sw.Variants["full"]; v.Monitored || !strings.Contains(v.NoMonitor, "not a POSIX shell") {
 		t.Errorf("python variant: %+v", v)
+	}
+}
+
+const twoGPUScript = `#!/bin/bash
+#SBATCH --job-name=ddp
+#SBATCH --partition=gpu
+#SBATCH --gres=gpu:a100:2
+#SBATCH --time=2:00:00
+
+torchrun --nproc_per_node=2 train.py
+`
+
+// A script that uses several GPUs is never swept onto one MIG slice
+// silently: refused with the line and what to do, nothing written.
+func TestWriteSweepRefusesMultiGPUOnSlices(t *testing.T) {
+	site := wulver(t)
+	for _, c := range []struct {
+		name, script string
+		want         string
+	}{
+		{"gres", twoGPUScript, "ddp.sh:4: #SBATCH --gres=gpu:a100:2 asks for 2 GPUs, which one MIG slice cannot stand in for: " +
+			"a CUDA process sees one MIG device and slices have no NVLink peer-to-peer, so NCCL cannot join them; " +
+			"probe whole GPUs only with --profiles full, or a single-GPU version of the script on slices " +
+			"(--as-one-gpu sweeps this one on one GPU each, if it can run so)"},
+		{"torchrun", strings.Replace(twoGPUScript, "a100:2", "a100:1", 1), "ddp.sh:7: torchrun --nproc_per_node=2 runs 2 GPU processes, which one MIG slice"},
+		{"two slices", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:2\n#SBATCH --ntasks=2\nsrun python shard.py\n",
+			"ddp.sh:2: #SBATCH --gres=gpu:a100_10g:2 asks for 2 GPUs, which one MIG slice"},
+	} {
+		script := writeScript(t, "ddp.sh", c.script)
+		out := filepath.Join(t.TempDir(), "sweep")
+		_, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out, Profiles: []string{"1g.10gb", "full"}})
+		var multi *MultiGPUError
+		if !errors.As(err, &multi) || !strings.HasPrefix(strings.TrimPrefix(err.Error(), filepath.Dir(script.Path)+"/"), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.name, err, c.want)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused sweep wrote %s", c.name, out)
+		}
+	}
+}
+
+// On whole GPUs only, a multi-GPU script keeps its GPU count; --as-one-gpu
+// sweeps it on one GPU or slice each, as asked.
+func TestWriteSweepMultiGPUWholeOrAsOne(t *testing.T) {
+	site := wulver(t)
+	script := writeScript(t, "ddp.sh", twoGPUScript)
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: filepath.Join(t.TempDir(), "sweep"), Profiles: []string{"full"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sw.Variants["full"]; v.Request != "--gres=gpu:a100:2" {
+		t.Errorf("full variant asks for %s", v.Request)
+	}
+	nodes := writeScript(t, "nodes.sh", strings.Replace(twoGPUScript, "#SBATCH --gres=gpu:a100:2", "#SBATCH --nodes=2\n#SBATCH --gpus=a100:4", 1))
+	sw, err = WriteSweep(SweepOptions{Script: nodes, Site: site, OutDir: filepath.Join(t.TempDir(), "sweep"), Profiles: []string{"full"}})
+	if err != nil || sw.Variants["full"].Request != "--gres=gpu:a100:2" {
+		t.Errorf("4 GPUs on 2 nodes: %v %+v", err, sw)
+	}
+
+	out := filepath.Join(t.TempDir(), "sweep")
+	sw, err = WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out, AsOneGPU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range sw.Profiles {
+		p, _ := site.Profile(name)
+		v, err := slurm.ReadScript(filepath.Join(out, name+".sh"))
+		if err != nil || sw.Variants[name].Request != p.Request || v.Resources.GPUCount() != 1 {
+			t.Errorf("%s: %v %s %+v", name, err, sw.Variants[name].Request, v.Resources.GPUs)
+		}
+	}
+}
+
+func TestSweepTimeSetsEveryVariantsTimeLimit(t *testing.T) {
+	out := t.TempDir()
+	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\nsleep 90\n"))
+	sw, err := WriteSweep(SweepOptions{Script: s, Site: wulver(t), OutDir: out, Time: "0:10:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range sw.Variants {
+		data, err := os.ReadFile(filepath.Join(out, v.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slurm.Parse(v.File, data).Resources.Time.String(); got != "00:10:00" || v.Time != "0:10:00" {
+			t.Errorf("%s asks for --time %s (%q)", v.Profile, got, v.Time)
+		}
 	}
 }

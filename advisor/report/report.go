@@ -80,12 +80,14 @@ func Build(site *catalog.Site, w Workload, recs []store.JobRecord) (*Report, err
 	rep := &Report{Workload: w, Site: site}
 	byProfile := map[string][]judged{}
 	for i := range recs {
-		run, ok := advisor.RunFromRecord(&recs[i])
-		if !ok {
+		rec := recs[i] // a copy: the caller's records keep the names the jobs used
+		rec.Metrics = CanonicalMetrics(rec.Metrics)
+		run, ok := advisor.RunFromRecord(&rec)
+		if !ok || run.GPUs > 1 { // the tables are per GPU
 			rep.Skipped++
 			continue
 		}
-		byProfile[run.Profile] = append(byProfile[run.Profile], judged{&recs[i], run})
+		byProfile[run.Profile] = append(byProfile[run.Profile], judged{&rec, run})
 	}
 	for _, p := range advisor.OrderedProfiles(site) {
 		if rs := byProfile[p.Name]; len(rs) > 0 {

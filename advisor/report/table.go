@@ -96,7 +96,7 @@ func genericColumns(rep *Report) []column {
 			column{"SU per " + unit, true, sig(4, (*ProfileResult).SUPerWork)})
 	}
 	for _, m := range rep.metricNames() {
-		cols = append(cols, column{m, true, sig(6, metricOf(m))})
+		cols = append(cols, column{metricTitle(m), true, sig(6, metricOf(m))})
 	}
 	return cols
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // ProcessTree says whether a PID reported by the driver belongs to the
@@ -27,9 +29,9 @@ const (
 
 // Process scopes: which processes the peak process memory counts.
 const (
-	ScopeTree   = "tree"   // the command's own process tree
-	ScopeDevice = "device" // every process on the device: the driver's PIDs are not ours to match
-	ScopeNone   = "none"   // the driver reported no process, or cannot
+	ScopeTree   = "tree"          // the command's own process tree
+	ScopeDevice = "device"        // every process on the device: the driver's PIDs are not ours to match
+	ScopeNone   = slurm.ScopeNone // the driver reported no process, or cannot
 )
 
 // DeviceStats is what sampling one device found.

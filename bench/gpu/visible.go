@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Device is one GPU or MIG device that a job's CUDA programs can see, with the
@@ -28,12 +30,7 @@ type Device struct {
 
 // Label names the device in one line: its name, which for a MIG device
 // already ends in the profile ("NVIDIA A100-SXM4-80GB MIG 1g.10gb").
-func (d *Device) Label() string {
-	if d.MIG && d.Profile != "" && !strings.Contains(d.Name, d.Profile) {
-		return d.Name + " MIG " + d.Profile
-	}
-	return d.Name
-}
+func (d *Device) Label() string { return slurm.DeviceLabel(d.Name, d.MIG, d.Profile) }
 
 // Enumerate lists the devices CUDA would enumerate, in CUDA's order: each GPU
 // in NVML order, or, where MIG is enabled, each of its MIG devices. A GPU

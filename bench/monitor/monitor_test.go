@@ -15,6 +15,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/internal/fakenvml"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // slice is a node with one MIG-enabled A100 whose only MIG device is a 1g.10gb.
@@ -267,5 +268,30 @@ func TestReadSummaryRefusesOtherVersions(t *testing.T) {
 	os.WriteFile(path, []byte(`{"version": 9, "devices": []}`), 0o644)
 	if _, err := ReadSummary(path); err == nil || !strings.Contains(err.Error(), "version 9") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The summary the monitor writes is read by collect through the job-output
+// protocol's own reader (slurm.ReadMonitorSummary): the same peak, device
+// label and figures, whichever scope the driver gave.
+func TestSummaryReadsBackThroughTheProtocol(t *testing.T) {
+	process := 5120.0
+	mean, peakUtil := 41.0, 97.0
+	for _, scope := range []string{gpu.ScopeTree, gpu.ScopeDevice, gpu.ScopeNone} {
+		d := &gpu.DeviceStats{Device: gpu.Device{Name: "NVIDIA A100-SXM4-80GB", MIG: true, Profile: "1g.10gb", TotalMiB: 9728},
+			Samples: 9, PeakUsedMiB: 5400, PeakProcessMiB: &process, ProcessScope: scope, Utilization: gpu.UtilSupported,
+			UtilGPUMean: &mean, UtilGPUMax: &peakUtil}
+		path := filepath.Join(t.TempDir(), slurm.SummaryName("7"))
+		if err := (&Summary{Version: SummaryVersion, Devices: []*gpu.DeviceStats{d}}).Write(path); err != nil {
+			t.Fatal(err)
+		}
+		read, err := slurm.ReadMonitorSummary(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peak, got := read.Peak()
+		if got == nil || peak != d.PeakMiB() || got.Label() != d.Label() || got.TotalMiB != 9728 || *got.UtilGPUMean != 41 {
+			t.Errorf("scope %s: peak %v (want %v), label %q (want %q)", scope, peak, d.PeakMiB(), got.Label(), d.Label())
+		}
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// SummaryVersion is the version of the summary file this build writes and reads.
-const SummaryVersion = 1
+// SummaryVersion is the version of the summary file this build writes and
+// reads: the job-output protocol's (slurm), which collect reads.
+const SummaryVersion = slurm.SummaryVersion
 
 // Summary is the monitor's record of one run of a command (migadvisor-<jobid>.json).
 type Summary struct {
@@ -93,15 +94,14 @@ func ReadSummary(path string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The protocol's reader checks the shape and the version; this one
+	// keeps every field the monitor wrote.
+	if _, err := slurm.ParseMonitorSummary(path, data); err != nil {
+		return nil, err
+	}
 	var s Summary
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: not a monitor summary: %w", path, err)
-	}
-	if s.Version != SummaryVersion {
-		return nil, fmt.Errorf("%s: monitor summary version %d; this migadvisor reads version %d", path, s.Version, SummaryVersion)
-	}
-	return &s, nil
+	return &s, json.Unmarshal(data, &s)
 }
 
 // SummaryName is the file name of a job's summary, beside its output.
-func SummaryName(jobKey string) string { return "migadvisor-" + jobKey + ".json" }
+func SummaryName(jobKey string) string { return slurm.SummaryName(jobKey) }

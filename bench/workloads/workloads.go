@@ -97,9 +97,6 @@ func loadSuite(file string) (*Suite, error) {
 	return &doc.Suite, nil
 }
 
-// Suites lists the built-in suites.
-func Suites() []*Suite { return builtinSuites() }
-
 // LookupSuite finds a built-in suite by name.
 func LookupSuite(name string) (*Suite, error) {
 	var names []string

@@ -1,0 +1,251 @@
+package advisor
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// How a job ended, as Explain names it.
+const (
+	OutcomeCompleted       = "completed"
+	OutcomeGPUOOM          = "GPU OOM"
+	OutcomeHostOOM         = "host OOM"
+	OutcomeTimeLimit       = "time limit"
+	OutcomeCommandNotFound = "command not found"
+	OutcomeNoOutputFile    = "no output file"
+	OutcomeCancelled       = "cancelled"
+	OutcomePreempted       = "preempted"
+	OutcomeNodeFailure     = "node failure"
+	OutcomeFailed          = "failed"
+)
+
+// Outcome is how a job ended, in words a user reads.
+type Outcome struct {
+	Kind string `json:"outcome"` // one of the Outcome* names; "" while the job has not ended
+	// Text is one sentence with the figures that explain it, written to
+	// follow "job 42 ": "ran out of GPU memory on 1g.10gb, which has …".
+	Text string `json:"explanation"`
+	// AnyProfile: the cause is in the script or its request, not in the
+	// GPU, so the same job fails the same way on every profile (a missing
+	// command or output directory, too little host memory, a cancel).
+	AnyProfile bool `json:"any_profile,omitempty"`
+}
+
+// Explain says how a job of the history ended and, when it did not
+// complete, why and what to change. site (may be nil) gives the profiles'
+// usable GPU memory. A job that has not ended, or whose record is still
+// slurmdbd's placeholder, gets an empty Outcome.
+func Explain(r *store.JobRecord, site *catalog.Site) Outcome {
+	if r.Stub || !slurm.TerminalState(r.State) {
+		return Outcome{}
+	}
+	after := ""
+	if r.ElapsedS != nil {
+		after = " after " + slurm.FormatSeconds(float64(*r.ElapsedS))
+	}
+	code, signal := exitStatus(r)
+	switch {
+	case r.GPUOOM != "":
+		return Outcome{Kind: OutcomeGPUOOM, Text: gpuOOMText(r, site)}
+	case r.OOM() == slurm.OOMHost:
+		return Outcome{Kind: OutcomeHostOOM, Text: hostOOMText(r), AnyProfile: true}
+	case r.State == "FAILED" && code == 0 && signal == 53:
+		return Outcome{Kind: OutcomeNoOutputFile, Text: noOutputText(r), AnyProfile: true}
+	case r.State == "TIMEOUT" || r.TimeLimitHit:
+		return Outcome{Kind: OutcomeTimeLimit, Text: timeLimitText(r)}
+	case r.State == "NODE_FAIL" || r.State == "BOOT_FAIL":
+		return Outcome{Kind: OutcomeNodeFailure, Text: fmt.Sprintf("lost its node %s%s (%s): resubmit it; the run says nothing about the script or the profile",
+			orWord(r.NodeList, "to a failure"), after, r.State)}
+	case r.State == "PREEMPTED":
+		return Outcome{Kind: OutcomePreempted, Text: fmt.Sprintf("was preempted by another job%s: resubmit it; the run says nothing about the script or the profile", after)}
+	case strings.HasPrefix(r.State, "CANCELLED"):
+		return Outcome{Kind: OutcomeCancelled, Text: cancelledText(r, after), AnyProfile: true}
+	case code == 127:
+		return Outcome{Kind: OutcomeCommandNotFound, Text: commandNotFoundText(r), AnyProfile: true}
+	case r.State == "COMPLETED":
+		return Outcome{Kind: OutcomeCompleted, Text: "completed" + after}
+	}
+	return Outcome{Kind: OutcomeFailed, Text: failedText(r, code, signal, after)}
+}
+
+// exitStatus is sacct's ExitCode, code:signal; -1 where unknown.
+func exitStatus(r *store.JobRecord) (code, signal int64) {
+	code, signal = -1, -1
+	if r.ExitCode != nil {
+		code = *r.ExitCode
+	}
+	if r.ExitSignal != nil {
+		signal = *r.ExitSignal
+	}
+	return code, signal
+}
+
+// gpuOOMText gives the memory the job had and the least it needed: the
+// OOM message's figure (held plus asked for) or the peak it reached, and
+// the smallest larger profile with that much.
+func gpuOOMText(r *store.JobRecord, site *catalog.Site) string {
+	need := max(deref(r.GPUNeedMiB, -1), deref(r.GPUMemPeakMiB(), -1))
+	if v, ok := r.Metrics[AllocatedMetric]; ok {
+		need = max(need, v)
+	}
+	var b strings.Builder
+	b.WriteString("ran out of GPU memory")
+	var current *catalog.Profile
+	if site != nil {
+		if p, ok := site.Profile(r.Profile); ok {
+			current = p
+		}
+	}
+	switch {
+	case current != nil:
+		fmt.Fprintf(&b, " on %s, which has %s usable", profilePhrase(site, current.Name), memText(current.UsableMemory.MiB()))
+	case r.Profile != "":
+		fmt.Fprintf(&b, " on %s", r.Profile)
+	}
+	switch {
+	case current != nil && need <= current.UsableMemory.MiB():
+		b.WriteString("; it needed more than that") // what it held when it failed is no better bound
+	case need > 0:
+		fmt.Fprintf(&b, "; it needed at least %s", memText(need))
+	}
+	if current == nil {
+		b.WriteString(": ask for a GPU with more memory or use less")
+		return b.String()
+	}
+	if next := largerProfile(site, current, need); next != nil {
+		fmt.Fprintf(&b, ": try %s, with %s", profilePhrase(site, next.Name), memText(next.UsableMemory.MiB()))
+	} else {
+		fmt.Fprintf(&b, ": no profile of %s has more, so the job must use less, for example a smaller batch", site.Name)
+	}
+	return b.String()
+}
+
+// largerProfile is the smallest profile with more usable memory than the
+// current one and at least need; nil if none.
+func largerProfile(site *catalog.Site, current *catalog.Profile, need float64) *catalog.Profile {
+	for _, p := range OrderedProfiles(site) {
+		if u := p.UsableMemory.MiB(); u > current.UsableMemory.MiB() && u >= need {
+			return p
+		}
+	}
+	return nil
+}
+
+func hostOOMText(r *store.JobRecord) string {
+	var b strings.Builder
+	if r.State == "COMPLETED" {
+		b.WriteString("completed, but a process of it was killed for host memory")
+	} else {
+		b.WriteString("ran out of host memory")
+	}
+	if had := deref(r.ReqMemMiB, -1); had > 0 {
+		fmt.Fprintf(&b, ": the job had %s", memText(had))
+		if rss := deref(r.MaxRSSMiB, -1); rss >= minRSSMiB {
+			fmt.Fprintf(&b, " and its peak RSS was %s", memText(rss))
+		}
+	}
+	b.WriteString("; ask for more with --mem, as a larger GPU profile would not help")
+	return b.String()
+}
+
+// commandNotFoundText explains exit 127. The shell's "x: command not
+// found" line is in the job's output, which names the file to look in;
+// the history keeps no column for the command itself.
+func commandNotFoundText(r *store.JobRecord) string {
+	where := ""
+	if r.OutputPath != "" {
+		where = ": " + filepath.Base(r.OutputPath) + " names it"
+	}
+	return "failed because a command was not found (exit 127)" + where + "; load its module or fix PATH in the script"
+}
+
+func noOutputText(r *store.JobRecord) string {
+	file := "its output or error file"
+	if r.Stdout != "" && !strings.Contains(r.Stdout, "%") {
+		file = r.Stdout
+	}
+	return fmt.Sprintf("failed at once because Slurm could not open %s (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit", file)
+}
+
+func timeLimitText(r *store.JobRecord) string {
+	var b strings.Builder
+	b.WriteString("reached its time limit")
+	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
+		fmt.Fprintf(&b, " of %s", slurm.FormatDuration(time.Duration(*r.TimeLimitMin)*time.Minute))
+	}
+	if r.ElapsedS != nil {
+		fmt.Fprintf(&b, " after %s, so it needs at least that long", slurm.FormatSeconds(float64(*r.ElapsedS)))
+	}
+	b.WriteString(": ask for more with --time, or try a larger profile, which may be faster")
+	return b.String()
+}
+
+func cancelledText(r *store.JobRecord, after string) string {
+	by := ""
+	if r.CancelledBy != "" {
+		by = " by uid " + r.CancelledBy
+	}
+	if r.Start == nil || r.ElapsedS == nil || *r.ElapsedS == 0 {
+		return "was cancelled" + by + " before it started"
+	}
+	return "was cancelled" + by + after + ", before it ended: the run says nothing about the profile"
+}
+
+func failedText(r *store.JobRecord, code, signal int64, after string) string {
+	switch {
+	case code == 126:
+		return "failed with exit code 126" + after + ": a command was found but could not be run, so check that it is executable and built for this node" +
+			inOutput(r, "names it")
+	case code > 128 && code < 160:
+		return fmt.Sprintf("failed with exit code %d%s: a process was killed by signal %d%s", code, after, code-128, signalName(code-128)) +
+			inOutput(r, "may say why")
+	case code > 0:
+		return fmt.Sprintf("failed with exit code %d%s", code, after) + inOutput(r, "may say why")
+	case signal > 0:
+		return fmt.Sprintf("was killed by signal %d%s%s", signal, signalName(signal), after) + inOutput(r, "may say why")
+	}
+	return "ended " + r.State + after + inOutput(r, "may say why")
+}
+
+// signalName names the signals a failed job usually dies of: " (SIGKILL)".
+func signalName(sig int64) string {
+	names := map[int64]string{1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
+		9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+	if n, ok := names[sig]; ok {
+		return " (" + n + ")"
+	}
+	return ""
+}
+
+// inOutput points at the job's output file: "; slurm-5.out names it".
+func inOutput(r *store.JobRecord, verb string) string {
+	if r.OutputPath == "" {
+		return ""
+	}
+	return "; " + filepath.Base(r.OutputPath) + " " + verb
+}
+
+func orWord(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// memText is a memory size as a person reads it: "9.5 GiB", "169 MiB".
+func memText(mib float64) string {
+	if mib >= 1024 {
+		return fmt.Sprintf("%.1f GiB", mib/1024)
+	}
+	return fmt.Sprintf("%.0f MiB", mib)
+}
+
+// minRSSMiB is the least peak RSS worth naming: a process the kernel killed
+// at once leaves sacct a MaxRSS of a few KiB, which says nothing.
+const minRSSMiB = 1

@@ -1,0 +1,173 @@
+package advisor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// trainDump: alice's runs of train.sh (4 CPUs, 16G) and bob's of his own
+// train.sh, as sacct names them.
+const trainDump = `JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName
+11|11|migdev|alice|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:05|2026-11-20T01:01:05|60|1|4|16G|cpu=4,gres/gpu:a100_10g=1,gres/gpu=1,mem=16G,node=1|train.sh
+12|12|migdev|alice|FAILED|1:0|2026-11-20T02:00:00|2026-11-20T02:00:05|2026-11-20T02:01:05|60|1|4|16G|cpu=4,gres/gpu:a100_20g=1,gres/gpu=1,mem=16G,node=1|train.sh
+13|13|migdev|bob|COMPLETED|0:0|2026-11-20T03:00:00|2026-11-20T03:00:05|2026-11-20T03:01:05|60|1|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|train.sh
+14|14|migdev|alice|COMPLETED|0:0|2026-11-20T04:00:00|2026-11-20T04:00:05|2026-11-20T04:01:05|60|1|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|train.sh
+`
+
+const trainV1 = "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py --epochs 2\n"
+
+func historyOf(t *testing.T, site *catalog.Site, dump string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := slurm.NewSacctReader(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := &Collector{Site: site}
+	if _, err := st.ImportJobs(ctx, r.Next, store.ImportOptions{Profile: col.ProfileOf}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func writeScript(t *testing.T, path, text string) *slurm.Script {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := slurm.ReadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The user edits the script they ran (--epochs 2 to 3): its runs, tracked
+// under the old fingerprint at the same path, are still its evidence,
+// marked as an earlier version's, and a note says so.
+func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	st := historyOf(t, site, trainDump)
+	path := filepath.Join(t.TempDir(), "train.sh")
+	v1 := writeScript(t, path, trainV1)
+	var subs []store.Submission
+	for _, id := range []string{"11", "12"} {
+		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: v1.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+	}
+	if err := st.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	v2 := writeScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	if v2.Fingerprint() == v1.Fingerprint() {
+		t.Fatal("the edit kept the fingerprint")
+	}
+	job, err := Gather(ctx, st, site, path, v2, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Job 14 has the same name and resources but no script: not a version of this one.
+	if len(job.Runs) != 2 {
+		t.Fatalf("runs %+v", job.Runs)
+	}
+	for _, r := range job.Runs {
+		if !r.Earlier || r.EarlierBy != store.EarlierByPath {
+			t.Errorf("run %s: earlier %v by %q", r.JobID, r.Earlier, r.EarlierBy)
+		}
+	}
+	if want := "no runs of this exact script; 2 runs of an earlier version (the same path) are used"; len(job.Notes) != 1 || job.Notes[0] != want {
+		t.Errorf("notes %q, want %q", job.Notes, want)
+	}
+
+	// Once the new version has a run, it is the evidence: the old ones are not read.
+	if err := st.RecordSubmissions(ctx, []store.Submission{{Cluster: "migdev", JobID: "14", Fingerprint: v2.Fingerprint(), Source: path, Script: path, Submitted: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	job, _ = Gather(ctx, st, site, path, v2, time.Unix(0, 0))
+	if len(job.Runs) != 1 || job.Runs[0].JobID != "14" || job.Runs[0].Earlier || len(job.Notes) != 0 {
+		t.Errorf("runs %+v, notes %q", job.Runs, job.Notes)
+	}
+}
+
+// In a site-wide history (jobs linked to slurmdbd's copies of their
+// scripts), the runs of the user's earlier version are found by the job
+// name, CPUs and memory; another user's script of the same name is not a
+// version of theirs. A runs list never has a job twice.
+func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	siteWide := historyOf(t, site, trainDump)
+	var subs []store.Submission
+	for _, id := range []string{"11", "12", "13"} {
+		src := "sacct:migdev/" + id
+		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: "slurmdbd-copy", Source: src, Script: src, Submitted: time.Now()})
+	}
+	if err := siteWide.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	defer func(old func() string) { currentUser = old }(currentUser)
+	currentUser = func() string { return "alice" }
+	own := historyOf(t, site, trainDump) // the same jobs in the user's own history, not linked there
+	path := filepath.Join(t.TempDir(), "train.sh")
+	edited := writeScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	job, err := Gather(ctx, own, site, path, edited, time.Unix(0, 0), siteWide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range job.Runs {
+		ids = append(ids, r.JobID)
+		if !r.Earlier || r.EarlierBy != store.EarlierByName {
+			t.Errorf("run %s: earlier %v by %q", r.JobID, r.Earlier, r.EarlierBy)
+		}
+	}
+	if strings.Join(ids, " ") != "12 11" {
+		t.Errorf("runs of jobs %v, want alice's 12 and 11", ids)
+	}
+	if len(job.Notes) != 1 || !strings.Contains(job.Notes[0], "2 runs of an earlier version (the same job name and resources)") {
+		t.Errorf("notes %q", job.Notes)
+	}
+	// A script asking for other resources is another script.
+	other := writeScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
+	if job, _ := Gather(ctx, own, site, path, other, time.Unix(0, 0), siteWide); len(job.Runs) != 0 {
+		t.Errorf("runs of a script asking for 32G: %+v", job.Runs)
+	}
+}
+
+// Tracked jobs that accounting has not given the history yet are why a
+// script has no runs: the notes say so, and what to run.
+func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	st := historyOf(t, site, trainDump)
+	path := filepath.Join(t.TempDir(), "new.sh")
+	s := writeScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
+	var subs []store.Submission
+	for _, id := range []string{"4242", "4243"} {
+		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+	}
+	if err := st.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	job, err := Gather(ctx, st, site, path, s, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 tracked jobs of this script (4242, 4243) have no final accounting record in the history yet: run 'migadvisor collect' after they end"
+	if len(job.Runs) != 0 || len(job.Notes) != 1 || job.Notes[0] != want {
+		t.Errorf("runs %d, notes %q", len(job.Runs), job.Notes)
+	}
+}

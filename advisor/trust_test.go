@@ -1,0 +1,312 @@
+package advisor
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func (r Run) util(u float64) Run { r.Utilisation = u; return r }
+func (r Run) earlier() Run       { r.Earlier = true; return r }
+func (r Run) id(id string) Run   { r.JobID = id; return r }
+
+func TestATimedOutProfileIsNeverChosenOnAPrediction(t *testing.T) {
+	// A job the GPU hardly limits (utilisation 10%): full took 5 minutes, so
+	// the model predicts 1g.10gb under its 10 minutes, but 1g.10gb ran past a
+	// 10-minute limit. Its runtime is unknown beyond that bound.
+	runs := []Run{newRun("full", 300).peak(1024).util(10), newRun("1g.10gb", 600).peak(1024).util(10).timeout()}
+	rec := recommend(t, "#SBATCH --time=10:00\n", runs, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.Eligible || recommended(rec) == "1g.10gb" {
+		t.Fatalf("1g.10gb chosen on a prediction below its timeout: %s", rec.Reason)
+	}
+	if !small.RuntimeAtLeast || small.RuntimeS == nil || *small.RuntimeS < 600 || !strings.Contains(small.Reason, "time limit") {
+		t.Errorf("1g.10gb: at least %v %v; %s", small.RuntimeAtLeast, small.RuntimeS, small.Reason)
+	}
+}
+
+func TestABoundOnABiggerProfileBoundsTheSmallerOnes(t *testing.T) {
+	// 2g.20gb ran past an hour; full completed in 20 minutes. Whatever the
+	// model says, 1g.10gb (half of 2g.20gb) cannot be faster than an hour.
+	runs := []Run{newRun("full", 1200).peak(1024).util(10), newRun("2g.20gb", 3600).peak(1024).util(10).timeout()}
+	rec := recommend(t, "#SBATCH --time=1:00:00\n", runs, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.RuntimeS == nil || *small.RuntimeS < 3600 || !small.RuntimeAtLeast || small.Eligible {
+		t.Fatalf("1g.10gb: %v at least %v, eligible %v (%s)", small.RuntimeS, small.RuntimeAtLeast, small.Eligible, small.Reason)
+	}
+	if got := recommended(rec); got != "3g.40gb" && got != "full" {
+		t.Errorf("recommended %s: %s", got, rec.Reason)
+	}
+}
+
+func TestDifferencesWithinNoiseAreTiesThatGoToTheSmallerProfile(t *testing.T) {
+	// One run each: 1g.10gb 3 SU/h × 1000 s = 0.83 SU; 2g.20gb 5 SU/h × 560 s
+	// = 0.78 SU, 7% less: within the 10% taken as noise when runs are few.
+	one := []Run{newRun("1g.10gb", 1000).peak(1024), newRun("2g.20gb", 560).peak(1024)}
+	rec := recommend(t, "", one, Options{})
+	if got := recommended(rec); got != "1g.10gb" {
+		t.Fatalf("one run each: recommended %s: %s", got, rec.Reason)
+	}
+	if !strings.Contains(rec.Reason, "noise") {
+		t.Errorf("the reason does not say it is a tie: %s", rec.Reason)
+	}
+	// Three steady runs each (spread 1%): the 7% is real, and 2g.20gb wins.
+	var three []Run
+	for i, d := range []float64{0, 5, 10} {
+		three = append(three, newRun("1g.10gb", 1000+d).peak(1024).id("a"+string(rune('0'+i))),
+			newRun("2g.20gb", 560+d/2).peak(1024).id("b"+string(rune('0'+i))))
+	}
+	rec = recommend(t, "", three, Options{})
+	if got := recommended(rec); got != "2g.20gb" {
+		t.Fatalf("three steady runs each: recommended %s: %s", got, rec.Reason)
+	}
+	small := profileOf(t, rec, "1g.10gb")
+	if small.RuntimeRuns != 3 || small.RuntimeSpread == nil || math.Abs(*small.RuntimeSpread-0.01) > 0.001 {
+		t.Errorf("1g.10gb confidence: %d runs, spread %v", small.RuntimeRuns, small.RuntimeSpread)
+	}
+	// A noisy job (runs 40% apart) makes the same difference a tie again.
+	noisy := append([]Run{}, three...)
+	noisy = append(noisy, newRun("2g.20gb", 800).peak(1024).id("b9"), newRun("2g.20gb", 500).peak(1024).id("b8"))
+	if got := recommended(recommend(t, "", noisy, Options{})); got != "1g.10gb" {
+		t.Errorf("noisy runs: recommended %s", got)
+	}
+}
+
+func TestMultiGPUScriptIsNotAdvisedAsOneSlice(t *testing.T) {
+	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", nil, Options{})
+	for _, pa := range rec.Profiles {
+		p, _ := wulverSite(t).Profile(pa.Profile)
+		if p.IsMIG() && (pa.Eligible || !strings.Contains(pa.Reason, "MIG")) {
+			t.Errorf("%s for a 2-GPU job: eligible %v, %s", pa.Profile, pa.Eligible, pa.Reason)
+		}
+	}
+	notes := strings.Join(rec.Notes, "\n")
+	if !strings.Contains(notes, "2 GPUs") || !strings.Contains(notes, "peer-to-peer") || rec.MultiGPU == nil || rec.MultiGPU.GPUs != 2 {
+		t.Errorf("notes %q, multi %+v", notes, rec.MultiGPU)
+	}
+	if rec.Next != "" && strings.Contains(rec.Next, "--probe") && !strings.Contains(rec.Next, "--profiles full") {
+		t.Errorf("next %q would probe slices", rec.Next)
+	}
+}
+
+func TestSUPerWorkIsInAUnitPeopleRead(t *testing.T) {
+	// 3 SU/h for 1000 s over 8M samples: 1.04e-07 SU per sample, 0.104 per 1M.
+	rec := recommend(t, "", []Run{newRun("1g.10gb", 1000).peak(1024).work(8e6, "samples")}, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.WorkUnit != "1M samples" || small.SUPerWork == nil || *small.SUPerWork != 0.104 {
+		t.Fatalf("SU per work: %v per %q", small.SUPerWork, small.WorkUnit)
+	}
+	if strings.Contains(rec.Reason, "e-0") {
+		t.Errorf("reason with an exponent: %s", rec.Reason)
+	}
+}
+
+func TestFiguresAreRoundedAlike(t *testing.T) {
+	rec := recommend(t, "", []Run{newRun("1g.10gb", 3.149949263241184).peak(1024)}, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if *small.RuntimeS != 3 || small.RuntimeRangeS[0] != 3 || *small.SU != 0.0025 {
+		t.Errorf("runtime %v %v, SU %v", *small.RuntimeS, *small.RuntimeRangeS, *small.SU)
+	}
+	// The reason prints the figure the JSON holds.
+	if !strings.Contains(rec.Reason, FormatSU(*small.SU)) {
+		t.Errorf("reason %q lacks %s", rec.Reason, FormatSU(*small.SU))
+	}
+}
+
+func TestTheChangeToMakeAndWhatItSaves(t *testing.T) {
+	site := wulverSite(t)
+	src := "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=4G\n#SBATCH --time=30\npython train.py\n"
+	s := slurm.Parse("job.sh", []byte(src))
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	var runs []Run
+	for i := range 4 { // four runs of 40 minutes on full this month: 2.8 GiB each
+		r := newRun("full", 2400).peak(2867).id(string(rune('a' + i)))
+		r.Submitted = now.Add(-time.Duration(i) * 72 * time.Hour)
+		runs = append(runs, r)
+	}
+	old := newRun("full", 2400).peak(2867).id("old")
+	old.Submitted = now.Add(-60 * 24 * time.Hour)
+	runs = append(runs, old)
+	rec, err := Recommend(site, Job{Script: "job.sh", Source: s, Resources: s.Resources, Runs: runs, Now: now}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recommended(rec) != "1g.10gb" {
+		t.Fatalf("recommended %s: %s", recommended(rec), rec.Reason)
+	}
+	ch := rec.Change
+	if ch == nil || len(ch.Lines) == 0 || ch.Lines[0].Line != 3 || ch.Lines[0].New != "#SBATCH --gres=gpu:a100_10g:1" {
+		t.Fatalf("change %+v", ch)
+	}
+	// The slice is predicted slower than 30 minutes: the --time line changes too.
+	var timeLine bool
+	for _, l := range ch.Lines {
+		timeLine = timeLine || l.Line == 6 && strings.HasPrefix(l.New, "#SBATCH --time=")
+	}
+	if !timeLine {
+		t.Errorf("no --time change in %+v", ch.Lines)
+	}
+	// Full: 17 SU/h × 40 min = 11.3 SU a run; saved per run is that less the slice's.
+	slice := profileOf(t, rec, "1g.10gb")
+	if ch.SUPerRun == nil || math.Abs(*ch.SUPerRun-(11.3-*slice.SU)) > 0.02 || ch.RunsPerMonth != 4 ||
+		ch.SUPerMonth == nil || math.Abs(*ch.SUPerMonth-4**ch.SUPerRun) > 0.05 {
+		t.Errorf("savings %+v (slice %v SU)", ch, *slice.SU)
+	}
+	if ch.Asks != "full" {
+		t.Errorf("asks %q", ch.Asks)
+	}
+}
+
+func TestEarlierVersionsWidenTheMemoryMargin(t *testing.T) {
+	// 7 GiB on full is 74% of 1g.10gb's 9.5 GiB: low for this script, not
+	// for an earlier version of it (a quarter more margin: 92%).
+	exact := recommend(t, "", []Run{newRun("full", 600).peak(7168)}, Options{})
+	if pa := profileOf(t, exact, "1g.10gb"); pa.OOMRisk != RiskLow {
+		t.Fatalf("exact: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+	earlier := recommend(t, "", []Run{newRun("full", 600).peak(7168).earlier()}, Options{})
+	pa := profileOf(t, earlier, "1g.10gb")
+	if pa.OOMRisk == RiskLow || !strings.Contains(pa.OOMRiskReason, "earlier version") {
+		t.Errorf("earlier: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+	// A completion there in an earlier version is not proof for this one.
+	done := recommend(t, "", []Run{newRun("1g.10gb", 600).peak(9400).earlier()}, Options{})
+	if pa := profileOf(t, done, "1g.10gb"); pa.OOMRisk == RiskLow {
+		t.Errorf("earlier completion at 99%%: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+}
+
+var _ = catalog.Builtin
+
+func TestAMultiGPUScriptsOwnRunsCount(t *testing.T) {
+	two := func(r Run) Run { r.GPUs = 2; return r }
+	runs := []Run{two(newRun("full", 600).peak(5000).id("900001")), two(newRun("full", 620).peak(5000).id("900002")),
+		newRun("full", 1000).peak(5000).id("1gpu")}
+	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", runs, Options{})
+	full := profileOf(t, rec, "full")
+	if rec.Runs != 2 || recommended(rec) != "full" || full.Runs != 2 || *full.RuntimeS != 610 || full.SUPerHour != 33 {
+		t.Fatalf("2-GPU job: %d runs, recommended %s, full %+v", rec.Runs, recommended(rec), full)
+	}
+	if !strings.Contains(strings.Join(rec.Notes, "\n"), "1 run on another number of GPUs than this job's 2 left out") {
+		t.Errorf("notes %q", rec.Notes)
+	}
+}
+
+func TestThisVersionsRunsOutweighAnEarlierVersions(t *testing.T) {
+	// Seen: after an edit and two runs of the new version, the need still
+	// came from the earlier version's runs, plus the margin.
+	runs := []Run{newRun("full", 600).peak(2867).earlier().id("o1"), newRun("full", 600).peak(2867).earlier().id("o2"),
+		newRun("full", 600).peak(2867).id("n1")}
+	rec := recommend(t, "", runs, Options{})
+	if rec.Runs != 1 || rec.EarlierRuns != 0 || rec.GPUMemNeed == nil || rec.GPUMemNeed.Earlier || rec.GPUMemNeed.MiB != 2867 {
+		t.Errorf("runs %d (earlier %d), need %+v", rec.Runs, rec.EarlierRuns, rec.GPUMemNeed)
+	}
+	if !strings.Contains(strings.Join(rec.Notes, "\n"), "2 runs of an earlier version left out") {
+		t.Errorf("notes %q", rec.Notes)
+	}
+	// A run cancelled before it started says nothing: the earlier ones stay.
+	cancelled := newRun("full", 0).id("c")
+	cancelled.Completed, cancelled.State = false, "CANCELLED"
+	rec = recommend(t, "", []Run{runs[0], runs[1], cancelled}, Options{})
+	if rec.EarlierRuns != 2 {
+		t.Errorf("with a cancelled run of this version: %d earlier runs", rec.EarlierRuns)
+	}
+}
+
+func TestTheNeedNamesTheRunsItsFigureComesFrom(t *testing.T) {
+	// Seen: "the OOM lower bound on 1g.10gb in 2 runs" for one OOM run.
+	runs := append(runsOn("1g.10gb", 1, 60, 0, true), newRun("3g.40gb", 600).peak(8000), newRun("full", 500).peak(8000))
+	rec := recommend(t, "", runs, Options{})
+	if r := profileOf(t, rec, "2g.20gb").OOMRiskReason; !strings.HasSuffix(r, "the OOM lower bound on 1g.10gb in 1 run") {
+		t.Errorf("2g.20gb: %q", r)
+	}
+}
+
+func TestACrashedRunGivesNoWorkRate(t *testing.T) {
+	killed := newRun("1g.10gb", 30).work(1e6, "samples")
+	killed.Completed, killed.HostOOM, killed.State = false, true, "OUT_OF_MEMORY"
+	rec := recommend(t, "", []Run{killed}, Options{})
+	for _, pa := range rec.Profiles {
+		if pa.SUPerWork != nil && pa.RuntimeS == nil {
+			t.Errorf("%s: SU per work %v without a runtime", pa.Profile, *pa.SUPerWork)
+		}
+	}
+}
+
+func TestTheMonthlyRateIsTheUsersOwn(t *testing.T) {
+	site := wulverSite(t)
+	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	var runs []Run
+	for i, u := range []string{"alice", "bob", "bob", "bob"} {
+		r := newRun("full", 3600).peak(2048).id(fmt.Sprint(i))
+		r.User, r.Submitted = u, now.Add(-time.Duration(i)*time.Hour)
+		runs = append(runs, r)
+	}
+	rec, err := Recommend(site, Job{Script: "job.sh", Source: s, Resources: s.Resources, Runs: runs, User: "alice"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Change == nil || rec.Change.RunsPerMonth != 1 {
+		t.Errorf("alice's rate: %+v", rec.Change)
+	}
+}
+
+func TestATieWithTheProfileAskedForSaysSo(t *testing.T) {
+	// Seen: "it costs about 0.028 SU a run more than 2g.20gb, which is not
+	// safe for this job" for a 2g.20gb that completed twice.
+	site := wulverSite(t)
+	s := slurm.Parse("tie.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
+	runs := []Run{newRun("1g.10gb", 600).peak(1024).id("a"), newRun("1g.10gb", 610).peak(1024).id("b"),
+		newRun("2g.20gb", 340).peak(1024).id("c"), newRun("2g.20gb", 345).peak(1024).id("d")}
+	rec, err := Recommend(site, Job{Script: "tie.sh", Source: s, Resources: s.Resources, Runs: runs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := rec.Change
+	if recommended(rec) != "1g.10gb" || ch == nil || ch.SUPerRun == nil || *ch.SUPerRun >= 0 || !strings.Contains(ch.Because, "tie") {
+		t.Fatalf("recommended %s, change %+v", recommended(rec), ch)
+	}
+	if strings.Contains(rec.Reason, "figure of") || !strings.Contains(rec.Reason, "a tie with 2g.20gb's") {
+		t.Errorf("reason %q", rec.Reason)
+	}
+}
+
+func TestSUPerWorkFollowsTheRuntimeAndItsBound(t *testing.T) {
+	// Seen: "≥8.03" SU beside 4.04 SU per 1M tokens for runs of 1M tokens.
+	runs := []Run{newRun("full", 600).peak(2048).work(1e6, "tokens").util(10),
+		newRun("1g.10gb", 7200).peak(2048).work(5e5, "tokens").util(10).timeout()}
+	rec := recommend(t, "#SBATCH --time=2:00:00\n", runs, Options{})
+	for _, pa := range rec.Profiles {
+		if pa.SU == nil || pa.SUPerWork == nil || pa.WorkUnit != "1M tokens" {
+			t.Fatalf("%s: SU %v, per work %v %q", pa.Profile, pa.SU, pa.SUPerWork, pa.WorkUnit)
+		}
+		// One run is 1M tokens: the two figures are the same, to rounding.
+		if math.Abs(*pa.SU-*pa.SUPerWork) > 0.01**pa.SU {
+			t.Errorf("%s: %v SU but %v SU per 1M tokens", pa.Profile, *pa.SU, *pa.SUPerWork)
+		}
+	}
+}
+
+func TestAMultiGPUJobsSlicesHaveNoFigures(t *testing.T) {
+	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", []Run{newRun("full", 600).peak(2048)}, Options{})
+	for _, pa := range rec.Profiles {
+		p, _ := wulverSite(t).Profile(pa.Profile)
+		if p.IsMIG() && (pa.OOMRisk != RiskNone || pa.RuntimeS != nil || pa.SU != nil) {
+			t.Errorf("%s: risk %s, runtime %v, SU %v", pa.Profile, pa.OOMRisk, pa.RuntimeS, pa.SU)
+		}
+	}
+}
+
+func TestASmallerProfileWithNoMemoryFigureIsWorthAProbe(t *testing.T) {
+	// Seen: one completed run on full, no monitor: "nothing to change", and no next step.
+	rec := recommend(t, "", []Run{newRun("full", 600)}, Options{})
+	if recommended(rec) != "full" || rec.Next != "migadvisor recommend --probe --profiles 1g.10gb job.sh" {
+		t.Errorf("recommended %s, next %q", recommended(rec), rec.Next)
+	}
+}
