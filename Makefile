@@ -23,7 +23,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable clean
 
 all: build
 
@@ -116,7 +116,9 @@ demo: build
 	@echo '$$ migadvisor recommend examples/qlora_finetune.sh'
 	@$(BIN) recommend examples/qlora_finetune.sh
 
-install: build
+# install builds only what is missing: 'sudo make install' after 'make build'
+# needs no Go on root's PATH.
+install: installable
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/migadvisor
 	install -m 0755 $(LEAN) $(DESTDIR)$(PREFIX)/bin/migadvisor-monitor
@@ -124,6 +126,9 @@ install: build
 	install -m 0755 scripts/sbatch $(DESTDIR)$(PREFIX)/libexec/migadvisor/sbatch
 	install -m 0755 $(WRAPPER) $(DESTDIR)$(PREFIX)/libexec/migadvisor/migadvisor-sbatch
 	install -m 0644 scripts/modulefiles/migadvisor.lua scripts/modulefiles/migadvisor.tcl $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/
+
+installable:
+	@if [ ! -x $(BIN) ] || [ ! -x $(LEAN) ] || [ ! -x $(WRAPPER) ]; then $(MAKE) build; fi
 
 clean:
 	rm -rf bin

@@ -9,6 +9,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.30.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -27,5 +28,4 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )

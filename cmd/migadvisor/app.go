@@ -36,14 +36,17 @@ func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	path := commandPath(app, args)
 	args, err := reorderArgs(app, args)
 	if err == nil {
 		err = app.Run(args)
 	}
-	return exitCode(err, stderr)
+	return exitCode(err, stderr, path)
 }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints an error and gives the exit status; a usage error points
+// at the help of the command it is about (path: "bench run").
+func exitCode(err error, stderr io.Writer, path string) int {
 	var silent silentExit
 	var usage usageError
 	switch {
@@ -52,7 +55,11 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &silent):
 		return int(silent)
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "migadvisor: %s\nRun 'migadvisor --help' for usage.\n", usage.msg)
+		help := "migadvisor --help"
+		if path != "" {
+			help = "migadvisor " + path + " --help"
+		}
+		fmt.Fprintf(stderr, "migadvisor: %s\nRun '%s' for usage.\n", usage.msg, help)
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "migadvisor: %s\n", err)

@@ -38,7 +38,10 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			}
 			return append(append([]string{args[0]}, globals...), "--help"), nil
 		}
-		return nil, usageError{"unknown command " + quote(rest[0])}
+		return nil, usageError{"unknown command " + quote(rest[0]) + didYouMean(rest[0], app.Commands)}
+	}
+	if len(cmd.Subcommands) > 0 && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		return nil, usageError{"unknown " + strings.Join(path, " ") + " command " + quote(rest[0]) + didYouMean(rest[0], cmd.Subcommands)}
 	}
 	if cmd.SkipFlagParsing {
 		return append(append(append([]string{args[0]}, globals...), path...), rest...), nil
@@ -51,6 +54,65 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	out = append(out, path...)
 	out = append(out, flags...)
 	return append(out, positional...), nil
+}
+
+// commandPath is the command (and subcommand) args name, "" for none:
+// whatever flags stand before or between them.
+func commandPath(app *cli.App, args []string) string {
+	if len(args) < 2 {
+		return ""
+	}
+	_, rest := splitFlags(app.Flags, args[1:], true)
+	var path []string
+	for commands := app.Commands; len(rest) > 0; rest = rest[1:] {
+		c := findCommand(commands, rest[0])
+		if c == nil {
+			break
+		}
+		path, commands = append(path, c.Name), c.Subcommands
+	}
+	return strings.Join(path, " ")
+}
+
+// didYouMean names the command closest to a mistyped one (at most two
+// edits away), or lists the choices when none is that close.
+func didYouMean(typed string, commands []*cli.Command) string {
+	best, bestDist := "", 3
+	var names []string
+	for _, c := range commands {
+		if c.Hidden {
+			continue
+		}
+		names = append(names, c.Name)
+		if d := editDistance(typed, c.Name); d < bestDist {
+			best, bestDist = c.Name, d
+		}
+	}
+	if best != "" {
+		return " (did you mean " + quote(best) + "?)"
+	}
+	return " (one of: " + strings.Join(names, ", ") + ")"
+}
+
+// editDistance is the Levenshtein distance between two short words.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // splitFlags separates flags (with their values) from positional arguments.

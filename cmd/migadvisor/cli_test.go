@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -343,7 +344,7 @@ func TestCollectSacctFileAndHistory(t *testing.T) {
 		t.Errorf("job 4: %v", oom)
 	}
 	// 1g.10gb on Wulver, 1 CPU, 300M, 7 s: (1 + 2) SU/h.
-	if done := byID["2"]; done["su"] != round6(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
+	if done := byID["2"]; done["su"] != advisor.RoundSU(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
 		t.Errorf("job 2: %v", done)
 	}
 	if task := byID["8_1"]; task == nil || task["name"] != "fx array|odd" || task["profile"] != nil || task["su"] == nil {
@@ -403,15 +404,18 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-// A Slurm command that fails reaches the user as one line with Slurm's message.
+// A Slurm command that fails reaches the user as one line with Slurm's
+// message; track then files the jobs under the fallback cluster name, and
+// says so.
 func TestFailedSlurmCommandIsOneLine(t *testing.T) {
 	isolate(t)
 	bin := t.TempDir()
 	os.WriteFile(filepath.Join(bin, "scontrol"), []byte("#!/bin/sh\necho 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n"), 0o755)
 	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
 	_, errOut, code := migadvisor(t, "track", example+"gromacs.sh", "42")
-	want := "migadvisor: scontrol failed: slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure); name the cluster with --cluster\n"
-	if code != 1 || errOut != want {
+	want := "migadvisor: scontrol failed: slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure); filing the jobs under cluster \"local\" (name it with --cluster)\n" +
+		"migadvisor: job 42 is not in the history yet: run 'migadvisor collect' after it ends\n"
+	if code != 0 || errOut != want {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 	t.Setenv("MIGADVISOR_SLURM_BIN", t.TempDir()) // no commands at all
@@ -462,5 +466,56 @@ func TestSweepSubmitRecordsJobs(t *testing.T) {
 	var st []jobStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st) != 2 || st[1].Profile != "full" || st[1].JobID != "4004" {
 		t.Fatalf("status: %v %s", err, out)
+	}
+}
+
+// mustRunCLI runs the CLI in process and fails the test unless it exits 0.
+func mustRunCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := migadvisor(t, args...)
+	if code != 0 {
+		t.Fatalf("migadvisor %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// A mistyped command or subcommand is a usage error (exit 2) that names the
+// closest command, and every usage error points at its command's --help.
+func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
+	for args, want := range map[string]string{
+		"recomend job.sh":                "migadvisor: unknown command \"recomend\" (did you mean \"recommend\"?)\nRun 'migadvisor --help' for usage.\n",
+		"bench lst":                      "migadvisor: unknown bench command \"lst\" (did you mean \"list\"?)\nRun 'migadvisor bench --help' for usage.\n",
+		"bench foo":                      "migadvisor: unknown bench command \"foo\" (one of: list, write, run)\nRun 'migadvisor bench --help' for usage.\n",
+		"history --limit -1":             "migadvisor: --limit is a number of jobs, 0 for all, not -1\nRun 'migadvisor history --help' for usage.\n",
+		"recommend --objective x job.sh": "migadvisor: --objective must be one of su, time, turnaround, not \"x\"\nRun 'migadvisor recommend --help' for usage.\n",
+	} {
+		_, errOut, code := migadvisor(t, strings.Fields(args)...)
+		if code != 2 || errOut != want {
+			t.Errorf("%s: exit %d, %q\nwant %q", args, code, errOut, want)
+		}
+	}
+}
+
+// An empty dump and one with its header alone both hold no job; profiles
+// may be named by the GRES type that asks for them.
+func TestEmptyDumpsAndGRESNamedProfiles(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
+	dir := t.TempDir()
+	empty, header := filepath.Join(dir, "empty.psv"), filepath.Join(dir, "header.psv")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(header, []byte("JobIDRaw|JobID|State|JobName\n"), 0o644)
+	for _, f := range []string{empty, header} {
+		out, errOut, code := migadvisor(t, "collect", "--sacct-file", f, "--cluster", "migdev")
+		if code != 0 || !strings.HasPrefix(out, "accounting ("+f+"): 0 jobs: 0 new") {
+			t.Errorf("%s: exit %d, %q %q", f, code, out, errOut)
+		}
+	}
+	byType, _, code := migadvisor(t, "su", "--profile", "a100_10g", "--hours", "1")
+	byName, _, _ := migadvisor(t, "su", "--profile", "1g.10gb", "--hours", "1")
+	if code != 0 || byType != byName {
+		t.Errorf("su --profile a100_10g: exit %d, %q; by name: %q", code, byType, byName)
 	}
 }

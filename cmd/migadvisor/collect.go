@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -23,13 +24,24 @@ func collectCommand() *cli.Command {
 		Usage: "import accounting (sacct) and job-output evidence into the history",
 		Description: `Without --sacct-file, runs sacct for the tracked jobs that have not ended in
 the history yet (those of 'sweep --submit' and 'track'), or for the jobs that
---user, --since or --all-users select. With --sacct-file, imports a saved
-'sacct --parsable2' dump that has its header line, in any field order.
+--user, --since or --all-users select. A tracked id that neither sacct nor
+squeue knows is said ("Slurm has no job 99999: was the id mistyped?"). With --sacct-file, imports a saved
+'sacct --parsable2' dump that has its header line, in any field order. Jobs
+whose records carry no Cluster field take --cluster (MIGADVISOR_CLUSTER),
+else slurmctld's ClusterName, else the name the history last used, else
+"local" (said on stderr): the name track and wait use, so a dump and the
+jobs tracked from it agree with no --cluster anywhere. A job filed under
+"local" that a real cluster name holds too (the same JobIDRaw and submit
+time: a dump imported where Slurm could not be asked, then collected from
+Slurm) is one job: collect files it under the real name, with its output's
+evidence and the submissions that link it, and says how many it moved.
 
-Then reads the output file of each job it can find (the path scontrol gave at
-submission, the script's --output, or a file in --outputs DIR named by Slurm's
-usual patterns) for GPU and host out-of-memory errors, time limits, and the
-work done (MIGADVISOR_WORK, GROMACS, Hugging Face, the site's patterns).
+Then reads the output file of each job it can find, and its error file when
+--error is a file of its own (the paths scontrol gave at submission, the
+--output and --error of the script or of slurmdbd's copy of it expanded for
+the job, or files in --outputs DIR named by Slurm's usual patterns) for GPU
+and host out-of-memory errors, time limits, and the work done
+(MIGADVISOR_WORK, GROMACS, Hugging Face, the site's patterns).
 
 With --scripts (on with --all-users), jobs that no submission names (those
 not submitted through migadvisor, other users') are linked to their scripts
@@ -57,7 +69,8 @@ Examples:
    migadvisor collect
    migadvisor collect --since 7d --outputs ~/jobs/logs
    sacct -a -S 2026-11-01 --parsable2 -o JobIDRaw,JobID,State,ElapsedRaw,AllocTRES,MaxRSS,JobName > dump.txt
-   migadvisor collect --sacct-file dump.txt --cluster wulver
+   migadvisor collect --sacct-file dump.txt
+   migadvisor collect --sacct-file dump.txt --cluster wulver    # on a laptop, away from Slurm
    migadvisor collect --all-users --since 2026-11-01 --json
    migadvisor --db /shared/migadvisor/site.db collect --all-users --since 2026-01-01   # a site-wide history, once
    migadvisor --db /shared/migadvisor/site.db collect --all-users                     # then from cron: what changed`,
@@ -94,6 +107,17 @@ type collectReport struct {
 	Outputs      outputReport           `json:"outputs"`
 	Scripts      *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
 	Window       *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
+	Refiled      []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
+	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
+	UnknownToSlurm []string `json:"unknown_to_slurm"`
+}
+
+// refiledJobs counts the jobs filed under a fallback name that were found
+// under the cluster's real name too, and are filed there now.
+type refiledJobs struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Jobs int    `json:"jobs"`
 }
 
 type skippedLine struct {
@@ -123,12 +147,21 @@ func runCollect(c *cli.Context) error {
 	}
 	defer col.Store.Close()
 	done := showImportProgress(c, col)
-	rep := collectReport{Skipped: []skippedLine{}}
+	rep := collectReport{Skipped: []skippedLine{}, UnknownToSlurm: []string{}}
 	res, source, err := collectAccounting(c, col, &rep)
 	done()
 	rep.Source = source
 	if err != nil {
 		return err
+	}
+	// A job filed under "local" (Slurm could not be asked) that a real name
+	// holds too is one job: filed there, with the submissions that link it.
+	moved, err := col.FileTogether(c.Context)
+	if err != nil {
+		return err
+	}
+	for _, m := range moved {
+		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
 	}
 	rep.Read, rep.New, rep.Updated, rep.Unchanged, rep.Stubs = res.Total(), res.New, res.Updated, res.Unchanged, res.Stubs
 	for _, s := range res.Skipped {
@@ -196,9 +229,6 @@ func linkScripts(c *cli.Context) bool {
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
 func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectReport) (advisor.ImportResult, string, error) {
 	if file := c.String("sacct-file"); file != "" {
-		if c.String("cluster") == "" {
-			col.Cluster = "local" // dumps without a Cluster column
-		}
 		res, err := importDumpFile(c, col, file)
 		return res, file, err
 	}
@@ -208,18 +238,11 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 	}
 	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
 		Clusters: splitList(c.String("clusters"))}
-	if col.Cluster == "" {
-		if name, err := col.Slurm.ClusterName(c.Context); err == nil {
-			col.Cluster = name
-		}
-	}
-	// The sbatch wrapper does not ask slurmctld for the cluster's name (it
-	// would cost a submission tens of milliseconds): its records take it here.
-	if err := col.Store.AdoptSubmissions(c.Context, col.Cluster); err != nil {
+	if err := nameCluster(c, col); err != nil {
 		return advisor.ImportResult{}, "", err
 	}
 	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
-		return collectTracked(c, col, q)
+		return collectTracked(c, col, q, rep)
 	}
 	if !q.AllUsers && len(q.Users) == 0 {
 		// sacct's default, named: the watermark is this user's.
@@ -232,11 +255,36 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 	return res, "sacct", err
 }
 
+// dumpHeader reads the dump's header, the first line that is not blank
+// (sacct's delimiters: '|' or the unit separator): whether it is a sacct
+// header at all (a JobID or JobIDRaw field; an empty dump counts as one) and
+// whether it has a Cluster field. It only peeks: the reader still starts at
+// the header.
+func dumpHeader(br *bufio.Reader) (sacct, clusters bool) {
+	head, _ := br.Peek(br.Size())
+	for _, line := range strings.Split(string(head), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		for _, field := range strings.FieldsFunc(line, func(r rune) bool { return r == '|' || r == 0x1f }) {
+			switch strings.ToLower(strings.TrimSpace(field)) {
+			case "cluster":
+				clusters = true
+			case "jobid", "jobidraw":
+				sacct = true
+			}
+		}
+		return sacct, clusters
+	}
+	return true, false
+}
+
 // skippedShown bounds the skipped records collect names on stderr.
 const skippedShown = 20
 
-// collectTracked asks sacct about the tracked jobs that have not ended.
-func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery) (advisor.ImportResult, string, error) {
+// collectTracked asks sacct about the tracked jobs that have not ended,
+// and reports those Slurm has no job of.
+func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery, rep *collectReport) (advisor.ImportResult, string, error) {
 	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
 	if err != nil {
 		return advisor.ImportResult{}, "", err
@@ -245,12 +293,27 @@ func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery) 
 		return advisor.ImportResult{}, "none", nil
 	}
 	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-	res, err := col.ImportSacct(c.Context, q)
+	res, unknown, err := col.ImportByID(c.Context, q)
+	rep.UnknownToSlurm = append(rep.UnknownToSlurm, unknown...)
 	return res, "sacct", err
 }
 
+// nameCluster sets the name the collector files jobs under whose records
+// carry none (the same name track, wait and submissions use; said on stderr
+// when it is a fallback), and gives it to the wrapper's records: the sbatch
+// wrapper does not ask slurmctld for the cluster's name (it would cost a
+// submission tens of milliseconds).
+func nameCluster(c *cli.Context, col *advisor.Collector) error {
+	ch, err := resolveCluster(c, col.Store)
+	if err != nil {
+		return err
+	}
+	col.Cluster, col.Fallbacks = ch.Name, ch.fallbacks()
+	return col.Store.AdoptSubmissions(c.Context, col.Cluster)
+}
+
 func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (advisor.ImportResult, error) {
-	in := os.Stdin
+	var in io.Reader = os.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
@@ -259,7 +322,25 @@ func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (adviso
 		defer f.Close()
 		in = f
 	}
-	res, err := col.ImportDump(c.Context, in)
+	// A dump with a Cluster column keeps its own names: Slurm need not be
+	// asked (a record with the field empty takes the history's name).
+	br := bufio.NewReaderSize(in, 64<<10)
+	// A file that is not a dump at all fails on its first line before any
+	// cluster is named: the error is the one sentence the user reads.
+	switch sacct, clusters := dumpHeader(br); {
+	case !sacct:
+	case clusters && c.String("cluster") == "":
+		name, err := lastCluster(c, col.Store)
+		if err != nil {
+			return advisor.ImportResult{}, err
+		}
+		col.Cluster = name
+	default:
+		if err := nameCluster(c, col); err != nil {
+			return advisor.ImportResult{}, err
+		}
+	}
+	res, err := col.ImportDump(c.Context, br)
 	var le *slurm.LineError
 	if errors.As(err, &le) {
 		return res, fmt.Errorf("%s:%d: %v", file, le.Line, le.Err)
@@ -282,7 +363,7 @@ func printCollect(c *cli.Context, rep collectReport) {
 	if rep.Source == "none" {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
 	} else {
-		fmt.Fprintf(w, "accounting (%s): %d jobs: %d new, %d updated, %d unchanged", rep.Source, rep.Read, rep.New, rep.Updated, rep.Unchanged)
+		fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, plural(rep.Read, "job"), rep.New, rep.Updated, rep.Unchanged)
 		if rep.Stubs > 0 {
 			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
 		}
@@ -293,6 +374,16 @@ func printCollect(c *cli.Context, rep collectReport) {
 	}
 	if rep.Window != nil {
 		printWindow(w, *rep.Window)
+	}
+	if len(rep.UnknownToSlurm) > 0 {
+		fmt.Fprintln(w, slurmHasNo(rep.UnknownToSlurm))
+	}
+	for _, m := range rep.Refiled {
+		if m.Jobs == 1 {
+			fmt.Fprintf(w, "1 job filed under cluster %q is the same as %s's: it is one record now, under %s\n", m.From, m.To, m.To)
+		} else {
+			fmt.Fprintf(w, "%d jobs filed under cluster %q are the same as %s's: each is one record now, under %s\n", m.Jobs, m.From, m.To, m.To)
+		}
 	}
 	if s := rep.Scripts; s != nil {
 		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", plural(s.Linked, "job"))
@@ -327,8 +418,25 @@ func printCollect(c *cli.Context, rep collectReport) {
 		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)
 	}
 	if len(o.Missing) > 0 {
-		fmt.Fprintf(w, "no output file found for job %s (point --outputs at their directory)\n", strings.Join(o.Missing, ", "))
+		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", jobsNamed(o.Missing))
 	}
+}
+
+// jobsNamed lists job ids as a sentence does: "job 4242", "jobs 4242, 4243".
+func jobsNamed(ids []string) string {
+	if len(ids) == 1 {
+		return "job " + ids[0]
+	}
+	return "jobs " + strings.Join(ids, ", ")
+}
+
+// slurmHasNo says that Slurm has never seen the jobs ids (neither its queue
+// nor accounting knows them).
+func slurmHasNo(ids []string) string {
+	if len(ids) == 1 {
+		return "Slurm has no job " + ids[0] + ": was the id mistyped?"
+	}
+	return "Slurm has no " + jobsNamed(ids) + ": were the ids mistyped?"
 }
 
 // printWindow says which stretch of accounting was read and where the next

@@ -101,12 +101,3 @@ func TestBenchWriteAndList(t *testing.T) {
 		}
 	}
 }
-
-func mustRunCLI(t *testing.T, args ...string) string {
-	t.Helper()
-	out, errOut, code := migadvisor(t, args...)
-	if code != 0 {
-		t.Fatalf("migadvisor %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
-}

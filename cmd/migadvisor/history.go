@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -18,14 +19,24 @@ func historyCommand() *cli.Command {
 		Usage:     "show the evidence per job: state, time, memory, OOMs, work, SU",
 		ArgsUsage: "[JOB.sh]",
 		Description: `With JOB.sh, lists the jobs linked to that script (by fingerprint: its sweep
-variants count as the script); without it, every job in the history, newest
-first. SU is the site's formula applied to the job's CPUs, requested memory,
-GPU profile and elapsed time. Unknown values print as "-" (null in JSON).
+variants count as the script) and those of its earlier versions, marked ~:
+the script edited since, found by its path or by its job name, CPUs and
+memory (the ones recommend weighs as "runs of an earlier version"). They
+come from your history and, when the site file names one ([history]
+site_db), the site-wide history, each job once. Without JOB.sh, every job in
+your history, newest first. SU is the site's formula applied to the job's
+CPUs, requested memory, GPU profile and elapsed time. Unknown values print as
+"-" (null in JSON); in JSON, "earlier" marks an earlier version's job and
+"history" says which history a job came from (own or site).
+
+A history this user cannot write (a site-wide one, --db site.db) is read
+read-only.
 
 Examples:
    migadvisor history train.sh
    migadvisor history --limit 20
-   migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom}'`,
+   migadvisor --db /shared/migadvisor/site.db history --limit 20
+   migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom, earlier}'`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
 			jsonFlag(),
@@ -76,30 +87,43 @@ type historyJob struct {
 	Workload         *string            `json:"workload"`
 	Output           *string            `json:"output"`
 	Placeholder      bool               `json:"placeholder"` // slurmdbd's stub record, not final
+	Earlier          bool               `json:"earlier"`     // a job of an earlier version of JOB.sh
+	History          string             `json:"history"`     // own, or site (the site-wide history)
 }
 
 func runHistory(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageError{"history takes at most one JOB.sh"}
 	}
+	if n := c.Int("limit"); n < 0 {
+		return usageError{fmt.Sprintf("--limit is a number of jobs, 0 for all, not %d", n)}
+	}
 	site, err := loadSite(c)
 	if err != nil {
 		return err
 	}
-	f := store.HistoryFilter{Limit: c.Int("limit")}
+	var key *advisor.ScriptKey
 	if c.NArg() == 1 {
 		script, err := slurm.ReadScript(c.Args().First())
 		if err != nil {
 			return err
 		}
-		f.Fingerprint = script.Fingerprint()
+		k := advisor.KeyOf(c.Args().First(), script, site)
+		key = &k
 	}
 	st, err := openHistory(c)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	recs, err := st.History(c.Context, f)
+	var siteWide []*store.Store
+	if key != nil {
+		if shared := openSiteHistory(c, site); shared != nil {
+			defer shared.Close()
+			siteWide = append(siteWide, shared)
+		}
+	}
+	recs, err := advisor.History(c.Context, key, c.Int("limit"), st, siteWide...)
 	if err != nil {
 		return err
 	}
@@ -120,7 +144,8 @@ func runHistory(c *cli.Context) error {
 	return nil
 }
 
-func toHistoryJob(r *store.JobRecord, site *catalog.Site) historyJob {
+func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
+	r := &hr.JobRecord
 	h := historyJob{JobID: r.JobID, JobKey: r.Key, Cluster: r.Cluster, Name: r.Name, User: r.User, Partition: r.Partition,
 		QoS: r.QOS, Profile: strPtr(r.Profile), RequestedProfile: strPtr(r.RequestedProfile), GPUType: r.GPUType, GPUCount: r.GPUCount,
 		State: r.State, ExitCode: r.ExitCode, ExitSignal: r.ExitSignal, Submit: r.Submit, Start: r.Start, End: r.End,
@@ -129,6 +154,10 @@ func toHistoryJob(r *store.JobRecord, site *catalog.Site) historyJob {
 		GPUNeedMiB: roundPtr(r.GPUNeedMiB), TimeLimitHit: r.TimeLimitHit || r.State == "TIMEOUT", Work: r.Work,
 		WorkUnit: strPtr(r.WorkUnit), Metrics: r.Metrics, SU: jobSU(r, site), Script: strPtr(r.Script),
 		Fingerprint: strPtr(r.Fingerprint), Workload: strPtr(r.Workload), Output: strPtr(r.OutputPath), Placeholder: r.Stub}
+	h.Earlier, h.History = r.Earlier, "own"
+	if hr.SiteWide {
+		h.History = "site"
+	}
 	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
 	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.MonitorUtilMean)
 	if h.GPUUtilPct == nil {
@@ -163,7 +192,7 @@ func jobSU(r *store.JobRecord, site *catalog.Site) *float64 {
 	if err != nil {
 		return nil
 	}
-	su := round6(ch.SU)
+	su := advisor.RoundSU(ch.SU) // as the text and recommend print it
 	return &su
 }
 
@@ -189,12 +218,31 @@ func printHistory(c *cli.Context, jobs []historyJob) {
 		}
 		su := "-"
 		if j.SU != nil {
-			su = formatSU(*j.SU)
+			su = advisor.FormatSU(*j.SU)
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.JobID, orDash(deref(j.Profile)), state, exit, elapsed,
-			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), mibOrDash(j.MaxRSSMiB), mibOrDash(j.GPUMemPeakMiB), orDash(deref(j.OOM)), work, su)
+		id := j.JobID
+		if j.Earlier {
+			id += " ~"
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, orDash(deref(j.Profile)), state, exit, elapsed,
+			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), rssOrDash(j.MaxRSSMiB), mibOrDash(j.GPUMemPeakMiB), orDash(deref(j.OOM)), work, su)
 	}
 	t.Flush()
+	earlier, fromSite := 0, 0
+	for _, j := range jobs {
+		if j.Earlier {
+			earlier++
+		}
+		if j.History == "site" {
+			fromSite++
+		}
+	}
+	if earlier > 0 {
+		fmt.Fprintf(c.App.Writer, "%s of an earlier version of this script (marked ~)\n", plural(earlier, "run"))
+	}
+	if fromSite > 0 {
+		fmt.Fprintf(c.App.Writer, "%s from the site-wide history\n", plural(fromSite, "job"))
+	}
 }
 
 func strPtr(s string) *string {
@@ -238,4 +286,13 @@ func mibOrDash(f *float64) string {
 	default:
 		return fmt.Sprintf("%.0fM", *f)
 	}
+}
+
+// rssOrDash is a peak RSS, or "-" where sacct took no sample (it would
+// print as 0.0M).
+func rssOrDash(f *float64) string {
+	if f != nil && *f < 0.05 {
+		return "-"
+	}
+	return mibOrDash(f)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,8 +23,13 @@ func lintCommand() *cli.Command {
 		ArgsUsage: "JOB.sh",
 		Description: `Reads JOB.sh exactly as sbatch does and reports what sbatch would reject or
 ignore, and what the site does not allow: several MIG slices in one job, an
-unknown GPU type, a time limit or memory request over the site's limits,
-#SBATCH lines after the first command, DOS line breaks, and more.
+unknown GPU type, a time limit or memory request over the site's limits, a
+launcher that starts more GPU processes than the job asks for GPUs (torchrun
+--nproc_per_node=4 with --gres=gpu:a100:1), #SBATCH lines after the first
+command, DOS line breaks, an --output or --error directory that does not
+exist (checked in the current directory, where sbatch would run, or the
+script's --chdir: Slurm does not create it, and the job fails at once with
+exit code 0:53 and no output), and more.
 
 Findings print as FILE:LINE: SEVERITY: CODE: MESSAGE. The exit status is 1
 when any finding is an error, else 0.
@@ -46,7 +52,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			findings := advisor.Lint(script, site)
+			// sbatch runs here: the job's --output and --error directories must exist.
+			dir, _ := os.Getwd()
+			findings := advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: dir})
 			if findings == nil {
 				findings = []advisor.Finding{}
 			}

@@ -35,18 +35,6 @@ func newTable(w io.Writer) *tabwriter.Writer {
 // round6 trims float noise (5 × 0.556 = 2.7800000000000002) from JSON output.
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
-// formatSU prints an SU amount with the precision the published tables use.
-func formatSU(x float64) string {
-	switch {
-	case x == 0:
-		return "0"
-	case math.Abs(x) < 1:
-		return fmt.Sprintf("%.3f", x)
-	default:
-		return fmt.Sprintf("%.2f", x)
-	}
-}
-
 // formatNumber prints a rate without needless decimals (3, 2.5, 0.333).
 func formatNumber(x float64) string {
 	if x == math.Trunc(x) {

@@ -85,8 +85,23 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil || errOut != "" || rec.Basis != "measured" {
 		t.Errorf("recommend as another user: exit %d, %v, basis %q\n%s%s", code, err, rec.Basis, out, errOut)
 	}
+	// history reads it as recommend does: the site's runs of the script
+	// beside the user's own (none here), and with --db the site's whole
+	// history, read-only, though the user cannot write it.
+	out, errOut, code = asNobody("history", script, "--json")
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || errOut != "" || len(hist) != 1 || hist[0].JobID != "2" || hist[0].History != "site" {
+		t.Errorf("history of the script as another user: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	out, errOut, code = asNobody("--db", siteDB, "history", "--json")
+	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || errOut != "" || len(hist) != 14 {
+		t.Errorf("--db site.db history as another user: exit %d, %v, %d jobs\n%s", code, err, len(hist), errOut)
+	}
+	if out, errOut, code := asNobody("--db", siteDB, "recommend", script, "--json"); code != 0 || errOut != "" || !strings.Contains(out, `"basis": "measured"`) {
+		t.Errorf("--db site.db recommend as another user: exit %d\n%s%s", code, out, errOut)
+	}
 	out, errOut, code = asNobody("sbatch", script)
-	if code != 0 || out != "Submitted batch job 77\n" || !strings.Contains(errOut, "1 run on 1g.10gb") {
+	if code != 0 || out != "Submitted batch job 77\n" || !strings.Contains(errOut, "completed on 1g.10gb in 1 run") {
 		t.Errorf("the wrapper as another user: exit %d\n%s%s", code, out, errOut)
 	}
 	_, errOut, code = asNobody("--db", siteDB, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")

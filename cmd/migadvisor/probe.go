@@ -25,6 +25,8 @@ func probeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "profiles", Usage: "with --probe: comma-separated profiles (default: all of the site's)"},
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME)"},
 		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
+		asOneGPUFlag("with --probe: "),
+		timeFlag("with --probe: "),
 	}, measureFlags("with --probe: ")...)
 }
 
@@ -56,15 +58,24 @@ func probe(c *cli.Context, site *catalog.Site, script *slurm.Script) error {
 		return err
 	}
 	if !c.Bool("ladder") {
-		return probeRung(c, site, script, out, profiles)
+		_, err := probeRung(c, site, script, out, profiles)
+		return err
 	}
-	for _, p := range profiles {
-		if err := probeRung(c, site, script, filepath.Join(out, p), []string{p}); err != nil {
+	for i, p := range profiles {
+		ended, err := probeRung(c, site, script, filepath.Join(out, p), []string{p})
+		if err != nil {
 			return err
 		}
 		done, err := completedOn(c, script.Fingerprint(), p)
-		if err != nil || done {
+		if err != nil || done || i == len(profiles)-1 {
 			return err
+		}
+		// A failure that is not about the GPU would only repeat higher up.
+		for id, o := range ended {
+			if o.AnyProfile {
+				fmt.Fprintf(c.App.ErrWriter, "migadvisor: probe stopped at %s, since a larger profile would fail the same way: job %s %s\n", p, id, o.Text)
+				return nil
+			}
 		}
 		progressf(c, "probe: %s did not complete cleanly; trying the next profile", p)
 	}
@@ -95,15 +106,20 @@ func probeProfiles(c *cli.Context, site *catalog.Site) ([]string, error) {
 	return chosen, nil
 }
 
-// probeRung writes, submits, waits for and collects the variants of some profiles.
-func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir string, profiles []string) error {
-	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c)},
-		"fix them first")
+// probeRung writes, submits, waits for and collects the variants of some
+// profiles, and says how each job ended.
+func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir string, profiles []string) (map[string]advisor.Outcome, error) {
+	limit, err := variantTime(c)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c),
+		AsOneGPU: c.Bool("as-one-gpu"), Time: limit}, "fix them first")
+	if err != nil {
+		return nil, err
 	}
 	if err := submitSweep(c, dir, sw, c.String("workload")); err != nil {
-		return err
+		return nil, err
 	}
 	var ids []string
 	for _, p := range sw.Profiles {
@@ -111,13 +127,30 @@ func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir str
 		progressf(c, "probe: %s submitted as job %s (%s)", p, sw.Variants[p].JobID, filepath.Join(dir, sw.Variants[p].File))
 	}
 	if err := waitQueue(c, ids); err != nil {
-		return err
+		return nil, err
 	}
 	tracked, err := collectEnded(c, ids)
-	for _, t := range tracked {
-		progressf(c, "probe: job %s on %s ended %s", t.JobID, t.Profile, summaryState(t.Jobs))
+	if err != nil {
+		return nil, err
 	}
-	return err
+	outcomes, err := explainTracked(c, tracked)
+	if err != nil {
+		return nil, err
+	}
+	ended := map[string]advisor.Outcome{}
+	for _, t := range tracked {
+		o := trackedOutcome(t, outcomes)
+		switch o.Kind {
+		case "":
+			progressf(c, "probe: job %s on %s ended %s", t.JobID, t.Profile, summaryState(t.Jobs))
+		case advisor.OutcomeCompleted:
+			progressf(c, "probe: job %s on %s %s", t.JobID, t.Profile, o.Text)
+		default:
+			progressf(c, "probe: job %s on %s ended %s: %s", t.JobID, t.Profile, summaryState(t.Jobs), o.Text)
+		}
+		ended[t.JobID] = o
+	}
+	return ended, nil
 }
 
 // completedOn reports whether the script has a clean completed run on a profile.

@@ -23,30 +23,42 @@ func recommendCommand() *cli.Command {
 		Usage:     "name the profile to use for a job, with the evidence and the reasons",
 		ArgsUsage: "JOB.sh",
 		Description: `Judges every GPU profile of the site for the script, from the runs in the
-history that share its fingerprint (collect them with 'migadvisor collect'):
+history that share its fingerprint, and those of its earlier versions (the
+same path, or the same job name and resources; marked in 'history'), from
+your history and the site's (collect them with 'migadvisor collect'):
 
   OOM risk   high after a GPU out-of-memory error here or on a bigger profile;
              low where a run completed (here or on a smaller profile); else the
              GPU memory need over the profile's usable memory: low below 80%
              (the site's [advice] low_risk_share), medium to 95%, high above;
-             unknown without any memory figure.
-  runtime    the median of completed runs; elsewhere predicted by Amdahl's law
-             in the profile's share of the GPU, fitted on the job's profiles or
-             taken from the site's reference benchmarks; a run that hit its
-             time limit is a lower bound.
+             unknown without any memory figure. An earlier version's figures
+             count a quarter more, and its completion is no proof.
+  runtime    the median of completed runs, with their number and spread;
+             elsewhere predicted by Amdahl's law in the profile's share of the
+             GPU, fitted on the job's profiles or taken from the site's
+             reference benchmarks. A run that hit its time limit proves a lower
+             bound here and on every smaller profile ("≥"); such a profile is
+             never chosen on a prediction.
   SU         the site's formula for the script's CPUs and memory, and SU per
-             unit of work when the job reports work (MIGADVISOR_WORK).
+             unit of work when the job reports work (MIGADVISOR_WORK), per a
+             multiple that reads well (per 1M samples).
 
 It recommends, among profiles with low OOM risk and a --time that can cover the
-run, the one with the lowest SU (per unit of work when known), taking a smaller
-profile whose SU is within 5% (the site's [advice] su_tolerance). When nothing
-is safe it says what to run next. With no history, a script that looks like one
-of the site's reference benchmarks (GROMACS, LLM fine-tuning, CIFAR, MNIST) is
-judged from that benchmark: "basis: prior".
+run, the one with the lowest SU (per unit of work when known). Differences
+within the run-to-run noise are ties, which go to the smaller profile: the
+spread of a profile's runs when 3 or more back it, else 10%, and for SU at
+least 5% (the site's [advice] su_tolerance). It ends with the script's lines
+to change and the SU that saves per run and per month at your rate. A script
+that uses several GPUs (--gres=gpu:a100:2, torchrun --nproc_per_node=4) is
+judged on whole GPUs only: MIG slices cannot serve it. When nothing is safe it
+says what to run next. With no history, a script that looks like one of the
+site's reference benchmarks (GROMACS, LLM fine-tuning, CIFAR, MNIST) is judged
+from that benchmark: "basis: prior".
 
 --probe measures first: it writes a variant per profile, submits them (or with
---ladder one at a time from the smallest, until one completes without an OOM),
-waits with progress, collects, then recommends.
+--ladder one at a time from the smallest, until one completes without an OOM,
+or fails in a way no larger profile changes), waits with progress, collects,
+then recommends. --as-one-gpu probes a multi-GPU script on one GPU each.
 
 Examples:
    migadvisor recommend job.sh
@@ -88,6 +100,9 @@ func runRecommend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("time") && !c.Bool("probe") {
+		return usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
+	}
 	if c.Bool("probe") {
 		if err := probe(c, site, script); err != nil {
 			return err
@@ -116,7 +131,7 @@ func runRecommend(c *cli.Context) error {
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rec)
 	}
-	printRecommendation(c.App.Writer, rec, len(job.Runs))
+	printRecommendation(c.App.Writer, rec)
 	return nil
 }
 
@@ -151,6 +166,7 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 		siteWide = append(siteWide, shared)
 	}
 	job, err := advisor.Gather(c.Context, st, site, c.Args().First(), script, since, siteWide...)
+	job.Source = script
 	if err == nil && len(job.Runs) == 0 {
 		job.Prior, err = priorFor(c, site, script)
 	}
@@ -186,10 +202,12 @@ func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *cata
 	}
 }
 
-// lintErrors are the script's error findings as "path:line: message (code)".
+// lintErrors are the script's error findings as "path:line: message (code)",
+// judged where sbatch would run it (the working directory): a missing
+// --output directory fails a job at once.
 func lintErrors(script *slurm.Script, site *catalog.Site, path string) []string {
 	var errs []string
-	for _, f := range advisor.Lint(script, site) {
+	for _, f := range advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: workingDir()}) {
 		if f.Severity == advisor.SeverityError {
 			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
 		}
@@ -243,8 +261,8 @@ func priorFor(c *cli.Context, site *catalog.Site, script *slurm.Script) (*catalo
 	return b, nil
 }
 
-func printRecommendation(w io.Writer, rec *advisor.Recommendation, runs int) {
-	fmt.Fprintf(w, "%s on %s: %s in the history; basis: %s\n", rec.Script, rec.Site, plural(runs, "run"), basisWords(rec))
+func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
+	fmt.Fprintf(w, "%s on %s: %s\n", rec.Script, rec.Site, evidenceWords(rec))
 	t := newTable(w)
 	workUnit := ""
 	for _, pa := range rec.Profiles {
@@ -262,10 +280,10 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation, runs int) {
 		if rec.Recommended != nil && *rec.Recommended == pa.Profile {
 			mark = "*"
 		}
-		fmt.Fprintf(t, "%s%s\t%d\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, pa.Runs, outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
-			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), floatOrDash(pa.SU))
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
+			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), suCell(pa))
 		if workUnit != "" {
-			fmt.Fprintf(t, "\t%s", sigOrDash(pa.SUPerWork))
+			fmt.Fprintf(t, "\t%s", suOrDash(pa.SUPerWork))
 		}
 		fmt.Fprintln(t)
 	}
@@ -275,12 +293,88 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation, runs int) {
 	} else {
 		fmt.Fprintf(w, "\nno recommendation: %s\n", rec.Reason)
 	}
+	printChange(w, rec)
 	if rec.Next != "" {
 		fmt.Fprintf(w, "next: %s\n", rec.Next)
 	}
 	for _, n := range rec.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// evidenceWords says what the advice rests on, in the words the table uses.
+func evidenceWords(rec *advisor.Recommendation) string {
+	switch {
+	case rec.Basis == advisor.BasisPrior || rec.Prior != nil:
+		return fmt.Sprintf("no runs of this script yet; the figures are the %s reference benchmark's (basis: prior)", rec.Prior.Benchmark)
+	case rec.Runs == 0:
+		return "no runs of this script in the history; basis: " + rec.Basis
+	case rec.EarlierRuns == rec.Runs:
+		return fmt.Sprintf("%s of an earlier version of this script in the history; basis: %s", plural(rec.Runs, "run"), rec.Basis)
+	case rec.EarlierRuns > 0:
+		return fmt.Sprintf("%s in the history, %d of them of an earlier version; basis: %s", plural(rec.Runs, "run"), rec.EarlierRuns, rec.Basis)
+	}
+	return fmt.Sprintf("%s in the history; basis: %s", plural(rec.Runs, "run"), rec.Basis)
+}
+
+// runsCell is the RUNS column: the script's runs, or "ref" for the
+// reference benchmark's measurement a prior stands on.
+func runsCell(rec *advisor.Recommendation, pa advisor.ProfileAdvice) string {
+	if rec.Prior != nil {
+		if pa.Runs > 0 {
+			return "ref"
+		}
+		return "-"
+	}
+	return fmt.Sprint(pa.Runs)
+}
+
+// printChange shows the lines to change in the script and what that saves.
+func printChange(w io.Writer, rec *advisor.Recommendation) {
+	ch := rec.Change
+	if ch == nil {
+		return
+	}
+	switch {
+	case len(ch.Lines) == 0:
+		fmt.Fprintf(w, "the script already asks for %s: nothing to change\n", ch.To)
+		return
+	case ch.To == "":
+		fmt.Fprintf(w, "change %s before you measure it:\n", rec.Script)
+	default:
+		fmt.Fprintf(w, "change %s:\n", rec.Script)
+	}
+	t := newTable(w)
+	for _, l := range ch.Lines {
+		switch {
+		case l.Line == 0:
+			fmt.Fprintf(t, "  add\t%s\n", l.New)
+		case l.New == "":
+			fmt.Fprintf(t, "  line %d\t%s\t(remove)\n", l.Line, l.Old)
+		default:
+			fmt.Fprintf(t, "  line %d\t%s\t→ %s\n", l.Line, l.Old, l.New)
+		}
+	}
+	t.Flush()
+	if s := savingsText(ch); s != "" {
+		fmt.Fprintln(w, s)
+	}
+}
+
+// savingsText is what the change saves, per run and at the user's rate.
+func savingsText(ch *advisor.Change) string {
+	if ch.SUPerRun == nil || *ch.SUPerRun == 0 {
+		return ch.Because
+	}
+	per := *ch.SUPerRun
+	if per < 0 {
+		return fmt.Sprintf("it costs about %s SU a run more than %s: %s", advisor.FormatSU(-per), ch.Asks, ch.Because)
+	}
+	text := fmt.Sprintf("saves about %s SU a run against %s", advisor.FormatSU(per), ch.Asks)
+	if ch.SUPerMonth != nil {
+		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", plural(ch.RunsPerMonth, "run"), advisor.FormatSU(*ch.SUPerMonth))
+	}
+	return text
 }
 
 func basisWords(rec *advisor.Recommendation) string {
@@ -296,8 +390,8 @@ func outcome(pa advisor.ProfileAdvice) string {
 	if pa.Completed > 0 {
 		parts = append(parts, fmt.Sprintf("%d ok", pa.Completed))
 	}
-	if pa.OOMObserved {
-		parts = append(parts, "OOM")
+	if pa.GPUOOMs > 0 {
+		parts = append(parts, fmt.Sprintf("%d OOM", pa.GPUOOMs))
 	}
 	if pa.TimedOut > 0 {
 		parts = append(parts, fmt.Sprintf("%d timeout", pa.TimedOut))
@@ -305,7 +399,7 @@ func outcome(pa advisor.ProfileAdvice) string {
 	if pa.HostOOM > 0 {
 		parts = append(parts, fmt.Sprintf("%d host OOM", pa.HostOOM))
 	}
-	if other := pa.Runs - pa.Completed - pa.TimedOut - pa.HostOOM; other > 0 && !pa.OOMObserved {
+	if other := pa.Runs - pa.Completed - pa.TimedOut - pa.HostOOM - pa.GPUOOMs; other > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", other))
 	}
 	if len(parts) == 0 {
@@ -318,12 +412,20 @@ func runtimeText(pa advisor.ProfileAdvice) string {
 	if pa.RuntimeS == nil {
 		return "-"
 	}
-	text := slurm.FormatSeconds(*pa.RuntimeS)
-	if r := pa.RuntimeRangeS; r != nil && slurm.FormatSeconds(r[0]) != slurm.FormatSeconds(r[1]) {
-		text += fmt.Sprintf(" (%s–%s)", slurm.FormatSeconds(r[0]), slurm.FormatSeconds(r[1]))
+	if pa.RuntimeAtLeast {
+		return "≥" + slurm.FormatSeconds(*pa.RuntimeS) + " time limit"
 	}
-	if pa.RuntimeSource != advisor.BasisMeasured {
+	text := slurm.FormatSeconds(*pa.RuntimeS)
+	switch {
+	case pa.RuntimeRuns > 1 && pa.RuntimeSpread != nil:
+		text += fmt.Sprintf(" (%d runs, spread %.0f%%)", pa.RuntimeRuns, 100**pa.RuntimeSpread)
+	case pa.RuntimeRuns == 1:
+		text += " (1 run)"
+	case pa.RuntimeSource != advisor.BasisMeasured:
 		text += " " + pa.RuntimeSource
+		if r := pa.RuntimeRangeS; r != nil && slurm.FormatSeconds(r[0]) != slurm.FormatSeconds(r[1]) {
+			text += fmt.Sprintf(" %s–%s", slurm.FormatSeconds(r[0]), slurm.FormatSeconds(r[1]))
+		}
 	}
 	if pa.TimeLimit != "" {
 		text += ", needs --time=" + pa.TimeLimit
@@ -331,17 +433,17 @@ func runtimeText(pa advisor.ProfileAdvice) string {
 	return text
 }
 
-// sigOrDash prints a rate with three significant digits (SU per sample can be 2.7e-05).
-func sigOrDash(f *float64) string {
-	if f == nil {
-		return "-"
+// suCell is an SU figure as the JSON holds it, "≥" when only a lower bound.
+func suCell(pa advisor.ProfileAdvice) string {
+	if pa.SU != nil && pa.RuntimeAtLeast {
+		return "≥" + advisor.FormatSU(*pa.SU)
 	}
-	return fmt.Sprintf("%.3g", *f)
+	return suOrDash(pa.SU)
 }
 
-func floatOrDash(f *float64) string {
+func suOrDash(f *float64) string {
 	if f == nil {
 		return "-"
 	}
-	return formatSU(*f)
+	return advisor.FormatSU(*f)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,54 @@ func TestRecommendPutsLintErrorsFirst(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "next: migadvisor lint "+example+"multi_slice_misuse.sh\nnote: "+example+"multi_slice_misuse.sh:7: ") ||
 		!strings.Contains(out, "(multi-mig-slice)") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	// Job 2 of the dev cluster's dump completed in 7 s on 1g.10gb; the script asks for a whole A100.
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
+	historyWithJob2(t, db, file)
+	out, errOut, code := migadvisor(t, "recommend", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		file + " on wulver: 1 run in the history; basis: measured\n",
+		"*1g.10gb  1 ",
+		"(1 run)",
+		// The slice is offered on partition gpu, which the script does not name.
+		"\nchange " + file + ":\n  line 2  #SBATCH --gres=gpu:a100:1  → #SBATCH --gres=gpu:a100_10g:1\n  add     #SBATCH --partition=gpu\n",
+		"saves about ",
+		"at your rate of 1 run in 30 days",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	var rec struct {
+		Change struct {
+			Asks, To string
+			Lines    []struct{ Line int }
+			Saved    *float64 `json:"su_saved_per_run"`
+		}
+		Profiles []struct {
+			SU      *float64 `json:"su"`
+			Runtime *float64 `json:"runtime_s"`
+		}
+	}
+	js, _, _ := migadvisor(t, "recommend", file, "--json")
+	if err := json.Unmarshal([]byte(js), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Change.Asks != "full" || rec.Change.To != "1g.10gb" || len(rec.Change.Lines) != 2 || rec.Change.Saved == nil {
+		t.Errorf("change %+v", rec.Change)
+	}
+	// The JSON holds the figures the text prints.
+	if su := rec.Profiles[0].SU; su == nil || !strings.Contains(out, strconv.FormatFloat(*su, 'f', -1, 64)) || *rec.Profiles[0].Runtime != 7 {
+		t.Errorf("1g.10gb SU %v, runtime %v, not as printed:\n%s", su, rec.Profiles[0].Runtime, out)
 	}
 }

@@ -220,6 +220,9 @@ func (w *wrapper) adviseWithin(ctx context.Context, d time.Duration, args []stri
 	switch {
 	case a == nil:
 		return args, adv
+	case len(a.Settings) == 0: // a warning with nothing to change
+		fmt.Fprintf(w.stderr, "migadvisor: %s.\n", a.Message)
+		return args, adv
 	case !apply:
 		fmt.Fprintf(w.stderr, "migadvisor: %s. Use %s, or resubmit with MIGADVISOR_APPLY=1.\n", a.Message, a.Use())
 		return args, adv
@@ -262,11 +265,12 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 	}
 	adv.site = site
 	adv.lint = lintErrors(script, site, path)
-	own, err := w.runsFrom(ctx, script.Fingerprint(), w.dbPath(), false)
+	key := advisor.KeyOf(path, script, site)
+	own, err := w.runsFrom(ctx, key, w.dbPath(), false)
 	if err != nil {
 		return adv, err
 	}
-	siteRuns, err := w.runsFrom(ctx, script.Fingerprint(), site.History.SiteDB, true)
+	siteRuns, err := w.runsFrom(ctx, key, site.History.SiteDB, true)
 	if err != nil {
 		return adv, err
 	}
@@ -284,21 +288,26 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 	return adv, err
 }
 
-// runsFrom reads the script's runs from a history, read-only: none when db
-// is "" (no site-wide history) or, for the user's own, does not exist yet.
-func (w *wrapper) runsFrom(ctx context.Context, fingerprint, db string, mustExist bool) ([]advisor.Run, error) {
+// runsFrom reads the script's runs, and its earlier versions', from a
+// history, read-only: none when db is "" (no site-wide history) or, for the
+// user's own, does not exist yet. siteWide (the site's history) counts only
+// this user's jobs as earlier versions.
+func (w *wrapper) runsFrom(ctx context.Context, key advisor.ScriptKey, db string, siteWide bool) ([]advisor.Run, error) {
 	if db == "" {
 		return nil, nil
 	}
 	st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
-	if errors.Is(err, fs.ErrNotExist) && !mustExist {
+	if errors.Is(err, fs.ErrNotExist) && !siteWide {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	return advisor.GatherRuns(ctx, fingerprint, st)
+	if siteWide {
+		return advisor.GatherScriptRuns(ctx, key, nil, st)
+	}
+	return advisor.GatherScriptRuns(ctx, key, st)
 }
 
 func (w *wrapper) dbPath() string {

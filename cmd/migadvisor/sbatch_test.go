@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // fakeSbatch puts an sbatch on PATH that logs its argv and prints a job id
@@ -239,9 +240,9 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	argsLog := fakeSbatch(t)
 	_, errOut, code := migadvisor(t, "sbatch", file, "--mig-apply")
 	logged, _ := os.ReadFile(argsLog)
-	// 1g.10gb: (1 CPU + 16 × 10/80) SU/h × 7 s = 0.0058 SU; a whole A100 is
+	// 1g.10gb: (1 CPU + 16 × 10/80) SU/h × 7 s = 0.00583 SU; a whole A100 is
 	// predicted faster but at 17 SU/h costs more.
-	advice := regexp.MustCompile(`^migadvisor: this script has 1 run on 1g\.10gb; 1g\.10gb would cost ~0\.0058 SU instead of ~([0-9.]+) SU\. ` +
+	advice := regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run; 1g\.10gb would cost ~0\.00583 SU instead of ~([0-9.]+) SU on a full A100\. ` +
 		`Use --gres=gpu:a100_10g:1, or resubmit with MIGADVISOR_APPLY=1\.\n$`)
 	m := advice.FindStringSubmatch(errOut)
 	if code != 0 || m == nil || string(logged) != file+"\n--mig-apply\n" {
@@ -324,5 +325,34 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 	}
 	if len(recorded) != n {
 		t.Errorf("%d jobs in the history, want %d", len(recorded), n)
+	}
+}
+
+func TestSbatchWrapperAdvisesFromAnEarlierVersion(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py --epochs 2\n"), 0o644)
+	historyWithJob2(t, db, file)
+	// Its output had the monitor's line: 1.5 GiB on 1g.10gb.
+	ev, err := slurm.ScanOutput(strings.NewReader("MIGADVISOR_GPU peak_mib=1536 total_mib=9728 samples=4 device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordOutput(context.Background(), "migdev", "2", "/tmp/fx/slurm-2.out", 100, time.Now(), ev); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	// The user edits the body: a new fingerprint, the same path.
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py --epochs 3\n"), 0o644)
+	fakeSbatch(t)
+	_, errOut, code := migadvisor(t, "sbatch", file)
+	if code != 0 || !strings.HasPrefix(errOut, "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb; 1g.10gb would cost ~") {
+		t.Errorf("advice after an edit: exit %d, %q", code, errOut)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -418,7 +419,7 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	checkJob(t, hist[0], "full", "COMPLETED", 0, 0)
 
 	_, advice := sbatch(job)
-	const prefix = "migadvisor: this script peaked at 1.5 GiB in 1 run on a full A100; "
+	const prefix = "migadvisor: this script allocated at most 1.5 GiB of GPU memory in 1 run on a full A100; "
 	use := regexp.MustCompile(`Use --gres=(gpu:a100_\d+g:1), or resubmit with MIGADVISOR_APPLY=1\.\n$`).FindStringSubmatch(advice)
 	if !strings.HasPrefix(advice, prefix) || !strings.Contains(advice, "would cost") || use == nil {
 		t.Fatalf("advice: %q", advice)
@@ -461,9 +462,12 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	var hist []historyJob
 	for range 20 { // slurmdbd may still hold a placeholder for a short job
 		mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work)
-		if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil {
+		var all []historyJob
+		if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &all); err != nil {
 			t.Fatal(err)
 		}
+		// Earlier tests' jobs of the same name and resources are earlier versions of the script.
+		hist = slices.DeleteFunc(all, func(h historyJob) bool { return h.Earlier })
 		if len(hist) == 1 && hist[0].State == "COMPLETED" {
 			break
 		}
@@ -484,7 +488,7 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	cmd := exec.Command(migadvisorBinary(t), "sbatch", "--test-only", job)
 	cmd.Stderr = &errOut
 	cmd.Run()
-	if !strings.Contains(errOut.String(), "migadvisor: this script peaked at 1.5 GiB in 1 run on a full A100; ") {
+	if !strings.Contains(errOut.String(), "migadvisor: this script allocated at most 1.5 GiB of GPU memory in 1 run on a full A100; ") {
 		t.Errorf("no advice from the site's history: %q", errOut.String())
 	}
 }
@@ -655,5 +659,113 @@ func TestSlurmConcurrentSubmitCollectRecommend(t *testing.T) {
 	}
 	if linked != 8 {
 		t.Errorf("%d of the 8 submissions are in the history with their completed job: %s", linked, dump(trackedJobs(t, db)))
+	}
+}
+
+// sacctNoCluster is a user's own dump of a job's accounting, saved without
+// the Cluster column.
+const sacctNoCluster = "JobIDRaw,JobID,User,Account,Partition,QOS,State,ExitCode,Submit,Start,End,ElapsedRaw,TimelimitRaw," +
+	"NNodes,AllocCPUS,NTasks,ReqMem,MaxRSS,AllocTRES,ReqTRES,NodeList,WorkDir,JobName"
+
+// The plain flow a user types, with no cluster named anywhere: a job
+// submitted with Slurm's own sbatch, its accounting saved by sacct without
+// the Cluster column, imported with collect --sacct-file and linked with
+// track, in either order: recommend weighs the run. Then the script is
+// edited, and its run still counts, as an earlier version's.
+func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	chdir(t, work)
+	script := writeScript(t, work, "quick.sh", uniqueRun("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M -t 2\necho MIGADVISOR_WORK 7 steps\n"))
+	out, err := exec.Command("sbatch", "--parsable", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	mustRun(t, "wait", id, "--no-collect", "--timeout", "1m")
+	dumpFile := filepath.Join(work, "dump.txt")
+	for try := 0; ; try++ { // slurmdbd may first hold a placeholder for a short job
+		out, err = exec.Command("sacct", "-j", id, "--parsable2", "-o", sacctNoCluster).Output()
+		// The final record has the job's name; the placeholder's is "allocation".
+		if err == nil && strings.Contains(string(out), "|COMPLETED|") && strings.Contains(string(out), "|quick.sh\n") {
+			break
+		}
+		if try == 30 {
+			t.Fatalf("no final accounting record of job %s: %v\n%s", id, err, out)
+		}
+		time.Sleep(time.Second)
+	}
+	if strings.Contains(strings.SplitN(string(out), "\n", 2)[0], "Cluster") {
+		t.Fatalf("the dump has a Cluster column:\n%s", out)
+	}
+	os.WriteFile(dumpFile, out, 0o644)
+
+	runsOf := func() (int, []string) {
+		var rec struct {
+			Notes    []string
+			Profiles []struct{ Runs int }
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "recommend", script, "--json")), &rec); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range rec.Profiles {
+			n += p.Runs
+		}
+		return n, rec.Notes
+	}
+	for _, order := range [][]string{{"collect", "track"}, {"track", "collect"}} {
+		t.Setenv("MIGADVISOR_DB", filepath.Join(work, order[0]+"-first.db"))
+		for _, step := range order {
+			args := []string{"collect", "--sacct-file", dumpFile}
+			if step == "track" {
+				args = []string{"track", script, id}
+			}
+			_, errOut, code := migadvisor(t, args...)
+			want := ""
+			if step == "track" && order[0] == "track" {
+				want = "migadvisor: job " + id + " is not in the history yet: run 'migadvisor collect' after it ends\n"
+			}
+			if code != 0 || errOut != want {
+				t.Errorf("%v, %s: exit %d, stderr %q, want %q", order, step, code, errOut, want)
+			}
+		}
+		if n, notes := runsOf(); n != 1 {
+			t.Errorf("%v: recommend weighs %d runs, want 1; notes %q", order, n, notes)
+		}
+		var hist []historyJob
+		if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 ||
+			hist[0].JobID != id || hist[0].Cluster != "migdev" || hist[0].State != "COMPLETED" {
+			t.Errorf("%v: history %v %s", order, err, dump(hist))
+		}
+	}
+
+	// Imported where Slurm could not be asked (under "local"), then tracked
+	// and collected with Slurm at hand: one job, under migdev, counted once.
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "no-slurm-first.db"))
+	t.Setenv("MIGADVISOR_SLURM_BIN", t.TempDir())
+	mustRun(t, "collect", "--sacct-file", dumpFile)
+	t.Setenv("MIGADVISOR_SLURM_BIN", "")
+	mustRun(t, "track", script, id)
+	if out := mustRun(t, "collect", "--since", "2h"); !strings.Contains(out, "1 job filed under cluster \"local\" is the same as migdev's: it is one record now, under migdev\n") {
+		t.Errorf("collect after a dump filed under local:\n%s", out)
+	}
+	if n, notes := runsOf(); n != 1 {
+		t.Errorf("after the dump under local and the collect: recommend weighs %d runs, want 1; notes %q", n, notes)
+	}
+	var all []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &all); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range all {
+		if j.JobID == id && j.Cluster != "migdev" {
+			t.Errorf("job %s under %s too", id, j.Cluster)
+		}
+	}
+
+	os.WriteFile(script, []byte(uniqueRun("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M -t 2\necho MIGADVISOR_WORK 8 steps\n")), 0o755)
+	if n, notes := runsOf(); n != 1 || !strings.Contains(strings.Join(notes, "\n"), "1 run of an earlier version (the same path) is used") {
+		t.Errorf("after an edit: recommend weighs %d runs; notes %q", n, notes)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,8 +28,28 @@ func slurmClient(c *cli.Context) *slurm.Client {
 	return &slurm.Client{Bin: c.String("slurm-bin")}
 }
 
-// openHistory opens the history database named by --db / MIGADVISOR_DB.
+// openHistory opens the history database named by --db / MIGADVISOR_DB
+// for a command that only reads it: read-write where this user may (that
+// migrates its schema and moves the spooled submissions in), else
+// read-only, so that anyone who may read the file can (a site-wide history
+// that root fills, readable by all in a directory only root writes).
 func openHistory(c *cli.Context) (*store.Store, error) {
+	path := dbPath(c)
+	st, err := store.Open(c.Context, path)
+	if err == nil || errors.Is(err, store.ErrNewerSchema) {
+		return st, err
+	}
+	if _, statErr := os.Stat(path); statErr != nil {
+		return nil, err // nothing to read
+	}
+	if ro, roErr := store.OpenWith(c.Context, path, store.Options{ReadOnly: true}); roErr == nil {
+		return ro, nil
+	}
+	return nil, err
+}
+
+// openHistoryToWrite opens (creating if needed) the history to record in.
+func openHistoryToWrite(c *cli.Context) (*store.Store, error) {
 	return store.Open(c.Context, dbPath(c))
 }
 
@@ -50,7 +72,7 @@ func openCollector(c *cli.Context) (*advisor.Collector, error) {
 		return nil, err
 	}
 	return &advisor.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
-		Scan: slurm.ScanOptions{Patterns: patterns}}, nil
+		Fallbacks: []string{fallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
 }
 
 // sameFile reports whether two paths name the same file, existing or not.
@@ -65,19 +87,116 @@ func sameFile(a, b string) bool {
 
 func clusterFlag() cli.Flag {
 	return &cli.StringFlag{Name: "cluster", EnvVars: []string{"MIGADVISOR_CLUSTER"},
-		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName)"}
+		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName, else the name the history last used, else local)"}
 }
 
-// resolveCluster is --cluster, else slurmctld's ClusterName.
-func resolveCluster(c *cli.Context) (string, error) {
-	if v := c.String("cluster"); v != "" {
-		return v, nil
+// fallbackCluster names the jobs of a history that never learnt its
+// cluster's name, where Slurm cannot be asked. It is the only fallback
+// name: the name a history last used came from Slurm or --cluster. Once a
+// real name holds the same jobs, collect files them there (Collector.
+// FileTogether).
+const fallbackCluster = "local"
+
+// clusterChoice is the cluster name a command files jobs under, and, when
+// neither --cluster nor Slurm gave it, the sentence that says which name was
+// used and why.
+type clusterChoice struct {
+	Name     string
+	Fallback string
+}
+
+// chooseCluster resolves the cluster name the same way for every command
+// that files or links jobs (collect, from sacct or a dump; track; wait;
+// submissions of sweeps, probes and bench runs; the wrapper's records when
+// they are adopted): --cluster or MIGADVISOR_CLUSTER, else slurmctld's
+// ClusterName; where Slurm cannot be asked (a laptop with a dump, no
+// controller), the name the history st last used, else "local". A name
+// that --cluster or Slurm gave is kept in the history (when st is writable)
+// for the commands that cannot ask.
+func chooseCluster(c *cli.Context, st *store.Store) (clusterChoice, error) {
+	name := c.String("cluster")
+	if name == "" {
+		name = os.Getenv("MIGADVISOR_CLUSTER") // commands without the flag
 	}
-	name, err := slurmClient(c).ClusterName(c.Context)
+	var slurmErr error
+	if name == "" {
+		name, slurmErr = slurmClient(c).ClusterName(c.Context)
+	}
+	if slurmErr == nil {
+		if st != nil {
+			_ = st.RememberCluster(c.Context, name) // best effort: a read-only history keeps none
+		}
+		return clusterChoice{Name: name}, nil
+	}
+	last, err := lastCluster(c, st)
 	if err != nil {
-		return "", fmt.Errorf("%w; name the cluster with --cluster", err)
+		return clusterChoice{}, err
 	}
-	return name, nil
+	if last == fallbackCluster {
+		return clusterChoice{Name: last, Fallback: fmt.Sprintf("%v; filing the jobs under cluster %q (name it with --cluster)", slurmErr, last)}, nil
+	}
+	return clusterChoice{Name: last, Fallback: fmt.Sprintf("%v; filing the jobs under cluster %q, the name this history last used (name another with --cluster)", slurmErr, last)}, nil
+}
+
+// lastCluster is the name the history st last used, else "local".
+func lastCluster(c *cli.Context, st *store.Store) (string, error) {
+	if st == nil {
+		return fallbackCluster, nil
+	}
+	name, err := st.ClusterName(c.Context)
+	if name == "" {
+		name = fallbackCluster
+	}
+	return name, err
+}
+
+// fallbacks are the names whose jobs were filed where the cluster was not
+// known: "local", unless it is the real name (Slurm's or --cluster's).
+func (ch clusterChoice) fallbacks() []string {
+	if ch.Name == fallbackCluster && ch.Fallback == "" {
+		return nil
+	}
+	return []string{fallbackCluster}
+}
+
+// resolveCluster is chooseCluster, saying on stderr which name it fell
+// back to.
+func resolveCluster(c *cli.Context, st *store.Store) (clusterChoice, error) {
+	ch, err := chooseCluster(c, st)
+	if err != nil {
+		return clusterChoice{}, err
+	}
+	if ch.Fallback != "" {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", ch.Fallback)
+	}
+	return ch, nil
+}
+
+// clusterSubmitter submits through Slurm and names the cluster of the jobs
+// sbatch does not name (one cluster) the way every command does.
+type clusterSubmitter struct {
+	*slurm.Client
+	c    *cli.Context
+	name string
+}
+
+func newClusterSubmitter(c *cli.Context) *clusterSubmitter {
+	return &clusterSubmitter{Client: slurmClient(c), c: c}
+}
+
+// ClusterName resolves the cluster once, with the history's name to fall back on.
+func (s *clusterSubmitter) ClusterName(ctx context.Context) (string, error) {
+	if s.name != "" {
+		return s.name, nil
+	}
+	st, err := openHistoryToWrite(s.c)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	ch, err := resolveCluster(s.c, st)
+	s.name = ch.Name
+	return s.name, err
 }
 
 // parseSince reads --since: a date (2026-11-01), a date and time

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -19,8 +22,11 @@ func statusCommand() *cli.Command {
 		ArgsUsage: "[JOBID...]",
 		Description: `Lists the jobs migadvisor tracks (from 'sweep --submit' and 'track'), with
 their state: from squeue while Slurm still has them, else from the history.
+PROFILE is the one the job asked for, else the one accounting gives.
 A job that has left the queue but whose accounting record is not collected yet
-shows as "ended (collect)".
+shows as "ended (collect)"; an id that neither squeue nor sacct knows, as
+"not in Slurm" (was it mistyped?). WHY says why an ended job did not complete, as
+'migadvisor wait' does.
 
 Examples:
    migadvisor status
@@ -39,7 +45,7 @@ Examples:
 type jobStatus struct {
 	JobID     string        `json:"job_id"`
 	Cluster   string        `json:"cluster"`
-	Profile   string        `json:"profile"` // asked for
+	Profile   string        `json:"profile"` // asked for, else accounting's
 	State     string        `json:"state"`
 	Reason    string        `json:"reason,omitempty"`
 	Script    string        `json:"script"`
@@ -47,11 +53,16 @@ type jobStatus struct {
 	Workload  string        `json:"workload,omitempty"`
 	Submitted time.Time     `json:"submitted"`
 	Jobs      []jobStateRow `json:"jobs"` // array tasks and het components
+	// How it ended, once every job of it has: see advisor.Explain.
+	Outcome     string `json:"outcome,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
 }
 
 type jobStateRow struct {
-	JobID string `json:"job_id"`
-	State string `json:"state"`
+	JobID       string `json:"job_id"`
+	State       string `json:"state"`
+	Outcome     string `json:"outcome,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
 }
 
 // trackedSelection reads the tracked submissions named by ids or --sweep.
@@ -81,9 +92,28 @@ func runStatus(c *cli.Context) error {
 	if warn != nil {
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: states from the history only: %v\n", warn)
 	}
+	site, err := loadSite(c)
+	if err != nil {
+		site = nil // the explanations only lose the profiles' usable memory
+	}
+	outcomes, err := explainEnded(c, st, site, tracked)
+	if err != nil {
+		return err
+	}
+	var unknown []string
+	if warn == nil {
+		unknown = unknownToSlurm(c, tracked, live)
+	}
 	rows := make([]jobStatus, 0, len(tracked))
 	for _, t := range tracked {
-		rows = append(rows, statusOf(t, live, warn == nil))
+		r := statusOf(t, live, warn == nil, outcomes, unknown)
+		if q := live[t.JobID]; r.Profile == "" && len(q) > 0 && site != nil {
+			// Not collected yet: the profile its request names, as squeue shows it.
+			if p, ok := site.ProfileForType(q[0].GPUType()); ok {
+				r.Profile = p.Name
+			}
+		}
+		rows = append(rows, r)
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rows)
@@ -95,15 +125,68 @@ func runStatus(c *cli.Context) error {
 		return nil
 	}
 	t := newTable(c.App.Writer)
-	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tSCRIPT\tSUBMITTED")
+	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tSCRIPT\tSUBMITTED\tWHY")
 	for _, r := range rows {
 		state := r.State
 		if r.Reason != "" && r.Reason != "None" {
 			state += " (" + r.Reason + ")"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), state, filepath.Base(r.Script), r.Submitted.Local().Format("2006-01-02 15:04"))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), state, filepath.Base(r.Script),
+			r.Submitted.Local().Format("2006-01-02 15:04"), why(r))
 	}
 	return t.Flush()
+}
+
+// why is a row's explanation for a table: "-" while it runs or once it completed.
+func why(r jobStatus) string {
+	if r.Outcome == "" || r.Outcome == advisor.OutcomeCompleted {
+		return "-"
+	}
+	return r.Explanation
+}
+
+// explainEnded explains how each ended job of the submissions went, from
+// its record in the history (site may be nil), by cluster and job key.
+func explainEnded(c *cli.Context, st *store.Store, site *catalog.Site, tracked []store.Tracked) (map[[2]string]advisor.Outcome, error) {
+	var keys [][2]string
+	for _, t := range tracked {
+		for _, j := range t.Jobs {
+			if !j.Stub && slurm.TerminalState(j.State) {
+				keys = append(keys, [2]string{t.Cluster, j.Key})
+			}
+		}
+	}
+	outcomes := map[[2]string]advisor.Outcome{}
+	const batch = 200 // the OR of keys must stay well inside SQLite's expression depth
+	for len(keys) > 0 {
+		n := min(len(keys), batch)
+		recs, err := st.History(c.Context, store.HistoryFilter{Keys: keys[:n]})
+		if err != nil {
+			return nil, err
+		}
+		for i := range recs {
+			outcomes[[2]string{recs[i].Cluster, recs[i].Key}] = advisor.Explain(&recs[i], site)
+		}
+		keys = keys[n:]
+	}
+	return outcomes, nil
+}
+
+// unknownToSlurm lists the tracked jobs out of the queue whose record the
+// history lacks that accounting does not have either: Slurm never had them.
+// Nothing when sacct cannot be asked: they stay "ended (collect)".
+func unknownToSlurm(c *cli.Context, tracked []store.Tracked, live map[string][]slurm.QueuedJob) []string {
+	var ids []string
+	for _, t := range tracked {
+		if len(t.Jobs) == 0 && len(live[t.JobID]) == 0 {
+			ids = append(ids, t.JobID)
+		}
+	}
+	unknown, err := advisor.SlurmLacks(c.Context, slurmClient(c), ids)
+	if err != nil {
+		return nil
+	}
+	return unknown
 }
 
 // queueStates asks squeue about the tracked jobs that have not ended.
@@ -127,12 +210,18 @@ func queueStates(c *cli.Context, tracked []store.Tracked) (map[string][]slurm.Qu
 	return live, nil
 }
 
-func statusOf(t store.Tracked, live map[string][]slurm.QueuedJob, queueOK bool) jobStatus {
-	r := jobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: t.Profile, Script: t.Script, SweepDir: t.SweepDir,
+// outcomeNoSuchJob is the outcome of a tracked id Slurm has no job of.
+const outcomeNoSuchJob = "no such job"
+
+func statusOf(t store.Tracked, live map[string][]slurm.QueuedJob, queueOK bool, outcomes map[[2]string]advisor.Outcome, unknown []string) jobStatus {
+	r := jobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: trackedProfile(t), Script: t.Script, SweepDir: t.SweepDir,
 		Workload: t.Workload, Submitted: t.Submitted, Jobs: []jobStateRow{}}
 	for _, j := range t.Jobs {
-		r.Jobs = append(r.Jobs, jobStateRow{j.ID, j.State})
+		o := outcomes[[2]string{t.Cluster, j.Key}]
+		r.Jobs = append(r.Jobs, jobStateRow{j.ID, j.State, o.Kind, o.Text})
 	}
+	o := trackedOutcome(t, outcomes)
+	r.Outcome, r.Explanation = o.Kind, o.Text
 	switch q := live[t.JobID]; {
 	case len(q) > 0:
 		r.State, r.Reason = q[0].State, q[0].Reason
@@ -147,10 +236,56 @@ func statusOf(t store.Tracked, live map[string][]slurm.QueuedJob, queueOK bool) 
 		r.State = summaryState(t.Jobs)
 	case !queueOK:
 		r.State = "unknown"
+	case slices.Contains(unknown, t.JobID):
+		r.State, r.Outcome, r.Explanation = "not in Slurm", outcomeNoSuchJob, slurmHasNo([]string{t.JobID})
 	default:
 		r.State = "ended (collect)" // out of the queue, its record not collected yet
 	}
 	return r
+}
+
+// trackedProfile is the profile a submission asked for, else the one
+// accounting gives its jobs (track does not know it): "1g.10gb", or
+// "1g.10gb, 2g.20gb" for an array whose tasks had different ones.
+func trackedProfile(t store.Tracked) string {
+	if t.Profile != "" {
+		return t.Profile
+	}
+	var profiles []string
+	for _, j := range t.Jobs {
+		if j.Profile != "" && !slices.Contains(profiles, j.Profile) {
+			profiles = append(profiles, j.Profile)
+		}
+	}
+	return strings.Join(profiles, ", ")
+}
+
+// trackedOutcome is how a submission ended, once every job of it has: its
+// job's outcome, or for an array (or a heterogeneous job) how many jobs did
+// not complete and how the first of them ended.
+func trackedOutcome(t store.Tracked, outcomes map[[2]string]advisor.Outcome) advisor.Outcome {
+	if !t.Ended() {
+		return advisor.Outcome{}
+	}
+	if len(t.Jobs) == 1 {
+		return outcomes[[2]string{t.Cluster, t.Jobs[0].Key}]
+	}
+	failed := 0
+	var first advisor.Outcome
+	for _, j := range t.Jobs {
+		if o := outcomes[[2]string{t.Cluster, j.Key}]; o.Kind != advisor.OutcomeCompleted {
+			if failed == 0 {
+				first = o
+				first.Text = j.ID + " " + o.Text
+			}
+			failed++
+		}
+	}
+	if failed == 0 {
+		return advisor.Outcome{Kind: advisor.OutcomeCompleted, Text: fmt.Sprintf("completed: all %d of its jobs", len(t.Jobs))}
+	}
+	first.Text = fmt.Sprintf("did not complete in %d of its %d jobs: %s", failed, len(t.Jobs), first.Text)
+	return first
 }
 
 // summaryState is the one state of a job, or of an array's tasks: "COMPLETED",

@@ -43,6 +43,14 @@ gives them, and printed. Follow them with 'migadvisor wait --sweep DIR', then
 The script is linted first: errors a variant cannot fix (DOS line breaks, an
 unknown option, a time over the limit...) stop the sweep unless --force.
 
+A script that uses several GPUs (--gres=gpu:a100:2, --gpus=2, several nodes
+with GPUs, torchrun --nproc_per_node=2, accelerate launch --num_processes 2,
+deepspeed --num_gpus 2, srun with GPUs per task...) is not swept onto MIG
+slices: a CUDA process sees one MIG device, and slices have no NVLink
+peer-to-peer for NCCL. Sweep whole GPUs only (--profiles full), whose variants
+keep the script's GPU count, or a single-GPU version of the script;
+--as-one-gpu sweeps it on one slice or GPU each if it can run so.
+
 Examples:
    migadvisor sweep job.sh --out sweep/
    migadvisor sweep --profiles 1g.10gb,full --out sweep/ job.sh
@@ -52,11 +60,14 @@ Examples:
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
+			asOneGPUFlag(""),
+			timeFlag(""),
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
 			&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
 				Usage: "the migadvisor that jobs run as their monitor, tried before 'migadvisor' on PATH (default: this one)"},
+			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
 		},
@@ -84,8 +95,12 @@ func runSweep(c *cli.Context) error {
 	if v := c.String("profiles"); v != "" {
 		profiles = strings.Split(v, ",")
 	}
+	limit, err := variantTime(c)
+	if err != nil {
+		return err
+	}
 	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"),
-		Force: c.Bool("force"), Monitor: monitorWrap(c)}, "fix them or use --force")
+		Force: c.Bool("force"), Monitor: monitorWrap(c), AsOneGPU: c.Bool("as-one-gpu"), Time: limit}, "fix them or use --force")
 	if err != nil {
 		return err
 	}
@@ -122,6 +137,30 @@ func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Swe
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
 	return sw, nil
+}
+
+// asOneGPUFlag lets a script that uses several GPUs be swept on one each;
+// prefix begins its usage.
+// timeFlag sets every variant's --time (a probe after a run that reached its
+// time limit needs a longer one than the script's).
+func timeFlag(prefix string) cli.Flag {
+	return &cli.StringFlag{Name: "time", Aliases: []string{"t"}, Usage: prefix + "the --time every variant asks for (default: the script's)"}
+}
+
+// variantTime reads --time: sbatch's formats, checked before anything is written.
+func variantTime(c *cli.Context) (string, error) {
+	v := c.String("time")
+	if v == "" {
+		return "", nil
+	}
+	if _, err := slurm.ParseTimeLimit(v); err != nil {
+		return "", usageError{fmt.Sprintf("--time %q is not a time limit sbatch reads: use minutes (90), 1:30:00 or 2-00:00:00", v)}
+	}
+	return v, nil
+}
+
+func asOneGPUFlag(prefix string) cli.Flag {
+	return &cli.BoolFlag{Name: "as-one-gpu", Usage: prefix + "sweep a script that uses several GPUs on one slice or GPU each (it must be able to run so)"}
 }
 
 // monitorWrap is how variants reach the monitor: this binary by its absolute
@@ -184,6 +223,9 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 		if v.QoS != "" {
 			changed = append(changed, "qos="+v.QoS)
 		}
+		if v.Time != "" {
+			changed = append(changed, "time="+v.Time)
+		}
 		if submitted {
 			fmt.Fprintf(t, "%s\t", orDash(v.JobID))
 		}
@@ -207,7 +249,7 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 
 // submitSweep submits the variants and links each job to the script in the history.
 func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) error {
-	subErr := bench.SubmitSweep(c.Context, slurmClient(c), dir, sw, time.Now)
+	subErr := bench.SubmitSweep(c.Context, newClusterSubmitter(c), dir, sw, time.Now)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -233,7 +275,7 @@ func recordSubmissions(c *cli.Context, subs []store.Submission) error {
 	if len(subs) == 0 {
 		return nil
 	}
-	st, err := openHistory(c)
+	st, err := openHistoryToWrite(c)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/store"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -21,7 +23,15 @@ func waitCommand() *cli.Command {
 --sweep, the jobs of that sweep) have left the queue, polling squeue with a
 growing interval, then collects their accounting records and output evidence.
 For a job shorter than a few seconds slurmdbd first shows a placeholder record;
-wait re-reads accounting until the real one is there.
+wait re-reads accounting until the real one is there. An id that neither
+squeue nor sacct knows is said at once ("Slurm has no job 99999: was the id
+mistyped?"), not waited for.
+
+Then prints each job's final state and, for a job that did not complete, why,
+in one sentence with its figures (WHY; --json: "outcome" and "explanation"):
+a GPU OOM and the memory it needed, a host OOM, the time limit, a command not
+found (exit 127), an output directory that does not exist (exit 0:53), a
+cancel or a node failure, or the exit code.
 
 Shows progress on a terminal; prints nothing while waiting otherwise.
 Exit status 1 if --timeout passes first.
@@ -55,6 +65,11 @@ func runWait(c *cli.Context) error {
 		}
 		return nil
 	}
+	if c.NArg() > 0 {
+		if err := noteUntracked(c, ids); err != nil {
+			return err
+		}
+	}
 	if err := waitQueue(c, ids); err != nil {
 		return err
 	}
@@ -65,6 +80,39 @@ func runWait(c *cli.Context) error {
 }
 
 // waitIDs are the jobs named on the command line, of --sweep, or every tracked job not ended.
+// noteUntracked says which of the jobs named on the command line no script
+// is linked to: wait follows and collects them, but lists only tracked jobs.
+func noteUntracked(c *cli.Context, ids []string) error {
+	st, err := openHistory(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tracked, err := st.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, t := range tracked {
+		known[t.JobID] = true
+	}
+	var untracked []string
+	for _, id := range ids {
+		if !known[id] {
+			untracked = append(untracked, id)
+		}
+	}
+	switch n := len(untracked); {
+	case n == 1:
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: job %s is not tracked: wait collects its record, but only 'migadvisor track JOB.sh %s' links it to a script and lists it here\n",
+			untracked[0], untracked[0])
+	case n > 1:
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
+			jobsNamed(untracked), strings.Join(untracked, " "))
+	}
+	return nil
+}
+
 func waitIDs(c *cli.Context) ([]string, error) {
 	if c.NArg() > 0 {
 		return c.Args().Slice(), nil
@@ -147,57 +195,87 @@ func waitQueue(c *cli.Context, ids []string) error {
 	}
 }
 
-// collectAfterWait imports the ended jobs' final records and their output evidence.
+// collectAfterWait imports the ended jobs' final records and their output
+// evidence, and prints how each ended.
 func collectAfterWait(c *cli.Context, ids []string) error {
-	tracked, err := collectEnded(c, ids)
+	tracked, unknown, err := collectEndedOrUnknown(c, ids)
 	if err != nil {
 		return err
 	}
-	return printEnded(c, tracked)
+	outcomes, err := explainTracked(c, tracked)
+	if err != nil {
+		return err
+	}
+	return printEnded(c, tracked, outcomes, unknown)
+}
+
+// explainTracked explains how the ended jobs of the submissions went, from
+// the history.
+func explainTracked(c *cli.Context, tracked []store.Tracked) (map[[2]string]advisor.Outcome, error) {
+	site, err := loadSite(c)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openHistory(c)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return explainEnded(c, st, site, tracked)
 }
 
 // collectEnded imports the final records of ended jobs and scans their outputs.
 func collectEnded(c *cli.Context, ids []string) ([]store.Tracked, error) {
-	col, err := openCollector(c)
-	if err != nil {
-		return nil, err
-	}
-	defer col.Store.Close()
-	if col.Cluster == "" {
-		if col.Cluster, err = resolveCluster(c); err != nil {
-			return nil, err
-		}
-	}
-	// The wrapper's records carry no cluster name: they take it here, or
-	// their jobs' records would never be linked to them.
-	if err := col.Store.AdoptSubmissions(c.Context, col.Cluster); err != nil {
-		return nil, err
-	}
-	open, err := col.WaitFinal(c.Context, ids, 20*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	if len(open) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: accounting has no final record yet for job %v; run 'migadvisor collect' later\n", open)
-	}
-	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
-		return nil, err
-	}
-	return col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	tracked, _, err := collectEndedOrUnknown(c, ids)
+	return tracked, err
 }
 
-func printEnded(c *cli.Context, tracked []store.Tracked) error {
+// collectEndedOrUnknown is collectEnded that also lists the ids Slurm has
+// no job of, which it says on stderr.
+func collectEndedOrUnknown(c *cli.Context, ids []string) ([]store.Tracked, []string, error) {
+	col, err := openCollector(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer col.Store.Close()
+	// The wrapper's records carry no cluster name: they take it here, or
+	// their jobs' records would never be linked to them.
+	if err := nameCluster(c, col); err != nil {
+		return nil, nil, err
+	}
+	open, unknown, err := col.WaitFinal(c.Context, ids, 20*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := col.FileTogether(c.Context); err != nil {
+		return nil, nil, err
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", slurmHasNo(unknown))
+	}
+	if len(open) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", jobsNamed(open))
+	}
+	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
+		return nil, nil, err
+	}
+	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	return tracked, unknown, err
+}
+
+// printEnded prints each job's final state and, when it did not complete, why.
+func printEnded(c *cli.Context, tracked []store.Tracked, outcomes map[[2]string]advisor.Outcome, unknown []string) error {
 	rows := make([]jobStatus, 0, len(tracked))
 	for _, t := range tracked {
-		rows = append(rows, statusOf(t, nil, true))
+		rows = append(rows, statusOf(t, nil, true, outcomes, unknown))
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rows)
 	}
 	t := newTable(c.App.Writer)
-	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE")
+	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tWHY")
 	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
 	}
 	return t.Flush()
 }

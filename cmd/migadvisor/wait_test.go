@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/store"
+)
+
+// stubSlurm puts stand-ins for scontrol, squeue (the jobs have left the
+// queue) and sacct (a captured dump) on the Slurm path.
+func stubSlurm(t *testing.T, dump string) {
+	t.Helper()
+	abs, err := filepath.Abs(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standInSlurm(t, map[string]string{
+		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
+		"squeue":   "#!/bin/sh\nexit 0\n",
+		"sacct":    "#!/bin/sh\ncat '" + abs + "'\n",
+	})
+}
+
+// standInSlurm writes the Slurm commands the CLI runs as these scripts.
+func standInSlurm(t *testing.T, scripts map[string]string) {
+	t.Helper()
+	bin := t.TempDir()
+	for name, text := range scripts {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+}
+
+// trackFailures links the dev cluster's failed jobs (testdata/joboutput/
+// devcluster-failures) to their scripts, with the output paths scontrol gave.
+func trackFailures(t *testing.T, db string) {
+	t.Helper()
+	dir, err := filepath.Abs("../../testdata/joboutput/devcluster-failures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var subs []store.Submission
+	for id, script := range map[string]string{"1": "nocmd.sh", "2": "nodir.sh", "3": "hostoom.sh", "4": "timeout.sh"} {
+		out := filepath.Join(dir, "slurm-"+id+".out")
+		if id == "2" {
+			out = "/nonexistent/dir/2.out"
+		}
+		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: "fp" + id, Source: filepath.Join(dir, script),
+			Script: filepath.Join(dir, script), Profile: "1g.10gb", Stdout: out, Submitted: time.Unix(1_795_000_000, 0)})
+	}
+	if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait says why each job that did not complete ended as it did, in its
+// table and its JSON, and status says the same afterwards.
+func TestWaitExplainsFailures(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	stubSlurm(t, "../../testdata/sacct/devcluster-failures.psv")
+	trackFailures(t, db)
+
+	out, errOut, code := migadvisor(t, "wait")
+	if code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errOut)
+	}
+	want := map[string]string{
+		"1": "FAILED         failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script",
+		"2": "FAILED         failed at once because Slurm could not open /nonexistent/dir/2.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit",
+		"3": "OUT_OF_MEMORY  ran out of host memory: the job had 200 MiB and its peak RSS was 169 MiB; ask for more with --mem, as a larger GPU profile would not help",
+		"4": "TIMEOUT        reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster",
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "JOB ID  PROFILE  STATE          WHY") {
+		t.Fatalf("wait:\n%s", out)
+	}
+	for _, line := range lines[1:] {
+		id, rest, _ := strings.Cut(line, " ")
+		if got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "1g.10gb")); got != want[id] {
+			t.Errorf("job %s:\n got %q\nwant %q", id, got, want[id])
+		}
+	}
+
+	out, _, code = migadvisor(t, "wait", "--json", "1", "2", "3", "4")
+	var rows []jobStatus
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 4 {
+		t.Fatalf("wait --json: exit %d %v\n%s", code, err, out)
+	}
+	kinds := map[string]string{}
+	for _, r := range rows {
+		kinds[r.JobID] = r.Outcome
+		if r.Explanation == "" || len(r.Jobs) != 1 || r.Jobs[0].Outcome != r.Outcome || r.Jobs[0].Explanation != r.Explanation {
+			t.Errorf("job %s: %+v", r.JobID, r)
+		}
+	}
+	if kinds["1"] != "command not found" || kinds["2"] != "no output file" || kinds["3"] != "host OOM" || kinds["4"] != "time limit" {
+		t.Errorf("outcomes: %v", kinds)
+	}
+
+	out, _, _ = migadvisor(t, "status")
+	if !strings.Contains(out, "WHY") || !strings.Contains(out, "ran out of host memory: the job had 200 MiB") {
+		t.Errorf("status:\n%s", out)
+	}
+}
+
+// A ladder probe stops at the first rung whose job failed in a way a larger
+// profile would not change (here a command not found), instead of
+// submitting the same failure on every profile.
+func TestProbeLadderStopsOnAFailureOfTheScript(t *testing.T) {
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	outputs, err := filepath.Abs("../../testdata/joboutput/devcluster-failures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, err := filepath.Abs("../../testdata/sacct/devcluster-failures.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	submitted := filepath.Join(bin, "submitted")
+	for name, text := range map[string]string{
+		// Every submission is job 1 of the dump: FAILED 127:0.
+		"sbatch": "#!/bin/sh\necho \"$@\" >> " + submitted + "\necho '1;migdev'\n",
+		"scontrol": "#!/bin/sh\ncase \"$2\" in config) echo 'ClusterName = migdev' ;; " +
+			"*) echo \"JobId=1 JobName=x StdOut=" + outputs + "/slurm-1.out StdErr=" + outputs + "/slurm-1.out\" ;; esac\n",
+		"squeue": "#!/bin/sh\nexit 0\n",
+		"sacct":  "#!/bin/sh\ngrep -E '^(JobIDRaw|1[|.])' '" + dump + "'\n",
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	chdirTest(t, work)
+	script := writeTestScript(t, work, "nocmd.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M\n#SBATCH --time=00:02:00\ntrainer --epochs 2\n")
+
+	_, errOut, _ := migadvisor(t, "recommend", "--probe", "--ladder", "--no-monitor", script)
+	calls, _ := os.ReadFile(submitted)
+	if n := strings.Count(string(calls), "\n"); n != 1 {
+		t.Errorf("sbatch ran %d times, want once:\n%s", n, calls)
+	}
+	want := "migadvisor: probe stopped at 1g.10gb, since a larger profile would fail the same way: job 1 failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr:\n%s\nwant the line\n%s", errOut, want)
+	}
+}
+
+func writeTestScript(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// chdirTest moves the test into dir until it ends (chdir is the slurm-tagged tests').
+func chdirTest(t *testing.T, dir string) {
+	t.Helper()
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(old) })
+}
+
+// A tracked job's profile, which track does not know, is the one
+// accounting gives: status and wait show it, in text and JSON.
+func TestStatusShowsTheProfileAccountingGives(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
+	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
+	mustRunCLI(t, "track", script, "2", "3")
+	for _, args := range [][]string{{"wait", "2", "3"}, {"status"}} {
+		out := mustRunCLI(t, args...)
+		for _, want := range []string{"\n2       1g.10gb  COMPLETED", "\n3       2g.20gb  FAILED"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no line %q:\n%s", args[0], want, out)
+			}
+		}
+		var rows []jobStatus
+		if err := json.Unmarshal([]byte(mustRunCLI(t, append(args, "--json")...)), &rows); err != nil || len(rows) != 2 ||
+			rows[0].Profile != "1g.10gb" || rows[1].Profile != "2g.20gb" {
+			t.Errorf("%s --json: %+v %v", args[0], rows, err)
+		}
+	}
+}
+
+// slurmByID puts stand-ins on the Slurm path that know the jobs of dump
+// only: sacct answers for the ids it is asked about, and squeue, whose queue
+// is empty, refuses an id it never had as the real one does.
+func slurmByID(t *testing.T, dump string) {
+	t.Helper()
+	abs, err := filepath.Abs(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standInSlurm(t, map[string]string{
+		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
+		"squeue":   "#!/bin/sh\necho 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n",
+		"sacct": "#!/bin/sh\nids=\nfor a in \"$@\"; do case \"$a\" in --jobs=*) ids=$(echo \"${a#--jobs=}\" | tr , '|') ;; esac; done\n" +
+			"[ -n \"$ids\" ] || exec cat '" + abs + "'\ngrep -E \"^(JobIDRaw|($ids)[|.])\" '" + abs + "'\nexit 0\n",
+	})
+}
+
+// A tracked id Slurm has never seen (mistyped) is said to be so by track,
+// collect, status and wait, instead of waiting for a record that will never
+// come.
+func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
+	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
+	const said = "Slurm has no job 99999: was the id mistyped?"
+	_, errOut, code := migadvisor(t, "track", script, "2", "99999")
+	if want := "migadvisor: job 2 is not in the history yet: run 'migadvisor collect' after it ends\nmigadvisor: " + said + "\n"; code != 0 || errOut != want {
+		t.Errorf("track: exit %d\n%q\nwant\n%q", code, errOut, want)
+	}
+	out := mustRunCLI(t, "collect")
+	if !strings.Contains(out, "accounting (sacct): 1 job: 1 new") || !strings.Contains(out, "\n"+said+"\n") {
+		t.Errorf("collect:\n%s", out)
+	}
+	var rep collectReport
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--json")), &rep); err != nil || strings.Join(rep.UnknownToSlurm, " ") != "99999" {
+		t.Errorf("collect --json: %+v %v", rep.UnknownToSlurm, err)
+	}
+
+	out = mustRunCLI(t, "status")
+	if !strings.Contains(out, "\n99999   -        not in Slurm  job.sh") || !strings.HasSuffix(out, said+"\n") {
+		t.Errorf("status:\n%s", out)
+	}
+	var rows []jobStatus
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "status", "99999", "--json")), &rows); err != nil || len(rows) != 1 ||
+		rows[0].State != "not in Slurm" || rows[0].Explanation != said {
+		t.Errorf("status --json: %+v %v", rows, err)
+	}
+
+	start := time.Now()
+	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s")
+	if code != 0 || errOut != "migadvisor: "+said+"\n" || !strings.Contains(out, "99999   -        not in Slurm  "+said) {
+		t.Errorf("wait: exit %d\n%s%s", code, out, errOut)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("wait took %s for a job Slurm does not have", d)
+	}
+}
+
+// Lists of jobs read as a sentence does, never as Go prints a slice.
+func TestJobListsReadAsWords(t *testing.T) {
+	for _, c := range []struct {
+		ids  []string
+		want string
+	}{{[]string{"4242"}, "job 4242"}, {[]string{"4242", "4243"}, "jobs 4242, 4243"}} {
+		if got := jobsNamed(c.ids); got != c.want {
+			t.Errorf("%v: %q, want %q", c.ids, got, c.want)
+		}
+	}
+}
+
+// A job that failed because Slurm could not open its output file (exit
+// 0:53) has no output to find: collect does not ask for it.
+func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dump, err := filepath.Abs("../../testdata/sacct/devcluster-failures.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slurmdbd's scripts of jobs 1 (exit 127) and 2 (exit 0:53) send their output to a directory that is not there.
+	script := "#!/bin/bash\n#SBATCH -o /nonexistent/dir/%j.out\ntrainer\n"
+	scripts := ""
+	for _, id := range []string{"1", "2"} {
+		scripts += "Batch Script for " + id + "\n" + strings.Repeat("-", 80) + "\n" + script + "\n"
+	}
+	bin := t.TempDir()
+	for name, text := range map[string]string{
+		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
+		"squeue":   "#!/bin/sh\nexit 0\n",
+		"sacct":    "#!/bin/sh\ncase \"$*\" in *--batch-script*) printf '%s' '" + scripts + "' ;; *) cat '" + dump + "' ;; esac\n",
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	out := mustRunCLI(t, "collect", "--all-users")
+	if !strings.Contains(out, "scripts: 2 jobs linked from slurmdbd") || !strings.Contains(out, "\nno output file found for job 1 (point --outputs at their directory)\n") {
+		t.Errorf("collect:\n%s", out)
+	}
+	var rep collectReport
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--all-users", "--json")), &rep); err != nil || strings.Join(rep.Outputs.Missing, " ") != "1" {
+		t.Errorf("collect --json: missing %q %v, want job 1 only", rep.Outputs.Missing, err)
+	}
+}
+
+// Seen: 'wait 291' for a real job no script is linked to printed only a
+// header: it says the job is not tracked, and how to track it.
+func TestWaitForAnUntrackedJobSaysSo(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	stubSlurm(t, "../../testdata/sacct/devcluster-failures.psv")
+	trackFailures(t, db)
+	_, errOut, code := migadvisor(t, "wait", "1", "291")
+	if code != 0 || !strings.Contains(errOut, "migadvisor: job 291 is not tracked: wait collects its record, but only 'migadvisor track JOB.sh 291' links it") ||
+		strings.Contains(errOut, "job 1 ") {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
