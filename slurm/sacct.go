@@ -476,6 +476,14 @@ func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
 	fail("AllocCPUS", e)
 	alloc := s.get(rec, colAllocTRES)
 	j.ReqTRES = s.get(rec, colReqTRES)
+	// A dump without AllocCPUS or NNodes: the TRES lists hold the same
+	// counts (the request's, for a job that never started).
+	if j.CPUs == Unknown {
+		j.CPUs = tresCount("cpu", alloc, j.ReqTRES)
+	}
+	if j.Nodes == Unknown {
+		j.Nodes = tresCount("node", alloc, j.ReqTRES)
+	}
 	j.ReqMemMiB, e = parseReqMem(s.get(rec, colReqMem), j.CPUs, j.Nodes)
 	fail("ReqMem", e)
 	if j.ReqMemMiB < 0 {
@@ -743,6 +751,19 @@ func tresValue(list, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// tresCount is the count of key (cpu, node) in the first TRES list that
+// has it, else Unknown.
+func tresCount(key string, lists ...string) int {
+	for _, l := range lists {
+		if v, ok := tresValue(l, key); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return Unknown
 }
 
 func tresMemMiB(lists ...string) float64 {

@@ -168,6 +168,10 @@ func TestSacctHeaderMapping(t *testing.T) {
 	if j := m["1"]; j.Cluster != "" || j.ReqMemMiB != 300 {
 		t.Errorf("missing columns: cluster %q; ReqMem should fall back to AllocTRES mem=300M, got %v", j.Cluster, j.ReqMemMiB)
 	}
+	// No AllocCPUS or NNodes: AllocTRES's cpu= and node= give them, so the job can be priced.
+	if j := m["1"]; j.CPUs != 1 || j.Nodes != 1 {
+		t.Errorf("CPUs and nodes from AllocTRES: %d CPUs, %d nodes", j.CPUs, j.Nodes)
+	}
 }
 
 func TestSacctStubRecord(t *testing.T) {
