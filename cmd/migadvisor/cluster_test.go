@@ -144,6 +144,36 @@ func TestDumpWithoutClusterAndTrackAgree(t *testing.T) {
 	}
 }
 
+// A dump collected before its jobs are tracked: track reads their output
+// through the script's --output (relative to the job's WorkDir), so
+// recommend weighs the work at once, with no second collect.
+func TestTrackReadsTheOutputOfJobsAlreadyCollected(t *testing.T) {
+	isolate(t)
+	fakeSlurm(t, "migdev")
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	work := t.TempDir()
+	data, err := os.ReadFile(dumpWithoutCluster(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "dump.txt")
+	os.WriteFile(dump, []byte(strings.ReplaceAll(string(data), "|/tmp/fx|", "|"+work+"|")), 0o644)
+	os.Mkdir(filepath.Join(work, "logs"), 0o755)
+	os.WriteFile(filepath.Join(work, "logs", "fx-complete-2.out"), []byte("epoch 2\nMIGADVISOR_WORK 60000 samples\n"), 0o644)
+	script := jobScript(t, "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=300M -t 5\n#SBATCH --output=logs/%x-%j.out\npython train.py --epochs 2\n")
+
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 || errOut != "" {
+		t.Fatalf("collect: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code := migadvisor(t, "track", script, "2"); code != 0 || errOut != "" {
+		t.Fatalf("track: exit %d, %q", code, errOut)
+	}
+	jobs := historyJSON(t, script)
+	if len(jobs) != 1 || jobs[0].Work == nil || *jobs[0].Work != 60000 {
+		t.Errorf("history after collect then track: %s", asJSON(jobs))
+	}
+}
+
 // Where Slurm cannot be asked (a laptop with a dump), every command uses the
 // name the history last used, else "local", and says so; a dump with a
 // Cluster column keeps its names without a word.

@@ -103,9 +103,17 @@ func runTrack(c *cli.Context) error {
 	if _, err := col.FileTogether(c.Context); err != nil {
 		return err
 	}
-	missing, ambiguous, err := trackedNotInHistory(c, st, ids)
+	missing, ambiguous, linked, err := trackedNotInHistory(c, st, ids)
 	if err != nil {
 		return err
+	}
+	// Jobs the history already holds (a dump collected first) get their
+	// output read now, through the script's --output: without it their
+	// work, metrics and GPU OOMs would wait for another collect.
+	if len(linked) > 0 {
+		if _, err := col.ScanOutputs(c.Context, nil, linked); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "migadvisor: the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it\n", err)
+		}
 	}
 	// An id Slurm has no job of will never be in the history: say so now.
 	unknown, err := advisor.SlurmLacks(c.Context, client, missing)
@@ -154,17 +162,22 @@ type ambiguousJob struct {
 }
 
 // trackedNotInHistory lists the tracked jobs the history has no record of
-// (collect has not read them yet), and those it holds under several
-// clusters as different jobs (which is meant is not known).
-func trackedNotInHistory(c *cli.Context, st *store.Store, ids []string) ([]string, map[string]ambiguousJob, error) {
+// (collect has not read them yet), those it holds under several clusters as
+// different jobs (which is meant is not known), and the cluster and key of
+// each job it holds.
+func trackedNotInHistory(c *cli.Context, st *store.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
 	tracked, err := st.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	linked := map[string]string{}
+	var keys [][2]string
 	for _, t := range tracked {
 		if len(t.Jobs) > 0 {
 			linked[t.JobID] = t.Cluster
+		}
+		for _, j := range t.Jobs {
+			keys = append(keys, [2]string{t.Cluster, j.Key})
 		}
 	}
 	missing := []string{}
@@ -172,7 +185,7 @@ func trackedNotInHistory(c *cli.Context, st *store.Store, ids []string) ([]strin
 	for _, id := range ids {
 		where, err := st.ClustersOfJob(c.Context, id)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		switch {
 		case len(where.Names) > 1 && !where.Same:
@@ -184,7 +197,7 @@ func trackedNotInHistory(c *cli.Context, st *store.Store, ids []string) ([]strin
 			missing = append(missing, id)
 		}
 	}
-	return missing, ambiguous, nil
+	return missing, ambiguous, keys, nil
 }
 
 // warnNotInHistory says on stderr why tracked jobs do not count yet, or
