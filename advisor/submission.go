@@ -67,6 +67,18 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 	case asked.TimeLimit != "" && asked.RuntimeAtLeast && asked.TimedOut > 0:
 		why = fmt.Sprintf("%s of this script on %s reached the time limit after %s",
 			plural(asked.TimedOut, "run"), asked.Profile, slurm.FormatSeconds(asked.RuntimeRangeS[1]))
+	case best == nil && rec.cheaperToProbe(asked) != nil:
+		// Runs of an earlier version completed on a cheaper profile, with no
+		// memory figure to vouch for this version: not enough to change the
+		// job, enough to say where to look (the wrapper is otherwise silent
+		// after every edit).
+		p := rec.cheaperToProbe(asked)
+		why = fmt.Sprintf("%s completed on %s in %s, at %s instead of %s on %s",
+			runsSubject(rec), p.Profile, plural(p.Completed, "run"), cost(p), cost(asked), profilePhrase(site, asked.Profile))
+		if rec.Next != "" {
+			why += fmt.Sprintf("; '%s' tells whether this version fits there", rec.Next)
+		}
+		return &SubmitAdvice{Profile: p.Profile, Message: why}, nil
 	case asked == best && best.TimeLimit != "" && best.RuntimeRuns > 0:
 		// Measured runs only: a predicted time does not interrupt a user.
 		why = fmt.Sprintf("%s of this script on %s took up to %s, more than this job's --time=%s",
@@ -130,6 +142,27 @@ func unsafeWords(rec *Recommendation, site *catalog.Site, asked *ProfileAdvice) 
 		return fmt.Sprintf("%s, more than the %s of %s this job asks for", memoryWords(rec, site), FormatMiB(asked.UsableMiB), asked.Profile)
 	}
 	return fmt.Sprintf("%s has high OOM risk for this script: %s", asked.Profile, asked.OOMRiskReason)
+}
+
+// cheaperToProbe is the smallest profile clearly cheaper than asked where
+// the script's runs completed but its OOM risk is not low (runs of an
+// earlier version, without a memory figure): worth a probe, not a change.
+func (r *Recommendation) cheaperToProbe(asked *ProfileAdvice) *ProfileAdvice {
+	for i := range r.Profiles {
+		p := &r.Profiles[i]
+		if p != asked && p.Completed > 0 && p.OOMRisk == RiskMedium && p.excluded == "" && clearlyCheaper(p, asked) {
+			return p
+		}
+	}
+	return nil
+}
+
+// runsSubject names whose runs the advice rests on.
+func runsSubject(r *Recommendation) string {
+	if r.Runs > 0 && r.EarlierRuns == r.Runs {
+		return "an earlier version of this script"
+	}
+	return "this script"
 }
 
 func (r *Recommendation) profile(name string) *ProfileAdvice {

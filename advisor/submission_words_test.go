@@ -126,3 +126,30 @@ func TestSubmissionAdviceWhenNoProfileHasMoreMemory(t *testing.T) {
 		t.Errorf("advice %+v", adv)
 	}
 }
+
+// An edited script whose earlier version completed on a cheaper profile
+// without a memory figure: no change is made, but the wrapper is not silent
+// either; it says where the earlier version ran and how to check this one.
+func TestSubmissionAdviceAfterAnEditWithoutAMemoryFigure(t *testing.T) {
+	var runs []Run
+	for _, p := range []string{"1g.10gb", "2g.20gb", "full"} {
+		r := newRun(p, 300).id(p)
+		r.Earlier = true
+		runs = append(runs, r)
+	}
+	adv := adviseAt(t, "#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1:00:00\n", nil, runs)
+	if adv == nil {
+		t.Fatal("the wrapper is silent after an edit")
+	}
+	want := "an earlier version of this script completed on 1g.10gb in 1 run, at ~"
+	if !strings.HasPrefix(adv.Message, want) || !strings.Contains(adv.Message, "on a full A100; 'migadvisor recommend --probe --profiles 1g.10gb job.sh' tells whether this version fits there") {
+		t.Errorf("message %q", adv.Message)
+	}
+	if len(adv.Settings) != 0 || sentences(adv.Message) > 2 {
+		t.Errorf("a nudge changes nothing and is short: %+v", adv)
+	}
+	// The job already asks for the smallest profile it completed on: nothing to say.
+	if adv := adviseAt(t, "#SBATCH --gres=gpu:a100_10g:1\n#SBATCH -t 1:00:00\n", nil, runs); adv != nil {
+		t.Errorf("advice on the profile it completed on: %+v", adv)
+	}
+}

@@ -303,18 +303,24 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 }
 
 // evidenceWords says what the advice rests on, in the words the table uses.
+// "basis: none" is left out where the script has runs: nothing was
+// recommended, and the line that says why follows the table.
 func evidenceWords(rec *advisor.Recommendation) string {
+	basis := "; basis: " + rec.Basis
+	if rec.Basis == advisor.BasisNone && rec.Runs > 0 {
+		basis = ""
+	}
 	switch {
 	case rec.Basis == advisor.BasisPrior || rec.Prior != nil:
 		return fmt.Sprintf("no runs of this script yet; the figures are the %s reference benchmark's (basis: prior)", rec.Prior.Benchmark)
 	case rec.Runs == 0:
-		return "no runs of this script in the history; basis: " + rec.Basis
+		return "no runs of this script in the history" + basis
 	case rec.EarlierRuns == rec.Runs:
-		return fmt.Sprintf("%s of an earlier version of this script in the history; basis: %s", plural(rec.Runs, "run"), rec.Basis)
+		return fmt.Sprintf("%s of an earlier version of this script in the history%s", plural(rec.Runs, "run"), basis)
 	case rec.EarlierRuns > 0:
-		return fmt.Sprintf("%s in the history, %d of them of an earlier version; basis: %s", plural(rec.Runs, "run"), rec.EarlierRuns, rec.Basis)
+		return fmt.Sprintf("%s in the history, %d of them of an earlier version%s", plural(rec.Runs, "run"), rec.EarlierRuns, basis)
 	}
-	return fmt.Sprintf("%s in the history; basis: %s", plural(rec.Runs, "run"), rec.Basis)
+	return fmt.Sprintf("%s in the history%s", plural(rec.Runs, "run"), basis)
 }
 
 // runsCell is the RUNS column: the script's runs, or "ref" for the
