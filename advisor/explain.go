@@ -146,8 +146,10 @@ func hostOOMText(r *store.JobRecord) string {
 	}
 	if had := deref(r.ReqMemMiB, -1); had > 0 {
 		fmt.Fprintf(&b, ": the job had %s", memText(had))
+		// sacct samples RSS: the kill comes between samples, so the figure
+		// is often below what the job had. Said as what it is.
 		if rss := deref(r.MaxRSSMiB, -1); rss >= minRSSMiB {
-			fmt.Fprintf(&b, " and its peak RSS was %s", memText(rss))
+			fmt.Fprintf(&b, " and sacct saw its RSS reach %s before the kill", memText(rss))
 		}
 	}
 	b.WriteString("; ask for more with --mem, as a larger GPU profile would not help")

@@ -82,7 +82,7 @@ func TestWaitExplainsFailures(t *testing.T) {
 	want := map[string]string{
 		"1": "FAILED         failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script",
 		"2": "FAILED         failed at once because Slurm could not open /nonexistent/dir/2.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit",
-		"3": "OUT_OF_MEMORY  ran out of host memory: the job had 200 MiB and its peak RSS was 169 MiB; ask for more with --mem, as a larger GPU profile would not help",
+		"3": "OUT_OF_MEMORY  ran out of host memory: the job had 200 MiB and sacct saw its RSS reach 169 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help",
 		"4": "TIMEOUT        reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster",
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
