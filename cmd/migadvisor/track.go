@@ -21,8 +21,10 @@ func trackCommand() *cli.Command {
 		ArgsUsage: "JOB.sh JOBID...",
 		Description: `Records that the jobs ran JOB.sh (by its fingerprint, which ignores
 migadvisor's own rewrites), so their evidence counts for that script. Their
-profile comes from accounting when they are collected. Tracking a job again
-moves it to the new script or workload.
+profile comes from accounting when they are collected; jobs the history
+already holds (a dump collected first) have their output read now, through
+the script's --output. Tracking a job again moves it to the new script or
+workload.
 
 The cluster is --cluster (MIGADVISOR_CLUSTER), else slurmctld's ClusterName,
 else the name the history last used, else "local": the name collect gives a
