@@ -37,6 +37,15 @@ func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path strin
 	if job.Notes, err = gatherNotes(ctx, key, job.Runs, stores); err != nil {
 		return job, err
 	}
+	if len(job.Runs) == 0 && st != nil {
+		note, err := unlinkedNote(ctx, st, path, key)
+		if err != nil {
+			return job, err
+		}
+		if note != "" {
+			job.Notes = append(job.Notes, note)
+		}
+	}
 	waits := stores[len(stores)-1]
 	for _, p := range site.Profiles {
 		w, err := waits.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), waitsSince, queueWaitJobs)
@@ -270,6 +279,29 @@ func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*store
 			n, listIDs(waiting)))
 	}
 	return notes, nil
+}
+
+// unlinkedNote says, for a script with no runs, which jobs of the user's
+// own history carry its job name but are linked to no script (a dump
+// collected before anything tracked them), and the track command that
+// links them: the history is not empty, it does not know they are this
+// script's. Only the script's own job name counts, not its sweep variants'.
+func unlinkedNote(ctx context.Context, st *store.Store, path string, key ScriptKey) (string, error) {
+	const shown = 20
+	ids, total, err := st.UnlinkedNamed(ctx, key.Versions.JobNames[:1], shown)
+	if err != nil || total == 0 {
+		return "", err
+	}
+	name := key.Versions.JobNames[0]
+	cmd := "migadvisor track " + slurm.ShellWord(path) + " " + strings.Join(ids, " ")
+	if total == 1 {
+		return fmt.Sprintf("job %s, named %s like this script's jobs, is in the history but linked to no script; if it ran this script: %s", ids[0], name, cmd), nil
+	}
+	what := fmt.Sprintf("%d jobs named %s like this script's jobs are in the history but linked to no script", total, name)
+	if total > len(ids) {
+		what += fmt.Sprintf(" (the newest %d below)", len(ids))
+	}
+	return what + "; if they ran this script: " + cmd, nil
 }
 
 // listIDs names up to 5 job ids, and how many more.

@@ -171,3 +171,38 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 		t.Errorf("runs %d, notes %q", len(job.Runs), job.Notes)
 	}
 }
+
+// A dump collected before anything tracked its jobs: the script has no
+// runs, but the history is not silent about the jobs of its name; the note
+// names them, newest first, with the command that links them.
+func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	st := historyOf(t, site, trainDump)
+	path := filepath.Join(t.TempDir(), "train.sh")
+	s := writeScript(t, path, trainV1)
+	job, err := Gather(ctx, st, site, path, s, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "4 jobs named train.sh like this script's jobs are in the history but linked to no script; if they ran this script: migadvisor track " + path + " 14 13 12 11"
+	if len(job.Runs) != 0 || len(job.Notes) != 1 || job.Notes[0] != want {
+		t.Errorf("runs %d, notes %q", len(job.Runs), job.Notes)
+	}
+	// Once tracked, they are its runs and the note goes.
+	var subs []store.Submission
+	for _, id := range []string{"11", "12", "14"} {
+		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+	}
+	if err := st.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	if job, err = Gather(ctx, st, site, path, s, time.Unix(0, 0)); err != nil || len(job.Runs) != 3 || len(job.Notes) != 0 {
+		t.Errorf("after track: %d runs, notes %q, %v", len(job.Runs), job.Notes, err)
+	}
+	// Another name: nothing to say.
+	other := filepath.Join(t.TempDir(), "other.sh")
+	if job, err := Gather(ctx, st, site, other, writeScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1)), time.Unix(0, 0)); err != nil || len(job.Runs) != 0 || len(job.Notes) != 0 {
+		t.Errorf("another name: notes %q, %v", job.Notes, err)
+	}
+}

@@ -58,3 +58,38 @@ func (s *Store) MarkUnscripted(ctx context.Context, jobs []UnlinkedJob) error {
 	}
 	return tx.Commit()
 }
+
+// UnlinkedNamed lists the ids (sbatch's: an array once) of up to limit
+// jobs, newest first, that carry one of the names and that no submission
+// links to a script, with how many there are in all: the runs a user's
+// dump brought in before anything tracked them. It reads every job's name:
+// for a user's own history, not a whole cluster's.
+func (s *Store) UnlinkedNamed(ctx context.Context, names []string, limit int) (ids []string, total int, err error) {
+	if len(names) == 0 {
+		return nil, 0, nil
+	}
+	args := make([]any, 0, len(names))
+	for _, n := range names {
+		args = append(args, n)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT j.array_job, max(coalesce(j.submit, 0)) AS latest
+		FROM jobs j
+		WHERE j.name IN (`+placeholders(len(names))+`) AND j.stub = 0
+		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.job_id = j.array_job)
+		GROUP BY j.array_job ORDER BY latest DESC`, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("unlinked jobs by name: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var latest int64
+		if err := rows.Scan(&id, &latest); err != nil {
+			return nil, 0, fmt.Errorf("unlinked jobs by name: %w", err)
+		}
+		if total++; len(ids) < limit {
+			ids = append(ids, id)
+		}
+	}
+	return ids, total, rows.Err()
+}
