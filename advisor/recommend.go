@@ -96,6 +96,7 @@ type Recommendation struct {
 	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"` // a job of several GPUs, which MIG slices cannot serve
 	Profiles    []ProfileAdvice `json:"profiles"`
 	Change      *Change         `json:"change,omitempty"` // what to change in the script to follow the advice
+	CPUOnly     bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
 	Notes       []string        `json:"notes"`
 }
 
@@ -173,6 +174,9 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	}
 	a.gpuUse()
 	a.selectRuns()
+	if a.cpuOnly() {
+		return a.rec, nil
+	}
 	if len(a.runs) == 0 && job.Prior != nil && a.rec.MultiGPU == nil {
 		a.usePrior(job.Prior)
 	}
@@ -185,6 +189,30 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	a.decide()
 	a.change()
 	return a.rec, nil
+}
+
+// cpuOnly answers for a script that asks for no GPU and has no runs on
+// one (a command line that added a GPU would have left runs): no profile is
+// judged, and the reason says what it costs and how to try a slice.
+func (a *analysis) cpuOnly() bool {
+	if a.base.Profile != nil || a.job.Resources.GPUCount() > 0 || len(a.runs) > 0 {
+		return false
+	}
+	a.rec.CPUOnly = true
+	where := ""
+	if a.base.Partition != "" {
+		where = " in " + a.base.Partition
+	}
+	rate := ""
+	if c, err := a.site.Charge(a.base); err == nil {
+		rate = fmt.Sprintf(" (%s SU/h%s)", FormatSU(c.SUPerHour), where)
+	}
+	a.rec.Reason = fmt.Sprintf("this script asks for no GPU, so it runs on CPUs only%s and no GPU profile applies", rate)
+	if ps := OrderedProfiles(a.site); len(ps) > 0 {
+		a.rec.Reason += fmt.Sprintf("; if it should use a GPU, add '#SBATCH %s' (%s, the smallest) and measure it with: %s",
+			ps[0].Request, ps[0].Name, a.probeCommand("", ""))
+	}
+	return true
 }
 
 // analysis is the state of one recommendation.

@@ -262,6 +262,10 @@ func priorFor(c *cli.Context, site *catalog.Site, script *slurm.Script) (*catalo
 }
 
 func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
+	if rec.CPUOnly { // no profile was judged: a table of dashes says nothing
+		fmt.Fprintf(w, "%s on %s: no recommendation: %s\n", rec.Script, rec.Site, rec.Reason)
+		return
+	}
 	fmt.Fprintf(w, "%s on %s: %s\n", rec.Script, rec.Site, evidenceWords(rec))
 	t := newTable(w)
 	workUnit := ""

@@ -132,6 +132,9 @@ func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Swe
 	if err != nil {
 		return nil, err
 	}
+	if opt.Script.Resources.GPUCount() == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: %s asks for no GPU: each variant adds its profile's GPU request (and partition where the site needs one), so the probe runs it on GPUs it did not ask for\n", opt.Script.Path)
+	}
 	if err := recordSweep(c, opt.OutDir, sw); err != nil {
 		// The variants are written; the history is a convenience, never a reason to fail.
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
