@@ -95,7 +95,7 @@ type Recommendation struct {
 	Model       string          `json:"runtime_model"`
 	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"` // a job of several GPUs, which MIG slices cannot serve
 	Profiles    []ProfileAdvice `json:"profiles"`
-	Change      *Change         `json:"change,omitempty"` // what to change in the script to follow the advice
+	Change      *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
 	CPUOnly     bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
 	Notes       []string        `json:"notes"`
 }
