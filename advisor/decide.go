@@ -73,12 +73,28 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
 		if pa.UsableMiB >= choice.UsableMiB {
 			return
 		}
-		if pa.excluded == "" && pa.OOMRisk == RiskUnknown {
+		if pa.excluded == "" && pa.OOMRisk == RiskUnknown && !pricedOut(&pa, choice) {
 			a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
-			a.rec.Next = a.probeCommand(pa.Profile, "")
+			a.rec.Next = a.probeCommand(pa.Profile, pa.TimeLimit)
 			return
 		}
 	}
+}
+
+// pricedOut reports whether a proven lower bound already makes the
+// profile cost at least what the choice costs: a probe there cannot find a
+// cheaper answer.
+func pricedOut(pa, choice *ProfileAdvice) bool {
+	if !pa.RuntimeAtLeast {
+		return false
+	}
+	switch {
+	case pa.SU != nil && choice.SU != nil:
+		return *pa.SU >= *choice.SU
+	case pa.SUPerWork != nil && choice.SUPerWork != nil:
+		return *pa.SUPerWork >= *choice.SUPerWork
+	}
+	return false
 }
 
 // DefaultNoise is the run-to-run noise taken for a figure with fewer than

@@ -88,7 +88,7 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	sec, lo, hi, ok := a.workRuntime(pa.Profile)
 	pa.onlyCapped = !ok && a.cappedOnly(pa.Profile)
 	if !ok {
-		sec, lo, hi, ok = a.predictRuntime(pa.capacity)
+		sec, lo, hi, ok = a.predictRuntime(pa.capacity, lower == 0)
 	}
 	switch {
 	case !ok && lower == 0:
@@ -147,9 +147,16 @@ func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
 	return m * a.work, sorted[0] * a.work, sorted[len(sorted)-1] * a.work, true
 }
 
-func (a *analysis) predictRuntime(capacity float64) (sec, lo, hi float64, ok bool) {
+// predictRuntime predicts from the completed runs, else from the work
+// rates; free: no time limit bounds this profile, so the model that meets
+// the bounds elsewhere applies.
+func (a *analysis) predictRuntime(capacity float64, free bool) (sec, lo, hi float64, ok bool) {
 	if len(a.points) > 0 {
-		sec, lo, hi, _ = a.scaling.Predict(a.points, capacity)
+		model := a.scaling
+		if free {
+			model = a.scalingFree
+		}
+		sec, lo, hi, _ = model.Predict(a.points, capacity)
 		return sec, lo, hi, true
 	}
 	if a.work > 0 && len(a.workPoints) > 0 {

@@ -229,6 +229,7 @@ type analysis struct {
 	memRuns     []MemoryRun
 	points      []Point // median completed time per profile
 	scaling     Scaling
+	scalingFree Scaling // scaling, its fixed share lowered to meet the runs that reached their time limits
 	work        float64 // the job's total work, when completed runs report it
 	workUnit    string
 	workPoints  []Point // median seconds per unit of work per profile
@@ -262,10 +263,36 @@ func (a *analysis) prepare() {
 		fit = PriorScaling(a.site, a.utilisation())
 	}
 	a.scaling = fit
-	a.rec.Model = "Amdahl in profile capacity; " + fit.Source
+	// Profiles no time limit bounds are predicted by the model that meets
+	// the bounds; those a bound covers keep it as their floor ("at least").
+	a.scalingFree = fit.Within(a.points, a.timeLimitBounds())
+	a.rec.Model = "Amdahl in profile capacity; " + a.scalingFree.Source
 	a.prepareWork()
 	a.noteTimeouts()
 	a.noteFailures()
+}
+
+// timeLimitBounds are the longest runs that reached their time limit on
+// each profile where none completed: lower bounds the runtime model must
+// meet.
+func (a *analysis) timeLimitBounds() []Point {
+	best := map[string]Point{}
+	for _, r := range a.runs {
+		if !r.TimedOut || r.Seconds <= 0 || slices.ContainsFunc(a.points, func(p Point) bool { return p.Profile == r.Profile }) {
+			continue
+		}
+		p, ok := a.site.Profile(r.Profile)
+		if b, seen := best[r.Profile]; ok && (!seen || r.Seconds > b.Seconds) {
+			best[r.Profile] = Point{Profile: r.Profile, Capacity: a.site.Capacity(p), Seconds: r.Seconds}
+		}
+	}
+	var bounds []Point
+	for _, p := range OrderedProfiles(a.site) {
+		if b, ok := best[p.Name]; ok {
+			bounds = append(bounds, b)
+		}
+	}
+	return bounds
 }
 
 // failureNotes bounds the failed runs recommend explains one by one.

@@ -118,6 +118,45 @@ func (s Scaling) Predict(points []Point, capacity float64) (seconds, lo, hi floa
 	return seconds, lo, hi, from
 }
 
+// Within lowers the fixed share, and its range, until the model predicts
+// at least each bound from the measured points: a run that reached its time
+// limit on a smaller slice than any measured one proves the job slows down
+// there at least that much (a prior that says otherwise would predict the
+// profiles in between too fast). A bound that even f = 0 cannot reach is
+// left to the profile's own floor.
+func (s Scaling) Within(points, bounds []Point) Scaling {
+	if len(points) == 0 {
+		return s
+	}
+	limited := ""
+	for _, b := range bounds {
+		from := slices.MinFunc(points, func(x, y Point) int {
+			return cmpFloat(math.Abs(math.Log(x.Capacity/b.Capacity)), math.Abs(math.Log(y.Capacity/b.Capacity)))
+		})
+		if b.Capacity <= 0 || b.Capacity >= from.Capacity {
+			continue
+		}
+		at := func(f float64) float64 { return from.Seconds * (f + (1-f)/b.Capacity) / (f + (1-f)/from.Capacity) }
+		if at(s.Fixed) >= b.Seconds || at(0) < b.Seconds {
+			continue
+		}
+		lo, hi := 0.0, s.Fixed // at falls as f rises: the largest f that still reaches the bound
+		for range 50 {
+			if mid := (lo + hi) / 2; at(mid) >= b.Seconds {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		s.Fixed, s.Lo, s.Hi = lo, math.Min(s.Lo, lo), math.Min(s.Hi, lo)
+		limited = b.Profile
+	}
+	if limited != "" {
+		s.Source += fmt.Sprintf(", at most %.2f to meet the time limit reached on %s", s.Fixed, limited)
+	}
+	return s
+}
+
 // BenchmarkPoints are a benchmark's completed runs as points on the site.
 func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 	var points []Point

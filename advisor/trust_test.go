@@ -310,3 +310,41 @@ func TestASmallerProfileWithNoMemoryFigureIsWorthAProbe(t *testing.T) {
 		t.Errorf("recommended %s, next %q", recommended(rec), rec.Next)
 	}
 }
+
+// Seen: full completed twice in about 10 minutes, 1g.10gb ran past its one
+// hour limit. 1g.10gb's bound already costs more than full: no probe of it
+// is suggested; and 2g.20gb, which no limit bounds, is predicted by a model
+// that meets the 1g.10gb bound (the prior's fixed share predicted 16
+// minutes, which that bound rules out).
+func TestABoundMakesTheModelAndTheNextStepAgree(t *testing.T) {
+	runs := []Run{newRun("full", 600).id("1"), newRun("full", 620).id("2"), newRun("1g.10gb", 3630).id("3").timeout()}
+	rec := recommend(t, "#SBATCH --time=1:00:00\n", runs, Options{})
+	if got := recommended(rec); got != "full" {
+		t.Fatalf("recommended %s: %s", got, rec.Reason)
+	}
+	if strings.Contains(rec.Next, "--profiles 1g.10gb") {
+		t.Errorf("next probes 1g.10gb, which its bound already prices above full: %s", rec.Next)
+	}
+	// Under the model, 1g.10gb at its bound means at most a fixed share f
+	// with 610 × (f + (1−f)/c1) ≥ 3630; 2g.20gb is then at least
+	// 610 × (f + (1−f)/c2).
+	site := wulver(t)
+	c := func(name string) float64 { p, _ := site.Profile(name); return site.Capacity(p) }
+	f := 0.0
+	for g := 0.0; g <= 1; g += 0.001 {
+		if 610*(g+(1-g)/c("1g.10gb")) >= 3630 {
+			f = g
+		}
+	}
+	floor := 610 * (f + (1-f)/c("2g.20gb"))
+	mid := profileOf(t, rec, "2g.20gb")
+	if mid.RuntimeS == nil {
+		t.Fatal("2g.20gb has no runtime")
+	}
+	if *mid.RuntimeS < floor*0.98 || mid.RuntimeAtLeast {
+		t.Errorf("2g.20gb predicted %.0f s, want at least %.0f s (fixed share ≤ %.3f); model %s", *mid.RuntimeS, floor, f, rec.Model)
+	}
+	if !strings.Contains(rec.Model, "to meet the time limit reached on 1g.10gb") {
+		t.Errorf("the model does not say the bound shaped it: %s", rec.Model)
+	}
+}
