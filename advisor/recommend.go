@@ -429,7 +429,9 @@ func (a *analysis) hostMemory() {
 	a.rec.Mem = slurm.FormatMiB(int64(advice))
 	used := ""
 	if worst.MaxRSSMiB >= minRSSMiB {
-		used = ", peak RSS " + slurm.FormatMiB(int64(worst.MaxRSSMiB))
+		// sacct samples RSS, so the kill often comes above its last
+		// figure: said as wait and status say it.
+		used = " (sacct saw its RSS reach " + memText(worst.MaxRSSMiB) + " before the kill)"
 	}
 	a.rec.MemReason = fmt.Sprintf("job %s of this script ran out of host memory with --mem=%s%s", worst.JobID, slurm.FormatMiB(int64(had)), used)
 	a.note("%s (%s), which is about --mem, not the GPU: ask for --mem=%s; SU is charged for that memory",

@@ -67,7 +67,7 @@ func TestSubmissionAdviceOnHostMemory(t *testing.T) {
 	killed.Completed, killed.HostOOM, killed.State, killed.ReqMemMiB, killed.MaxRSSMiB = false, true, "OUT_OF_MEMORY", 4096, 4090
 	ok := newRun("2g.20gb", 300).peak(2048).id("4243")
 	adv := adviseAt(t, "#SBATCH --gres=gpu:a100_20g:1\n#SBATCH --mem=4G\n", nil, []Run{killed, ok})
-	if adv == nil || adv.Use() != "--mem=8G" || !strings.Contains(adv.Message, "job 4242 of this script ran out of host memory with --mem=4G") {
+	if adv == nil || adv.Use() != "--mem=8G" || !strings.Contains(adv.Message, "job 4242 of this script ran out of host memory with --mem=4G (sacct saw its RSS reach 4.0 GiB before the kill)") {
 		t.Fatalf("advice %+v", adv)
 	}
 	// Asking for 8G already: nothing to say.
