@@ -127,14 +127,25 @@ func gpuOOMText(r *store.JobRecord, site *catalog.Site) string {
 }
 
 // largerProfile is the smallest profile with more usable memory than the
-// current one and at least need; nil if none.
+// current one where the need is a low OOM risk (under the site's low-risk
+// share of its usable memory, as recommend judges it), else the smallest
+// that holds the need at all; nil if none.
 func largerProfile(site *catalog.Site, current *catalog.Profile, need float64) *catalog.Profile {
+	share := Options{}.withDefaults(site).LowRiskShare
+	var fits *catalog.Profile
 	for _, p := range OrderedProfiles(site) {
-		if u := p.UsableMemory.MiB(); u > current.UsableMemory.MiB() && u >= need {
+		u := p.UsableMemory.MiB()
+		if u <= current.UsableMemory.MiB() || u < need {
+			continue
+		}
+		if need <= u*share {
 			return p
 		}
+		if fits == nil {
+			fits = p
+		}
 	}
-	return nil
+	return fits
 }
 
 func hostOOMText(r *store.JobRecord) string {

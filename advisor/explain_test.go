@@ -120,6 +120,8 @@ func TestExplainWrittenOutcomes(t *testing.T) {
 			OutcomeGPUOOM, "ran out of GPU memory on 2g.20gb, which has 19.5 GiB usable; it needed more than that: try 3g.40gb, with 39.5 GiB"},
 		{"GPU OOM that needs more than the next profile", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(25 * 1024)},
 			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 25.0 GiB: try 3g.40gb, with 39.5 GiB"},
+		{"GPU OOM whose need would fill the next profile", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(19 * 1024)},
+			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 19.0 GiB: try 3g.40gb, with 39.5 GiB"},
 		{"GPU OOM below the usable memory", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch-mig-assert", MonitorPeakMiB: f64(6000)},
 			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed more than that: try 2g.20gb, with 19.5 GiB"},
 		{"GPU OOM caught by the script", store.JobRecord{State: "COMPLETED", ExitCode: i64(0), GPUOOM: "pytorch"},
