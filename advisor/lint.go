@@ -112,8 +112,12 @@ func (l *linter) commentedDirectives() {
 
 func (l *linter) lateDirectives() {
 	for _, n := range l.s.LateDirectives() {
+		ignored := strings.TrimSpace(strings.TrimPrefix(l.s.LineText(n), "#SBATCH"))
+		if i := strings.Index(ignored, " #"); i >= 0 {
+			ignored = strings.TrimSpace(ignored[:i]) // the line's own comment
+		}
 		l.add(n, SeverityWarning, "late-directive",
-			"sbatch ignores #SBATCH lines after the first command (line %d); move this line above it", l.s.FirstCmd)
+			"sbatch ignores #SBATCH lines after the first command (line %d), so the job runs without %s; move this line above it", l.s.FirstCmd, ignored)
 	}
 }
 

@@ -204,16 +204,22 @@ func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *cata
 
 // lintErrors are the script's error findings as "path:line: message (code)",
 // judged where sbatch would run it (the working directory): a missing
-// --output directory fails a job at once.
+// --output directory fails a job at once. The warnings that change what the
+// job gets are said too: an #SBATCH line sbatch ignores (a GPU request
+// there leaves the job without its GPU), and more GPU processes than GPUs.
 func lintErrors(script *slurm.Script, site *catalog.Site, path string) []string {
 	var errs []string
 	for _, f := range advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: workingDir()}) {
-		if f.Severity == advisor.SeverityError {
+		if f.Severity == advisor.SeverityError || jobChangingWarning[f.Code] {
 			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
 		}
 	}
 	return errs
 }
+
+// jobChangingWarning are the lint warnings about a job that will not run
+// as its script reads.
+var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}
 
 // estimateStarts replaces the history's queue waits with the scheduler's
 // own estimates (`sbatch --test-only`) where Slurm answers, and says which

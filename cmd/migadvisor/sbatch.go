@@ -29,7 +29,9 @@ Before sbatch runs, when the history (your own, and the site's if the site
 file names one in [history] site_db) shows a cheaper profile that is safe for
 this script, or a safe one instead of a profile it ran out of memory on, it
 says so on stderr with the change to make, and prints the script's lint
-errors. Nothing when there is nothing useful to say.
+errors and what the job will not get as its script reads (an #SBATCH line
+sbatch ignores, more GPU processes than GPUs). Nothing when there is
+nothing useful to say.
 
   --mig-apply, MIGADVISOR_APPLY=1   submit with the advice's change (the GPU
                                     request, and --partition, --time or --mem

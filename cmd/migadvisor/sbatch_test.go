@@ -356,3 +356,27 @@ func TestSbatchWrapperAdvisesFromAnEarlierVersion(t *testing.T) {
 		t.Errorf("advice after an edit: exit %d, %q", code, errOut)
 	}
 }
+
+// The wrapper says, before a submission, what would change the job from
+// what its script reads: a GPU request after the first command leaves the
+// job without its GPU (seen: silent), and more GPU processes than GPUs.
+func TestSbatchWrapperSaysWhatTheJobWillNotGet(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	argsLog := fakeSbatch(t)
+	late := filepath.Join(t.TempDir(), "late.sh")
+	os.WriteFile(late, []byte("#!/bin/bash\n#SBATCH -t 10\nmodule load cuda\n#SBATCH --gres=gpu:a100:1   # too late\npython train.py\n"), 0o644)
+	_, errOut, code := migadvisor(t, "sbatch", late)
+	want := "migadvisor: " + late + ":4: sbatch ignores #SBATCH lines after the first command (line 3), so the job runs without --gres=gpu:a100:1; move this line above it (late-directive)\n"
+	if code != 0 || !strings.HasPrefix(errOut, want) {
+		t.Errorf("late GPU request: exit %d\n%q\nwant %q", code, errOut, want)
+	}
+	if data, _ := os.ReadFile(argsLog); !strings.Contains(string(data), late) {
+		t.Errorf("the job was not submitted: %q", data)
+	}
+	ddp := filepath.Join(t.TempDir(), "ddp.sh")
+	os.WriteFile(ddp, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH -t 10\ntorchrun --nproc_per_node=2 train.py\n"), 0o644)
+	if _, errOut, code := migadvisor(t, "sbatch", ddp); code != 0 || !strings.Contains(errOut, "(gpu-processes-over-request)") {
+		t.Errorf("2 processes on one slice: exit %d %q", code, errOut)
+	}
+}
