@@ -180,8 +180,16 @@ func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvic
 			formatKey(key(choice), what), what, best.Profile, formatKey(key(best), what), a.noiseWords(choice, best, margin))
 	default:
 		fmt.Fprintf(&b, "lowest %s: %s", what, formatKey(key(choice), what))
-		if next := runnerUp(choice, eligible, key); next != nil {
-			fmt.Fprintf(&b, ", then %s on %s", formatKey(key(next), what), next.Profile)
+		next := runnerUp(choice, eligible, key)
+		if m := 0.0; next != nil {
+			if m = a.tieMargin(next, choice); key(next) <= key(choice)*(1+m) {
+				// The best is also the first of a tie: say it is one, or
+				// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
+				fmt.Fprintf(&b, ", a tie with %s's %s, %s: a tie goes to the smaller profile",
+					next.Profile, formatKey(key(next), what), a.noiseWords(choice, next, m))
+			} else {
+				fmt.Fprintf(&b, ", then %s on %s", formatKey(key(next), what), next.Profile)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "; OOM risk low: %s", choice.OOMRiskReason)

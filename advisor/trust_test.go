@@ -348,3 +348,20 @@ func TestABoundMakesTheModelAndTheNextStepAgree(t *testing.T) {
 		t.Errorf("the model does not say the bound shaped it: %s", rec.Model)
 	}
 }
+
+// Seen: "lowest SU per 1B samples: 69.4, then 69.4 on 2g.20gb". When the
+// best profile is also the smallest of a tie, the reason says it is a tie.
+func TestABestThatTiesSaysSo(t *testing.T) {
+	rec := recommend(t, "", []Run{newRun("1g.10gb", 1000).peak(1024), newRun("2g.20gb", 600).peak(1024)}, Options{})
+	if got := recommended(rec); got != "1g.10gb" {
+		t.Fatalf("recommended %s: %s", got, rec.Reason)
+	}
+	if !strings.Contains(rec.Reason, ", a tie with 2g.20gb's") || strings.Contains(rec.Reason, "then") {
+		t.Errorf("reason: %s", rec.Reason)
+	}
+	// Far apart: the runner-up is named as before.
+	rec = recommend(t, "", []Run{newRun("1g.10gb", 1000).peak(1024), newRun("2g.20gb", 900).peak(1024)}, Options{})
+	if !strings.Contains(rec.Reason, ", then ") || strings.Contains(rec.Reason, "tie") {
+		t.Errorf("reason: %s", rec.Reason)
+	}
+}
