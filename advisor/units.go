@@ -3,6 +3,7 @@ package advisor
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // RoundSU rounds an SU figure to what people read and every output prints:
@@ -32,30 +33,83 @@ var workScales = []struct {
 	prefix string
 }{{1, ""}, {1e3, "1k "}, {1e6, "1M "}, {1e9, "1B "}}
 
-// scaleWork expresses SU per unit of work per a multiple of the unit that
-// puts the smallest figure at 0.1 or more (SU per 1M samples, not 3.47e-07
-// SU per sample), the same multiple for every profile, and rounds them.
-func (a *analysis) scaleWork() {
+// WorkScale is the multiple of a work unit that puts the least of the
+// figures (SU per unit of work) at 0.1 or more: SU per 1M samples, not
+// 3.47e-07 SU per sample. Figures ≤ 0 or not finite are ignored; with
+// none, the unit itself. recommend and the docs show work alike through it.
+func WorkScale(perWork []float64) (factor float64, prefix string) {
 	least := math.Inf(1)
-	for _, pa := range a.rec.Profiles {
-		if pa.SUPerWork != nil && *pa.SUPerWork > 0 {
-			least = min(least, *pa.SUPerWork)
+	for _, v := range perWork {
+		if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			least = min(least, v)
 		}
 	}
 	if math.IsInf(least, 1) {
-		return
+		return 1, ""
 	}
-	scale := workScales[len(workScales)-1]
 	for _, s := range workScales {
 		if least*s.factor >= 0.1 {
-			scale = s
-			break
+			return s.factor, s.prefix
 		}
 	}
+	last := workScales[len(workScales)-1]
+	return last.factor, last.prefix
+}
+
+// WorkUnitText is a work unit as "SU per ..." reads it: a multiple keeps
+// its plural (1k samples), a single unit is singular (SU per sample, per
+// token); a unit of symbols or one that reads as singular (ns, ns/day,
+// simulated ns) is kept.
+func WorkUnitText(unit string) string {
+	unit = strings.TrimSpace(unit)
+	if first, _, ok := strings.Cut(unit, " "); ok {
+		for _, s := range workScales {
+			if s.prefix != "" && first == strings.TrimSpace(s.prefix) {
+				return unit
+			}
+		}
+	}
+	if strings.ContainsAny(unit, "/") {
+		return unit
+	}
+	i := strings.LastIndexByte(unit, ' ') + 1
+	return unit[:i] + singular(unit[i:])
+}
+
+// singular is an English plural's singular, for the words work is counted
+// in (samples, tokens, images, batches, queries); a word of three letters or
+// fewer (ns, ops, us) or one not ending in s is kept.
+func singular(word string) string {
+	lower := strings.ToLower(word)
+	switch {
+	case len(word) <= 3 || !strings.HasSuffix(lower, "s") || strings.HasSuffix(lower, "ss") ||
+		strings.HasSuffix(lower, "us") || strings.HasSuffix(lower, "is"):
+		return word
+	case strings.HasSuffix(lower, "ies"):
+		return word[:len(word)-3] + "y"
+	case strings.HasSuffix(lower, "ches"), strings.HasSuffix(lower, "shes"), strings.HasSuffix(lower, "xes"):
+		return word[:len(word)-2]
+	}
+	return word[:len(word)-1]
+}
+
+// scaleWork expresses SU per unit of work per the multiple WorkScale picks,
+// the same for every profile, and rounds them.
+func (a *analysis) scaleWork() {
+	var figures []float64
+	for _, pa := range a.rec.Profiles {
+		if pa.SUPerWork != nil {
+			figures = append(figures, *pa.SUPerWork)
+		}
+	}
+	if len(figures) == 0 {
+		return
+	}
+	factor, prefix := WorkScale(figures)
 	for i := range a.rec.Profiles {
 		if pa := &a.rec.Profiles[i]; pa.SUPerWork != nil {
-			pa.SUPerWork = ptr(RoundSU(*pa.SUPerWork * scale.factor))
-			pa.WorkUnit = scale.prefix + pa.WorkUnit
+			pa.SUPerWork = ptr(RoundSU(*pa.SUPerWork * factor))
+			pa.WorkUnit = WorkUnitText(prefix + pa.WorkUnit)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/migadvisor/migadvisor/advisor"
 )
 
 // Chart colours: one per panel, readable in light and dark docs themes.
@@ -47,11 +49,11 @@ func (rep *Report) Chart() ([]byte, error) {
 		sus = append(sus, su)
 		oom = append(oom, pr.OOM)
 	}
-	left, err := barPlot(rep.Workload.Title+": runtime", "seconds", names, runtimes, oom, runtimeColour, 1)
+	left, err := barPlot(rep.Workload.Title+": runtime", "seconds", names, runtimes, oom, runtimeColour, fixed(1))
 	if err != nil {
 		return nil, err
 	}
-	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, 3)
+	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, advisor.FormatSU)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +72,14 @@ func (rep *Report) Chart() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// barPlot is one panel: a bar per profile with its value above it.
-func barPlot(title, unit string, names []string, values []float64, oom []bool, c color.Color, decimals int) (*plot.Plot, error) {
+// fixed writes a figure with so many decimals: 182.0.
+func fixed(decimals int) func(float64) string {
+	return func(v float64) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+}
+
+// barPlot is one panel: a bar per profile with its value, as format writes
+// it, above it.
+func barPlot(title, unit string, names []string, values []float64, oom []bool, c color.Color, format func(float64) string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = unit
@@ -85,7 +93,7 @@ func barPlot(title, unit string, names []string, values []float64, oom []bool, c
 		top = max(top, v)
 	}
 	for i, v := range values {
-		text := strconv.FormatFloat(v, 'f', decimals, 64)
+		text := format(v)
 		switch {
 		case oom[i]:
 			text = "OOM"

@@ -42,8 +42,8 @@ var metricTitles = map[string]string{
 	MetricTokensPerS:        "Tokens/s",
 	MetricNsPerDay:          "Performance (ns/day)",
 	MetricWallS:             "Walltime (s)",
-	MetricReserved:          "Peak Reserved (MiB)",
-	advisor.AllocatedMetric: "Peak Allocated (MiB)",
+	MetricReserved:          "Peak Reserved (GiB)",
+	advisor.AllocatedMetric: "Peak Allocated (GiB)",
 }
 
 // CanonicalMetrics returns a job's metrics under the names the reports read:

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor"
 )
 
 // A layout is a site's published table format: its columns, how it names
@@ -21,8 +23,10 @@ type layout struct {
 	// duration is the run time the table reports; the chart and the
 	// speed-ups use it too.
 	duration func(*ProfileResult) float64
-	// efficiency is the cost of the work as the table reports it, for the
-	// "most SU-efficient" takeaway: lower is better.
+	// efficiency is the cost of the work, for the "most SU-efficient"
+	// takeaway: lower is better. It is SU per unit of work and the unit
+	// (tokens, simulated ns), which the takeaway scales as recommend does,
+	// or SU per run and "".
 	efficiency func(*Report, *ProfileResult) (float64, string)
 }
 
@@ -50,7 +54,7 @@ var layouts = map[string]layout{
 			}
 		}},
 	"llm": {first: "GPU Profile", label: longLabel, duration: seconds,
-		efficiency: per(perMillion, "SU per 1M tokens"), columns: func(*Report) []column {
+		efficiency: per((*ProfileResult).SUPerWork, "tokens"), columns: func(*Report) []column {
 			return []column{
 				{"Walltime (h)", true, num(3, hours)},
 				{"SU Total", true, num(2, (*ProfileResult).SU)},
@@ -62,7 +66,7 @@ var layouts = map[string]layout{
 			}
 		}},
 	"gromacs": {first: "GPU Profile", label: longLabel, duration: gromacsWall,
-		efficiency: per(suPerNs, "SU per simulated ns"), columns: func(*Report) []column {
+		efficiency: per(suPerNs, "simulated ns"), columns: func(*Report) []column {
 			return []column{
 				{"Nodes", false, num(0, func(pr *ProfileResult) float64 { return positive(float64(pr.Nodes)) })},
 				{"Cores", false, num(0, metricOf(MetricMPIRanks))},
@@ -80,25 +84,54 @@ var layouts = map[string]layout{
 }
 
 // genericColumns suit any workload: runtime, memory, SU, work and the
-// metrics the jobs printed.
+// metrics the jobs printed. The table is ours, not a published one: its
+// figures read as the other commands print them (SU as recommend rounds
+// them, memory in GiB, SU per work per 1k or 1M of the unit).
 func genericColumns(rep *Report) []column {
 	cols := []column{
 		{"Runs", false, func(_ *Report, pr *ProfileResult) string { return strconv.Itoa(pr.Runs) }},
 		{"Outcome", false, func(_ *Report, pr *ProfileResult) string { return pr.Outcome }},
 		{"Runtime (s)", true, num(1, seconds)},
-		{"Peak GPU Memory (GB)", true, num(2, gb(func(pr *ProfileResult) float64 { return pr.PeakMiB }))},
-		{"SU Rate (/hr)", false, trimmed(3, rate)},
-		{"SU", true, num(3, (*ProfileResult).SU)},
+		{"Peak GPU Memory (GiB)", true, memory(func(pr *ProfileResult) float64 { return pr.PeakMiB })},
+		{"SU Rate (/hr)", false, suCell(rate)},
+		{"SU", true, suCell((*ProfileResult).SU)},
 	}
 	if unit := rep.WorkUnit(); unit != "" {
+		scale := rep.workScale(unit, (*ProfileResult).SUPerWork)
 		cols = append(cols,
 			column{"Work (" + unit + ")", true, trimmed(3, work)},
-			column{"SU per " + unit, true, sig(4, (*ProfileResult).SUPerWork)})
+			column{"SU per " + scale.unit, true, func(_ *Report, pr *ProfileResult) string {
+				if v := pr.SUPerWork(); v >= 0 {
+					return scale.text(v)
+				}
+				return ""
+			}})
 	}
 	for _, m := range rep.metricNames() {
+		if memoryMetrics[m] {
+			cols = append(cols, column{metricTitle(m), true, memory(metricOf(m))})
+			continue
+		}
 		cols = append(cols, column{metricTitle(m), true, sig(6, metricOf(m))})
 	}
 	return cols
+}
+
+// memoryMetrics are the metrics in MiB, which the generic table prints in
+// GiB.
+var memoryMetrics = map[string]bool{MetricReserved: true, advisor.AllocatedMetric: true}
+
+// workScale is the scale of SU per unit of work for the report's figures
+// (perWork of each profile that did not run out of memory), as recommend
+// picks it: the one unit for the whole table and its takeaway.
+func (rep *Report) workScale(unit string, perWork func(*ProfileResult) float64) scaledWork {
+	var vs []float64
+	for _, pr := range rep.Profiles {
+		if !pr.OOM {
+			vs = append(vs, perWork(pr))
+		}
+	}
+	return scaleFor(unit, vs)
 }
 
 // Layout is the layout a report's table uses.
@@ -220,6 +253,29 @@ func num(decimals int, f func(*ProfileResult) float64) func(*Report, *ProfileRes
 // sig keeps significant digits, for figures of any size.
 func sig(digits int, f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
 	return formatted('g', digits, f)
+}
+
+// suCell is an SU figure as recommend and history print it: 0.00583, 2.36, 1250.
+func suCell(f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
+	return func(_ *Report, pr *ProfileResult) string {
+		v := f(pr)
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return advisor.FormatSU(v)
+	}
+}
+
+// memory is a size in MiB as a number of GiB, in the column's unit and
+// rounded as the other commands print GiB (2.1): a CSV that charts it
+// needs a number, not "2.1 GiB".
+func memory(f func(*ProfileResult) float64) func(*Report, *ProfileResult) string {
+	return trimmed(2, func(pr *ProfileResult) float64 {
+		if v := f(pr); v >= 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return v / 1024
+		}
+		return -1
+	})
 }
 
 // trimmed is num without trailing zeros: 43.28, 6, 3.327171904.
@@ -345,8 +401,9 @@ func suPerNs(pr *ProfileResult) float64 {
 	return -1
 }
 
+// perRun is SU per run.
 func perRun(f func(*ProfileResult) float64) func(*Report, *ProfileResult) (float64, string) {
-	return per(f, "SU per run")
+	return per(f, "")
 }
 
 func per(f func(*ProfileResult) float64, unit string) func(*Report, *ProfileResult) (float64, string) {
@@ -363,7 +420,7 @@ func genericEfficiency(rep *Report, pr *ProfileResult) (float64, string) {
 		}
 	}
 	if unit == "" {
-		return pr.SU(), "SU per run"
+		return pr.SU(), ""
 	}
-	return pr.SUPerWork(), "SU per " + unit
+	return pr.SUPerWork(), unit
 }

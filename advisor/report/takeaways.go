@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor"
 )
 
 // Takeaways are the report's conclusions in sentences (Markdown): the
@@ -43,7 +45,7 @@ func (rep *Report) fitTakeaway() string {
 			fits += ", the smallest measured"
 		}
 		if peak := allocatedElsePeak(pr); peak >= 0 {
-			fits += fmt.Sprintf(" (peak %s GB of %s GB usable)", gbText(peak), gbText(pr.Profile.UsableMemory.MiB()))
+			fits += fmt.Sprintf(" (peak %s of %s usable)", advisor.FormatMiB(peak), advisor.FormatMiB(pr.Profile.UsableMemory.MiB()))
 		}
 		return fits + "."
 	}
@@ -53,6 +55,10 @@ func (rep *Report) fitTakeaway() string {
 	return "**No run completed**, so nothing can be said about fit or cost yet."
 }
 
+// efficiencyTakeaway names the profile with the least SU per unit of work
+// (or per run), in the figures and unit recommend would print: SU per 1M
+// samples at three significant digits, the unit scaled as the generic
+// table's column is.
 func (rep *Report) efficiencyTakeaway(l layout) string {
 	var best, largest *ProfileResult
 	var bestV, largestV float64
@@ -74,10 +80,20 @@ func (rep *Report) efficiencyTakeaway(l layout) string {
 	if best == nil {
 		return ""
 	}
-	s := fmt.Sprintf("**Most SU-efficient: %s**, %s %s", best.Profile.Name, sigText(bestV), unit)
+	scale, what := scaledWork{factor: 1}, "SU per run"
+	if unit != "" {
+		scale = rep.workScale(unit, func(pr *ProfileResult) float64 { v, _ := l.efficiency(rep, pr); return v })
+		what = "SU per " + scale.unit
+	}
+	s := fmt.Sprintf("**Most SU-efficient: %s**, %s %s", best.Profile.Name, scale.text(bestV), what)
 	if largest != best {
-		s += fmt.Sprintf(" against %s on %s (%s)", sigText(largestV), largest.Profile.Name,
-			ratioText(largestV/bestV, "as much"))
+		// The ratio of the figures as printed, so that the text adds up.
+		ratio := largestV / bestV
+		if b := scale.value(bestV); b > 0 {
+			ratio = scale.value(largestV) / b
+		}
+		s += fmt.Sprintf(" against %s on %s (%s)", scale.text(largestV), largest.Profile.Name,
+			ratioText(ratio, "as much"))
 	}
 	return s + "."
 }
@@ -133,12 +149,4 @@ func ratioText(r float64, suffix string) string {
 		s += " " + suffix
 	}
 	return s
-}
-
-func gbText(mib float64) string {
-	return strconv.FormatFloat(mib*(1<<20)/1e9, 'f', 2, 64)
-}
-
-func sigText(v float64) string {
-	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -35,8 +35,8 @@ func TestDocsGenericTableForAUsersWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"Profile", "Runs", "Outcome", "Runtime (s)", "Peak GPU Memory (GB)", "SU Rate (/hr)", "SU"},
-		{"1g.10gb", "1", "completed", "7.0", "", "3", "0.006"},
+		{"Profile", "Runs", "Outcome", "Runtime (s)", "Peak GPU Memory (GiB)", "SU Rate (/hr)", "SU"},
+		{"1g.10gb", "1", "completed", "7.0", "", "3", "0.00583"},
 	}
 	if strings.Join(rows[0], ",") != strings.Join(want[0], ",") || strings.Join(rows[1], ",") != strings.Join(want[1], ",") {
 		t.Errorf("CSV %q, want %q", rows, want)
