@@ -59,6 +59,12 @@ type LintOptions struct {
 	// script's --chdir): Slurm does not create them, and a job whose
 	// directory is missing fails at once with no output.
 	SubmitDir string
+	// CommandLine is the sbatch command line the script is submitted
+	// with (the wrapper's), and Env its environment: their --output,
+	// --error and --chdir win over the script's, and a finding about one
+	// has line 0.
+	CommandLine *slurm.CommandLine
+	Env         []string
 }
 
 // Lint checks a batch script against sbatch's rules and the site's.
@@ -85,7 +91,7 @@ func LintWith(s *slurm.Script, site *catalog.Site, opt LintOptions) []Finding {
 	l.partition()
 	l.time()
 	l.nodeLimits()
-	l.outputDirs(opt.SubmitDir)
+	l.outputDirs(opt)
 	sort.SliceStable(l.findings, func(i, j int) bool { return l.findings[i].Line < l.findings[j].Line })
 	return l.findings
 }
@@ -438,15 +444,28 @@ func (l *linter) cpuLine() int {
 // the job fails at once (exit code 0:53) leaving no output at all. A
 // directory with a replacement symbol (%u, %x) is known only then, and is
 // not checked; nor is anything under a --chdir that does not exist yet.
-func (l *linter) outputDirs(submitDir string) {
+func (l *linter) outputDirs(opt LintOptions) {
+	submitDir := opt.SubmitDir
 	if submitDir == "" {
 		return
+	}
+	// given is the command line's (or SBATCH_* variable's) value of an option.
+	given := func(name string) (string, bool) {
+		if opt.CommandLine == nil {
+			return "", false
+		}
+		return opt.CommandLine.Effective(name, nil, opt.Env)
 	}
 	workDir, where := submitDir, submitDir
 	chdir := ""
 	if o := l.s.LastOption("chdir"); o != nil && o.Value != "" {
 		chdir = o.Value
-		workDir = o.Value
+	}
+	if v, ok := given("chdir"); ok {
+		chdir = v
+	}
+	if chdir != "" {
+		workDir = chdir
 		if !filepath.IsAbs(workDir) {
 			workDir = filepath.Join(submitDir, workDir)
 		}
@@ -456,11 +475,20 @@ func (l *linter) outputDirs(submitDir string) {
 		where = workDir + " (the job's --chdir)"
 	}
 	files := l.s.OutputFiles()
-	for _, f := range []struct {
+	type outputFile struct {
 		flag, pattern string
 		line          int
-	}{{"--output", files.Stdout, files.StdoutLine}, {"--error", files.Stderr, files.StderrLine}} {
-		if f.line == 0 {
+		set           bool // by the script or the command line: not Slurm's default
+	}
+	checks := []outputFile{{"--output", files.Stdout, files.StdoutLine, files.StdoutLine > 0},
+		{"--error", files.Stderr, files.StderrLine, files.StderrLine > 0}}
+	for i, name := range []string{"output", "error"} {
+		if v, ok := given(name); ok && v != "" {
+			checks[i] = outputFile{checks[i].flag, v, 0, true}
+		}
+	}
+	for _, f := range checks {
+		if !f.set {
 			continue // Slurm's default, in the working directory itself
 		}
 		pattern := f.pattern

@@ -208,9 +208,19 @@ func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *cata
 // job gets are said too: an #SBATCH line sbatch ignores (a GPU request
 // there leaves the job without its GPU), and more GPU processes than GPUs.
 func lintErrors(script *slurm.Script, site *catalog.Site, path string) []string {
+	return lintFindings(script, site, path, advisor.LintOptions{SubmitDir: workingDir()})
+}
+
+// lintFindings is lintErrors with the options given; a finding of line 0
+// is about the sbatch command line.
+func lintFindings(script *slurm.Script, site *catalog.Site, path string, opt advisor.LintOptions) []string {
 	var errs []string
-	for _, f := range advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: workingDir()}) {
-		if f.Severity == advisor.SeverityError || jobChangingWarning[f.Code] {
+	for _, f := range advisor.LintWith(script, site, opt) {
+		switch {
+		case f.Severity != advisor.SeverityError && !jobChangingWarning[f.Code]:
+		case f.Line == 0:
+			errs = append(errs, fmt.Sprintf("sbatch's command line: %s (%s)", f.Message, f.Code))
+		default:
 			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
 		}
 	}

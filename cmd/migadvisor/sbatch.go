@@ -266,7 +266,7 @@ func (w *wrapper) advise(ctx context.Context, args []string) (*submissionAdvice,
 		return adv, err
 	}
 	adv.site = site
-	adv.lint = lintErrors(script, site, path)
+	adv.lint = lintFindings(script, site, path, advisor.LintOptions{SubmitDir: workingDir(), CommandLine: adv.cl, Env: w.env})
 	key := advisor.KeyOf(path, script, site)
 	own, err := w.runsFrom(ctx, key, w.dbPath(), false)
 	if err != nil {

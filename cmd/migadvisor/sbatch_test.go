@@ -379,4 +379,13 @@ func TestSbatchWrapperSaysWhatTheJobWillNotGet(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "sbatch", ddp); code != 0 || !strings.Contains(errOut, "(gpu-processes-over-request)") {
 		t.Errorf("2 processes on one slice: exit %d %q", code, errOut)
 	}
+	// An --output on the command line whose directory does not exist: the
+	// job would fail at once with exit 0:53 (seen: silent).
+	_, errOut, code = migadvisor(t, "sbatch", "-o", "no-such-dir/%j.out", ddp)
+	if want := `migadvisor: sbatch's command line: --output's directory "no-such-dir" does not exist in `; code != 0 || !strings.Contains(errOut, want) {
+		t.Errorf("-o into a missing directory: exit %d %q", code, errOut)
+	}
+	if data, _ := os.ReadFile(argsLog); !strings.Contains(string(data), "no-such-dir/%j.out") {
+		t.Errorf("the job was not submitted as asked: %q", data)
+	}
 }
