@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -28,6 +29,11 @@ your history, newest first. SU is the site's formula applied to the job's
 CPUs, requested memory, GPU profile and elapsed time. Unknown values print as
 "-" (null in JSON); in JSON, "earlier" marks an earlier version's job and
 "history" says which history a job came from (own or site).
+
+With no job to show it says why, in one line naming the histories read: no
+runs of JOB.sh yet, its tracked jobs waiting for 'collect', or jobs of its
+name linked to no script, and what to run. With --json, stdout holds [] and
+that line goes to stderr.
 
 A history this user cannot write (a site-wide one, --db site.db) is read
 read-only.
@@ -103,9 +109,9 @@ func runHistory(c *cli.Context) error {
 		return err
 	}
 	var key *advisor.ScriptKey
+	var script *slurm.Script
 	if c.NArg() == 1 {
-		script, err := slurm.ReadScript(c.Args().First())
-		if err != nil {
+		if script, err = slurm.ReadScript(c.Args().First()); err != nil {
 			return err
 		}
 		k := advisor.KeyOf(c.Args().First(), script, site)
@@ -131,17 +137,71 @@ func runHistory(c *cli.Context) error {
 	for i := range recs {
 		jobs = append(jobs, toHistoryJob(&recs[i], site))
 	}
+	if len(jobs) == 0 {
+		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", historiesRead(st, siteWide))
+		if key != nil {
+			if why, err = whyNoRuns(c, site, script, st, siteWide); err != nil {
+				return err
+			}
+		}
+		return sayEmpty(c, why)
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, jobs)
 	}
-	if len(jobs) == 0 {
-		if isTTY(c.App.Writer) {
-			fmt.Fprintln(c.App.Writer, "no jobs in the history yet (see 'migadvisor collect')")
-		}
-		return nil
-	}
 	printHistory(c, jobs)
 	return nil
+}
+
+// sayEmpty answers with nothing to show, and says why: an empty answer is
+// never silent. In text the sentence stands where the table would; with
+// --json stdout holds the data alone (empty, an array, never null), and the
+// sentence goes to stderr, as track's notes do.
+func sayEmpty(c *cli.Context, why string) error {
+	if !c.Bool("json") {
+		_, err := fmt.Fprintln(c.App.Writer, why)
+		return err
+	}
+	if err := writeJSON(c.App.Writer, []struct{}{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", why)
+	return nil
+}
+
+// historiesRead names the histories a command read: "the history at
+// PATH", or yours and the site-wide one.
+func historiesRead(own *store.Store, siteWide []*store.Store) string {
+	if len(siteWide) == 0 {
+		return "the history at " + own.Path()
+	}
+	paths := make([]string, len(siteWide))
+	for i, st := range siteWide {
+		paths[i] = st.Path()
+	}
+	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), joinAnd(paths))
+}
+
+// whyNoRuns says, in one line, why history has no jobs of JOB.sh: none of
+// it or its earlier versions in the histories read, and what would give it
+// some. Where its tracked jobs wait for collect, or jobs of its name are in
+// the history linked to no script, recommend's notes say so (advisor.Gather
+// words them); else the ways to runs: track for jobs plain sbatch
+// submitted, a probe to measure it.
+func whyNoRuns(c *cli.Context, site *catalog.Site, script *slurm.Script, own *store.Store, siteWide []*store.Store) (string, error) {
+	path := c.Args().First()
+	// Queue waits since now: none to read, only the notes are wanted.
+	job, err := advisor.Gather(c.Context, own, site, path, script, time.Now(), siteWide...)
+	if err != nil {
+		return "", err
+	}
+	word := slurm.ShellWord(path)
+	what := fmt.Sprintf("if you submitted it with plain sbatch, 'migadvisor track %s JOBID...' links its jobs to it; "+
+		"'migadvisor recommend --probe %s' measures it", word, word)
+	if len(job.Notes) > 0 {
+		what = strings.Join(job.Notes, "; ")
+	}
+	return fmt.Sprintf("no runs of %s, nor of its earlier versions, in %s: %s", path, historiesRead(own, siteWide), what), nil
 }
 
 func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {

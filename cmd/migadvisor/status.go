@@ -26,7 +26,9 @@ PROFILE is the one the job asked for, else the one accounting gives.
 A job that has left the queue but whose accounting record is not collected yet
 shows as "ended (collect)"; an id that neither squeue nor sacct knows, as
 "not in Slurm" (was it mistyped?). WHY says why an ended job did not complete, as
-'migadvisor wait' does.
+'migadvisor wait' does. With nothing tracked (of the ids or the sweep asked
+about), it says so and how jobs become tracked; with --json, stdout holds []
+and that line goes to stderr.
 
 Examples:
    migadvisor status
@@ -115,14 +117,11 @@ func runStatus(c *cli.Context) error {
 		}
 		rows = append(rows, r)
 	}
+	if len(rows) == 0 {
+		return sayEmpty(c, whyNoneTracked(c, st))
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rows)
-	}
-	if len(rows) == 0 {
-		if isTTY(c.App.Writer) {
-			fmt.Fprintln(c.App.Writer, "no tracked jobs (submit with 'migadvisor sweep JOB.sh --out DIR --submit', or link jobs with 'migadvisor track')")
-		}
-		return nil
 	}
 	t := newTable(c.App.Writer)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tSCRIPT\tSUBMITTED\tWHY")
@@ -135,6 +134,40 @@ func runStatus(c *cli.Context) error {
 			r.Submitted.Local().Format("2006-01-02 15:04"), why(r))
 	}
 	return t.Flush()
+}
+
+// howTracked says how jobs become tracked.
+const howTracked = "jobs are tracked when submitted with 'migadvisor sweep JOB.sh --out DIR --submit', " +
+	"'migadvisor recommend --probe JOB.sh' or the sbatch wrapper ('migadvisor sbatch JOB.sh'), " +
+	"or linked to their script with 'migadvisor track JOB.sh JOBID...'"
+
+// whyNoneTracked says, in one line, why status lists nothing: the history
+// it read tracks no job (of the ids, or of the sweep, asked about), and how
+// jobs become tracked.
+func whyNoneTracked(c *cli.Context, st *store.Store) string {
+	where := "the history at " + st.Path()
+	ids := c.Args().Slice()
+	switch dir := c.String("sweep"); {
+	case len(ids) > 0:
+		are, them := "is", "it"
+		if len(ids) > 1 {
+			are, them = "are", "them"
+		}
+		what := ""
+		if dir != "" {
+			what = " as jobs of the sweep in " + dir
+		}
+		words := make([]string, len(ids))
+		for i, id := range ids {
+			words[i] = slurm.ShellWord(id)
+		}
+		return fmt.Sprintf("%s %s not tracked%s in %s: 'migadvisor track JOB.sh %s' links %s to the script; %s",
+			jobsNamed(ids), are, what, where, strings.Join(words, " "), them, howTracked)
+	case dir != "":
+		return fmt.Sprintf("%s tracks no jobs of the sweep in %s: 'migadvisor sweep JOB.sh --out %s --submit' submits its variants and tracks them",
+			where, dir, slurm.ShellWord(dir))
+	}
+	return fmt.Sprintf("no tracked jobs in %s: %s", where, howTracked)
 }
 
 // why is a row's explanation for a table: "-" while it runs or once it completed.
