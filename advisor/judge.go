@@ -71,7 +71,20 @@ func (a *analysis) fromPrior(reason string) string {
 // bound, and a runtime that rests on it is marked "at least".
 func (a *analysis) runtime(pa *ProfileAdvice) {
 	completed := func(r Run) bool { return r.Profile == pa.Profile && r.Completed && r.Seconds > 0 }
-	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok {
+	if a.basis != BasisPrior {
+		// Runs here that reached their time limit count too, at the time
+		// they ran: a lower bound each. Where one sits at or above the
+		// median, the median is only a bound.
+		completed = func(r Run) bool { return r.Profile == pa.Profile && (r.Completed || r.TimedOut) && r.Seconds > 0 }
+	}
+	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok && a.anyCompleted(pa.Profile) {
+		for _, r := range a.runs {
+			if r.Profile == pa.Profile && r.TimedOut && r.Seconds >= m {
+				pa.RuntimeAtLeast = true
+				pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(r.Seconds),
+					plural(pa.TimedOut, "run"), plural(len(sorted), "run"))
+			}
+		}
 		pa.RuntimeS, pa.RuntimeRangeS = ptr(roundSeconds(m)), &[2]float64{roundSeconds(sorted[0]), roundSeconds(sorted[len(sorted)-1])}
 		pa.RuntimeSource = a.basis
 		if a.basis == BasisPrior {
@@ -105,6 +118,11 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	if a.basis == BasisPrior {
 		pa.RuntimeSource = BasisPrior
 	}
+}
+
+// anyCompleted reports whether a run completed on the profile.
+func (a *analysis) anyCompleted(profile string) bool {
+	return slices.ContainsFunc(a.runs, func(r Run) bool { return r.Profile == profile && r.Completed && r.Seconds > 0 })
 }
 
 // roundSeconds rounds a runtime to the whole seconds it is printed in
@@ -336,6 +354,9 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	switch {
 	case pa.RuntimeS == nil:
 		return false, "runtime unknown: no completed run to scale from"
+	case pa.RuntimeAtLeast && pa.Completed > 0:
+		return false, fmt.Sprintf("it %s, so the median runtime here is at least %s: its runs vary, so measure it again with a longer --time",
+			pa.boundBy, slurm.FormatSeconds(*pa.RuntimeS))
 	case pa.RuntimeAtLeast:
 		return false, fmt.Sprintf("%s, so its runtime is at least that; no run completed here: measure it with a longer --time", pa.boundBy)
 	case pa.onlyCapped:

@@ -365,3 +365,29 @@ func TestABestThatTiesSaysSo(t *testing.T) {
 		t.Errorf("reason: %s", rec.Reason)
 	}
 }
+
+// Seen: on 1g.10gb one run timed out after 68 s and one completed in 4 s;
+// recommend --objective time picked 1g.10gb on "00:00:04 (1 run)". The
+// timeout counts at the time it ran, a lower bound: the median of the two
+// is at least 36 s, and a median that rests on a bound chooses nothing.
+func TestATimeoutBesideACompletionBoundsTheMedian(t *testing.T) {
+	runs := []Run{newRun("1g.10gb", 4).peak(1024).id("236"), newRun("1g.10gb", 68).peak(1024).id("194").timeout(),
+		newRun("full", 11).peak(1024).id("300")}
+	rec := recommend(t, "#SBATCH --time=1\n", runs, Options{Objective: ObjectiveTime})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.RuntimeS == nil || *small.RuntimeS != 36 || !small.RuntimeAtLeast || small.RuntimeRuns != 2 || small.Eligible {
+		t.Fatalf("1g.10gb: runtime %v, at least %v, %d runs, eligible %v (%s)", small.RuntimeS, small.RuntimeAtLeast, small.RuntimeRuns, small.Eligible, small.Reason)
+	}
+	if want := "it ran past its time limit here after 00:01:08 in 1 run of its 2 runs, so the median runtime here is at least 00:00:36"; !strings.HasPrefix(small.Reason, want) {
+		t.Errorf("reason %q, want it to start %q", small.Reason, want)
+	}
+	if got := recommended(rec); got != "full" {
+		t.Errorf("recommended %s: %s", got, rec.Reason)
+	}
+	// Two completions and a timeout below their median: the median stands.
+	runs = append(runs, newRun("1g.10gb", 80).peak(1024).id("237"), newRun("1g.10gb", 90).peak(1024).id("238"))
+	rec = recommend(t, "#SBATCH --time=5\n", runs, Options{})
+	if small := profileOf(t, rec, "1g.10gb"); small.RuntimeAtLeast || small.RuntimeS == nil || *small.RuntimeS != 74 {
+		t.Errorf("with 3 completions: runtime %v, at least %v", small.RuntimeS, small.RuntimeAtLeast)
+	}
+}
