@@ -183,7 +183,7 @@ func noOutputText(r *store.JobRecord) string {
 	if r.Stdout != "" && !strings.Contains(r.Stdout, "%") {
 		file = r.Stdout
 	}
-	return fmt.Sprintf("failed at once because Slurm could not open %s (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit", file)
+	return fmt.Sprintf("failed at once because Slurm could not open %s (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too", file)
 }
 
 func timeLimitText(r *store.JobRecord) string {

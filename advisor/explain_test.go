@@ -60,7 +60,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 		{"devcluster-failures.psv", "devcluster-failures", "1", OutcomeCommandNotFound,
 			"failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script", true},
 		{"devcluster-failures.psv", "devcluster-failures", "2", OutcomeNoOutputFile,
-			"failed at once because Slurm could not open its output or error file (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit", true},
+			"failed at once because Slurm could not open its output or error file (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too", true},
 		{"devcluster-failures.psv", "devcluster-failures", "3", OutcomeHostOOM,
 			"ran out of host memory: the job had 200 MiB and sacct saw its RSS reach 169 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help", true},
 		{"devcluster-failures.psv", "devcluster-failures", "4", OutcomeTimeLimit,
@@ -131,7 +131,7 @@ func TestExplainWrittenOutcomes(t *testing.T) {
 		{"time limit without a limit on record", store.JobRecord{State: "TIMEOUT"},
 			OutcomeTimeLimit, "reached its time limit: ask for more with --time, or try a larger profile, which may be faster"},
 		{"no output file, path known", store.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(53), Stdout: "/nonexistent/dir/9.out"},
-			OutcomeNoOutputFile, "failed at once because Slurm could not open /nonexistent/dir/9.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit"},
+			OutcomeNoOutputFile, "failed at once because Slurm could not open /nonexistent/dir/9.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too"},
 		{"still running", store.JobRecord{State: "RUNNING"}, "", ""},
 		{"placeholder record", store.JobRecord{State: "COMPLETED", Stub: true}, "", ""},
 	}

@@ -60,9 +60,8 @@ func runWait(c *cli.Context) error {
 		return err
 	}
 	if len(ids) == 0 {
-		if isTTY(c.App.ErrWriter) {
-			fmt.Fprintln(c.App.ErrWriter, "migadvisor: no tracked job to wait for")
-		}
+		// Never silent: nothing is pending, or nothing is tracked at all.
+		fmt.Fprintf(c.App.ErrWriter, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", howTracked)
 		return nil
 	}
 	if c.NArg() > 0 {
@@ -271,6 +270,9 @@ func printEnded(c *cli.Context, tracked []store.Tracked, outcomes map[[2]string]
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rows)
+	}
+	if len(rows) == 0 {
+		return nil // untracked or unknown ids: said on stderr already, a bare header says nothing
 	}
 	t := newTable(c.App.Writer)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tWHY")

@@ -81,7 +81,7 @@ func TestWaitExplainsFailures(t *testing.T) {
 	}
 	want := map[string]string{
 		"1": "FAILED         failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script",
-		"2": "FAILED         failed at once because Slurm could not open /nonexistent/dir/2.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks it before you submit",
+		"2": "FAILED         failed at once because Slurm could not open /nonexistent/dir/2.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too",
 		"3": "OUT_OF_MEMORY  ran out of host memory: the job had 200 MiB and sacct saw its RSS reach 169 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help",
 		"4": "TIMEOUT        reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster",
 	}
@@ -326,5 +326,21 @@ func TestWaitForAnUntrackedJobSaysSo(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "migadvisor: job 291 is not tracked: wait collects its record, but only 'migadvisor track JOB.sh 291' links it") ||
 		strings.Contains(errOut, "job 1 ") {
 		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
+
+// wait with nothing to wait for says so (it printed nothing off a
+// terminal), and an id only Slurm could speak of gets no bare table header.
+func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	out, errOut, code := migadvisor(t, "wait")
+	if code != 0 || out != "" || !strings.HasPrefix(errOut, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); jobs are tracked when") {
+		t.Errorf("wait: exit %d, %q, %q", code, out, errOut)
+	}
+	slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
+	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s", "99999")
+	if code != 0 || strings.Contains(out, "JOB ID") || !strings.Contains(errOut, "Slurm has no job 99999") {
+		t.Errorf("wait 99999: exit %d\n%q\n%q", code, out, errOut)
 	}
 }
