@@ -303,7 +303,7 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
 			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), suCell(pa))
 		if workUnit != "" {
-			fmt.Fprintf(t, "\t%s", suOrDash(pa.SUPerWork))
+			fmt.Fprintf(t, "\t%s", suPerWorkCell(pa))
 		}
 		fmt.Fprintln(t)
 	}
@@ -465,6 +465,15 @@ func suCell(pa advisor.ProfileAdvice) string {
 		return "≥" + advisor.FormatSU(*pa.SU)
 	}
 	return suOrDash(pa.SU)
+}
+
+// suPerWorkCell is SU per work, a bound where the runtime is one: the
+// runtime over the job's work, so at least as much as the runtime.
+func suPerWorkCell(pa advisor.ProfileAdvice) string {
+	if pa.SUPerWork != nil && pa.RuntimeAtLeast {
+		return "≥" + advisor.FormatSU(*pa.SUPerWork)
+	}
+	return suOrDash(pa.SUPerWork)
 }
 
 func suOrDash(f *float64) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
 )
 
 func TestRecommendPriorWithoutHistory(t *testing.T) {
@@ -204,5 +206,19 @@ func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
 	// The JSON holds the figures the text prints.
 	if su := rec.Profiles[0].SU; su == nil || !strings.Contains(out, strconv.FormatFloat(*su, 'f', -1, 64)) || *rec.Profiles[0].Runtime != 7 {
 		t.Errorf("1g.10gb SU %v, runtime %v, not as printed:\n%s", su, rec.Profiles[0].Runtime, out)
+	}
+}
+
+// A runtime that is only a bound makes SU per work a bound too, and the
+// table says so in both columns (seen: "≥0.0567  0.944").
+func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
+	su, perWork, sec := 0.0567, 0.944, 68.0
+	rec := &advisor.Recommendation{Script: "tjob.sh", Site: "wulver", Basis: advisor.BasisNone, Runs: 1,
+		Profiles: []advisor.ProfileAdvice{{Profile: "1g.10gb", Runs: 1, TimedOut: 1, OOMRisk: advisor.RiskLow, UsableMiB: 9728,
+			RuntimeS: &sec, RuntimeAtLeast: true, RuntimeSource: advisor.BasisPredicted, SU: &su, SUPerWork: &perWork, WorkUnit: "1M samples"}}}
+	var b strings.Builder
+	printRecommendation(&b, rec)
+	if !strings.Contains(b.String(), "≥0.0567") || !strings.Contains(b.String(), "≥0.944") {
+		t.Errorf("a bound without its ≥:\n%s", b.String())
 	}
 }
