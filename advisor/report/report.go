@@ -150,6 +150,12 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 		done = recs // the request (CPUs, memory) still prices the profile
 	}
 	pr.Seconds = median(done, func(r *store.JobRecord) *float64 { return intF(r.ElapsedS) })
+	if pr.Completed == 0 {
+		// A run that timed out, failed or ran out of memory took no
+		// runtime of the job's: its elapsed time in the runtime column (and
+		// the chart, and the SU) would read as a measurement. The outcome says why.
+		pr.Seconds = -1
+	}
 	pr.PeakMiB = median(done, func(r *store.JobRecord) *float64 { return r.GPUMemPeakMiB() })
 	pr.AllocatedMiB = median(done, metric(advisor.AllocatedMetric))
 	pr.Work = median(done, func(r *store.JobRecord) *float64 { return r.Work })

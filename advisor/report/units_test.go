@@ -203,3 +203,24 @@ func TestSUPerRunIsRoundedAsRecommendRoundsIt(t *testing.T) {
 		t.Errorf("an exponent in %s", text)
 	}
 }
+
+// A profile where no run completed has no runtime, SU or SU per work in
+// the table (seen: a timeout's 68 s read as a measured runtime beside "Figures
+// are medians of the completed runs"); its outcome says why.
+func TestAProfileWithNoCompletedRunHasNoFigures(t *testing.T) {
+	site, _ := wulverSite(t)
+	timedOut := samplesRun("1", "1g.10gb", 68, 2.4e6, 2150)
+	timedOut.State = "TIMEOUT"
+	rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{timedOut, samplesRun("2", "full", 300, 2.4e6, 2150)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := rep.Table()
+	row := map[string]string{}
+	for i, name := range rows[0] {
+		row[name] = rows[1][i]
+	}
+	if row["Outcome"] != "timeout" || row["Runtime (s)"] != "" || row["SU"] != "" || row["SU per 1M samples"] != "" {
+		t.Errorf("the timed-out profile's row: %v", row)
+	}
+}
