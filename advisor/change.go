@@ -80,8 +80,15 @@ func (a *analysis) change() {
 // time or turnaround, or the two are a tie within the noise.
 func (a *analysis) leaveReason(ch *Change) string {
 	asked := a.rec.profile(ch.Asks)
+	choice := a.rec.profile(ch.To)
 	switch {
-	case asked == nil || ch.Asks == ch.To || ch.SUPerRun != nil && *ch.SUPerRun > 0:
+	case asked == nil || choice == nil || ch.Asks == ch.To:
+		return ""
+	case ch.SUPerRun != nil && *ch.SUPerRun > 0:
+		if asked.Eligible && a.opt.Objective == ObjectiveSU && asked.SU != nil && choice.SU != nil &&
+			*asked.SU <= *choice.SU*(1+a.tieMargin(asked, choice)) {
+			return "a saving within the run-to-run noise: the two are a tie, and a tie goes to the smaller profile"
+		}
 		return ""
 	case !asked.Eligible:
 		return asked.Profile + " is not advised: " + asked.Reason

@@ -391,3 +391,24 @@ func TestATimeoutBesideACompletionBoundsTheMedian(t *testing.T) {
 		t.Errorf("with 3 completions: runtime %v, at least %v", small.RuntimeS, small.RuntimeAtLeast)
 	}
 }
+
+// Seen: "saves about 0.0025 SU a run against 3g.40gb" for two profiles
+// within the noise of each other: the saving is said as a tie.
+func TestASavingWithinTheNoiseIsSaidAsATie(t *testing.T) {
+	site := wulverSite(t)
+	s := slurm.Parse("tie.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
+	runs := []Run{newRun("1g.10gb", 1000).peak(1024).id("a"), newRun("2g.20gb", 620).peak(1024).id("b")}
+	rec, err := Recommend(site, Job{Script: "tie.sh", Source: s, Resources: s.Resources, Runs: runs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := rec.Change
+	if recommended(rec) != "1g.10gb" || ch == nil || ch.SUPerRun == nil || *ch.SUPerRun <= 0 || !strings.Contains(ch.Because, "within the run-to-run noise") {
+		t.Fatalf("recommended %s, change %+v", recommended(rec), ch)
+	}
+	// A clear saving is not called a tie.
+	runs[1] = newRun("2g.20gb", 900).peak(1024).id("b")
+	if rec, _ = Recommend(site, Job{Script: "tie.sh", Source: s, Resources: s.Resources, Runs: runs}, Options{}); rec.Change == nil || rec.Change.Because != "" {
+		t.Errorf("a clear saving: %+v", rec.Change)
+	}
+}

@@ -400,6 +400,9 @@ func savingsText(ch *advisor.Change) string {
 	if ch.SUPerMonth != nil {
 		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", plural(ch.RunsPerMonth, "run"), advisor.FormatSU(*ch.SUPerMonth))
 	}
+	if ch.Because != "" {
+		text += " (" + ch.Because + ")"
+	}
 	return text
 }
 
