@@ -30,19 +30,29 @@ func (rep *Report) Takeaways() ([]string, error) {
 }
 
 func (rep *Report) fitTakeaway() string {
-	var ooms []string
+	var ooms, others []string // smaller profiles: out of memory; ended otherwise (timeout, failed)
 	for _, pr := range rep.Profiles {
 		if pr.Completed == 0 {
 			if pr.OOM {
 				ooms = append(ooms, pr.Profile.Name)
+			} else if pr.Runs > 0 {
+				others = append(others, fmt.Sprintf("%s (%s)", pr.Profile.Name, pr.Outcome))
 			}
 			continue
 		}
 		fits := fmt.Sprintf("**Smallest profile that fits: %s**", pr.Profile.Name)
-		if len(ooms) > 0 {
+		if len(ooms) == 0 && len(others) > 0 {
+			// A timeout says nothing about fit: the smaller profiles may fit.
+			fits = fmt.Sprintf("**Smallest profile that completed: %s**", pr.Profile.Name)
+		}
+		switch {
+		case len(ooms) > 0:
 			fits += fmt.Sprintf("; it ran out of GPU memory on %s", joinAnd(ooms))
-		} else if pr == rep.Profiles[0] {
+		case pr == rep.Profiles[0]:
 			fits += ", the smallest measured"
+		}
+		if len(others) > 0 {
+			fits += fmt.Sprintf("; it did not complete on %s", joinAnd(others))
 		}
 		if peak := allocatedElsePeak(pr); peak >= 0 {
 			fits += fmt.Sprintf(" (peak %s of %s usable)", advisor.FormatMiB(peak), advisor.FormatMiB(pr.Profile.UsableMemory.MiB()))

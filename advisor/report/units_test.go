@@ -223,4 +223,9 @@ func TestAProfileWithNoCompletedRunHasNoFigures(t *testing.T) {
 	if row["Outcome"] != "timeout" || row["Runtime (s)"] != "" || row["SU"] != "" || row["SU per 1M samples"] != "" {
 		t.Errorf("the timed-out profile's row: %v", row)
 	}
+	// A timeout says nothing about fit (seen: "Smallest profile that fits: 3g.40gb").
+	takeaways, _ := rep.Takeaways()
+	if want := "**Smallest profile that completed: full**; it did not complete on 1g.10gb (timeout)"; len(takeaways) == 0 || !strings.HasPrefix(takeaways[0], want) {
+		t.Errorf("takeaways %q, want the first to start %q", takeaways, want)
+	}
 }
