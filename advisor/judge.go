@@ -70,20 +70,11 @@ func (a *analysis) fromPrior(reason string) string {
 // time limit here or on a bigger profile: such a time is a proven lower
 // bound, and a runtime that rests on it is marked "at least".
 func (a *analysis) runtime(pa *ProfileAdvice) {
-	completed := func(r Run) bool { return r.Profile == pa.Profile && r.Completed && r.Seconds > 0 }
-	if a.basis != BasisPrior {
-		// Runs here that reached their time limit count too, at the time
-		// they ran: a lower bound each. Where one sits at or above the
-		// median, the median is only a bound.
-		completed = func(r Run) bool { return r.Profile == pa.Profile && (r.Completed || r.TimedOut) && r.Seconds > 0 }
-	}
-	if m, sorted, ok := medianOf(a.runs, completed, func(r Run) float64 { return r.Seconds }); ok && a.anyCompleted(pa.Profile) {
-		for _, r := range a.runs {
-			if r.Profile == pa.Profile && r.TimedOut && r.Seconds >= m {
-				pa.RuntimeAtLeast = true
-				pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(r.Seconds),
-					plural(pa.TimedOut, "run"), plural(len(sorted), "run"))
-			}
+	if m, sorted, bound, ok := a.measuredRuntime(pa.Profile); ok {
+		if bound > 0 {
+			pa.RuntimeAtLeast = true
+			pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(bound),
+				plural(pa.TimedOut, "run"), plural(len(sorted), "run"))
 		}
 		pa.RuntimeS, pa.RuntimeRangeS = ptr(roundSeconds(m)), &[2]float64{roundSeconds(sorted[0]), roundSeconds(sorted[len(sorted)-1])}
 		pa.RuntimeSource = a.basis
@@ -120,9 +111,28 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	}
 }
 
-// anyCompleted reports whether a run completed on the profile.
-func (a *analysis) anyCompleted(profile string) bool {
-	return slices.ContainsFunc(a.runs, func(r Run) bool { return r.Profile == profile && r.Completed && r.Seconds > 0 })
+// measuredRuntime is the median time of the profile's runs where one
+// completed, the sorted times, and the longest run that reached its time
+// limit at or above the median (0 if none): the job's own runs that reached
+// their limit count at the time they ran, a lower bound each, so such a run
+// makes the median only a bound. A reference benchmark's rows are its
+// completed runs alone.
+func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64, bound float64, ok bool) {
+	completed := func(r Run) bool { return r.Profile == profile && r.Completed && r.Seconds > 0 }
+	if !slices.ContainsFunc(a.runs, completed) {
+		return 0, nil, 0, false
+	}
+	keep := completed
+	if a.basis != BasisPrior {
+		keep = func(r Run) bool { return completed(r) || r.Profile == profile && r.TimedOut && r.Seconds > 0 }
+	}
+	m, sorted, ok = medianOf(a.runs, keep, func(r Run) float64 { return r.Seconds })
+	for _, r := range a.runs {
+		if keep(r) && r.TimedOut && r.Seconds >= m {
+			bound = max(bound, r.Seconds)
+		}
+	}
+	return m, sorted, bound, ok
 }
 
 // roundSeconds rounds a runtime to the whole seconds it is printed in

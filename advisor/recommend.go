@@ -258,11 +258,11 @@ func (a *analysis) prepare() {
 	}
 	a.hostMemory()
 	a.points = a.profilePoints(func(r Run) bool { return r.Completed && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })
-	// A profile where a run reached its time limit at or above the
-	// completed runs' median has no measured time to scale from, only a
-	// bound (see runtime).
+	// A profile whose median is only a bound (a run there reached its time
+	// limit at or above it) has no measured time to scale from.
 	a.points = slices.DeleteFunc(a.points, func(p Point) bool {
-		return slices.ContainsFunc(a.runs, func(r Run) bool { return r.Profile == p.Profile && r.TimedOut && r.Seconds >= p.Seconds })
+		_, _, bound, _ := a.measuredRuntime(p.Profile)
+		return bound > 0
 	})
 	fit, ok := FitScaling(a.points)
 	if !ok {
