@@ -46,6 +46,10 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 	}
 	var why string
 	target := asked
+	var probe *ProfileAdvice // a cheaper profile only an earlier version completed on
+	if best == nil {
+		probe = rec.cheaperToProbe(asked)
+	}
 	switch {
 	case asked.OOMRisk == RiskHigh && rec.safeFor(asked) != nil:
 		// Also with nothing recommended yet (no runtime known): a job that
@@ -67,18 +71,17 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 	case asked.TimeLimit != "" && asked.RuntimeAtLeast && asked.TimedOut > 0:
 		why = fmt.Sprintf("%s of this script on %s reached the time limit after %s",
 			plural(asked.TimedOut, "run"), asked.Profile, slurm.FormatSeconds(asked.RuntimeRangeS[1]))
-	case best == nil && rec.cheaperToProbe(asked) != nil:
+	case probe != nil:
 		// Runs of an earlier version completed on a cheaper profile, with no
 		// memory figure to vouch for this version: not enough to change the
 		// job, enough to say where to look (the wrapper is otherwise silent
 		// after every edit).
-		p := rec.cheaperToProbe(asked)
 		why = fmt.Sprintf("%s completed on %s in %s, at %s instead of %s on %s",
-			runsSubject(rec), p.Profile, plural(p.Completed, "run"), cost(p), cost(asked), profilePhrase(site, asked.Profile))
+			runsSubject(rec), probe.Profile, plural(probe.Completed, "run"), cost(probe), cost(asked), profilePhrase(site, asked.Profile))
 		if rec.Next != "" {
 			why += fmt.Sprintf("; '%s' tells whether this version fits there", rec.Next)
 		}
-		return &SubmitAdvice{Profile: p.Profile, Message: why}, nil
+		return &SubmitAdvice{Profile: probe.Profile, Message: why}, nil
 	case asked == best && best.TimeLimit != "" && best.RuntimeRuns > 0:
 		// Measured runs only: a predicted time does not interrupt a user.
 		why = fmt.Sprintf("%s of this script on %s took up to %s, more than this job's --time=%s",
