@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/memstat"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
@@ -43,7 +43,7 @@ func BenchmarkRecommend1MJobs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
+	st, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,14 +58,14 @@ func BenchmarkRecommend1MJobs(b *testing.B) {
 		}
 		return ""
 	}
-	if _, err := st.ImportJobs(ctx, r.Next, store.ImportOptions{Cluster: "wulver", Profile: profileOf}); err != nil {
+	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Cluster: "wulver", Profile: profileOf}); err != nil {
 		b.Fatal(err)
 	}
 	data := []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_40g:1\n#SBATCH --time=4:00:00\npython train.py\n")
 	script := slurm.Parse("train.sh", data)
-	var subs []store.Submission
+	var subs []history.Submission
 	for i := 0; i < 12; i++ { // sacctgen's jobs 1000000+i cycle through the GPU types
-		subs = append(subs, store.Submission{Cluster: "wulver", JobID: fmt.Sprint(1_000_000 + 400_000 + i),
+		subs = append(subs, history.Submission{Cluster: "wulver", JobID: fmt.Sprint(1_000_000 + 400_000 + i),
 			Fingerprint: script.Fingerprint(), Source: "train.sh", Script: "train.sh", Submitted: time.Unix(1_790_000_000, 0)})
 	}
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
@@ -114,7 +114,7 @@ func BenchmarkCollectAllUsers1MJobs(b *testing.B) {
 	q := slurm.SacctQuery{AllUsers: true, Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.Local)}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "site.db"))
+		st, err := history.Open(context.Background(), filepath.Join(b.TempDir(), "site.db"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -21,7 +21,7 @@ import (
 // Collector turns what Slurm and the jobs say into history: accounting
 // records (from sacct or a saved dump) and the evidence in job output files.
 type Collector struct {
-	Store   *store.Store
+	Store   *history.Store
 	Site    *catalog.Site
 	Slurm   *slurm.Client // nil when only dumps and files are read
 	Cluster string        // for records without a Cluster field
@@ -36,7 +36,7 @@ type Collector struct {
 
 // ImportResult is what one import did.
 type ImportResult struct {
-	store.ImportStats
+	history.ImportStats
 	Skipped []*slurm.LineError // records that could not be read, with their lines (the first slurm.MaxSkippedKept)
 	// SkippedTotal counts every record that could not be read.
 	SkippedTotal int
@@ -55,8 +55,8 @@ func (c *Collector) ProfileOf(gpuType string, count int) string {
 	return p.Name
 }
 
-func (c *Collector) importOptions() store.ImportOptions {
-	return store.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf, Progress: c.Progress}
+func (c *Collector) importOptions() history.ImportOptions {
+	return history.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf, Progress: c.Progress}
 }
 
 // ImportDump imports a saved `sacct --parsable2` dump with its header line.
@@ -109,10 +109,10 @@ func (c *Collector) importSacct(ctx context.Context, q slurm.SacctQuery, seen fu
 
 // FileTogether files each job once, under its cluster's real name: the
 // jobs a fallback name holds that a real one holds too go there with their
-// evidence and submissions (store.MergeFallbackJobs), and the submissions
+// evidence and submissions (history.MergeFallbackJobs), and the submissions
 // whose jobs are under another name only go with them. It returns the jobs
 // it moved, by name.
-func (c *Collector) FileTogether(ctx context.Context) ([]store.Refiled, error) {
+func (c *Collector) FileTogether(ctx context.Context) ([]history.Refiled, error) {
 	moved, err := c.Store.MergeFallbackJobs(ctx, c.Fallbacks)
 	if err != nil {
 		return moved, err
@@ -141,7 +141,7 @@ type OutputResult struct {
 // only when their size or time changed.
 func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]string) (OutputResult, error) {
 	var res OutputResult
-	recs, err := c.Store.History(ctx, store.HistoryFilter{Tracked: len(dirs) == 0 && len(keys) == 0, Keys: keys})
+	recs, err := c.Store.History(ctx, history.HistoryFilter{Tracked: len(dirs) == 0 && len(keys) == 0, Keys: keys})
 	if err != nil {
 		return res, err
 	}
@@ -203,7 +203,7 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 // wroteOutput reports whether a job may have an output file to find: not
 // one Slurm could not open it for (exit 0:53), nor one cancelled before it
 // ran.
-func wroteOutput(r *store.JobRecord) bool {
+func wroteOutput(r *history.JobRecord) bool {
 	if Explain(r, nil).Kind == OutcomeNoOutputFile {
 		return false
 	}
@@ -292,7 +292,7 @@ func filesState(paths []string) (size int64, mtime time.Time) {
 // recordedStderr is the stderr each submission of recs recorded (scontrol's
 // at submission, or the stored script's --error for a linked job), by
 // cluster and the id sbatch printed.
-func (c *Collector) recordedStderr(ctx context.Context, recs []store.JobRecord) (map[[2]string]string, error) {
+func (c *Collector) recordedStderr(ctx context.Context, recs []history.JobRecord) (map[[2]string]string, error) {
 	seen := map[string]bool{}
 	var ids []string
 	for _, r := range recs {
@@ -304,7 +304,7 @@ func (c *Collector) recordedStderr(ctx context.Context, recs []store.JobRecord) 
 	out := map[[2]string]string{}
 	const chunk = 500 // ids in one query, well under SQLite's limit on parameters
 	for start := 0; start < len(ids); start += chunk {
-		subs, err := c.Store.Tracked(ctx, store.TrackedFilter{JobIDs: ids[start:min(start+chunk, len(ids))]})
+		subs, err := c.Store.Tracked(ctx, history.TrackedFilter{JobIDs: ids[start:min(start+chunk, len(ids))]})
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +354,7 @@ type outputFinder struct {
 
 // files lists a job's files that exist: its stdout first, then its stderr
 // when that is a file of its own; only the stderr when no stdout is found.
-func (f *outputFinder) files(r *store.JobRecord) []string {
+func (f *outputFinder) files(r *history.JobRecord) []string {
 	cands := f.candidates(r)
 	// The stderr of a later candidate with the same stdout counts: a sweep
 	// records scontrol's stdout alone, and its script names the --error.
@@ -383,7 +383,7 @@ func (f *outputFinder) files(r *store.JobRecord) []string {
 }
 
 // candidates are the job's likely stdout and stderr paths, best first.
-func (f *outputFinder) candidates(r *store.JobRecord) [][2]string {
+func (f *outputFinder) candidates(r *history.JobRecord) [][2]string {
 	var out [][2]string
 	recordedErr := f.stderr[[2]string{r.Cluster, r.ArrayJob}]
 	switch {
@@ -424,7 +424,7 @@ func (f *outputFinder) candidates(r *store.JobRecord) [][2]string {
 
 // defaultOutputFiles is Slurm's default output for the job: slurm-%j.out,
 // or slurm-%A_%a.out for an array task.
-func defaultOutputFiles(r *store.JobRecord) slurm.OutputFiles {
+func defaultOutputFiles(r *history.JobRecord) slurm.OutputFiles {
 	if arrayTask(r.JobID) != "" {
 		return slurm.OutputFiles{Stdout: "slurm-%A_%a.out"}
 	}
@@ -441,7 +441,7 @@ func isFile(path string) bool {
 
 // expandFor is a --output or --error pattern expanded for the job, relative
 // to its working directory; "" when it is relative and the directory unknown.
-func expandFor(r *store.JobRecord, pattern string) string {
+func expandFor(r *history.JobRecord, pattern string) string {
 	if pattern == "" {
 		return ""
 	}
@@ -472,7 +472,7 @@ func arrayTask(id string) string {
 }
 
 // candidateNames are the usual file names for a job's output, most specific first.
-func candidateNames(r *store.JobRecord) []string {
+func candidateNames(r *history.JobRecord) []string {
 	id, name := r.Key, r.Name
 	if task := arrayTask(r.JobID); task != "" {
 		return []string{
@@ -517,11 +517,11 @@ func (c *Collector) WaitFinal(ctx context.Context, ids []string, timeout time.Du
 		if _, unknown, err = c.ImportByID(ctx, slurm.SacctQuery{Jobs: ids, AllUsers: true}); err != nil {
 			return ids, nil, err
 		}
-		tr, err := c.Store.Tracked(ctx, store.TrackedFilter{JobIDs: ids})
+		tr, err := c.Store.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
 		if err != nil {
 			return ids, unknown, err
 		}
-		open = slices.DeleteFunc(store.Unended(tr), func(id string) bool { return slices.Contains(unknown, id) })
+		open = slices.DeleteFunc(history.Unended(tr), func(id string) bool { return slices.Contains(unknown, id) })
 		if len(open) == 0 || time.Now().After(deadline) {
 			return open, unknown, nil
 		}
@@ -658,9 +658,9 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	if err != nil {
 		return res, err
 	}
-	var subs []store.Submission
+	var subs []history.Submission
 	linked := map[[2]string]bool{}
-	var missing []store.UnlinkedJob
+	var missing []history.UnlinkedJob
 	for _, j := range jobs {
 		r := recs[[2]string{j.Cluster, j.Key}]
 		data, ok := scripts[j.Key]
@@ -684,7 +684,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 		linked[[2]string{j.Cluster, id}] = true
 		source := linkedPrefix + j.Cluster + "/" + id
 		s := slurm.Parse(source, data)
-		sub := store.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
+		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
 			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)}
 		if r != nil {
 			sub.Stdout, sub.Stderr = linkedFiles(s.OutputFiles(), r)
@@ -705,7 +705,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 // --error is not given, as scontrol shows them): the paths expanded for the
 // job, or for an array, whose tasks' files differ, the patterns in its
 // working directory, expanded for each task when it is scanned.
-func linkedFiles(files slurm.OutputFiles, r *store.JobRecord) (stdout, stderr string) {
+func linkedFiles(files slurm.OutputFiles, r *history.JobRecord) (stdout, stderr string) {
 	resolve := func(pattern string) string {
 		if arrayTask(r.JobID) != "" {
 			return underWorkDir(r.WorkDir, pattern)
@@ -720,15 +720,15 @@ func linkedFiles(files slurm.OutputFiles, r *store.JobRecord) (stdout, stderr st
 }
 
 // recordsOf reads the history's records of jobs, by cluster and key.
-func (c *Collector) recordsOf(ctx context.Context, jobs []store.UnlinkedJob) (map[[2]string]*store.JobRecord, error) {
-	out := map[[2]string]*store.JobRecord{}
+func (c *Collector) recordsOf(ctx context.Context, jobs []history.UnlinkedJob) (map[[2]string]*history.JobRecord, error) {
+	out := map[[2]string]*history.JobRecord{}
 	const chunk = 400 // two parameters a job, well under SQLite's limit
 	for start := 0; start < len(jobs); start += chunk {
 		var keys [][2]string
 		for _, j := range jobs[start:min(start+chunk, len(jobs))] {
 			keys = append(keys, [2]string{j.Cluster, j.Key})
 		}
-		recs, err := c.Store.History(ctx, store.HistoryFilter{Keys: keys})
+		recs, err := c.Store.History(ctx, history.HistoryFilter{Keys: keys})
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -24,7 +24,7 @@ func testCollector(t *testing.T) *Collector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
+	st, err := history.Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestScanOutputsFindsFilesByPattern(t *testing.T) {
 	if err != nil || out.Scanned != 3 || out.GPUOOMs != 1 || out.Work != 2 {
 		t.Fatalf("scan: %+v %v", out, err)
 	}
-	recs, err := col.Store.History(ctx, store.HistoryFilter{})
+	recs, err := col.Store.History(ctx, history.HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestScanOutputsExpandsScriptPattern(t *testing.T) {
 	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
 		t.Fatal(err)
 	}
-	if err := col.Store.RecordSubmissions(ctx, []store.Submission{{Cluster: "c1", JobID: "7", Fingerprint: "f", Source: script,
+	if err := col.Store.RecordSubmissions(ctx, []history.Submission{{Cluster: "c1", JobID: "7", Fingerprint: "f", Source: script,
 		Script: script, Submitted: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestScanOutputsExpandsScriptPattern(t *testing.T) {
 	if err != nil || out.Scanned != 1 || len(out.Missing) != 0 {
 		t.Fatalf("scan: %+v %v", out, err)
 	}
-	recs, _ := col.Store.History(ctx, store.HistoryFilter{Fingerprint: "f"})
+	recs, _ := col.Store.History(ctx, history.HistoryFilter{Fingerprint: "f"})
 	if len(recs) != 1 || !recs[0].TimeLimitHit || recs[0].OutputPath != filepath.Join(work, "logs", "gmx-7.log") {
 		t.Fatalf("record: %+v", recs)
 	}
@@ -146,7 +146,7 @@ func TestScanOutputsReadsMonitorSummary(t *testing.T) {
 	if err != nil || out.GPUMemory != 2 || len(out.Unread) != 1 || !strings.Contains(out.Unread[0], "migadvisor-4.json") {
 		t.Fatalf("scan: %+v %v", out, err)
 	}
-	recs, _ := col.Store.History(ctx, store.HistoryFilter{})
+	recs, _ := col.Store.History(ctx, history.HistoryFilter{})
 	peaks := map[string]string{}
 	for _, r := range recs {
 		peaks[r.JobID] = fmt.Sprintf("%v/%v/%s/%s", *r.GPUMemPeakMiB(), *r.MonitorTotalMiB, r.MonitorUtil, r.MonitorSource)
@@ -188,7 +188,7 @@ func TestScanOutputsRealH100Monitor(t *testing.T) {
 	if _, err := col.ScanOutputs(ctx, []string{dir}, nil); err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := col.Store.History(ctx, store.HistoryFilter{})
+	recs, _ := col.Store.History(ctx, history.HistoryFilter{})
 	r := recs[0]
 	if peak := *r.GPUMemPeakMiB(); peak < 0.95*nvmlMax || peak > 1.05*nvmlMax || r.MonitorSource != "summary" {
 		t.Errorf("peak %v from %s; NVML's view %v", peak, r.MonitorSource, nvmlMax)
@@ -245,11 +245,11 @@ func TestLinkScriptsReadsOutputAndErrorOfEachJob(t *testing.T) {
 	if err != nil || out.Scanned != 3 || out.GPUOOMs != 1 || len(out.Missing) != 0 {
 		t.Fatalf("scan: %+v %v", out, err)
 	}
-	recs, err := col.Store.History(ctx, store.HistoryFilter{Tracked: true})
+	recs, err := col.Store.History(ctx, history.HistoryFilter{Tracked: true})
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("history: %d records, %v", len(recs), err)
 	}
-	byID := map[string]store.JobRecord{}
+	byID := map[string]history.JobRecord{}
 	for _, r := range recs {
 		byID[r.JobID] = r
 	}
@@ -269,7 +269,7 @@ func TestLinkScriptsReadsOutputAndErrorOfEachJob(t *testing.T) {
 	if byID["18_0"].Fingerprint != byID["18_1"].Fingerprint || byID["18_0"].Fingerprint == train.Fingerprint {
 		t.Errorf("fingerprints: %q %q %q", byID["18_0"].Fingerprint, byID["18_1"].Fingerprint, train.Fingerprint)
 	}
-	subs, _ := col.Store.Tracked(ctx, store.TrackedFilter{})
+	subs, _ := col.Store.Tracked(ctx, history.TrackedFilter{})
 	if len(subs) != 2 || subs[0].Stdout != filepath.Join(work, "logs", "fxtrain-17.out") || subs[0].Stderr != filepath.Join(work, "logs", "fxtrain-17.err") {
 		t.Errorf("submissions: %+v", subs)
 	}
@@ -310,7 +310,7 @@ func TestScanOutputsReadsTheErrorFile(t *testing.T) {
 	loose := t.TempDir()
 	write(t, filepath.Join(loose, "loose.3.out"), "MIGADVISOR_WORK 10 steps\n")
 	write(t, filepath.Join(loose, "loose.3.err"), oom)
-	if err := col.Store.RecordSubmissions(ctx, []store.Submission{
+	if err := col.Store.RecordSubmissions(ctx, []history.Submission{
 		{Cluster: "c1", JobID: "1", Fingerprint: "f1", Source: script, Script: script, WorkDir: work,
 			Stdout: filepath.Join(work, "t.out"), Stderr: filepath.Join(work, "t.err"), Submitted: time.Now()},
 		{Cluster: "c1", JobID: "2", Fingerprint: "f2", Source: script, Script: script, WorkDir: work, Submitted: time.Now()},
@@ -345,9 +345,9 @@ func TestScanOutputsMissesOnlyOutputsThatWereWritten(t *testing.T) {
 	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
 		t.Fatal(err)
 	}
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, id := range []string{"2", "12", "13"} {
-		subs = append(subs, store.Submission{Cluster: "c1", JobID: id, Fingerprint: "f", Source: "/nowhere/job.sh",
+		subs = append(subs, history.Submission{Cluster: "c1", JobID: id, Fingerprint: "f", Source: "/nowhere/job.sh",
 			Script: "/nowhere/job.sh", Stdout: "/nonexistent/dir/" + id + ".out", Submitted: time.Now()})
 	}
 	if err := col.Store.RecordSubmissions(ctx, subs); err != nil {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -38,7 +38,7 @@ type Run struct {
 	// Earlier marks a run of an earlier version of the script (the same
 	// path, or the same job name and resources, with another fingerprint):
 	// evidence, but weaker than the exact script's. EarlierBy says which
-	// (store.EarlierByPath, store.EarlierByName).
+	// (history.EarlierByPath, history.EarlierByName).
 	Earlier   bool
 	EarlierBy string
 
@@ -56,7 +56,7 @@ type Run struct {
 // record that says nothing about a profile: not ended, no GPU of a known
 // profile. A run on several GPUs says how many (GPUs): its figures are for
 // a job of that many.
-func RunFromRecord(r *store.JobRecord) (Run, bool) {
+func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	if r.Stub || !slurm.TerminalState(r.State) || r.Profile == "" || r.GPUCount < 1 {
 		return Run{}, false
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -41,7 +41,7 @@ type Outcome struct {
 // complete, why and what to change. site (may be nil) gives the profiles'
 // usable GPU memory. A job that has not ended, or whose record is still
 // slurmdbd's placeholder, gets an empty Outcome.
-func Explain(r *store.JobRecord, site *catalog.Site) Outcome {
+func Explain(r *history.JobRecord, site *catalog.Site) Outcome {
 	if r.Stub || !slurm.TerminalState(r.State) {
 		return Outcome{}
 	}
@@ -75,7 +75,7 @@ func Explain(r *store.JobRecord, site *catalog.Site) Outcome {
 }
 
 // exitStatus is sacct's ExitCode, code:signal; -1 where unknown.
-func exitStatus(r *store.JobRecord) (code, signal int64) {
+func exitStatus(r *history.JobRecord) (code, signal int64) {
 	code, signal = -1, -1
 	if r.ExitCode != nil {
 		code = *r.ExitCode
@@ -89,7 +89,7 @@ func exitStatus(r *store.JobRecord) (code, signal int64) {
 // gpuOOMText gives the memory the job had and the least it needed: the
 // OOM message's figure (held plus asked for) or the peak it reached, and
 // the smallest larger profile with that much.
-func gpuOOMText(r *store.JobRecord, site *catalog.Site) string {
+func gpuOOMText(r *history.JobRecord, site *catalog.Site) string {
 	need := max(deref(r.GPUNeedMiB, -1), deref(r.GPUMemPeakMiB(), -1))
 	if v, ok := r.Metrics[AllocatedMetric]; ok {
 		need = max(need, v)
@@ -148,7 +148,7 @@ func largerProfile(site *catalog.Site, current *catalog.Profile, need float64) *
 	return fits
 }
 
-func hostOOMText(r *store.JobRecord) string {
+func hostOOMText(r *history.JobRecord) string {
 	var b strings.Builder
 	if r.State == "COMPLETED" {
 		b.WriteString("completed, but a process of it was killed for host memory")
@@ -170,7 +170,7 @@ func hostOOMText(r *store.JobRecord) string {
 // commandNotFoundText explains exit 127. The shell's "x: command not
 // found" line is in the job's output, which names the file to look in;
 // the history keeps no column for the command itself.
-func commandNotFoundText(r *store.JobRecord) string {
+func commandNotFoundText(r *history.JobRecord) string {
 	where := ""
 	if r.OutputPath != "" {
 		where = ": " + filepath.Base(r.OutputPath) + " names it"
@@ -178,7 +178,7 @@ func commandNotFoundText(r *store.JobRecord) string {
 	return "failed because a command was not found (exit 127)" + where + "; load its module or fix PATH in the script"
 }
 
-func noOutputText(r *store.JobRecord) string {
+func noOutputText(r *history.JobRecord) string {
 	file := "its output or error file"
 	if r.Stdout != "" && !strings.Contains(r.Stdout, "%") {
 		file = r.Stdout
@@ -186,7 +186,7 @@ func noOutputText(r *store.JobRecord) string {
 	return fmt.Sprintf("failed at once because Slurm could not open %s (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too", file)
 }
 
-func timeLimitText(r *store.JobRecord) string {
+func timeLimitText(r *history.JobRecord) string {
 	var b strings.Builder
 	b.WriteString("reached its time limit")
 	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
@@ -199,7 +199,7 @@ func timeLimitText(r *store.JobRecord) string {
 	return b.String()
 }
 
-func cancelledText(r *store.JobRecord, after string) string {
+func cancelledText(r *history.JobRecord, after string) string {
 	by := ""
 	if r.CancelledBy != "" {
 		by = " by uid " + r.CancelledBy
@@ -210,7 +210,7 @@ func cancelledText(r *store.JobRecord, after string) string {
 	return "was cancelled" + by + after + ", before it ended: the run says nothing about the profile"
 }
 
-func failedText(r *store.JobRecord, code, signal int64, after string) string {
+func failedText(r *history.JobRecord, code, signal int64, after string) string {
 	switch {
 	case code == 126:
 		return "failed with exit code 126" + after + ": a command was found but could not be run, so check that it is executable and built for this node" +
@@ -237,7 +237,7 @@ func signalName(sig int64) string {
 }
 
 // inOutput points at the job's output file: "; slurm-5.out names it".
-func inOutput(r *store.JobRecord, verb string) string {
+func inOutput(r *history.JobRecord, verb string) string {
 	if r.OutputPath == "" {
 		return ""
 	}

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // devRecords imports a dump of the dev cluster and scans the job outputs
 // captured with it, as collect does, and returns the records by job id.
-func devRecords(t *testing.T, dump, outputs string) map[string]*store.JobRecord {
+func devRecords(t *testing.T, dump, outputs string) map[string]*history.JobRecord {
 	t.Helper()
 	ctx := context.Background()
 	col := testCollector(t)
@@ -26,11 +26,11 @@ func devRecords(t *testing.T, dump, outputs string) map[string]*store.JobRecord 
 	if _, err := col.ScanOutputs(ctx, []string{outputs}, nil); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := col.Store.History(ctx, store.HistoryFilter{})
+	recs, err := col.Store.History(ctx, history.HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]*store.JobRecord{}
+	byID := map[string]*history.JobRecord{}
 	for i := range recs {
 		byID[recs[i].JobID] = &recs[i]
 	}
@@ -66,7 +66,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 		{"devcluster-failures.psv", "devcluster-failures", "4", OutcomeTimeLimit,
 			"reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster", false},
 	}
-	loaded := map[string]map[string]*store.JobRecord{}
+	loaded := map[string]map[string]*history.JobRecord{}
 	for _, c := range cases {
 		recs, ok := loaded[c.dump]
 		if !ok {
@@ -100,40 +100,40 @@ func TestExplainWrittenOutcomes(t *testing.T) {
 	site := wulver(t)
 	cases := []struct {
 		name string
-		rec  store.JobRecord
+		rec  history.JobRecord
 		kind string
 		text string
 	}{
-		{"node failure", store.JobRecord{State: "NODE_FAIL", NodeList: "n0042", ElapsedS: i64(3600), ExitCode: i64(0), ExitSignal: i64(0)},
+		{"node failure", history.JobRecord{State: "NODE_FAIL", NodeList: "n0042", ElapsedS: i64(3600), ExitCode: i64(0), ExitSignal: i64(0)},
 			OutcomeNodeFailure, "lost its node n0042 after 01:00:00 (NODE_FAIL): resubmit it; the run says nothing about the script or the profile"},
-		{"preempted", store.JobRecord{State: "PREEMPTED", ElapsedS: i64(90)},
+		{"preempted", history.JobRecord{State: "PREEMPTED", ElapsedS: i64(90)},
 			OutcomePreempted, "was preempted by another job after 00:01:30: resubmit it; the run says nothing about the script or the profile"},
-		{"killed by a signal", store.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(9), ElapsedS: i64(5)},
+		{"killed by a signal", history.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(9), ElapsedS: i64(5)},
 			OutcomeFailed, "was killed by signal 9 (SIGKILL) after 00:00:05"},
-		{"segfault through the shell", store.JobRecord{State: "FAILED", ExitCode: i64(139), ExitSignal: i64(0), OutputPath: "/w/train-7.out"},
+		{"segfault through the shell", history.JobRecord{State: "FAILED", ExitCode: i64(139), ExitSignal: i64(0), OutputPath: "/w/train-7.out"},
 			OutcomeFailed, "failed with exit code 139: a process was killed by signal 11 (SIGSEGV); train-7.out may say why"},
-		{"not executable", store.JobRecord{State: "FAILED", ExitCode: i64(126), ExitSignal: i64(0)},
+		{"not executable", history.JobRecord{State: "FAILED", ExitCode: i64(126), ExitSignal: i64(0)},
 			OutcomeFailed, "failed with exit code 126: a command was found but could not be run, so check that it is executable and built for this node"},
-		{"GPU OOM on the largest profile", store.JobRecord{State: "FAILED", Profile: "full", GPUOOM: "pytorch", GPUNeedMiB: f64(90 * 1024)},
+		{"GPU OOM on the largest profile", history.JobRecord{State: "FAILED", Profile: "full", GPUOOM: "pytorch", GPUNeedMiB: f64(90 * 1024)},
 			OutcomeGPUOOM, "ran out of GPU memory on a full A100, which has 79.3 GiB usable; it needed at least 90.0 GiB: no profile of wulver has more, so the job must use less, for example a smaller batch"},
-		{"GPU OOM, only the monitor's peak", store.JobRecord{State: "FAILED", Profile: "2g.20gb", GPUOOM: "cuda", MonitorPeakMiB: f64(19.4 * 1024)},
+		{"GPU OOM, only the monitor's peak", history.JobRecord{State: "FAILED", Profile: "2g.20gb", GPUOOM: "cuda", MonitorPeakMiB: f64(19.4 * 1024)},
 			OutcomeGPUOOM, "ran out of GPU memory on 2g.20gb, which has 19.5 GiB usable; it needed more than that: try 3g.40gb, with 39.5 GiB"},
-		{"GPU OOM that needs more than the next profile", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(25 * 1024)},
+		{"GPU OOM that needs more than the next profile", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(25 * 1024)},
 			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 25.0 GiB: try 3g.40gb, with 39.5 GiB"},
-		{"GPU OOM whose need would fill the next profile", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(19 * 1024)},
+		{"GPU OOM whose need would fill the next profile", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(19 * 1024)},
 			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 19.0 GiB: try 3g.40gb, with 39.5 GiB"},
-		{"GPU OOM below the usable memory", store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch-mig-assert", MonitorPeakMiB: f64(6000)},
+		{"GPU OOM below the usable memory", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch-mig-assert", MonitorPeakMiB: f64(6000)},
 			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed more than that: try 2g.20gb, with 19.5 GiB"},
-		{"GPU OOM caught by the script", store.JobRecord{State: "COMPLETED", ExitCode: i64(0), GPUOOM: "pytorch"},
+		{"GPU OOM caught by the script", history.JobRecord{State: "COMPLETED", ExitCode: i64(0), GPUOOM: "pytorch"},
 			OutcomeGPUOOM, "ran out of GPU memory: ask for a GPU with more memory or use less"},
-		{"host OOM in a job that went on", store.JobRecord{State: "COMPLETED", HostOOM: true, ReqMemMiB: f64(4096), MaxRSSMiB: f64(4000)},
+		{"host OOM in a job that went on", history.JobRecord{State: "COMPLETED", HostOOM: true, ReqMemMiB: f64(4096), MaxRSSMiB: f64(4000)},
 			OutcomeHostOOM, "completed, but a process of it was killed for host memory: the job had 4.0 GiB and sacct saw its RSS reach 3.9 GiB before the kill; ask for more with --mem, as a larger GPU profile would not help"},
-		{"time limit without a limit on record", store.JobRecord{State: "TIMEOUT"},
+		{"time limit without a limit on record", history.JobRecord{State: "TIMEOUT"},
 			OutcomeTimeLimit, "reached its time limit: ask for more with --time, or try a larger profile, which may be faster"},
-		{"no output file, path known", store.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(53), Stdout: "/nonexistent/dir/9.out"},
+		{"no output file, path known", history.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(53), Stdout: "/nonexistent/dir/9.out"},
 			OutcomeNoOutputFile, "failed at once because Slurm could not open /nonexistent/dir/9.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too"},
-		{"still running", store.JobRecord{State: "RUNNING"}, "", ""},
-		{"placeholder record", store.JobRecord{State: "COMPLETED", Stub: true}, "", ""},
+		{"still running", history.JobRecord{State: "RUNNING"}, "", ""},
+		{"placeholder record", history.JobRecord{State: "COMPLETED", Stub: true}, "", ""},
 	}
 	for _, c := range cases {
 		got := Explain(&c.rec, site)
@@ -142,7 +142,7 @@ func TestExplainWrittenOutcomes(t *testing.T) {
 		}
 	}
 	// Without a site, the figures of the run itself.
-	r := store.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(12.3 * 1024)}
+	r := history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(12.3 * 1024)}
 	if got := Explain(&r, nil).Text; got != "ran out of GPU memory on 1g.10gb; it needed at least 12.3 GiB: ask for a GPU with more memory or use less" {
 		t.Errorf("no site: %q", got)
 	}

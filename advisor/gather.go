@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -26,14 +26,14 @@ const queueWaitJobs = 1000
 // time, from the site-wide history when there is one (it holds the whole
 // cluster's jobs), else the user's. Its notes say what the runs lack: only
 // earlier versions' runs, or tracked jobs not collected yet.
-func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*store.Store) (Job, error) {
+func Gather(ctx context.Context, st *history.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*history.Store) (Job, error) {
 	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}, User: currentUser()}
 	key := KeyOf(path, s, site)
 	var err error
 	if job.Runs, err = GatherScriptRuns(ctx, key, st, siteWide...); err != nil {
 		return job, err
 	}
-	stores := append([]*store.Store{st}, siteWide...)
+	stores := append([]*history.Store{st}, siteWide...)
 	if job.Notes, err = gatherNotes(ctx, key, job.Runs, stores); err != nil {
 		return job, err
 	}
@@ -63,7 +63,7 @@ func Gather(ctx context.Context, st *store.Store, site *catalog.Site, path strin
 // strongest link), and what finds the runs of its earlier versions.
 type ScriptKey struct {
 	Fingerprint string
-	Versions    store.Versions // Versions.User applies to site-wide histories only
+	Versions    history.Versions // Versions.User applies to site-wide histories only
 }
 
 // KeyOf is the key of the script at path: its absolute path; the names its
@@ -101,7 +101,7 @@ func KeyOf(path string, s *slurm.Script, site *catalog.Site) ScriptKey {
 // Filter selects the script's jobs and its earlier versions' in a history:
 // in a site-wide one, of this user's jobs only those can be earlier
 // versions; in the user's own, whoever's jobs they collected.
-func (k ScriptKey) Filter(siteWide bool, limit int) store.HistoryFilter {
+func (k ScriptKey) Filter(siteWide bool, limit int) history.HistoryFilter {
 	v := k.Versions
 	v.User = ""
 	if siteWide {
@@ -109,7 +109,7 @@ func (k ScriptKey) Filter(siteWide bool, limit int) store.HistoryFilter {
 		// millisecond or two of NSS look-up when there is no site history.
 		v.User = currentUser()
 	}
-	return store.HistoryFilter{Fingerprint: k.Fingerprint, Versions: &v, Limit: limit}
+	return history.HistoryFilter{Fingerprint: k.Fingerprint, Versions: &v, Limit: limit}
 }
 
 // currentUser is the name of the user running migadvisor, "" if unknown.
@@ -124,10 +124,10 @@ var currentUser = func() string {
 // GatherRuns reads the runs of a script (by fingerprint) from one or more
 // histories: the user's own and a site-wide one may both hold a job, which
 // counts once. GatherScriptRuns also reads its earlier versions' runs.
-func GatherRuns(ctx context.Context, fingerprint string, stores ...*store.Store) ([]Run, error) {
+func GatherRuns(ctx context.Context, fingerprint string, stores ...*history.Store) ([]Run, error) {
 	var all [][]Run
 	for _, st := range stores {
-		runs, err := runsIn(ctx, st, store.HistoryFilter{Fingerprint: fingerprint})
+		runs, err := runsIn(ctx, st, history.HistoryFilter{Fingerprint: fingerprint})
 		if err != nil {
 			return nil, err
 		}
@@ -142,13 +142,13 @@ func GatherRuns(ctx context.Context, fingerprint string, stores ...*store.Store)
 // same job name, CPUs and memory; in a site-wide history this user's jobs
 // only), marked Earlier. Each job counts once, as the exact script's where
 // any history links it so.
-func GatherScriptRuns(ctx context.Context, key ScriptKey, own *store.Store, siteWide ...*store.Store) ([]Run, error) {
+func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, siteWide ...*history.Store) ([]Run, error) {
 	// This version's own runs first: once it has runs that ran, Recommend
 	// leaves its earlier versions' out, so they need not be read (the
 	// sbatch wrapper's usual case, and their queries cost milliseconds).
 	stores := siteWide
 	if own != nil {
-		stores = append([]*store.Store{own}, siteWide...)
+		stores = append([]*history.Store{own}, siteWide...)
 	}
 	these, err := GatherRuns(ctx, key.Fingerprint, stores...)
 	if err != nil || slices.ContainsFunc(these, ran) {
@@ -170,18 +170,18 @@ func GatherScriptRuns(ctx context.Context, key ScriptKey, own *store.Store, site
 // HistoryRecord is a job record and whether it came from a site-wide
 // history.
 type HistoryRecord struct {
-	store.JobRecord
+	history.JobRecord
 	SiteWide bool
 }
 
 // History lists the jobs of a script and of its earlier versions (key; nil
 // for every job) from the user's history and site-wide ones, each job once
 // (as the user's history has it), newest first, at most limit (0: all).
-func History(ctx context.Context, key *ScriptKey, limit int, own *store.Store, siteWide ...*store.Store) ([]HistoryRecord, error) {
-	f := store.HistoryFilter{Limit: limit}
+func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store, siteWide ...*history.Store) ([]HistoryRecord, error) {
+	f := history.HistoryFilter{Limit: limit}
 	var out []HistoryRecord
 	seen := map[[2]string]bool{}
-	for i, st := range append([]*store.Store{own}, siteWide...) {
+	for i, st := range append([]*history.Store{own}, siteWide...) {
 		if key != nil {
 			f = key.Filter(i > 0, limit)
 		}
@@ -196,7 +196,7 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *store.Store, s
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b HistoryRecord) int { return store.NewestFirst(a.JobRecord, b.JobRecord) })
+	slices.SortStableFunc(out, func(a, b HistoryRecord) int { return history.NewestFirst(a.JobRecord, b.JobRecord) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -204,7 +204,7 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *store.Store, s
 }
 
 // runsIn reads the runs of the records f selects.
-func runsIn(ctx context.Context, st *store.Store, f store.HistoryFilter) ([]Run, error) {
+func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter) ([]Run, error) {
 	recs, err := st.History(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", st.Path(), err)
@@ -238,14 +238,14 @@ func MergeRuns(sets ...[]Run) []Run {
 // script, that its earlier versions' runs stand in, and which of its
 // tracked jobs have no final accounting record in the history yet (they
 // ran, or run, but 'collect' has not read them).
-func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*store.Store) ([]string, error) {
+func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*history.Store) ([]string, error) {
 	earlier, byPath := 0, false
 	for _, r := range runs {
 		if !r.Earlier {
 			return nil, nil
 		}
 		earlier++
-		byPath = byPath || r.EarlierBy == store.EarlierByPath
+		byPath = byPath || r.EarlierBy == history.EarlierByPath
 	}
 	var notes []string
 	if earlier > 0 {
@@ -261,11 +261,11 @@ func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*store
 	}
 	var waiting []string
 	for _, st := range stores {
-		tracked, err := st.Tracked(ctx, store.TrackedFilter{Fingerprint: key.Fingerprint})
+		tracked, err := st.Tracked(ctx, history.TrackedFilter{Fingerprint: key.Fingerprint})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", st.Path(), err)
 		}
-		for _, id := range store.Unended(tracked) {
+		for _, id := range history.Unended(tracked) {
 			if !slices.Contains(waiting, id) {
 				waiting = append(waiting, id)
 			}
@@ -286,7 +286,7 @@ func gatherNotes(ctx context.Context, key ScriptKey, runs []Run, stores []*store
 // collected before anything tracked them), and the track command that
 // links them: the history is not empty, it does not know they are this
 // script's. Only the script's own job name counts, not its sweep variants'.
-func unlinkedNote(ctx context.Context, st *store.Store, path string, key ScriptKey) (string, error) {
+func unlinkedNote(ctx context.Context, st *history.Store, path string, key ScriptKey) (string, error) {
 	const shown = 20
 	ids, total, err := st.UnlinkedNamed(ctx, key.Versions.JobNames[:1], shown)
 	if err != nil || total == 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -24,10 +24,10 @@ const trainDump = `JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|E
 
 const trainV1 = "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py --epochs 2\n"
 
-func historyOf(t *testing.T, site *catalog.Site, dump string) *store.Store {
+func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func historyOf(t *testing.T, site *catalog.Site, dump string) *store.Store {
 		t.Fatal(err)
 	}
 	col := &Collector{Site: site}
-	if _, err := st.ImportJobs(ctx, r.Next, store.ImportOptions{Profile: col.ProfileOf}); err != nil {
+	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: col.ProfileOf}); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -64,9 +64,9 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	v1 := writeScript(t, path, trainV1)
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, id := range []string{"11", "12"} {
-		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: v1.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: v1.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
 	}
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 		t.Fatalf("runs %+v", job.Runs)
 	}
 	for _, r := range job.Runs {
-		if !r.Earlier || r.EarlierBy != store.EarlierByPath {
+		if !r.Earlier || r.EarlierBy != history.EarlierByPath {
 			t.Errorf("run %s: earlier %v by %q", r.JobID, r.Earlier, r.EarlierBy)
 		}
 	}
@@ -93,7 +93,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	}
 
 	// Once the new version has a run, it is the evidence: the old ones are not read.
-	if err := st.RecordSubmissions(ctx, []store.Submission{{Cluster: "migdev", JobID: "14", Fingerprint: v2.Fingerprint(), Source: path, Script: path, Submitted: time.Now()}}); err != nil {
+	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "14", Fingerprint: v2.Fingerprint(), Source: path, Script: path, Submitted: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	job, _ = Gather(ctx, st, site, path, v2, time.Unix(0, 0))
@@ -110,10 +110,10 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
 	siteWide := historyOf(t, site, trainDump)
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, id := range []string{"11", "12", "13"} {
 		src := "sacct:migdev/" + id
-		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: "slurmdbd-copy", Source: src, Script: src, Submitted: time.Now()})
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: "slurmdbd-copy", Source: src, Script: src, Submitted: time.Now()})
 	}
 	if err := siteWide.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	var ids []string
 	for _, r := range job.Runs {
 		ids = append(ids, r.JobID)
-		if !r.Earlier || r.EarlierBy != store.EarlierByName {
+		if !r.Earlier || r.EarlierBy != history.EarlierByName {
 			t.Errorf("run %s: earlier %v by %q", r.JobID, r.Earlier, r.EarlierBy)
 		}
 	}
@@ -155,9 +155,9 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "new.sh")
 	s := writeScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, id := range []string{"4242", "4243"} {
-		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
 	}
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
@@ -190,9 +190,9 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 		t.Errorf("runs %d, notes %q", len(job.Runs), job.Notes)
 	}
 	// Once tracked, they are its runs and the note goes.
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, id := range []string{"11", "12", "14"} {
-		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
 	}
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -22,14 +22,14 @@ import (
 func wulverHistory(t *testing.T, site *catalog.Site, b *catalog.Benchmark) []Run {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	fingerprint := "sha256:" + b.Name
 	var jobs []*slurm.AcctJob
-	var subs []store.Submission
+	var subs []history.Submission
 	submit := time.Date(2025, 8, 14, 9, 0, 0, 0, time.UTC)
 	for i, row := range b.Rows {
 		p, _ := site.Profile(row.Profile)
@@ -45,7 +45,7 @@ func wulverHistory(t *testing.T, site *catalog.Site, b *catalog.Benchmark) []Run
 			End: start.Add(time.Duration(seconds * float64(time.Second))), Elapsed: time.Duration(math.Round(seconds)) * time.Second, // sacct's whole seconds
 			Nodes: 1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(), MaxRSSMiB: slurm.Unknown, GPUType: p.GRESType, GPUCount: 1,
 			GPUMemMiB: slurm.Unknown, GPUUtil: slurm.Unknown, HasJobLine: true})
-		subs = append(subs, store.Submission{Cluster: "wulver", JobID: id, Fingerprint: fingerprint, Source: "/home/ab12/" + b.Name + ".sh",
+		subs = append(subs, history.Submission{Cluster: "wulver", JobID: id, Fingerprint: fingerprint, Source: "/home/ab12/" + b.Name + ".sh",
 			Script: "/home/ab12/" + b.Name + ".sh", Profile: row.Profile, Submitted: submit})
 	}
 	next := 0
@@ -55,7 +55,7 @@ func wulverHistory(t *testing.T, site *catalog.Site, b *catalog.Benchmark) []Run
 		}
 		next++
 		return jobs[next-1], nil
-	}, store.ImportOptions{Cluster: "wulver", Profile: func(gpuType string, n int) string {
+	}, history.ImportOptions{Cluster: "wulver", Profile: func(gpuType string, n int) string {
 		p, _ := site.ProfileForType(gpuType)
 		return p.Name
 	}})
@@ -85,7 +85,7 @@ func wulverHistory(t *testing.T, site *catalog.Site, b *catalog.Benchmark) []Run
 			t.Fatal(err)
 		}
 	}
-	recs, err := st.History(ctx, store.HistoryFilter{Fingerprint: fingerprint})
+	recs, err := st.History(ctx, history.HistoryFilter{Fingerprint: fingerprint})
 	if err != nil {
 		t.Fatal(err)
 	}

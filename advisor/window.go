@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -125,17 +125,17 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 	return res, w, c.Store.SetWatermark(ctx, w.Scope, w.Watermark)
 }
 
-func (c *Collector) refOf(j *slurm.AcctJob) store.JobRef {
+func (c *Collector) refOf(j *slurm.AcctJob) history.JobRef {
 	cluster := j.Cluster
 	if cluster == "" {
 		cluster = c.Cluster
 	}
-	return store.JobRef{Cluster: cluster, Key: j.Key}
+	return history.JobRef{Cluster: cluster, Key: j.Key}
 }
 
 // unsettledJobs are the history's jobs of q's selection whose record may
 // still change: not ended, or slurmdbd's placeholder.
-func (c *Collector) unsettledJobs(ctx context.Context, q slurm.SacctQuery) (map[store.JobRef]bool, error) {
+func (c *Collector) unsettledJobs(ctx context.Context, q slurm.SacctQuery) (map[history.JobRef]bool, error) {
 	clusters := q.Clusters
 	if len(clusters) == 0 {
 		clusters = []string{c.Cluster}
@@ -148,7 +148,7 @@ func (c *Collector) unsettledJobs(ctx context.Context, q slurm.SacctQuery) (map[
 	if err != nil {
 		return nil, err
 	}
-	unsettled := make(map[store.JobRef]bool, len(refs))
+	unsettled := make(map[history.JobRef]bool, len(refs))
 	for _, r := range refs {
 		unsettled[r] = true
 	}
@@ -158,7 +158,7 @@ func (c *Collector) unsettledJobs(ctx context.Context, q slurm.SacctQuery) (map[
 // recheck asks sacct by id about the unsettled jobs the window did not
 // return (or returned as a placeholder again), a chunk at a time, and
 // imports what it says.
-func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, unsettled map[store.JobRef]bool, res *ImportResult) (int, error) {
+func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, unsettled map[history.JobRef]bool, res *ImportResult) (int, error) {
 	byCluster := map[string][]string{}
 	for r := range unsettled {
 		byCluster[r.Cluster] = append(byCluster[r.Cluster], r.Key)

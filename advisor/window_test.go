@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -121,9 +121,9 @@ func TestWindowScopes(t *testing.T) {
 	}
 }
 
-func jobState(t *testing.T, st *store.Store, key string) string {
+func jobState(t *testing.T, st *history.Store, key string) string {
 	t.Helper()
-	recs, err := st.History(context.Background(), store.HistoryFilter{})
+	recs, err := st.History(context.Background(), history.HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -76,15 +76,15 @@ func summaryDuration(t *testing.T, file string) time.Duration {
 // collectedAsFull stores the run as collect would: a completed full-GPU job
 // with its output's evidence, tagged with the workload.
 func collectedAsFull(t *testing.T, site *catalog.Site, full *catalog.Profile, id, tag string, elapsed time.Duration,
-	ev *slurm.OutputEvidence) []store.JobRecord {
+	ev *slurm.OutputEvidence) []history.JobRecord {
 	t.Helper()
 	end := time.Date(2026, 11, 21, 4, 33, 0, 0, time.UTC)
 	job := &slurm.AcctJob{Key: id, ID: id, ArrayJob: id, Cluster: "h200", State: "COMPLETED", Submit: end.Add(-elapsed),
 		Start: end.Add(-elapsed), End: end, Elapsed: elapsed, Nodes: 1, CPUs: 1, ReqMemMiB: 4096, MaxRSSMiB: slurm.Unknown,
 		GPUType: full.GRESType, GPUCount: 1, GPUMemMiB: slurm.Unknown, GPUUtil: slurm.Unknown, HasJobLine: true}
-	sub := store.Submission{Cluster: "h200", JobID: id, Fingerprint: "fp", Source: "/b/" + tag + ".sh",
+	sub := history.Submission{Cluster: "h200", JobID: id, Fingerprint: "fp", Source: "/b/" + tag + ".sh",
 		Script: "/b/" + tag + ".sh", Workload: tag, Submitted: end.Add(-elapsed)}
-	recs := storeRuns(t, site, []*slurm.AcctJob{job}, []store.Submission{sub}, map[string]*slurm.OutputEvidence{id: ev}, tag)
+	recs := storeRuns(t, site, []*slurm.AcctJob{job}, []history.Submission{sub}, map[string]*slurm.OutputEvidence{id: ev}, tag)
 	if len(recs) != 1 {
 		t.Fatalf("history %+v", recs)
 	}

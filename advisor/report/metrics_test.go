@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // metricRun is a completed 1g.10gb run whose output printed lines.
-func metricRun(t *testing.T, id string, lines ...string) store.JobRecord {
+func metricRun(t *testing.T, id string, lines ...string) history.JobRecord {
 	t.Helper()
 	ev, err := slurm.ScanOutput(strings.NewReader(strings.Join(lines, "\n")+"\n"), slurm.ScanOptions{})
 	if err != nil {
@@ -18,7 +18,7 @@ func metricRun(t *testing.T, id string, lines ...string) store.JobRecord {
 	}
 	elapsed, cpus, mem := int64(600), int64(1), 4000.0
 	end := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	return store.JobRecord{Cluster: "wulver", Key: id, JobID: id, ArrayJob: id, State: "COMPLETED", Profile: "1g.10gb",
+	return history.JobRecord{Cluster: "wulver", Key: id, JobID: id, ArrayJob: id, State: "COMPLETED", Profile: "1g.10gb",
 		GPUCount: 1, ElapsedS: &elapsed, CPUs: &cpus, ReqMemMiB: &mem, End: &end, Metrics: ev.Metrics}
 }
 
@@ -60,7 +60,7 @@ func TestMetricAliasesFillTestAccuracy(t *testing.T) {
 		"MIGADVISOR_METRIC training_time_s 63.44":        "",
 		"MIGADVISOR_METRIC samples_per_s 12000 (no acc)": "",
 	} {
-		rep, err := Build(site, Workload{Tag: "w", Table: "pytorch"}, []store.JobRecord{metricRun(t, "1", line)})
+		rep, err := Build(site, Workload{Tag: "w", Table: "pytorch"}, []history.JobRecord{metricRun(t, "1", line)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestMetricAliasesPreferTheTestFigure(t *testing.T) {
 		{[]string{"MIGADVISOR_METRIC loss 0.9"}, "", "0.9"},
 		{[]string{"MIGADVISOR_METRIC eval_loss 1.25"}, "", "1.25"},
 	} {
-		rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{metricRun(t, "1", c.lines...)})
+		rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{metricRun(t, "1", c.lines...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestMetricAliasesPreferTheTestFigure(t *testing.T) {
 // Names that are no alias stay as the job wrote them, in their own column.
 func TestOtherMetricsKeepTheirNames(t *testing.T) {
 	site, _ := wulverSite(t)
-	rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{metricRun(t, "1", "MIGADVISOR_METRIC f1 0.75", "MIGADVISOR_METRIC train_loss 0.2")})
+	rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{metricRun(t, "1", "MIGADVISOR_METRIC f1 0.75", "MIGADVISOR_METRIC train_loss 0.2")})
 	if err != nil {
 		t.Fatal(err)
 	}

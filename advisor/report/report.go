@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -73,7 +73,7 @@ type ProfileResult struct {
 }
 
 // Build reads the records of one workload into a report.
-func Build(site *catalog.Site, w Workload, recs []store.JobRecord) (*Report, error) {
+func Build(site *catalog.Site, w Workload, recs []history.JobRecord) (*Report, error) {
 	if w.Title == "" {
 		w.Title = w.Tag
 	}
@@ -103,13 +103,13 @@ func Build(site *catalog.Site, w Workload, recs []store.JobRecord) (*Report, err
 
 // judged is a record with the advisor's reading of it.
 type judged struct {
-	rec *store.JobRecord
+	rec *history.JobRecord
 	run advisor.Run
 }
 
 func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileResult, error) {
 	pr := &ProfileResult{Profile: p, Runs: len(runs), Metrics: map[string]float64{}, Versions: map[string][]string{}}
-	var done, recs []*store.JobRecord
+	var done, recs []*history.JobRecord
 	outcomes := map[string]int{}
 	for _, j := range runs {
 		r, run := j.rec, j.run
@@ -149,16 +149,16 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 	if len(done) == 0 {
 		done = recs // the request (CPUs, memory) still prices the profile
 	}
-	pr.Seconds = median(done, func(r *store.JobRecord) *float64 { return intF(r.ElapsedS) })
+	pr.Seconds = median(done, func(r *history.JobRecord) *float64 { return intF(r.ElapsedS) })
 	if pr.Completed == 0 {
 		// A run that timed out, failed or ran out of memory took no
 		// runtime of the job's: its elapsed time in the runtime column (and
 		// the chart, and the SU) would read as a measurement. The outcome says why.
 		pr.Seconds = -1
 	}
-	pr.PeakMiB = median(done, func(r *store.JobRecord) *float64 { return r.GPUMemPeakMiB() })
+	pr.PeakMiB = median(done, func(r *history.JobRecord) *float64 { return r.GPUMemPeakMiB() })
 	pr.AllocatedMiB = median(done, metric(advisor.AllocatedMetric))
-	pr.Work = median(done, func(r *store.JobRecord) *float64 { return r.Work })
+	pr.Work = median(done, func(r *history.JobRecord) *float64 { return r.Work })
 	for _, r := range done {
 		if r.WorkUnit != "" {
 			pr.WorkUnit = r.WorkUnit
@@ -169,9 +169,9 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 			}
 		}
 	}
-	pr.CPUs = int(math.Max(1, median(done, func(r *store.JobRecord) *float64 { return intF(r.CPUs) })))
-	pr.Nodes = int(median(done, func(r *store.JobRecord) *float64 { return intF(r.Nodes) }))
-	pr.MemMiB = median(done, func(r *store.JobRecord) *float64 { return r.ReqMemMiB })
+	pr.CPUs = int(math.Max(1, median(done, func(r *history.JobRecord) *float64 { return intF(r.CPUs) })))
+	pr.Nodes = int(median(done, func(r *history.JobRecord) *float64 { return intF(r.Nodes) }))
+	pr.MemMiB = median(done, func(r *history.JobRecord) *float64 { return r.ReqMemMiB })
 	c, err := site.Charge(catalog.Job{Profile: p, CPUs: pr.CPUs, MemMiB: math.Max(0, pr.MemMiB), Hours: 1})
 	if err != nil {
 		return nil, fmt.Errorf("price %s: %w", p.Name, err)
@@ -254,7 +254,7 @@ func (rep *Report) Versions() []string {
 	return out
 }
 
-func median(recs []*store.JobRecord, f func(*store.JobRecord) *float64) float64 {
+func median(recs []*history.JobRecord, f func(*history.JobRecord) *float64) float64 {
 	var vs []float64
 	for _, r := range recs {
 		if v := f(r); v != nil && *v >= 0 {
@@ -272,8 +272,8 @@ func median(recs []*store.JobRecord, f func(*store.JobRecord) *float64) float64 
 	return (vs[n/2-1] + vs[n/2]) / 2
 }
 
-func metric(name string) func(*store.JobRecord) *float64 {
-	return func(r *store.JobRecord) *float64 {
+func metric(name string) func(*history.JobRecord) *float64 {
+	return func(r *history.JobRecord) *float64 {
 		if v, ok := r.Metrics[name]; ok {
 			return &v
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -78,11 +78,11 @@ func fromPublished(t *testing.T, b *catalog.Benchmark, cells []string) jobOf {
 // historyOf builds a real history (SQLite) holding one job per row of a
 // published table, tagged with the workload, as 'bench run' and 'collect'
 // would leave it.
-func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag string) []store.JobRecord {
+func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag string) []history.JobRecord {
 	t.Helper()
 	end := time.Date(2025, 8, 14, 12, 0, 0, 0, time.UTC)
 	var jobs []*slurm.AcctJob
-	var subs []store.Submission
+	var subs []history.Submission
 	outputs := map[string]jobOf{}
 	for i, row := range b.Rows {
 		j := fromPublished(t, b, row.Cells)
@@ -96,7 +96,7 @@ func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag strin
 			Submit: end.Add(-j.elapsed - time.Minute), Start: end.Add(-j.elapsed), End: end, Elapsed: j.elapsed,
 			Nodes: 1, CPUs: j.cpus, ReqMemMiB: j.memMiB, MaxRSSMiB: slurm.Unknown, GPUType: p.GRESType, GPUCount: 1,
 			GPUMemMiB: slurm.Unknown, GPUUtil: slurm.Unknown, HasJobLine: true})
-		subs = append(subs, store.Submission{Cluster: "wulver", JobID: id, Fingerprint: "fp-" + b.Name, Source: "/bench/" + b.Name + ".sh",
+		subs = append(subs, history.Submission{Cluster: "wulver", JobID: id, Fingerprint: "fp-" + b.Name, Source: "/bench/" + b.Name + ".sh",
 			Script: "/bench/" + b.Name + ".sh", Workload: tag, Submitted: end.Add(-time.Hour)})
 		outputs[id] = j
 	}
@@ -117,11 +117,11 @@ func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag strin
 
 // storeRuns puts jobs, their submissions and their outputs' evidence into a
 // new history, as collect would, and reads back the workload's records.
-func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []store.Submission,
-	evs map[string]*slurm.OutputEvidence, tag string) []store.JobRecord {
+func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []history.Submission,
+	evs map[string]*slurm.OutputEvidence, tag string) []history.JobRecord {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []s
 		}
 		next++
 		return jobs[next-1], nil
-	}, store.ImportOptions{Profile: func(gpuType string, n int) string {
+	}, history.ImportOptions{Profile: func(gpuType string, n int) string {
 		if p, ok := site.ProfileForType(gpuType); ok {
 			return p.Name
 		}
@@ -150,7 +150,7 @@ func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []s
 			t.Fatal(err)
 		}
 	}
-	recs, err := st.History(ctx, store.HistoryFilter{Workload: tag})
+	recs, err := st.History(ctx, history.HistoryFilter{Workload: tag})
 	if err != nil {
 		t.Fatalf("history of %s: %v", tag, err)
 	}

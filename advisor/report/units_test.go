@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // samplesRun is a completed single-GPU run on profile that trained on work
 // samples in elapsed seconds and peaked at peakMiB of GPU memory.
-func samplesRun(id, profile string, elapsed int64, work, peakMiB float64) store.JobRecord {
+func samplesRun(id, profile string, elapsed int64, work, peakMiB float64) history.JobRecord {
 	cpus, mem := int64(1), 4000.0
 	end := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	return store.JobRecord{Cluster: "wulver", Key: id, JobID: id, ArrayJob: id, State: "COMPLETED", Profile: profile,
+	return history.JobRecord{Cluster: "wulver", Key: id, JobID: id, ArrayJob: id, State: "COMPLETED", Profile: profile,
 		GPUCount: 1, ElapsedS: &elapsed, CPUs: &cpus, ReqMemMiB: &mem, End: &end,
 		Work: &work, WorkUnit: "samples", MonitorPeakMiB: &peakMiB}
 }
@@ -23,10 +23,10 @@ func samplesRun(id, profile string, elapsed int64, work, peakMiB float64) store.
 // samplesReport is a workload that reports its work in samples: 1g.10gb
 // (3 SU/h) trains 2.4M samples in 1000 s, 0.833 SU, 3.47e-07 SU a sample;
 // the full GPU (17 SU/h) does it in 300 s, 1.42 SU, 5.9e-07 SU a sample.
-func samplesReport(t *testing.T) (*Report, []store.JobRecord) {
+func samplesReport(t *testing.T) (*Report, []history.JobRecord) {
 	t.Helper()
 	site, _ := wulverSite(t)
-	recs := []store.JobRecord{
+	recs := []history.JobRecord{
 		samplesRun("1", "1g.10gb", 1000, 2.4e6, 2150),
 		samplesRun("2", "full", 300, 2.4e6, 2150),
 	}
@@ -101,7 +101,7 @@ func TestSUPerWorkScaleFollowsTheFigures(t *testing.T) {
 		{2.4e9, "SU per 1B samples", "0.347", "0.59"},
 		{2.4e12, "SU per 1B samples", "0.000347", "0.00059"}, // no larger multiple
 	} {
-		rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{
+		rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{
 			samplesRun("1", "1g.10gb", 1000, c.work, 2150), samplesRun("2", "full", 300, c.work, 2150)})
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +122,7 @@ func TestSUPerWorkScaleFollowsTheFigures(t *testing.T) {
 func TestSUPerWorkScaleIsRecommendsScale(t *testing.T) {
 	site, _ := wulverSite(t)
 	for _, work := range []float64{2.4, 24, 2400, 2.4e6, 2.4e9} {
-		recs := []store.JobRecord{samplesRun("1", "1g.10gb", 1000, work, 2150), samplesRun("2", "full", 300, work, 2150)}
+		recs := []history.JobRecord{samplesRun("1", "1g.10gb", 1000, work, 2150), samplesRun("2", "full", 300, work, 2150)}
 		rep, err := Build(site, Workload{Tag: "w"}, recs)
 		if err != nil {
 			t.Fatal(err)
@@ -181,12 +181,12 @@ func TestMemoryReadsInGiB(t *testing.T) {
 // rounds it: whole SU from 100 on, never an exponent.
 func TestSUPerRunIsRoundedAsRecommendRoundsIt(t *testing.T) {
 	site, _ := wulverSite(t)
-	long := func(id, profile string, elapsed int64) store.JobRecord {
+	long := func(id, profile string, elapsed int64) history.JobRecord {
 		r := samplesRun(id, profile, elapsed, 0, 2150)
 		r.Work, r.WorkUnit = nil, ""
 		return r
 	}
-	rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{long("1", "1g.10gb", 1_500_000), long("2", "full", 300_000)})
+	rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{long("1", "1g.10gb", 1_500_000), long("2", "full", 300_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestAProfileWithNoCompletedRunHasNoFigures(t *testing.T) {
 	site, _ := wulverSite(t)
 	timedOut := samplesRun("1", "1g.10gb", 68, 2.4e6, 2150)
 	timedOut.State = "TIMEOUT"
-	rep, err := Build(site, Workload{Tag: "w"}, []store.JobRecord{timedOut, samplesRun("2", "full", 300, 2.4e6, 2150)})
+	rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{timedOut, samplesRun("2", "full", 300, 2.4e6, 2150)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -34,7 +34,7 @@ func historyWithJob2(tb testing.TB, db, script string) {
 	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
 		tb.Fatalf("collect: %s", errOut.String())
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func historyWithJob2(tb testing.TB, db, script string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := st.RecordSubmissions(context.Background(), []store.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
+	if err := st.RecordSubmissions(context.Background(), []history.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
 		Source: script, Script: script, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
 		tb.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestSweepIsRecordedInTheHistory(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "sweep", example+"gromacs.sh", "--out", dir); code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -237,13 +237,13 @@ func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dumpWithoutCluster(t), "--cluster", "local"); code != 0 {
 		t.Fatalf("collect: %s", errOut)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs(script)
-	sub := store.Submission{Cluster: "migdev", JobID: "2", Fingerprint: fingerprintOf(t, script), Source: abs, Script: abs, Submitted: time.Now()}
-	if err := st.RecordSubmissions(context.Background(), []store.Submission{sub}); err != nil {
+	sub := history.Submission{Cluster: "migdev", JobID: "2", Fingerprint: fingerprintOf(t, script), Source: abs, Script: abs, Submitted: time.Now()}
+	if err := st.RecordSubmissions(context.Background(), []history.Submission{sub}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

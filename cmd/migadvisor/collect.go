@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -285,11 +285,11 @@ const skippedShown = 20
 // collectTracked asks sacct about the tracked jobs that have not ended,
 // and reports those Slurm has no job of.
 func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery, rep *collectReport) (advisor.ImportResult, string, error) {
-	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{})
+	tracked, err := col.Store.Tracked(c.Context, history.TrackedFilter{})
 	if err != nil {
 		return advisor.ImportResult{}, "", err
 	}
-	if q.Jobs = store.Unended(tracked); len(q.Jobs) == 0 {
+	if q.Jobs = history.Unended(tracked); len(q.Jobs) == 0 {
 		return advisor.ImportResult{}, "none", nil
 	}
 	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too

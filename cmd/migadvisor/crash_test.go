@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 )
 
@@ -84,7 +84,7 @@ func TestKilledImportKeepsCommittedBatches(t *testing.T) {
 // it is sound and holds a prefix of the dump's jobs; it returns how many.
 func committedJobs(t *testing.T, db string) int {
 	t.Helper()
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatalf("the history does not open: %v", err)
 	}

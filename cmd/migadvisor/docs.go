@@ -19,7 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/report"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
@@ -80,7 +80,7 @@ func runDocs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.OpenWith(c.Context, dbPath(c), store.Options{ReadOnly: true})
+	st, err := history.OpenWith(c.Context, dbPath(c), history.Options{ReadOnly: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no history at %s: 'migadvisor bench run', or 'collect' after your own runs, fills it", dbPath(c))
 	}
@@ -128,7 +128,7 @@ func runDocs(c *cli.Context) error {
 }
 
 // docsTags are --workloads, else every workload the history has.
-func docsTags(c *cli.Context, st *store.Store) ([]string, error) {
+func docsTags(c *cli.Context, st *history.Store) ([]string, error) {
 	known, err := st.Workloads(c.Context)
 	if err != nil {
 		return nil, err
@@ -154,8 +154,8 @@ func docsTags(c *cli.Context, st *store.Store) ([]string, error) {
 
 // buildReport reads a workload's runs; a workload of a built-in suite gets
 // its title, description and published table layout.
-func buildReport(c *cli.Context, st *store.Store, site *catalog.Site, tag string) (*report.Report, error) {
-	recs, err := st.History(c.Context, store.HistoryFilter{Workload: tag})
+func buildReport(c *cli.Context, st *history.Store, site *catalog.Site, tag string) (*report.Report, error) {
+	recs, err := st.History(c.Context, history.HistoryFilter{Workload: tag})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -122,7 +122,7 @@ func runHistory(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	var siteWide []*store.Store
+	var siteWide []*history.Store
 	if key != nil {
 		if shared := openSiteHistory(c, site); shared != nil {
 			defer shared.Close()
@@ -171,7 +171,7 @@ func sayEmpty(c *cli.Context, why string) error {
 
 // historiesRead names the histories a command read: "the history at
 // PATH", or yours and the site-wide one.
-func historiesRead(own *store.Store, siteWide []*store.Store) string {
+func historiesRead(own *history.Store, siteWide []*history.Store) string {
 	if len(siteWide) == 0 {
 		return "the history at " + own.Path()
 	}
@@ -188,7 +188,7 @@ func historiesRead(own *store.Store, siteWide []*store.Store) string {
 // the history linked to no script, recommend's notes say so (advisor.Gather
 // words them); else the ways to runs: track for jobs plain sbatch
 // submitted, a probe to measure it.
-func whyNoRuns(c *cli.Context, site *catalog.Site, script *slurm.Script, own *store.Store, siteWide []*store.Store) (string, error) {
+func whyNoRuns(c *cli.Context, site *catalog.Site, script *slurm.Script, own *history.Store, siteWide []*history.Store) (string, error) {
 	path := c.Args().First()
 	// Queue waits since now: none to read, only the notes are wanted.
 	job, err := advisor.Gather(c.Context, own, site, path, script, time.Now(), siteWide...)
@@ -233,7 +233,7 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 }
 
 // jobSU applies the site's formula to what the job was allocated, for as long as it ran.
-func jobSU(r *store.JobRecord, site *catalog.Site) *float64 {
+func jobSU(r *history.JobRecord, site *catalog.Site) *float64 {
 	if r.ElapsedS == nil || r.CPUs == nil {
 		return nil
 	}

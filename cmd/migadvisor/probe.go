@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -160,7 +160,7 @@ func completedOn(c *cli.Context, fingerprint, profile string) (bool, error) {
 		return false, err
 	}
 	defer st.Close()
-	recs, err := st.History(c.Context, store.HistoryFilter{Fingerprint: fingerprint})
+	recs, err := st.History(c.Context, history.HistoryFilter{Fingerprint: fingerprint})
 	if err != nil {
 		return false, err
 	}

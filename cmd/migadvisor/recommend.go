@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -160,7 +160,7 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 		return advisor.Job{}, err
 	}
 	defer st.Close()
-	var siteWide []*store.Store
+	var siteWide []*history.Store
 	if shared := openSiteHistory(c, site); shared != nil {
 		defer shared.Close()
 		siteWide = append(siteWide, shared)
@@ -176,12 +176,12 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 // openSiteHistory opens the site-wide history the site file names,
 // read-only; nil when there is none, it is the user's own, or it cannot be
 // read (said on stderr: the advice then comes from the user's history alone).
-func openSiteHistory(c *cli.Context, site *catalog.Site) *store.Store {
+func openSiteHistory(c *cli.Context, site *catalog.Site) *history.Store {
 	path := site.History.SiteDB
 	if path == "" || sameFile(path, dbPath(c)) {
 		return nil
 	}
-	st, err := store.OpenWith(c.Context, path, store.Options{ReadOnly: true})
+	st, err := history.OpenWith(c.Context, path, history.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: the site-wide history is not readable, so only yours is used: %v\n", err)
 		return nil

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -298,7 +298,7 @@ func (w *wrapper) runsFrom(ctx context.Context, key advisor.ScriptKey, db string
 	if db == "" {
 		return nil, nil
 	}
-	st, err := store.OpenWith(ctx, db, store.Options{ReadOnly: true})
+	st, err := history.OpenWith(ctx, db, history.Options{ReadOnly: true})
 	if errors.Is(err, fs.ErrNotExist) && !siteWide {
 		return nil, nil
 	}
@@ -327,7 +327,7 @@ func (w *wrapper) dbPath() string {
 // to spoolBacklog records (someone who submits a lot and runs nothing
 // else), and only if the write lock comes free within recordDeadline.
 func (w *wrapper) record(ctx context.Context, read *submissionAdvice, args []string, out []byte) error {
-	spool := store.SpoolFor(w.dbPath())
+	spool := history.SpoolFor(w.dbPath())
 	spooled, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
 		sub, ok, err := w.submission(read, args, out)
 		if err != nil || !ok {
@@ -343,7 +343,7 @@ func (w *wrapper) record(ctx context.Context, read *submissionAdvice, args []str
 		return nil
 	}
 	_, _ = runWithin(ctx, recordDeadline, func(ctx context.Context) (struct{}, error) {
-		st, err := store.OpenWith(ctx, w.dbPath(), store.Options{BusyTimeout: recordBusyTimeout})
+		st, err := history.OpenWith(ctx, w.dbPath(), history.Options{BusyTimeout: recordBusyTimeout})
 		if err == nil {
 			st.Close()
 		}
@@ -358,11 +358,11 @@ func (w *wrapper) record(ctx context.Context, read *submissionAdvice, args []str
 // are used again (applying advice changes the command line, never the
 // script); the profile asked for is known when it read the site (collect
 // takes it from accounting anyway).
-func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) (store.Submission, bool, error) {
+func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) (history.Submission, bool, error) {
 	id, cluster := slurm.SubmittedJobID(out)
 	cl := slurm.ParseCommandLine(args)
 	if id == "" || cl.Script() == "" || cl.Has("test-only") {
-		return store.Submission{}, false, nil
+		return history.Submission{}, false, nil
 	}
 	var script *slurm.Script
 	var site *catalog.Site
@@ -372,11 +372,11 @@ func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) 
 	if script == nil {
 		var err error
 		if script, err = slurm.ReadScript(cl.Script()); err != nil {
-			return store.Submission{}, false, err
+			return history.Submission{}, false, err
 		}
 	}
 	source := absPath(cl.Script())
-	sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
+	sub := history.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
 		Script: source, WorkDir: workingDir(), Submitted: time.Now()}
 	if site != nil {
 		if types := cl.Resources(script, w.env).GPUTypes(); len(types) > 0 {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -57,12 +57,12 @@ func TestSbatchWrapperPassesThroughAndRecords(t *testing.T) {
 	if string(logged) != strings.Join(args, "\n")+"\n" {
 		t.Errorf("sbatch got:\n%s", logged)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tr, err := st.Tracked(context.Background(), store.TrackedFilter{})
+	tr, err := st.Tracked(context.Background(), history.TrackedFilter{})
 	if err != nil || len(tr) != 1 || tr[0].JobID != "4242" || tr[0].Cluster != "migdev" || tr[0].Profile != "2g.20gb" || tr[0].Source != file {
 		t.Errorf("recorded %+v, %v (want job 4242 on 2g.20gb: the command line's --gres wins)", tr, err)
 	}
@@ -116,7 +116,7 @@ func newHistory(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +124,14 @@ func newHistory(t *testing.T) string {
 	return db
 }
 
-func trackedJobs(t *testing.T, db string) []store.Tracked {
+func trackedJobs(t *testing.T, db string) []history.Tracked {
 	t.Helper()
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tr, err := st.Tracked(context.Background(), store.TrackedFilter{})
+	tr, err := st.Tracked(context.Background(), history.TrackedFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,14 +151,14 @@ func TestSbatchWrapperSpoolsWhileTheHistoryIsLocked(t *testing.T) {
 	if waited := time.Since(start); waited > time.Second {
 		t.Errorf("the wrapper waited %v for a locked history", waited)
 	}
-	if pending, _ := store.SpoolFor(db).Pending(); len(pending) != 1 {
+	if pending, _ := history.SpoolFor(db).Pending(); len(pending) != 1 {
 		t.Fatalf("spooled %d records, want 1", len(pending))
 	}
 	release()
 	if tr := trackedJobs(t, db); len(tr) != 1 || tr[0].JobID != "4242" {
 		t.Errorf("after the lock: %+v", tr)
 	}
-	if pending, _ := store.SpoolFor(db).Pending(); len(pending) != 0 {
+	if pending, _ := history.SpoolFor(db).Pending(); len(pending) != 0 {
 		t.Errorf("%d records left in the spool", len(pending))
 	}
 }
@@ -340,7 +340,7 @@ func TestSbatchWrapperAdvisesFromAnEarlierVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

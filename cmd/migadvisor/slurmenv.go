@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -33,24 +33,24 @@ func slurmClient(c *cli.Context) *slurm.Client {
 // migrates its schema and moves the spooled submissions in), else
 // read-only, so that anyone who may read the file can (a site-wide history
 // that root fills, readable by all in a directory only root writes).
-func openHistory(c *cli.Context) (*store.Store, error) {
+func openHistory(c *cli.Context) (*history.Store, error) {
 	path := dbPath(c)
-	st, err := store.Open(c.Context, path)
-	if err == nil || errors.Is(err, store.ErrNewerSchema) {
+	st, err := history.Open(c.Context, path)
+	if err == nil || errors.Is(err, history.ErrNewerSchema) {
 		return st, err
 	}
 	if _, statErr := os.Stat(path); statErr != nil {
 		return nil, err // nothing to read
 	}
-	if ro, roErr := store.OpenWith(c.Context, path, store.Options{ReadOnly: true}); roErr == nil {
+	if ro, roErr := history.OpenWith(c.Context, path, history.Options{ReadOnly: true}); roErr == nil {
 		return ro, nil
 	}
 	return nil, err
 }
 
 // openHistoryToWrite opens (creating if needed) the history to record in.
-func openHistoryToWrite(c *cli.Context) (*store.Store, error) {
-	return store.Open(c.Context, dbPath(c))
+func openHistoryToWrite(c *cli.Context) (*history.Store, error) {
+	return history.Open(c.Context, dbPath(c))
 }
 
 // openCollector wires a collector to the site, the history (which the caller
@@ -67,7 +67,7 @@ func openCollector(c *cli.Context) (*advisor.Collector, error) {
 	// The site-wide history is created readable by every user: they read
 	// it (read-only) for advice; its admins fill it with collect.
 	shared := site.History.SiteDB != "" && sameFile(dbPath(c), site.History.SiteDB)
-	st, err := store.OpenWith(c.Context, dbPath(c), store.Options{Shared: shared})
+	st, err := history.OpenWith(c.Context, dbPath(c), history.Options{Shared: shared})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ type clusterChoice struct {
 // controller), the name the history st last used, else "local". A name
 // that --cluster or Slurm gave is kept in the history (when st is writable)
 // for the commands that cannot ask.
-func chooseCluster(c *cli.Context, st *store.Store) (clusterChoice, error) {
+func chooseCluster(c *cli.Context, st *history.Store) (clusterChoice, error) {
 	name := c.String("cluster")
 	if name == "" {
 		name = os.Getenv("MIGADVISOR_CLUSTER") // commands without the flag
@@ -139,7 +139,7 @@ func chooseCluster(c *cli.Context, st *store.Store) (clusterChoice, error) {
 }
 
 // lastCluster is the name the history st last used, else "local".
-func lastCluster(c *cli.Context, st *store.Store) (string, error) {
+func lastCluster(c *cli.Context, st *history.Store) (string, error) {
 	if st == nil {
 		return fallbackCluster, nil
 	}
@@ -161,7 +161,7 @@ func (ch clusterChoice) fallbacks() []string {
 
 // resolveCluster is chooseCluster, saying on stderr which name it fell
 // back to.
-func resolveCluster(c *cli.Context, st *store.Store) (clusterChoice, error) {
+func resolveCluster(c *cli.Context, st *history.Store) (clusterChoice, error) {
 	ch, err := chooseCluster(c, st)
 	if err != nil {
 		return clusterChoice{}, err

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -68,8 +68,8 @@ type jobStateRow struct {
 }
 
 // trackedSelection reads the tracked submissions named by ids or --sweep.
-func trackedSelection(c *cli.Context, st *store.Store, ids []string) ([]store.Tracked, error) {
-	f := store.TrackedFilter{JobIDs: ids}
+func trackedSelection(c *cli.Context, st *history.Store, ids []string) ([]history.Tracked, error) {
+	f := history.TrackedFilter{JobIDs: ids}
 	if dir := c.String("sweep"); dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -144,7 +144,7 @@ const howTracked = "jobs are tracked when submitted with 'migadvisor sweep JOB.s
 // whyNoneTracked says, in one line, why status lists nothing: the history
 // it read tracks no job (of the ids, or of the sweep, asked about), and how
 // jobs become tracked.
-func whyNoneTracked(c *cli.Context, st *store.Store) string {
+func whyNoneTracked(c *cli.Context, st *history.Store) string {
 	where := "the history at " + st.Path()
 	ids := c.Args().Slice()
 	switch dir := c.String("sweep"); {
@@ -180,7 +180,7 @@ func why(r jobStatus) string {
 
 // explainEnded explains how each ended job of the submissions went, from
 // its record in the history (site may be nil), by cluster and job key.
-func explainEnded(c *cli.Context, st *store.Store, site *catalog.Site, tracked []store.Tracked) (map[[2]string]advisor.Outcome, error) {
+func explainEnded(c *cli.Context, st *history.Store, site *catalog.Site, tracked []history.Tracked) (map[[2]string]advisor.Outcome, error) {
 	var keys [][2]string
 	for _, t := range tracked {
 		for _, j := range t.Jobs {
@@ -193,7 +193,7 @@ func explainEnded(c *cli.Context, st *store.Store, site *catalog.Site, tracked [
 	const batch = 200 // the OR of keys must stay well inside SQLite's expression depth
 	for len(keys) > 0 {
 		n := min(len(keys), batch)
-		recs, err := st.History(c.Context, store.HistoryFilter{Keys: keys[:n]})
+		recs, err := st.History(c.Context, history.HistoryFilter{Keys: keys[:n]})
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +208,7 @@ func explainEnded(c *cli.Context, st *store.Store, site *catalog.Site, tracked [
 // unknownToSlurm lists the tracked jobs out of the queue whose record the
 // history lacks that accounting does not have either: Slurm never had them.
 // Nothing when sacct cannot be asked: they stay "ended (collect)".
-func unknownToSlurm(c *cli.Context, tracked []store.Tracked, live map[string][]slurm.QueuedJob) []string {
+func unknownToSlurm(c *cli.Context, tracked []history.Tracked, live map[string][]slurm.QueuedJob) []string {
 	var ids []string
 	for _, t := range tracked {
 		if len(t.Jobs) == 0 && len(live[t.JobID]) == 0 {
@@ -223,8 +223,8 @@ func unknownToSlurm(c *cli.Context, tracked []store.Tracked, live map[string][]s
 }
 
 // queueStates asks squeue about the tracked jobs that have not ended.
-func queueStates(c *cli.Context, tracked []store.Tracked) (map[string][]slurm.QueuedJob, error) {
-	ids := store.Unended(tracked)
+func queueStates(c *cli.Context, tracked []history.Tracked) (map[string][]slurm.QueuedJob, error) {
+	ids := history.Unended(tracked)
 	live := map[string][]slurm.QueuedJob{}
 	if len(ids) == 0 {
 		return live, nil
@@ -246,7 +246,7 @@ func queueStates(c *cli.Context, tracked []store.Tracked) (map[string][]slurm.Qu
 // outcomeNoSuchJob is the outcome of a tracked id Slurm has no job of.
 const outcomeNoSuchJob = "no such job"
 
-func statusOf(t store.Tracked, live map[string][]slurm.QueuedJob, queueOK bool, outcomes map[[2]string]advisor.Outcome, unknown []string) jobStatus {
+func statusOf(t history.Tracked, live map[string][]slurm.QueuedJob, queueOK bool, outcomes map[[2]string]advisor.Outcome, unknown []string) jobStatus {
 	r := jobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: trackedProfile(t), Script: t.Script, SweepDir: t.SweepDir,
 		Workload: t.Workload, Submitted: t.Submitted, Jobs: []jobStateRow{}}
 	for _, j := range t.Jobs {
@@ -280,7 +280,7 @@ func statusOf(t store.Tracked, live map[string][]slurm.QueuedJob, queueOK bool, 
 // trackedProfile is the profile a submission asked for, else the one
 // accounting gives its jobs (track does not know it): "1g.10gb", or
 // "1g.10gb, 2g.20gb" for an array whose tasks had different ones.
-func trackedProfile(t store.Tracked) string {
+func trackedProfile(t history.Tracked) string {
 	if t.Profile != "" {
 		return t.Profile
 	}
@@ -296,7 +296,7 @@ func trackedProfile(t store.Tracked) string {
 // trackedOutcome is how a submission ended, once every job of it has: its
 // job's outcome, or for an array (or a heterogeneous job) how many jobs did
 // not complete and how the first of them ended.
-func trackedOutcome(t store.Tracked, outcomes map[[2]string]advisor.Outcome) advisor.Outcome {
+func trackedOutcome(t history.Tracked, outcomes map[[2]string]advisor.Outcome) advisor.Outcome {
 	if !t.Ended() {
 		return advisor.Outcome{}
 	}
@@ -323,7 +323,7 @@ func trackedOutcome(t store.Tracked, outcomes map[[2]string]advisor.Outcome) adv
 
 // summaryState is the one state of a job, or of an array's tasks: "COMPLETED",
 // or "COMPLETED 2, FAILED 1".
-func summaryState(jobs []store.TrackedJob) string {
+func summaryState(jobs []history.TrackedJob) string {
 	counts := map[string]int{}
 	var order []string
 	for _, j := range jobs {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -195,15 +195,15 @@ func recordSweep(c *cli.Context, out string, sw *bench.Sweep) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(c.Context, dbPath(c))
+	st, err := history.Open(c.Context, dbPath(c))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	rec := store.Sweep{Dir: dir, Script: sw.Script, Fingerprint: sw.Fingerprint, Site: sw.Site, Created: sw.Created}
+	rec := history.Sweep{Dir: dir, Script: sw.Script, Fingerprint: sw.Fingerprint, Site: sw.Site, Created: sw.Created}
 	for _, name := range sw.Profiles {
 		v := sw.Variants[name]
-		rec.Variants = append(rec.Variants, store.Variant{Profile: v.Profile, File: v.File, Request: v.Request, JobName: v.JobName})
+		rec.Variants = append(rec.Variants, history.Variant{Profile: v.Profile, File: v.File, Request: v.Request, JobName: v.JobName})
 	}
 	return st.RecordSweep(c.Context, rec)
 }
@@ -257,13 +257,13 @@ func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) e
 	if err != nil {
 		return err
 	}
-	var subs []store.Submission
+	var subs []history.Submission
 	for _, name := range sw.Profiles {
 		v := sw.Variants[name]
 		if v.JobID == "" {
 			continue
 		}
-		subs = append(subs, store.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
+		subs = append(subs, history.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
 			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: workload,
 			WorkDir: workingDir(), Stdout: v.Stdout, Submitted: v.Submitted})
 	}
@@ -274,7 +274,7 @@ func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) e
 	return subErr
 }
 
-func recordSubmissions(c *cli.Context, subs []store.Submission) error {
+func recordSubmissions(c *cli.Context, subs []history.Submission) error {
 	if len(subs) == 0 {
 		return nil
 	}

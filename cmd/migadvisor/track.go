@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -81,10 +81,10 @@ func runTrack(c *cli.Context) error {
 	cluster := choice.Name
 	fp := script.Fingerprint()
 	now := time.Now()
-	subs := make([]store.Submission, 0, len(ids))
+	subs := make([]history.Submission, 0, len(ids))
 	client := slurmClient(c)
 	for _, id := range ids {
-		sub := store.Submission{Cluster: cluster, JobID: id, Fingerprint: fp, Source: abs, Script: abs,
+		sub := history.Submission{Cluster: cluster, JobID: id, Fingerprint: fp, Source: abs, Script: abs,
 			Workload: c.String("workload"), Submitted: now}
 		// Where its output goes, while slurmctld still knows the job (best effort).
 		if kv, err := client.ShowJob(c.Context, id); err == nil {
@@ -167,8 +167,8 @@ type ambiguousJob struct {
 // (collect has not read them yet), those it holds under several clusters as
 // different jobs (which is meant is not known), and the cluster and key of
 // each job it holds.
-func trackedNotInHistory(c *cli.Context, st *store.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
-	tracked, err := st.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+func trackedNotInHistory(c *cli.Context, st *history.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
+	tracked, err := st.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -87,7 +87,7 @@ func noteUntracked(c *cli.Context, ids []string) error {
 		return err
 	}
 	defer st.Close()
-	tracked, err := st.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	tracked, err := st.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
 	if err != nil {
 		return err
 	}
@@ -137,11 +137,11 @@ func waitIDs(c *cli.Context) ([]string, error) {
 		return nil, err
 	}
 	defer st.Close()
-	tracked, err := st.Tracked(c.Context, store.TrackedFilter{})
+	tracked, err := st.Tracked(c.Context, history.TrackedFilter{})
 	if err != nil {
 		return nil, err
 	}
-	return store.Unended(tracked), nil
+	return history.Unended(tracked), nil
 }
 
 // waitQueue polls squeue, 1 s at first and then less often, until none of ids
@@ -210,7 +210,7 @@ func collectAfterWait(c *cli.Context, ids []string) error {
 
 // explainTracked explains how the ended jobs of the submissions went, from
 // the history.
-func explainTracked(c *cli.Context, tracked []store.Tracked) (map[[2]string]advisor.Outcome, error) {
+func explainTracked(c *cli.Context, tracked []history.Tracked) (map[[2]string]advisor.Outcome, error) {
 	site, err := loadSite(c)
 	if err != nil {
 		return nil, err
@@ -224,14 +224,14 @@ func explainTracked(c *cli.Context, tracked []store.Tracked) (map[[2]string]advi
 }
 
 // collectEnded imports the final records of ended jobs and scans their outputs.
-func collectEnded(c *cli.Context, ids []string) ([]store.Tracked, error) {
+func collectEnded(c *cli.Context, ids []string) ([]history.Tracked, error) {
 	tracked, _, err := collectEndedOrUnknown(c, ids)
 	return tracked, err
 }
 
 // collectEndedOrUnknown is collectEnded that also lists the ids Slurm has
 // no job of, which it says on stderr.
-func collectEndedOrUnknown(c *cli.Context, ids []string) ([]store.Tracked, []string, error) {
+func collectEndedOrUnknown(c *cli.Context, ids []string) ([]history.Tracked, []string, error) {
 	col, err := openCollector(c)
 	if err != nil {
 		return nil, nil, err
@@ -258,12 +258,12 @@ func collectEndedOrUnknown(c *cli.Context, ids []string) ([]store.Tracked, []str
 	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
 		return nil, nil, err
 	}
-	tracked, err := col.Store.Tracked(c.Context, store.TrackedFilter{JobIDs: ids})
+	tracked, err := col.Store.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
 	return tracked, unknown, err
 }
 
 // printEnded prints each job's final state and, when it did not complete, why.
-func printEnded(c *cli.Context, tracked []store.Tracked, outcomes map[[2]string]advisor.Outcome, unknown []string) error {
+func printEnded(c *cli.Context, tracked []history.Tracked, outcomes map[[2]string]advisor.Outcome, unknown []string) error {
 	rows := make([]jobStatus, 0, len(tracked))
 	for _, t := range tracked {
 		rows = append(rows, statusOf(t, nil, true, outcomes, unknown))

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/store"
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // stubSlurm puts stand-ins for scontrol, squeue (the jobs have left the
@@ -47,18 +47,18 @@ func trackFailures(t *testing.T, db string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db)
+	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var subs []store.Submission
+	var subs []history.Submission
 	for id, script := range map[string]string{"1": "nocmd.sh", "2": "nodir.sh", "3": "hostoom.sh", "4": "timeout.sh"} {
 		out := filepath.Join(dir, "slurm-"+id+".out")
 		if id == "2" {
 			out = "/nonexistent/dir/2.out"
 		}
-		subs = append(subs, store.Submission{Cluster: "migdev", JobID: id, Fingerprint: "fp" + id, Source: filepath.Join(dir, script),
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: "fp" + id, Source: filepath.Join(dir, script),
 			Script: filepath.Join(dir, script), Profile: "1g.10gb", Stdout: out, Submitted: time.Unix(1_795_000_000, 0)})
 	}
 	if err := st.RecordSubmissions(context.Background(), subs); err != nil {

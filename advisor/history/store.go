@@ -2,7 +2,7 @@
 // links scripts (by fingerprint) to sweeps, variants and, later, jobs and their
 // evidence. The schema is versioned; newer migadvisors migrate it forward and
 // older ones refuse it rather than misread it.
-package store
+package history
 
 import (
 	"context"
