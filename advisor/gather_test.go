@@ -36,8 +36,13 @@ func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := &Collector{Site: site}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: col.ProfileOf}); err != nil {
+	profileOf := func(gpuType string, count int) string {
+		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
+			return p.Name
+		}
+		return ""
+	}
+	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -7,22 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/internal/testutil"
+
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-func wulver(t *testing.T) *catalog.Site {
-	t.Helper()
-	s, err := catalog.Builtin("wulver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func lint(t *testing.T, script string) []Finding {
 	t.Helper()
-	return Lint(slurm.Parse("job.sh", []byte(script)), wulver(t))
+	return Lint(slurm.Parse("job.sh", []byte(script)), testutil.Wulver(t))
 }
 
 func summary(fs []Finding) string {
@@ -95,7 +88,7 @@ func TestWulverSampleScriptsHaveNoError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fs := Lint(s, wulver(t)); HasErrors(fs) {
+		if fs := Lint(s, testutil.Wulver(t)); HasErrors(fs) {
 			t.Errorf("%s: %s", f, summary(fs))
 		}
 	}
@@ -120,7 +113,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := summary(Lint(slurm.Parse(f, data), wulver(t))); got != want[filepath.Base(f)] {
+		if got := summary(Lint(slurm.Parse(f, data), testutil.Wulver(t))); got != want[filepath.Base(f)] {
 			t.Errorf("%s: %q, want %q", f, got, want[filepath.Base(f)])
 		}
 	}
@@ -174,16 +167,16 @@ func TestLintOutputDirectoryMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		s := slurm.Parse("job.sh", []byte(head+tc.directives+"srun train\n"))
-		got := LintWith(s, wulver(t), LintOptions{SubmitDir: submit})
+		got := LintWith(s, testutil.Wulver(t), LintOptions{SubmitDir: submit})
 		if summary(got) != tc.want {
 			t.Errorf("%s: %s, want %q", tc.name, summary(got), tc.want)
 		}
 	}
-	fs := LintWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), wulver(t), LintOptions{SubmitDir: submit})
+	fs := LintWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), testutil.Wulver(t), LintOptions{SubmitDir: submit})
 	if want := `--output's directory "nologs" does not exist in ` + submit + `: the job would fail at once (exit code 0:53) with no output; create it first (mkdir -p nologs)`; len(fs) != 1 || fs[0].Message != want {
 		t.Errorf("message %q\nwant    %q", fs, want)
 	}
-	if fs := Lint(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), wulver(t)); len(fs) != 0 {
+	if fs := Lint(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), testutil.Wulver(t)); len(fs) != 0 {
 		t.Errorf("without a submission directory nothing is checked: %s", summary(fs))
 	}
 }

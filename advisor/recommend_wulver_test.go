@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/internal/testutil"
+
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -110,7 +112,7 @@ func scriptResources(t *testing.T, b *catalog.Benchmark, extra string) slurm.Res
 }
 
 func TestRecommendFromWulverHistories(t *testing.T) {
-	site := wulverSite(t)
+	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	for name, want := range map[string]string{
 		"gromacs_performance":     "2g.20gb", // by SU per ns
@@ -142,7 +144,7 @@ func TestRecommendFromWulverHistories(t *testing.T) {
 
 // The published SU per work on each profile comes out of the history again.
 func TestRecommendReproducesPublishedSUPerWork(t *testing.T) {
-	site := wulverSite(t)
+	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	gmx, _ := set.Benchmark("gromacs_performance")
 	rec, err := Recommend(site, Job{Resources: scriptResources(t, gmx, ""), Runs: wulverHistory(t, site, gmx)}, Options{})
@@ -159,7 +161,7 @@ func TestRecommendReproducesPublishedSUPerWork(t *testing.T) {
 }
 
 func TestOldLLMHistoryNeverYields1g10gb(t *testing.T) {
-	site := wulverSite(t)
+	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	old, _ := set.Benchmark("llm-finetuning@a5945c9")
 	runs := wulverHistory(t, site, old)

@@ -4,17 +4,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/internal/testutil"
+
 	"github.com/migadvisor/migadvisor/catalog"
 )
-
-func wulverSite(t testing.TB) *catalog.Site {
-	t.Helper()
-	s, err := catalog.Builtin("wulver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // amdahl is the model's time on capacity c for whole-GPU time T and fixed share f.
 func amdahl(T, f, c float64) float64 { return T * (f + (1-f)/c) }
@@ -74,7 +67,7 @@ func TestPredictAnchorsOnTheNearestProfile(t *testing.T) {
 }
 
 func TestPriorScaling(t *testing.T) {
-	site := wulverSite(t)
+	site := testutil.Wulver(t)
 	prior := PriorScaling(site, -1)
 	// The five current Wulver tables fit fixed shares from ~0.45 (LLM) to ~0.94 (MNIST).
 	if !(prior.Lo < prior.Fixed && prior.Fixed < prior.Hi) || prior.Lo > 0.5 || prior.Hi < 0.9 {
@@ -105,7 +98,7 @@ func looError(site *catalog.Site, points []Point) (errs []float64, covered int) 
 
 // The figures README reports: run with -v to see them.
 func TestRuntimeModelLeaveOneProfileOut(t *testing.T) {
-	site := wulverSite(t)
+	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	var all []float64
 	worst, covered := 0.0, 0

@@ -8,18 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/internal/testutil"
+
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
-
-func wulver(t *testing.T) *catalog.Site {
-	t.Helper()
-	s, err := catalog.Builtin("wulver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // writeScript puts a script in a temp dir and parses it.
 func writeScript(t *testing.T, name, text string) *slurm.Script {
@@ -46,7 +39,7 @@ python train.py
 `
 
 func TestWriteSweep(t *testing.T) {
-	site := wulver(t)
+	site := testutil.Wulver(t)
 	script := writeScript(t, "train.sh", debugScript)
 	out := filepath.Join(t.TempDir(), "sweep")
 	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out})
@@ -110,7 +103,7 @@ func TestWriteSweep(t *testing.T) {
 func TestWriteSweepSelectedProfiles(t *testing.T) {
 	script := writeScript(t, "job.sh", debugScript)
 	out := t.TempDir()
-	sw, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"full", "1g.10gb", "full"}})
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"full", "1g.10gb", "full"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +113,14 @@ func TestWriteSweepSelectedProfiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "2g.20gb.sh")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("an unselected profile was written")
 	}
-	if _, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"4g.40gb"}}); err == nil ||
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"4g.40gb"}}); err == nil ||
 		!strings.Contains(err.Error(), "profiles: 1g.10gb, 2g.20gb, 3g.40gb, full") {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
 
 func TestWriteSweepProtectsFiles(t *testing.T) {
-	site := wulver(t)
+	site := testutil.Wulver(t)
 	script := writeScript(t, "job.sh", debugScript)
 	out := t.TempDir()
 	// A file the user had in the directory is never overwritten.
@@ -162,7 +155,7 @@ func TestWriteSweepProtectsFiles(t *testing.T) {
 }
 
 func TestWriteSweepRefusesLintErrors(t *testing.T) {
-	site := wulver(t)
+	site := testutil.Wulver(t)
 	crlf := writeScript(t, "crlf.sh", strings.ReplaceAll(debugScript, "\n", "\r\n"))
 	_, err := WriteSweep(SweepOptions{Script: crlf, Site: site, OutDir: t.TempDir()})
 	var lintErr *LintError
@@ -184,7 +177,7 @@ func TestWriteSweepRefusesLintErrors(t *testing.T) {
 func TestWriteSweepAddsRequestAndName(t *testing.T) {
 	script := writeScript(t, "embed.sh", "#!/bin/bash\n#SBATCH --time=10\npython embed.py\n")
 	out := t.TempDir()
-	if _, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Profiles: []string{"2g.20gb"}}); err != nil {
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"2g.20gb"}}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "2g.20gb.sh"))
@@ -223,7 +216,7 @@ qos = "course"
 func TestWriteSweepMonitoredVariants(t *testing.T) {
 	script := writeScript(t, "train.sh", debugScript)
 	out := filepath.Join(t.TempDir(), "sweep")
-	sw, err := WriteSweep(SweepOptions{Script: script, Site: wulver(t), OutDir: out, Monitor: &slurm.MonitorWrap{Binary: "/usr/local/bin/migadvisor"}})
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Monitor: &slurm.MonitorWrap{Binary: "/usr/local/bin/migadvisor"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +236,7 @@ func TestWriteSweepMonitoredVariants(t *testing.T) {
 	}
 	// A script that is not shell keeps its variants, unmonitored, and says why.
 	py := writeScript(t, "train.py", "#!/usr/bin/env python3\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\nprint('hi')\n")
-	sw, err = WriteSweep(SweepOptions{Script: py, Site: wulver(t), OutDir: filepath.Join(t.TempDir(), "py"), Monitor: &slurm.MonitorWrap{}})
+	sw, err = WriteSweep(SweepOptions{Script: py, Site: testutil.Wulver(t), OutDir: filepath.Join(t.TempDir(), "py"), Monitor: &slurm.MonitorWrap{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +257,7 @@ torchrun --nproc_per_node=2 train.py
 // A script that uses several GPUs is never swept onto one MIG slice
 // silently: refused with the line and what to do, nothing written.
 func TestWriteSweepRefusesMultiGPUOnSlices(t *testing.T) {
-	site := wulver(t)
+	site := testutil.Wulver(t)
 	for _, c := range []struct {
 		name, script string
 		want         string
@@ -293,7 +286,7 @@ func TestWriteSweepRefusesMultiGPUOnSlices(t *testing.T) {
 // On whole GPUs only, a multi-GPU script keeps its GPU count; --as-one-gpu
 // sweeps it on one GPU or slice each, as asked.
 func TestWriteSweepMultiGPUWholeOrAsOne(t *testing.T) {
-	site := wulver(t)
+	site := testutil.Wulver(t)
 	script := writeScript(t, "ddp.sh", twoGPUScript)
 	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: filepath.Join(t.TempDir(), "sweep"), Profiles: []string{"full"}})
 	if err != nil {
@@ -325,7 +318,7 @@ func TestWriteSweepMultiGPUWholeOrAsOne(t *testing.T) {
 func TestSweepTimeSetsEveryVariantsTimeLimit(t *testing.T) {
 	out := t.TempDir()
 	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\nsleep 90\n"))
-	sw, err := WriteSweep(SweepOptions{Script: s, Site: wulver(t), OutDir: out, Time: "0:10:00"})
+	sw, err := WriteSweep(SweepOptions{Script: s, Site: testutil.Wulver(t), OutDir: out, Time: "0:10:00"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package store is the job history: a SQLite database (one file, WAL) that
+// Package history is the job history: a SQLite database (one file, WAL) that
 // links scripts (by fingerprint) to sweeps, variants and, later, jobs and their
 // evidence. The schema is versioned; newer migadvisors migrate it forward and
 // older ones refuse it rather than misread it.

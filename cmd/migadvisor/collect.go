@@ -13,7 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -83,7 +83,7 @@ Examples:
 			&cli.BoolFlag{Name: "scripts", DefaultText: "on with --all-users",
 				Usage: "link jobs that were not submitted through migadvisor to their scripts, from slurmdbd (sacct --batch-script)"},
 			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
-			&cli.DurationFlag{Name: "overlap", Value: advisor.DefaultOverlap,
+			&cli.DurationFlag{Name: "overlap", Value: collect.DefaultOverlap,
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			clusterFlag(),
@@ -105,8 +105,8 @@ type collectReport struct {
 	Skipped      []skippedLine          `json:"skipped"` // the first 1,000
 	SkippedTotal int                    `json:"skipped_total"`
 	Outputs      outputReport           `json:"outputs"`
-	Scripts      *advisor.ScriptsResult `json:"scripts,omitempty"` // with --scripts
-	Window       *advisor.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
+	Scripts      *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
+	Window       *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
 	Refiled      []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
@@ -202,7 +202,7 @@ func runCollect(c *cli.Context) error {
 // showImportProgress counts the jobs imported on a terminal's stderr (a
 // whole cluster's accounting takes a while); the function it returns clears
 // the count.
-func showImportProgress(c *cli.Context, col *advisor.Collector) (done func()) {
+func showImportProgress(c *cli.Context, col *collect.Collector) (done func()) {
 	if !isTTY(c.App.ErrWriter) {
 		return func() {}
 	}
@@ -227,19 +227,19 @@ func linkScripts(c *cli.Context) bool {
 }
 
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
-func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectReport) (advisor.ImportResult, string, error) {
+func collectAccounting(c *cli.Context, col *collect.Collector, rep *collectReport) (collect.ImportResult, string, error) {
 	if file := c.String("sacct-file"); file != "" {
 		res, err := importDumpFile(c, col, file)
 		return res, file, err
 	}
 	since, err := parseSince(c.String("since"), time.Now())
 	if err != nil {
-		return advisor.ImportResult{}, "", err
+		return collect.ImportResult{}, "", err
 	}
 	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
 		Clusters: splitList(c.String("clusters"))}
 	if err := nameCluster(c, col); err != nil {
-		return advisor.ImportResult{}, "", err
+		return collect.ImportResult{}, "", err
 	}
 	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
 		return collectTracked(c, col, q, rep)
@@ -250,7 +250,7 @@ func collectAccounting(c *cli.Context, col *advisor.Collector, rep *collectRepor
 			q.Users = []string{me.Username}
 		}
 	}
-	res, w, err := col.ImportWindow(c.Context, q, advisor.WindowOptions{Overlap: c.Duration("overlap")})
+	res, w, err := col.ImportWindow(c.Context, q, collect.WindowOptions{Overlap: c.Duration("overlap")})
 	rep.Window = &w
 	return res, "sacct", err
 }
@@ -284,13 +284,13 @@ const skippedShown = 20
 
 // collectTracked asks sacct about the tracked jobs that have not ended,
 // and reports those Slurm has no job of.
-func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery, rep *collectReport) (advisor.ImportResult, string, error) {
+func collectTracked(c *cli.Context, col *collect.Collector, q slurm.SacctQuery, rep *collectReport) (collect.ImportResult, string, error) {
 	tracked, err := col.Store.Tracked(c.Context, history.TrackedFilter{})
 	if err != nil {
-		return advisor.ImportResult{}, "", err
+		return collect.ImportResult{}, "", err
 	}
 	if q.Jobs = history.Unended(tracked); len(q.Jobs) == 0 {
-		return advisor.ImportResult{}, "none", nil
+		return collect.ImportResult{}, "none", nil
 	}
 	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
 	res, unknown, err := col.ImportByID(c.Context, q)
@@ -303,7 +303,7 @@ func collectTracked(c *cli.Context, col *advisor.Collector, q slurm.SacctQuery, 
 // when it is a fallback), and gives it to the wrapper's records: the sbatch
 // wrapper does not ask slurmctld for the cluster's name (it would cost a
 // submission tens of milliseconds).
-func nameCluster(c *cli.Context, col *advisor.Collector) error {
+func nameCluster(c *cli.Context, col *collect.Collector) error {
 	ch, err := resolveCluster(c, col.Store)
 	if err != nil {
 		return err
@@ -312,12 +312,12 @@ func nameCluster(c *cli.Context, col *advisor.Collector) error {
 	return col.Store.AdoptSubmissions(c.Context, col.Cluster)
 }
 
-func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (advisor.ImportResult, error) {
+func importDumpFile(c *cli.Context, col *collect.Collector, file string) (collect.ImportResult, error) {
 	var in io.Reader = os.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return advisor.ImportResult{}, err
+			return collect.ImportResult{}, err
 		}
 		defer f.Close()
 		in = f
@@ -332,12 +332,12 @@ func importDumpFile(c *cli.Context, col *advisor.Collector, file string) (adviso
 	case clusters && c.String("cluster") == "":
 		name, err := lastCluster(c, col.Store)
 		if err != nil {
-			return advisor.ImportResult{}, err
+			return collect.ImportResult{}, err
 		}
 		col.Cluster = name
 	default:
 		if err := nameCluster(c, col); err != nil {
-			return advisor.ImportResult{}, err
+			return collect.ImportResult{}, err
 		}
 	}
 	res, err := col.ImportDump(c.Context, br)
@@ -441,7 +441,7 @@ func slurmHasNo(ids []string) string {
 
 // printWindow says which stretch of accounting was read and where the next
 // collect starts.
-func printWindow(w io.Writer, win advisor.Window) {
+func printWindow(w io.Writer, win collect.Window) {
 	const layout = "2006-01-02 15:04:05"
 	from := "since " + win.Since.Format(layout)
 	if win.FromWatermark {
@@ -460,7 +460,7 @@ func printWindow(w io.Writer, win advisor.Window) {
 }
 
 // collectStatus fails only when nothing could be imported, or with --strict.
-func collectStatus(c *cli.Context, res advisor.ImportResult) error {
+func collectStatus(c *cli.Context, res collect.ImportResult) error {
 	skipped := res.SkippedTotal
 	switch {
 	case skipped > 0 && res.Total() == 0:

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 )
@@ -122,11 +122,11 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "site.db")
-	collect := func(args ...string) *exec.Cmd {
+	collectCmd := func(args ...string) *exec.Cmd {
 		return exec.Command(bin, append([]string{"--db", db, "collect", "--all-users", "--scripts=false", "--overlap", "0s",
 			"--cluster", "wulver", "--slurm-bin", slurmBin, "--json"}, args...)...)
 	}
-	window := func(cmd *exec.Cmd) *advisor.Window {
+	window := func(cmd *exec.Cmd) *collect.Window {
 		t.Helper()
 		out, err := cmd.Output()
 		var rep collectReport
@@ -136,10 +136,10 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 		return rep.Window
 	}
 	began := time.Now()
-	first := window(collect("--since", "2026-01-01"))
+	first := window(collectCmd("--since", "2026-01-01"))
 	whole := time.Since(began)
 	time.Sleep(1100 * time.Millisecond) // a later watermark would be a later second
-	killed := collect()
+	killed := collectCmd()
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 	if ws, ok := killed.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("collect finished within %v, before the kill", whole/2)
 	}
-	next := window(collect())
+	next := window(collectCmd())
 	if !next.FromWatermark || !next.Since.Equal(first.Watermark) {
 		t.Errorf("after the kill, collect started at %v (from the watermark: %v), want %v", next.Since, next.FromWatermark, first.Watermark)
 	}

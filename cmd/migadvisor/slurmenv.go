@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -55,12 +55,12 @@ func openHistoryToWrite(c *cli.Context) (*history.Store, error) {
 
 // openCollector wires a collector to the site, the history (which the caller
 // closes through col.Store) and Slurm.
-func openCollector(c *cli.Context) (*advisor.Collector, error) {
+func openCollector(c *cli.Context) (*collect.Collector, error) {
 	site, err := loadSite(c)
 	if err != nil {
 		return nil, err
 	}
-	patterns, err := advisor.SiteWorkPatterns(site)
+	patterns, err := collect.SiteWorkPatterns(site)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func openCollector(c *cli.Context) (*advisor.Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &advisor.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
+	return &collect.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
 		Fallbacks: []string{fallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -215,7 +216,7 @@ func unknownToSlurm(c *cli.Context, tracked []history.Tracked, live map[string][
 			ids = append(ids, t.JobID)
 		}
 	}
-	unknown, err := advisor.SlurmLacks(c.Context, slurmClient(c), ids)
+	unknown, err := collect.SlurmLacks(c.Context, slurmClient(c), ids)
 	if err != nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -101,7 +101,7 @@ func runTrack(c *cli.Context) error {
 	}
 	// A job collected under another cluster name (a dump imported where
 	// Slurm could not be asked) is linked where it is, and filed once.
-	col := &advisor.Collector{Store: st, Fallbacks: choice.fallbacks()}
+	col := &collect.Collector{Store: st, Fallbacks: choice.fallbacks()}
 	if _, err := col.FileTogether(c.Context); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func runTrack(c *cli.Context) error {
 		}
 	}
 	// An id Slurm has no job of will never be in the history: say so now.
-	unknown, err := advisor.SlurmLacks(c.Context, client, missing)
+	unknown, err := collect.SlurmLacks(c.Context, client, missing)
 	if err != nil {
 		unknown = nil // sacct cannot be asked here: they are only not collected yet
 	}

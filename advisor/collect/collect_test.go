@@ -1,4 +1,4 @@
-package advisor
+package collect
 
 import (
 	"context"
@@ -166,7 +166,7 @@ func TestScanOutputsRealH100Monitor(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for src, dst := range map[string]string{"h100-monitor-pytorch.stderr": "slurm-4242.out", "h100-monitor-pytorch.json": "migadvisor-4242.json"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "nvml", src))
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "nvml", src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestScanOutputsRealH100Monitor(t *testing.T) {
 			NVMLProcessMiB float64 `json:"nvml_process_mib"`
 		} `json:"steps"`
 	}
-	raw, _ := os.ReadFile(filepath.Join("..", "testdata", "nvml", "h100-pytorch-nvml-view.json"))
+	raw, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "nvml", "h100-pytorch-nvml-view.json"))
 	if err := json.Unmarshal(raw, &view); err != nil {
 		t.Fatal(err)
 	}

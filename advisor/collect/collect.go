@@ -1,4 +1,4 @@
-package advisor
+package collect
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -204,7 +205,7 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 // one Slurm could not open it for (exit 0:53), nor one cancelled before it
 // ran.
 func wroteOutput(r *history.JobRecord) bool {
-	if Explain(r, nil).Kind == OutcomeNoOutputFile {
+	if advisor.Explain(r, nil).Kind == advisor.OutcomeNoOutputFile {
 		return false
 	}
 	neverRan := r.ElapsedS != nil && *r.ElapsedS == 0 && r.Start == nil

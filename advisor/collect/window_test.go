@@ -1,4 +1,4 @@
-package advisor
+package collect
 
 import (
 	"context"
