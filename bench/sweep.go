@@ -17,6 +17,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/internal/jobdir"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -356,7 +357,7 @@ func prepareDir(dir, script string, plan []planned) error {
 	}
 	for _, pv := range plan {
 		target := filepath.Join(dir, pv.variant.File)
-		if same, _ := sameFile(target, script); same {
+		if fsutil.SameFile(target, script) {
 			return fmt.Errorf("%s would overwrite the script itself; choose another --out", target)
 		}
 		if _, err := os.Lstat(target); err == nil && (prev == nil || prev.Variants[pv.variant.Profile] == nil) {
@@ -381,18 +382,6 @@ func ReadSweep(dir string) (*Sweep, error) {
 		return nil, fmt.Errorf("%s: sweep format version %d is not supported (this migadvisor reads %d)", file, sw.Version, SweepVersion)
 	}
 	return &sw, nil
-}
-
-func sameFile(a, b string) (bool, error) {
-	ia, err := os.Stat(a)
-	if err != nil {
-		return false, err
-	}
-	ib, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(ia, ib), nil
 }
 
 func allIn(items, allowed []string) bool {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 )
 
 // SbatchEnv names the real sbatch for a wrapper installed as `sbatch`.
@@ -25,7 +27,7 @@ const ShimEnv = "MIGADVISOR_SHIM"
 // that a wrapper installed as sbatch never calls itself.
 func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 	isWrapper := func(p string) bool {
-		return sameFile(p, self) || (getenv(ShimEnv) != "" && sameFile(p, getenv(ShimEnv)))
+		return fsutil.SameFile(p, self) || (getenv(ShimEnv) != "" && fsutil.SameFile(p, getenv(ShimEnv)))
 	}
 	if p := getenv(SbatchEnv); p != "" {
 		if isWrapper(p) {
@@ -46,15 +48,6 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no sbatch on PATH other than migadvisor itself; set %s to Slurm's sbatch", SbatchEnv)
-}
-
-func sameFile(a, b string) bool {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
 }
 
 // RunSbatch runs the real sbatch with the user's exact arguments, standard

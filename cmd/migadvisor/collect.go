@@ -308,7 +308,7 @@ func nameCluster(c *cli.Context, col *collect.Collector) error {
 	if err != nil {
 		return err
 	}
-	col.Cluster, col.Fallbacks = ch.Name, ch.fallbacks()
+	col.Cluster, col.Fallbacks = ch.Name, ch.Fallbacks()
 	return col.Store.AdoptSubmissions(c.Context, col.Cluster)
 }
 
@@ -330,7 +330,7 @@ func importDumpFile(c *cli.Context, col *collect.Collector, file string) (collec
 	switch sacct, clusters := dumpHeader(br); {
 	case !sacct:
 	case clusters && c.String("cluster") == "":
-		name, err := lastCluster(c, col.Store)
+		name, err := collect.LastCluster(c.Context, col.Store)
 		if err != nil {
 			return collect.ImportResult{}, err
 		}

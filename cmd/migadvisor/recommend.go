@@ -14,6 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -178,7 +179,7 @@ func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (adv
 // read (said on stderr: the advice then comes from the user's history alone).
 func openSiteHistory(c *cli.Context, site *catalog.Site) *history.Store {
 	path := site.History.SiteDB
-	if path == "" || sameFile(path, dbPath(c)) {
+	if path == "" || fsutil.SamePath(path, dbPath(c)) {
 		return nil
 	}
 	st, err := history.OpenWith(c.Context, path, history.Options{ReadOnly: true})

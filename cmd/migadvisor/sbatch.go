@@ -17,6 +17,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -375,7 +376,7 @@ func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) 
 			return history.Submission{}, false, err
 		}
 	}
-	source := absPath(cl.Script())
+	source := fsutil.Abs(cl.Script())
 	sub := history.Submission{Cluster: cluster, JobID: id, Fingerprint: script.Fingerprint(), Source: source,
 		Script: source, WorkDir: workingDir(), Submitted: time.Now()}
 	if site != nil {
@@ -389,13 +390,6 @@ func (w *wrapper) submission(read *submissionAdvice, args []string, out []byte) 
 		sub.Cluster = w.getenv("MIGADVISOR_CLUSTER")
 	}
 	return sub, true, nil
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 // isSbatchName reports whether the program was started as "sbatch" (a link

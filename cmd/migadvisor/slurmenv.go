@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -66,23 +66,13 @@ func openCollector(c *cli.Context) (*collect.Collector, error) {
 	}
 	// The site-wide history is created readable by every user: they read
 	// it (read-only) for advice; its admins fill it with collect.
-	shared := site.History.SiteDB != "" && sameFile(dbPath(c), site.History.SiteDB)
+	shared := site.History.SiteDB != "" && fsutil.SamePath(dbPath(c), site.History.SiteDB)
 	st, err := history.OpenWith(c.Context, dbPath(c), history.Options{Shared: shared})
 	if err != nil {
 		return nil, err
 	}
 	return &collect.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
-		Fallbacks: []string{fallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
-}
-
-// sameFile reports whether two paths name the same file, existing or not.
-func sameFile(a, b string) bool {
-	if ia, err := os.Stat(a); err == nil {
-		if ib, err := os.Stat(b); err == nil {
-			return os.SameFile(ia, ib)
-		}
-	}
-	return filepath.Clean(absPath(a)) == filepath.Clean(absPath(b))
+		Fallbacks: []string{collect.FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
 }
 
 func clusterFlag() cli.Flag {
@@ -90,81 +80,17 @@ func clusterFlag() cli.Flag {
 		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName, else the name the history last used, else local)"}
 }
 
-// fallbackCluster names the jobs of a history that never learnt its
-// cluster's name, where Slurm cannot be asked. It is the only fallback
-// name: the name a history last used came from Slurm or --cluster. Once a
-// real name holds the same jobs, collect files them there (Collector.
-// FileTogether).
-const fallbackCluster = "local"
-
-// clusterChoice is the cluster name a command files jobs under, and, when
-// neither --cluster nor Slurm gave it, the sentence that says which name was
-// used and why.
-type clusterChoice struct {
-	Name     string
-	Fallback string
-}
-
-// chooseCluster resolves the cluster name the same way for every command
-// that files or links jobs (collect, from sacct or a dump; track; wait;
-// submissions of sweeps, probes and bench runs; the wrapper's records when
-// they are adopted): --cluster or MIGADVISOR_CLUSTER, else slurmctld's
-// ClusterName; where Slurm cannot be asked (a laptop with a dump, no
-// controller), the name the history st last used, else "local". A name
-// that --cluster or Slurm gave is kept in the history (when st is writable)
-// for the commands that cannot ask.
-func chooseCluster(c *cli.Context, st *history.Store) (clusterChoice, error) {
-	name := c.String("cluster")
-	if name == "" {
-		name = os.Getenv("MIGADVISOR_CLUSTER") // commands without the flag
+// resolveCluster is collect.ChooseCluster given --cluster or
+// MIGADVISOR_CLUSTER (for commands without the flag), saying on stderr which
+// name it fell back to.
+func resolveCluster(c *cli.Context, st *history.Store) (collect.ClusterChoice, error) {
+	given := c.String("cluster")
+	if given == "" {
+		given = os.Getenv("MIGADVISOR_CLUSTER")
 	}
-	var slurmErr error
-	if name == "" {
-		name, slurmErr = slurmClient(c).ClusterName(c.Context)
-	}
-	if slurmErr == nil {
-		if st != nil {
-			_ = st.RememberCluster(c.Context, name) // best effort: a read-only history keeps none
-		}
-		return clusterChoice{Name: name}, nil
-	}
-	last, err := lastCluster(c, st)
+	ch, err := collect.ChooseCluster(c.Context, given, slurmClient(c), st)
 	if err != nil {
-		return clusterChoice{}, err
-	}
-	if last == fallbackCluster {
-		return clusterChoice{Name: last, Fallback: fmt.Sprintf("%v; filing the jobs under cluster %q (name it with --cluster)", slurmErr, last)}, nil
-	}
-	return clusterChoice{Name: last, Fallback: fmt.Sprintf("%v; filing the jobs under cluster %q, the name this history last used (name another with --cluster)", slurmErr, last)}, nil
-}
-
-// lastCluster is the name the history st last used, else "local".
-func lastCluster(c *cli.Context, st *history.Store) (string, error) {
-	if st == nil {
-		return fallbackCluster, nil
-	}
-	name, err := st.ClusterName(c.Context)
-	if name == "" {
-		name = fallbackCluster
-	}
-	return name, err
-}
-
-// fallbacks are the names whose jobs were filed where the cluster was not
-// known: "local", unless it is the real name (Slurm's or --cluster's).
-func (ch clusterChoice) fallbacks() []string {
-	if ch.Name == fallbackCluster && ch.Fallback == "" {
-		return nil
-	}
-	return []string{fallbackCluster}
-}
-
-// resolveCluster is chooseCluster, saying on stderr which name it fell
-// back to.
-func resolveCluster(c *cli.Context, st *history.Store) (clusterChoice, error) {
-	ch, err := chooseCluster(c, st)
-	if err != nil {
-		return clusterChoice{}, err
+		return collect.ClusterChoice{}, err
 	}
 	if ch.Fallback != "" {
 		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", ch.Fallback)

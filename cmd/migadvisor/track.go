@@ -101,7 +101,7 @@ func runTrack(c *cli.Context) error {
 	}
 	// A job collected under another cluster name (a dump imported where
 	// Slurm could not be asked) is linked where it is, and filed once.
-	col := &collect.Collector{Store: st, Fallbacks: choice.fallbacks()}
+	col := &collect.Collector{Store: st, Fallbacks: choice.Fallbacks()}
 	if _, err := col.FileTogether(c.Context); err != nil {
 		return err
 	}
