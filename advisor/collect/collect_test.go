@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/bench/gpu"
-	"github.com/migadvisor/migadvisor/bench/monitor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -133,14 +131,11 @@ func TestScanOutputsReadsMonitorSummary(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "slurm-3.out"), "epoch 1\n")
 	write(t, filepath.Join(dir, "slurm-4.out"), "MIGADVISOR_GPU peak_mib=2000 total_mib=9728 device=A100 MIG 1g.10gb\n")
-	process := 5120.0
-	sum := &monitor.Summary{Version: monitor.SummaryVersion, JobID: "3", Samples: 9, NVML: "ok", Devices: []*gpu.DeviceStats{{
-		Device:  gpu.Device{Name: "NVIDIA A100-SXM4-80GB MIG 1g.10gb", MIG: true, Profile: "1g.10gb", TotalMiB: 9728},
-		Samples: 9, PeakUsedMiB: 5400, PeakProcessMiB: &process, ProcessScope: gpu.ScopeTree, Utilization: gpu.UtilUnsupported,
-	}}}
-	if err := sum.Write(filepath.Join(dir, "migadvisor-3.json")); err != nil {
-		t.Fatal(err)
-	}
+	// A summary as the monitor writes it (bench/monitor checks its writer
+	// against the protocol's reader, slurm.ReadMonitorSummary).
+	write(t, filepath.Join(dir, "migadvisor-3.json"), `{"version": 1, "job_id": "3", "samples": 9, "nvml": "ok", "devices": [{
+  "name": "NVIDIA A100-SXM4-80GB MIG 1g.10gb", "mig": true, "profile": "1g.10gb", "memory_total_mib": 9728,
+  "samples": 9, "peak_used_mib": 5400, "peak_process_mib": 5120, "process_scope": "tree", "utilization": "unsupported"}]}`)
 	write(t, filepath.Join(dir, "migadvisor-4.json"), "{not json")
 	out, err := col.ScanOutputs(ctx, []string{dir}, nil)
 	if err != nil || out.GPUMemory != 2 || len(out.Unread) != 1 || !strings.Contains(out.Unread[0], "migadvisor-4.json") {
