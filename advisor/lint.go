@@ -1,5 +1,3 @@
-// Package advisor judges jobs against a site: lint findings now, and later the
-// history-based recommendations.
 package advisor
 
 import (
