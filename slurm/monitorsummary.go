@@ -1,10 +1,10 @@
 package slurm
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/versioned"
 )
 
 // The monitor's summary file (migadvisor-<jobkey>.json, beside the job's
@@ -93,11 +93,8 @@ func ReadMonitorSummary(path string) (*MonitorSummary, error) {
 // refusing versions this build does not know.
 func ParseMonitorSummary(path string, data []byte) (*MonitorSummary, error) {
 	var s MonitorSummary
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: not a monitor summary: %w", path, err)
-	}
-	if s.Version != SummaryVersion {
-		return nil, fmt.Errorf("%s: monitor summary version %d; this migadvisor reads version %d", path, s.Version, SummaryVersion)
+	if err := versioned.DecodeJSON(path, data, "monitor summary", SummaryVersion, &s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
