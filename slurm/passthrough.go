@@ -51,14 +51,15 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 }
 
 // RunSbatch runs the real sbatch with the user's exact arguments, standard
-// input and output, and returns its exit status (128+N when signal N ended
+// input and output, in env ("NAME=value"; nil: this process's), and returns its exit status (128+N when signal N ended
 // it) and what it wrote on stdout (which also went to stdout as it came: the
 // job id is in it). The terminal sends SIGINT and SIGHUP to sbatch itself
 // (one process group), so the wrapper only outlives them, to report sbatch's
 // status; SIGTERM, which is sent to a process, is forwarded.
-func RunSbatch(path string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, []byte, error) {
+func RunSbatch(path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (int, []byte, error) {
 	var captured limitedBuffer
 	cmd := exec.Command(path, args...)
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.MultiWriter(stdout, &captured), stderr
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

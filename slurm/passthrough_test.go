@@ -28,7 +28,7 @@ func TestRunSbatchPassesEverythingThrough(t *testing.T) {
 	sbatch, argsLog := stubSbatch(t, dir)
 	args := []string{"--export=ALL,X=1 2", "--job-name", "it's \"quoted\"", "--wrap", "echo $(hostname) `id`", "ünï", ""}
 	var out, errOut bytes.Buffer
-	status, captured, err := RunSbatch(sbatch, args, strings.NewReader("#!/bin/bash\necho from stdin\n"), &out, &errOut)
+	status, captured, err := RunSbatch(sbatch, args, nil, strings.NewReader("#!/bin/bash\necho from stdin\n"), &out, &errOut)
 	if err != nil || status != 0 {
 		t.Fatalf("status %d, %v", status, err)
 	}
@@ -43,11 +43,18 @@ func TestRunSbatchPassesEverythingThrough(t *testing.T) {
 	}
 	t.Setenv("STUB_EXIT", "1")
 	t.Setenv("STUB_OUT", "sbatch: error: invalid partition")
-	if status, _, _ := RunSbatch(sbatch, nil, strings.NewReader(""), &out, &errOut); status != 1 {
+	if status, _, _ := RunSbatch(sbatch, nil, nil, strings.NewReader(""), &out, &errOut); status != 1 {
 		t.Errorf("status %d, want sbatch's 1", status)
 	}
-	if status, _, err := RunSbatch(filepath.Join(dir, "missing"), nil, nil, &out, &errOut); status != 127 || err == nil {
+	if status, _, err := RunSbatch(filepath.Join(dir, "missing"), nil, nil, nil, &out, &errOut); status != 127 || err == nil {
 		t.Errorf("missing sbatch: status %d, %v", status, err)
+	}
+	// An environment given is sbatch's whole environment: $STUB_EXIT is
+	// not in it.
+	out.Reset()
+	env := []string{"PATH=" + os.Getenv("PATH"), "STUB_OUT=from env"}
+	if status, _, err := RunSbatch(sbatch, nil, env, strings.NewReader(""), &out, &errOut); status != 0 || err != nil || out.String() != "from env\n" {
+		t.Errorf("with env: status %d, %v, stdout %q", status, err, out.String())
 	}
 }
 

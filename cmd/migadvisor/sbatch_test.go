@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // fakeSbatch puts an sbatch on PATH that logs its argv and prints a job id
@@ -328,61 +327,19 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 	}
 }
 
-func TestSbatchWrapperAdvisesFromAnEarlierVersion(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	file := filepath.Join(t.TempDir(), "job.sh")
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py --epochs 2\n"), 0o644)
-	historyWithJob2(t, db, file)
-	// Its output had the monitor's line: 1.5 GiB on 1g.10gb.
-	ev, err := slurm.ScanOutput(strings.NewReader("MIGADVISOR_GPU peak_mib=1536 total_mib=9728 samples=4 device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := history.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.RecordOutput(context.Background(), "migdev", "2", "/tmp/fx/slurm-2.out", 100, time.Now(), ev); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	// The user edits the body: a new fingerprint, the same path.
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py --epochs 3\n"), 0o644)
-	fakeSbatch(t)
-	_, errOut, code := migadvisor(t, "sbatch", file)
-	if code != 0 || !strings.HasPrefix(errOut, "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb; 1g.10gb would cost ~") {
-		t.Errorf("advice after an edit: exit %d, %q", code, errOut)
-	}
-}
-
-// The wrapper says, before a submission, what would change the job from
-// what its script reads: a GPU request after the first command leaves the
-// job without its GPU (seen: silent), and more GPU processes than GPUs.
-func TestSbatchWrapperSaysWhatTheJobWillNotGet(t *testing.T) {
+// The wrapper judges the script where sbatch runs: an --output on the
+// command line whose directory does not exist in the working directory is
+// said before the submission (the lint lines themselves are tested in
+// advisor/wrapper).
+func TestSbatchWrapperLintsInTheWorkingDirectory(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 	argsLog := fakeSbatch(t)
-	late := filepath.Join(t.TempDir(), "late.sh")
-	os.WriteFile(late, []byte("#!/bin/bash\n#SBATCH -t 10\nmodule load cuda\n#SBATCH --gres=gpu:a100:1   # too late\npython train.py\n"), 0o644)
-	_, errOut, code := migadvisor(t, "sbatch", late)
-	want := "migadvisor: " + late + ":4: sbatch ignores #SBATCH lines after the first command (line 3), so the job runs without --gres=gpu:a100:1; move this line above it (late-directive)\n"
-	if code != 0 || !strings.HasPrefix(errOut, want) {
-		t.Errorf("late GPU request: exit %d\n%q\nwant %q", code, errOut, want)
-	}
-	if data, _ := os.ReadFile(argsLog); !strings.Contains(string(data), late) {
-		t.Errorf("the job was not submitted: %q", data)
-	}
 	ddp := filepath.Join(t.TempDir(), "ddp.sh")
-	os.WriteFile(ddp, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH -t 10\ntorchrun --nproc_per_node=2 train.py\n"), 0o644)
-	if _, errOut, code := migadvisor(t, "sbatch", ddp); code != 0 || !strings.Contains(errOut, "(gpu-processes-over-request)") {
-		t.Errorf("2 processes on one slice: exit %d %q", code, errOut)
-	}
-	// An --output on the command line whose directory does not exist: the
-	// job would fail at once with exit 0:53 (seen: silent).
-	_, errOut, code = migadvisor(t, "sbatch", "-o", "no-such-dir/%j.out", ddp)
-	if want := `migadvisor: sbatch's command line: --output's directory "no-such-dir" does not exist in `; code != 0 || !strings.Contains(errOut, want) {
+	os.WriteFile(ddp, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH -t 10\npython train.py\n"), 0o644)
+	wd, _ := os.Getwd()
+	_, errOut, code := migadvisor(t, "sbatch", "-o", "no-such-dir/%j.out", ddp)
+	if want := `migadvisor: sbatch's command line: --output's directory "no-such-dir" does not exist in ` + wd; code != 0 || !strings.Contains(errOut, want) {
 		t.Errorf("-o into a missing directory: exit %d %q", code, errOut)
 	}
 	if data, _ := os.ReadFile(argsLog); !strings.Contains(string(data), "no-such-dir/%j.out") {

@@ -1,0 +1,190 @@
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// userCommandLine parses the user's arguments once, without --mig-apply
+// among sbatch's options (after the script it is the script's own argument,
+// and stays), and reports whether it was there. Only then, the arguments
+// without it are parsed again: the flag is unknown to sbatch, and would be a
+// problem of the command line.
+func userCommandLine(args []string) (*slurm.CommandLine, bool) {
+	cl := slurm.ParseCommandLine(args)
+	end := len(args)
+	if cl.ScriptIndex >= 0 {
+		end = cl.ScriptIndex
+	}
+	for i := 0; i < end; i++ {
+		if args[i] == ApplyFlag && !isOptionValue(cl, i) {
+			return slurm.ParseCommandLine(slices.Delete(slices.Clone(args), i, i+1)), true
+		}
+	}
+	return cl, false
+}
+
+// isOptionValue reports whether args[i] is the value word of an option ("-J --mig-apply").
+func isOptionValue(cl *slurm.CommandLine, i int) bool {
+	for _, o := range cl.Options {
+		if o.Start < i && i < o.End {
+			return true
+		}
+	}
+	return false
+}
+
+// advice is what the advice step found.
+type advice struct {
+	site   *catalog.Site
+	script *slurm.Script // nil when there is no script file
+	lint   []string      // what sbatch or the site would reject, or the job will not get
+	submit *advisor.SubmitAdvice
+}
+
+// adviseWithin prints the advice for the submission and returns the command
+// line to run sbatch with (the user's, or with apply the advice's) and what
+// the advice step read, nil when it ran out of time.
+func (w *wrapper) adviseWithin(ctx context.Context, cl *slurm.CommandLine, apply bool) (*slurm.CommandLine, *advice) {
+	adv, err := runWithin(ctx, w.opt.AdviceDeadline, func(ctx context.Context) (*advice, error) {
+		return w.advise(ctx, cl)
+	})
+	if err != nil {
+		w.warn("no advice this time: %v", err)
+		return cl, adv
+	}
+	for _, line := range adv.lint {
+		w.say("%s", line)
+	}
+	a := adv.submit
+	switch {
+	case a == nil:
+		return cl, adv
+	case len(a.Settings) == 0: // a warning with nothing to change
+		w.say("%s.", a.Message)
+		return cl, adv
+	case !apply:
+		w.say("%s. Use %s, or resubmit with %s=1.", a.Message, a.Use(), EnvApply)
+		return cl, adv
+	}
+	var changes []string
+	for _, s := range a.Settings {
+		changes = append(changes, s.Before()+" -> "+slurm.ShellWord(s.String()))
+	}
+	w.say("%s.", a.Message)
+	w.say("submitting on %s: %s", a.Profile, strings.Join(changes, ", "))
+	return slurm.ParseCommandLine(cl.WithSettings(a.Settings)), adv
+}
+
+// advise judges the job from the user's history and the site's. What it
+// read is returned with an error too, for the record.
+func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, error) {
+	adv := &advice{}
+	path := cl.Script()
+	if path == "" {
+		return adv, nil // --wrap or stdin: no file to fingerprint
+	}
+	file := w.scriptFile(path)
+	script, err := slurm.ReadScript(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return adv, nil // sbatch says so itself
+	}
+	if err != nil {
+		return nil, err
+	}
+	adv.script = script
+	site, err := w.opt.LoadSite(w.getenv(EnvSite))
+	if err != nil {
+		return adv, err
+	}
+	adv.site = site
+	adv.lint = lintLines(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
+	runs, err := w.runs(ctx, advisor.KeyOf(file, script, site), site)
+	if err != nil || len(runs) == 0 {
+		return adv, err
+	}
+	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
+		Runs: runs, QueueWaitS: map[string]float64{}}
+	rec, err := advisor.Recommend(site, job, advisor.Options{})
+	if err != nil {
+		return adv, fmt.Errorf("recommend: %w", err)
+	}
+	adv.submit, err = advisor.ForSubmission(site, rec, cl, script, w.opt.Env)
+	return adv, err
+}
+
+// scriptFile is the script's path as this process opens it: relative to
+// the directory sbatch runs in.
+func (w *wrapper) scriptFile(path string) string {
+	if filepath.IsAbs(path) || w.opt.WorkDir == "" {
+		return path
+	}
+	return filepath.Join(w.opt.WorkDir, path)
+}
+
+// runs are the script's runs, and its earlier versions', in the user's
+// history and the site's (site_db in the site file), each job once.
+func (w *wrapper) runs(ctx context.Context, key advisor.ScriptKey, site *catalog.Site) ([]advisor.Run, error) {
+	own, err := w.runsFrom(ctx, key, w.dbPath(), false)
+	if err != nil {
+		return nil, err
+	}
+	siteRuns, err := w.runsFrom(ctx, key, site.History.SiteDB, true)
+	if err != nil {
+		return nil, err
+	}
+	return advisor.MergeRuns(own, siteRuns), nil
+}
+
+// runsFrom reads the script's runs, and its earlier versions', from a
+// history, read-only: none when db is "" (no site-wide history) or, for the
+// user's own, does not exist yet. siteWide (the site's history) counts only
+// this user's jobs as earlier versions.
+func (w *wrapper) runsFrom(ctx context.Context, key advisor.ScriptKey, db string, siteWide bool) ([]advisor.Run, error) {
+	if db == "" {
+		return nil, nil
+	}
+	st, err := w.opt.OpenHistory(ctx, db)
+	if errors.Is(err, fs.ErrNotExist) && !siteWide {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if siteWide {
+		return advisor.GatherScriptRuns(ctx, key, nil, st)
+	}
+	return advisor.GatherScriptRuns(ctx, key, st)
+}
+
+// lintLines are the script's error findings as "path:line: message (code)"
+// ("sbatch's command line: …" for a finding of line 0), and the warnings
+// about a job that will not run as its script reads.
+func lintLines(script *slurm.Script, site *catalog.Site, path string, opt advisor.LintOptions) []string {
+	var lines []string
+	for _, f := range advisor.LintWith(script, site, opt) {
+		switch {
+		case f.Severity != advisor.SeverityError && !jobChangingWarning[f.Code]:
+		case f.Line == 0:
+			lines = append(lines, fmt.Sprintf("sbatch's command line: %s (%s)", f.Message, f.Code))
+		default:
+			lines = append(lines, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
+		}
+	}
+	return lines
+}
+
+// jobChangingWarning are the lint warnings about a job that will not run
+// as its script reads: an #SBATCH line sbatch ignores (a GPU request there
+// leaves the job without its GPU), more GPU processes than GPUs.
+var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}
