@@ -6,15 +6,16 @@
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
 #   make bench    Go benchmarks (figures in README.md)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
-#   make install  install to $(DESTDIR)$(PREFIX)/bin
+#   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 
 GO       ?= go
 PREFIX   ?= /usr/local
 BIN      := bin/migadvisor
 LEAN     := bin/migadvisor-monitor
 WRAPPER  := bin/migadvisor-sbatch
+# Evaluated only where used (build): install runs no git and no Go.
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X main.version=$(VERSION)
+LDFLAGS   = -X main.version=$(VERSION)
 # urfave/cli's man-page and markdown writers are never used; leaving them out
 # saves a millisecond of start-up on every wrapped sbatch.
 TAGS     := urfave_cli_no_docs
@@ -30,8 +31,8 @@ all: build
 # bin/migadvisor-monitor is the monitor alone, for inside jobs (a third of
 # the memory); sweep variants use it when it sits beside migadvisor.
 # bin/migadvisor-sbatch is migadvisor without the docs command (and its
-# plotting library, 2 ms of start-up): the sbatch shim runs it on every
-# submission.
+# plotting library, 2 ms of start-up), the monitor and catalog discover
+# (NVML): the sbatch shim runs it on every submission.
 build:
 	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
 	$(GO) build -tags '$(TAGS) noreport' -ldflags '$(LDFLAGS)' -o $(WRAPPER) ./cmd/migadvisor
@@ -125,10 +126,21 @@ install: installable
 	install -d $(DESTDIR)$(PREFIX)/libexec/migadvisor $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles
 	install -m 0755 scripts/sbatch $(DESTDIR)$(PREFIX)/libexec/migadvisor/sbatch
 	install -m 0755 $(WRAPPER) $(DESTDIR)$(PREFIX)/libexec/migadvisor/migadvisor-sbatch
-	install -m 0644 scripts/modulefiles/migadvisor.lua scripts/modulefiles/migadvisor.tcl $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/
+	@# The modulefiles point at PREFIX (not DESTDIR: a package is staged there).
+	for f in migadvisor.lua migadvisor.tcl; do \
+		sed 's|@PREFIX@|$(PREFIX)|g' scripts/modulefiles/$$f > $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/$$f && \
+		chmod 0644 $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/$$f || exit 1; \
+	done
 
+# Go is needed only when a binary is missing: root's PATH (sudo's
+# secure_path) seldom has it. A missing binary with no Go says what to run.
 installable:
-	@if [ ! -x $(BIN) ] || [ ! -x $(LEAN) ] || [ ! -x $(WRAPPER) ]; then $(MAKE) build; fi
+	@for b in $(BIN) $(LEAN) $(WRAPPER); do \
+		if [ ! -x $$b ]; then \
+			if command -v $(GO) >/dev/null 2>&1; then $(MAKE) build && exit 0; fi; \
+			echo "install: $$b is missing and $(GO) is not on PATH: run 'make build' first (as yourself), then 'sudo make install'" >&2; exit 1; \
+		fi; \
+	done
 
 clean:
 	rm -rf bin

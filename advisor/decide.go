@@ -39,7 +39,9 @@ func (a *analysis) decide() {
 		}
 	}
 	if len(eligible) == 0 {
-		a.rec.Reason, a.rec.Next = a.nextStep()
+		reason, next := a.nextStep()
+		a.rec.Reason = reason
+		a.rec.SetNext(next)
 		return
 	}
 	key, what := a.objectiveKey(eligible)
@@ -75,7 +77,7 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
 		}
 		if pa.excluded == "" && pa.OOMRisk == RiskUnknown && !pricedOut(&pa, choice) {
 			a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
-			a.rec.Next = a.probeCommand(pa.Profile, pa.TimeLimit)
+			a.rec.SetNext(a.probeStep(pa.Profile, pa.TimeLimit))
 			return
 		}
 	}
@@ -226,26 +228,26 @@ func formatKey(v float64, what string) string {
 }
 
 // nextStep says why nothing can be recommended, and what to run to find out.
-func (a *analysis) nextStep() (reason, next string) {
+func (a *analysis) nextStep() (reason string, next NextStep) {
 	if len(a.runs) == 0 && a.rec.MultiGPU != nil {
 		return fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", a.rec.MultiGPU.GPUs),
-			a.probeCommand(a.wholeGPUProfiles(), "")
+			a.probeStep(a.wholeGPUProfiles(), "")
 	}
 	if len(a.runs) == 0 {
 		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
-			a.probeCommand("", "")
+			a.probeStep("", "")
 	}
 	if r, ok := a.scriptFailure(); ok {
-		next := ""
+		var next NextStep
 		if r.Outcome.Kind == OutcomeNoOutputFile {
-			next = "migadvisor lint " + slurm.ShellWord(a.job.Script)
+			next = LintStep(a.job.Script)
 		}
 		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return n == failureNote(r) }) // the reason says it
 		return fmt.Sprintf("no run completed, and job %s %s; no profile changes that, so fix the script before measuring it", r.JobID, r.outcomeText()), next
 	}
 	if r, ok := a.hostOOMOnly(); ok {
 		return fmt.Sprintf("no run completed, and %s, which is about --mem, not the GPU: ask for --mem=%s (the change below), then measure it",
-			a.rec.MemReason, a.rec.Mem), a.probeCommand(r.Profile, "")
+			a.rec.MemReason, a.rec.Mem), a.probeStep(r.Profile, "")
 	}
 	var blocked []string
 	for _, pa := range a.rec.Profiles {
@@ -253,7 +255,7 @@ func (a *analysis) nextStep() (reason, next string) {
 		case pa.excluded != "":
 		case pa.OOMRisk == RiskUnknown || pa.OOMRisk == RiskMedium:
 			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
-				a.probeCommand(pa.Profile, "")
+				a.probeStep(pa.Profile, "")
 		case pa.OOMRisk == RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return a.measureStep(&pa)
 		case pa.OOMRisk == RiskLow:
@@ -261,33 +263,33 @@ func (a *analysis) nextStep() (reason, next string) {
 		}
 	}
 	if len(blocked) > 0 {
-		return "every profile that fits is excluded: " + strings.Join(blocked, "; "), ""
+		return "every profile that fits is excluded: " + strings.Join(blocked, "; "), NextStep{}
 	}
 	need := "more GPU memory than any profile has"
 	if a.need.Known() {
 		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", FormatMiB(a.need.MiB), a.need.Source)
 	}
-	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", ""
+	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{}
 }
 
 // measureStep says why a profile that fits has no runtime to advise on, and
 // the probe that measures it: with a longer --time after a run reached its
 // limit, else as it is (the runs ran out of memory on smaller profiles, or
 // failed).
-func (a *analysis) measureStep(pa *ProfileAdvice) (reason, next string) {
+func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep) {
 	a.rec.TimeLimit = pa.TimeLimit
 	if pa.RuntimeAtLeast {
 		reason = fmt.Sprintf("no run has completed on %s: it %s", pa.Profile, pa.boundBy)
 		if pa.TimeLimit != "" {
 			reason += fmt.Sprintf("; ask for --time=%s and measure it", pa.TimeLimit)
 		}
-		return reason, a.probeCommand(pa.Profile, pa.TimeLimit)
+		return reason, a.probeStep(pa.Profile, pa.TimeLimit)
 	}
 	reason = "no run has completed yet, so no runtime is known"
 	if r, ok := a.firstFailure(); ok {
 		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}
-	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeCommand(pa.Profile, "")
+	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep(pa.Profile, "")
 }
 
 // firstFailure is a run that ran and did not complete, GPU OOMs first.

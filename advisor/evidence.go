@@ -196,3 +196,26 @@ func (r Run) outcomeText() string {
 	}
 	return "ended " + r.State
 }
+
+// RecordCharge prices a job of the history with the site's formula: what it
+// was allocated (CPUs, requested memory, GPU profile), for as long as it
+// ran. ok is false where no honest figure can be given: no elapsed time or
+// CPUs in its record, or a GPU the site has no profile for.
+func RecordCharge(site *catalog.Site, r *history.JobRecord) (ch catalog.Charge, ok bool) {
+	if r.ElapsedS == nil || r.CPUs == nil || r.GPUCount > 0 && r.Profile == "" {
+		return catalog.Charge{}, false
+	}
+	u := catalog.Usage{CPUs: int(*r.CPUs), Hours: float64(*r.ElapsedS) / 3600, QoS: r.QOS, Partition: r.Partition}
+	if r.ReqMemMiB != nil {
+		u.MemMiB = *r.ReqMemMiB
+	}
+	if r.GPUCount > 0 {
+		u.Profile, u.GPUs = r.Profile, int(r.GPUCount)
+	}
+	job, err := site.JobOf(u)
+	if err != nil {
+		return catalog.Charge{}, false
+	}
+	ch, err = site.Charge(job)
+	return ch, err == nil
+}

@@ -103,6 +103,7 @@ func TestExamples(t *testing.T) {
 		"pytorch_cifar10.sh":    "",
 		"pytorch_mnist.sh":      "",
 		"qlora_finetune.sh":     "",
+		"quickstart.sh":         "",
 	}
 	files, _ := filepath.Glob("../examples/*.sh")
 	if len(files) != len(want) {

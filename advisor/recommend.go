@@ -86,7 +86,8 @@ type Recommendation struct {
 	Runs        int             `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
 	EarlierRuns int             `json:"earlier_runs"`   // of those, runs of an earlier version of the script
 	Reason      string          `json:"reason"`         // why the recommended profile, or why none
-	Next        string          `json:"next,omitempty"` // the command that gets the missing evidence
+	Next        string          `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
+	NextStep    NextStep        `json:"next_step,omitzero"`
 	TimeLimit   string          `json:"time_limit,omitempty"`
 	Mem         string          `json:"mem,omitempty"`        // --mem to ask for after a host OOM
 	MemReason   string          `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
@@ -460,21 +461,76 @@ func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
 	return ps
 }
 
-// probeCommand is the command that measures the script, on one profile or
-// all, with the --time given ("" for the script's).
-func (a *analysis) probeCommand(profile, limit string) string {
-	cmd := "migadvisor recommend --probe"
-	if profile != "" {
-		cmd += " --profiles " + profile
-	}
-	if limit != "" {
-		cmd += " --time " + limit
-	}
-	script := a.job.Script
+// NextKind is what the next step of a recommendation does.
+type NextKind string
+
+const (
+	NextNone  NextKind = ""      // nothing to run: the advice stands, or no run would help
+	NextProbe NextKind = "probe" // measure the script: recommend --probe
+	NextLint  NextKind = "lint"  // fix what sbatch or the site would reject first
+)
+
+// NextStep is the step that gets the missing evidence, as data: callers act
+// on Kind, and Command is the line shown to users.
+type NextStep struct {
+	Kind     NextKind `json:"kind"`
+	Profiles []string `json:"profiles,omitempty"` // the probe's; empty: every profile
+	Time     string   `json:"time,omitempty"`     // the probe's --time; "": the script's
+	Script   string   `json:"script"`             // as the user named it; "" reads JOB.sh
+}
+
+// ProbeStep is the probe of script on profiles (none: all) with --time limit.
+func ProbeStep(script string, profiles []string, limit string) NextStep {
+	return NextStep{Kind: NextProbe, Profiles: profiles, Time: limit, Script: script}
+}
+
+// LintStep is the lint of script, before anything is measured.
+func LintStep(script string) NextStep {
+	return NextStep{Kind: NextLint, Script: script}
+}
+
+// Command is the step as a command line a user can paste; "" for NextNone.
+func (n NextStep) Command() string {
+	script := n.Script
 	if script == "" {
 		script = "JOB.sh"
 	}
-	return cmd + " " + slurm.ShellWord(script)
+	switch n.Kind {
+	case NextProbe:
+		cmd := "migadvisor recommend --probe"
+		if len(n.Profiles) > 0 {
+			cmd += " --profiles " + strings.Join(n.Profiles, ",")
+		}
+		if n.Time != "" {
+			cmd += " --time " + n.Time
+		}
+		return cmd + " " + slurm.ShellWord(script)
+	case NextLint:
+		return "migadvisor lint " + slurm.ShellWord(script)
+	}
+	return ""
+}
+
+// SetNext makes step the recommendation's next step, and Next its command
+// line, so that the two never disagree.
+func (r *Recommendation) SetNext(step NextStep) {
+	r.NextStep, r.Next = step, step.Command()
+}
+
+// probeStep is the step that measures the script on profiles (a
+// comma-separated list, "" for all) with the --time given ("" for the
+// script's).
+func (a *analysis) probeStep(profiles, limit string) NextStep {
+	var names []string
+	if profiles != "" {
+		names = strings.Split(profiles, ",")
+	}
+	return ProbeStep(a.job.Script, names, limit)
+}
+
+// probeCommand is probeStep's command line, for the notes and reasons that name it.
+func (a *analysis) probeCommand(profiles, limit string) string {
+	return a.probeStep(profiles, limit).Command()
 }
 
 func joinProfiles(ps []string) string { return strings.Join(ps, ", ") }

@@ -296,6 +296,38 @@ func TestUnknownRiskAsksForAProbeOfThatProfile(t *testing.T) {
 	if rec.Recommended != nil || rec.Next != "migadvisor recommend --probe --profiles 3g.40gb job.sh" {
 		t.Errorf("next %q (%s)", rec.Next, rec.Reason)
 	}
+	if s := rec.NextStep; s.Kind != NextProbe || strings.Join(s.Profiles, ",") != "3g.40gb" || s.Script != "job.sh" {
+		t.Errorf("next step %+v", s)
+	}
+}
+
+// The typed next step and the command line shown agree, for each kind;
+// callers act on the kind, never on the text.
+func TestNextStepKindsAndTheirCommands(t *testing.T) {
+	for _, c := range []struct {
+		step NextStep
+		want string
+	}{
+		{ProbeStep("job.sh", nil, ""), "migadvisor recommend --probe job.sh"},
+		{ProbeStep("my job.sh", []string{"full", "full-h100"}, "02:00:00"), "migadvisor recommend --probe --profiles full,full-h100 --time 02:00:00 'my job.sh'"},
+		{ProbeStep("", nil, ""), "migadvisor recommend --probe JOB.sh"},
+		{LintStep("job.sh"), "migadvisor lint job.sh"},
+		{NextStep{}, ""},
+	} {
+		var rec Recommendation
+		rec.SetNext(c.step)
+		if rec.Next != c.want || rec.NextStep.Kind != c.step.Kind {
+			t.Errorf("%+v: next %q, want %q", c.step, rec.Next, c.want)
+		}
+	}
+	none := recommend(t, "", nil, Options{})
+	if none.NextStep.Kind != NextProbe || len(none.NextStep.Profiles) != 0 {
+		t.Errorf("no history: next step %+v", none.NextStep)
+	}
+	done := recommend(t, "", []Run{newRun("1g.10gb", 600).peak(3000), newRun("2g.20gb", 400).peak(3000)}, Options{})
+	if done.Recommended == nil || done.NextStep.Kind != NextNone || done.Next != "" {
+		t.Errorf("advice that stands: %s, next step %+v %q", recommended(done), done.NextStep, done.Next)
+	}
 }
 
 func TestUnexplainedFailureIsNotAdvised(t *testing.T) {

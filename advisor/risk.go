@@ -3,6 +3,8 @@ package advisor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // Levels of the risk that a job runs out of GPU memory on a profile.
@@ -249,9 +251,5 @@ func FormatMiB(mib float64) string {
 	return fmt.Sprintf("%.0f GiB", mib/1024)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+// plural is textutil.Plural under the short name the advisor's sentences use.
+var plural = textutil.Plural

@@ -308,8 +308,9 @@ func TestAMultiGPUJobsSlicesHaveNoFigures(t *testing.T) {
 func TestASmallerProfileWithNoMemoryFigureIsWorthAProbe(t *testing.T) {
 	// Seen: one completed run on full, no monitor: "nothing to change", and no next step.
 	rec := recommend(t, "", []Run{newRun("full", 600)}, Options{})
-	if recommended(rec) != "full" || rec.Next != "migadvisor recommend --probe --profiles 1g.10gb job.sh" {
-		t.Errorf("recommended %s, next %q", recommended(rec), rec.Next)
+	if recommended(rec) != "full" || rec.Next != "migadvisor recommend --probe --profiles 1g.10gb job.sh" ||
+		rec.NextStep.Kind != NextProbe || strings.Join(rec.NextStep.Profiles, ",") != "1g.10gb" {
+		t.Errorf("recommended %s, next %q %+v", recommended(rec), rec.Next, rec.NextStep)
 	}
 }
 

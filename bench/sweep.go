@@ -55,7 +55,7 @@ type Variant struct {
 	// Set by sweep --submit.
 	JobID     string    `json:"job_id,omitempty"`
 	Cluster   string    `json:"cluster,omitempty"`
-	Submitted time.Time `json:"submitted,omitempty"`
+	Submitted time.Time `json:"submitted,omitzero"` // zero: not submitted
 	Stdout    string    `json:"stdout,omitempty"`
 }
 

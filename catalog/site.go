@@ -361,10 +361,9 @@ func (s *Site) Profile(name string) (*Profile, bool) {
 	return nil, false
 }
 
-// ProfileForType maps a Slurm GPU type (from --gres, --gpus or accounting) to
-// a profile; "" is an untyped request, which gets the site's untyped_gpu.
 // ProfileNamed finds a profile as a user names it: by its name (1g.10gb)
-// or by the Slurm GPU type that asks for it (a100_10g).
+// or by the Slurm GPU type that asks for it (a100_10g). LookupProfile is
+// the same with an error that lists the site's profiles.
 func (s *Site) ProfileNamed(name string) (*Profile, bool) {
 	if p, ok := s.Profile(name); ok {
 		return p, true
@@ -375,6 +374,8 @@ func (s *Site) ProfileNamed(name string) (*Profile, bool) {
 	return s.ProfileForType(name)
 }
 
+// ProfileForType maps a Slurm GPU type (from --gres, --gpus or accounting) to
+// a profile; "" is an untyped request, which gets the site's untyped_gpu.
 func (s *Site) ProfileForType(gresType string) (*Profile, bool) {
 	if gresType == "" {
 		if s.UntypedGPU == "" {

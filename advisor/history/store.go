@@ -252,7 +252,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	s := &Store{db: db, path: path}
 	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("history %s: %w", path, err)
+		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
 	}
 	// A drain that fails (the lock is busy) leaves the records for the next
 	// Open: the history is usable without them.
@@ -321,7 +321,7 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("history %s: %w", path, err)
+		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,16 +24,14 @@ var Formats = []string{FormatCSV, FormatMD, FormatMkDocs}
 // PageOptions say how a page is written.
 type PageOptions struct {
 	Format string
-	// CSVDir is where the docs project keeps the CSV, as the markdown-exec
-	// block (run from the project's root) reads it.
+	// CSVDir is where the CSV was written, as the markdown-exec block (run
+	// from the docs project's root) reads it; "" is beside the page. The
+	// page names no CSV but the one written there.
 	CSVDir    string
 	Generator string    // "migadvisor v1.2.3"
 	Generated time.Time // when
 	History   string    // the history the figures come from
 }
-
-// DefaultCSVDir is where the Wulver docs keep their MIG tables.
-const DefaultCSVDir = "docs/assets/tables/MIG"
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@+-]`)
 
@@ -63,13 +62,9 @@ func (rep *Report) Page(opt PageOptions) (string, error) {
 		fmt.Fprintf(&b, "%s\n\n", d)
 	}
 	if opt.Format == FormatMkDocs {
-		dir := opt.CSVDir
-		if dir == "" {
-			dir = DefaultCSVDir
-		}
 		fmt.Fprintf(&b, "```python exec=\"on\"\nimport pandas as pd\nimport numpy as np\n"+
 			"df = pd.read_csv(%q)\ndf.replace(np.nan, 'NA', inplace=True)\nprint(df.to_markdown(index=False))\n```\n\n",
-			path.Join(dir, rep.FileName()+".csv"))
+			path.Join(filepath.ToSlash(opt.CSVDir), rep.FileName()+".csv"))
 	} else {
 		b.WriteString(MarkdownTable(rows) + "\n")
 	}

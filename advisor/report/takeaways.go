@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // Takeaways are the report's conclusions in sentences (Markdown): the
@@ -47,12 +47,12 @@ func (rep *Report) fitTakeaway() string {
 		}
 		switch {
 		case len(ooms) > 0:
-			fits += fmt.Sprintf("; it ran out of GPU memory on %s", joinAnd(ooms))
+			fits += fmt.Sprintf("; it ran out of GPU memory on %s", textutil.JoinAnd(ooms))
 		case pr == rep.Profiles[0]:
 			fits += ", the smallest measured"
 		}
 		if len(others) > 0 {
-			fits += fmt.Sprintf("; it did not complete on %s", joinAnd(others))
+			fits += fmt.Sprintf("; it did not complete on %s", textutil.JoinAnd(others))
 		}
 		if peak := allocatedElsePeak(pr); peak >= 0 {
 			fits += fmt.Sprintf(" (peak %s of %s usable)", advisor.FormatMiB(peak), advisor.FormatMiB(pr.Profile.UsableMemory.MiB()))
@@ -60,7 +60,7 @@ func (rep *Report) fitTakeaway() string {
 		return fits + "."
 	}
 	if len(ooms) > 0 {
-		return fmt.Sprintf("**No profile fits yet**: it ran out of GPU memory on %s and completed on none.", joinAnd(ooms))
+		return fmt.Sprintf("**No profile fits yet**: it ran out of GPU memory on %s and completed on none.", textutil.JoinAnd(ooms))
 	}
 	return "**No run completed**, so nothing can be said about fit or cost yet."
 }
@@ -139,17 +139,7 @@ func (rep *Report) speedupTakeaway(l layout) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("**Speed-up:** %s ran it %s.", against, joinAnd(parts))
-}
-
-func joinAnd(items []string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	return fmt.Sprintf("**Speed-up:** %s ran it %s.", against, textutil.JoinAnd(parts))
 }
 
 // ratioText is 2.1×, with a suffix ("2.1× as much").

@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // exitCode prints an error and gives the exit status; a usage error points
-// at the help of the command it is about (path: "bench run").
+// at the help of the command it is about (path: "benchmark run").
 func exitCode(err error, stderr io.Writer, path string) int {
 	var silent silentExit
 	var usage usageError
@@ -86,7 +86,7 @@ Examples:
    migadvisor recommend job.sh             # the profile to use, with the evidence and the reasons
    migadvisor recommend --probe --ladder job.sh   # measure from the smallest slice up, then advise
    migadvisor monitor -- python train.py   # inside a job: measure its GPU memory
-   migadvisor bench run --synthetic        # the reference suite on every profile
+   migadvisor benchmark run --synthetic    # the reference suite on every profile
    migadvisor docs --out docs/             # the site's tables, charts and pages from the history
    migadvisor --site examples/sites/h100.toml catalog
 
@@ -109,7 +109,7 @@ failed, a wait that timed out), 2 usage error.`,
 			trackCommand(),
 			historyCommand(),
 			recommendCommand(),
-			benchCommand(),
+			benchmarkCommand(),
 			docsCommand(),
 			sbatchCommand(),
 			monitorCommand(),
@@ -157,7 +157,7 @@ func dbPath(c *cli.Context) string {
 
 // loadSite resolves the site from --site / MIGADVISOR_SITE and the lookup chain.
 func loadSite(c *cli.Context) (*catalog.Site, error) {
-	return catalog.Resolve(c.String("site"))
+	return globalFlagsFrom(c).loadSite()
 }
 
 // oneArg returns the single positional argument a command needs.

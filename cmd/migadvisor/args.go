@@ -23,18 +23,21 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	commands := app.Commands
 	var cmd *cli.Command
 	for len(rest) > 0 {
-		next := findCommand(commands, rest[0])
+		next := findCommand(commands, canonical(cmd, rest[0]))
 		if next == nil {
 			break
 		}
+		// The command's own name: a hidden alias reaches it, and its help
+		// and errors name it as it is now.
 		cmd, commands = next, next.Subcommands
-		path, rest = append(path, rest[0]), rest[1:]
+		path, rest = append(path, next.Name), rest[1:]
 	}
 	if cmd == nil {
 		if rest[0] == "help" {
 			// "help CMD" is "CMD --help" (the help command itself is hidden).
-			if len(rest) > 1 && findCommand(app.Commands, rest[1]) != nil {
-				return append(append(append([]string{args[0]}, globals...), rest[1:]...), "--help"), nil
+			if len(rest) > 1 && findCommand(app.Commands, canonical(nil, rest[1])) != nil {
+				named := append([]string{canonical(nil, rest[1])}, rest[2:]...)
+				return append(append(append([]string{args[0]}, globals...), named...), "--help"), nil
 			}
 			return append(append([]string{args[0]}, globals...), "--help"), nil
 		}
@@ -64,14 +67,32 @@ func commandPath(app *cli.App, args []string) string {
 	}
 	_, rest := splitFlags(app.Flags, args[1:], true)
 	var path []string
+	var cmd *cli.Command
 	for commands := app.Commands; len(rest) > 0; rest = rest[1:] {
-		c := findCommand(commands, rest[0])
+		c := findCommand(commands, canonical(cmd, rest[0]))
 		if c == nil {
 			break
 		}
-		path, commands = append(path, c.Name), c.Subcommands
+		cmd, path, commands = c, append(path, c.Name), c.Subcommands
 	}
 	return strings.Join(path, " ")
+}
+
+// hiddenAliases are the old names of top-level commands: they still work,
+// but neither the command list nor "did you mean" shows them. "bench" is
+// five things in this project (a Go package, Go benchmarks, make bench...);
+// the command users see is "benchmark".
+var hiddenAliases = map[string]string{"bench": "benchmark"}
+
+// canonical is the command name a word typed after parent (nil: at the
+// top level) stands for.
+func canonical(parent *cli.Command, word string) string {
+	if parent == nil {
+		if name, ok := hiddenAliases[word]; ok {
+			return name
+		}
+	}
+	return word
 }
 
 // didYouMean names the command closest to a mistyped one (at most two

@@ -1,35 +1,40 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-func benchCommand() *cli.Command {
+// benchmarkCommand runs the reference workloads. "bench" still reaches it
+// (hiddenAliases, args.go): the name it had before, in scripts and notes.
+func benchmarkCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "bench",
+		Name:  "benchmark",
 		Usage: "run the reference benchmark suite on every profile",
 		Description: `The reference workloads are a site's published benchmarks (the Wulver suite:
 MNIST SimpleCNN, CIFAR-10 DeepCNN and ResNet, QLoRA fine-tuning, GROMACS) as job
-templates and the programs they run, built into migadvisor. 'bench run' writes
-them, sweeps each over the profiles, submits, waits and collects; 'migadvisor
-docs' then writes the site's tables and pages from the results.
+templates and the programs they run, built into migadvisor. 'benchmark run'
+writes them, sweeps each over the profiles, submits, waits and collects;
+'migadvisor docs' then writes the site's tables and pages from the results.
 
 Examples:
-   migadvisor bench list
-   migadvisor bench write --out bench/ --setup 'module load Miniforge3; conda activate torch'
-   migadvisor bench run --workloads pytorch_mnist_simplecnn --profiles 1g.10gb,full --synthetic
-   migadvisor bench run --suite wulver --out bench/ && migadvisor docs --out docs/`,
-		Subcommands: []*cli.Command{benchListCommand(), benchWriteCommand(), benchRunCommand()},
+   migadvisor benchmark list
+   migadvisor benchmark write --out bench/ --setup 'module load Miniforge3; conda activate torch'
+   migadvisor benchmark run --workloads pytorch_mnist_simplecnn --profiles 1g.10gb,full --synthetic
+   migadvisor benchmark run --suite wulver --out bench/ && migadvisor docs --out docs/`,
+		Subcommands: []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
 	})
 }
 
@@ -38,6 +43,25 @@ func suiteFlags() []cli.Flag {
 		&cli.StringFlag{Name: "suite", Value: workloads.DefaultSuite, EnvVars: []string{"MIGADVISOR_SUITE"}, Usage: "the benchmark suite"},
 		&cli.StringFlag{Name: "workloads", Usage: "comma-separated workloads of the suite (default: all)"},
 	}
+}
+
+// suiteChoice is the suite and the workloads of it that --suite and
+// --workloads name.
+type suiteChoice struct {
+	Suite     *workloads.Suite
+	Workloads []*workloads.Workload
+}
+
+func suiteChoiceFrom(c *cli.Context) (suiteChoice, error) {
+	suite, err := workloads.LookupSuite(c.String("suite"))
+	if err != nil {
+		return suiteChoice{}, usageError{"--suite: " + err.Error()}
+	}
+	ws, err := suite.Select(splitList(c.String("workloads")))
+	if err != nil {
+		return suiteChoice{}, usageError{"--workloads: " + err.Error()}
+	}
+	return suiteChoice{Suite: suite, Workloads: ws}, nil
 }
 
 // renderFlags say how the job scripts are written; each has an env twin so
@@ -55,33 +79,84 @@ func renderFlags() []cli.Flag {
 	}
 }
 
-func benchListCommand() *cli.Command {
+// renderChoice is how the workloads are written: renderFlags, with the
+// directory they go to (--out, else one named by the suite and the time).
+type renderChoice struct {
+	Out                      string
+	Setup, Python, GMX, Data string
+	Synthetic, Quick         bool
+}
+
+func renderChoiceFrom(c *cli.Context, suite *workloads.Suite, now time.Time) renderChoice {
+	r := renderChoice{Out: c.String("out"), Setup: c.String("setup"), Python: c.String("python"), GMX: c.String("gmx"),
+		Data: c.String("data"), Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
+	if r.Out == "" {
+		r.Out = fmt.Sprintf("migadvisor-bench-%s-%s", suite.Name, now.Format("20060102-150405"))
+	}
+	return r
+}
+
+// optionsFor are the render options of a workload; without --data, Render
+// puts the data beside the workloads (OUT/data).
+func (r renderChoice) optionsFor(w *workloads.Workload) workloads.RenderOptions {
+	return workloads.RenderOptions{Dir: filepath.Join(r.Out, w.Name), Setup: r.Setup, Python: r.Python,
+		GMX: r.GMX, Data: r.Data, Synthetic: r.Synthetic, Quick: r.Quick}
+}
+
+// benchmarkListOptions are 'benchmark list”s flags.
+type benchmarkListOptions struct {
+	Suite suiteChoice
+	JSON  bool
+}
+
+func benchmarkListOptionsFrom(c *cli.Context) (benchmarkListOptions, error) {
+	suite, err := suiteChoiceFrom(c)
+	return benchmarkListOptions{Suite: suite, JSON: c.Bool("json")}, err
+}
+
+func benchmarkListCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "list the suite's workloads and the software each needs",
 		Description: `Examples:
-   migadvisor bench list
-   migadvisor bench list --json`,
-		Flags: append(suiteFlags(), jsonFlag()),
-		Action: func(c *cli.Context) error {
-			ws, suite, err := selectWorkloads(c)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"suite": suite.Name, "title": suite.Title, "workloads": ws})
-			}
-			t := newTable(c.App.Writer)
-			fmt.Fprintln(t, "WORKLOAD\tTITLE\tNEEDS")
-			for _, w := range ws {
-				fmt.Fprintf(t, "%s\t%s\t%s\n", w.Name, w.Title, w.Needs)
-			}
-			return t.Flush()
-		},
+   migadvisor benchmark list
+   migadvisor benchmark list --json`,
+		Flags:  append(suiteFlags(), jsonFlag()),
+		Action: bindAction(benchmarkListOptionsFrom, runBenchmarkList),
 	}
 }
 
-func benchWriteCommand() *cli.Command {
+func runBenchmarkList(_ context.Context, o benchmarkListOptions, w outWriters) error {
+	ws, suite := o.Suite.Workloads, o.Suite.Suite
+	if o.JSON {
+		return writeJSON(w.Out, map[string]any{"suite": suite.Name, "title": suite.Title, "workloads": ws})
+	}
+	t := newTable(w.Out)
+	fmt.Fprintln(t, "WORKLOAD\tTITLE\tNEEDS")
+	for _, wl := range ws {
+		fmt.Fprintf(t, "%s\t%s\t%s\n", wl.Name, wl.Title, wl.Needs)
+	}
+	return t.Flush()
+}
+
+// benchmarkWriteOptions are 'benchmark write”s flags.
+type benchmarkWriteOptions struct {
+	Global globalFlags
+	Suite  suiteChoice
+	Render renderChoice
+	JSON   bool
+}
+
+func benchmarkWriteOptionsFrom(c *cli.Context) (benchmarkWriteOptions, error) {
+	suite, err := suiteChoiceFrom(c)
+	if err != nil {
+		return benchmarkWriteOptions{}, err
+	}
+	return benchmarkWriteOptions{Global: globalFlagsFrom(c), Suite: suite, Render: renderChoiceFrom(c, suite.Suite, time.Now()),
+		JSON: c.Bool("json")}, nil
+}
+
+func benchmarkWriteCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "write",
 		Usage: "write the workloads' job scripts and programs, without submitting",
@@ -89,73 +164,112 @@ func benchWriteCommand() *cli.Command {
 site's whole GPU. Each script can be submitted as it is, or swept.
 
 Examples:
-   migadvisor bench write --out bench/
-   migadvisor bench write --out bench/ --workloads llm-finetuning --python ~/venvs/llm/bin/python`,
-		Flags: append(append(suiteFlags(), renderFlags()...), jsonFlag()),
-		Action: func(c *cli.Context) error {
-			site, err := loadSite(c)
-			if err != nil {
-				return err
-			}
-			ws, suite, err := selectWorkloads(c)
-			if err != nil {
-				return err
-			}
-			out := benchDir(c, suite)
-			type written struct {
-				Workload string `json:"workload"`
-				Tag      string `json:"tag"`
-				Job      string `json:"job"`
-			}
-			var all []written
-			for _, w := range ws {
-				job, tag, err := renderWorkload(c, site, w, out)
-				if err != nil {
-					return err
-				}
-				all = append(all, written{w.Name, tag, job})
-			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, all)
-			}
-			for _, w := range all {
-				fmt.Fprintln(c.App.Writer, w.Job)
-			}
-			return nil
-		},
+   migadvisor benchmark write --out bench/
+   migadvisor benchmark write --out bench/ --workloads llm-finetuning --python ~/venvs/llm/bin/python`,
+		Flags:  append(append(suiteFlags(), renderFlags()...), jsonFlag()),
+		Action: bindAction(benchmarkWriteOptionsFrom, runBenchmarkWrite),
 	}
 }
 
-func benchRunCommand() *cli.Command {
+// writtenWorkload is a workload 'benchmark write' wrote.
+type writtenWorkload struct {
+	Workload string `json:"workload"`
+	Tag      string `json:"tag"`
+	Job      string `json:"job"`
+}
+
+func runBenchmarkWrite(_ context.Context, o benchmarkWriteOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
+	if err != nil {
+		return err
+	}
+	var all []writtenWorkload
+	for _, wl := range o.Suite.Workloads {
+		job, tag, err := renderWorkload(site, wl, o.Render)
+		if err != nil {
+			return err
+		}
+		all = append(all, writtenWorkload{wl.Name, tag, job})
+	}
+	if o.JSON {
+		return writeJSON(w.Out, all)
+	}
+	for _, wl := range all {
+		fmt.Fprintln(w.Out, wl.Job)
+	}
+	return nil
+}
+
+func benchmarkRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "sweep the suite's workloads over the profiles: write, submit, wait, collect",
-		Description: `For each workload: writes its job script (as 'bench write'), one variant per
-profile (as 'sweep', under the GPU memory monitor), submits them all, tagging
-each job with the workload's name (as 'track --workload' does), then waits for
-them and collects their accounting and output. Runs with --synthetic or
---quick are tagged WORKLOAD@synthetic, WORKLOAD@quick, so they never mix with
-the real measurements in 'migadvisor docs'.
+		Description: `For each workload: writes its job script (as 'benchmark write'), one variant
+per profile (as 'sweep', under the GPU memory monitor), submits them all,
+tagging each job with the workload's name (as 'track --workload' does), then
+waits for them and collects their accounting and output. Runs with
+--synthetic or --quick are tagged WORKLOAD@synthetic, WORKLOAD@quick, so they
+never mix with the real measurements in 'migadvisor docs'. --profiles takes
+the profiles' names or their GRES types.
 
-The jobs need the software 'bench list' names on the compute nodes: --setup
-gives the lines that load it (or MIGADVISOR_BENCH_SETUP).
+The jobs need the software 'benchmark list' names on the compute nodes:
+--setup gives the lines that load it (or MIGADVISOR_BENCH_SETUP).
 
 Examples:
-   migadvisor bench run
-   migadvisor bench run --workloads pytorch_mnist_simplecnn,pytorch_cifar10_resnet --profiles 1g.10gb,full
-   migadvisor bench run --synthetic --setup 'module load PyTorch/2.1.2-foss-2023a-CUDA-12.1.1'
-   migadvisor bench run --no-wait --json   # submit, print the job ids, return`,
+   migadvisor benchmark run
+   migadvisor benchmark run --workloads pytorch_mnist_simplecnn,pytorch_cifar10_resnet --profiles 1g.10gb,full
+   migadvisor benchmark run --synthetic --setup 'module load PyTorch/2.1.2-foss-2023a-CUDA-12.1.1'
+   migadvisor benchmark run --no-wait --json   # submit, print the job ids, return`,
 		Flags: append(append(append(suiteFlags(), renderFlags()...),
-			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
+			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "submit and return; 'migadvisor wait' and 'collect' later"},
 			jsonFlag(),
 		), measureFlags("")...),
-		Action: runBench,
+		Action: bindAction(benchmarkRunOptionsFrom, runBenchmark),
 	}
 }
 
-// benchJob is one submitted variant of a workload.
-type benchJob struct {
+// benchmarkRunOptions are 'benchmark run”s flags.
+type benchmarkRunOptions struct {
+	Global   globalFlags
+	Suite    suiteChoice
+	Render   renderChoice
+	Profiles []string // by name or GRES type; none: all of the site's
+	NoWait   bool
+	JSON     bool
+	steps    measureSteps
+}
+
+// measureSteps are the steps benchmark run shares with sweep, wait and the
+// probe (sweep.go, wait.go), bound to their flags (the monitor, --timeout,
+// --poll, --outputs, --cluster, --slurm-bin) once, here.
+type measureSteps struct {
+	monitor      *slurm.MonitorWrap
+	writeSweep   func(opt bench.SweepOptions, hint string) (*bench.Sweep, error)
+	submitSweep  func(dir string, sw *bench.Sweep, workload string) error
+	waitQueue    func(ids []string) error
+	collectEnded func(ids []string) ([]history.Tracked, error)
+}
+
+func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
+	suite, err := suiteChoiceFrom(c)
+	if err != nil {
+		return benchmarkRunOptions{}, err
+	}
+	o := benchmarkRunOptions{Global: globalFlagsFrom(c), Suite: suite, Render: renderChoiceFrom(c, suite.Suite, time.Now()),
+		Profiles: splitList(c.String("profiles")), NoWait: c.Bool("no-wait"), JSON: c.Bool("json")}
+	o.steps = measureSteps{
+		monitor:      monitorWrap(c),
+		writeSweep:   func(opt bench.SweepOptions, hint string) (*bench.Sweep, error) { return writeSweep(c, opt, hint) },
+		submitSweep:  func(dir string, sw *bench.Sweep, tag string) error { return submitSweep(c, dir, sw, tag) },
+		waitQueue:    func(ids []string) error { return waitQueueFor(c, ids) },
+		collectEnded: func(ids []string) ([]history.Tracked, error) { return collectEndedFor(c, ids) },
+	}
+	return o, nil
+}
+
+// benchmarkJob is one submitted variant of a workload.
+type benchmarkJob struct {
 	Workload string `json:"workload"` // the tag
 	Profile  string `json:"profile"`
 	JobID    string `json:"job_id"`
@@ -163,52 +277,67 @@ type benchJob struct {
 	State    string `json:"state,omitempty"`
 }
 
-func runBench(c *cli.Context) error {
-	site, err := loadSite(c)
+func runBenchmark(_ context.Context, o benchmarkRunOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
-	ws, suite, err := selectWorkloads(c)
+	profiles, err := benchmarkProfiles(site, o.Profiles)
 	if err != nil {
 		return err
 	}
-	profiles, err := probeProfiles(c, site)
-	if err != nil {
-		return err
-	}
-	out := benchDir(c, suite)
-	var jobs []benchJob
-	for _, w := range ws {
-		submitted, err := submitWorkload(c, site, w, out, profiles)
+	var jobs []benchmarkJob
+	for _, wl := range o.Suite.Workloads {
+		submitted, err := submitWorkload(o, site, wl, profiles, w.Err)
 		jobs = append(jobs, submitted...)
 		if err != nil {
-			printBenchJobs(c, jobs)
-			return fmt.Errorf("workload %s: %w", w.Name, err)
+			printBenchmarkJobs(w.Out, o.JSON, jobs)
+			return fmt.Errorf("workload %s: %w", wl.Name, err)
 		}
 	}
-	if !c.Bool("no-wait") {
-		if err := waitBench(c, jobs); err != nil {
-			printBenchJobs(c, jobs)
+	if !o.NoWait {
+		if err := waitBenchmark(o.steps, jobs); err != nil {
+			printBenchmarkJobs(w.Out, o.JSON, jobs)
 			return err
 		}
 	}
-	if err := printBenchJobs(c, jobs); err != nil {
+	if err := printBenchmarkJobs(w.Out, o.JSON, jobs); err != nil {
 		return err
 	}
-	if isTTY(c.App.Writer) && !c.Bool("json") {
-		if c.Bool("no-wait") {
-			fmt.Fprintln(c.App.Writer, "\nnext: migadvisor wait && migadvisor docs --out docs/")
-		} else {
-			fmt.Fprintln(c.App.Writer, "\nnext: migadvisor docs --out docs/")
+	if isTTY(w.Out) && !o.JSON {
+		next := "migadvisor docs --out docs/"
+		if o.NoWait {
+			next = "migadvisor wait && " + next
 		}
+		fmt.Fprintln(w.Out, "\nnext: "+next)
 	}
 	return nil
 }
 
+// benchmarkProfiles are the profiles named (by name or GRES type), else
+// all of the site's, from the smallest.
+func benchmarkProfiles(site *catalog.Site, names []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		p, err := site.LookupProfile(n)
+		if err != nil {
+			return nil, usageError{"--profiles: " + err.Error()}
+		}
+		want[p.Name] = true
+	}
+	var chosen []string
+	for _, p := range advisor.OrderedProfiles(site) {
+		if len(want) == 0 || want[p.Name] {
+			chosen = append(chosen, p.Name)
+		}
+	}
+	return chosen, nil
+}
+
 // submitWorkload writes a workload, sweeps it over the profiles and submits
 // the variants, tagged with the workload.
-func submitWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, out string, profiles []string) ([]benchJob, error) {
-	job, tag, err := renderWorkload(c, site, w, out)
+func submitWorkload(o benchmarkRunOptions, site *catalog.Site, wl *workloads.Workload, profiles []string, stderr io.Writer) ([]benchmarkJob, error) {
+	job, tag, err := renderWorkload(site, wl, o.Render)
 	if err != nil {
 		return nil, err
 	}
@@ -217,39 +346,42 @@ func submitWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, o
 		return nil, err
 	}
 	dir := filepath.Join(filepath.Dir(job), "sweep")
-	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c)},
+	sw, err := o.steps.writeSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: o.steps.monitor},
 		"the workload's script should not have any; report it")
 	if err != nil {
 		return nil, err
 	}
-	subErr := submitSweep(c, dir, sw, tag)
-	var jobs []benchJob
+	subErr := o.steps.submitSweep(dir, sw, tag)
+	var jobs []benchmarkJob
 	for _, p := range sw.Profiles {
 		v := sw.Variants[p]
 		if v.JobID != "" {
-			jobs = append(jobs, benchJob{Workload: tag, Profile: p, JobID: v.JobID, Script: filepath.Join(dir, v.File)})
-			progressf(c, "bench: %s on %s submitted as job %s", tag, p, v.JobID)
+			jobs = append(jobs, benchmarkJob{Workload: tag, Profile: p, JobID: v.JobID, Script: filepath.Join(dir, v.File)})
+			if isTTY(stderr) {
+				fmt.Fprintf(stderr, "benchmark: %s on %s submitted as job %s\n", tag, p, v.JobID)
+			}
 		}
 	}
 	return jobs, subErr
 }
 
-// waitBench waits for the jobs to leave the queue and collects them.
-func waitBench(c *cli.Context, jobs []benchJob) error {
+// waitBenchmark waits for the jobs to leave the queue, collects them, and
+// gives each its state.
+func waitBenchmark(steps measureSteps, jobs []benchmarkJob) error {
 	var ids []string
 	for _, j := range jobs {
 		ids = append(ids, j.JobID)
 	}
-	if err := waitQueue(c, ids); err != nil {
+	if err := steps.waitQueue(ids); err != nil {
 		return err
 	}
-	tracked, err := collectEnded(c, ids)
+	tracked, err := steps.collectEnded(ids)
 	if err != nil {
 		return err
 	}
 	states := map[string]string{}
 	for _, t := range tracked {
-		states[t.JobID] = summaryState(t.Jobs)
+		states[t.JobID] = bench.SummaryState(t.Jobs)
 	}
 	for i := range jobs {
 		jobs[i].State = states[jobs[i].JobID]
@@ -257,14 +389,14 @@ func waitBench(c *cli.Context, jobs []benchJob) error {
 	return nil
 }
 
-func printBenchJobs(c *cli.Context, jobs []benchJob) error {
-	if c.Bool("json") {
+func printBenchmarkJobs(out io.Writer, asJSON bool, jobs []benchmarkJob) error {
+	if asJSON {
 		if jobs == nil {
-			jobs = []benchJob{}
+			jobs = []benchmarkJob{}
 		}
-		return writeJSON(c.App.Writer, jobs)
+		return writeJSON(out, jobs)
 	}
-	t := newTable(c.App.Writer)
+	t := newTable(out)
 	fmt.Fprintln(t, "WORKLOAD\tPROFILE\tJOB ID\tSTATE\tSCRIPT")
 	for _, j := range jobs {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", j.Workload, j.Profile, j.JobID, orDash(j.State), j.Script)
@@ -272,42 +404,16 @@ func printBenchJobs(c *cli.Context, jobs []benchJob) error {
 	return t.Flush()
 }
 
-func selectWorkloads(c *cli.Context) ([]*workloads.Workload, *workloads.Suite, error) {
-	suite, err := workloads.LookupSuite(c.String("suite"))
-	if err != nil {
-		return nil, nil, usageError{"--suite: " + err.Error()}
-	}
-	ws, err := suite.Select(splitList(c.String("workloads")))
-	if err != nil {
-		return nil, nil, usageError{"--workloads: " + err.Error()}
-	}
-	return ws, suite, nil
-}
-
-func benchDir(c *cli.Context, suite *workloads.Suite) string {
-	if out := c.String("out"); out != "" {
-		return out
-	}
-	return fmt.Sprintf("migadvisor-bench-%s-%s", suite.Name, time.Now().Format("20060102-150405"))
-}
-
-// renderOptions are the flags' render options for a workload; without
-// --data, Render puts the data beside the workloads (OUT/data).
-func renderOptions(c *cli.Context, out string, w *workloads.Workload) workloads.RenderOptions {
-	return workloads.RenderOptions{Dir: filepath.Join(out, w.Name), Setup: c.String("setup"), Python: c.String("python"),
-		GMX: c.String("gmx"), Data: c.String("data"), Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
-}
-
 // renderWorkload writes a workload's job script, asking for the site's
 // largest profile (a sweep rewrites the request for each profile), and
 // returns it with the tag its runs get.
-func renderWorkload(c *cli.Context, site *catalog.Site, w *workloads.Workload, out string) (job, tag string, err error) {
+func renderWorkload(site *catalog.Site, wl *workloads.Workload, r renderChoice) (job, tag string, err error) {
 	ordered := advisor.OrderedProfiles(site)
 	if len(ordered) == 0 {
 		return "", "", fmt.Errorf("site %s has no GPU profiles", site.Name)
 	}
-	opt := renderOptions(c, out, w)
+	opt := r.optionsFor(wl)
 	opt.GPURequest = ordered[len(ordered)-1].Request
-	job, err = w.Render(opt)
-	return job, w.Tag(opt), err
+	job, err = wl.Render(opt)
+	return job, wl.Tag(opt), err
 }

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -52,22 +53,9 @@ Examples:
    migadvisor catalog export > site.toml          # start a site file from the current one
    migadvisor catalog discover > site.toml        # on a GPU node: read MIG profiles via NVML`,
 		Flags:  []cli.Flag{jsonFlag()},
-		Action: runCatalog,
-		Subcommands: []*cli.Command{
-			{
-				Name:  "discover",
-				Usage: "read this node's MIG GPU-instance profiles through NVML and print a site file",
-				Description: `On a node with an NVIDIA GPU and driver, asks NVML for every GPU-instance
-profile each GPU supports (this works with MIG mode disabled too) and prints a
-site file to edit: check the GRES type names against gres.conf, the partitions,
-and the [billing] section. Without NVML it fails with exit status 1.
-
-Examples:
-   migadvisor catalog discover > /etc/migadvisor/site.toml
-   migadvisor catalog discover --json`,
-				Flags:  []cli.Flag{jsonFlag()},
-				Action: runDiscover,
-			},
+		Action: bindAction(catalogOptionsOf("catalog"), runCatalog),
+		Subcommands: slices.DeleteFunc([]*cli.Command{
+			catalogDiscoverCommand(),
 			{
 				Name:  "export",
 				Usage: "print the site file in use",
@@ -76,17 +64,31 @@ Examples:
 Examples:
    migadvisor catalog export > ~/.config/migadvisor/site.toml
    migadvisor --site wulver catalog export`,
-				Action: runExport,
+				Action: bindAction(catalogOptionsOf("catalog export"), runExport),
 			},
-		},
+		}, func(c *cli.Command) bool { return c == nil }), // discover, in the lean wrapper binary
 	})
 }
 
-func runCatalog(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usageError{fmt.Sprintf("unknown catalog subcommand %q (discover, export)", c.Args().First())}
+// catalogOptions are the flags of catalog and its subcommands.
+type catalogOptions struct {
+	Global globalFlags
+	JSON   bool
+}
+
+// catalogOptionsOf reads the flags of command (catalog, or one of its
+// subcommands), none of which takes an argument.
+func catalogOptionsOf(command string) func(*cli.Context) (catalogOptions, error) {
+	return func(c *cli.Context) (catalogOptions, error) {
+		if c.NArg() > 0 {
+			return catalogOptions{}, usageError{fmt.Sprintf("%s takes no arguments, not %q", command, c.Args().First())}
+		}
+		return catalogOptions{Global: globalFlagsFrom(c), JSON: c.Bool("json")}, nil
 	}
-	site, err := loadSite(c)
+}
+
+func runCatalog(_ context.Context, o catalogOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
@@ -96,25 +98,34 @@ func runCatalog(c *cli.Context) error {
 	}
 	for i := range site.Profiles {
 		p := &site.Profiles[i]
-		charge, err := site.Charge(catalog.Job{Profile: p, GPUs: 1, CPUs: 1, MemMiB: catalogRAMMiB, Hours: 1})
+		rate, err := catalogRate(site, p)
 		if err != nil {
 			return err
 		}
 		r.Profiles = append(r.Profiles, catalogProfile{
 			Name: p.Name, Request: p.Request, GRESType: p.GRESType, MIG: p.IsMIG(), SMs: p.SMs,
 			UsableMemoryMiB: round6(p.UsableMemory.MiB()), BilledMemoryGiB: round6(p.BilledMemory.GiB()),
-			BandwidthShare: round6(p.BandwidthShare), Partitions: nonNil(p.Partitions), SUPerHour: round6(charge.SUPerHour),
+			BandwidthShare: round6(p.BandwidthShare), Partitions: nonNil(p.Partitions), SUPerHour: round6(rate),
 		})
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
+	if o.JSON {
+		return writeJSON(w.Out, r)
 	}
-	printCatalog(c, r)
+	printCatalog(w.Out, r)
 	return nil
 }
 
-func printCatalog(c *cli.Context, r catalogReport) {
-	w := c.App.Writer
+// catalogRate is a profile's SU per hour for the smallest sensible job.
+func catalogRate(site *catalog.Site, p *catalog.Profile) (float64, error) {
+	job, err := site.JobOf(catalog.Usage{Profile: p.Name, GPUs: 1, CPUs: 1, MemMiB: catalogRAMMiB, Hours: 1})
+	if err != nil {
+		return 0, err
+	}
+	charge, err := site.Charge(job)
+	return charge.SUPerHour, err
+}
+
+func printCatalog(w io.Writer, r catalogReport) {
 	title := r.Site
 	if r.Title != "" {
 		title += " (" + r.Title + ")"
@@ -129,24 +140,8 @@ func printCatalog(c *cli.Context, r catalogReport) {
 	t.Flush()
 }
 
-func runDiscover(c *cli.Context) error {
-	gpus, err := gpu.NewDiscoverer().Discover()
-	if errors.Is(err, gpu.ErrNoNVML) {
-		return fmt.Errorf("catalog discover: %w", err)
-	}
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"gpus": gpus})
-	}
-	host, _ := os.Hostname()
-	fmt.Fprint(c.App.Writer, catalog.SiteTOML(gpus, host))
-	return nil
-}
-
-func runExport(c *cli.Context) error {
-	site, err := loadSite(c)
+func runExport(_ context.Context, o catalogOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
@@ -159,7 +154,7 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.App.Writer.Write(data)
+	_, err = w.Out.Write(data)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -486,8 +488,15 @@ func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
 	for args, want := range map[string]string{
 		"recomend job.sh":                "migadvisor: unknown command \"recomend\" (did you mean \"recommend\"?)\nRun 'migadvisor --help' for usage.\n",
-		"bench lst":                      "migadvisor: unknown bench command \"lst\" (did you mean \"list\"?)\nRun 'migadvisor bench --help' for usage.\n",
-		"bench foo":                      "migadvisor: unknown bench command \"foo\" (one of: list, write, run)\nRun 'migadvisor bench --help' for usage.\n",
+		"benchmark lst":                  "migadvisor: unknown benchmark command \"lst\" (did you mean \"list\"?)\nRun 'migadvisor benchmark --help' for usage.\n",
+		"benchmark foo":                  "migadvisor: unknown benchmark command \"foo\" (one of: list, write, run)\nRun 'migadvisor benchmark --help' for usage.\n",
+		"bench foo":                      "migadvisor: unknown benchmark command \"foo\" (one of: list, write, run)\nRun 'migadvisor benchmark --help' for usage.\n",
+		"benchmark run --profiles v100":  "migadvisor: --profiles: site wulver has no profile \"v100\" (profiles: 1g.10gb, 2g.20gb, 3g.40gb, full)\nRun 'migadvisor benchmark run --help' for usage.\n",
+		"history --limit=-5":             "migadvisor: --limit is a number of jobs, 0 for all, not -5\nRun 'migadvisor history --help' for usage.\n",
+		"collect --overlap -1m":          "migadvisor: --overlap is a duration ≥ 0, not -1m0s\nRun 'migadvisor collect --help' for usage.\n",
+		"su --profile full --hours -1":   "migadvisor: --hours is a run time, a finite number ≥ 0, not -1\nRun 'migadvisor su --help' for usage.\n",
+		"lint":                           "migadvisor: lint needs JOB.sh\nRun 'migadvisor lint --help' for usage.\n",
+		"catalog export x":               "migadvisor: catalog export takes no arguments, not \"x\"\nRun 'migadvisor catalog export --help' for usage.\n",
 		"history --limit -1":             "migadvisor: --limit is a number of jobs, 0 for all, not -1\nRun 'migadvisor history --help' for usage.\n",
 		"recommend --objective x job.sh": "migadvisor: --objective must be one of su, time, turnaround, not \"x\"\nRun 'migadvisor recommend --help' for usage.\n",
 	} {
@@ -517,5 +526,103 @@ func TestEmptyDumpsAndGRESNamedProfiles(t *testing.T) {
 	byName, _, _ := migadvisor(t, "su", "--profile", "1g.10gb", "--hours", "1")
 	if code != 0 || byType != byName {
 		t.Errorf("su --profile a100_10g: exit %d, %q; by name: %q", code, byType, byName)
+	}
+}
+
+// The commands that only read work where the history's directory cannot
+// be created (a read-only home): they read nothing and name the variable
+// that points them elsewhere.
+func TestReadOnlyCommandsWithoutAPlaceForTheHistory(t *testing.T) {
+	isolate(t)
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	t.Setenv("XDG_DATA_HOME", blocker) // the default history lies under a file
+	script := example + "pytorch_mnist.sh"
+	for _, args := range [][]string{{"history"}, {"history", script}, {"recommend", script}, {"status"},
+		{"catalog"}, {"lint", script}, {"su", "--profile", "a100_10g"}} {
+		out, errOut, code := migadvisor(t, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+			continue
+		}
+		if strings.Contains(errOut, "reading no history") && !strings.Contains(errOut, "set MIGADVISOR_DB") {
+			t.Errorf("%v: %q names no way out", args, errOut)
+		}
+	}
+	if _, errOut, _ := migadvisor(t, "history"); !strings.Contains(errOut, "migadvisor: reading no history: no history at "+blocker) {
+		t.Errorf("history: stderr %q", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(blocker, "migadvisor")); err == nil {
+		t.Error("something was created under the file")
+	}
+}
+
+// A damaged history file is one sentence that names it and the way out.
+func TestCorruptHistoryIsOneSentenceWithAWayOut(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	os.WriteFile(db, []byte(strings.Repeat("not a database at all ", 20)), 0o600)
+	t.Setenv("MIGADVISOR_DB", db)
+	for _, args := range [][]string{{"history"}, {"collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}} {
+		_, errOut, code := migadvisor(t, args...)
+		if code != exitFailure || strings.Count(errOut, "\n") != 1 ||
+			!strings.HasPrefix(errOut, "migadvisor: the history "+db+" is damaged") || !strings.Contains(errOut, "mv "+db+" "+db+".broken") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+// "benchmark" is the command; "bench" still reaches it, unlisted.
+func TestBenchmarkIsTheCommandAndBenchAHiddenAlias(t *testing.T) {
+	isolate(t)
+	help := mustRunCLI(t, "--help")
+	if !strings.Contains(help, "   benchmark ") || strings.Contains(help, "bench,") || strings.Contains(help, "   bench ") {
+		t.Errorf("the command list:\n%s", help)
+	}
+	if a, b := mustRunCLI(t, "bench", "list"), mustRunCLI(t, "benchmark", "list"); a != b || !strings.Contains(a, "pytorch_mnist_simplecnn") {
+		t.Errorf("bench list %q, benchmark list %q", a, b)
+	}
+	for _, args := range [][]string{{"bench", "--help"}, {"help", "bench"}, {"bench", "run", "--help"}} {
+		if out := mustRunCLI(t, args...); !strings.Contains(out, "migadvisor benchmark") {
+			t.Errorf("%v: %s", args, out)
+		}
+	}
+}
+
+// optionsOf binds a command's options from args, as its Action would.
+func optionsOf[O any](t *testing.T, cmd *cli.Command, from func(*cli.Context) (O, error), args ...string) (O, error) {
+	t.Helper()
+	var got O
+	var err error
+	cmd.Action = func(c *cli.Context) error { got, err = from(c); return nil }
+	app := newApp(io.Discard, io.Discard)
+	app.Commands = []*cli.Command{cmd}
+	if runErr := app.Run(append([]string{"migadvisor", cmd.Name}, args...)); runErr != nil {
+		t.Fatalf("%v: %v", args, runErr)
+	}
+	return got, err
+}
+
+// What collect reads without being told: the tracked jobs; a time
+// selection is the user's own; --all-users links scripts unless told not to.
+func TestCollectSelectionDefaults(t *testing.T) {
+	isolate(t)
+	o, err := optionsOf(t, collectCommand(), collectOptionsFrom)
+	if err != nil || !o.tracked() || o.Scripts || o.Overlap != collect.DefaultOverlap {
+		t.Errorf("no flags: %+v %v", o, err)
+	}
+	o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--since", "7d")
+	if o.tracked() || len(o.Query.Users) != 1 || o.Query.Since.IsZero() {
+		t.Errorf("--since 7d: %+v", o.Query)
+	}
+	o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--all-users")
+	if o.tracked() || !o.Scripts || len(o.Query.Users) != 0 {
+		t.Errorf("--all-users: %+v", o)
+	}
+	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--all-users", "--scripts=false"); o.Scripts {
+		t.Error("--scripts=false linked scripts")
+	}
+	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--sacct-file", "d.psv"); o.tracked() {
+		t.Error("a dump read the tracked jobs")
 	}
 }

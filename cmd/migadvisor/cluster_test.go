@@ -381,7 +381,7 @@ func TestAJobCollectedUnderTwoNamesIsOneJob(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "track", script, "2"); code != 0 || errOut != "" {
 		t.Errorf("tracking job 2 again: exit %d, %q", code, errOut)
 	}
-	status := mustRunCLI(t, "status")
+	status := mustRunCLI(t, "status", "--all")
 	if n := strings.Count(status, "\n2 "); n != 1 {
 		t.Errorf("status lists job 2 %d times:\n%s", n, status)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -90,7 +91,7 @@ Examples:
 			slurmBinFlag(),
 			jsonFlag(),
 		},
-		Action: runCollect,
+		Action: bindAction(collectOptionsFrom, runCollect),
 	})
 }
 
@@ -137,18 +138,65 @@ type outputReport struct {
 	Unread    []string `json:"unread_summaries"`
 }
 
-func runCollect(c *cli.Context) error {
+// collectOptions are collect's flags: where accounting comes from (a dump,
+// or sacct for a selection or for the tracked jobs) and what else is read.
+type collectOptions struct {
+	Global    globalFlags
+	Slurm     slurmFlags
+	SacctFile string   // a dump ("-": stdin); "" runs sacct
+	Outputs   []string // directories of job output files
+	Query     slurm.SacctQuery
+	Overlap   time.Duration
+	Scripts   bool // link jobs to slurmdbd's scripts
+	Strict    bool
+	JSON      bool
+}
+
+func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 	if c.NArg() > 0 {
-		return usageError{"collect takes no arguments (did you mean --sacct-file " + c.Args().First() + "?)"}
+		return collectOptions{}, usageError{"collect takes no arguments (did you mean --sacct-file " + c.Args().First() + "?)"}
 	}
-	col, err := openCollector(c)
+	since, err := parseSince(c.String("since"), time.Now())
+	if err != nil {
+		return collectOptions{}, err
+	}
+	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")},
+		SacctFile: c.String("sacct-file"), Outputs: c.StringSlice("outputs"), Overlap: c.Duration("overlap"),
+		Strict: c.Bool("strict"), JSON: c.Bool("json"),
+		Query: slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
+			Clusters: splitList(c.String("clusters"))}}
+	if o.Overlap < 0 {
+		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
+	}
+	// A site-wide history needs the scripts to know which jobs ran the same one.
+	o.Scripts = o.Query.AllUsers
+	if c.IsSet("scripts") {
+		o.Scripts = c.Bool("scripts")
+	}
+	if !o.Query.Since.IsZero() && !o.Query.AllUsers && len(o.Query.Users) == 0 {
+		// sacct's default, named: the watermark is this user's.
+		if me, err := user.Current(); err == nil {
+			o.Query.Users = []string{me.Username}
+		}
+	}
+	return o, nil
+}
+
+// tracked reports whether collect asks about the tracked jobs alone: no
+// dump, and no selection by time or user.
+func (o collectOptions) tracked() bool {
+	return o.SacctFile == "" && o.Query.Since.IsZero() && !o.Query.AllUsers && len(o.Query.Users) == 0
+}
+
+func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
+	col, err := openCollectorFor(ctx, o.Global, o.Slurm)
 	if err != nil {
 		return err
 	}
 	defer col.Store.Close()
-	done := showImportProgress(c, col)
+	done := showImportProgress(w.Err, col)
 	rep := collectReport{Skipped: []skippedLine{}, UnknownToSlurm: []string{}}
-	res, source, err := collectAccounting(c, col, &rep)
+	res, source, err := collectAccounting(ctx, o, col, &rep, w.Err)
 	done()
 	rep.Source = source
 	if err != nil {
@@ -156,7 +204,7 @@ func runCollect(c *cli.Context) error {
 	}
 	// A job filed under "local" (Slurm could not be asked) that a real name
 	// holds too is one job: filed there, with the submissions that link it.
-	moved, err := col.FileTogether(c.Context)
+	moved, err := col.FileTogether(ctx)
 	if err != nil {
 		return err
 	}
@@ -168,45 +216,37 @@ func runCollect(c *cli.Context) error {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
 	rep.SkippedTotal = res.SkippedTotal
-	if linkScripts(c) {
-		scripts, err := col.LinkScripts(c.Context, scriptsPerCollect)
+	if o.Scripts {
+		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
 		if err != nil {
 			return fmt.Errorf("link jobs to their scripts: %w", err)
 		}
 		rep.Scripts = &scripts
 	}
-	out, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil)
+	out, err := col.ScanOutputs(ctx, o.Outputs, nil)
 	if err != nil {
 		return err
 	}
-	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, out.Missing, out.Capped, out.GPUMemory, out.Unread}
-	if rep.Outputs.Missing == nil {
-		rep.Outputs.Missing = []string{}
-	}
-	if rep.Outputs.Unread == nil {
-		rep.Outputs.Unread = []string{}
-	}
-	if rep.Outputs.Capped == nil {
-		rep.Outputs.Capped = []string{}
-	}
-	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, rep); err != nil {
+	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
+		out.GPUMemory, nonNil(out.Unread)}
+	if o.JSON {
+		if err := writeJSON(w.Out, rep); err != nil {
 			return err
 		}
 	} else {
-		printCollect(c, rep)
+		printCollect(w.Out, rep)
 	}
-	return collectStatus(c, res)
+	return collectStatus(res, o.Strict)
 }
 
 // showImportProgress counts the jobs imported on a terminal's stderr (a
 // whole cluster's accounting takes a while); the function it returns clears
 // the count.
-func showImportProgress(c *cli.Context, col *collect.Collector) (done func()) {
-	if !isTTY(c.App.ErrWriter) {
+func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
+	if !isTTY(stderr) {
 		return func() {}
 	}
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(c.App.ErrWriter),
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr),
 		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
 	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
@@ -217,40 +257,19 @@ func showImportProgress(c *cli.Context, col *collect.Collector) (done func()) {
 // next collect goes on with the rest, newest first.
 const scriptsPerCollect = 20000
 
-// linkScripts is --scripts, on by default with --all-users: a site-wide
-// history needs it to know which jobs ran the same script.
-func linkScripts(c *cli.Context) bool {
-	if c.IsSet("scripts") {
-		return c.Bool("scripts")
-	}
-	return c.Bool("all-users")
-}
-
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
-func collectAccounting(c *cli.Context, col *collect.Collector, rep *collectReport) (collect.ImportResult, string, error) {
-	if file := c.String("sacct-file"); file != "" {
-		res, err := importDumpFile(c, col, file)
-		return res, file, err
+func collectAccounting(ctx context.Context, o collectOptions, col *collect.Collector, rep *collectReport, stderr io.Writer) (collect.ImportResult, string, error) {
+	if o.SacctFile != "" {
+		res, err := importDumpFile(ctx, o, col, stderr)
+		return res, o.SacctFile, err
 	}
-	since, err := parseSince(c.String("since"), time.Now())
-	if err != nil {
+	if err := nameClusterFor(ctx, o.Slurm, col, stderr); err != nil {
 		return collect.ImportResult{}, "", err
 	}
-	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
-		Clusters: splitList(c.String("clusters"))}
-	if err := nameCluster(c, col); err != nil {
-		return collect.ImportResult{}, "", err
+	if o.tracked() {
+		return collectTracked(ctx, col, o.Query, rep)
 	}
-	if since.IsZero() && !q.AllUsers && len(q.Users) == 0 {
-		return collectTracked(c, col, q, rep)
-	}
-	if !q.AllUsers && len(q.Users) == 0 {
-		// sacct's default, named: the watermark is this user's.
-		if me, err := user.Current(); err == nil {
-			q.Users = []string{me.Username}
-		}
-	}
-	res, w, err := col.ImportWindow(c.Context, q, collect.WindowOptions{Overlap: c.Duration("overlap")})
+	res, w, err := col.ImportWindow(ctx, o.Query, collect.WindowOptions{Overlap: o.Overlap})
 	rep.Window = &w
 	return res, "sacct", err
 }
@@ -284,8 +303,8 @@ const skippedShown = 20
 
 // collectTracked asks sacct about the tracked jobs that have not ended,
 // and reports those Slurm has no job of.
-func collectTracked(c *cli.Context, col *collect.Collector, q slurm.SacctQuery, rep *collectReport) (collect.ImportResult, string, error) {
-	tracked, err := col.Store.Tracked(c.Context, history.TrackedFilter{})
+func collectTracked(ctx context.Context, col *collect.Collector, q slurm.SacctQuery, rep *collectReport) (collect.ImportResult, string, error) {
+	tracked, err := col.Store.Tracked(ctx, history.TrackedFilter{})
 	if err != nil {
 		return collect.ImportResult{}, "", err
 	}
@@ -293,26 +312,36 @@ func collectTracked(c *cli.Context, col *collect.Collector, q slurm.SacctQuery, 
 		return collect.ImportResult{}, "none", nil
 	}
 	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-	res, unknown, err := col.ImportByID(c.Context, q)
+	res, unknown, err := col.ImportByID(ctx, q)
 	rep.UnknownToSlurm = append(rep.UnknownToSlurm, unknown...)
 	return res, "sacct", err
 }
 
-// nameCluster sets the name the collector files jobs under whose records
-// carry none (the same name track, wait and submissions use; said on stderr
-// when it is a fallback), and gives it to the wrapper's records: the sbatch
-// wrapper does not ask slurmctld for the cluster's name (it would cost a
-// submission tens of milliseconds).
+// nameCluster is nameClusterFor with the command's flags.
 func nameCluster(c *cli.Context, col *collect.Collector) error {
-	ch, err := resolveCluster(c, col.Store)
+	given := c.String("cluster")
+	if given == "" {
+		given = os.Getenv("MIGADVISOR_CLUSTER")
+	}
+	return nameClusterFor(c.Context, slurmFlags{Bin: c.String("slurm-bin"), Cluster: given}, col, c.App.ErrWriter)
+}
+
+// nameClusterFor sets the name the collector files jobs under whose
+// records carry none (the same name track, wait and submissions use; said
+// on stderr when it is a fallback), and gives it to the wrapper's records:
+// the sbatch wrapper does not ask slurmctld for the cluster's name (it
+// would cost a submission tens of milliseconds).
+func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
+	ch, err := chooseCluster(ctx, s, col.Store, stderr)
 	if err != nil {
 		return err
 	}
 	col.Cluster, col.Fallbacks = ch.Name, ch.Fallbacks()
-	return col.Store.AdoptSubmissions(c.Context, col.Cluster)
+	return col.Store.AdoptSubmissions(ctx, col.Cluster)
 }
 
-func importDumpFile(c *cli.Context, col *collect.Collector, file string) (collect.ImportResult, error) {
+func importDumpFile(ctx context.Context, o collectOptions, col *collect.Collector, stderr io.Writer) (collect.ImportResult, error) {
+	file := o.SacctFile
 	var in io.Reader = os.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -329,18 +358,18 @@ func importDumpFile(c *cli.Context, col *collect.Collector, file string) (collec
 	// cluster is named: the error is the one sentence the user reads.
 	switch sacct, clusters := dumpHeader(br); {
 	case !sacct:
-	case clusters && c.String("cluster") == "":
-		name, err := collect.LastCluster(c.Context, col.Store)
+	case clusters && o.Slurm.Cluster == "":
+		name, err := collect.LastCluster(ctx, col.Store)
 		if err != nil {
 			return collect.ImportResult{}, err
 		}
 		col.Cluster = name
 	default:
-		if err := nameCluster(c, col); err != nil {
+		if err := nameClusterFor(ctx, o.Slurm, col, stderr); err != nil {
 			return collect.ImportResult{}, err
 		}
 	}
-	res, err := col.ImportDump(c.Context, br)
+	res, err := col.ImportDump(ctx, br)
 	var le *slurm.LineError
 	if errors.As(err, &le) {
 		return res, fmt.Errorf("%s:%d: %v", file, le.Line, le.Err)
@@ -350,16 +379,15 @@ func importDumpFile(c *cli.Context, col *collect.Collector, file string) (collec
 	}
 	for i, s := range res.Skipped {
 		if i == skippedShown {
-			fmt.Fprintf(c.App.ErrWriter, "%s: %d more records skipped (--json lists the first %d)\n", file, res.SkippedTotal-i, slurm.MaxSkippedKept)
+			fmt.Fprintf(stderr, "%s: %d more records skipped (--json lists the first %d)\n", file, res.SkippedTotal-i, slurm.MaxSkippedKept)
 			break
 		}
-		fmt.Fprintf(c.App.ErrWriter, "%s:%d: skipped: %v\n", file, s.Line, s.Err)
+		fmt.Fprintf(stderr, "%s:%d: skipped: %v\n", file, s.Line, s.Err)
 	}
 	return res, nil
 }
 
-func printCollect(c *cli.Context, rep collectReport) {
-	w := c.App.Writer
+func printCollect(w io.Writer, rep collectReport) {
 	if rep.Source == "none" {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
 	} else {
@@ -459,13 +487,14 @@ func printWindow(w io.Writer, win collect.Window) {
 	}
 }
 
-// collectStatus fails only when nothing could be imported, or with --strict.
-func collectStatus(c *cli.Context, res collect.ImportResult) error {
+// collectStatus fails only when nothing could be imported, or, strict,
+// when anything was skipped.
+func collectStatus(res collect.ImportResult, strict bool) error {
 	skipped := res.SkippedTotal
 	switch {
 	case skipped > 0 && res.Total() == 0:
 		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
-	case skipped > 0 && c.Bool("strict"):
+	case skipped > 0 && strict:
 		return fmt.Errorf("%d records skipped (--strict)", skipped)
 	}
 	return nil

@@ -7,8 +7,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,23 +40,27 @@ func docsCommand() *cli.Command {
   <workload>.svg  (md, mkdocs) runtime and SU of a run per profile
   <workload>.md   (md) the table, the chart, key takeaways and provenance
                   (mkdocs) the same, with a markdown-exec block that reads the
-                  CSV from --csv-dir, as the Wulver docs do
+                  CSV where docs wrote it, as the Wulver docs do
   index.md        (md, mkdocs) the workloads, each with its first takeaway
-Files of those names in DIR are replaced; nothing else there is touched.
+With --csv-dir the CSVs go there instead of DIR (a docs project that keeps
+its tables apart from its pages), and the pages read them there: give it
+relative to the directory mkdocs runs in. Files of those names are replaced;
+nothing else is touched.
 
 Examples:
    migadvisor docs --out docs/
    migadvisor docs --out docs/assets/tables/MIG --format csv --workloads llm-finetuning
+   migadvisor docs --out docs/MIG --csv-dir docs/assets/tables/MIG   # from the mkdocs project's root
    migadvisor docs --out site/ --format md
    migadvisor --db /shared/migadvisor/site.db docs --out mkdocs/docs/MIG --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the files (required)"},
 			&cli.StringFlag{Name: "workloads", Usage: "comma-separated workload tags (default: every workload in the history)"},
 			&cli.StringFlag{Name: "format", Value: report.FormatMkDocs, Usage: "csv, md or mkdocs"},
-			&cli.StringFlag{Name: "csv-dir", Value: report.DefaultCSVDir, Usage: "with mkdocs: where the docs project keeps the CSVs"},
+			&cli.StringFlag{Name: "csv-dir", DefaultText: "the --out directory", Usage: "directory for the CSVs, as the pages read them (relative to where mkdocs runs)"},
 			jsonFlag(),
 		},
-		Action: runDocs,
+		Action: bindAction(docsOptionsFrom, runDocs),
 	})
 }
 
@@ -68,68 +74,91 @@ type docsWorkload struct {
 	Files    []string `json:"files"`
 }
 
-func runDocs(c *cli.Context) error {
-	out, format := c.String("out"), c.String("format")
-	if out == "" {
-		return usageError{"docs needs --out DIR"}
+// docsOptions are docs' flags.
+type docsOptions struct {
+	Global    globalFlags
+	Out       string
+	CSVDir    string // where the CSVs go; the --out directory unless given
+	Format    string
+	Workloads []string // none: every workload in the history
+	JSON      bool
+}
+
+func docsOptionsFrom(c *cli.Context) (docsOptions, error) {
+	o := docsOptions{Global: globalFlagsFrom(c), Out: c.String("out"), CSVDir: c.String("csv-dir"), Format: c.String("format"),
+		Workloads: splitList(c.String("workloads")), JSON: c.Bool("json")}
+	if c.NArg() > 0 {
+		return o, usageError{fmt.Sprintf("docs takes no arguments (did you mean --out %s?)", c.Args().First())}
 	}
-	if !slices.Contains(report.Formats, format) {
-		return usageError{fmt.Sprintf("--format: %q is not one of %s", format, strings.Join(report.Formats, ", "))}
+	if o.Out == "" {
+		return o, usageError{"docs needs --out DIR"}
 	}
-	site, err := loadSite(c)
+	if !slices.Contains(report.Formats, o.Format) {
+		return o, usageError{fmt.Sprintf("--format: %q is not one of %s", o.Format, strings.Join(report.Formats, ", "))}
+	}
+	if o.CSVDir == "" {
+		o.CSVDir = o.Out
+	}
+	return o, nil
+}
+
+func runDocs(ctx context.Context, o docsOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
-	st, err := history.OpenWith(c.Context, dbPath(c), history.Options{ReadOnly: true})
+	st, err := history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true})
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no history at %s: 'migadvisor bench run', or 'collect' after your own runs, fills it", dbPath(c))
+		return fmt.Errorf("no history at %s: 'migadvisor benchmark run', or 'collect' after your own runs, fills it", o.Global.DB)
 	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tags, err := docsTags(c, st)
+	tags, err := docsTags(ctx, st, o.Workloads)
 	if err != nil {
 		return err
 	}
-	opt := report.PageOptions{Format: format, CSVDir: c.String("csv-dir"), Generator: "migadvisor " + version,
-		Generated: time.Now(), History: dbPath(c)}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	opt := report.PageOptions{Format: o.Format, CSVDir: o.CSVDir, Generator: "migadvisor " + version,
+		Generated: time.Now(), History: o.Global.DB}
+	for _, dir := range []string{o.Out, o.CSVDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 	}
 	var done []docsWorkload
 	var reps []*report.Report
 	for _, tag := range tags {
-		rep, err := buildReport(c, st, site, tag)
+		rep, err := buildReport(ctx, st, site, tag)
 		if err != nil {
 			return err
 		}
 		if len(rep.Profiles) == 0 {
-			fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
+			fmt.Fprintf(w.Err, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
 			continue
 		}
-		files, err := writeReport(rep, out, opt)
+		files, err := writeReport(rep, o.Out, opt)
 		if err != nil {
 			return err
 		}
 		reps = append(reps, rep)
 		done = append(done, summariseReport(rep, files))
 	}
-	if len(reps) > 0 && format != report.FormatCSV {
-		index := filepath.Join(out, "index.md")
+	if len(reps) > 0 && o.Format != report.FormatCSV {
+		index := filepath.Join(o.Out, "index.md")
 		if err := atomicfile.Write(index, []byte(indexPage(reps, site, opt)), 0o644); err != nil {
 			return err
 		}
 	}
 	if len(done) == 0 {
-		return fmt.Errorf("no workload in %s has runs to report", dbPath(c))
+		return fmt.Errorf("no workload in %s has runs to report", o.Global.DB)
 	}
-	return printDocs(c, done)
+	return printDocs(w.Out, o.JSON, done)
 }
 
-// docsTags are --workloads, else every workload the history has.
-func docsTags(c *cli.Context, st *history.Store) ([]string, error) {
-	known, err := st.Workloads(c.Context)
+// docsTags are the workloads asked for, else every workload the history has.
+func docsTags(ctx context.Context, st *history.Store, want []string) ([]string, error) {
+	known, err := st.Workloads(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,16 +166,15 @@ func docsTags(c *cli.Context, st *history.Store) ([]string, error) {
 	for _, w := range known {
 		have = append(have, w.Workload)
 	}
-	want := splitList(c.String("workloads"))
 	if len(want) == 0 {
 		if len(have) == 0 {
-			return nil, fmt.Errorf("%s has no jobs tagged with a workload; 'migadvisor bench run' or 'track --workload' tags them", dbPath(c))
+			return nil, fmt.Errorf("%s has no jobs tagged with a workload; 'migadvisor benchmark run' or 'track --workload' tags them", st.Path())
 		}
 		return have, nil
 	}
 	for _, w := range want {
 		if !slices.Contains(have, w) {
-			return nil, usageError{fmt.Sprintf("--workloads: %s has no jobs tagged %q (it has: %s)", dbPath(c), w, orDash(strings.Join(have, ", ")))}
+			return nil, usageError{fmt.Sprintf("--workloads: %s has no jobs tagged %q (it has: %s)", st.Path(), w, orDash(strings.Join(have, ", ")))}
 		}
 	}
 	return want, nil
@@ -154,8 +182,8 @@ func docsTags(c *cli.Context, st *history.Store) ([]string, error) {
 
 // buildReport reads a workload's runs; a workload of a built-in suite gets
 // its title, description and published table layout.
-func buildReport(c *cli.Context, st *history.Store, site *catalog.Site, tag string) (*report.Report, error) {
-	recs, err := st.History(c.Context, history.HistoryFilter{Workload: tag})
+func buildReport(ctx context.Context, st *history.Store, site *catalog.Site, tag string) (*report.Report, error) {
+	recs, err := st.History(ctx, history.HistoryFilter{Workload: tag})
 	if err != nil {
 		return nil, err
 	}
@@ -170,13 +198,15 @@ func buildReport(c *cli.Context, st *history.Store, site *catalog.Site, tag stri
 }
 
 // writeReport writes a workload's files in the format and returns their paths.
+// The CSV goes to opt.CSVDir, where the page reads it.
 func writeReport(rep *report.Report, dir string, opt report.PageOptions) ([]string, error) {
 	base := filepath.Join(dir, rep.FileName())
 	csv, err := rep.CSV()
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{base + ".csv": csv}
+	csvPath := filepath.Join(opt.CSVDir, rep.FileName()+".csv")
+	files := map[string][]byte{csvPath: csv}
 	if opt.Format != report.FormatCSV {
 		svg, err := rep.Chart()
 		if err != nil {
@@ -189,12 +219,12 @@ func writeReport(rep *report.Report, dir string, opt report.PageOptions) ([]stri
 		files[base+".svg"], files[base+".md"] = svg, []byte(page)
 	}
 	var paths []string
-	for _, ext := range []string{".csv", ".svg", ".md"} {
-		if b, ok := files[base+ext]; ok {
-			if err := atomicfile.Write(base+ext, b, 0o644); err != nil {
+	for _, path := range []string{csvPath, base + ".svg", base + ".md"} {
+		if b, ok := files[path]; ok {
+			if err := atomicfile.Write(path, b, 0o644); err != nil {
 				return nil, err
 			}
-			paths = append(paths, base+ext)
+			paths = append(paths, path)
 		}
 	}
 	return paths, nil
@@ -228,11 +258,11 @@ func indexPage(reps []*report.Report, site *catalog.Site, opt report.PageOptions
 	return b.String()
 }
 
-func printDocs(c *cli.Context, done []docsWorkload) error {
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, done)
+func printDocs(out io.Writer, asJSON bool, done []docsWorkload) error {
+	if asJSON {
+		return writeJSON(out, done)
 	}
-	t := newTable(c.App.Writer)
+	t := newTable(out)
 	fmt.Fprintln(t, "WORKLOAD\tTABLE\tRUNS\tPROFILES\tFILES")
 	for _, d := range done {
 		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\n", d.Workload, d.Table, d.Runs, strings.Join(d.Profiles, ","), strings.Join(d.Files, " "))

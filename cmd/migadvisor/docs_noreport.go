@@ -4,5 +4,14 @@ package main
 
 import "github.com/urfave/cli/v2"
 
-// docsCommand is left out of the lean binary for the sbatch wrapper (see docs.go).
+// The lean binary for the sbatch wrapper (migadvisor-sbatch, -tags
+// noreport) leaves out what only other commands need and costs every
+// submission start-up time or size: docs (the report and its plotting
+// library, docs.go), the monitor (NVML, monitor.go) and catalog discover
+// (NVML, catalog_discover.go). A nil command is dropped from the list.
+
 func docsCommand() *cli.Command { return nil }
+
+func monitorCommand() *cli.Command { return nil }
+
+func catalogDiscoverCommand() *cli.Command { return nil }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -75,14 +76,14 @@ func TestDocsRefusesBadInput(t *testing.T) {
 	}
 }
 
-func TestBenchWriteAndList(t *testing.T) {
+func TestBenchmarkWriteAndList(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	out := mustRunCLI(t, "bench", "write", "--out", dir, "--workloads", "pytorch_cifar10_resnet,gromacs_performance",
+	out := mustRunCLI(t, "benchmark", "write", "--out", dir, "--workloads", "pytorch_cifar10_resnet,gromacs_performance",
 		"--synthetic", "--gmx", "/opt/gmx 2024/bin/gmx", "--json")
 	var written []struct{ Workload, Tag, Job string }
 	if err := json.Unmarshal([]byte(out), &written); err != nil || len(written) != 2 || written[0].Tag != "pytorch_cifar10_resnet@synthetic" {
-		t.Fatalf("bench write: %v %s", err, out)
+		t.Fatalf("benchmark write: %v %s", err, out)
 	}
 	job, _ := os.ReadFile(written[1].Job)
 	if !strings.Contains(string(job), "#SBATCH --gres=gpu:a100:1\n") || !strings.Contains(string(job), "export GMX='/opt/gmx 2024/bin/gmx'") {
@@ -91,13 +92,36 @@ func TestBenchWriteAndList(t *testing.T) {
 	var list struct {
 		Workloads []struct{ Name, Needs string }
 	}
-	if err := json.Unmarshal([]byte(mustRunCLI(t, "bench", "list", "--json")), &list); err != nil || len(list.Workloads) != 5 {
-		t.Errorf("bench list: %v %+v", err, list)
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "benchmark", "list", "--json")), &list); err != nil || len(list.Workloads) != 5 {
+		t.Errorf("benchmark list: %v %+v", err, list)
 	}
-	for _, args := range [][]string{{"bench", "run", "--workloads", "nope"}, {"bench", "list", "--suite", "mars"},
-		{"bench", "run", "--profiles", "7g.80gb", "--workloads", "llm-finetuning"}} {
+	for _, args := range [][]string{{"benchmark", "run", "--workloads", "nope"}, {"benchmark", "list", "--suite", "mars"},
+		{"benchmark", "run", "--profiles", "7g.80gb", "--workloads", "llm-finetuning"}} {
 		if _, errOut, code := migadvisor(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+// A mkdocs page reads its table from the CSV docs wrote, wherever that is:
+// beside the page, or in --csv-dir.
+func TestDocsPagesReadTheCSVTheyWrote(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	mustRunCLI(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
+	mustRunCLI(t, "track", "--cluster", "migdev", "--workload", "mine", example+"pytorch_mnist.sh", "2")
+	csvPath := regexp.MustCompile(`pd\.read_csv\("([^"]+)"\)`)
+	for _, extra := range [][]string{nil, {"--csv-dir", filepath.Join(dir, "tables")}} {
+		out := filepath.Join(dir, "site")
+		mustRunCLI(t, append([]string{"docs", "--out", out, "--format", "mkdocs"}, extra...)...)
+		page, err := os.ReadFile(filepath.Join(out, "mine.md"))
+		m := csvPath.FindSubmatch(page)
+		if err != nil || m == nil {
+			t.Fatalf("%v: no read_csv in the page (%v):\n%s", extra, err, page)
+		}
+		if _, err := os.Stat(string(m[1])); err != nil {
+			t.Errorf("%v: the page reads %s, which docs did not write: %v", extra, m[1], err)
 		}
 	}
 }

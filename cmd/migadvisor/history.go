@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -47,7 +50,7 @@ Examples:
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
 			jsonFlag(),
 		},
-		Action: runHistory,
+		Action: bindAction(historyOptionsFrom, runHistory),
 	})
 }
 
@@ -97,39 +100,49 @@ type historyJob struct {
 	History          string             `json:"history"`     // own, or site (the site-wide history)
 }
 
-func runHistory(c *cli.Context) error {
+// historyOptions are history's flags.
+type historyOptions struct {
+	Global globalFlags
+	Script string // "" for every job in the history
+	Limit  int    // 0: all
+	JSON   bool
+}
+
+func historyOptionsFrom(c *cli.Context) (historyOptions, error) {
 	if c.NArg() > 1 {
-		return usageError{"history takes at most one JOB.sh"}
+		return historyOptions{}, usageError{"history takes at most one JOB.sh"}
 	}
-	if n := c.Int("limit"); n < 0 {
-		return usageError{fmt.Sprintf("--limit is a number of jobs, 0 for all, not %d", n)}
-	}
-	site, err := loadSite(c)
+	o := historyOptions{Global: globalFlagsFrom(c), Script: c.Args().First(), Limit: c.Int("limit"), JSON: c.Bool("json")}
+	return o, nonNegative("--limit", o.Limit, "a number of jobs, 0 for all")
+}
+
+func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
 	var key *advisor.ScriptKey
 	var script *slurm.Script
-	if c.NArg() == 1 {
-		if script, err = slurm.ReadScript(c.Args().First()); err != nil {
+	if o.Script != "" {
+		if script, err = slurm.ReadScript(o.Script); err != nil {
 			return err
 		}
-		k := advisor.KeyOf(c.Args().First(), script, site)
+		k := advisor.KeyOf(o.Script, script, site)
 		key = &k
 	}
-	st, err := openHistory(c)
+	st, err := openHistoryToRead(ctx, o.Global.DB, w.Err)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	var siteWide []*history.Store
 	if key != nil {
-		if shared := openSiteHistory(c, site); shared != nil {
+		if shared := openSiteHistoryAt(ctx, w.Err, site, o.Global.DB); shared != nil {
 			defer shared.Close()
 			siteWide = append(siteWide, shared)
 		}
 	}
-	recs, err := advisor.History(c.Context, key, c.Int("limit"), st, siteWide...)
+	recs, err := advisor.History(ctx, key, o.Limit, st, siteWide...)
 	if err != nil {
 		return err
 	}
@@ -140,32 +153,37 @@ func runHistory(c *cli.Context) error {
 	if len(jobs) == 0 {
 		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", historiesRead(st, siteWide))
 		if key != nil {
-			if why, err = whyNoRuns(c, site, script, st, siteWide); err != nil {
+			if why, err = whyNoRuns(ctx, o.Script, site, script, st, siteWide); err != nil {
 				return err
 			}
 		}
-		return sayEmpty(c, why)
+		return sayEmptyTo(w, o.JSON, why)
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, jobs)
+	if o.JSON {
+		return writeJSON(w.Out, jobs)
 	}
-	printHistory(c, jobs)
+	printHistory(w.Out, jobs)
 	return nil
 }
 
-// sayEmpty answers with nothing to show, and says why: an empty answer is
-// never silent. In text the sentence stands where the table would; with
-// --json stdout holds the data alone (empty, an array, never null), and the
-// sentence goes to stderr, as track's notes do.
+// sayEmpty is sayEmptyTo for a command that has not bound its options.
 func sayEmpty(c *cli.Context, why string) error {
-	if !c.Bool("json") {
-		_, err := fmt.Fprintln(c.App.Writer, why)
+	return sayEmptyTo(writersOf(c), c.Bool("json"), why)
+}
+
+// sayEmptyTo answers with nothing to show, and says why: an empty answer
+// is never silent. In text the sentence stands where the table would; in
+// JSON stdout holds the data alone (empty, an array, never null), and the
+// sentence goes to stderr, as track's notes do.
+func sayEmptyTo(w outWriters, asJSON bool, why string) error {
+	if !asJSON {
+		_, err := fmt.Fprintln(w.Out, why)
 		return err
 	}
-	if err := writeJSON(c.App.Writer, []struct{}{}); err != nil {
+	if err := writeJSON(w.Out, []struct{}{}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", why)
+	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
 	return nil
 }
 
@@ -179,19 +197,18 @@ func historiesRead(own *history.Store, siteWide []*history.Store) string {
 	for i, st := range siteWide {
 		paths[i] = st.Path()
 	}
-	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), joinAnd(paths))
+	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
 }
 
-// whyNoRuns says, in one line, why history has no jobs of JOB.sh: none of
-// it or its earlier versions in the histories read, and what would give it
-// some. Where its tracked jobs wait for collect, or jobs of its name are in
-// the history linked to no script, recommend's notes say so (advisor.Gather
-// words them); else the ways to runs: track for jobs plain sbatch
-// submitted, a probe to measure it.
-func whyNoRuns(c *cli.Context, site *catalog.Site, script *slurm.Script, own *history.Store, siteWide []*history.Store) (string, error) {
-	path := c.Args().First()
+// whyNoRuns says, in one line, why history has no jobs of the script at
+// path: none of it or its earlier versions in the histories read, and what
+// would give it some. Where its tracked jobs wait for collect, or jobs of
+// its name are in the history linked to no script, recommend's notes say
+// so (advisor.Gather words them); else the ways to runs: track for jobs
+// plain sbatch submitted, a probe to measure it.
+func whyNoRuns(ctx context.Context, path string, site *catalog.Site, script *slurm.Script, own *history.Store, siteWide []*history.Store) (string, error) {
 	// Queue waits since now: none to read, only the notes are wanted.
-	job, err := advisor.Gather(c.Context, own, site, path, script, time.Now(), siteWide...)
+	job, err := advisor.Gather(ctx, own, site, path, script, time.Now(), siteWide...)
 	if err != nil {
 		return "", err
 	}
@@ -232,32 +249,19 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 	return h
 }
 
-// jobSU applies the site's formula to what the job was allocated, for as long as it ran.
+// jobSU is the job's price (advisor.RecordCharge), rounded as the text
+// and recommend print it; nil where there is no honest figure.
 func jobSU(r *history.JobRecord, site *catalog.Site) *float64 {
-	if r.ElapsedS == nil || r.CPUs == nil {
+	ch, ok := advisor.RecordCharge(site, r)
+	if !ok {
 		return nil
 	}
-	j := catalog.Job{CPUs: int(*r.CPUs), Hours: float64(*r.ElapsedS) / 3600, QoS: r.QOS, Partition: r.Partition}
-	if r.ReqMemMiB != nil {
-		j.MemMiB = *r.ReqMemMiB
-	}
-	if r.GPUCount > 0 {
-		p, ok := site.Profile(r.Profile)
-		if !ok {
-			return nil // a GPU the site does not know: no honest figure
-		}
-		j.Profile, j.GPUs = p, int(r.GPUCount)
-	}
-	ch, err := site.Charge(j)
-	if err != nil {
-		return nil
-	}
-	su := advisor.RoundSU(ch.SU) // as the text and recommend print it
+	su := advisor.RoundSU(ch.SU)
 	return &su
 }
 
-func printHistory(c *cli.Context, jobs []historyJob) {
-	t := newTable(c.App.Writer)
+func printHistory(w io.Writer, jobs []historyJob) {
+	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tEXIT\tELAPSED\tCPUS\tMEM\tMAX RSS\tGPU PEAK\tOOM\tWORK\tSU")
 	for _, j := range jobs {
 		state := j.State
@@ -298,10 +302,10 @@ func printHistory(c *cli.Context, jobs []historyJob) {
 		}
 	}
 	if earlier > 0 {
-		fmt.Fprintf(c.App.Writer, "%s of an earlier version of this script (marked ~)\n", plural(earlier, "run"))
+		fmt.Fprintf(w, "%s of an earlier version of this script (marked ~)\n", plural(earlier, "run"))
 	}
 	if fromSite > 0 {
-		fmt.Fprintf(c.App.Writer, "%s from the site-wide history\n", plural(fromSite, "job"))
+		fmt.Fprintf(w, "%s from the site-wide history\n", plural(fromSite, "job"))
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -38,40 +40,52 @@ Examples:
    migadvisor lint job.sh
    migadvisor lint --json job.sh | jq '.findings[] | select(.severity=="error")'
    migadvisor --site examples/sites/h100.toml lint job.sh`,
-		Flags: []cli.Flag{jsonFlag()},
-		Action: func(c *cli.Context) error {
-			path, err := oneArg(c, "JOB.sh")
-			if err != nil {
-				return err
-			}
-			site, err := loadSite(c)
-			if err != nil {
-				return err
-			}
-			script, err := slurm.ReadScript(path)
-			if err != nil {
-				return err
-			}
-			// sbatch runs here: the job's --output and --error directories must exist.
-			dir, _ := os.Getwd()
-			findings := advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: dir})
-			if findings == nil {
-				findings = []advisor.Finding{}
-			}
-			if err := printFindings(c, lintReport{File: path, Site: site.Name, Findings: findings}); err != nil {
-				return err
-			}
-			if advisor.HasErrors(findings) {
-				return silentExit(exitFailure)
-			}
-			return nil
-		},
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: bindAction(lintOptionsFrom, runLint),
 	})
 }
 
-func printFindings(c *cli.Context, r lintReport) error {
-	w := c.App.Writer
-	if c.Bool("json") {
+// lintOptions are lint's argument and flags.
+type lintOptions struct {
+	Global    globalFlags
+	Script    string
+	SubmitDir string // where sbatch would run: the job's --output and --error directories must exist
+	JSON      bool
+}
+
+func lintOptionsFrom(c *cli.Context) (lintOptions, error) {
+	path, err := oneArg(c, "JOB.sh")
+	if err != nil {
+		return lintOptions{}, err
+	}
+	dir, _ := os.Getwd()
+	return lintOptions{Global: globalFlagsFrom(c), Script: path, SubmitDir: dir, JSON: c.Bool("json")}, nil
+}
+
+func runLint(_ context.Context, o lintOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
+	if err != nil {
+		return err
+	}
+	script, err := slurm.ReadScript(o.Script)
+	if err != nil {
+		return err
+	}
+	findings := advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: o.SubmitDir})
+	if findings == nil {
+		findings = []advisor.Finding{}
+	}
+	if err := printFindings(w.Out, o.JSON, lintReport{File: o.Script, Site: site.Name, Findings: findings}); err != nil {
+		return err
+	}
+	if advisor.HasErrors(findings) {
+		return silentExit(exitFailure)
+	}
+	return nil
+}
+
+func printFindings(w io.Writer, asJSON bool, r lintReport) error {
+	if asJSON {
 		return writeJSON(w, r)
 	}
 	for _, f := range r.Findings {

@@ -1,6 +1,13 @@
+//go:build !noreport
+
+// The monitor links NVML and bench/monitor; the sbatch wrapper's binary
+// (-tags noreport, docs_noreport.go) leaves it out: jobs run
+// migadvisor-monitor or migadvisor, never the wrapper's binary.
+
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -21,8 +28,22 @@ func monitorCommand() *cli.Command {
 		ArgsUsage:       "[--interval 500ms] [--out FILE] -- CMD [ARGS...]",
 		Description:     monitor.Help,
 		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			return silentExit(monitor.Main(c.Args().Slice(), os.Stdin, c.App.Writer, c.App.ErrWriter, os.LookupEnv, newNVML))
-		},
+		Action:          bindAction(monitorOptionsFrom, runMonitor),
 	}
+}
+
+// monitorOptions are the monitor's arguments, which monitor.Main reads:
+// its own flags, then the command.
+type monitorOptions struct {
+	Args []string
+}
+
+func monitorOptionsFrom(c *cli.Context) (monitorOptions, error) {
+	return monitorOptions{Args: c.Args().Slice()}, nil
+}
+
+// runMonitor ends with the command's exit status (or the monitor's own
+// for a usage mistake), which monitor.Main has said all about.
+func runMonitor(_ context.Context, o monitorOptions, w outWriters) error {
+	return silentExit(monitor.Main(o.Args, os.Stdin, w.Out, w.Err, os.LookupEnv, newNVML))
 }

@@ -1,23 +1,25 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // probeFlags are recommend's flags for measuring before advising. Their
-// names are sweep's and wait's, whose code the probe runs.
+// names are sweep's and wait's, whose steps the probe runs.
 func probeFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend"},
@@ -31,151 +33,156 @@ func probeFlags() []cli.Flag {
 }
 
 // measureFlags are the flags of the measuring loop (submit, wait, collect)
-// that recommend --probe and bench run share; prefix begins each usage.
+// that recommend --probe and benchmark run share; prefix begins each usage.
 func measureFlags(prefix string) []cli.Flag {
-	return []cli.Flag{
-		&cli.DurationFlag{Name: "timeout", Usage: prefix + "give up waiting after this long (0: never)"},
-		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: prefix + "longest interval between squeue calls"},
+	return append(waitFlags(prefix),
 		&cli.BoolFlag{Name: "no-monitor", Usage: prefix + "variants without the GPU memory monitor"},
-		&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
-			Usage: prefix + "the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"},
+		monitorBinFlag(prefix+"the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"),
 		&cli.StringSliceFlag{Name: "outputs", Usage: prefix + "directory with job output files (repeatable)"},
 		clusterFlag(),
 		slurmBinFlag(),
-	}
+	)
 }
 
-// probe measures the script on the chosen profiles: all at once, or as a
-// ladder from the smallest that stops at the first clean completion.
-func probe(c *cli.Context, site *catalog.Site, script *slurm.Script) error {
-	out := c.String("out")
+// measureOptions are measureFlags' values.
+type measureOptions struct {
+	wait    bench.WaitOptions
+	monitor *slurm.MonitorWrap // nil: --no-monitor
+	outputs []string
+}
+
+func measureOptionsFrom(c *cli.Context) measureOptions {
+	return measureOptions{wait: waitOptionsOf(c), monitor: monitorWrapFrom(c), outputs: c.StringSlice("outputs")}
+}
+
+// probeOptions are probeFlags' values.
+type probeOptions struct {
+	enabled  bool // --probe
+	ladder   bool
+	profiles []string // as given; none: the site's
+	out      string   // "": bench.DefaultProbeDir
+	workload string
+	asOneGPU bool
+	time     string // every variant's --time; "": the script's
+	measure  measureOptions
+}
+
+func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
+	opt := probeOptions{enabled: c.Bool("probe"), ladder: c.Bool("ladder"), profiles: splitList(c.String("profiles")),
+		out: c.String("out"), workload: c.String("workload"), asOneGPU: c.Bool("as-one-gpu"), measure: measureOptionsFrom(c)}
+	if c.IsSet("time") && !opt.enabled {
+		return opt, usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
+	}
+	var err error
+	opt.time, err = variantTime(c.String("time"))
+	return opt, err
+}
+
+// runProbe measures the script on the chosen profiles: all at once, or as
+// a ladder from the smallest (see bench.Probe). Ctrl-C stops the waiting,
+// not the jobs, and says how to follow them.
+func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catalog.Site, script *slurm.Script) error {
+	profiles, err := bench.ProbeProfiles(site, opt.profiles)
+	var pe *bench.ProfilesError
+	if errors.As(err, &pe) {
+		return usageError{pe.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	out := opt.out
 	if out == "" {
-		base := strings.TrimSuffix(filepath.Base(script.Path), filepath.Ext(script.Path))
-		out = fmt.Sprintf("migadvisor-probe-%s-%s", base, time.Now().Format("20060102-150405"))
+		out = bench.DefaultProbeDir(script.Path, time.Now())
 	}
-	profiles, err := probeProfiles(c, site)
-	if err != nil {
-		return err
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	show := &probeProgress{env: env, tty: isTTY(env.Err)}
+	defer show.finish()
+	warnNoGPU(env.Err, script)
+	res, err := bench.Probe(ctx, bench.ProbeOptions{
+		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: out, Monitor: opt.measure.monitor,
+			AsOneGPU: opt.asOneGPU, Time: opt.time},
+		Ladder: opt.ladder, Workload: opt.workload, WorkDir: workingDir(), Wait: opt.measure.wait,
+	}, bench.ProbeDeps{
+		Slurm:   env.submitter(),
+		History: historyPerCall{env},
+		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
+			return collectAndExplain(ctx, env, ids, opt.measure.outputs)
+		},
+		Progress: show.event,
+	})
+	show.finish()
+	if err != nil && res.Dir() != "" {
+		return interrupted(ctx, env.Err, err, fmt.Sprintf("the probe's jobs still run in Slurm: 'migadvisor wait --sweep %s' waits for them, then 'migadvisor recommend %s' advises",
+			slurm.ShellWord(res.Dir()), slurm.ShellWord(script.Path)))
 	}
-	if !c.Bool("ladder") {
-		_, err := probeRung(c, site, script, out, profiles)
-		return err
-	}
-	for i, p := range profiles {
-		ended, err := probeRung(c, site, script, filepath.Join(out, p), []string{p})
-		if err != nil {
-			return err
-		}
-		done, err := completedOn(c, script.Fingerprint(), p)
-		if err != nil || done || i == len(profiles)-1 {
-			return err
-		}
-		// A failure that is not about the GPU would only repeat higher up.
-		for id, o := range ended {
-			if o.AnyProfile {
-				fmt.Fprintf(c.App.ErrWriter, "migadvisor: probe stopped at %s, since a larger profile would fail the same way: job %s %s\n", p, id, o.Text)
-				return nil
-			}
-		}
-		progressf(c, "probe: %s did not complete cleanly; trying the next profile", p)
-	}
-	return nil
+	return lintFailure(env.Err, err, script.Path, "fix them first")
 }
 
-// probeProfiles are --profiles, else the site's, from the smallest.
-func probeProfiles(c *cli.Context, site *catalog.Site) ([]string, error) {
-	var all []string
-	for _, p := range advisor.OrderedProfiles(site) {
-		all = append(all, p.Name)
-	}
-	v := c.String("profiles")
-	if v == "" {
-		return all, nil
-	}
-	var chosen []string
-	for _, name := range all { // in size order, whatever the order given
-		if slices.Contains(splitList(v), name) {
-			chosen = append(chosen, name)
-		}
-	}
-	for _, name := range splitList(v) {
-		if !slices.Contains(all, name) {
-			return nil, usageError{fmt.Sprintf("--profiles: %q is not a profile of %s (%s)", name, site.Name, strings.Join(all, ", "))}
-		}
-	}
-	return chosen, nil
+// probeProgress shows a probe's steps: on a terminal as they happen (with
+// wait's bar), elsewhere only what the user must know (a ladder that stops
+// early, records that could not be kept or collected).
+type probeProgress struct {
+	env commandEnv
+	tty bool
+	bar *waitBar
 }
 
-// probeRung writes, submits, waits for and collects the variants of some
-// profiles, and says how each job ended.
-func probeRung(c *cli.Context, site *catalog.Site, script *slurm.Script, dir string, profiles []string) (map[string]advisor.Outcome, error) {
-	limit, err := variantTime(c)
-	if err != nil {
-		return nil, err
-	}
-	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: monitorWrap(c),
-		AsOneGPU: c.Bool("as-one-gpu"), Time: limit}, "fix them first")
-	if err != nil {
-		return nil, err
-	}
-	if err := submitSweep(c, dir, sw, c.String("workload")); err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, p := range sw.Profiles {
-		ids = append(ids, sw.Variants[p].JobID)
-		progressf(c, "probe: %s submitted as job %s (%s)", p, sw.Variants[p].JobID, filepath.Join(dir, sw.Variants[p].File))
-	}
-	if err := waitQueue(c, ids); err != nil {
-		return nil, err
-	}
-	tracked, err := collectEnded(c, ids)
-	if err != nil {
-		return nil, err
-	}
-	outcomes, err := explainTracked(c, tracked)
-	if err != nil {
-		return nil, err
-	}
-	ended := map[string]advisor.Outcome{}
-	for _, t := range tracked {
-		o := trackedOutcome(t, outcomes)
-		switch o.Kind {
+func (p *probeProgress) event(e bench.ProbeEvent) {
+	switch e.Kind {
+	case bench.ProbeSubmitted:
+		p.say("probe: %s submitted as job %s (%s)", e.Profile, e.JobID, e.File)
+	case bench.ProbeQueue:
+		if p.tty && p.bar == nil {
+			bar := newWaitBar(p.env.Err, e.Queue.Total)
+			p.bar = &bar
+		}
+		if p.bar != nil {
+			p.bar.show(e.Queue)
+		}
+		if e.Queue.Done == e.Queue.Total {
+			p.finish() // before collect's lines
+		}
+	case bench.ProbeJobEnded:
+		switch e.Outcome.Kind {
 		case "":
-			progressf(c, "probe: job %s on %s ended %s", t.JobID, t.Profile, summaryState(t.Jobs))
+			p.say("probe: job %s on %s ended %s", e.JobID, e.Profile, e.State)
 		case advisor.OutcomeCompleted:
-			progressf(c, "probe: job %s on %s %s", t.JobID, t.Profile, o.Text)
+			p.say("probe: job %s on %s %s", e.JobID, e.Profile, e.Outcome.Text)
 		default:
-			progressf(c, "probe: job %s on %s ended %s: %s", t.JobID, t.Profile, summaryState(t.Jobs), o.Text)
+			p.say("probe: job %s on %s ended %s: %s", e.JobID, e.Profile, e.State, e.Outcome.Text)
 		}
-		ended[t.JobID] = o
+	case bench.ProbeNextRung:
+		p.say("probe: %s did not complete cleanly; trying the next profile", e.Profile)
+	case bench.ProbeStopped:
+		fmt.Fprintf(p.env.Err, "migadvisor: probe stopped at %s, since a larger profile would fail the same way: job %s %s\n", e.Profile, e.JobID, e.Outcome.Text)
+	case bench.ProbeWarning:
+		fmt.Fprintf(p.env.Err, "migadvisor: warning: %v\n", e.Err)
 	}
-	return ended, nil
 }
 
-// completedOn reports whether the script has a clean completed run on a profile.
-func completedOn(c *cli.Context, fingerprint, profile string) (bool, error) {
-	st, err := openHistory(c)
-	if err != nil {
-		return false, err
+// say reports a step on a terminal; pipes and scripts get only the result.
+func (p *probeProgress) say(format string, args ...any) {
+	if p.tty {
+		fmt.Fprintf(p.env.Err, format+"\n", args...)
 	}
-	defer st.Close()
-	recs, err := st.History(c.Context, history.HistoryFilter{Fingerprint: fingerprint})
-	if err != nil {
-		return false, err
-	}
-	for i := range recs {
-		if r, ok := advisor.RunFromRecord(&recs[i]); ok && r.Profile == profile && r.Completed {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
-// progressf reports a step of a long operation on a terminal; pipes and
-// scripts get only the result.
-func progressf(c *cli.Context, format string, args ...any) {
-	if isTTY(c.App.ErrWriter) {
-		fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+// finish takes the bar of a rung's wait off the terminal.
+func (p *probeProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// sayCollected says which ids Slurm has no job of and which have no final
+// record yet.
+func sayCollected(stderr io.Writer, ended bench.Ended) {
+	if len(ended.Unknown) > 0 {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
+	}
+	if len(ended.Open) > 0 {
+		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", jobsNamed(ended.Open))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -80,47 +81,80 @@ a usage error.`,
 			&cli.StringFlag{Name: "wait-since", Value: "30d", Usage: "queue waits from jobs submitted since (a date or a duration such as 30d)"},
 			jsonFlag(),
 		}, probeFlags()...),
-		Action: runRecommend,
+		Action: bindAction(recommendOptionsFrom, runRecommend),
 	})
 }
 
-func runRecommend(c *cli.Context) error {
+// recommendOptions are recommend's flags and argument.
+type recommendOptions struct {
+	Global    globalFlags
+	Slurm     slurmFlags
+	path      string // JOB.sh, as the user named it
+	advice    advisor.Options
+	prior     string    // --prior: a reference benchmark's name; "": recognised
+	waitSince time.Time // queue waits from jobs submitted since
+	json      bool
+	probe     probeOptions
+}
+
+func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {
-		return err
+		return recommendOptions{}, err
 	}
-	opt, err := recommendOptions(c)
+	opt := recommendOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, prior: c.String("prior"), json: c.Bool("json"),
+		advice: advisor.Options{Objective: c.String("objective"), MaxSlowdown: c.Float64("max-slowdown"), SUTolerance: c.Float64("tolerance")}}
+	if err := checkAdvice(opt.advice, c.IsSet("tolerance")); err != nil {
+		return opt, err
+	}
+	if opt.waitSince, err = parseSince(c.String("wait-since"), time.Now()); err != nil {
+		return opt, usageError{"--wait-since: " + err.Error()}
+	}
+	opt.probe, err = probeOptionsFrom(c)
+	return opt, err
+}
+
+// checkAdvice refuses what no recommendation can be made with.
+func checkAdvice(a advisor.Options, toleranceSet bool) error {
+	if !slices.Contains(advisor.Objectives, a.Objective) {
+		return usageError{fmt.Sprintf("--objective must be one of %s, not %q", strings.Join(advisor.Objectives, ", "), a.Objective)}
+	}
+	if a.MaxSlowdown != 0 && a.MaxSlowdown < 1 {
+		return usageError{fmt.Sprintf("--max-slowdown is a factor of at least 1 (2: up to twice as slow), not %g", a.MaxSlowdown)}
+	}
+	if toleranceSet && (a.SUTolerance < 0 || a.SUTolerance >= 1) {
+		return usageError{fmt.Sprintf("--tolerance is a share between 0 and 1 (0.05: 5%%), not %g", a.SUTolerance)}
+	}
+	return nil
+}
+
+func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error {
+	env := newEnv(opt.Global, opt.Slurm, w)
+	site, err := env.site()
 	if err != nil {
 		return err
 	}
-	site, err := loadSite(c)
+	script, err := slurm.ReadScript(opt.path)
 	if err != nil {
 		return err
 	}
-	script, err := slurm.ReadScript(path)
-	if err != nil {
-		return err
-	}
-	if c.IsSet("time") && !c.Bool("probe") {
-		return usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
-	}
-	if c.Bool("probe") {
-		if err := probe(c, site, script); err != nil {
+	if opt.probe.enabled {
+		if err := runProbe(ctx, opt.probe, env, site, script); err != nil {
 			return err
 		}
 	}
-	job, err := recommendJob(c, site, script)
+	job, err := recommendJob(ctx, opt, env, site, script)
 	if err != nil {
 		return err
 	}
 	var waitNote string
-	if opt.Objective == advisor.ObjectiveTurnaround {
-		waitNote = estimateStarts(c, site, script, &job)
+	if opt.advice.Objective == advisor.ObjectiveTurnaround {
+		waitNote = estimateStarts(ctx, env, site, script, &job)
 	}
-	rec, err := advisor.Recommend(site, job, opt)
+	rec, err := advisor.Recommend(site, job, opt.advice)
 	var fe *catalog.FileError
 	if errors.As(err, &fe) && fe.File == "" {
-		fe.File = path
+		fe.File = opt.path
 	}
 	if err != nil {
 		return err
@@ -128,63 +162,46 @@ func runRecommend(c *cli.Context) error {
 	if waitNote != "" {
 		rec.Notes = append(rec.Notes, waitNote)
 	}
-	addLintErrors(rec, script, site, path)
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rec)
+	addLintErrors(rec, script, site, opt.path)
+	if opt.json {
+		return writeJSON(env.Out, rec)
 	}
-	printRecommendation(c.App.Writer, rec)
+	printRecommendation(env.Out, rec)
 	return nil
 }
 
-func recommendOptions(c *cli.Context) (advisor.Options, error) {
-	opt := advisor.Options{Objective: c.String("objective"), MaxSlowdown: c.Float64("max-slowdown"), SUTolerance: c.Float64("tolerance")}
-	if !slices.Contains(advisor.Objectives, opt.Objective) {
-		return opt, usageError{fmt.Sprintf("--objective must be one of %s, not %q", strings.Join(advisor.Objectives, ", "), opt.Objective)}
-	}
-	if opt.MaxSlowdown != 0 && opt.MaxSlowdown < 1 {
-		return opt, usageError{fmt.Sprintf("--max-slowdown is a factor of at least 1 (2: up to twice as slow), not %g", opt.MaxSlowdown)}
-	}
-	if c.IsSet("tolerance") && (opt.SUTolerance < 0 || opt.SUTolerance >= 1) {
-		return opt, usageError{fmt.Sprintf("--tolerance is a share between 0 and 1 (0.05: 5%%), not %g", opt.SUTolerance)}
-	}
-	return opt, nil
-}
-
 // recommendJob gathers the script's evidence, and a prior when it has no runs.
-func recommendJob(c *cli.Context, site *catalog.Site, script *slurm.Script) (advisor.Job, error) {
-	since, err := parseSince(c.String("wait-since"), time.Now())
-	if err != nil {
-		return advisor.Job{}, usageError{"--wait-since: " + err.Error()}
-	}
-	st, err := openHistory(c)
+func recommendJob(ctx context.Context, opt recommendOptions, env commandEnv, site *catalog.Site, script *slurm.Script) (advisor.Job, error) {
+	st, err := env.openHistory(ctx)
 	if err != nil {
 		return advisor.Job{}, err
 	}
 	defer st.Close()
 	var siteWide []*history.Store
-	if shared := openSiteHistory(c, site); shared != nil {
+	if shared := openSiteHistoryAt(ctx, env.Err, site, env.global.DB); shared != nil {
 		defer shared.Close()
 		siteWide = append(siteWide, shared)
 	}
-	job, err := advisor.Gather(c.Context, st, site, c.Args().First(), script, since, siteWide...)
+	job, err := advisor.Gather(ctx, st, site, opt.path, script, opt.waitSince, siteWide...)
 	job.Source = script
 	if err == nil && len(job.Runs) == 0 {
-		job.Prior, err = priorFor(c, site, script)
+		job.Prior, err = priorFor(site, script, opt.prior)
 	}
 	return job, err
 }
 
-// openSiteHistory opens the site-wide history the site file names,
-// read-only; nil when there is none, it is the user's own, or it cannot be
-// read (said on stderr: the advice then comes from the user's history alone).
-func openSiteHistory(c *cli.Context, site *catalog.Site) *history.Store {
+// openSiteHistoryAt opens the site-wide history the site file names,
+// read-only; nil when there is none, it is the user's own (at db), or it
+// cannot be read (said on stderr: the advice then comes from the user's
+// history alone).
+func openSiteHistoryAt(ctx context.Context, stderr io.Writer, site *catalog.Site, db string) *history.Store {
 	path := site.History.SiteDB
-	if path == "" || fsutil.SamePath(path, dbPath(c)) {
+	if path == "" || fsutil.SamePath(path, db) {
 		return nil
 	}
-	st, err := history.OpenWith(c.Context, path, history.Options{ReadOnly: true})
+	st, err := history.OpenWith(ctx, path, history.Options{ReadOnly: true})
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: the site-wide history is not readable, so only yours is used: %v\n", err)
+		fmt.Fprintf(stderr, "migadvisor: the site-wide history is not readable, so only yours is used: %v\n", err)
 		return nil
 	}
 	return st
@@ -198,8 +215,8 @@ func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *cata
 		return
 	}
 	rec.Notes = append(errs, rec.Notes...)
-	if strings.Contains(rec.Next, "--probe") {
-		rec.Next = "migadvisor lint " + slurm.ShellWord(path)
+	if rec.NextStep.Kind == advisor.NextProbe {
+		rec.SetNext(advisor.LintStep(path))
 	}
 }
 
@@ -235,9 +252,9 @@ var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-
 // estimateStarts replaces the history's queue waits with the scheduler's
 // own estimates (`sbatch --test-only`) where Slurm answers, and says which
 // were used.
-func estimateStarts(c *cli.Context, site *catalog.Site, script *slurm.Script, job *advisor.Job) string {
+func estimateStarts(ctx context.Context, env commandEnv, site *catalog.Site, script *slurm.Script, job *advisor.Job) string {
 	now := time.Now()
-	starts, err := bench.StartEstimates(c.Context, slurmClient(c), site, script, workingDir())
+	starts, err := bench.StartEstimates(ctx, env.client(), site, script, workingDir())
 	for p, at := range starts {
 		job.QueueWaitS[p] = max(at.Sub(now).Seconds(), 0)
 	}
@@ -254,10 +271,9 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
-// priorFor is the reference benchmark named by --prior, else the one the script looks like.
-func priorFor(c *cli.Context, site *catalog.Site, script *slurm.Script) (*catalog.Benchmark, error) {
+// priorFor is the reference benchmark named (--prior), else the one the script looks like.
+func priorFor(site *catalog.Site, script *slurm.Script, name string) (*catalog.Benchmark, error) {
 	set, ok := catalog.ReferenceFor(site)
-	name := c.String("prior")
 	switch {
 	case !ok && name != "":
 		return nil, fmt.Errorf("site %s has no reference benchmarks for --prior", site.Name)
@@ -405,14 +421,6 @@ func savingsText(ch *advisor.Change) string {
 		text += " (" + ch.Because + ")"
 	}
 	return text
-}
-
-func basisWords(rec *advisor.Recommendation) string {
-	switch rec.Basis {
-	case advisor.BasisPrior:
-		return "prior (the " + rec.Prior.Benchmark + " reference benchmark)"
-	}
-	return rec.Basis
 }
 
 func outcome(pa advisor.ProfileAdvice) string {

@@ -160,6 +160,20 @@ func TestRecommendPutsLintErrorsFirst(t *testing.T) {
 	}
 }
 
+// The lint that replaces a probe as the next step is typed too: a script
+// consuming the JSON reads the kind, as recommend itself does.
+func TestRecommendLintStepIsTyped(t *testing.T) {
+	isolate(t)
+	out := mustRunCLI(t, "recommend", "--json", example+"multi_slice_misuse.sh")
+	var rec advisor.Recommendation
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.NextStep.Kind != advisor.NextLint || rec.Next != "migadvisor lint "+example+"multi_slice_misuse.sh" || rec.Next != rec.NextStep.Command() {
+		t.Errorf("next %q, step %+v", rec.Next, rec.NextStep)
+	}
+}
+
 func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")

@@ -70,7 +70,7 @@ func TestSlurmWaitExplainsFailures(t *testing.T) {
 		t.Fatalf("wait printed %d lines, want a header and 6 jobs", len(lines))
 	}
 	var rows []jobStatus
-	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &rows); err != nil {
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--all", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
 	kinds := map[string]string{"1g.10gb": "GPU OOM", "2g.20gb": "command not found", "3g.40gb": "host OOM", "full": "completed",

@@ -505,11 +505,11 @@ func TestSlurmBenchRunThenDocs(t *testing.T) {
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
 	chdir(t, work)
 	const tag = "pytorch_mnist_simplecnn@synthetic@quick"
-	out := mustRun(t, "bench", "run", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full", "--synthetic", "--quick",
+	out := mustRun(t, "benchmark", "run", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full", "--synthetic", "--quick",
 		"--python", "/usr/bin/python3", "--out", "bench", "--poll", "2s", "--timeout", "5m", "--json")
-	var jobs []benchJob
+	var jobs []benchmarkJob
 	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 2 {
-		t.Fatalf("bench run: %v\n%s", err, out)
+		t.Fatalf("benchmark run: %v\n%s", err, out)
 	}
 	for _, j := range jobs {
 		if j.Workload != tag || j.State != "COMPLETED" {
@@ -535,7 +535,7 @@ func TestSlurmBenchRunThenDocs(t *testing.T) {
 		t.Errorf("the CSV:\n%s", csv)
 	}
 	page, _ := os.ReadFile(filepath.Join(work, "docs", tag+".md"))
-	for _, want := range []string{"# MNIST Simple CNN (synthetic, quick)", `pd.read_csv("docs/assets/tables/MIG/` + tag + `.csv")`,
+	for _, want := range []string{"# MNIST Simple CNN (synthetic, quick)", `pd.read_csv("docs/` + tag + `.csv")`,
 		"**Smallest profile that fits: 1g.10gb**", "Software: device cpu; python 3.", "torch 1."} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)

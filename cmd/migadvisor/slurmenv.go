@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -29,23 +27,9 @@ func slurmClient(c *cli.Context) *slurm.Client {
 }
 
 // openHistory opens the history database named by --db / MIGADVISOR_DB
-// for a command that only reads it: read-write where this user may (that
-// migrates its schema and moves the spooled submissions in), else
-// read-only, so that anyone who may read the file can (a site-wide history
-// that root fills, readable by all in a directory only root writes).
+// for a command that only reads it (openHistoryToRead).
 func openHistory(c *cli.Context) (*history.Store, error) {
-	path := dbPath(c)
-	st, err := history.Open(c.Context, path)
-	if err == nil || errors.Is(err, history.ErrNewerSchema) {
-		return st, err
-	}
-	if _, statErr := os.Stat(path); statErr != nil {
-		return nil, err // nothing to read
-	}
-	if ro, roErr := history.OpenWith(c.Context, path, history.Options{ReadOnly: true}); roErr == nil {
-		return ro, nil
-	}
-	return nil, err
+	return openHistoryToRead(c.Context, dbPath(c), c.App.ErrWriter)
 }
 
 // openHistoryToWrite opens (creating if needed) the history to record in.
@@ -54,25 +38,9 @@ func openHistoryToWrite(c *cli.Context) (*history.Store, error) {
 }
 
 // openCollector wires a collector to the site, the history (which the caller
-// closes through col.Store) and Slurm.
+// closes through col.Store) and Slurm (openCollectorFor).
 func openCollector(c *cli.Context) (*collect.Collector, error) {
-	site, err := loadSite(c)
-	if err != nil {
-		return nil, err
-	}
-	patterns, err := collect.SiteWorkPatterns(site)
-	if err != nil {
-		return nil, err
-	}
-	// The site-wide history is created readable by every user: they read
-	// it (read-only) for advice; its admins fill it with collect.
-	shared := site.History.SiteDB != "" && fsutil.SamePath(dbPath(c), site.History.SiteDB)
-	st, err := history.OpenWith(c.Context, dbPath(c), history.Options{Shared: shared})
-	if err != nil {
-		return nil, err
-	}
-	return &collect.Collector{Store: st, Site: site, Slurm: slurmClient(c), Cluster: c.String("cluster"),
-		Fallbacks: []string{collect.FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
+	return openCollectorFor(c.Context, globalFlagsFrom(c), slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")})
 }
 
 func clusterFlag() cli.Flag {
@@ -88,14 +56,7 @@ func resolveCluster(c *cli.Context, st *history.Store) (collect.ClusterChoice, e
 	if given == "" {
 		given = os.Getenv("MIGADVISOR_CLUSTER")
 	}
-	ch, err := collect.ChooseCluster(c.Context, given, slurmClient(c), st)
-	if err != nil {
-		return collect.ClusterChoice{}, err
-	}
-	if ch.Fallback != "" {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", ch.Fallback)
-	}
-	return ch, nil
+	return chooseCluster(c.Context, slurmFlags{Bin: c.String("slurm-bin"), Cluster: given}, st, c.App.ErrWriter)
 }
 
 // clusterSubmitter submits through Slurm and names the cluster of the jobs

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -23,7 +24,12 @@ func statusCommand() *cli.Command {
 		ArgsUsage: "[JOBID...]",
 		Description: `Lists the jobs migadvisor tracks (from 'sweep --submit' and 'track'), with
 their state: from squeue while Slurm still has them, else from the history.
-PROFILE is the one the job asked for, else the one accounting gives.
+By default only the jobs that have not ended, or ended in the last 7 days;
+--all lists every one, and a line on stderr says how many were left out. Jobs
+named by id or by --sweep are always listed.
+PROFILE is the one the job asked for, else the one accounting gives. SWEEP is
+the directory of the sweep or probe that submitted it ("-": the sbatch
+wrapper or 'track').
 A job that has left the queue but whose accounting record is not collected yet
 shows as "ended (collect)"; an id that neither squeue nor sacct knows, as
 "not in Slurm" (was it mistyped?). WHY says why an ended job did not complete, as
@@ -33,108 +39,149 @@ and that line goes to stderr.
 
 Examples:
    migadvisor status
+   migadvisor status --all
    migadvisor status --sweep sweep/
    migadvisor status 4242 4243 --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "only the jobs of the sweep in this directory"},
+			&cli.BoolFlag{Name: "all", Usage: "also the jobs that ended more than 7 days ago"},
 			slurmBinFlag(),
 			jsonFlag(),
 		},
-		Action: runStatus,
+		Action: bindAction(statusOptionsFrom, runStatus),
 	})
 }
 
-// jobStatus is one tracked submission in status's output.
-type jobStatus struct {
-	JobID     string        `json:"job_id"`
-	Cluster   string        `json:"cluster"`
-	Profile   string        `json:"profile"` // asked for, else accounting's
-	State     string        `json:"state"`
-	Reason    string        `json:"reason,omitempty"`
-	Script    string        `json:"script"`
-	SweepDir  string        `json:"sweep_dir,omitempty"`
-	Workload  string        `json:"workload,omitempty"`
-	Submitted time.Time     `json:"submitted"`
-	Jobs      []jobStateRow `json:"jobs"` // array tasks and het components
-	// How it ended, once every job of it has: see advisor.Explain.
-	Outcome     string `json:"outcome,omitempty"`
-	Explanation string `json:"explanation,omitempty"`
+// jobStatus is one tracked submission in status's and wait's output.
+type jobStatus = bench.JobStatus
+
+// statusOptions are status's flags and arguments.
+type statusOptions struct {
+	Global   globalFlags
+	Slurm    slurmFlags
+	ids      []string
+	sweep    string // --sweep, as given
+	sweepAbs string // and absolute, as the history holds it
+	all      bool
+	json     bool
+	now      time.Time // what "the last 7 days" are counted back from
 }
 
-type jobStateRow struct {
-	JobID       string `json:"job_id"`
-	State       string `json:"state"`
-	Outcome     string `json:"outcome,omitempty"`
-	Explanation string `json:"explanation,omitempty"`
-}
-
-// trackedSelection reads the tracked submissions named by ids or --sweep.
-func trackedSelection(c *cli.Context, st *history.Store, ids []string) ([]history.Tracked, error) {
-	f := history.TrackedFilter{JobIDs: ids}
-	if dir := c.String("sweep"); dir != "" {
-		abs, err := filepath.Abs(dir)
+func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
+	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin")}, ids: c.Args().Slice(), sweep: c.String("sweep"), all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
+	if opt.sweep != "" {
+		abs, err := filepath.Abs(opt.sweep)
 		if err != nil {
-			return nil, err
+			return opt, fmt.Errorf("--sweep %s: %w", opt.sweep, err)
 		}
-		f.SweepDir = abs
+		opt.sweepAbs = abs
 	}
-	return st.Tracked(c.Context, f)
+	return opt, nil
 }
 
-func runStatus(c *cli.Context) error {
-	st, err := openHistory(c)
+// named reports whether jobs were asked about by id or sweep: those are
+// listed however long ago they ended.
+func (o statusOptions) named() bool { return len(o.ids) > 0 || o.sweep != "" }
+
+func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
+	env := newEnv(opt.Global, opt.Slurm, w)
+	st, err := env.openHistory(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tracked, err := trackedSelection(c, st, c.Args().Slice())
+	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: opt.ids, SweepDir: opt.sweepAbs})
 	if err != nil {
 		return err
 	}
-	live, warn := queueStates(c, tracked)
-	if warn != nil {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: states from the history only: %v\n", warn)
-	}
-	site, err := loadSite(c)
+	site, err := env.site()
 	if err != nil {
 		site = nil // the explanations only lose the profiles' usable memory
 	}
-	outcomes, err := explainEnded(c, st, site, tracked)
+	outcomes, err := bench.ExplainEnded(ctx, st, site, tracked)
 	if err != nil {
 		return err
 	}
-	var unknown []string
-	if warn == nil {
-		unknown = unknownToSlurm(c, tracked, live)
+	all := len(tracked)
+	left := 0
+	if !opt.all && !opt.named() {
+		tracked, left = bench.Recent(tracked, outcomes, opt.now.Add(-bench.RecentWindow))
 	}
+	live := queueStates(ctx, env, tracked)
 	rows := make([]jobStatus, 0, len(tracked))
 	for _, t := range tracked {
-		r := statusOf(t, live, warn == nil, outcomes, unknown)
-		if q := live[t.JobID]; r.Profile == "" && len(q) > 0 && site != nil {
-			// Not collected yet: the profile its request names, as squeue shows it.
-			if p, ok := site.ProfileForType(q[0].GPUType()); ok {
-				r.Profile = p.Name
-			}
-		}
+		r := bench.StatusOf(t, live, outcomes)
+		bench.QueuedProfile(&r, live, site)
 		rows = append(rows, r)
 	}
+	if len(rows) == 0 && all > 0 {
+		return sayNothing(env, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last 7 days; 'migadvisor status --all' lists the %s that ended before",
+			st.Path(), plural(left, "job")))
+	}
 	if len(rows) == 0 {
-		return sayEmpty(c, whyNoneTracked(c, st))
+		return sayNothing(env, opt.json, whyNoneTracked(opt, st.Path()))
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rows)
+	if err := printStatus(env.Out, opt.json, rows); err != nil {
+		return err
 	}
-	t := newTable(c.App.Writer)
-	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tSCRIPT\tSUBMITTED\tWHY")
+	if left > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s that ended more than 7 days ago not listed; 'migadvisor status --all' lists them\n", plural(left, "job"))
+	}
+	return nil
+}
+
+func printStatus(w io.Writer, asJSON bool, rows []jobStatus) error {
+	if asJSON {
+		return writeJSON(w, rows)
+	}
+	wd := workingDir()
+	t := newTable(w)
+	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tSCRIPT\tSWEEP\tSUBMITTED\tWHY")
 	for _, r := range rows {
 		state := r.State
 		if r.Reason != "" && r.Reason != "None" {
 			state += " (" + r.Reason + ")"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), state, filepath.Base(r.Script),
-			r.Submitted.Local().Format("2006-01-02 15:04"), why(r))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), state, filepath.Base(r.Script),
+			sweepLabel(r.SweepDir, wd), submittedText(r.Submitted), why(r))
 	}
 	return t.Flush()
+}
+
+// sweepLabel tells the sweeps and probes of a status apart: the sweep's
+// directory, from the working directory when it is under it; "-" for a
+// job that no sweep submitted.
+func sweepLabel(dir, wd string) string {
+	if dir == "" {
+		return "-"
+	}
+	if rel, err := filepath.Rel(wd, dir); err == nil && wd != "" && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return dir
+}
+
+// submittedText is when a job was submitted, "-" when the record has no
+// time (a sweep.json without one): never year 1.
+func submittedText(at time.Time) string {
+	if at.IsZero() {
+		return "-"
+	}
+	return at.Local().Format("2006-01-02 15:04")
+}
+
+// sayNothing says why status lists nothing: on stdout as text, or on
+// stderr beside an empty JSON list.
+func sayNothing(env commandEnv, asJSON bool, why string) error {
+	if !asJSON {
+		_, err := fmt.Fprintln(env.Out, why)
+		return err
+	}
+	if err := writeJSON(env.Out, []struct{}{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Err, "migadvisor: %s\n", why)
+	return nil
 }
 
 // howTracked says how jobs become tracked.
@@ -143,20 +190,19 @@ const howTracked = "jobs are tracked when submitted with 'migadvisor sweep JOB.s
 	"or linked to their script with 'migadvisor track JOB.sh JOBID...'"
 
 // whyNoneTracked says, in one line, why status lists nothing: the history
-// it read tracks no job (of the ids, or of the sweep, asked about), and how
-// jobs become tracked.
-func whyNoneTracked(c *cli.Context, st *history.Store) string {
-	where := "the history at " + st.Path()
-	ids := c.Args().Slice()
-	switch dir := c.String("sweep"); {
+// at path tracks no job (of the ids, or of the sweep, asked about), and
+// how jobs become tracked.
+func whyNoneTracked(opt statusOptions, path string) string {
+	where := "the history at " + path
+	switch ids := opt.ids; {
 	case len(ids) > 0:
 		are, them := "is", "it"
 		if len(ids) > 1 {
 			are, them = "are", "them"
 		}
 		what := ""
-		if dir != "" {
-			what = " as jobs of the sweep in " + dir
+		if opt.sweep != "" {
+			what = " as jobs of the sweep in " + opt.sweep
 		}
 		words := make([]string, len(ids))
 		for i, id := range ids {
@@ -164,9 +210,9 @@ func whyNoneTracked(c *cli.Context, st *history.Store) string {
 		}
 		return fmt.Sprintf("%s %s not tracked%s in %s: 'migadvisor track JOB.sh %s' links %s to the script; %s",
 			jobsNamed(ids), are, what, where, strings.Join(words, " "), them, howTracked)
-	case dir != "":
+	case opt.sweep != "":
 		return fmt.Sprintf("%s tracks no jobs of the sweep in %s: 'migadvisor sweep JOB.sh --out %s --submit' submits its variants and tracks them",
-			where, dir, slurm.ShellWord(dir))
+			where, opt.sweep, slurm.ShellWord(opt.sweep))
 	}
 	return fmt.Sprintf("no tracked jobs in %s: %s", where, howTracked)
 }
@@ -179,170 +225,28 @@ func why(r jobStatus) string {
 	return r.Explanation
 }
 
-// explainEnded explains how each ended job of the submissions went, from
-// its record in the history (site may be nil), by cluster and job key.
-func explainEnded(c *cli.Context, st *history.Store, site *catalog.Site, tracked []history.Tracked) (map[[2]string]advisor.Outcome, error) {
-	var keys [][2]string
-	for _, t := range tracked {
-		for _, j := range t.Jobs {
-			if !j.Stub && slurm.TerminalState(j.State) {
-				keys = append(keys, [2]string{t.Cluster, j.Key})
-			}
-		}
-	}
-	outcomes := map[[2]string]advisor.Outcome{}
-	const batch = 200 // the OR of keys must stay well inside SQLite's expression depth
-	for len(keys) > 0 {
-		n := min(len(keys), batch)
-		recs, err := st.History(c.Context, history.HistoryFilter{Keys: keys[:n]})
+// queueStates asks squeue about the tracked jobs that have not ended, and
+// accounting about those squeue does not show and the history has no
+// record of (Slurm may never have had them). A squeue that fails is said
+// on stderr: the states then come from the history only.
+func queueStates(ctx context.Context, env commandEnv, tracked []history.Tracked) bench.Live {
+	live := bench.Live{Jobs: map[string][]slurm.QueuedJob{}, OK: true}
+	if ids := history.Unended(tracked); len(ids) > 0 {
+		jobs, err := env.client().Queue(ctx, ids)
 		if err != nil {
-			return nil, err
+			fmt.Fprintf(env.Err, "migadvisor: warning: states from the history only: %v\n", err)
+			live.OK = false
+			return live
 		}
-		for i := range recs {
-			outcomes[[2]string{recs[i].Cluster, recs[i].Key}] = advisor.Explain(&recs[i], site)
-		}
-		keys = keys[n:]
+		live.Jobs = bench.QueueBySubmission(jobs)
 	}
-	return outcomes, nil
-}
-
-// unknownToSlurm lists the tracked jobs out of the queue whose record the
-// history lacks that accounting does not have either: Slurm never had them.
-// Nothing when sacct cannot be asked: they stay "ended (collect)".
-func unknownToSlurm(c *cli.Context, tracked []history.Tracked, live map[string][]slurm.QueuedJob) []string {
-	var ids []string
+	var ask []string
 	for _, t := range tracked {
-		if len(t.Jobs) == 0 && len(live[t.JobID]) == 0 {
-			ids = append(ids, t.JobID)
+		if len(t.Jobs) == 0 && len(live.Jobs[t.JobID]) == 0 {
+			ask = append(ask, t.JobID)
 		}
 	}
-	unknown, err := collect.SlurmLacks(c.Context, slurmClient(c), ids)
-	if err != nil {
-		return nil
-	}
-	return unknown
-}
-
-// queueStates asks squeue about the tracked jobs that have not ended.
-func queueStates(c *cli.Context, tracked []history.Tracked) (map[string][]slurm.QueuedJob, error) {
-	ids := history.Unended(tracked)
-	live := map[string][]slurm.QueuedJob{}
-	if len(ids) == 0 {
-		return live, nil
-	}
-	jobs, err := slurmClient(c).Queue(c.Context, ids)
-	if err != nil {
-		return live, err
-	}
-	for _, j := range jobs {
-		base := j.ID
-		if i := strings.IndexAny(base, "_+"); i >= 0 {
-			base = base[:i]
-		}
-		live[base] = append(live[base], j)
-	}
-	return live, nil
-}
-
-// outcomeNoSuchJob is the outcome of a tracked id Slurm has no job of.
-const outcomeNoSuchJob = "no such job"
-
-func statusOf(t history.Tracked, live map[string][]slurm.QueuedJob, queueOK bool, outcomes map[[2]string]advisor.Outcome, unknown []string) jobStatus {
-	r := jobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: trackedProfile(t), Script: t.Script, SweepDir: t.SweepDir,
-		Workload: t.Workload, Submitted: t.Submitted, Jobs: []jobStateRow{}}
-	for _, j := range t.Jobs {
-		o := outcomes[[2]string{t.Cluster, j.Key}]
-		r.Jobs = append(r.Jobs, jobStateRow{j.ID, j.State, o.Kind, o.Text})
-	}
-	o := trackedOutcome(t, outcomes)
-	r.Outcome, r.Explanation = o.Kind, o.Text
-	switch q := live[t.JobID]; {
-	case len(q) > 0:
-		r.State, r.Reason = q[0].State, q[0].Reason
-		for _, j := range q[1:] {
-			if j.State == "RUNNING" {
-				r.State, r.Reason = j.State, j.Reason
-			}
-		}
-	case t.Ended():
-		r.State = summaryState(t.Jobs)
-	case !queueOK && len(t.Jobs) > 0:
-		r.State = summaryState(t.Jobs)
-	case !queueOK:
-		r.State = "unknown"
-	case slices.Contains(unknown, t.JobID):
-		r.State, r.Outcome, r.Explanation = "not in Slurm", outcomeNoSuchJob, slurmHasNo([]string{t.JobID})
-	default:
-		r.State = "ended (collect)" // out of the queue, its record not collected yet
-	}
-	return r
-}
-
-// trackedProfile is the profile a submission asked for, else the one
-// accounting gives its jobs (track does not know it): "1g.10gb", or
-// "1g.10gb, 2g.20gb" for an array whose tasks had different ones.
-func trackedProfile(t history.Tracked) string {
-	if t.Profile != "" {
-		return t.Profile
-	}
-	var profiles []string
-	for _, j := range t.Jobs {
-		if j.Profile != "" && !slices.Contains(profiles, j.Profile) {
-			profiles = append(profiles, j.Profile)
-		}
-	}
-	return strings.Join(profiles, ", ")
-}
-
-// trackedOutcome is how a submission ended, once every job of it has: its
-// job's outcome, or for an array (or a heterogeneous job) how many jobs did
-// not complete and how the first of them ended.
-func trackedOutcome(t history.Tracked, outcomes map[[2]string]advisor.Outcome) advisor.Outcome {
-	if !t.Ended() {
-		return advisor.Outcome{}
-	}
-	if len(t.Jobs) == 1 {
-		return outcomes[[2]string{t.Cluster, t.Jobs[0].Key}]
-	}
-	failed := 0
-	var first advisor.Outcome
-	for _, j := range t.Jobs {
-		if o := outcomes[[2]string{t.Cluster, j.Key}]; o.Kind != advisor.OutcomeCompleted {
-			if failed == 0 {
-				first = o
-				first.Text = j.ID + " " + o.Text
-			}
-			failed++
-		}
-	}
-	if failed == 0 {
-		return advisor.Outcome{Kind: advisor.OutcomeCompleted, Text: fmt.Sprintf("completed: all %d of its jobs", len(t.Jobs))}
-	}
-	first.Text = fmt.Sprintf("did not complete in %d of its %d jobs: %s", failed, len(t.Jobs), first.Text)
-	return first
-}
-
-// summaryState is the one state of a job, or of an array's tasks: "COMPLETED",
-// or "COMPLETED 2, FAILED 1".
-func summaryState(jobs []history.TrackedJob) string {
-	counts := map[string]int{}
-	var order []string
-	for _, j := range jobs {
-		s := j.State
-		if j.Stub {
-			s += "?"
-		}
-		if counts[s] == 0 {
-			order = append(order, s)
-		}
-		counts[s]++
-	}
-	if len(order) == 1 {
-		return order[0]
-	}
-	parts := make([]string, len(order))
-	for i, s := range order {
-		parts[i] = fmt.Sprintf("%s %d", s, counts[s])
-	}
-	return strings.Join(parts, ", ")
+	// Without sacct they stay "ended (collect)".
+	live.Unknown, _ = collect.SlurmLacks(ctx, env.client(), ask)
+	return live
 }

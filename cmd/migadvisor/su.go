@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,44 +53,124 @@ Examples:
 			&cli.StringFlag{Name: "profile", Usage: "GPU profile, or its GRES type (see 'migadvisor catalog'); none for a CPU-only job"},
 			&cli.IntFlag{Name: "gpus", Value: 1, DefaultText: "1, or the script's", Usage: "how many of the profile"},
 			&cli.IntFlag{Name: "cpus", Value: 1, DefaultText: "1, or the script's", Usage: "CPUs"},
-			&cli.StringFlag{Name: "mem", Usage: "memory for the job, Slurm style (4G, 4000M); default: the script's, else the site's memory per CPU × CPUs"},
+			&cli.StringFlag{Name: "mem", Usage: "memory for the job, Slurm style (4G, 4000M); default: the script's --mem, else its --mem-per-cpu or the site's memory per CPU, × the CPUs"},
 			&cli.Float64Flag{Name: "hours", DefaultText: "1, or the script's --time", Usage: "run time in hours"},
 			&cli.StringFlag{Name: "time", Usage: "run time in Slurm format (MM, HH:MM:SS, D-HH:MM...)"},
-			&cli.StringFlag{Name: "qos", Usage: "QoS (some are not charged)"},
+			&cli.StringFlag{Name: "qos", DefaultText: "the script's", Usage: "QoS (some are not charged)"},
 			&cli.StringFlag{Name: "partition", DefaultText: "the script's, else the profile's first, else the site's default", Usage: "partition"},
-			&cli.BoolFlag{Name: "exclusive", Usage: "the job has whole nodes (billed for all their CPUs)"},
+			&cli.BoolFlag{Name: "exclusive", DefaultText: "the script's, else false", Usage: "the job has whole nodes (billed for all their CPUs)"},
 			jsonFlag(),
 		},
-		Action: runSU,
+		Action: bindAction(suOptionsFrom, runSU),
 	})
 }
 
-func runSU(c *cli.Context) error {
+// suOptions are su's flags: the script, if any, and the figures that
+// replace what it asks for.
+type suOptions struct {
+	Global globalFlags
+	Script string // "" for none: the flags alone
+	Over   catalog.Overrides
+	JSON   bool
+}
+
+func suOptionsFrom(c *cli.Context) (suOptions, error) {
 	if c.NArg() > 1 {
-		return usageError{"su takes at most one JOB.sh"}
+		return suOptions{}, usageError{"su takes at most one JOB.sh"}
 	}
 	if c.IsSet("hours") && c.IsSet("time") {
-		return usageError{"give --hours or --time, not both"}
+		return suOptions{}, usageError{"give --hours or --time, not both"}
 	}
-	site, err := loadSite(c)
+	o := suOptions{Global: globalFlagsFrom(c), Script: c.Args().First(), JSON: c.Bool("json")}
+	if v := c.String("profile"); v != "" {
+		o.Over.Profile = &v
+	}
+	for name, field := range map[string]**int{"gpus": &o.Over.GPUs, "cpus": &o.Over.CPUs} {
+		if c.IsSet(name) {
+			n := c.Int(name)
+			*field = &n
+		}
+	}
+	if c.IsSet("mem") {
+		mib, err := slurm.ParseMemoryMiB(c.String("mem"))
+		if err != nil {
+			return suOptions{}, usageError{"--mem: " + err.Error()}
+		}
+		f := float64(mib)
+		o.Over.MemMiB = &f
+	}
+	hours, err := suHours(c)
+	if err != nil {
+		return suOptions{}, err
+	}
+	o.Over.Hours = hours
+	for name, field := range map[string]**string{"qos": &o.Over.QoS, "partition": &o.Over.Partition} {
+		if c.IsSet(name) {
+			v := c.String(name)
+			*field = &v
+		}
+	}
+	if c.IsSet("exclusive") {
+		v := c.Bool("exclusive")
+		o.Over.Exclusive = &v
+	}
+	return o, nil
+}
+
+// suHours is --hours or --time in hours; nil without either.
+func suHours(c *cli.Context) (*float64, error) {
+	switch {
+	case c.IsSet("hours"):
+		h := c.Float64("hours")
+		if h < 0 || math.IsNaN(h) || math.IsInf(h, 0) {
+			return nil, usageError{fmt.Sprintf("--hours is a run time, a finite number ≥ 0, not %g", h)}
+		}
+		return &h, nil
+	case c.IsSet("time"):
+		t, err := slurm.ParseTimeLimit(c.String("time"))
+		if err != nil || t.Unlimited {
+			return nil, usageError{fmt.Sprintf("--time %q is not a finite Slurm time", c.String("time"))}
+		}
+		h := t.Hours()
+		return &h, nil
+	}
+	return nil, nil
+}
+
+// runSU prices the request: the site's formula (catalog), what the price
+// leaves out or is over (advisor), rounded once, so that text and JSON
+// hold the same figures.
+func runSU(_ context.Context, o suOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
-	job := catalog.Job{GPUs: 1, CPUs: 1, Hours: 1}
 	var script *slurm.Script
-	if c.NArg() == 1 {
-		if script, job, err = jobFromScript(c.Args().First(), site); err != nil {
+	var asked *slurm.Resources
+	switch {
+	case o.Script != "":
+		if script, err = readPricedScript(o.Script); err != nil {
 			return err
 		}
+		asked = &script.Resources
+	case o.Over.Profile == nil:
+		return usageError{"su needs --profile (or a JOB.sh); profiles: " + strings.Join(site.ProfileNames(), ", ")}
 	}
-	if err := applySUFlags(c, site, &job); err != nil {
+	job, err := site.JobWith(asked, o.Over)
+	var fe *catalog.FileError
+	if errors.As(err, &fe) {
+		fe.File = o.Script
+	}
+	if err != nil {
 		return err
+	}
+	if job.CPUs < 1 || job.Profile != nil && job.GPUs < 1 {
+		return usageError{"--cpus and --gpus must be at least 1"}
 	}
 	charge, err := site.Charge(job)
 	if err != nil {
 		return err
 	}
-	// Rounded once, so that text and JSON hold the same figures.
 	charge.SU, charge.SUPerHour = advisor.RoundSU(charge.SU), advisor.RoundSU(charge.SUPerHour)
 	r := suReport{Site: site.Name, GPUs: job.GPUs, Charge: charge, Warnings: advisor.ChargeWarnings(script, site, job, charge)}
 	if r.Warnings == nil {
@@ -99,12 +181,12 @@ func runSU(c *cli.Context) error {
 	} else {
 		r.GPUs = 0
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
+	if o.JSON {
+		return writeJSON(w.Out, r)
 	}
-	fmt.Fprintln(c.App.Writer, describeCharge(r))
-	for _, w := range r.Warnings {
-		fmt.Fprintln(c.App.ErrWriter, warningLine(c.Args().First(), w))
+	fmt.Fprintln(w.Out, describeCharge(r))
+	for _, f := range r.Warnings {
+		fmt.Fprintln(w.Err, warningLine(o.Script, f))
 	}
 	return nil
 }
@@ -121,80 +203,19 @@ func warningLine(file string, w advisor.Finding) string {
 	return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Message)
 }
 
-// jobFromScript reads the request from a batch script.
-func jobFromScript(path string, site *catalog.Site) (*slurm.Script, catalog.Job, error) {
+// readPricedScript reads a batch script to price: a value sbatch would
+// reject has no price.
+func readPricedScript(path string) (*slurm.Script, error) {
 	s, err := slurm.ReadScript(path)
 	if err != nil {
-		return nil, catalog.Job{}, err
+		return nil, err
 	}
 	for _, p := range s.Problems {
 		if p.Fatal && p.Code == "bad-value" {
-			return nil, catalog.Job{}, fmt.Errorf("%s:%d: %s", path, p.Line, p.Message)
+			return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Message)
 		}
 	}
-	job, err := site.JobFor(s.Resources)
-	var fe *catalog.FileError
-	if errors.As(err, &fe) {
-		fe.File = path
-	}
-	return s, job, err
-}
-
-func applySUFlags(c *cli.Context, site *catalog.Site, job *catalog.Job) error {
-	if c.IsSet("profile") || c.NArg() == 0 {
-		name := c.String("profile")
-		if name == "" && c.NArg() == 0 {
-			return usageError{"su needs --profile (or a JOB.sh); profiles: " + strings.Join(site.ProfileNames(), ", ")}
-		}
-		if !strings.EqualFold(name, "none") {
-			p, ok := site.ProfileNamed(name)
-			if !ok {
-				return fmt.Errorf("site %s has no profile %q (profiles: %s)", site.Name, name, strings.Join(site.ProfileNames(), ", "))
-			}
-			job.Profile = p
-		} else {
-			job.Profile = nil
-		}
-	}
-	if c.IsSet("gpus") || c.NArg() == 0 || job.Profile != nil && job.GPUs == 0 {
-		job.GPUs = c.Int("gpus") // 1 unless given: a script that asks for none priced on a profile
-	}
-	if c.IsSet("cpus") || c.NArg() == 0 {
-		job.CPUs = c.Int("cpus")
-		if !c.IsSet("mem") {
-			job.MemMiB = 0 // the default per CPU follows the CPUs
-		}
-	}
-	if job.CPUs < 1 || job.Profile != nil && job.GPUs < 1 {
-		return usageError{"--cpus and --gpus must be at least 1"}
-	}
-	if c.IsSet("mem") {
-		mib, err := slurm.ParseMemoryMiB(c.String("mem"))
-		if err != nil {
-			return usageError{"--mem: " + err.Error()}
-		}
-		job.MemMiB = float64(mib)
-	}
-	switch {
-	case c.IsSet("hours"):
-		job.Hours = c.Float64("hours")
-	case c.IsSet("time"):
-		t, err := slurm.ParseTimeLimit(c.String("time"))
-		if err != nil || t.Unlimited {
-			return usageError{fmt.Sprintf("--time %q is not a finite Slurm time", c.String("time"))}
-		}
-		job.Hours = t.Hours()
-	}
-	if c.IsSet("qos") {
-		job.QoS = c.String("qos")
-	}
-	if c.IsSet("partition") {
-		job.Partition = c.String("partition")
-	}
-	if c.IsSet("exclusive") {
-		job.Exclusive = c.Bool("exclusive")
-	}
-	return nil
+	return s, nil
 }
 
 func describeCharge(r suReport) string {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,94 +67,122 @@ Examples:
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
-			&cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"},
-				Usage: "the migadvisor that jobs run as their monitor, tried before 'migadvisor' on PATH (default: this one)"},
+			monitorBinFlag("the migadvisor that jobs run as their monitor, tried before 'migadvisor' on PATH (default: this one)"),
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
 		},
-		Action: runSweep,
+		Action: bindAction(sweepOptionsFrom, runSweep),
 	})
 }
 
-func runSweep(c *cli.Context) error {
+// sweepOptions are sweep's flags and argument.
+type sweepOptions struct {
+	Global   globalFlags
+	Slurm    slurmFlags
+	path     string // JOB.sh
+	out      string
+	profiles []string // as given; none: the site's
+	force    bool
+	asOneGPU bool
+	time     string // every variant's --time; "": the script's
+	submit   bool
+	workload string
+	monitor  *slurm.MonitorWrap // nil: --no-monitor
+	json     bool
+}
+
+func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {
-		return err
+		return sweepOptions{}, err
 	}
-	if c.String("out") == "" {
-		return usageError{"sweep needs --out DIR"}
+	opt := sweepOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, out: c.String("out"), force: c.Bool("force"), asOneGPU: c.Bool("as-one-gpu"),
+		submit: c.Bool("submit"), workload: c.String("workload"), monitor: monitorWrapFrom(c), json: c.Bool("json")}
+	if opt.out == "" {
+		return opt, usageError{"sweep needs --out DIR"}
 	}
-	site, err := loadSite(c)
-	if err != nil {
-		return err
-	}
-	script, err := slurm.ReadScript(path)
-	if err != nil {
-		return err
-	}
-	var profiles []string
 	if v := c.String("profiles"); v != "" {
-		profiles = strings.Split(v, ",")
+		opt.profiles = strings.Split(v, ",")
 	}
-	limit, err := variantTime(c)
+	if opt.time, err = variantTime(c.String("time")); err != nil {
+		return opt, err
+	}
+	return opt, nil
+}
+
+func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
+	env := newEnv(opt.Global, opt.Slurm, w)
+	site, err := env.site()
 	if err != nil {
 		return err
 	}
-	sw, err := writeSweep(c, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: c.String("out"),
-		Force: c.Bool("force"), Monitor: monitorWrap(c), AsOneGPU: c.Bool("as-one-gpu"), Time: limit}, "fix them or use --force")
+	script, err := slurm.ReadScript(opt.path)
 	if err != nil {
 		return err
 	}
-	if c.Bool("submit") {
-		if err := submitSweep(c, c.String("out"), sw, c.String("workload")); err != nil {
-			printSweep(c, sw)
+	sw, err := writeVariants(ctx, env, bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
+		Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time}, "fix them or use --force")
+	if err != nil {
+		return err
+	}
+	if opt.submit {
+		if err := submitVariants(ctx, env, opt.out, sw, opt.workload); err != nil {
+			printSweep(env, opt.out, sw)
 			return err
 		}
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, struct {
+	if opt.json {
+		return writeJSON(env.Out, struct {
 			Dir string `json:"dir"`
 			*bench.Sweep
-		}{c.String("out"), sw})
+		}{opt.out, sw})
 	}
-	printSweep(c, sw)
+	printSweep(env, opt.out, sw)
 	return nil
 }
 
-// writeSweep writes the variants and records the sweep in the history. Lint
-// errors are printed, and the error says what to do (hint).
-func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
+// writeVariants writes the variants and records the sweep in the history.
+// Lint errors are printed, and the error says what to do (hint).
+func writeVariants(ctx context.Context, env commandEnv, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
 	sw, err := bench.WriteSweep(opt)
-	var lintErr *bench.LintError
-	if errors.As(err, &lintErr) {
-		fmt.Fprintln(c.App.ErrWriter, lintErr.Error())
-		return nil, fmt.Errorf("%s has errors a variant would keep; %s", opt.Script.Path, hint)
-	}
 	if err != nil {
-		return nil, err
+		return nil, lintFailure(env.Err, err, opt.Script.Path, hint)
 	}
-	if opt.Script.Resources.GPUCount() == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: %s asks for no GPU: each variant adds its profile's GPU request (and partition where the site needs one), so the probe runs it on GPUs it did not ask for\n", opt.Script.Path)
-	}
-	if err := recordSweep(c, opt.OutDir, sw); err != nil {
+	warnNoGPU(env.Err, opt.Script)
+	if err := recordSweep(ctx, env, opt.OutDir, sw); err != nil {
 		// The variants are written; the history is a convenience, never a reason to fail.
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the sweep is not in the history: %v\n", err)
+		fmt.Fprintf(env.Err, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
 	return sw, nil
 }
 
-// asOneGPUFlag lets a script that uses several GPUs be swept on one each;
-// prefix begins its usage.
+// lintFailure prints the lint errors that refused a sweep, and says what
+// to do (hint); other errors pass as they are.
+func lintFailure(stderr io.Writer, err error, path, hint string) error {
+	var lintErr *bench.LintError
+	if !errors.As(err, &lintErr) {
+		return err
+	}
+	fmt.Fprintln(stderr, lintErr.Error())
+	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
+}
+
+// warnNoGPU says that a script that asks for no GPU gets one in every variant.
+func warnNoGPU(stderr io.Writer, script *slurm.Script) {
+	if script.Resources.GPUCount() == 0 {
+		fmt.Fprintf(stderr, "migadvisor: warning: %s asks for no GPU: each variant adds its profile's GPU request (and partition where the site needs one), so the probe runs it on GPUs it did not ask for\n", script.Path)
+	}
+}
+
 // timeFlag sets every variant's --time (a probe after a run that reached its
 // time limit needs a longer one than the script's).
 func timeFlag(prefix string) cli.Flag {
 	return &cli.StringFlag{Name: "time", Aliases: []string{"t"}, Usage: prefix + "the --time every variant asks for (default: the script's)"}
 }
 
-// variantTime reads --time: sbatch's formats, checked before anything is written.
-func variantTime(c *cli.Context) (string, error) {
-	v := c.String("time")
+// variantTime checks --time: sbatch's formats, before anything is written.
+func variantTime(v string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
@@ -162,17 +192,28 @@ func variantTime(c *cli.Context) (string, error) {
 	return v, nil
 }
 
+// asOneGPUFlag lets a script that uses several GPUs be swept on one each;
+// prefix begins its usage.
 func asOneGPUFlag(prefix string) cli.Flag {
 	return &cli.BoolFlag{Name: "as-one-gpu", Usage: prefix + "sweep a script that uses several GPUs on one slice or GPU each (it must be able to run so)"}
 }
 
-// monitorWrap is how variants reach the monitor: this binary by its absolute
-// path (shared file systems make it the compute nodes' too), else PATH.
-func monitorWrap(c *cli.Context) *slurm.MonitorWrap {
+// monitorBinFlag names the monitor the variants run.
+func monitorBinFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"}, Usage: usage}
+}
+
+// monitorWrapFrom reads --no-monitor and --monitor-bin.
+func monitorWrapFrom(c *cli.Context) *slurm.MonitorWrap {
 	if c.Bool("no-monitor") {
 		return nil
 	}
-	bin := c.String("monitor-bin")
+	return monitorWrapOf(c.String("monitor-bin"))
+}
+
+// monitorWrapOf is how variants reach the monitor: bin, else this binary,
+// by its absolute path (shared file systems make it the compute nodes' too).
+func monitorWrapOf(bin string) *slurm.MonitorWrap {
 	if bin == "" {
 		if self, err := os.Executable(); err == nil {
 			if real, err := filepath.EvalSymlinks(self); err == nil {
@@ -190,27 +231,12 @@ func monitorWrap(c *cli.Context) *slurm.MonitorWrap {
 }
 
 // recordSweep links the script's fingerprint to the sweep in the history.
-func recordSweep(c *cli.Context, out string, sw *bench.Sweep) error {
-	dir, err := filepath.Abs(out)
-	if err != nil {
-		return err
-	}
-	st, err := history.Open(c.Context, dbPath(c))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rec := history.Sweep{Dir: dir, Script: sw.Script, Fingerprint: sw.Fingerprint, Site: sw.Site, Created: sw.Created}
-	for _, name := range sw.Profiles {
-		v := sw.Variants[name]
-		rec.Variants = append(rec.Variants, history.Variant{Profile: v.Profile, File: v.File, Request: v.Request, JobName: v.JobName})
-	}
-	return st.RecordSweep(c.Context, rec)
+func recordSweep(ctx context.Context, env commandEnv, out string, sw *bench.Sweep) error {
+	return bench.RecordSweep(ctx, historyPerCall{env}, out, sw)
 }
 
-func printSweep(c *cli.Context, sw *bench.Sweep) {
-	w := c.App.Writer
-	dir := c.String("out")
+func printSweep(env commandEnv, dir string, sw *bench.Sweep) {
+	w := env.Out
 	t := newTable(w)
 	submitted := sw.Variants[sw.Profiles[0]].JobID != ""
 	if submitted {
@@ -239,7 +265,7 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 	for _, name := range sw.Profiles {
 		if why := sw.Variants[name].NoMonitor; why != "" && !noted[why] {
 			noted[why] = true
-			fmt.Fprintf(c.App.ErrWriter, "migadvisor: the variants run without the GPU memory monitor: %s\n", why)
+			fmt.Fprintf(env.Err, "migadvisor: the variants run without the GPU memory monitor: %s\n", why)
 		}
 	}
 	if isTTY(w) {
@@ -250,40 +276,73 @@ func printSweep(c *cli.Context, sw *bench.Sweep) {
 	}
 }
 
-// submitSweep submits the variants and links each job to the script in the history.
-func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) error {
-	subErr := bench.SubmitSweep(c.Context, newClusterSubmitter(c), dir, sw, time.Now)
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	var subs []history.Submission
-	for _, name := range sw.Profiles {
-		v := sw.Variants[name]
-		if v.JobID == "" {
-			continue
-		}
-		subs = append(subs, history.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
-			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: workload,
-			WorkDir: workingDir(), Stdout: v.Stdout, Submitted: v.Submitted})
-	}
-	if err := recordSubmissions(c, subs); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: warning: the jobs are in %s but not in the history: %v\n",
+// submitVariants submits the variants and links each job to the script in
+// the history; the jobs are in sweep.json whatever the history says.
+func submitVariants(ctx context.Context, env commandEnv, dir string, sw *bench.Sweep, workload string) error {
+	subErr := bench.SubmitSweep(ctx, env.submitter(), dir, sw, time.Now)
+	if err := bench.RecordSubmissions(ctx, historyPerCall{env}, dir, sw, workload, workingDir()); err != nil {
+		fmt.Fprintf(env.Err, "migadvisor: warning: the jobs are in %s but not in the history: %v\n",
 			filepath.Join(dir, bench.SweepFileName), err)
 	}
 	return subErr
 }
 
-func recordSubmissions(c *cli.Context, subs []history.Submission) error {
-	if len(subs) == 0 {
-		return nil
+// sweepSubmitter submits through Slurm and names the cluster of the jobs
+// sbatch does not name (one cluster) the way every command does: once,
+// with the history's name to fall back on.
+type sweepSubmitter struct {
+	*slurm.Client
+	env  commandEnv
+	name string
+}
+
+func (e commandEnv) submitter() *sweepSubmitter {
+	return &sweepSubmitter{Client: e.client(), env: e}
+}
+
+func (s *sweepSubmitter) ClusterName(ctx context.Context) (string, error) {
+	if s.name != "" {
+		return s.name, nil
 	}
-	st, err := openHistoryToWrite(c)
+	st, err := s.env.openHistoryToWrite(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	ch, err := chooseCluster(ctx, s.env.slurm, st, s.env.Err)
+	s.name = ch.Name
+	return s.name, err
+}
+
+// historyPerCall is the history opened for each record or read and closed
+// after it: a probe never holds it open across a wait of hours.
+type historyPerCall struct{ env commandEnv }
+
+func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
+	st, err := h.env.openHistoryToWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return st.RecordSubmissions(c.Context, subs)
+	return st.RecordSweep(ctx, sw)
+}
+
+func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
+	st, err := h.env.openHistoryToWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.RecordSubmissions(ctx, subs)
+}
+
+func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
+	st, err := h.env.openHistory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.History(ctx, f)
 }
 
 func workingDir() string {
@@ -293,3 +352,19 @@ func workingDir() string {
 	}
 	return wd
 }
+
+// The sweep steps as benchmark run (bench.go) calls them, from its
+// *cli.Context.
+
+// writeSweep is writeVariants.
+func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
+	return writeVariants(c.Context, envOf(c), opt, hint)
+}
+
+// submitSweep is submitVariants.
+func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) error {
+	return submitVariants(c.Context, envOf(c), dir, sw, workload)
+}
+
+// monitorWrap is monitorWrapFrom.
+func monitorWrap(c *cli.Context) *slurm.MonitorWrap { return monitorWrapFrom(c) }

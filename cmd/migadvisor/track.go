@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -46,66 +49,66 @@ Examples:
 			slurmBinFlag(),
 			jsonFlag(),
 		},
-		Action: runTrack,
+		Action: bindAction(trackOptionsFrom, runTrack),
 	})
 }
 
-func runTrack(c *cli.Context) error {
+// trackOptions are track's arguments and flags.
+type trackOptions struct {
+	Global   globalFlags
+	Slurm    slurmFlags
+	Script   string
+	JobIDs   []string
+	Workload string
+	JSON     bool
+}
+
+func trackOptionsFrom(c *cli.Context) (trackOptions, error) {
 	if c.NArg() < 2 {
-		return usageError{"track needs JOB.sh and at least one JOBID"}
+		return trackOptions{}, usageError{"track needs JOB.sh and at least one JOBID"}
 	}
-	path := c.Args().First()
-	ids := c.Args().Tail()
-	for _, id := range ids {
+	o := trackOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")},
+		Script: c.Args().First(), JobIDs: c.Args().Tail(), Workload: c.String("workload"), JSON: c.Bool("json")}
+	for _, id := range o.JobIDs {
 		if _, err := slurm.ParseParsable(id); err != nil || strings.Contains(id, ";") {
-			return usageError{fmt.Sprintf("track: %q is not a job id (use the number sbatch printed; for an array, its first part)", id)}
+			return trackOptions{}, usageError{fmt.Sprintf("track: %q is not a job id (use the number sbatch printed; for an array, its first part)", id)}
 		}
 	}
-	script, err := slurm.ReadScript(path)
+	return o, nil
+}
+
+func runTrack(ctx context.Context, o trackOptions, w outWriters) error {
+	script, err := slurm.ReadScript(o.Script)
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(o.Script)
 	if err != nil {
 		return err
 	}
-	st, err := openHistoryToWrite(c)
+	st, err := history.Open(ctx, o.Global.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	choice, err := resolveCluster(c, st)
+	choice, err := chooseCluster(ctx, o.Slurm, st, w.Err)
 	if err != nil {
 		return err
 	}
-	cluster := choice.Name
+	client := o.Slurm.client()
 	fp := script.Fingerprint()
-	now := time.Now()
-	subs := make([]history.Submission, 0, len(ids))
-	client := slurmClient(c)
-	for _, id := range ids {
-		sub := history.Submission{Cluster: cluster, JobID: id, Fingerprint: fp, Source: abs, Script: abs,
-			Workload: c.String("workload"), Submitted: now}
-		// Where its output goes, while slurmctld still knows the job (best effort).
-		if kv, err := client.ShowJob(c.Context, id); err == nil {
-			sub.Stdout, sub.Stderr, sub.WorkDir = kv["StdOut"], kv["StdErr"], kv["WorkDir"]
-			// When the job was submitted, not when it was tracked.
-			if at, err := time.ParseInLocation("2006-01-02T15:04:05", kv["SubmitTime"], time.Local); err == nil {
-				sub.Submitted = at
-			}
-		}
-		subs = append(subs, sub)
-	}
-	if err := st.RecordSubmissions(c.Context, subs); err != nil {
+	subs := trackSubmissions(ctx, client, o, history.Submission{Cluster: choice.Name, Fingerprint: fp, Source: abs, Script: abs,
+		Workload: o.Workload, Submitted: time.Now()})
+	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		return err
 	}
 	// A job collected under another cluster name (a dump imported where
 	// Slurm could not be asked) is linked where it is, and filed once.
 	col := &collect.Collector{Store: st, Fallbacks: choice.Fallbacks()}
-	if _, err := col.FileTogether(c.Context); err != nil {
+	if _, err := col.FileTogether(ctx); err != nil {
 		return err
 	}
-	missing, ambiguous, linked, err := trackedNotInHistory(c, st, ids)
+	missing, ambiguous, linked, err := trackedNotInHistory(ctx, st, o.JobIDs)
 	if err != nil {
 		return err
 	}
@@ -113,22 +116,22 @@ func runTrack(c *cli.Context) error {
 	// output read now, through the script's --output: without it their
 	// work, metrics and GPU OOMs would wait for another collect.
 	if len(linked) > 0 {
-		if _, err := col.ScanOutputs(c.Context, nil, linked); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "migadvisor: the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it\n", err)
+		if _, err := col.ScanOutputs(ctx, nil, linked); err != nil {
+			fmt.Fprintf(w.Err, "migadvisor: the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it\n", err)
 		}
 	}
 	// An id Slurm has no job of will never be in the history: say so now.
-	unknown, err := collect.SlurmLacks(c.Context, client, missing)
+	unknown, err := collect.SlurmLacks(ctx, client, missing)
 	if err != nil {
 		unknown = nil // sacct cannot be asked here: they are only not collected yet
 	}
 	missing = slices.DeleteFunc(missing, func(id string) bool { return slices.Contains(unknown, id) })
-	warnNotInHistory(c, missing, ambiguous)
+	warnNotInHistory(w.Err, missing, ambiguous)
 	if len(unknown) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", slurmHasNo(unknown))
+		fmt.Fprintf(w.Err, "migadvisor: %s\n", slurmHasNo(unknown))
 	}
-	if c.Bool("json") {
-		rep := trackReport{Script: abs, Fingerprint: fp, Cluster: cluster, JobIDs: ids, NotInHistory: missing,
+	if o.JSON {
+		rep := trackReport{Script: abs, Fingerprint: fp, Cluster: choice.Name, JobIDs: o.JobIDs, NotInHistory: missing,
 			UnknownToSlurm: append([]string{}, unknown...)}
 		for id, a := range ambiguous {
 			if rep.Ambiguous == nil {
@@ -136,13 +139,32 @@ func runTrack(c *cli.Context) error {
 			}
 			rep.Ambiguous[id] = a.Clusters
 		}
-		return writeJSON(c.App.Writer, rep)
+		return writeJSON(w.Out, rep)
 	}
-	if isTTY(c.App.Writer) {
-		fmt.Fprintf(c.App.Writer, "tracking %s as %s (fingerprint %s); 'migadvisor collect' gathers their evidence\n",
-			plural(len(ids), "job"), filepath.Base(path), fp)
+	if isTTY(w.Out) {
+		fmt.Fprintf(w.Out, "tracking %s as %s (fingerprint %s); 'migadvisor collect' gathers their evidence\n",
+			plural(len(o.JobIDs), "job"), filepath.Base(o.Script), fp)
 	}
 	return nil
+}
+
+// trackSubmissions are the submissions of the tracked ids, like base, each
+// with where its output goes and when it was submitted while slurmctld still
+// knows the job (best effort: else base's time, the time it was tracked).
+func trackSubmissions(ctx context.Context, client *slurm.Client, o trackOptions, base history.Submission) []history.Submission {
+	subs := make([]history.Submission, 0, len(o.JobIDs))
+	for _, id := range o.JobIDs {
+		sub := base
+		sub.JobID = id
+		if kv, err := client.ShowJob(ctx, id); err == nil {
+			sub.Stdout, sub.Stderr, sub.WorkDir = kv["StdOut"], kv["StdErr"], kv["WorkDir"]
+			if at, err := time.ParseInLocation("2006-01-02T15:04:05", kv["SubmitTime"], time.Local); err == nil {
+				sub.Submitted = at
+			}
+		}
+		subs = append(subs, sub)
+	}
+	return subs
 }
 
 // trackReport is track's --json output.
@@ -167,8 +189,8 @@ type ambiguousJob struct {
 // (collect has not read them yet), those it holds under several clusters as
 // different jobs (which is meant is not known), and the cluster and key of
 // each job it holds.
-func trackedNotInHistory(c *cli.Context, st *history.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
-	tracked, err := st.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
+func trackedNotInHistory(ctx context.Context, st *history.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
+	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -185,7 +207,7 @@ func trackedNotInHistory(c *cli.Context, st *history.Store, ids []string) ([]str
 	missing := []string{}
 	var ambiguous map[string]ambiguousJob
 	for _, id := range ids {
-		where, err := st.ClustersOfJob(c.Context, id)
+		where, err := st.ClustersOfJob(ctx, id)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -204,13 +226,13 @@ func trackedNotInHistory(c *cli.Context, st *history.Store, ids []string) ([]str
 
 // warnNotInHistory says on stderr why tracked jobs do not count yet, or
 // may count as the wrong job: a recommendation made now would not see them.
-func warnNotInHistory(c *cli.Context, missing []string, ambiguous map[string]ambiguousJob) {
+func warnNotInHistory(stderr io.Writer, missing []string, ambiguous map[string]ambiguousJob) {
 	switch len(missing) {
 	case 0:
 	case 1:
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: job %s is not in the history yet: run 'migadvisor collect' after it ends\n", missing[0])
+		fmt.Fprintf(stderr, "migadvisor: job %s is not in the history yet: run 'migadvisor collect' after it ends\n", missing[0])
 	default:
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: jobs %s are not in the history yet: run 'migadvisor collect' after they end\n", strings.Join(missing, ", "))
+		fmt.Fprintf(stderr, "migadvisor: jobs %s are not in the history yet: run 'migadvisor collect' after they end\n", strings.Join(missing, ", "))
 	}
 	ids := make([]string, 0, len(ambiguous))
 	for id := range ambiguous {
@@ -226,14 +248,6 @@ func warnNotInHistory(c *cli.Context, missing []string, ambiguous map[string]amb
 				what = fmt.Sprintf("it counts as %s's; if it ran on another, track it again with --cluster and its name", a.LinkedTo)
 			}
 		}
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: job %s is in the history under clusters %s, as different jobs: %s\n", id, joinAnd(a.Clusters), what)
+		fmt.Fprintf(stderr, "migadvisor: job %s is in the history under clusters %s, as different jobs: %s\n", id, textutil.JoinAnd(a.Clusters), what)
 	}
-}
-
-// joinAnd lists words as a sentence does: "a", "a and b", "a, b and c".
-func joinAnd(words []string) string {
-	if n := len(words); n > 1 {
-		return strings.Join(words[:n-1], ", ") + " and " + words[n-1]
-	}
-	return strings.Join(words, "")
 }

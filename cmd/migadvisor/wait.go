@@ -1,16 +1,22 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -33,61 +39,179 @@ a GPU OOM and the memory it needed, a host OOM, the time limit, a command not
 found (exit 127), an output directory that does not exist (exit 0:53), a
 cancel or a node failure, or the exit code.
 
-Shows progress on a terminal; prints nothing while waiting otherwise.
-Exit status 1 if --timeout passes first.
+Shows progress on a terminal (a bar that moves as jobs end); prints nothing
+while waiting otherwise. Ctrl-C stops waiting, not the jobs: it says how to
+take the wait up again, exit status 130. Exit status 1 if --timeout passes
+first.
 
 Examples:
    migadvisor wait --sweep sweep/
    migadvisor wait 4242 4243 --timeout 2h
    migadvisor wait && migadvisor history job.sh`,
-		Flags: []cli.Flag{
+		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "wait for the jobs of the sweep in this directory"},
-			&cli.DurationFlag{Name: "timeout", Usage: "give up after this long (0: never)"},
-			&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: "longest interval between squeue calls"},
+		}, waitFlags("")...),
 			&cli.BoolFlag{Name: "no-collect", Usage: "only wait; do not collect the records"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files, for the collect that follows (repeatable)"},
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
-		},
-		Action: runWait,
+		),
+		Action: bindAction(waitOptionsFrom, runWait),
 	})
 }
 
-func runWait(c *cli.Context) error {
-	ids, err := waitIDs(c)
+// waitFlags are the flags of how long to wait, which wait, recommend
+// --probe and benchmark run share; prefix begins each usage.
+func waitFlags(prefix string) []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "timeout", Usage: prefix + "give up waiting after this long (0: never)"},
+		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: prefix + "longest interval between squeue calls"},
+	}
+}
+
+// waitOptions are wait's flags and arguments.
+type waitOptions struct {
+	Global    globalFlags
+	Slurm     slurmFlags
+	ids       []string // named on the command line
+	sweep     string   // --sweep, as given
+	wait      bench.WaitOptions
+	noCollect bool
+	outputs   []string
+	json      bool
+}
+
+func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
+	opt := waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: waitOptionsOf(c),
+		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}
+	if opt.wait.Timeout < 0 {
+		return opt, usageError{fmt.Sprintf("--timeout is a duration such as 2h, not %s", opt.wait.Timeout)}
+	}
+	return opt, nil
+}
+
+// waitOptionsOf reads waitFlags.
+func waitOptionsOf(c *cli.Context) bench.WaitOptions {
+	return bench.WaitOptions{Timeout: c.Duration("timeout"), Poll: c.Duration("poll")}
+}
+
+// commandEnv is what the commands that submit and follow jobs reach
+// through the flags every command shares (--db, --site, --slurm-bin,
+// --cluster), and their writers.
+type commandEnv struct {
+	outWriters
+	global globalFlags
+	slurm  slurmFlags
+}
+
+func newEnv(g globalFlags, s slurmFlags, w outWriters) commandEnv {
+	return commandEnv{outWriters: w, global: g, slurm: s}
+}
+
+// slurmFlagsFrom reads --slurm-bin and --cluster (for the commands that have it).
+func slurmFlagsFrom(c *cli.Context) slurmFlags {
+	return slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")}
+}
+
+func (e commandEnv) site() (*catalog.Site, error) { return e.global.loadSite() }
+func (e commandEnv) client() *slurm.Client        { return e.slurm.client() }
+
+// openHistory opens the history to read: read-only where the user may not write.
+func (e commandEnv) openHistory(ctx context.Context) (*history.Store, error) {
+	return openHistoryToRead(ctx, e.global.DB, e.Err)
+}
+
+// openHistoryToWrite opens (creating if needed) the history to record in.
+func (e commandEnv) openHistoryToWrite(ctx context.Context) (*history.Store, error) {
+	return history.Open(ctx, e.global.DB)
+}
+
+// openCollector opens the collector with its cluster named (the wrapper's
+// records carry none: they take it here); the caller closes its Store.
+func (e commandEnv) openCollector(ctx context.Context) (*collect.Collector, error) {
+	col, err := openCollectorFor(ctx, e.global, e.slurm)
+	if err != nil {
+		return nil, err
+	}
+	if err := nameClusterFor(ctx, e.slurm, col, e.Err); err != nil {
+		col.Store.Close()
+		return nil, err
+	}
+	return col, nil
+}
+
+func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
+	env := newEnv(opt.Global, opt.Slurm, w)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ids, err := waitIDs(ctx, opt, env)
 	if err != nil {
 		return err
 	}
 	if len(ids) == 0 {
 		// Never silent: nothing is pending, or nothing is tracked at all.
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", howTracked)
+		fmt.Fprintf(env.Err, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", howTracked)
 		return nil
 	}
-	if c.NArg() > 0 {
-		if err := noteUntracked(c, ids); err != nil {
+	if len(opt.ids) > 0 {
+		if err := noteUntracked(ctx, env, ids); err != nil {
 			return err
 		}
 	}
-	if err := waitQueue(c, ids); err != nil {
-		return err
+	if err := waitForJobs(ctx, env, ids, opt.wait); err != nil {
+		return interrupted(ctx, env.Err, err, "the jobs still run in Slurm: '"+resumeWait(opt)+"' waits for them again")
 	}
-	if c.Bool("no-collect") {
+	if opt.noCollect {
 		return nil
 	}
-	return collectAfterWait(c, ids)
+	ended, err := collectAndExplain(ctx, env, ids, opt.outputs)
+	if err != nil {
+		return interrupted(ctx, env.Err, err, "the jobs have ended, but not all their records are collected: 'migadvisor collect' reads them")
+	}
+	return printEnded(env.Out, opt.json, ended)
 }
 
-// waitIDs are the jobs named on the command line, of --sweep, or every tracked job not ended.
+// resumeWait is the wait command that takes this one up again.
+func resumeWait(opt waitOptions) string {
+	switch {
+	case opt.sweep != "":
+		return "migadvisor wait --sweep " + slurm.ShellWord(opt.sweep)
+	case len(opt.ids) > 0:
+		words := make([]string, len(opt.ids))
+		for i, id := range opt.ids {
+			words[i] = slurm.ShellWord(id)
+		}
+		return "migadvisor wait " + strings.Join(words, " ")
+	}
+	return "migadvisor wait"
+}
+
+// exitInterrupted is the shell's status for a command stopped by Ctrl-C.
+const exitInterrupted = 130
+
+// interrupted turns an error of a wait that Ctrl-C (or SIGTERM) cut short
+// into the sentence the user needs, what still goes on and how to take it
+// up, and exit status 130. Other errors pass as they are. A Slurm command
+// killed by the same Ctrl-C fails with its own error: the context, not the
+// error, says what happened.
+func interrupted(ctx context.Context, stderr io.Writer, err error, what string) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "migadvisor: interrupted; %s\n", what)
+	return silentExit(exitInterrupted)
+}
+
 // noteUntracked says which of the jobs named on the command line no script
 // is linked to: wait follows and collects them, but lists only tracked jobs.
-func noteUntracked(c *cli.Context, ids []string) error {
-	st, err := openHistory(c)
+func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
+	st, err := env.openHistory(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tracked, err := st.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
+	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
 	if err != nil {
 		return err
 	}
@@ -103,181 +227,124 @@ func noteUntracked(c *cli.Context, ids []string) error {
 	}
 	switch n := len(untracked); {
 	case n == 1:
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: job %s is not tracked: wait collects its record, but only 'migadvisor track JOB.sh %s' links it to a script and lists it here\n",
+		fmt.Fprintf(env.Err, "migadvisor: job %s is not tracked: wait collects its record, but only 'migadvisor track JOB.sh %s' links it to a script and lists it here\n",
 			untracked[0], untracked[0])
 	case n > 1:
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
+		fmt.Fprintf(env.Err, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
 			jobsNamed(untracked), strings.Join(untracked, " "))
 	}
 	return nil
 }
 
-func waitIDs(c *cli.Context) ([]string, error) {
-	if c.NArg() > 0 {
-		return c.Args().Slice(), nil
+// waitIDs are the jobs named on the command line, of --sweep, or every
+// tracked job not ended.
+func waitIDs(ctx context.Context, opt waitOptions, env commandEnv) ([]string, error) {
+	if len(opt.ids) > 0 {
+		return opt.ids, nil
 	}
-	if dir := c.String("sweep"); dir != "" {
-		sw, err := bench.ReadSweep(dir)
+	if opt.sweep != "" {
+		sw, err := bench.ReadSweep(opt.sweep)
 		if err != nil {
 			return nil, err
 		}
-		var ids []string
-		for _, p := range sw.Profiles {
-			if id := sw.Variants[p].JobID; id != "" {
-				ids = append(ids, id)
-			}
-		}
+		ids := bench.SubmittedIDs(sw)
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("the sweep in %s was not submitted (run sweep with --submit)", dir)
+			return nil, fmt.Errorf("the sweep in %s was not submitted (run sweep with --submit)", opt.sweep)
 		}
 		return ids, nil
 	}
-	st, err := openHistory(c)
+	st, err := env.openHistory(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	tracked, err := st.Tracked(c.Context, history.TrackedFilter{})
+	tracked, err := st.Tracked(ctx, history.TrackedFilter{})
 	if err != nil {
 		return nil, err
 	}
 	return history.Unended(tracked), nil
 }
 
-// waitQueue polls squeue, 1 s at first and then less often, until none of ids
-// is queued or --timeout (from this call) passes.
-func waitQueue(c *cli.Context, ids []string) error {
-	var deadline time.Time
-	if d := c.Duration("timeout"); d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	client := slurmClient(c)
-	var bar *progressbar.ProgressBar
-	if isTTY(c.App.ErrWriter) {
-		bar = progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(c.App.ErrWriter),
-			progressbar.OptionSetDescription("waiting for jobs"), progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+// waitForJobs waits until none of ids is queued, with a bar on a terminal.
+func waitForJobs(ctx context.Context, env commandEnv, ids []string, opt bench.WaitOptions) error {
+	w := bench.Waiter{Queue: env.client()}
+	if isTTY(env.Err) {
+		bar := newWaitBar(env.Err, len(ids))
 		defer bar.Finish()
+		w.Progress = bar.show
 	}
-	delay := time.Second
-	for {
-		queued, err := client.Queue(c.Context, ids)
-		if err != nil {
-			return err
-		}
-		// squeue keeps ended jobs for MinJobAge; they no longer count.
-		active, running := 0, 0
-		for _, q := range queued {
-			if !slurm.TerminalState(q.State) {
-				active++
-			}
-			if q.State == "RUNNING" {
-				running++
-			}
-		}
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("waiting: %d pending, %d running", active-running, running))
-			_ = bar.Set(max(len(ids)-active, 0))
-		}
-		if active == 0 {
-			return nil
-		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%d jobs still queued after --timeout %s", active, c.Duration("timeout"))
-		}
-		select {
-		case <-c.Context.Done():
-			return c.Context.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*3/2, max(c.Duration("poll"), time.Second))
-	}
+	return w.Wait(ctx, ids, opt)
 }
 
-// collectAfterWait imports the ended jobs' final records and their output
-// evidence, and prints how each ended.
-func collectAfterWait(c *cli.Context, ids []string) error {
-	tracked, unknown, err := collectEndedOrUnknown(c, ids)
-	if err != nil {
-		return err
-	}
-	outcomes, err := explainTracked(c, tracked)
-	if err != nil {
-		return err
-	}
-	return printEnded(c, tracked, outcomes, unknown)
+// waitBar is wait's progress on a terminal: jobs ended of those waited for.
+type waitBar struct{ *progressbar.ProgressBar }
+
+func newWaitBar(w io.Writer, total int) waitBar {
+	return waitBar{progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("waiting for jobs"), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())}
 }
 
-// explainTracked explains how the ended jobs of the submissions went, from
-// the history.
-func explainTracked(c *cli.Context, tracked []history.Tracked) (map[[2]string]advisor.Outcome, error) {
-	site, err := loadSite(c)
-	if err != nil {
-		return nil, err
-	}
-	st, err := openHistory(c)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return explainEnded(c, st, site, tracked)
+// show moves the bar to what the queue showed. The count goes first:
+// Describe draws the bar, and a count set just after a draw would wait for
+// the next one (it sat at 0/4 until the end).
+func (b waitBar) show(s bench.QueueState) {
+	_ = b.Set(s.Done)
+	b.Describe(fmt.Sprintf("waiting: %d pending, %d running", s.Pending, s.Running))
 }
 
-// collectEnded imports the final records of ended jobs and scans their outputs.
-func collectEnded(c *cli.Context, ids []string) ([]history.Tracked, error) {
-	tracked, _, err := collectEndedOrUnknown(c, ids)
-	return tracked, err
-}
-
-// collectEndedOrUnknown is collectEnded that also lists the ids Slurm has
-// no job of, which it says on stderr.
-func collectEndedOrUnknown(c *cli.Context, ids []string) ([]history.Tracked, []string, error) {
-	col, err := openCollector(c)
+// collectAndExplain imports the ended jobs' final records and their output
+// evidence, explains how each ended, and says on stderr which ids Slurm
+// has no job of and which have no final record yet.
+func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []string) (bench.Ended, error) {
+	col, err := env.openCollector(ctx)
 	if err != nil {
-		return nil, nil, err
+		return bench.Ended{}, err
 	}
 	defer col.Store.Close()
-	// The wrapper's records carry no cluster name: they take it here, or
-	// their jobs' records would never be linked to them.
-	if err := nameCluster(c, col); err != nil {
-		return nil, nil, err
-	}
-	open, unknown, err := col.WaitFinal(c.Context, ids, 20*time.Second)
+	ended, err := bench.CollectEnded(ctx, col, col.Store, col.Site, ids, outputs)
 	if err != nil {
-		return nil, nil, err
+		return ended, err
 	}
-	if _, err := col.FileTogether(c.Context); err != nil {
-		return nil, nil, err
-	}
-	if len(unknown) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: %s\n", slurmHasNo(unknown))
-	}
-	if len(open) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", jobsNamed(open))
-	}
-	if _, err := col.ScanOutputs(c.Context, c.StringSlice("outputs"), nil); err != nil {
-		return nil, nil, err
-	}
-	tracked, err := col.Store.Tracked(c.Context, history.TrackedFilter{JobIDs: ids})
-	return tracked, unknown, err
+	sayCollected(env.Err, ended)
+	return ended, nil
 }
 
 // printEnded prints each job's final state and, when it did not complete, why.
-func printEnded(c *cli.Context, tracked []history.Tracked, outcomes map[[2]string]advisor.Outcome, unknown []string) error {
-	rows := make([]jobStatus, 0, len(tracked))
-	for _, t := range tracked {
-		rows = append(rows, statusOf(t, nil, true, outcomes, unknown))
+func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
+	rows := make([]jobStatus, 0, len(ended.Tracked))
+	for _, t := range ended.Tracked {
+		rows = append(rows, bench.StatusOf(t, bench.Live{OK: true, Unknown: ended.Unknown}, ended.Outcomes))
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rows)
+	if asJSON {
+		return writeJSON(w, rows)
 	}
 	if len(rows) == 0 {
 		return nil // untracked or unknown ids: said on stderr already, a bare header says nothing
 	}
-	t := newTable(c.App.Writer)
+	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tWHY")
 	for _, r := range rows {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
 	}
 	return t.Flush()
+}
+
+// The measuring loop as benchmark run (bench.go) calls it, from its
+// *cli.Context; each reads the flags through the options functions.
+
+// envOf is the commandEnv of a command's flags.
+func envOf(c *cli.Context) commandEnv {
+	return newEnv(globalFlagsFrom(c), slurmFlagsFrom(c), writersOf(c))
+}
+
+// waitQueueFor waits for ids with the command's --timeout and --poll.
+func waitQueueFor(c *cli.Context, ids []string) error {
+	return waitForJobs(c.Context, envOf(c), ids, waitOptionsOf(c))
+}
+
+// collectEndedFor collects the ended jobs ids with the command's --outputs.
+func collectEndedFor(c *cli.Context, ids []string) ([]history.Tracked, error) {
+	ended, err := collectAndExplain(c.Context, envOf(c), ids, measureOptionsFrom(c).outputs)
+	return ended.Tracked, err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/bench"
 )
 
 // stubSlurm puts stand-ins for scontrol, squeue (the jobs have left the
@@ -112,7 +113,7 @@ func TestWaitExplainsFailures(t *testing.T) {
 		t.Errorf("outcomes: %v", kinds)
 	}
 
-	out, _, _ = migadvisor(t, "status")
+	out, _, _ = migadvisor(t, "status", "--all") // the dump's jobs age: --all keeps the test from expiring
 	if !strings.Contains(out, "WHY") || !strings.Contains(out, "ran out of host memory: the job had 200 MiB") {
 		t.Errorf("status:\n%s", out)
 	}
@@ -192,7 +193,7 @@ func TestStatusShowsTheProfileAccountingGives(t *testing.T) {
 	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
 	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
 	mustRunCLI(t, "track", script, "2", "3")
-	for _, args := range [][]string{{"wait", "2", "3"}, {"status"}} {
+	for _, args := range [][]string{{"wait", "2", "3"}, {"status", "--all"}} {
 		out := mustRunCLI(t, args...)
 		for _, want := range []string{"\n2       1g.10gb  COMPLETED", "\n3       2g.20gb  FAILED"} {
 			if !strings.Contains(out, want) {
@@ -246,7 +247,7 @@ func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 		t.Errorf("collect --json: %+v %v", rep.UnknownToSlurm, err)
 	}
 
-	out = mustRunCLI(t, "status")
+	out = mustRunCLI(t, "status", "--all")
 	if !strings.Contains(out, "\n99999   -        not in Slurm  job.sh") || !strings.HasSuffix(out, said+"\n") {
 		t.Errorf("status:\n%s", out)
 	}
@@ -342,5 +343,113 @@ func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
 	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s", "99999")
 	if code != 0 || strings.Contains(out, "JOB ID") || !strings.Contains(errOut, "Slurm has no job 99999") {
 		t.Errorf("wait 99999: exit %d\n%q\n%q", code, out, errOut)
+	}
+}
+
+// wait's bar moves as jobs end: the count is drawn with each look at the
+// queue, not one look late (it sat at 0/4 until the end).
+func TestWaitBarMovesAsJobsEnd(t *testing.T) {
+	var b strings.Builder
+	bar := newWaitBar(&b, 4)
+	bar.show(bench.QueueState{Total: 4, Done: 1, Pending: 1, Running: 2})
+	if !strings.Contains(b.String(), "1/4") || !strings.Contains(b.String(), "1 pending, 2 running") {
+		t.Errorf("after one job ended:\n%q", b.String())
+	}
+	bar.show(bench.QueueState{Total: 4, Done: 3, Running: 1})
+	if !strings.Contains(b.String(), "3/4") {
+		t.Errorf("after three jobs ended:\n%q", b.String())
+	}
+}
+
+// Ctrl-C while waiting stops the wait, not the jobs: it says so and how to
+// wait again, exit status 130.
+func TestWaitInterruptedSaysHowToResume(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	standInSlurm(t, map[string]string{"squeue": "#!/bin/sh\necho '4242|4242|RUNNING|gres/gpu:a100_10g:1|None'\n"})
+	dir := filepath.Join(t.TempDir(), "my sweep")
+	for _, c := range []struct {
+		opt  waitOptions
+		want string
+	}{
+		{waitOptions{ids: []string{"4242"}}, "'migadvisor wait 4242' waits for them again"},
+		{waitOptions{sweep: dir}, "'migadvisor wait --sweep '" + dir + "'' waits for them again"},
+	} {
+		if c.opt.sweep != "" {
+			sw := &bench.Sweep{Version: bench.SweepVersion, Profiles: []string{"1g.10gb"}, Variants: map[string]*bench.Variant{"1g.10gb": {Profile: "1g.10gb", File: "1g.10gb.sh", JobID: "4242"}}}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := bench.SaveSweep(dir, sw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.opt.Global, c.opt.Slurm = globalFlags{DB: db}, slurmFlags{Bin: os.Getenv("MIGADVISOR_SLURM_BIN")}
+		c.opt.wait.Poll = time.Second
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel) // as Ctrl-C would, while the job runs
+		var out, errOut strings.Builder
+		err := runWait(ctx, c.opt, outWriters{Out: &out, Err: &errOut})
+		cancel()
+		if code := exitCode(err, &errOut, "wait"); code != exitInterrupted {
+			t.Errorf("%+v: exit %d (%v)", c.opt, code, err)
+		}
+		if want := "migadvisor: interrupted; the jobs still run in Slurm: " + c.want + "\n"; !strings.HasSuffix(errOut.String(), want) || out.Len() > 0 {
+			t.Errorf("stderr %q\nwant %q", errOut.String(), want)
+		}
+	}
+}
+
+// status lists the jobs not ended and those that ended in the last 7
+// days, says how many it left out, and --all lists them; jobs asked about
+// by id are listed however old. SWEEP tells the sweeps apart.
+func TestStatusListsRecentJobsUnlessAll(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
+	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
+	mustRunCLI(t, "track", script, "2", "3")
+	mustRunCLI(t, "collect")
+	st, err := history.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep := filepath.Join(t.TempDir(), "probe-1")
+	err = st.RecordSubmissions(context.Background(), []history.Submission{{Cluster: "migdev", JobID: "77", Fingerprint: "fp77", Source: script,
+		Script: filepath.Join(sweep, "1g.10gb.sh"), Profile: "1g.10gb", SweepDir: sweep}}) // no time: as a sweep.json without one gives
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(opt statusOptions) (string, string) {
+		t.Helper()
+		opt.Global, opt.Slurm = globalFlags{DB: db}, slurmFlags{Bin: os.Getenv("MIGADVISOR_SLURM_BIN")}
+		var out, errOut strings.Builder
+		if err := runStatus(context.Background(), opt, outWriters{Out: &out, Err: &errOut}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String()
+	}
+	late := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) // weeks after the dump's jobs ended
+	out, errOut := status(statusOptions{now: late})
+	if strings.Contains(out, "\n2 ") || strings.Contains(out, "\n3 ") || !strings.Contains(out, "\n77 ") ||
+		errOut != "migadvisor: 2 jobs that ended more than 7 days ago not listed; 'migadvisor status --all' lists them\n" {
+		t.Errorf("status, weeks later:\n%s%s", out, errOut)
+	}
+	if !strings.Contains(out, "SWEEP") || !strings.Contains(out, sweep) || strings.Contains(out, "0001-") || strings.Contains(out, "1970-") {
+		t.Errorf("the probe's job shows its sweep, and no year-1 time:\n%s", out)
+	}
+	out, errOut = status(statusOptions{now: late, all: true})
+	if !strings.Contains(out, "\n2 ") || !strings.Contains(out, "\n3 ") || errOut != "" {
+		t.Errorf("status --all:\n%s%s", out, errOut)
+	}
+	out, _ = status(statusOptions{now: late, ids: []string{"2"}})
+	if !strings.Contains(out, "\n2 ") {
+		t.Errorf("status 2, weeks later:\n%s", out)
+	}
+	soon := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	if out, errOut = status(statusOptions{now: soon}); !strings.Contains(out, "\n2 ") || errOut != "" {
+		t.Errorf("status, the next day:\n%s%s", out, errOut)
 	}
 }

@@ -1,15 +1,18 @@
 -- Lmod modulefile for migadvisor: advice on MIG profiles at every sbatch.
--- Install as <modulepath>/migadvisor/<version>.lua and set prefix below to
--- where `make install PREFIX=...` put it.
-local prefix = "/opt/migadvisor"
+-- `make install` writes it to PREFIX/share/migadvisor/modulefiles/ with
+-- the prefix below filled in; copy it to <modulepath>/migadvisor/<version>.lua.
+local prefix = "@PREFIX@"
 
 whatis("Name: migadvisor")
-whatis("Description: advises Slurm users which A100 MIG profile their job needs, at submission")
+whatis("Description: advises Slurm users which GPU profile (MIG slice or whole GPU) their job needs, at submission")
 help([[
 migadvisor wraps sbatch: it prints advice when your own (or the site's) job
-history shows a cheaper profile that is safe for the script, records each
-submission, and never blocks or changes one. Turn it off for a shell with
-MIGADVISOR_DISABLE=1, or apply its advice with MIGADVISOR_APPLY=1.
+history shows a cheaper profile that is safe for the script, and records each
+submission. It never blocks a submission, and leaves it as you wrote it
+unless you ask: with MIGADVISOR_APPLY=1 (or sbatch --mig-apply) it changes
+the submission to the advised profile (and the --partition, --time or --mem
+that profile needs), saying so on stderr. MIGADVISOR_DISABLE=1 turns it off
+for a shell; MIGADVISOR_QUIET=1 keeps it silent.
   migadvisor recommend job.sh     the full advice for a script
   migadvisor sbatch --help        what the wrapper does
 ]])
@@ -17,6 +20,5 @@ MIGADVISOR_DISABLE=1, or apply its advice with MIGADVISOR_APPLY=1.
 prepend_path("PATH", pathJoin(prefix, "bin"))
 -- The shim directory comes first, so that `sbatch` is the wrapper.
 prepend_path("PATH", pathJoin(prefix, "libexec", "migadvisor"))
-prepend_path("MANPATH", pathJoin(prefix, "share", "man"))
 -- The site file, if the admins keep it elsewhere than /etc/migadvisor/site.toml:
 -- setenv("MIGADVISOR_SITE", "/shared/migadvisor/site.toml")

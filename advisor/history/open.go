@@ -1,0 +1,102 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// NoHistoryError says why a command that only reads reads no history:
+// there is none at Path, and none can be created there (a read-only home
+// directory, a parent that is a file).
+type NoHistoryError struct {
+	Path string
+	Err  error
+}
+
+func (e *NoHistoryError) Error() string {
+	return fmt.Sprintf("no history at %s, and none can be created there: %v", e.Path, e.Err)
+}
+
+func (e *NoHistoryError) Unwrap() error { return e.Err }
+
+// CorruptError is a history file SQLite cannot read as a database: one
+// sentence that names it and says how to recover.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the history %s is damaged (%v): move it aside (mv %s %s.broken) and run 'migadvisor collect', which rebuilds its jobs from Slurm accounting",
+		e.Path, e.Err, e.Path, e.Path)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// asCorrupt turns SQLite's "not a database" and "malformed" errors on the
+// history at path into a *CorruptError; other errors are left as they are.
+func asCorrupt(path string, err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrCorrupt) {
+		return &CorruptError{Path: path, Err: se}
+	}
+	return err
+}
+
+// OpenToRead opens the history at path for a command that only reads it:
+// read-write where this user may (which migrates its schema and moves the
+// spooled submissions in), else read-only, so that anyone who may read the
+// file can (a site-wide history that root fills, in a directory only root
+// writes). Where there is no history and none can be created, it returns an
+// empty history (in memory: every read finds nothing) with absent saying
+// why; a command reads nothing rather than fail.
+func OpenToRead(ctx context.Context, path string) (st *Store, absent *NoHistoryError, err error) {
+	st, err = Open(ctx, path)
+	if err == nil || errors.Is(err, ErrNewerSchema) {
+		return st, nil, err
+	}
+	var corrupt *CorruptError
+	if errors.As(err, &corrupt) {
+		return nil, nil, err
+	}
+	if _, statErr := os.Stat(path); statErr != nil {
+		if !errors.Is(statErr, fs.ErrNotExist) && !errors.Is(statErr, syscall.ENOTDIR) {
+			return nil, nil, err
+		}
+		empty, memErr := openEmpty(ctx, path)
+		if memErr != nil {
+			return nil, nil, err
+		}
+		return empty, &NoHistoryError{Path: path, Err: errors.Unwrap(err)}, nil
+	}
+	if ro, roErr := OpenWith(ctx, path, Options{ReadOnly: true}); roErr == nil {
+		return ro, nil, nil
+	} else if errors.As(roErr, &corrupt) {
+		return nil, nil, roErr
+	}
+	return nil, nil, err
+}
+
+// openEmpty is a history of this build's schema that holds nothing and is
+// stored nowhere, named path (for the messages that name the history read).
+func openEmpty(ctx context.Context, path string) (*Store, error) {
+	db, err := sql.Open("sqlite3", "file::memory:?_foreign_keys=on")
+	if err != nil {
+		return nil, err
+	}
+	// Each connection to :memory: is a database of its own: one for all.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// History is what following jobs reads of the history: the tracked
+// submissions, and the records of their jobs.
+type History interface {
+	Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error)
+	History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error)
+}
+
+// Accounting brings the final records of ended jobs into the history and
+// scans their outputs: an advisor/collect Collector.
+type Accounting interface {
+	WaitFinal(ctx context.Context, ids []string, patience time.Duration) (open, unknown []string, err error)
+	FileTogether(ctx context.Context) ([]history.Refiled, error)
+	ScanOutputs(ctx context.Context, dirs []string, keys [][2]string) (collect.OutputResult, error)
+}
+
+var _ Accounting = (*collect.Collector)(nil)
+
+// FinalPatience is how long accounting is read again for a job whose record
+// is still slurmdbd's placeholder (a job of a few seconds).
+const FinalPatience = 20 * time.Second
+
+// Ended is how the jobs waited for ended, once collected.
+type Ended struct {
+	Tracked  []history.Tracked // the tracked submissions among them
+	Outcomes Outcomes
+	Open     []string // accounting has no final record of these yet
+	Unknown  []string // Slurm has no job of these ids (mistyped, or long forgotten)
+}
+
+// CollectEnded imports the final records of the ended jobs ids and the
+// evidence of their outputs (also in the directories outputs) into the
+// history h that acct fills, and explains how each ended (site may be nil).
+func CollectEnded(ctx context.Context, acct Accounting, h History, site *catalog.Site, ids, outputs []string) (Ended, error) {
+	var e Ended
+	var err error
+	if e.Open, e.Unknown, err = acct.WaitFinal(ctx, ids, FinalPatience); err != nil {
+		return e, fmt.Errorf("collect the ended jobs: %w", err)
+	}
+	if _, err := acct.FileTogether(ctx); err != nil {
+		return e, fmt.Errorf("file the jobs under their cluster: %w", err)
+	}
+	if _, err := acct.ScanOutputs(ctx, outputs, nil); err != nil {
+		return e, fmt.Errorf("scan the jobs' outputs: %w", err)
+	}
+	if e.Tracked, err = h.Tracked(ctx, history.TrackedFilter{JobIDs: ids}); err != nil {
+		return e, err
+	}
+	e.Outcomes, err = ExplainEnded(ctx, h, site, e.Tracked)
+	return e, err
+}
+
+// Outcomes are how the ended jobs of some submissions went, with when they
+// ended, by cluster and job key.
+type Outcomes struct {
+	byJob map[[2]string]advisor.Outcome
+	ends  map[[2]string]time.Time
+}
+
+// explainBatch keeps the OR of keys well inside SQLite's expression depth.
+const explainBatch = 200
+
+// ExplainEnded explains how each ended job of the submissions went, from
+// its record in the history (site, which may be nil, gives the profiles'
+// usable memory).
+func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []history.Tracked) (Outcomes, error) {
+	o := Outcomes{byJob: map[[2]string]advisor.Outcome{}, ends: map[[2]string]time.Time{}}
+	var keys [][2]string
+	for _, t := range tracked {
+		for _, j := range t.Jobs {
+			if !j.Stub && slurm.TerminalState(j.State) {
+				keys = append(keys, [2]string{t.Cluster, j.Key})
+			}
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), explainBatch)
+		recs, err := h.History(ctx, history.HistoryFilter{Keys: keys[:n]})
+		if err != nil {
+			return o, fmt.Errorf("read the ended jobs' records: %w", err)
+		}
+		for i := range recs {
+			key := [2]string{recs[i].Cluster, recs[i].Key}
+			o.byJob[key] = advisor.Explain(&recs[i], site)
+			if recs[i].End != nil {
+				o.ends[key] = *recs[i].End
+			}
+		}
+		keys = keys[n:]
+	}
+	return o, nil
+}
+
+// Job is how one job of the submission t ended.
+func (o Outcomes) Job(t history.Tracked, j history.TrackedJob) advisor.Outcome {
+	return o.byJob[[2]string{t.Cluster, j.Key}]
+}
+
+// Of is how the submission t ended, once every job of it has: its job's
+// outcome, or for an array (or a heterogeneous job) how many jobs did not
+// complete and how the first of them ended.
+func (o Outcomes) Of(t history.Tracked) advisor.Outcome {
+	if !t.Ended() {
+		return advisor.Outcome{}
+	}
+	if len(t.Jobs) == 1 {
+		return o.Job(t, t.Jobs[0])
+	}
+	failed := 0
+	var first advisor.Outcome
+	for _, j := range t.Jobs {
+		if jo := o.Job(t, j); jo.Kind != advisor.OutcomeCompleted {
+			if failed == 0 {
+				first = jo
+				first.Text = j.ID + " " + jo.Text
+			}
+			failed++
+		}
+	}
+	if failed == 0 {
+		return advisor.Outcome{Kind: advisor.OutcomeCompleted, Text: fmt.Sprintf("completed: all %d of its jobs", len(t.Jobs))}
+	}
+	first.Text = fmt.Sprintf("did not complete in %d of its %d jobs: %s", failed, len(t.Jobs), first.Text)
+	return first
+}
+
+// EndOf is when the last job of the ended submission t ended; zero when
+// accounting gave no end (or t has not ended).
+func (o Outcomes) EndOf(t history.Tracked) time.Time {
+	var end time.Time
+	for _, j := range t.Jobs {
+		if at := o.ends[[2]string{t.Cluster, j.Key}]; at.After(end) {
+			end = at
+		}
+	}
+	return end
+}

@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// ProbeOptions say what to probe, where, and how long to wait.
+type ProbeOptions struct {
+	// Sweep is the script, site, monitor and --time of every rung; its
+	// Profiles are the probe's (from the smallest), its OutDir the probe's
+	// directory (a ladder puts each rung in a directory of its own there).
+	Sweep    SweepOptions
+	Ladder   bool   // one profile at a time, until one completes cleanly
+	Workload string // tags the submitted jobs
+	WorkDir  string // where sbatch runs, recorded with each submission
+	Wait     WaitOptions
+}
+
+// ProbeSlurm is what a probe needs of Slurm: sbatch and scontrol to
+// submit, squeue to follow.
+type ProbeSlurm interface {
+	Submitter
+	Queue
+}
+
+// Recorder keeps sweeps and submissions: the history.
+type Recorder interface {
+	RecordSweep(ctx context.Context, sw history.Sweep) error
+	RecordSubmissions(ctx context.Context, subs []history.Submission) error
+}
+
+// ProbeHistory is what a probe needs of the history: to record what it
+// submits, and to read back how the script's runs went.
+type ProbeHistory interface {
+	Recorder
+	History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error)
+}
+
+// ProbeDeps are the probe's ways to Slurm, the history and the user.
+type ProbeDeps struct {
+	Slurm   ProbeSlurm
+	History ProbeHistory
+	// Collect brings the final records of the ended jobs ids into the
+	// history and explains them: CollectEnded with a collector.
+	Collect  func(ctx context.Context, ids []string) (Ended, error)
+	Clock    Clock            // nil: SystemClock
+	Progress func(ProbeEvent) // nil: nothing is said
+}
+
+// ProbeEventKind is what a ProbeEvent reports.
+type ProbeEventKind int
+
+const (
+	ProbeSwept     ProbeEventKind = iota // a rung's variants are written: Dir, Sweep
+	ProbeSubmitted                       // a variant is submitted: Profile, JobID, File
+	ProbeQueue                           // a look at the queue: Queue
+	ProbeCollected                       // the rung's jobs are collected: Ended (its Open and Unknown are worth saying)
+	ProbeJobEnded                        // Profile, JobID, State, Outcome
+	ProbeNextRung                        // Profile did not complete cleanly: the ladder goes on
+	ProbeStopped                         // the ladder stops at Profile: job JobID's Outcome would repeat higher up
+	ProbeWarning                         // Err: something the history lacks, which does not stop the probe
+)
+
+// ProbeEvent is one step of a probe, for the CLI to show.
+type ProbeEvent struct {
+	Kind    ProbeEventKind
+	Dir     string
+	Sweep   *Sweep
+	Profile string
+	JobID   string
+	File    string // the variant, under Dir
+	State   string // Slurm's final state, SummaryState's words
+	Outcome advisor.Outcome
+	Queue   QueueState
+	Ended   *Ended
+	Err     error
+}
+
+// ProbeRung is one sweep a probe submitted and what became of it.
+type ProbeRung struct {
+	Dir      string
+	Sweep    *Sweep
+	Outcomes map[string]advisor.Outcome // by job id, once collected
+}
+
+// ProbeResult is what a probe did, rung by rung: also when it fails, so
+// that the CLI can say which sweep's jobs still run.
+type ProbeResult struct {
+	Rungs     []ProbeRung
+	Completed string // the profile the ladder stopped at with a clean run
+	StoppedAt string // the profile the ladder stopped at with a failure no profile changes
+}
+
+// Dir is the directory of the last rung, "" before any.
+func (r ProbeResult) Dir() string {
+	if len(r.Rungs) == 0 {
+		return ""
+	}
+	return r.Rungs[len(r.Rungs)-1].Dir
+}
+
+// Probe measures the script on the chosen profiles: all at once, or as a
+// ladder from the smallest that stops at the first clean completion, or at
+// a failure that no larger profile would change.
+func Probe(ctx context.Context, opt ProbeOptions, deps ProbeDeps) (ProbeResult, error) {
+	p := prober{opt: opt, deps: deps}
+	if p.deps.Clock == nil {
+		p.deps.Clock = SystemClock{}
+	}
+	if !opt.Ladder {
+		_, err := p.rung(ctx, opt.Sweep.OutDir, opt.Sweep.Profiles)
+		return p.res, err
+	}
+	for i, profile := range opt.Sweep.Profiles {
+		rung, err := p.rung(ctx, filepath.Join(opt.Sweep.OutDir, profile), []string{profile})
+		if err != nil {
+			return p.res, err
+		}
+		done, err := p.completedOn(ctx, opt.Sweep.Script.Fingerprint(), profile)
+		if err != nil {
+			return p.res, err
+		}
+		if done {
+			p.res.Completed = profile
+			return p.res, nil
+		}
+		if i == len(opt.Sweep.Profiles)-1 {
+			return p.res, nil
+		}
+		// A failure that is not about the GPU would only repeat higher up.
+		if id, o, ok := anyProfileFailure(rung); ok {
+			p.res.StoppedAt = profile
+			p.say(ProbeEvent{Kind: ProbeStopped, Profile: profile, JobID: id, Outcome: o})
+			return p.res, nil
+		}
+		p.say(ProbeEvent{Kind: ProbeNextRung, Profile: profile})
+	}
+	return p.res, nil
+}
+
+// prober is one probe under way.
+type prober struct {
+	opt  ProbeOptions
+	deps ProbeDeps
+	res  ProbeResult
+}
+
+func (p *prober) say(e ProbeEvent) {
+	if p.deps.Progress != nil {
+		p.deps.Progress(e)
+	}
+}
+
+// rung writes, submits, waits for and collects the variants of some
+// profiles in dir, and says how each job ended.
+func (p *prober) rung(ctx context.Context, dir string, profiles []string) (ProbeRung, error) {
+	sopt := p.opt.Sweep
+	sopt.Profiles, sopt.OutDir = profiles, dir
+	if sopt.Now == nil {
+		sopt.Now = p.deps.Clock.Now
+	}
+	sw, err := WriteSweep(sopt)
+	if err != nil {
+		return ProbeRung{}, err
+	}
+	rung := ProbeRung{Dir: dir, Sweep: sw, Outcomes: map[string]advisor.Outcome{}}
+	p.res.Rungs = append(p.res.Rungs, rung)
+	p.say(ProbeEvent{Kind: ProbeSwept, Dir: dir, Sweep: sw})
+	if err := RecordSweep(ctx, p.deps.History, dir, sw); err != nil {
+		// The variants are written; the history is a convenience, never a reason to fail.
+		p.say(ProbeEvent{Kind: ProbeWarning, Dir: dir, Err: fmt.Errorf("the sweep is not in the history: %w", err)})
+	}
+	ids, err := p.submit(ctx, dir, sw)
+	if err != nil {
+		return rung, err
+	}
+	w := Waiter{Queue: p.deps.Slurm, Clock: p.deps.Clock, Progress: func(s QueueState) { p.say(ProbeEvent{Kind: ProbeQueue, Dir: dir, Queue: s}) }}
+	if err := w.Wait(ctx, ids, p.opt.Wait); err != nil {
+		return rung, err
+	}
+	ended, err := p.deps.Collect(ctx, ids)
+	if err != nil {
+		return rung, err
+	}
+	p.say(ProbeEvent{Kind: ProbeCollected, Dir: dir, Ended: &ended})
+	for _, t := range ended.Tracked {
+		o := ended.Outcomes.Of(t)
+		rung.Outcomes[t.JobID] = o
+		p.say(ProbeEvent{Kind: ProbeJobEnded, Dir: dir, Profile: t.Profile, JobID: t.JobID, State: SummaryState(t.Jobs), Outcome: o})
+	}
+	return rung, nil
+}
+
+// submit submits the sweep's variants and records them; a failure
+// part-way still records those submitted.
+func (p *prober) submit(ctx context.Context, dir string, sw *Sweep) ([]string, error) {
+	subErr := SubmitSweep(ctx, p.deps.Slurm, dir, sw, p.deps.Clock.Now)
+	if err := RecordSubmissions(ctx, p.deps.History, dir, sw, p.opt.Workload, p.opt.WorkDir); err != nil {
+		p.say(ProbeEvent{Kind: ProbeWarning, Dir: dir, Err: fmt.Errorf("the jobs are in %s but not in the history: %w",
+			filepath.Join(dir, SweepFileName), err)})
+	}
+	if subErr != nil {
+		return nil, subErr
+	}
+	var ids []string
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		ids = append(ids, v.JobID)
+		p.say(ProbeEvent{Kind: ProbeSubmitted, Dir: dir, Profile: name, JobID: v.JobID, File: filepath.Join(dir, v.File)})
+	}
+	return ids, nil
+}
+
+// completedOn reports whether the script has a clean completed run on a profile.
+func (p *prober) completedOn(ctx context.Context, fingerprint, profile string) (bool, error) {
+	recs, err := p.deps.History.History(ctx, history.HistoryFilter{Fingerprint: fingerprint})
+	if err != nil {
+		return false, fmt.Errorf("read the probe's runs: %w", err)
+	}
+	for i := range recs {
+		if r, ok := advisor.RunFromRecord(&recs[i]); ok && r.Profile == profile && r.Completed {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// anyProfileFailure is a job of the rung that failed in a way no profile
+// changes, in the sweep's order.
+func anyProfileFailure(rung ProbeRung) (string, advisor.Outcome, bool) {
+	for _, name := range rung.Sweep.Profiles {
+		id := rung.Sweep.Variants[name].JobID
+		if o, ok := rung.Outcomes[id]; ok && o.AnyProfile {
+			return id, o, true
+		}
+	}
+	return "", advisor.Outcome{}, false
+}
+
+// ProfilesError is a --profiles value that names profiles the site lacks.
+type ProfilesError struct {
+	Name string   // the first unknown name
+	Site string   // the site's name
+	All  []string // the site's profiles, from the smallest
+}
+
+func (e *ProfilesError) Error() string {
+	return fmt.Sprintf("--profiles: %q is not a profile of %s (%s)", e.Name, e.Site, strings.Join(e.All, ", "))
+}
+
+// ProbeProfiles are the profiles named (every one of the site's when none
+// is), from the smallest whatever the order given: the order a ladder climbs.
+func ProbeProfiles(site *catalog.Site, named []string) ([]string, error) {
+	var all []string
+	for _, p := range advisor.OrderedProfiles(site) {
+		all = append(all, p.Name)
+	}
+	if len(named) == 0 {
+		return all, nil
+	}
+	for _, name := range named {
+		if !slices.Contains(all, name) {
+			return nil, &ProfilesError{Name: name, Site: site.Name, All: all}
+		}
+	}
+	var chosen []string
+	for _, name := range all {
+		if slices.Contains(named, name) {
+			chosen = append(chosen, name)
+		}
+	}
+	return chosen, nil
+}
+
+// DefaultProbeDir is where a probe writes its variants when not told:
+// migadvisor-probe-JOB-TIME, in the current directory.
+func DefaultProbeDir(script string, now time.Time) string {
+	base := strings.TrimSuffix(filepath.Base(script), filepath.Ext(script))
+	return fmt.Sprintf("migadvisor-probe-%s-%s", base, now.Format("20060102-150405"))
+}
+
+// RecordSweep links the script's fingerprint to the sweep in dir in the history.
+func RecordSweep(ctx context.Context, r Recorder, dir string, sw *Sweep) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	rec := history.Sweep{Dir: abs, Script: sw.Script, Fingerprint: sw.Fingerprint, Site: sw.Site, Created: sw.Created}
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		rec.Variants = append(rec.Variants, history.Variant{Profile: v.Profile, File: v.File, Request: v.Request, JobName: v.JobName})
+	}
+	return r.RecordSweep(ctx, rec)
+}
+
+// RecordSubmissions links each submitted variant of the sweep in dir to
+// the script in the history, tagged with workload; workDir is where sbatch ran.
+func RecordSubmissions(ctx context.Context, r Recorder, dir string, sw *Sweep, workload, workDir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	var subs []history.Submission
+	for _, name := range sw.Profiles {
+		v := sw.Variants[name]
+		if v.JobID == "" {
+			continue
+		}
+		subs = append(subs, history.Submission{Cluster: v.Cluster, JobID: v.JobID, Fingerprint: sw.Fingerprint, Source: sw.Script,
+			Script: filepath.Join(abs, v.File), Profile: name, SweepDir: abs, Workload: workload,
+			WorkDir: workDir, Stdout: v.Stdout, Submitted: v.Submitted})
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	return r.RecordSubmissions(ctx, subs)
+}

@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// JobStatus is one tracked submission as status and wait show it.
+type JobStatus struct {
+	JobID     string        `json:"job_id"`
+	Cluster   string        `json:"cluster"`
+	Profile   string        `json:"profile"` // asked for, else accounting's, else squeue's request
+	State     string        `json:"state"`
+	Reason    string        `json:"reason,omitempty"`
+	Script    string        `json:"script"`
+	SweepDir  string        `json:"sweep_dir,omitempty"`
+	Workload  string        `json:"workload,omitempty"`
+	Submitted time.Time     `json:"submitted,omitzero"` // zero: not recorded
+	Jobs      []JobStateRow `json:"jobs"`               // array tasks and het components
+	// How it ended, once every job of it has: see advisor.Explain.
+	Outcome     string `json:"outcome,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// JobStateRow is one job of a submission.
+type JobStateRow struct {
+	JobID       string `json:"job_id"`
+	State       string `json:"state"`
+	Outcome     string `json:"outcome,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// OutcomeNoSuchJob is the outcome of a tracked id Slurm has no job of.
+const OutcomeNoSuchJob = "no such job"
+
+// States status shows beside Slurm's own.
+const (
+	StateNotInSlurm = "not in Slurm"
+	StateCollect    = "ended (collect)" // out of the queue, its record not collected yet
+	StateUnknown    = "unknown"         // squeue could not be asked, and the history has no record
+)
+
+// Live is what squeue said of the tracked jobs that have not ended.
+type Live struct {
+	Jobs    map[string][]slurm.QueuedJob // by the id sbatch printed
+	OK      bool                         // squeue answered: a job absent from Jobs has left the queue
+	Unknown []string                     // ids neither squeue nor accounting knows
+}
+
+// StatusOf is the submission t as status shows it: squeue's state while
+// Slurm still has it, else accounting's, with how it ended.
+func StatusOf(t history.Tracked, live Live, outcomes Outcomes) JobStatus {
+	r := JobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: TrackedProfile(t), Script: t.Script, SweepDir: t.SweepDir,
+		Workload: t.Workload, Submitted: t.Submitted, Jobs: []JobStateRow{}}
+	if r.Submitted.Unix() <= 0 {
+		r.Submitted = time.Time{} // a record without a time, not 1970 or year 1
+	}
+	for _, j := range t.Jobs {
+		o := outcomes.Job(t, j)
+		r.Jobs = append(r.Jobs, JobStateRow{j.ID, j.State, o.Kind, o.Text})
+	}
+	o := outcomes.Of(t)
+	r.Outcome, r.Explanation = o.Kind, o.Text
+	switch q := live.Jobs[t.JobID]; {
+	case len(q) > 0:
+		r.State, r.Reason = q[0].State, q[0].Reason
+		for _, j := range q[1:] {
+			if j.State == "RUNNING" {
+				r.State, r.Reason = j.State, j.Reason
+			}
+		}
+	case t.Ended():
+		r.State = SummaryState(t.Jobs)
+	case !live.OK && len(t.Jobs) > 0:
+		r.State = SummaryState(t.Jobs)
+	case !live.OK:
+		r.State = StateUnknown
+	case slices.Contains(live.Unknown, t.JobID):
+		r.State, r.Outcome, r.Explanation = StateNotInSlurm, OutcomeNoSuchJob, NoSuchJob([]string{t.JobID})
+	default:
+		r.State = StateCollect
+	}
+	return r
+}
+
+// QueuedProfile fills in the profile of a row not collected yet: the one
+// its request names, as squeue shows it (site may be nil).
+func QueuedProfile(r *JobStatus, live Live, site *catalog.Site) {
+	if q := live.Jobs[r.JobID]; r.Profile == "" && len(q) > 0 && site != nil {
+		if p, ok := site.ProfileForType(q[0].GPUType()); ok {
+			r.Profile = p.Name
+		}
+	}
+}
+
+// NoSuchJob says that Slurm has never seen the jobs ids (neither its queue
+// nor accounting knows them).
+func NoSuchJob(ids []string) string {
+	if len(ids) == 1 {
+		return "Slurm has no job " + ids[0] + ": was the id mistyped?"
+	}
+	return "Slurm has no jobs " + strings.Join(ids, ", ") + ": were the ids mistyped?"
+}
+
+// TrackedProfile is the profile a submission asked for, else the one
+// accounting gives its jobs (track does not know it): "1g.10gb", or
+// "1g.10gb, 2g.20gb" for an array whose tasks had different ones.
+func TrackedProfile(t history.Tracked) string {
+	if t.Profile != "" {
+		return t.Profile
+	}
+	var profiles []string
+	for _, j := range t.Jobs {
+		if j.Profile != "" && !slices.Contains(profiles, j.Profile) {
+			profiles = append(profiles, j.Profile)
+		}
+	}
+	return strings.Join(profiles, ", ")
+}
+
+// SummaryState is the one state of a job, or of an array's tasks:
+// "COMPLETED", or "COMPLETED 2, FAILED 1"; a placeholder record's ends "?".
+func SummaryState(jobs []history.TrackedJob) string {
+	counts := map[string]int{}
+	var order []string
+	for _, j := range jobs {
+		s := j.State
+		if j.Stub {
+			s += "?"
+		}
+		if counts[s] == 0 {
+			order = append(order, s)
+		}
+		counts[s]++
+	}
+	if len(order) == 1 {
+		return order[0]
+	}
+	parts := make([]string, len(order))
+	for i, s := range order {
+		parts[i] = fmt.Sprintf("%s %d", s, counts[s])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RecentWindow is how long status keeps listing a job after it ended.
+const RecentWindow = 7 * 24 * time.Hour
+
+// Recent keeps the submissions worth listing by default: those not ended
+// (running, queued, not collected, unknown to Slurm) and those that ended
+// since (when accounting gave no end, since they were submitted). It also
+// returns how many it left out.
+func Recent(tracked []history.Tracked, outcomes Outcomes, since time.Time) (kept []history.Tracked, left int) {
+	for _, t := range tracked {
+		end := outcomes.EndOf(t)
+		if end.IsZero() {
+			end = t.Submitted
+		}
+		if !t.Ended() || !end.Before(since) {
+			kept = append(kept, t)
+		} else {
+			left++
+		}
+	}
+	return kept, left
+}

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// submitted is a fake Slurm that has the jobs ids, each queued for polls looks.
+func submitted(polls int, n int) (*fakeSlurm, []string) {
+	s := newFakeSlurm(polls)
+	var ids []string
+	for i := 0; i < n; i++ {
+		ref, _ := s.Submit(context.Background(), "", fmt.Sprintf("p%d.sh", i))
+		ids = append(ids, ref.ID)
+	}
+	return s, ids
+}
+
+// The wait ends once every job has left the queue, asking less and less
+// often up to the poll interval, and its progress moves as jobs end.
+func TestWaitEndsWhenTheJobsLeaveTheQueue(t *testing.T) {
+	s, ids := submitted(3, 2)
+	s.seen[ids[1]] = 2 // the second job is one look from its end
+	clock := newFakeClock()
+	var seen []QueueState
+	w := Waiter{Queue: s, Clock: clock, Progress: func(q QueueState) { seen = append(seen, q) }}
+	if err := w.Wait(context.Background(), ids, WaitOptions{Poll: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	want := []QueueState{{Total: 2, Pending: 1, Running: 1}, {Total: 2, Done: 1, Running: 1}, {Total: 2, Done: 1, Running: 1}, {Total: 2, Done: 2}}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("progress %v\nwant     %v", seen, want)
+	}
+	if got := fmt.Sprint(clock.sleeps); got != "[1s 1.5s 2s]" {
+		t.Errorf("sleeps %s, want 1s, 1.5s, then the poll interval", got)
+	}
+}
+
+// An array counts as one job until all its tasks end: its tasks must not
+// push the count of ended jobs below zero (the bar sat at 0/4).
+func TestWaitCountsAnArrayAsOneJob(t *testing.T) {
+	q := []slurm.QueuedJob{{ID: "7_1", State: "RUNNING"}, {ID: "7_2", State: "PENDING"}, {ID: "7_3", State: "COMPLETED"},
+		{ID: "8", State: "COMPLETED"}, {ID: "9+0", State: "PENDING"}, {ID: "9+1", State: "PENDING"}}
+	got := queueState([]string{"7", "8", "9", "10"}, q)
+	if want := (QueueState{Total: 4, Done: 2, Pending: 1, Running: 1}); got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
+
+// A wait with a timeout gives up with the number of jobs still queued.
+func TestWaitTimesOut(t *testing.T) {
+	s, ids := submitted(1000, 3)
+	clock := newFakeClock()
+	err := Waiter{Queue: s, Clock: clock}.Wait(context.Background(), ids, WaitOptions{Timeout: time.Minute, Poll: 15 * time.Second})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Queued != 3 || err.Error() != "3 jobs still queued after --timeout 1m0s" {
+		t.Fatalf("err %v", err)
+	}
+	if waited := clock.now.Sub(newFakeClock().now); waited < time.Minute || waited > time.Minute+15*time.Second {
+		t.Errorf("gave up after %s", waited)
+	}
+}
+
+// Cancelling (Ctrl-C) stops the wait at once with the context's error.
+func TestWaitStopsWhenCancelled(t *testing.T) {
+	s, ids := submitted(1000, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := newFakeClock()
+	clock.onSleep = func(n int) {
+		if n == 3 {
+			cancel()
+		}
+	}
+	err := Waiter{Queue: s, Clock: clock}.Wait(ctx, ids, WaitOptions{})
+	if !errors.Is(err, context.Canceled) || len(clock.sleeps) != 3 {
+		t.Errorf("err %v after %d sleeps", err, len(clock.sleeps))
+	}
+}
+
+// A squeue that fails ends the wait with its error, said as the wait's.
+func TestWaitReportsAFailingQueue(t *testing.T) {
+	s, ids := submitted(1, 1)
+	s.queueErr = errors.New("squeue: slurm_load_jobs error: Unable to contact slurm controller")
+	err := Waiter{Queue: s, Clock: newFakeClock()}.Wait(context.Background(), ids, WaitOptions{})
+	if err == nil || err.Error() != "wait for 1 jobs: squeue: slurm_load_jobs error: Unable to contact slurm controller" {
+		t.Errorf("err %v", err)
+	}
+}
+
+// A job Slurm no longer knows (squeue does not show it, accounting has
+// no record) ends the wait at once, and collecting says so.
+func TestAJobSlurmNoLongerKnows(t *testing.T) {
+	s, ids := submitted(2, 1)
+	gone := "4242"
+	clock := newFakeClock()
+	if err := (Waiter{Queue: s, Clock: clock}).Wait(context.Background(), []string{gone}, WaitOptions{}); err != nil || len(clock.sleeps) != 0 {
+		t.Fatalf("err %v after %d sleeps", err, len(clock.sleeps))
+	}
+	h := &fakeHistory{subs: []history.Submission{{Cluster: "fake", JobID: ids[0], Profile: "p0"}, {Cluster: "fake", JobID: gone, Profile: "1g.10gb"}}}
+	acct := &fakeAccounting{h: h, slurm: s, ends: map[string]string{"p0": "gpu-oom"}}
+	e, err := CollectEnded(context.Background(), acct, h, testutil.Wulver(t), append(ids, gone), nil)
+	if err != nil || fmt.Sprint(e.Unknown) != "[4242]" || len(e.Tracked) != 2 || acct.scanned != 1 {
+		t.Fatalf("%+v %v", e, err)
+	}
+	var rows []JobStatus
+	for _, tr := range e.Tracked {
+		rows = append(rows, StatusOf(tr, Live{OK: true, Unknown: e.Unknown}, e.Outcomes))
+	}
+	if rows[0].State != "FAILED" || rows[0].Outcome != advisor.OutcomeGPUOOM {
+		t.Errorf("the job that ended: %+v", rows[0])
+	}
+	if r := rows[1]; r.State != StateNotInSlurm || r.Outcome != OutcomeNoSuchJob || r.Explanation != "Slurm has no job 4242: was the id mistyped?" {
+		t.Errorf("the job Slurm does not know: %+v", r)
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// The conventions of a command here: its flags are read once, into an
+// options struct, by one xxxOptionsFrom that also validates them; the
+// command's work takes the options, a context and the writers, never the
+// *cli.Context. bindAction joins the two.
+
+// outWriters are where a command writes: data on Out, notes and errors on Err.
+type outWriters struct {
+	Out, Err io.Writer
+}
+
+func writersOf(c *cli.Context) outWriters { return outWriters{Out: c.App.Writer, Err: c.App.ErrWriter} }
+
+// bindAction is a command's Action: its options read once, then the work.
+func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Context, O, outWriters) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := from(c)
+		if err != nil {
+			return err
+		}
+		return work(c.Context, o, writersOf(c))
+	}
+}
+
+// globalFlags are the flags every command shares: the site and the history.
+type globalFlags struct {
+	Site string // --site, MIGADVISOR_SITE; "" for the lookup chain
+	DB   string // --db, MIGADVISOR_DB, else the XDG default
+}
+
+func globalFlagsFrom(c *cli.Context) globalFlags {
+	return globalFlags{Site: c.String("site"), DB: dbPath(c)}
+}
+
+// loadSite resolves the site: the flag, the user's and the system's site
+// file, then the built-in default.
+func (g globalFlags) loadSite() (*catalog.Site, error) { return catalog.Resolve(g.Site) }
+
+// openHistoryToRead opens the history at path for a command that only reads
+// it (history.OpenToRead). Where there is none and none can be created (a
+// read-only home), the command reads nothing and says, on stderr, which
+// variable points it elsewhere.
+func openHistoryToRead(ctx context.Context, path string, stderr io.Writer) (*history.Store, error) {
+	st, absent, err := history.OpenToRead(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if absent != nil {
+		fmt.Fprintf(stderr, "migadvisor: reading no history: %v; set MIGADVISOR_DB (or --db) to a file you may create\n", absent)
+	}
+	return st, nil
+}
+
+// slurmFlags say how a command reaches Slurm and names the cluster.
+type slurmFlags struct {
+	Bin     string // --slurm-bin, MIGADVISOR_SLURM_BIN; "" for PATH
+	Cluster string // --cluster, MIGADVISOR_CLUSTER; "" to ask slurmctld
+}
+
+func (s slurmFlags) client() *slurm.Client { return &slurm.Client{Bin: s.Bin} }
+
+// chooseCluster is collect.ChooseCluster given the flag, saying on stderr
+// which name it fell back to.
+func chooseCluster(ctx context.Context, s slurmFlags, st *history.Store, stderr io.Writer) (collect.ClusterChoice, error) {
+	ch, err := collect.ChooseCluster(ctx, s.Cluster, s.client(), st)
+	if err != nil {
+		return collect.ClusterChoice{}, err
+	}
+	if ch.Fallback != "" {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", ch.Fallback)
+	}
+	return ch, nil
+}
+
+// openCollectorFor wires a collector to the site, the history (which the
+// caller closes through col.Store) and Slurm. The site-wide history is
+// created readable by every user: they read it (read-only) for advice;
+// its admins fill it with collect.
+func openCollectorFor(ctx context.Context, g globalFlags, s slurmFlags) (*collect.Collector, error) {
+	site, err := g.loadSite()
+	if err != nil {
+		return nil, err
+	}
+	patterns, err := collect.SiteWorkPatterns(site)
+	if err != nil {
+		return nil, err
+	}
+	shared := site.History.SiteDB != "" && fsutil.SamePath(g.DB, site.History.SiteDB)
+	st, err := history.OpenWith(ctx, g.DB, history.Options{Shared: shared})
+	if err != nil {
+		return nil, err
+	}
+	return &collect.Collector{Store: st, Site: site, Slurm: s.client(), Cluster: s.Cluster,
+		Fallbacks: []string{collect.FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
+}
+
+// nonNegative refuses a negative count flag (--limit): a usage error.
+func nonNegative(flag string, n int, what string) error {
+	if n < 0 {
+		return usageError{fmt.Sprintf("%s is %s, not %d", flag, what, n)}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package textutil holds the small wording helpers that several layers
+// print with (the CLI, the advisor's reasons, the report's takeaways), so
+// that a count or a list reads the same wherever it is shown.
+package textutil
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Plural writes a count with its unit: "1 CPU", "8 CPUs". Units are
+// English nouns whose plural takes an s ("run", "GPU", "MIG slice").
+func Plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
+}
+
+// JoinAnd lists words as a sentence does: "a", "a and b", "a, b and c".
+func JoinAnd(words []string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " and " + words[n-1]
+	}
+	return strings.Join(words, "")
+}

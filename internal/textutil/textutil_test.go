@@ -1,0 +1,27 @@
+package textutil
+
+import "testing"
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 runs", 1: "1 run", 2: "2 runs", -1: "-1 runs"} {
+		if got := Plural(n, "run"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestJoinAnd(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a and b"},
+		{[]string{"a", "b", "c"}, "a, b and c"},
+	} {
+		if got := JoinAnd(tc.words); got != tc.want {
+			t.Errorf("JoinAnd(%q) = %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
