@@ -631,3 +631,40 @@ func (l *linter) lineIf(used bool, names ...string) int {
 	}
 	return line
 }
+
+// SubmissionProblems are what a user must hear before a job is submitted,
+// one line each: the script's errors as "path:line: message (code)"
+// ("sbatch's command line: …" for a finding of line 0), and the warnings
+// about a job that will not run as its script reads (an #SBATCH line sbatch
+// ignores, where a GPU request leaves the job without its GPU; more GPU
+// processes than GPUs). recommend and the sbatch wrapper say the same.
+func SubmissionProblems(script *slurm.Script, site *catalog.Site, path string, opt LintOptions) []string {
+	var lines []string
+	for _, f := range LintWith(script, site, opt) {
+		switch {
+		case f.Severity != SeverityError && !jobChangingWarning[f.Code]:
+		case f.Line == 0:
+			lines = append(lines, fmt.Sprintf("sbatch's command line: %s (%s)", f.Message, f.Code))
+		default:
+			lines = append(lines, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
+		}
+	}
+	return lines
+}
+
+// jobChangingWarning are the lint warnings about a job that will not run
+// as its script reads.
+var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}
+
+// AddProblems puts a script's submission problems first among the
+// recommendation's notes; a probe would submit a script with errors, so
+// the next step becomes fixing them (lint).
+func (r *Recommendation) AddProblems(problems []string, path string) {
+	if len(problems) == 0 {
+		return
+	}
+	r.Notes = append(problems, r.Notes...)
+	if r.NextStep.Kind == NextProbe {
+		r.SetNext(LintStep(path))
+	}
+}

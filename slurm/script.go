@@ -317,13 +317,3 @@ func (s *Script) LineText(n int) string {
 	ln := s.Lines[n-1]
 	return string(s.Data[ln.Start:ln.End])
 }
-
-// Fatal reports whether sbatch would refuse the script.
-func (s *Script) Fatal() bool {
-	for _, p := range s.Problems {
-		if p.Fatal {
-			return true
-		}
-	}
-	return false
-}

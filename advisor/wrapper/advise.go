@@ -107,7 +107,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		return adv, err
 	}
 	adv.site = site
-	adv.lint = lintLines(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
+	adv.lint = advisor.SubmissionProblems(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
 	runs, err := w.runs(ctx, advisor.KeyOf(file, script, site), site)
 	if err != nil || len(runs) == 0 {
 		return adv, err
@@ -166,25 +166,3 @@ func (w *wrapper) runsFrom(ctx context.Context, key advisor.ScriptKey, db string
 	}
 	return advisor.GatherScriptRuns(ctx, key, st)
 }
-
-// lintLines are the script's error findings as "path:line: message (code)"
-// ("sbatch's command line: …" for a finding of line 0), and the warnings
-// about a job that will not run as its script reads.
-func lintLines(script *slurm.Script, site *catalog.Site, path string, opt advisor.LintOptions) []string {
-	var lines []string
-	for _, f := range advisor.LintWith(script, site, opt) {
-		switch {
-		case f.Severity != advisor.SeverityError && !jobChangingWarning[f.Code]:
-		case f.Line == 0:
-			lines = append(lines, fmt.Sprintf("sbatch's command line: %s (%s)", f.Message, f.Code))
-		default:
-			lines = append(lines, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
-		}
-	}
-	return lines
-}
-
-// jobChangingWarning are the lint warnings about a job that will not run
-// as its script reads: an #SBATCH line sbatch ignores (a GPU request there
-// leaves the job without its GPU), more GPU processes than GPUs.
-var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}

@@ -155,11 +155,6 @@ func dbPath(c *cli.Context) string {
 	return defaultDBPath()
 }
 
-// loadSite resolves the site from --site / MIGADVISOR_SITE and the lookup chain.
-func loadSite(c *cli.Context) (*catalog.Site, error) {
-	return globalFlagsFrom(c).loadSite()
-}
-
 // oneArg returns the single positional argument a command needs.
 func oneArg(c *cli.Context, name string) (string, error) {
 	switch c.NArg() {

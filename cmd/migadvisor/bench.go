@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -232,23 +231,13 @@ Examples:
 // benchmarkRunOptions are 'benchmark run”s flags.
 type benchmarkRunOptions struct {
 	Global   globalFlags
+	Slurm    slurmFlags
 	Suite    suiteChoice
 	Render   renderChoice
 	Profiles []string // by name or GRES type; none: all of the site's
 	NoWait   bool
 	JSON     bool
-	steps    measureSteps
-}
-
-// measureSteps are the steps benchmark run shares with sweep, wait and the
-// probe (sweep.go, wait.go), bound to their flags (the monitor, --timeout,
-// --poll, --outputs, --cluster, --slurm-bin) once, here.
-type measureSteps struct {
-	monitor      *slurm.MonitorWrap
-	writeSweep   func(opt bench.SweepOptions, hint string) (*bench.Sweep, error)
-	submitSweep  func(dir string, sw *bench.Sweep, workload string) error
-	waitQueue    func(ids []string) error
-	collectEnded func(ids []string) ([]history.Tracked, error)
+	Measure  measureOptions // the monitor, --timeout, --poll, --outputs: as sweep, wait and the probe read them
 }
 
 func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
@@ -256,16 +245,13 @@ func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
 	if err != nil {
 		return benchmarkRunOptions{}, err
 	}
-	o := benchmarkRunOptions{Global: globalFlagsFrom(c), Suite: suite, Render: renderChoiceFrom(c, suite.Suite, time.Now()),
-		Profiles: splitList(c.String("profiles")), NoWait: c.Bool("no-wait"), JSON: c.Bool("json")}
-	o.steps = measureSteps{
-		monitor:      monitorWrap(c),
-		writeSweep:   func(opt bench.SweepOptions, hint string) (*bench.Sweep, error) { return writeSweep(c, opt, hint) },
-		submitSweep:  func(dir string, sw *bench.Sweep, tag string) error { return submitSweep(c, dir, sw, tag) },
-		waitQueue:    func(ids []string) error { return waitQueueFor(c, ids) },
-		collectEnded: func(ids []string) ([]history.Tracked, error) { return collectEndedFor(c, ids) },
+	measure, err := measureOptionsFrom(c)
+	if err != nil {
+		return benchmarkRunOptions{}, err
 	}
-	return o, nil
+	return benchmarkRunOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), Suite: suite,
+		Render: renderChoiceFrom(c, suite.Suite, time.Now()), Profiles: splitList(c.String("profiles")),
+		NoWait: c.Bool("no-wait"), JSON: c.Bool("json"), Measure: measure}, nil
 }
 
 // benchmarkJob is one submitted variant of a workload.
@@ -277,7 +263,8 @@ type benchmarkJob struct {
 	State    string `json:"state,omitempty"`
 }
 
-func runBenchmark(_ context.Context, o benchmarkRunOptions, w outWriters) error {
+func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) error {
+	env := newEnv(o.Global, o.Slurm, w)
 	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
@@ -288,7 +275,7 @@ func runBenchmark(_ context.Context, o benchmarkRunOptions, w outWriters) error 
 	}
 	var jobs []benchmarkJob
 	for _, wl := range o.Suite.Workloads {
-		submitted, err := submitWorkload(o, site, wl, profiles, w.Err)
+		submitted, err := submitWorkload(ctx, env, o, site, wl, profiles)
 		jobs = append(jobs, submitted...)
 		if err != nil {
 			printBenchmarkJobs(w.Out, o.JSON, jobs)
@@ -296,7 +283,7 @@ func runBenchmark(_ context.Context, o benchmarkRunOptions, w outWriters) error 
 		}
 	}
 	if !o.NoWait {
-		if err := waitBenchmark(o.steps, jobs); err != nil {
+		if err := waitBenchmark(ctx, env, o.Measure, jobs); err != nil {
 			printBenchmarkJobs(w.Out, o.JSON, jobs)
 			return err
 		}
@@ -336,7 +323,7 @@ func benchmarkProfiles(site *catalog.Site, names []string) ([]string, error) {
 
 // submitWorkload writes a workload, sweeps it over the profiles and submits
 // the variants, tagged with the workload.
-func submitWorkload(o benchmarkRunOptions, site *catalog.Site, wl *workloads.Workload, profiles []string, stderr io.Writer) ([]benchmarkJob, error) {
+func submitWorkload(ctx context.Context, env commandEnv, o benchmarkRunOptions, site *catalog.Site, wl *workloads.Workload, profiles []string) ([]benchmarkJob, error) {
 	job, tag, err := renderWorkload(site, wl, o.Render)
 	if err != nil {
 		return nil, err
@@ -346,19 +333,19 @@ func submitWorkload(o benchmarkRunOptions, site *catalog.Site, wl *workloads.Wor
 		return nil, err
 	}
 	dir := filepath.Join(filepath.Dir(job), "sweep")
-	sw, err := o.steps.writeSweep(bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: o.steps.monitor},
+	sw, err := writeVariants(ctx, env, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: o.Measure.monitor},
 		"the workload's script should not have any; report it")
 	if err != nil {
 		return nil, err
 	}
-	subErr := o.steps.submitSweep(dir, sw, tag)
+	subErr := submitVariants(ctx, env, dir, sw, tag)
 	var jobs []benchmarkJob
 	for _, p := range sw.Profiles {
 		v := sw.Variants[p]
 		if v.JobID != "" {
 			jobs = append(jobs, benchmarkJob{Workload: tag, Profile: p, JobID: v.JobID, Script: filepath.Join(dir, v.File)})
-			if isTTY(stderr) {
-				fmt.Fprintf(stderr, "benchmark: %s on %s submitted as job %s\n", tag, p, v.JobID)
+			if isTTY(env.Err) {
+				fmt.Fprintf(env.Err, "benchmark: %s on %s submitted as job %s\n", tag, p, v.JobID)
 			}
 		}
 	}
@@ -367,20 +354,20 @@ func submitWorkload(o benchmarkRunOptions, site *catalog.Site, wl *workloads.Wor
 
 // waitBenchmark waits for the jobs to leave the queue, collects them, and
 // gives each its state.
-func waitBenchmark(steps measureSteps, jobs []benchmarkJob) error {
+func waitBenchmark(ctx context.Context, env commandEnv, m measureOptions, jobs []benchmarkJob) error {
 	var ids []string
 	for _, j := range jobs {
 		ids = append(ids, j.JobID)
 	}
-	if err := steps.waitQueue(ids); err != nil {
+	if err := waitForJobs(ctx, env, ids, m.wait); err != nil {
 		return err
 	}
-	tracked, err := steps.collectEnded(ids)
+	ended, err := collectAndExplain(ctx, env, ids, m.outputs)
 	if err != nil {
 		return err
 	}
 	states := map[string]string{}
-	for _, t := range tracked {
+	for _, t := range ended.Tracked {
 		states[t.JobID] = bench.SummaryState(t.Jobs)
 	}
 	for i := range jobs {

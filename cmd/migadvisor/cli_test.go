@@ -603,26 +603,19 @@ func optionsOf[O any](t *testing.T, cmd *cli.Command, from func(*cli.Context) (O
 	return got, err
 }
 
-// What collect reads without being told: the tracked jobs; a time
-// selection is the user's own; --all-users links scripts unless told not to.
-func TestCollectSelectionDefaults(t *testing.T) {
+// collect's flags reach its selection (whose defaults advisor/collect
+// tests): --scripts=false is heard over --all-users' default, and the
+// overlap defaults to the collector's.
+func TestCollectFlagsBindTheSelection(t *testing.T) {
 	isolate(t)
 	o, err := optionsOf(t, collectCommand(), collectOptionsFrom)
-	if err != nil || !o.tracked() || o.Scripts || o.Overlap != collect.DefaultOverlap {
+	if err != nil || !o.Selection.TrackedOnly() || o.Overlap != collect.DefaultOverlap {
 		t.Errorf("no flags: %+v %v", o, err)
 	}
-	o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--since", "7d")
-	if o.tracked() || len(o.Query.Users) != 1 || o.Query.Since.IsZero() {
-		t.Errorf("--since 7d: %+v", o.Query)
+	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--all-users", "--scripts=false"); o.Selection.Scripts || !o.Selection.Query.AllUsers {
+		t.Errorf("--all-users --scripts=false: %+v", o.Selection)
 	}
-	o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--all-users")
-	if o.tracked() || !o.Scripts || len(o.Query.Users) != 0 {
-		t.Errorf("--all-users: %+v", o)
-	}
-	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--all-users", "--scripts=false"); o.Scripts {
-		t.Error("--scripts=false linked scripts")
-	}
-	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--sacct-file", "d.psv"); o.tracked() {
-		t.Error("a dump read the tracked jobs")
+	if o, _ = optionsOf(t, collectCommand(), collectOptionsFrom, "--sacct-file", "d.psv", "--since", "7d"); o.Selection.Dump != "d.psv" || len(o.Selection.Query.Users) != 1 {
+		t.Errorf("--sacct-file d.psv --since 7d: %+v", o.Selection)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -143,11 +144,9 @@ type outputReport struct {
 type collectOptions struct {
 	Global    globalFlags
 	Slurm     slurmFlags
-	SacctFile string   // a dump ("-": stdin); "" runs sacct
+	Selection collect.Selection
 	Outputs   []string // directories of job output files
-	Query     slurm.SacctQuery
 	Overlap   time.Duration
-	Scripts   bool // link jobs to slurmdbd's scripts
 	Strict    bool
 	JSON      bool
 }
@@ -160,32 +159,24 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 	if err != nil {
 		return collectOptions{}, err
 	}
-	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")},
-		SacctFile: c.String("sacct-file"), Outputs: c.StringSlice("outputs"), Overlap: c.Duration("overlap"),
-		Strict: c.Bool("strict"), JSON: c.Bool("json"),
-		Query: slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
-			Clusters: splitList(c.String("clusters"))}}
+	var scripts *bool
+	if c.IsSet("scripts") {
+		v := c.Bool("scripts")
+		scripts = &v
+	}
+	me := ""
+	if u, err := user.Current(); err == nil {
+		me = u.Username
+	}
+	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
+		Clusters: splitList(c.String("clusters"))}
+	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
+		Selection: collect.NewSelection(c.String("sacct-file"), q, scripts, me), Outputs: c.StringSlice("outputs"),
+		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json")}
 	if o.Overlap < 0 {
 		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
 	}
-	// A site-wide history needs the scripts to know which jobs ran the same one.
-	o.Scripts = o.Query.AllUsers
-	if c.IsSet("scripts") {
-		o.Scripts = c.Bool("scripts")
-	}
-	if !o.Query.Since.IsZero() && !o.Query.AllUsers && len(o.Query.Users) == 0 {
-		// sacct's default, named: the watermark is this user's.
-		if me, err := user.Current(); err == nil {
-			o.Query.Users = []string{me.Username}
-		}
-	}
 	return o, nil
-}
-
-// tracked reports whether collect asks about the tracked jobs alone: no
-// dump, and no selection by time or user.
-func (o collectOptions) tracked() bool {
-	return o.SacctFile == "" && o.Query.Since.IsZero() && !o.Query.AllUsers && len(o.Query.Users) == 0
 }
 
 func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
@@ -216,7 +207,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
 	rep.SkippedTotal = res.SkippedTotal
-	if o.Scripts {
+	if o.Selection.Scripts {
 		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
 		if err != nil {
 			return fmt.Errorf("link jobs to their scripts: %w", err)
@@ -259,17 +250,17 @@ const scriptsPerCollect = 20000
 
 // collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
 func collectAccounting(ctx context.Context, o collectOptions, col *collect.Collector, rep *collectReport, stderr io.Writer) (collect.ImportResult, string, error) {
-	if o.SacctFile != "" {
+	if o.Selection.Dump != "" {
 		res, err := importDumpFile(ctx, o, col, stderr)
-		return res, o.SacctFile, err
+		return res, o.Selection.Dump, err
 	}
 	if err := nameClusterFor(ctx, o.Slurm, col, stderr); err != nil {
 		return collect.ImportResult{}, "", err
 	}
-	if o.tracked() {
-		return collectTracked(ctx, col, o.Query, rep)
+	if o.Selection.TrackedOnly() {
+		return collectTracked(ctx, col, o.Selection.Query, rep)
 	}
-	res, w, err := col.ImportWindow(ctx, o.Query, collect.WindowOptions{Overlap: o.Overlap})
+	res, w, err := col.ImportWindow(ctx, o.Selection.Query, collect.WindowOptions{Overlap: o.Overlap})
 	rep.Window = &w
 	return res, "sacct", err
 }
@@ -317,15 +308,6 @@ func collectTracked(ctx context.Context, col *collect.Collector, q slurm.SacctQu
 	return res, "sacct", err
 }
 
-// nameCluster is nameClusterFor with the command's flags.
-func nameCluster(c *cli.Context, col *collect.Collector) error {
-	given := c.String("cluster")
-	if given == "" {
-		given = os.Getenv("MIGADVISOR_CLUSTER")
-	}
-	return nameClusterFor(c.Context, slurmFlags{Bin: c.String("slurm-bin"), Cluster: given}, col, c.App.ErrWriter)
-}
-
 // nameClusterFor sets the name the collector files jobs under whose
 // records carry none (the same name track, wait and submissions use; said
 // on stderr when it is a fallback), and gives it to the wrapper's records:
@@ -341,7 +323,7 @@ func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, s
 }
 
 func importDumpFile(ctx context.Context, o collectOptions, col *collect.Collector, stderr io.Writer) (collect.ImportResult, error) {
-	file := o.SacctFile
+	file := o.Selection.Dump
 	var in io.Reader = os.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -404,7 +386,7 @@ func printCollect(w io.Writer, rep collectReport) {
 		printWindow(w, *rep.Window)
 	}
 	if len(rep.UnknownToSlurm) > 0 {
-		fmt.Fprintln(w, slurmHasNo(rep.UnknownToSlurm))
+		fmt.Fprintln(w, bench.NoSuchJob(rep.UnknownToSlurm))
 	}
 	for _, m := range rep.Refiled {
 		if m.Jobs == 1 {
@@ -456,15 +438,6 @@ func jobsNamed(ids []string) string {
 		return "job " + ids[0]
 	}
 	return "jobs " + strings.Join(ids, ", ")
-}
-
-// slurmHasNo says that Slurm has never seen the jobs ids (neither its queue
-// nor accounting knows them).
-func slurmHasNo(ids []string) string {
-	if len(ids) == 1 {
-		return "Slurm has no job " + ids[0] + ": was the id mistyped?"
-	}
-	return "Slurm has no " + jobsNamed(ids) + ": were the ids mistyped?"
 }
 
 // printWindow says which stretch of accounting was read and where the next

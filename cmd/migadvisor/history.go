@@ -166,11 +166,6 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 	return nil
 }
 
-// sayEmpty is sayEmptyTo for a command that has not bound its options.
-func sayEmpty(c *cli.Context, why string) error {
-	return sayEmptyTo(writersOf(c), c.Bool("json"), why)
-}
-
 // sayEmptyTo answers with nothing to show, and says why: an empty answer
 // is never silent. In text the sentence stands where the table would; in
 // JSON stdout holds the data alone (empty, an array, never null), and the

@@ -51,8 +51,9 @@ type measureOptions struct {
 	outputs []string
 }
 
-func measureOptionsFrom(c *cli.Context) measureOptions {
-	return measureOptions{wait: waitOptionsOf(c), monitor: monitorWrapFrom(c), outputs: c.StringSlice("outputs")}
+func measureOptionsFrom(c *cli.Context) (measureOptions, error) {
+	wait, err := waitTimingFrom(c)
+	return measureOptions{wait: wait, monitor: monitorWrapFrom(c), outputs: c.StringSlice("outputs")}, err
 }
 
 // probeOptions are probeFlags' values.
@@ -68,12 +69,15 @@ type probeOptions struct {
 }
 
 func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
+	measure, err := measureOptionsFrom(c)
+	if err != nil {
+		return probeOptions{}, err
+	}
 	opt := probeOptions{enabled: c.Bool("probe"), ladder: c.Bool("ladder"), profiles: splitList(c.String("profiles")),
-		out: c.String("out"), workload: c.String("workload"), asOneGPU: c.Bool("as-one-gpu"), measure: measureOptionsFrom(c)}
+		out: c.String("out"), workload: c.String("workload"), asOneGPU: c.Bool("as-one-gpu"), measure: measure}
 	if c.IsSet("time") && !opt.enabled {
 		return opt, usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
 	}
-	var err error
 	opt.time, err = variantTime(c.String("time"))
 	return opt, err
 }

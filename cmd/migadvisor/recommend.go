@@ -162,7 +162,8 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 	if waitNote != "" {
 		rec.Notes = append(rec.Notes, waitNote)
 	}
-	addLintErrors(rec, script, site, opt.path)
+	// Judged where sbatch would run it: a missing --output directory fails a job at once.
+	rec.AddProblems(advisor.SubmissionProblems(script, site, opt.path, advisor.LintOptions{SubmitDir: workingDir()}), opt.path)
 	if opt.json {
 		return writeJSON(env.Out, rec)
 	}
@@ -206,48 +207,6 @@ func openSiteHistoryAt(ctx context.Context, stderr io.Writer, site *catalog.Site
 	}
 	return st
 }
-
-// addLintErrors puts what sbatch or the site would reject first among the
-// notes: a probe of such a script would fail, so the next step is lint.
-func addLintErrors(rec *advisor.Recommendation, script *slurm.Script, site *catalog.Site, path string) {
-	errs := lintErrors(script, site, path)
-	if len(errs) == 0 {
-		return
-	}
-	rec.Notes = append(errs, rec.Notes...)
-	if rec.NextStep.Kind == advisor.NextProbe {
-		rec.SetNext(advisor.LintStep(path))
-	}
-}
-
-// lintErrors are the script's error findings as "path:line: message (code)",
-// judged where sbatch would run it (the working directory): a missing
-// --output directory fails a job at once. The warnings that change what the
-// job gets are said too: an #SBATCH line sbatch ignores (a GPU request
-// there leaves the job without its GPU), and more GPU processes than GPUs.
-func lintErrors(script *slurm.Script, site *catalog.Site, path string) []string {
-	return lintFindings(script, site, path, advisor.LintOptions{SubmitDir: workingDir()})
-}
-
-// lintFindings is lintErrors with the options given; a finding of line 0
-// is about the sbatch command line.
-func lintFindings(script *slurm.Script, site *catalog.Site, path string, opt advisor.LintOptions) []string {
-	var errs []string
-	for _, f := range advisor.LintWith(script, site, opt) {
-		switch {
-		case f.Severity != advisor.SeverityError && !jobChangingWarning[f.Code]:
-		case f.Line == 0:
-			errs = append(errs, fmt.Sprintf("sbatch's command line: %s (%s)", f.Message, f.Code))
-		default:
-			errs = append(errs, fmt.Sprintf("%s:%d: %s (%s)", path, f.Line, f.Message, f.Code))
-		}
-	}
-	return errs
-}
-
-// jobChangingWarning are the lint warnings about a job that will not run
-// as its script reads.
-var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}
 
 // estimateStarts replaces the history's queue waits with the scheduler's
 // own estimates (`sbatch --test-only`) where Slurm answers, and says which

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // slurmBinFlag picks the Slurm commands, for sites (and tests) where they are
@@ -22,68 +16,9 @@ func slurmBinFlag() cli.Flag {
 		Usage: "directory holding sbatch, squeue, sacct, scancel and scontrol (default: PATH)"}
 }
 
-func slurmClient(c *cli.Context) *slurm.Client {
-	return &slurm.Client{Bin: c.String("slurm-bin")}
-}
-
-// openHistory opens the history database named by --db / MIGADVISOR_DB
-// for a command that only reads it (openHistoryToRead).
-func openHistory(c *cli.Context) (*history.Store, error) {
-	return openHistoryToRead(c.Context, dbPath(c), c.App.ErrWriter)
-}
-
-// openHistoryToWrite opens (creating if needed) the history to record in.
-func openHistoryToWrite(c *cli.Context) (*history.Store, error) {
-	return history.Open(c.Context, dbPath(c))
-}
-
-// openCollector wires a collector to the site, the history (which the caller
-// closes through col.Store) and Slurm (openCollectorFor).
-func openCollector(c *cli.Context) (*collect.Collector, error) {
-	return openCollectorFor(c.Context, globalFlagsFrom(c), slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")})
-}
-
 func clusterFlag() cli.Flag {
 	return &cli.StringFlag{Name: "cluster", EnvVars: []string{"MIGADVISOR_CLUSTER"},
 		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName, else the name the history last used, else local)"}
-}
-
-// resolveCluster is collect.ChooseCluster given --cluster or
-// MIGADVISOR_CLUSTER (for commands without the flag), saying on stderr which
-// name it fell back to.
-func resolveCluster(c *cli.Context, st *history.Store) (collect.ClusterChoice, error) {
-	given := c.String("cluster")
-	if given == "" {
-		given = os.Getenv("MIGADVISOR_CLUSTER")
-	}
-	return chooseCluster(c.Context, slurmFlags{Bin: c.String("slurm-bin"), Cluster: given}, st, c.App.ErrWriter)
-}
-
-// clusterSubmitter submits through Slurm and names the cluster of the jobs
-// sbatch does not name (one cluster) the way every command does.
-type clusterSubmitter struct {
-	*slurm.Client
-	c    *cli.Context
-	name string
-}
-
-func newClusterSubmitter(c *cli.Context) *clusterSubmitter {
-	return &clusterSubmitter{Client: slurmClient(c), c: c}
-}
-
-// ClusterName resolves the cluster once, with the history's name to fall back on.
-func (s *clusterSubmitter) ClusterName(ctx context.Context) (string, error) {
-	if s.name != "" {
-		return s.name, nil
-	}
-	st, err := openHistoryToWrite(s.c)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	ch, err := resolveCluster(s.c, st)
-	s.name = ch.Name
-	return s.name, err
 }
 
 // parseSince reads --since: a date (2026-11-01), a date and time

@@ -115,11 +115,11 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 && all > 0 {
-		return sayNothing(env, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last 7 days; 'migadvisor status --all' lists the %s that ended before",
+		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last 7 days; 'migadvisor status --all' lists the %s that ended before",
 			st.Path(), plural(left, "job")))
 	}
 	if len(rows) == 0 {
-		return sayNothing(env, opt.json, whyNoneTracked(opt, st.Path()))
+		return sayEmptyTo(env.outWriters, opt.json, whyNoneTracked(opt, st.Path()))
 	}
 	if err := printStatus(env.Out, opt.json, rows); err != nil {
 		return err
@@ -168,20 +168,6 @@ func submittedText(at time.Time) string {
 		return "-"
 	}
 	return at.Local().Format("2006-01-02 15:04")
-}
-
-// sayNothing says why status lists nothing: on stdout as text, or on
-// stderr beside an empty JSON list.
-func sayNothing(env commandEnv, asJSON bool, why string) error {
-	if !asJSON {
-		_, err := fmt.Fprintln(env.Out, why)
-		return err
-	}
-	if err := writeJSON(env.Out, []struct{}{}); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Err, "migadvisor: %s\n", why)
-	return nil
 }
 
 // howTracked says how jobs become tracked.

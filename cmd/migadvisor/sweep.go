@@ -352,19 +352,3 @@ func workingDir() string {
 	}
 	return wd
 }
-
-// The sweep steps as benchmark run (bench.go) calls them, from its
-// *cli.Context.
-
-// writeSweep is writeVariants.
-func writeSweep(c *cli.Context, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
-	return writeVariants(c.Context, envOf(c), opt, hint)
-}
-
-// submitSweep is submitVariants.
-func submitSweep(c *cli.Context, dir string, sw *bench.Sweep, workload string) error {
-	return submitVariants(c.Context, envOf(c), dir, sw, workload)
-}
-
-// monitorWrap is monitorWrapFrom.
-func monitorWrap(c *cli.Context) *slurm.MonitorWrap { return monitorWrapFrom(c) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -128,7 +129,7 @@ func runTrack(ctx context.Context, o trackOptions, w outWriters) error {
 	missing = slices.DeleteFunc(missing, func(id string) bool { return slices.Contains(unknown, id) })
 	warnNotInHistory(w.Err, missing, ambiguous)
 	if len(unknown) > 0 {
-		fmt.Fprintf(w.Err, "migadvisor: %s\n", slurmHasNo(unknown))
+		fmt.Fprintf(w.Err, "migadvisor: %s\n", bench.NoSuchJob(unknown))
 	}
 	if o.JSON {
 		rep := trackReport{Script: abs, Fingerprint: fp, Cluster: choice.Name, JobIDs: o.JobIDs, NotInHistory: missing,

@@ -13,10 +13,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -83,62 +81,23 @@ type waitOptions struct {
 }
 
 func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
-	opt := waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: waitOptionsOf(c),
-		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}
-	if opt.wait.Timeout < 0 {
-		return opt, usageError{fmt.Sprintf("--timeout is a duration such as 2h, not %s", opt.wait.Timeout)}
+	timing, err := waitTimingFrom(c)
+	return waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: timing,
+		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}, err
+}
+
+// waitTimingFrom reads --timeout and --poll: neither may be negative.
+func waitTimingFrom(c *cli.Context) (bench.WaitOptions, error) {
+	o := bench.WaitOptions{Timeout: c.Duration("timeout"), Poll: c.Duration("poll")}
+	for _, d := range []struct {
+		flag, example string
+		v             time.Duration
+	}{{"--timeout", "2h", o.Timeout}, {"--poll", "30s", o.Poll}} {
+		if d.v < 0 {
+			return o, usageError{fmt.Sprintf("%s is a duration such as %s, not %s", d.flag, d.example, d.v)}
+		}
 	}
-	return opt, nil
-}
-
-// waitOptionsOf reads waitFlags.
-func waitOptionsOf(c *cli.Context) bench.WaitOptions {
-	return bench.WaitOptions{Timeout: c.Duration("timeout"), Poll: c.Duration("poll")}
-}
-
-// commandEnv is what the commands that submit and follow jobs reach
-// through the flags every command shares (--db, --site, --slurm-bin,
-// --cluster), and their writers.
-type commandEnv struct {
-	outWriters
-	global globalFlags
-	slurm  slurmFlags
-}
-
-func newEnv(g globalFlags, s slurmFlags, w outWriters) commandEnv {
-	return commandEnv{outWriters: w, global: g, slurm: s}
-}
-
-// slurmFlagsFrom reads --slurm-bin and --cluster (for the commands that have it).
-func slurmFlagsFrom(c *cli.Context) slurmFlags {
-	return slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")}
-}
-
-func (e commandEnv) site() (*catalog.Site, error) { return e.global.loadSite() }
-func (e commandEnv) client() *slurm.Client        { return e.slurm.client() }
-
-// openHistory opens the history to read: read-only where the user may not write.
-func (e commandEnv) openHistory(ctx context.Context) (*history.Store, error) {
-	return openHistoryToRead(ctx, e.global.DB, e.Err)
-}
-
-// openHistoryToWrite opens (creating if needed) the history to record in.
-func (e commandEnv) openHistoryToWrite(ctx context.Context) (*history.Store, error) {
-	return history.Open(ctx, e.global.DB)
-}
-
-// openCollector opens the collector with its cluster named (the wrapper's
-// records carry none: they take it here); the caller closes its Store.
-func (e commandEnv) openCollector(ctx context.Context) (*collect.Collector, error) {
-	col, err := openCollectorFor(ctx, e.global, e.slurm)
-	if err != nil {
-		return nil, err
-	}
-	if err := nameClusterFor(ctx, e.slurm, col, e.Err); err != nil {
-		col.Store.Close()
-		return nil, err
-	}
-	return col, nil
+	return o, nil
 }
 
 func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
@@ -328,23 +287,4 @@ func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
 	}
 	return t.Flush()
-}
-
-// The measuring loop as benchmark run (bench.go) calls it, from its
-// *cli.Context; each reads the flags through the options functions.
-
-// envOf is the commandEnv of a command's flags.
-func envOf(c *cli.Context) commandEnv {
-	return newEnv(globalFlagsFrom(c), slurmFlagsFrom(c), writersOf(c))
-}
-
-// waitQueueFor waits for ids with the command's --timeout and --poll.
-func waitQueueFor(c *cli.Context, ids []string) error {
-	return waitForJobs(c.Context, envOf(c), ids, waitOptionsOf(c))
-}
-
-// collectEndedFor collects the ended jobs ids with the command's --outputs.
-func collectEndedFor(c *cli.Context, ids []string) ([]history.Tracked, error) {
-	ended, err := collectAndExplain(c.Context, envOf(c), ids, measureOptionsFrom(c).outputs)
-	return ended.Tracked, err
 }

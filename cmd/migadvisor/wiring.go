@@ -47,6 +47,51 @@ func globalFlagsFrom(c *cli.Context) globalFlags {
 	return globalFlags{Site: c.String("site"), DB: dbPath(c)}
 }
 
+// commandEnv is what the commands that submit and follow jobs reach
+// through the flags every command shares (--db, --site, --slurm-bin,
+// --cluster), and their writers.
+type commandEnv struct {
+	outWriters
+	global globalFlags
+	slurm  slurmFlags
+}
+
+func newEnv(g globalFlags, s slurmFlags, w outWriters) commandEnv {
+	return commandEnv{outWriters: w, global: g, slurm: s}
+}
+
+// slurmFlagsFrom reads --slurm-bin and --cluster (for the commands that have it).
+func slurmFlagsFrom(c *cli.Context) slurmFlags {
+	return slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")}
+}
+
+func (e commandEnv) site() (*catalog.Site, error) { return e.global.loadSite() }
+func (e commandEnv) client() *slurm.Client        { return e.slurm.client() }
+
+// openHistory opens the history to read: read-only where the user may not write.
+func (e commandEnv) openHistory(ctx context.Context) (*history.Store, error) {
+	return openHistoryToRead(ctx, e.global.DB, e.Err)
+}
+
+// openHistoryToWrite opens (creating if needed) the history to record in.
+func (e commandEnv) openHistoryToWrite(ctx context.Context) (*history.Store, error) {
+	return history.Open(ctx, e.global.DB)
+}
+
+// openCollector opens the collector with its cluster named (the wrapper's
+// records carry none: they take it here); the caller closes its Store.
+func (e commandEnv) openCollector(ctx context.Context) (*collect.Collector, error) {
+	col, err := openCollectorFor(ctx, e.global, e.slurm)
+	if err != nil {
+		return nil, err
+	}
+	if err := nameClusterFor(ctx, e.slurm, col, e.Err); err != nil {
+		col.Store.Close()
+		return nil, err
+	}
+	return col, nil
+}
+
 // loadSite resolves the site: the flag, the user's and the system's site
 // file, then the built-in default.
 func (g globalFlags) loadSite() (*catalog.Site, error) { return catalog.Resolve(g.Site) }
