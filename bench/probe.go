@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -246,36 +245,22 @@ func anyProfileFailure(rung ProbeRung) (string, advisor.Outcome, bool) {
 	return "", advisor.Outcome{}, false
 }
 
-// ProfilesError is a --profiles value that names profiles the site lacks.
-type ProfilesError struct {
-	Name string   // the first unknown name
-	Site string   // the site's name
-	All  []string // the site's profiles, from the smallest
-}
-
-func (e *ProfilesError) Error() string {
-	return fmt.Sprintf("--profiles: %q is not a profile of %s (%s)", e.Name, e.Site, strings.Join(e.All, ", "))
-}
-
-// ProbeProfiles are the profiles named (every one of the site's when none
-// is), from the smallest whatever the order given: the order a ladder climbs.
+// ProbeProfiles are the profiles named, by name or GRES type (every one of
+// the site's when none is), from the smallest whatever the order given: the
+// order a ladder climbs. An unknown name is a *catalog.UnknownProfileError.
 func ProbeProfiles(site *catalog.Site, named []string) ([]string, error) {
-	var all []string
-	for _, p := range advisor.OrderedProfiles(site) {
-		all = append(all, p.Name)
-	}
-	if len(named) == 0 {
-		return all, nil
-	}
+	want := map[string]bool{}
 	for _, name := range named {
-		if !slices.Contains(all, name) {
-			return nil, &ProfilesError{Name: name, Site: site.Name, All: all}
+		p, err := site.LookupProfile(name)
+		if err != nil {
+			return nil, err
 		}
+		want[p.Name] = true
 	}
 	var chosen []string
-	for _, name := range all {
-		if slices.Contains(named, name) {
-			chosen = append(chosen, name)
+	for _, p := range advisor.OrderedProfiles(site) {
+		if len(want) == 0 || want[p.Name] {
+			chosen = append(chosen, p.Name)
 		}
 	}
 	return chosen, nil

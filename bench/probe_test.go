@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
@@ -190,17 +191,17 @@ func TestProbeGoesOnWhenTheHistoryCannotRecord(t *testing.T) {
 	}
 }
 
-// --profiles is read in size order whatever the order given; a name the
-// site lacks is refused with the site's names.
+// --profiles is read in size order whatever the order given, by name or
+// GRES type; a name the site lacks is refused with the site's names.
 func TestProbeProfiles(t *testing.T) {
 	site := testutil.Wulver(t)
-	got, err := ProbeProfiles(site, []string{"full", "1g.10gb"})
+	got, err := ProbeProfiles(site, []string{"full", "a100_10g", "1g.10gb"})
 	if err != nil || strings.Join(got, " ") != "1g.10gb full" {
 		t.Errorf("%v %v", got, err)
 	}
 	_, err = ProbeProfiles(site, []string{"1g.10gb", "7g.80gb"})
-	var pe *ProfilesError
-	if !errors.As(err, &pe) || err.Error() != `--profiles: "7g.80gb" is not a profile of wulver (1g.10gb, 2g.20gb, 3g.40gb, full)` {
+	var unknown *catalog.UnknownProfileError
+	if !errors.As(err, &unknown) || unknown.Name != "7g.80gb" || !strings.Contains(err.Error(), "(profiles: 1g.10gb, 2g.20gb, 3g.40gb, full)") {
 		t.Errorf("%v", err)
 	}
 }

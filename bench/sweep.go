@@ -19,6 +19,7 @@ import (
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/internal/jobdir"
+	"github.com/migadvisor/migadvisor/internal/versioned"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -230,9 +231,9 @@ func selectProfiles(site *catalog.Site, names []string) ([]*catalog.Profile, err
 	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		p, ok := site.ProfileNamed(n)
-		if !ok {
-			return nil, fmt.Errorf("site %s has no profile %q (profiles: %s)", site.Name, n, strings.Join(site.ProfileNames(), ", "))
+		p, err := site.LookupProfile(n)
+		if err != nil {
+			return nil, err
 		}
 		if !seen[p.Name] {
 			seen[p.Name] = true
@@ -375,11 +376,8 @@ func ReadSweep(dir string) (*Sweep, error) {
 		return nil, err
 	}
 	var sw Sweep
-	if err := json.Unmarshal(data, &sw); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if sw.Version != SweepVersion {
-		return nil, fmt.Errorf("%s: sweep format version %d is not supported (this migadvisor reads %d)", file, sw.Version, SweepVersion)
+	if err := versioned.DecodeJSON(file, data, "sweep", SweepVersion, &sw); err != nil {
+		return nil, err
 	}
 	return &sw, nil
 }

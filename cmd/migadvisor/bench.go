@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -269,7 +270,7 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	if err != nil {
 		return err
 	}
-	profiles, err := benchmarkProfiles(site, o.Profiles)
+	profiles, err := profilesFlag(site, o.Profiles)
 	if err != nil {
 		return err
 	}
@@ -301,24 +302,15 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	return nil
 }
 
-// benchmarkProfiles are the profiles named (by name or GRES type), else
-// all of the site's, from the smallest.
-func benchmarkProfiles(site *catalog.Site, names []string) ([]string, error) {
-	want := map[string]bool{}
-	for _, n := range names {
-		p, err := site.LookupProfile(n)
-		if err != nil {
-			return nil, usageError{"--profiles: " + err.Error()}
-		}
-		want[p.Name] = true
+// profilesFlag is --profiles read at the site (bench.ProbeProfiles): an
+// unknown name is a usage error.
+func profilesFlag(site *catalog.Site, names []string) ([]string, error) {
+	profiles, err := bench.ProbeProfiles(site, names)
+	var unknown *catalog.UnknownProfileError
+	if errors.As(err, &unknown) {
+		return nil, usageError{"--profiles: " + err.Error()}
 	}
-	var chosen []string
-	for _, p := range advisor.OrderedProfiles(site) {
-		if len(want) == 0 || want[p.Name] {
-			chosen = append(chosen, p.Name)
-		}
-	}
-	return chosen, nil
+	return profiles, err
 }
 
 // submitWorkload writes a workload, sweeps it over the profiles and submits

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,11 +85,7 @@ func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
 // a ladder from the smallest (see bench.Probe). Ctrl-C stops the waiting,
 // not the jobs, and says how to follow them.
 func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catalog.Site, script *slurm.Script) error {
-	profiles, err := bench.ProbeProfiles(site, opt.profiles)
-	var pe *bench.ProfilesError
-	if errors.As(err, &pe) {
-		return usageError{pe.Error()}
-	}
+	profiles, err := profilesFlag(site, opt.profiles)
 	if err != nil {
 		return err
 	}

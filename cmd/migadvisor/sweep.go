@@ -14,6 +14,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -60,7 +61,7 @@ Examples:
    migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
-			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles (default: all of the site's)"},
+			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
 			asOneGPUFlag(""),
 			timeFlag(""),
@@ -158,10 +159,15 @@ func writeVariants(ctx context.Context, env commandEnv, opt bench.SweepOptions, 
 }
 
 // lintFailure prints the lint errors that refused a sweep, and says what
-// to do (hint); other errors pass as they are.
+// to do (hint); a profile the site lacks is a usage error; other errors
+// pass as they are.
 func lintFailure(stderr io.Writer, err error, path, hint string) error {
 	var lintErr *bench.LintError
-	if !errors.As(err, &lintErr) {
+	var unknown *catalog.UnknownProfileError
+	switch {
+	case errors.As(err, &unknown):
+		return usageError{"--profiles: " + err.Error()}
+	case !errors.As(err, &lintErr):
 		return err
 	}
 	fmt.Fprintln(stderr, lintErr.Error())
