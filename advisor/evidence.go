@@ -33,7 +33,7 @@ type Run struct {
 	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
 	Work         float64 // work done, in WorkUnit
 	WorkUnit     string
-	Utilisation  float64 // mean GPU utilisation, %
+	Utilization  float64 // mean GPU utilization, %
 
 	// Earlier marks a run of an earlier version of the script (the same
 	// path, or the same job name and resources, with another fingerprint):
@@ -61,7 +61,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		return Run{}, false
 	}
 	run := Run{Cluster: r.Cluster, JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
-		AllocatedMiB: -1, Work: -1, Utilisation: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+		AllocatedMiB: -1, Work: -1, Utilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 	run.Earlier, run.EarlierBy = r.Earlier, r.EarlierBy
 	run.GPUs, run.User = int(r.GPUCount), r.User
 	run.GPUOOM = r.GPUOOM != ""
@@ -82,9 +82,9 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	}
 	switch {
 	case r.MonitorUtilMean != nil && r.MonitorUtil == "supported":
-		run.Utilisation = *r.MonitorUtilMean
+		run.Utilization = *r.MonitorUtilMean
 	case r.GPUUtil != nil:
-		run.Utilisation = *r.GPUUtil
+		run.Utilization = *r.GPUUtil
 	}
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)
@@ -106,7 +106,7 @@ func RunsFromBenchmark(b *catalog.Benchmark) []Run {
 	for _, row := range b.Rows {
 		r := Run{JobID: b.Name + "/" + row.Profile, Profile: row.Profile, State: "COMPLETED", Seconds: row.Seconds,
 			Completed: !row.OOM, GPUOOM: row.OOM, NeedMiB: -1, PeakMiB: row.PeakMiB, AllocatedMiB: row.AllocatedMiB,
-			Work: row.Work, WorkUnit: b.WorkUnit, Utilisation: -1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(),
+			Work: row.Work, WorkUnit: b.WorkUnit, Utilization: -1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(),
 			MaxRSSMiB: -1, QueueWaitS: -1}
 		if row.OOM {
 			r.State = "FAILED"

@@ -267,7 +267,7 @@ func (a *analysis) prepare() {
 	})
 	fit, ok := FitScaling(a.points)
 	if !ok {
-		fit = PriorScaling(a.site, a.utilisation())
+		fit = PriorScaling(a.site, a.utilization())
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets
@@ -388,13 +388,13 @@ func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Poi
 	return points
 }
 
-// utilisation is the mean GPU utilisation over the runs that report it, or -1.
-func (a *analysis) utilisation() float64 {
+// utilization is the mean GPU utilization over the runs that report it, or -1.
+func (a *analysis) utilization() float64 {
 	var sum float64
 	n := 0
 	for _, r := range a.runs {
-		if r.Utilisation >= 0 {
-			sum += r.Utilisation
+		if r.Utilization >= 0 {
+			sum += r.Utilization
 			n++
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // run is a completed run on a profile taking seconds, with unknown figures unset.
 func newRun(profile string, seconds float64) Run {
 	return Run{JobID: profile, Profile: profile, State: "COMPLETED", Seconds: seconds, Completed: true, NeedMiB: -1,
-		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilisation: -1, CPUs: 1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilization: -1, CPUs: 1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 }
 
 func (r Run) peak(mib float64) Run { r.PeakMiB = mib; return r }

@@ -26,9 +26,9 @@ import (
 // exact whatever the noise in the two runs.
 const minFixedSpread = 0.1
 
-// lowUtilisation is the mean GPU utilisation (%) below which a job is taken
+// lowUtilization is the mean GPU utilization (%) below which a job is taken
 // to be bound by something other than the GPU.
-const lowUtilisation = 30
+const lowUtilization = 30
 
 // Scaling is a fixed share f with its plausible range and where it came from.
 type Scaling struct {
@@ -172,12 +172,12 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 
 // PriorScaling is the scaling of a job measured on one profile or none: the
 // median of the fits to the site's reference benchmarks, spanning them all; a
-// job whose GPU utilisation was low gets a high fixed share instead. Without
+// job whose GPU utilization was low gets a high fixed share instead. Without
 // reference benchmarks it spans 0 (GPU-bound) to 1 (GPU-independent).
-func PriorScaling(site *catalog.Site, utilisation float64) Scaling {
-	if utilisation >= 0 && utilisation < lowUtilisation {
+func PriorScaling(site *catalog.Site, utilization float64) Scaling {
+	if utilization >= 0 && utilization < lowUtilization {
 		return Scaling{Fixed: 0.9, Lo: 0.75, Hi: 1,
-			Source: fmt.Sprintf("fixed share 0.9 (GPU utilisation %.0f%%: the GPU is not what limits it)", utilisation)}
+			Source: fmt.Sprintf("fixed share 0.9 (GPU utilization %.0f%%: the GPU is not what limits it)", utilization)}
 	}
 	var fs []float64
 	if set, ok := catalog.ReferenceFor(site); ok {

@@ -74,7 +74,7 @@ func TestPriorScaling(t *testing.T) {
 		t.Errorf("prior = %+v", prior)
 	}
 	if low := PriorScaling(site, 12); low.Fixed <= prior.Fixed || low.Lo < prior.Lo {
-		t.Errorf("low utilisation prior = %+v, want a higher fixed share than %+v", low, prior)
+		t.Errorf("low utilization prior = %+v, want a higher fixed share than %+v", low, prior)
 	}
 }
 

@@ -13,12 +13,12 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-func (r Run) util(u float64) Run { r.Utilisation = u; return r }
+func (r Run) util(u float64) Run { r.Utilization = u; return r }
 func (r Run) earlier() Run       { r.Earlier = true; return r }
 func (r Run) id(id string) Run   { r.JobID = id; return r }
 
 func TestATimedOutProfileIsNeverChosenOnAPrediction(t *testing.T) {
-	// A job the GPU hardly limits (utilisation 10%): full took 5 minutes, so
+	// A job the GPU hardly limits (utilization 10%): full took 5 minutes, so
 	// the model predicts 1g.10gb under its 10 minutes, but 1g.10gb ran past a
 	// 10-minute limit. Its runtime is unknown beyond that bound.
 	runs := []Run{newRun("full", 300).peak(1024).util(10), newRun("1g.10gb", 600).peak(1024).util(10).timeout()}

@@ -19,8 +19,8 @@ type ProcessTree interface {
 	Owns(pid uint32) (owned, visible bool)
 }
 
-// Utilisation states. On A100 and A30 MIG devices NVML cannot attribute
-// utilisation, so it is recorded as unsupported, never as 0.
+// Utilization states. On A100 and A30 MIG devices NVML cannot attribute
+// utilization, so it is recorded as unsupported, never as 0.
 const (
 	UtilSupported   = "supported"
 	UtilUnsupported = "unsupported"
@@ -66,7 +66,7 @@ func (s *DeviceStats) PeakMiB() float64 {
 	return s.PeakUsedMiB
 }
 
-// Sampler reads memory, processes and utilisation of a set of devices.
+// Sampler reads memory, processes and utilization of a set of devices.
 type Sampler struct {
 	Tree     ProcessTree
 	MemoryV2 bool // use nvmlDeviceGetMemoryInfo_v2: "used" without the driver's reserve
@@ -125,7 +125,7 @@ func (s *Sampler) sampleDevice(st *DeviceStats, now time.Time) error {
 		st.PeakUsedMiB, st.PeakUsedAt = used, &now
 	}
 	s.sampleProcesses(st, now)
-	sampleUtilisation(st)
+	sampleUtilization(st)
 	return nil
 }
 
@@ -192,8 +192,8 @@ func (s *Sampler) sampleProcesses(st *DeviceStats, now time.Time) {
 	}
 }
 
-// sampleUtilisation adds one utilisation reading where the device has them.
-func sampleUtilisation(st *DeviceStats) {
+// sampleUtilization adds one utilization reading where the device has them.
+func sampleUtilization(st *DeviceStats) {
 	if st.Utilization != UtilSupported {
 		return
 	}
@@ -205,7 +205,7 @@ func sampleUtilisation(st *DeviceStats) {
 		return
 	default:
 		st.Utilization = UtilError
-		st.Notes = append(st.Notes, "utilisation unavailable: "+nvml.ErrorString(ret))
+		st.Notes = append(st.Notes, "utilization unavailable: "+nvml.ErrorString(ret))
 		return
 	}
 	st.utilN++

@@ -58,9 +58,9 @@ func TestSamplerMIGSlice(t *testing.T) {
 	if got.PeakMiB() != 8500 || got.TotalMiB != 9728 || got.Profile != "1g.10gb" {
 		t.Errorf("PeakMiB %v total %v profile %s", got.PeakMiB(), got.TotalMiB, got.Profile)
 	}
-	// A100 MIG: no utilisation, and it must not read as 0%.
+	// A100 MIG: no utilization, and it must not read as 0%.
 	if got.Utilization != UtilUnsupported || got.UtilGPUMean != nil || got.UtilGPUMax != nil {
-		t.Errorf("utilisation %s mean %v", got.Utilization, got.UtilGPUMean)
+		t.Errorf("utilization %s mean %v", got.Utilization, got.UtilGPUMean)
 	}
 }
 
@@ -76,7 +76,7 @@ func TestSamplerWholeGPUs(t *testing.T) {
 	_ = s.Sample(t0.Add(time.Second))
 	whole, mig := s.Stats[0], s.Stats[1]
 	if whole.UtilGPUMean == nil || *whole.UtilGPUMean != 65 || *whole.UtilGPUMax != 90 || *whole.UtilMemMean != 20 || *whole.UtilMemMax != 30 {
-		t.Errorf("utilisation mean %v max %v", whole.UtilGPUMean, whole.UtilGPUMax)
+		t.Errorf("utilization mean %v max %v", whole.UtilGPUMean, whole.UtilGPUMax)
 	}
 	// No process reported: the device's own use is the figure.
 	if whole.PeakProcessMiB != nil || whole.ProcessScope != ScopeNone || whole.PeakMiB() != 2000 {

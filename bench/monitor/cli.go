@@ -17,7 +17,7 @@ signal N ended it; 127 when CMD is not found, 126 when it cannot be run).
 
 While CMD runs it samples, through NVML, every GPU or MIG device the job can
 see (CUDA_VISIBLE_DEVICES: indices, GPU- or MIG- UUIDs): used and total memory,
-the memory of CMD's own processes, and utilisation where the device reports it
+the memory of CMD's own processes, and utilization where the device reports it
 (A100 MIG slices do not: "unsupported"). At the end it writes a JSON summary
 and, to stderr, one line per device that 'migadvisor collect' reads from the
 job output:

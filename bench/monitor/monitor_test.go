@@ -159,7 +159,7 @@ func TestMeasuresTheCommandsProcesses(t *testing.T) {
 		t.Errorf("device %+v", d)
 	}
 	if d.Utilization != gpu.UtilUnsupported {
-		t.Errorf("utilisation %q on an A100 MIG slice", d.Utilization)
+		t.Errorf("utilization %q on an A100 MIG slice", d.Utilization)
 	}
 	var out bytes.Buffer
 	path := filepath.Join(dir, SummaryName("77"))

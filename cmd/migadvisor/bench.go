@@ -34,7 +34,8 @@ Examples:
    migadvisor benchmark write --out bench/ --setup 'module load Miniforge3; conda activate torch'
    migadvisor benchmark run --workloads pytorch_mnist_simplecnn --profiles 1g.10gb,full --synthetic
    migadvisor benchmark run --suite wulver --out bench/ && migadvisor docs --out docs/`,
-		Subcommands: []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
+		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
+		Subcommands:     []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
 	})
 }
 

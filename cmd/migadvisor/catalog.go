@@ -52,8 +52,9 @@ Examples:
    migadvisor --site examples/sites/a100-40gb.toml catalog
    migadvisor catalog export > site.toml          # start a site file from the current one
    migadvisor catalog discover > site.toml        # on a GPU node: read MIG profiles via NVML`,
-		Flags:  []cli.Flag{jsonFlag()},
-		Action: bindAction(catalogOptionsOf("catalog"), runCatalog),
+		Flags:           []cli.Flag{jsonFlag()},
+		Action:          bindAction(catalogOptionsOf("catalog"), runCatalog),
+		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
 		Subcommands: slices.DeleteFunc([]*cli.Command{
 			catalogDiscoverCommand(),
 			{

@@ -77,7 +77,7 @@ Examples:
    migadvisor --db /shared/migadvisor/site.db collect --all-users --since 2026-01-01   # a site-wide history, once
    migadvisor --db /shared/migadvisor/site.db collect --all-users                     # then from cron: what changed`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved `sacct --parsable2` dump (- for stdin) instead of running sacct"},
+			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved dump of 'sacct --parsable2' (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
 			&cli.StringFlag{Name: "user", Usage: "collect these users' jobs (comma-separated)"},
 			&cli.StringFlag{Name: "since", Usage: "collect jobs from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},

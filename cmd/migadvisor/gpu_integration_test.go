@@ -163,7 +163,7 @@ func TestGPUMonitorPyTorch(t *testing.T) {
 		t.Errorf("peak %.0f MiB below the 6 GiB held, or above the device's use %.0f", peak, dev.PeakUsedMiB)
 	}
 	if !dev.MIG && (dev.Utilization != gpu.UtilSupported || dev.UtilGPUMax == nil) {
-		t.Errorf("a whole GPU should report utilisation: %s", dev.Utilization)
+		t.Errorf("a whole GPU should report utilization: %s", dev.Utilization)
 	}
 	if sum.Overhead == nil || sum.Overhead.MaxRSSMiB > maxRSSMiB {
 		t.Errorf("monitor overhead %+v, want under 30 MB RSS", sum.Overhead)

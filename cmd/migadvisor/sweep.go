@@ -68,7 +68,7 @@ Examples:
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
-			monitorBinFlag("the migadvisor that jobs run as their monitor, tried before 'migadvisor' on PATH (default: this one)"),
+			monitorBinFlag("the monitor binary the jobs run, tried before 'migadvisor' on PATH (default: migadvisor-monitor beside this binary, else this binary)"),
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),

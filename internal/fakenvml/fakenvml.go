@@ -54,7 +54,7 @@ func (d *Device) SetProcesses(procs map[uint32]uint64) {
 	}
 }
 
-// SetUtilization makes utilisation supported, with these percentages.
+// SetUtilization makes utilization supported, with these percentages.
 func (d *Device) SetUtilization(gpu, mem uint32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
