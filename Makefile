@@ -4,7 +4,7 @@
 #                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
-#   make bench    Go benchmarks (figures in README.md)
+#   make bench    Go benchmarks (figures in docs/performance.md)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 

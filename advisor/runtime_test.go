@@ -96,7 +96,7 @@ func looError(site *catalog.Site, points []Point) (errs []float64, covered int) 
 	return errs, covered
 }
 
-// The figures README reports: run with -v to see them.
+// The figures docs/user-guide.md reports: run with -v to see them.
 func TestRuntimeModelLeaveOneProfileOut(t *testing.T) {
 	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)

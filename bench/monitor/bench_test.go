@@ -46,7 +46,7 @@ func benchChild(out string) int {
 // BenchmarkMonitorProcess runs a whole monitor process (this test binary,
 // re-executed) around a 5 s command at the default 500 ms interval, and
 // reports its own CPU use as a share of one core and its peak RSS. The NVML
-// is the fake one: the driver's own cost is measured on a GPU (README).
+// is the fake one: the driver's own cost is measured on a GPU (docs/performance.md).
 func BenchmarkMonitorProcess(b *testing.B) {
 	const seconds = 5
 	var cpuPct, rss float64

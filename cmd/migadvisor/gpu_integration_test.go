@@ -3,7 +3,7 @@
 // Real-GPU tests: `make test-gpu` on a machine with an NVIDIA GPU, its driver,
 // python3 and PyTorch. They run the built migadvisor (MIGADVISOR_BIN) as a
 // separate process, with the real NVML. With MIGADVISOR_GPU_ARTIFACTS set,
-// what they saw is kept there (for the README and testdata/).
+// what they saw is kept there (for docs/performance.md and testdata/).
 package main
 
 import (
