@@ -1,0 +1,158 @@
+// Package layers checks the design card's layering on the real import graph
+// (go list), so that an import running back up the layers fails CI instead
+// of waiting for a reviewer: cmd → bench → advisor → catalog → slurm, each
+// importing only those below it.
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/migadvisor/migadvisor/"
+
+// rank orders the packages: a package may import only packages of a lower
+// rank. Within a layer, the subpackages the engine stands on come before
+// it, and those that use it after.
+var rank = map[string]float64{
+	"slurm":                  0,
+	"catalog":                1,
+	"advisor/history":        2,
+	"advisor":                3,
+	"advisor/collect":        4,
+	"advisor/wrapper":        4,
+	"advisor/report":         4,
+	"bench/gpu":              5,
+	"bench/workloads":        5,
+	"bench/monitor":          5.5,
+	"bench":                  6,
+	"cmd/migadvisor":         7,
+	"cmd/migadvisor-monitor": 7,
+}
+
+// internal packages serve every layer, so they may import only the ground
+// floor (slurm, catalog) and each other.
+const internalMaxRank = 1
+
+type pkg struct {
+	ImportPath                         string
+	Imports, TestImports, XTestImports []string
+}
+
+func goList(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	watchSources(t)
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, append([]string{"list", "-json=ImportPath,Imports,TestImports,XTestImports"}, args...)...)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// watchSources stats every Go file of the module, so that go test's cache,
+// which cannot see into the go list it runs, reruns this test when an
+// import changes.
+func watchSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".go") || d.Name() == "go.mod" {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rankOf(t *testing.T, path string) (float64, bool) {
+	rel := strings.TrimPrefix(path, module)
+	if strings.HasPrefix(rel, "internal/") {
+		return -1, true
+	}
+	r, ok := rank[rel]
+	if !ok {
+		t.Errorf("%s has no place in the layers: add it to rank in internal/layers and to docs/ARCHITECTURE.md", rel)
+	}
+	return r, ok
+}
+
+func TestNoImportRunsUpTheLayers(t *testing.T) {
+	for _, tags := range []string{"", "slurm", "noreport", "gpu"} {
+		for _, p := range goList(t, "-tags", tags, "./...") {
+			from, ok := rankOf(t, p.ImportPath)
+			if !ok {
+				continue
+			}
+			// Tests stand where their package does: a test that needs a
+			// layer above it belongs up there.
+			for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+				if !strings.HasPrefix(imp, module) || imp == p.ImportPath { // an external test imports its package
+					continue
+				}
+				to, ok := rankOf(t, imp)
+				if !ok {
+					continue
+				}
+				switch {
+				case from < 0 && to > internalMaxRank:
+					t.Errorf("%s imports %s: internal packages stand on slurm and catalog only", p.ImportPath, imp)
+				case from >= 0 && to >= 0 && to >= from:
+					t.Errorf("%s imports %s, which is not below it (tags %q)", p.ImportPath, imp, tags)
+				}
+			}
+		}
+	}
+}
+
+// The wrapper binary runs on every submission: it must not load NVML,
+// plotting or the monitor (make build's bin/migadvisor-sbatch).
+func TestWrapperBinaryStaysLean(t *testing.T) {
+	watchSources(t)
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, "list", "-deps", "-tags", "noreport", "./cmd/migadvisor")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heavy []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		dep := sc.Text()
+		if strings.Contains(dep, "go-nvml") || strings.HasPrefix(dep, "gonum.org/") || dep == module+"advisor/report" || dep == module+"bench/monitor" {
+			heavy = append(heavy, dep)
+		}
+	}
+	if len(heavy) > 0 {
+		slices.Sort(heavy)
+		t.Errorf("the wrapper binary (-tags noreport) links %s", strings.Join(heavy, ", "))
+	}
+}
