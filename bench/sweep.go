@@ -1,5 +1,3 @@
-// Package bench runs probe sweeps: one variant of a batch script per GPU
-// profile, so the same work can be measured on each.
 package bench
 
 import (

@@ -1,7 +1,11 @@
-// Package history is the job history: a SQLite database (one file, WAL) that
-// links scripts (by fingerprint) to sweeps, variants and, later, jobs and their
-// evidence. The schema is versioned; newer migadvisors migrate it forward and
-// older ones refuse it rather than misread it.
+// Package history is the job history: a SQLite database (one file, WAL)
+// that links scripts (by fingerprint) to their sweeps and submissions, and
+// those to the jobs Slurm accounted for and the evidence their output held.
+// It returns records and judges nothing (the advisor does). The schema is
+// versioned; newer migadvisors migrate it forward and older ones refuse it
+// rather than misread it. Writers never lose a record to a lock: the
+// wrapper's submissions wait in a spool that the next read-write open
+// moves in.
 package history
 
 import (
