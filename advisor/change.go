@@ -119,7 +119,9 @@ func (a *analysis) fixBeforeMeasuring() {
 
 // runsInLastMonth counts the user's runs of the job submitted in the 30
 // days up to Job.Now (else up to the newest of them): the user's rate of
-// running it. In a site-wide history other users' runs are not this rate.
+// running it. In a site-wide history other users' runs are not this rate,
+// nor are a probe's or a sweep's variants, which measured the profiles
+// once (four of them the day of a probe are no monthly habit).
 func (a *analysis) runsInLastMonth() int {
 	if a.basis == BasisPrior {
 		return 0
@@ -127,7 +129,7 @@ func (a *analysis) runsInLastMonth() int {
 	var times []time.Time
 	for _, r := range a.runs {
 		mine := a.job.User == "" || r.User == "" || r.User == a.job.User
-		if mine && !r.Submitted.IsZero() {
+		if mine && !r.Swept && !r.Submitted.IsZero() {
 			times = append(times, r.Submitted)
 		}
 	}

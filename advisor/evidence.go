@@ -50,6 +50,9 @@ type Run struct {
 	Outcome    Outcome // how it ended, in words (Explain)
 	GPUs       int     // GPUs of the profile the run had; 0 (a reference row) counts as 1
 	User       string  // who ran it ("" when unknown)
+	// Swept marks a variant of a sweep or a probe: a measurement, not how
+	// often the user runs the script.
+	Swept bool
 }
 
 // RunFromRecord reads a job record of the history. It returns false for a
@@ -64,6 +67,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		AllocatedMiB: -1, Work: -1, Utilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 	run.Earlier, run.EarlierBy = r.Earlier, r.EarlierBy
 	run.GPUs, run.User = int(r.GPUCount), r.User
+	run.Swept = r.SweepDir != ""
 	run.GPUOOM = r.GPUOOM != ""
 	run.HostOOM = r.OOM() == slurm.OOMHost
 	run.Completed = r.State == "COMPLETED" && !run.GPUOOM

@@ -62,7 +62,12 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 		return &SubmitAdvice{Profile: asked.Profile, Message: why}, nil
 	case best != nil && asked != best && clearlyCheaper(best, asked):
 		target = best
-		why = fmt.Sprintf("%s; %s would cost %s instead of %s", evidenceWords(rec, site, best), best.Profile, cost(best), cost(asked))
+		evidence, there := evidenceWords(rec, site, best)
+		if there { // the evidence just named the cheaper profile
+			why = fmt.Sprintf("%s, at %s instead of %s", evidence, cost(best), cost(asked))
+		} else {
+			why = fmt.Sprintf("%s; %s would cost %s instead of %s", evidence, best.Profile, cost(best), cost(asked))
+		}
 		if n := rec.GPUMemNeed; n == nil || n.Profile != asked.Profile {
 			why += " on " + profilePhrase(site, asked.Profile) // the figure was seen elsewhere: name the one asked for
 		}
@@ -204,12 +209,14 @@ func cost(p *ProfileAdvice) string {
 }
 
 // evidenceWords says why the cheaper profile is safe: the job's memory
-// figure, else its completions there.
-func evidenceWords(rec *Recommendation, site *catalog.Site, best *ProfileAdvice) string {
+// figure, else its completions there; there reports whether the words end
+// by naming that profile, so the sentence that follows need not again.
+func evidenceWords(rec *Recommendation, site *catalog.Site, best *ProfileAdvice) (words string, there bool) {
 	if rec.GPUMemNeed == nil && best.Completed > 0 {
-		return fmt.Sprintf("this script completed on %s in %s", best.Profile, plural(best.Completed, "run"))
+		return fmt.Sprintf("this script completed on %s in %s", best.Profile, plural(best.Completed, "run")), true
 	}
-	return memoryWords(rec, site)
+	n := rec.GPUMemNeed
+	return memoryWords(rec, site), n != nil && n.Kind != NeedOOM && n.Profile == best.Profile
 }
 
 // memoryWords says what the runs showed of the job's GPU memory, and which

@@ -42,7 +42,7 @@ func TestSubmissionAdviceCountsTheRunsItsFigureComesFrom(t *testing.T) {
 	if adv == nil {
 		t.Fatal("no advice for a 0.6 GiB job on a full A100")
 	}
-	if want := "this script peaked at 614 MiB of GPU memory in 2 runs on 1g.10gb; 1g.10gb would cost ~"; !strings.HasPrefix(adv.Message, want) {
+	if want := "this script peaked at 614 MiB of GPU memory in 2 runs on 1g.10gb, at ~"; !strings.HasPrefix(adv.Message, want) {
 		t.Errorf("message %q, want it to start %q", adv.Message, want)
 	}
 	if strings.Count(adv.Message, " and ") > 0 || sentences(adv.Message) > 2 || strings.Contains(adv.Message, "((") {

@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -250,12 +251,23 @@ func TestTheMonthlyRateIsTheUsersOwn(t *testing.T) {
 		r.User, r.Submitted = u, now.Add(-time.Duration(i)*time.Hour)
 		runs = append(runs, r)
 	}
+	// alice's probe of the script on the four profiles: measurements, not her rate.
+	for i, p := range []string{"1g.10gb", "2g.20gb", "3g.40gb", "full"} {
+		r := newRun(p, 4000).peak(2048).id(fmt.Sprint("p", i))
+		r.User, r.Submitted, r.Swept = "alice", now.Add(-time.Minute), true
+		runs = append(runs, r)
+	}
 	rec, err := Recommend(site, Job{Script: "job.sh", Source: s, Resources: s.Resources, Runs: runs, User: "alice"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.Change == nil || rec.Change.RunsPerMonth != 1 {
 		t.Errorf("alice's rate: %+v", rec.Change)
+	}
+	probeOnly := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return !r.Swept })
+	rec, err = Recommend(site, Job{Script: "job.sh", Source: s, Resources: s.Resources, Runs: probeOnly, User: "alice"}, Options{})
+	if err != nil || rec.Change == nil || rec.Change.RunsPerMonth != 0 || rec.Change.SUPerMonth != nil {
+		t.Errorf("a probe alone gives no monthly rate: %+v %v", rec.Change, err)
 	}
 }
 

@@ -280,7 +280,7 @@ func TestRunDisabled(t *testing.T) {
 	}
 }
 
-var adviceLine = regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run; 1g\.10gb would cost ~0\.00583 SU instead of ~[0-9.]+ SU on a full A100\. ` +
+var adviceLine = regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run, at ~0\.00583 SU instead of ~[0-9.]+ SU on a full A100\. ` +
 	`Use --gres=gpu:a100_10g:1, or resubmit with MIGADVISOR_APPLY=1\.\n$`)
 
 func TestRunAdvises(t *testing.T) {
@@ -472,7 +472,7 @@ func TestRunAdvisesFromAnEarlierVersion(t *testing.T) {
 	// The user edits the body: a new fingerprint, the same path.
 	f.script(t, "job.sh", strings.Replace(fullA100, "train.py", "train.py --epochs 3", 1))
 	code := f.run("job.sh")
-	if want := "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb; 1g.10gb would cost ~"; code != 0 || !strings.HasPrefix(f.stderr.String(), want) {
+	if want := "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb, at ~"; code != 0 || !strings.HasPrefix(f.stderr.String(), want) {
 		t.Errorf("advice after an edit: exit %d, %q", code, f.stderr.String())
 	}
 }
