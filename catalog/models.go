@@ -49,9 +49,6 @@ func mustLoadModels() []GPUModel {
 	return f.Models
 }
 
-// Models returns the built-in GPU models.
-func Models() []GPUModel { return builtinModels() }
-
 // LookupModel finds a built-in model by name or alias, ignoring case and a
 // leading "NVIDIA ".
 func LookupModel(name string) (*GPUModel, bool) {

@@ -169,7 +169,7 @@ func TestResolveOrder(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	for _, m := range Models() {
+	for _, m := range builtinModels() {
 		if len(m.Profiles) == 0 || m.SMs == 0 || m.Memory == 0 || m.UsableMemory > m.Memory {
 			t.Errorf("%s: incomplete or inconsistent: %+v", m.Name, m)
 		}

@@ -46,13 +46,20 @@ type MonitorDevice struct {
 // process of the job: its device-wide use is the job's figure.
 const ScopeNone = "none"
 
-// PeakMiB is the job's own GPU memory on the device: its processes' peak
-// where the driver reported them, else the device's peak use.
+// PeakMiB is the job's own GPU memory on the device (JobPeakMiB).
 func (d *MonitorDevice) PeakMiB() float64 {
-	if d.PeakProcessMiB != nil && d.ProcessScope != ScopeNone {
-		return *d.PeakProcessMiB
+	return JobPeakMiB(d.PeakProcessMiB, d.ProcessScope, d.PeakUsedMiB)
+}
+
+// JobPeakMiB is the protocol's figure of a job's own GPU memory on a
+// device, the one rule its writer and its readers share: the peak of the
+// job's processes where the driver reported them (processMiB, in a scope
+// other than ScopeNone), else the device's peak use.
+func JobPeakMiB(processMiB *float64, scope string, usedMiB float64) float64 {
+	if processMiB != nil && scope != ScopeNone {
+		return *processMiB
 	}
-	return d.PeakUsedMiB
+	return usedMiB
 }
 
 // Label names the device in one line: "NVIDIA A100-SXM4-80GB MIG 1g.10gb".

@@ -58,12 +58,10 @@ type DeviceStats struct {
 }
 
 // PeakMiB is the best figure of the job's own GPU memory: the peak of its
-// processes where the driver reported them, else the device's peak use.
+// processes where the driver reported them, else the device's peak use
+// (the job-output protocol's rule, which collect reads back).
 func (s *DeviceStats) PeakMiB() float64 {
-	if s.PeakProcessMiB != nil && s.ProcessScope != ScopeNone {
-		return *s.PeakProcessMiB
-	}
-	return s.PeakUsedMiB
+	return slurm.JobPeakMiB(s.PeakProcessMiB, s.ProcessScope, s.PeakUsedMiB)
 }
 
 // Sampler reads memory, processes and utilization of a set of devices.

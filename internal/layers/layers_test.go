@@ -1,7 +1,3 @@
-// Package layers checks the design card's layering on the real import graph
-// (go list), so that an import running back up the layers fails CI instead
-// of waiting for a reviewer: cmd → bench → advisor → catalog → slurm, each
-// importing only those below it.
 package layers
 
 import (
