@@ -129,3 +129,19 @@ func setIf[T any](field *T, v *T) {
 		*field = *v
 	}
 }
+
+// ListedJobMiB is the host memory of the job a profile's listed rate is
+// for: the smallest sensible job, 1 CPU and 4 GB of RAM.
+const ListedJobMiB = 4096
+
+// ListedRate is a profile's SU per hour for the smallest sensible job (1
+// GPU of the profile, 1 CPU, ListedJobMiB of RAM): the rate catalog lists
+// and sites publish.
+func (s *Site) ListedRate(p *Profile) (float64, error) {
+	job, err := s.JobOf(Usage{Profile: p.Name, GPUs: 1, CPUs: 1, MemMiB: ListedJobMiB, Hours: 1})
+	if err != nil {
+		return 0, err
+	}
+	charge, err := s.Charge(job)
+	return charge.SUPerHour, err
+}

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/migadvisor/migadvisor/slurm"
@@ -88,5 +90,25 @@ func TestJobWithOverrides(t *testing.T) {
 	}
 	if _, err := s.JobWith(nil, Overrides{Profile: p("v100")}); err == nil {
 		t.Error("an unknown profile was priced")
+	}
+}
+
+// The listed rate is Wulver's published one: max(1 CPU, 4 GB / 4) + 16 ×
+// the profile's billed GPU memory / 80 GB.
+func TestListedRateIsTheSmallestSensibleJob(t *testing.T) {
+	site, err := Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"1g.10gb": 3, "2g.20gb": 5, "3g.40gb": 9, "full": 17}
+	for name, rate := range want {
+		p, _ := site.Profile(name)
+		if got, err := site.ListedRate(p); err != nil || math.Abs(got-rate) > 1e-9 {
+			t.Errorf("%s: %v SU/h (%v), want %v", name, got, err, rate)
+		}
+	}
+	data, err := site.TOML()
+	if err != nil || !bytes.Contains(data, []byte(`name = "wulver"`)) {
+		t.Errorf("the built-in site's TOML: %v\n%s", err, data)
 	}
 }

@@ -37,7 +37,7 @@ func Builtin(name string) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no built-in site %q (built-in: %s)", name, strings.Join(BuiltinNames(), ", "))
 	}
-	s, err := Parse("builtin:"+name, data)
+	s, err := Parse(builtinSource+name, data)
 	if err != nil {
 		return nil, fmt.Errorf("built-in site %q: %w", name, err)
 	}
@@ -47,6 +47,22 @@ func Builtin(name string) (*Site, error) {
 // BuiltinTOML returns a built-in site's file, for users to copy and edit.
 func BuiltinTOML(name string) ([]byte, error) {
 	return builtinSites.ReadFile("sites/" + name + ".toml")
+}
+
+// builtinSource prefixes a built-in site's name in Site.Source.
+const builtinSource = "builtin:"
+
+// TOML is the site file the site was read from, byte for byte: the
+// embedded one of a built-in site, else the file at Source.
+func (s *Site) TOML() ([]byte, error) {
+	if name, ok := strings.CutPrefix(s.Source, builtinSource); ok {
+		return BuiltinTOML(name)
+	}
+	data, err := os.ReadFile(s.Source)
+	if err != nil {
+		return nil, fmt.Errorf("site %s: %w", s.Name, err)
+	}
+	return data, nil
 }
 
 // Resolve finds the site to use. choice is the --site flag (or its env twin

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -34,9 +33,6 @@ type catalogReport struct {
 	MaxWalltime string           `json:"max_walltime,omitempty"`
 	Profiles    []catalogProfile `json:"profiles"`
 }
-
-// The SU/h column is for the smallest sensible job: 1 CPU and 4 GB of RAM.
-const catalogRAMMiB = 4096
 
 func catalogCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
@@ -99,7 +95,7 @@ func runCatalog(_ context.Context, o catalogOptions, w outWriters) error {
 	}
 	for i := range site.Profiles {
 		p := &site.Profiles[i]
-		rate, err := catalogRate(site, p)
+		rate, err := site.ListedRate(p)
 		if err != nil {
 			return err
 		}
@@ -114,16 +110,6 @@ func runCatalog(_ context.Context, o catalogOptions, w outWriters) error {
 	}
 	printCatalog(w.Out, r)
 	return nil
-}
-
-// catalogRate is a profile's SU per hour for the smallest sensible job.
-func catalogRate(site *catalog.Site, p *catalog.Profile) (float64, error) {
-	job, err := site.JobOf(catalog.Usage{Profile: p.Name, GPUs: 1, CPUs: 1, MemMiB: catalogRAMMiB, Hours: 1})
-	if err != nil {
-		return 0, err
-	}
-	charge, err := site.Charge(job)
-	return charge.SUPerHour, err
 }
 
 func printCatalog(w io.Writer, r catalogReport) {
@@ -146,12 +132,7 @@ func runExport(_ context.Context, o catalogOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	var data []byte
-	if name, ok := strings.CutPrefix(site.Source, "builtin:"); ok {
-		data, err = catalog.BuiltinTOML(name)
-	} else {
-		data, err = os.ReadFile(site.Source)
-	}
+	data, err := site.TOML()
 	if err != nil {
 		return err
 	}

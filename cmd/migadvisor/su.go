@@ -137,47 +137,31 @@ func suHours(c *cli.Context) (*float64, error) {
 	return nil, nil
 }
 
-// runSU prices the request: the site's formula (catalog), what the price
-// leaves out or is over (advisor), rounded once, so that text and JSON
-// hold the same figures.
+// runSU prices the request (advisor.Price) and prints the quote.
 func runSU(_ context.Context, o suOptions, w outWriters) error {
 	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
 	var script *slurm.Script
-	var asked *slurm.Resources
 	switch {
 	case o.Script != "":
-		if script, err = readPricedScript(o.Script); err != nil {
+		if script, err = slurm.ReadScript(o.Script); err != nil {
 			return err
 		}
-		asked = &script.Resources
 	case o.Over.Profile == nil:
 		return usageError{"su needs --profile (or a JOB.sh); profiles: " + strings.Join(site.ProfileNames(), ", ")}
 	}
-	job, err := site.JobWith(asked, o.Over)
-	var fe *catalog.FileError
-	if errors.As(err, &fe) {
-		fe.File = o.Script
+	q, err := advisor.Price(site, script, o.Over)
+	if errors.Is(err, advisor.ErrNoUnits) {
+		return usageError{err.Error()}
 	}
 	if err != nil {
 		return err
 	}
-	if job.CPUs < 1 || job.Profile != nil && job.GPUs < 1 {
-		return usageError{"--cpus and --gpus must be at least 1"}
-	}
-	charge, err := site.Charge(job)
-	if err != nil {
-		return err
-	}
-	charge.SU, charge.SUPerHour = advisor.RoundSU(charge.SU), advisor.RoundSU(charge.SUPerHour)
-	r := suReport{Site: site.Name, GPUs: job.GPUs, Charge: charge, Warnings: advisor.ChargeWarnings(script, site, job, charge)}
-	if r.Warnings == nil {
-		r.Warnings = []advisor.Finding{}
-	}
-	if job.Profile != nil {
-		r.Profile = job.Profile.Name
+	r := suReport{Site: site.Name, GPUs: q.Job.GPUs, Charge: q.Charge, Warnings: q.Warnings}
+	if q.Job.Profile != nil {
+		r.Profile = q.Job.Profile.Name
 	} else {
 		r.GPUs = 0
 	}
@@ -201,21 +185,6 @@ func warningLine(file string, w advisor.Finding) string {
 		return fmt.Sprintf("%s: %s", file, w.Message)
 	}
 	return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Message)
-}
-
-// readPricedScript reads a batch script to price: a value sbatch would
-// reject has no price.
-func readPricedScript(path string) (*slurm.Script, error) {
-	s, err := slurm.ReadScript(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range s.Problems {
-		if p.Fatal && p.Code == "bad-value" {
-			return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Message)
-		}
-	}
-	return s, nil
 }
 
 func describeCharge(r suReport) string {

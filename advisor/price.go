@@ -1,0 +1,59 @@
+package advisor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// Quote is what a request costs at a site, as su prints it: the job it is
+// charged as, the charge rounded once (so text and JSON hold the same
+// figures), and what the price leaves out or is over.
+type Quote struct {
+	Job      catalog.Job
+	Charge   catalog.Charge
+	Warnings []Finding
+}
+
+// ErrNoUnits is a request of fewer than one CPU, or of a GPU profile with
+// fewer than one GPU: nothing to price.
+var ErrNoUnits = errors.New("--cpus and --gpus must be at least 1")
+
+// Price prices a request: what script asks for (nil: no script, so 1 CPU
+// for 1 hour), with the figures over gives in place of the script's. A
+// value sbatch would reject has no price: the error names the script's
+// file and line.
+func Price(site *catalog.Site, script *slurm.Script, over catalog.Overrides) (*Quote, error) {
+	var asked *slurm.Resources
+	if script != nil {
+		for _, p := range script.Problems {
+			if p.Fatal && p.Code == "bad-value" {
+				return nil, fmt.Errorf("%s:%d: %s", script.Path, p.Line, p.Message)
+			}
+		}
+		asked = &script.Resources
+	}
+	job, err := site.JobWith(asked, over)
+	var fe *catalog.FileError
+	if errors.As(err, &fe) && script != nil {
+		fe.File = script.Path
+	}
+	if err != nil {
+		return nil, err
+	}
+	if job.CPUs < 1 || job.Profile != nil && job.GPUs < 1 {
+		return nil, ErrNoUnits
+	}
+	charge, err := site.Charge(job)
+	if err != nil {
+		return nil, err
+	}
+	charge.SU, charge.SUPerHour = RoundSU(charge.SU), RoundSU(charge.SUPerHour)
+	warnings := ChargeWarnings(script, site, job, charge)
+	if warnings == nil {
+		warnings = []Finding{}
+	}
+	return &Quote{Job: job, Charge: charge, Warnings: warnings}, nil
+}
