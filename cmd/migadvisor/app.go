@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -120,14 +121,14 @@ failed, a wait that timed out), 2 usage error.`,
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err.Error()}
+			return flagUsageError(err)
 		},
 	}
 }
 
 // withUsageErrors makes flag errors of a command (and its subcommands) usage errors.
 func withUsageErrors(cmd *cli.Command) *cli.Command {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err.Error()} }
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagUsageError(err) }
 	for _, sub := range cmd.Subcommands {
 		withUsageErrors(sub)
 	}
@@ -165,4 +166,14 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	default:
 		return "", usageError{fmt.Sprintf("%s takes one %s, not %d arguments", c.Command.FullName(), name, c.NArg())}
 	}
+}
+
+// goFlagName is a flag as Go's flag package names it in errors: one dash,
+// whatever the user typed ("flag provided but not defined: -bogus").
+var goFlagName = regexp.MustCompile(`(defined: |for flag )-([A-Za-z0-9][A-Za-z0-9-]+)`)
+
+// flagUsageError is a flag error as a usage error, naming long flags as
+// the user types them (--bogus, not -bogus).
+func flagUsageError(err error) error {
+	return usageError{goFlagName.ReplaceAllString(err.Error(), "$1--$2")}
 }

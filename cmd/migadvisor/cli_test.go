@@ -32,8 +32,17 @@ func migadvisor(t *testing.T, args ...string) (stdout, stderr string, code int) 
 // links its job 2 (7 s, completed on 1g.10gb) to script.
 func historyWithJob2(tb testing.TB, db, script string) {
 	tb.Helper()
+	historyWithJob2From(tb, db, script, devclusterDump)
+}
+
+// devclusterDump is the dev cluster's accounting dump: its jobs ran on 2026-11-21.
+const devclusterDump = "../../testdata/sacct/devcluster-22.05.psv"
+
+// historyWithJob2From is historyWithJob2 from another copy of the dump.
+func historyWithJob2From(tb testing.TB, db, script, dump string) {
+	tb.Helper()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"}, &out, &errOut); code != 0 {
+	if code := run([]string{"migadvisor", "--db", db, "collect", "--sacct-file", dump}, &out, &errOut); code != 0 {
 		tb.Fatalf("collect: %s", errOut.String())
 	}
 	st, err := history.Open(context.Background(), db)
@@ -499,6 +508,10 @@ func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
 		"catalog export x":               "migadvisor: catalog export takes no arguments, not \"x\"\nRun 'migadvisor catalog export --help' for usage.\n",
 		"history --limit -1":             "migadvisor: --limit is a number of jobs, 0 for all, not -1\nRun 'migadvisor history --help' for usage.\n",
 		"recommend --objective x job.sh": "migadvisor: --objective must be one of su, time, turnaround, not \"x\"\nRun 'migadvisor recommend --help' for usage.\n",
+		"recommend --bogus job.sh":       "migadvisor: flag provided but not defined: --bogus\nRun 'migadvisor recommend --help' for usage.\n",
+		"wait --timeout soon":            "migadvisor: invalid value \"soon\" for flag --timeout: parse error\nRun 'migadvisor wait --help' for usage.\n",
+		"wait --poll -1s":                "migadvisor: --poll is a duration such as 30s, not -1s\nRun 'migadvisor wait --help' for usage.\n",
+		"su --profile bogus":             "migadvisor: --profile: site wulver has no profile \"bogus\" (profiles: 1g.10gb, 2g.20gb, 3g.40gb, full)\nRun 'migadvisor su --help' for usage.\n",
 	} {
 		_, errOut, code := migadvisor(t, strings.Fields(args)...)
 		if code != 2 || errOut != want {

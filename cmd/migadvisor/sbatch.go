@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/wrapper"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 const sbatchHelp = `Runs Slurm's sbatch with the arguments, standard input and output it was
@@ -72,7 +73,9 @@ func sbatchCommand() *cli.Command {
 }
 
 // sbatchOptions is the wrapper's command line: sbatch's own, untouched (the
-// command parses no flags), or a lone --help for this page.
+// command parses no flags), or a lone --help for this page. Started by the
+// scripts/sbatch shim (which sets slurm.ShimEnv), the user typed
+// "sbatch --help": that is Slurm's own help, passed through.
 type sbatchOptions struct {
 	args []string
 	help bool
@@ -80,7 +83,8 @@ type sbatchOptions struct {
 
 func sbatchOptionsFrom(c *cli.Context) sbatchOptions {
 	args := c.Args().Slice()
-	return sbatchOptions{args: args, help: len(args) == 1 && (args[0] == "--help" || args[0] == "-h")}
+	viaShim := os.Getenv(slurm.ShimEnv) != ""
+	return sbatchOptions{args: args, help: !viaShim && len(args) == 1 && (args[0] == "--help" || args[0] == "-h")}
 }
 
 // wrapSbatch runs the wrapper in this process's environment: its

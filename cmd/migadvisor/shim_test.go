@@ -49,3 +49,26 @@ func TestSbatchShim(t *testing.T) {
 		}
 	}
 }
+
+// "sbatch --help" on a login node is Slurm's help, through the shim as
+// through a link; "migadvisor sbatch --help" is the wrapper's own page.
+func TestSbatchHelpIsSlurmsThroughTheShim(t *testing.T) {
+	isolate(t)
+	bin := sbatchBinary(t)
+	shimDir, slurmDir := t.TempDir(), t.TempDir()
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
+	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\necho \"Slurm's sbatch $*\"\n"), 0o755)
+	t.Setenv("PATH", shimDir+":"+slurmDir+":"+os.Getenv("PATH"))
+	for _, flag := range []string{"--help", "-h"} {
+		cmd := exec.Command("sbatch", flag)
+		cmd.Env = append(os.Environ(), "MIGADVISOR_BIN="+bin)
+		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "Slurm's sbatch "+flag+"\n" {
+			t.Errorf("sbatch %s through the shim: %v %q", flag, err, out)
+		}
+	}
+	out, err := exec.Command(bin, "sbatch", "--help").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "migadvisor sbatch [SBATCH OPTIONS...]") {
+		t.Errorf("migadvisor sbatch --help: %v %q", err, out)
+	}
+}

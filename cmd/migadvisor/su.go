@@ -153,8 +153,12 @@ func runSU(_ context.Context, o suOptions, w outWriters) error {
 		return usageError{"su needs --profile (or a JOB.sh); profiles: " + strings.Join(site.ProfileNames(), ", ")}
 	}
 	q, err := advisor.Price(site, script, o.Over)
-	if errors.Is(err, advisor.ErrNoUnits) {
+	var unknown *catalog.UnknownProfileError
+	switch {
+	case errors.Is(err, advisor.ErrNoUnits):
 		return usageError{err.Error()}
+	case errors.As(err, &unknown):
+		return usageError{"--profile: " + err.Error()}
 	}
 	if err != nil {
 		return err
