@@ -192,7 +192,7 @@ func TestSUCommand(t *testing.T) {
 	if strings.TrimSpace(out) != "2g.20gb, 1 CPU, 4 GiB RAM, 0.556 h in gpu on wulver: 2.78 SU (5 SU/h)" {
 		t.Errorf("text output %q", out)
 	}
-	if _, errOut, code := migadvisor(t, "su", "--profile", "9g.90gb"); code != 1 || !strings.Contains(errOut, "profiles: 1g.10gb") {
+	if _, errOut, code := migadvisor(t, "su", "--profile", "9g.90gb"); code != 2 || !strings.Contains(errOut, "profiles: 1g.10gb") {
 		t.Errorf("unknown profile: exit %d %s", code, errOut)
 	}
 	if _, _, code := migadvisor(t, "su"); code != 2 {
