@@ -205,7 +205,7 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 		if earlierHere > 0 {
 			return ProfileRisk{RiskMedium, "an earlier version completed here, but no memory figure says how close it came"}
 		}
-		return ProfileRisk{RiskUnknown, "no GPU memory evidence: run it under the monitor"}
+		return ProfileRisk{RiskUnknown, "no GPU memory evidence yet"}
 	}
 	share := need.MiB / usableMiB
 	why := fmt.Sprintf("needs %s of %s usable (%.0f%%): the %s in %s",
