@@ -191,6 +191,34 @@ func (c *Client) ShowJob(ctx context.Context, id string) (map[string]string, err
 	return parseOneliner(line), nil
 }
 
+// ShownJob is what `scontrol show job` says of a job that the history keeps:
+// where its output goes, where it runs, and when it was submitted.
+type ShownJob struct {
+	Stdout, Stderr, WorkDir string
+	// Submitted is SubmitTime, read in local time (SLURM_TIME_FORMAT=standard);
+	// zero when scontrol gave none that reads as a time.
+	Submitted time.Time
+}
+
+// DescribeJob is ShowJob's record of the job, read: slurmctld knows it only
+// until MinJobAge after it ends.
+func (c *Client) DescribeJob(ctx context.Context, id string) (ShownJob, error) {
+	kv, err := c.ShowJob(ctx, id)
+	if err != nil {
+		return ShownJob{}, err
+	}
+	return shownJobOf(kv), nil
+}
+
+// shownJobOf reads the fields of a `scontrol show job` record.
+func shownJobOf(kv map[string]string) ShownJob {
+	j := ShownJob{Stdout: kv["StdOut"], Stderr: kv["StdErr"], WorkDir: kv["WorkDir"]}
+	if at, err := time.ParseInLocation("2006-01-02T15:04:05", kv["SubmitTime"], time.Local); err == nil {
+		j.Submitted = at
+	}
+	return j
+}
+
 // parseOneliner splits "A=1 B=x y C=2" into pairs; a token without "=" belongs
 // to the value before it, so paths with spaces survive.
 func parseOneliner(line string) map[string]string {

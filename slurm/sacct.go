@@ -216,6 +216,14 @@ func (s *SacctReader) parseHeader(h []byte, line int) error {
 	return nil
 }
 
+// HasField reports whether the header names the field (case aside, as
+// sacct takes it): a dump without Cluster leaves its jobs' cluster to be
+// named by the importer. Only the fields the reader understands count.
+func (s *SacctReader) HasField(name string) bool {
+	c, ok := colByName[strings.ToLower(strings.TrimSpace(name))]
+	return ok && s.col[c] >= 0
+}
+
 // readLine returns the next line without its newline; the slice is only valid
 // until the next read.
 func (s *SacctReader) readLine() ([]byte, int, error) {

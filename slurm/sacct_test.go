@@ -287,6 +287,27 @@ func TestParseOneliner(t *testing.T) {
 	}
 }
 
+func TestShownJobReadsSubmitTime(t *testing.T) {
+	j := shownJobOf(parseOneliner("JobId=6 SubmitTime=2026-11-20T12:00:05 WorkDir=/w StdOut=/w/o StdErr=/w/e"))
+	want := time.Date(2026, 11, 20, 12, 0, 5, 0, time.Local)
+	if !j.Submitted.Equal(want) || j.Stdout != "/w/o" || j.Stderr != "/w/e" || j.WorkDir != "/w" {
+		t.Fatalf("%+v", j)
+	}
+	if j := shownJobOf(parseOneliner("JobId=6 SubmitTime=Unknown")); !j.Submitted.IsZero() {
+		t.Errorf("SubmitTime=Unknown read as %v", j.Submitted)
+	}
+}
+
+func TestSacctReaderHasField(t *testing.T) {
+	sr, err := NewSacctReader(strings.NewReader("\n JobIDRaw|cluster|State\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sr.HasField("Cluster") || !sr.HasField("jobidraw") || sr.HasField("JobName") || sr.HasField("Bogus") {
+		t.Errorf("fields of the header misread")
+	}
+}
+
 func TestSacctQueryArgs(t *testing.T) {
 	since := time.Date(2026, 11, 1, 8, 0, 0, 0, time.Local)
 	got := strings.Join(SacctQuery{Users: []string{"ab12", "cd34"}, Since: since, Clusters: []string{"wulver", "lochness"}}.Args(), " ")

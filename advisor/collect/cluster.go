@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -76,3 +77,31 @@ func (ch ClusterChoice) Fallbacks() []string {
 	}
 	return []string{FallbackCluster}
 }
+
+// NameCluster chooses (ChooseCluster, given the user's name) the cluster
+// name c files jobs under whose records carry none, and the fallback names
+// FileTogether merges into it, and gives the name to the wrapper's records:
+// the sbatch wrapper does not ask slurmctld for it (that would cost a
+// submission tens of milliseconds). The choice is returned even when the
+// records could not take it, so that its fallback sentence is still said.
+func (c *Collector) NameCluster(ctx context.Context, given string) (ClusterChoice, error) {
+	ch, err := ChooseCluster(ctx, given, c.clusterNamer(), c.Store)
+	if err != nil {
+		return ch, err
+	}
+	c.Cluster, c.Fallbacks = ch.Name, ch.Fallbacks()
+	return ch, c.Store.AdoptSubmissions(ctx, c.Cluster)
+}
+
+// clusterNamer is c's Slurm, or where it has none, a namer that cannot be
+// asked: the name falls back as it does where slurmctld is down.
+func (c *Collector) clusterNamer() ClusterNamer {
+	if c.Slurm == nil {
+		return noSlurm{}
+	}
+	return c.Slurm
+}
+
+type noSlurm struct{}
+
+func (noSlurm) ClusterName(context.Context) (string, error) { return "", errors.New("no Slurm client") }

@@ -76,6 +76,12 @@ func (c *Collector) importReader(ctx context.Context, r io.Reader, seen func(*sl
 	if err != nil {
 		return ImportResult{}, err
 	}
+	return c.importFrom(ctx, sr, seen)
+}
+
+// importFrom imports the jobs sr reads (its header already read), showing
+// each to seen (when not nil) before it is stored.
+func (c *Collector) importFrom(ctx context.Context, sr *slurm.SacctReader, seen func(*slurm.AcctJob)) (ImportResult, error) {
 	next := sr.Next
 	if seen != nil {
 		next = func() (*slurm.AcctJob, error) {

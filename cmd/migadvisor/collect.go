@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -186,40 +183,20 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	}
 	defer col.Store.Close()
 	done := showImportProgress(w.Err, col)
-	rep := collectReport{Skipped: []skippedLine{}, UnknownToSlurm: []string{}}
-	res, source, err := collectAccounting(ctx, o, col, &rep, w.Err)
+	res, err := collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
+		Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
+		OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
+		OnAccounted: func(r collect.Report) {
+			done()
+			if o.Selection.Dump != "" {
+				warnSkipped(w.Err, r.Source, r.Accounting)
+			}
+		}})
 	done()
-	rep.Source = source
 	if err != nil {
 		return err
 	}
-	// A job filed under "local" (Slurm could not be asked) that a real name
-	// holds too is one job: filed there, with the submissions that link it.
-	moved, err := col.FileTogether(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range moved {
-		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
-	}
-	rep.Read, rep.New, rep.Updated, rep.Unchanged, rep.Stubs = res.Total(), res.New, res.Updated, res.Unchanged, res.Stubs
-	for _, s := range res.Skipped {
-		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
-	}
-	rep.SkippedTotal = res.SkippedTotal
-	if o.Selection.Scripts {
-		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
-		if err != nil {
-			return fmt.Errorf("link jobs to their scripts: %w", err)
-		}
-		rep.Scripts = &scripts
-	}
-	out, err := col.ScanOutputs(ctx, o.Outputs, nil)
-	if err != nil {
-		return err
-	}
-	rep.Outputs = outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-		out.GPUMemory, nonNil(out.Unread)}
+	rep := collectReportOf(res)
 	if o.JSON {
 		if err := writeJSON(w.Out, rep); err != nil {
 			return err
@@ -227,12 +204,29 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	} else {
 		printCollect(w.Out, rep)
 	}
-	return collectStatus(res, o.Strict)
+	return res.Accounting.Err(o.Strict)
+}
+
+// collectReportOf is collect's --json output of what it did.
+func collectReportOf(res collect.Report) collectReport {
+	acct, out := res.Accounting, res.Outputs
+	rep := collectReport{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
+		Stubs: acct.Stubs, Skipped: []skippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
+		UnknownToSlurm: nonNil(res.UnknownToSlurm),
+		Outputs: outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
+			out.GPUMemory, nonNil(out.Unread)}}
+	for _, s := range acct.Skipped {
+		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
+	}
+	for _, m := range res.Refiled {
+		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
+	}
+	return rep
 }
 
 // showImportProgress counts the jobs imported on a terminal's stderr (a
 // whole cluster's accounting takes a while); the function it returns clears
-// the count.
+// the count, once however often it is called.
 func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
 	if !isTTY(stderr) {
 		return func() {}
@@ -241,124 +235,20 @@ func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) 
 		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
 	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
-	return func() { _ = bar.Finish() }
-}
-
-// scriptsPerCollect bounds the scripts one collect asks slurmdbd for; the
-// next collect goes on with the rest, newest first.
-const scriptsPerCollect = 20000
-
-// collectAccounting imports from the dump, or runs sacct for the selection or the tracked jobs.
-func collectAccounting(ctx context.Context, o collectOptions, col *collect.Collector, rep *collectReport, stderr io.Writer) (collect.ImportResult, string, error) {
-	if o.Selection.Dump != "" {
-		res, err := importDumpFile(ctx, o, col, stderr)
-		return res, o.Selection.Dump, err
-	}
-	if err := nameClusterFor(ctx, o.Slurm, col, stderr); err != nil {
-		return collect.ImportResult{}, "", err
-	}
-	if o.Selection.TrackedOnly() {
-		return collectTracked(ctx, col, o.Selection.Query, rep)
-	}
-	res, w, err := col.ImportWindow(ctx, o.Selection.Query, collect.WindowOptions{Overlap: o.Overlap})
-	rep.Window = &w
-	return res, "sacct", err
-}
-
-// dumpHeader reads the dump's header, the first line that is not blank
-// (sacct's delimiters: '|' or the unit separator): whether it is a sacct
-// header at all (a JobID or JobIDRaw field; an empty dump counts as one) and
-// whether it has a Cluster field. It only peeks: the reader still starts at
-// the header.
-func dumpHeader(br *bufio.Reader) (sacct, clusters bool) {
-	head, _ := br.Peek(br.Size())
-	for _, line := range strings.Split(string(head), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
+	finished := false
+	return func() {
+		if !finished {
+			finished = true
+			_ = bar.Finish()
 		}
-		for _, field := range strings.FieldsFunc(line, func(r rune) bool { return r == '|' || r == 0x1f }) {
-			switch strings.ToLower(strings.TrimSpace(field)) {
-			case "cluster":
-				clusters = true
-			case "jobid", "jobidraw":
-				sacct = true
-			}
-		}
-		return sacct, clusters
 	}
-	return true, false
 }
 
 // skippedShown bounds the skipped records collect names on stderr.
 const skippedShown = 20
 
-// collectTracked asks sacct about the tracked jobs that have not ended,
-// and reports those Slurm has no job of.
-func collectTracked(ctx context.Context, col *collect.Collector, q slurm.SacctQuery, rep *collectReport) (collect.ImportResult, string, error) {
-	tracked, err := col.Store.Tracked(ctx, history.TrackedFilter{})
-	if err != nil {
-		return collect.ImportResult{}, "", err
-	}
-	if q.Jobs = history.Unended(tracked); len(q.Jobs) == 0 {
-		return collect.ImportResult{}, "none", nil
-	}
-	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-	res, unknown, err := col.ImportByID(ctx, q)
-	rep.UnknownToSlurm = append(rep.UnknownToSlurm, unknown...)
-	return res, "sacct", err
-}
-
-// nameClusterFor sets the name the collector files jobs under whose
-// records carry none (the same name track, wait and submissions use; said
-// on stderr when it is a fallback), and gives it to the wrapper's records:
-// the sbatch wrapper does not ask slurmctld for the cluster's name (it
-// would cost a submission tens of milliseconds).
-func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
-	ch, err := chooseCluster(ctx, s, col.Store, stderr)
-	if err != nil {
-		return err
-	}
-	col.Cluster, col.Fallbacks = ch.Name, ch.Fallbacks()
-	return col.Store.AdoptSubmissions(ctx, col.Cluster)
-}
-
-func importDumpFile(ctx context.Context, o collectOptions, col *collect.Collector, stderr io.Writer) (collect.ImportResult, error) {
-	file := o.Selection.Dump
-	var in io.Reader = os.Stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return collect.ImportResult{}, err
-		}
-		defer f.Close()
-		in = f
-	}
-	// A dump with a Cluster column keeps its own names: Slurm need not be
-	// asked (a record with the field empty takes the history's name).
-	br := bufio.NewReaderSize(in, 64<<10)
-	// A file that is not a dump at all fails on its first line before any
-	// cluster is named: the error is the one sentence the user reads.
-	switch sacct, clusters := dumpHeader(br); {
-	case !sacct:
-	case clusters && o.Slurm.Cluster == "":
-		name, err := collect.LastCluster(ctx, col.Store)
-		if err != nil {
-			return collect.ImportResult{}, err
-		}
-		col.Cluster = name
-	default:
-		if err := nameClusterFor(ctx, o.Slurm, col, stderr); err != nil {
-			return collect.ImportResult{}, err
-		}
-	}
-	res, err := col.ImportDump(ctx, br)
-	var le *slurm.LineError
-	if errors.As(err, &le) {
-		return res, fmt.Errorf("%s:%d: %v", file, le.Line, le.Err)
-	}
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", file, err)
-	}
+// warnSkipped names on stderr the records of the dump file that were skipped.
+func warnSkipped(stderr io.Writer, file string, res collect.ImportResult) {
 	for i, s := range res.Skipped {
 		if i == skippedShown {
 			fmt.Fprintf(stderr, "%s: %d more records skipped (--json lists the first %d)\n", file, res.SkippedTotal-i, slurm.MaxSkippedKept)
@@ -366,11 +256,22 @@ func importDumpFile(ctx context.Context, o collectOptions, col *collect.Collecto
 		}
 		fmt.Fprintf(stderr, "%s:%d: skipped: %v\n", file, s.Line, s.Err)
 	}
-	return res, nil
+}
+
+// nameClusterFor sets the name the collector files jobs under whose
+// records carry none (the same name track, wait and submissions use; said
+// on stderr when it is a fallback), and gives it to the wrapper's records
+// (collect.Collector.NameCluster).
+func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
+	ch, err := col.NameCluster(ctx, s.Cluster)
+	if ch.Fallback != "" {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", ch.Fallback)
+	}
+	return err
 }
 
 func printCollect(w io.Writer, rep collectReport) {
-	if rep.Source == "none" {
+	if rep.Source == collect.SourceNone {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
 	} else {
 		fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, plural(rep.Read, "job"), rep.New, rep.Updated, rep.Unchanged)
@@ -458,17 +359,4 @@ func printWindow(w io.Writer, win collect.Window) {
 	case !win.Watermark.IsZero():
 		fmt.Fprintf(w, "the next collect starts at %s\n", win.Watermark.Format(layout))
 	}
-}
-
-// collectStatus fails only when nothing could be imported, or, strict,
-// when anything was skipped.
-func collectStatus(res collect.ImportResult, strict bool) error {
-	skipped := res.SkippedTotal
-	switch {
-	case skipped > 0 && res.Total() == 0:
-		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
-	case skipped > 0 && strict:
-		return fmt.Errorf("%d records skipped (--strict)", skipped)
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,89 +82,50 @@ func runTrack(ctx context.Context, o trackOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(o.Script)
-	if err != nil {
-		return err
-	}
 	st, err := history.Open(ctx, o.Global.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	choice, err := chooseCluster(ctx, o.Slurm, st, w.Err)
+	res, err := collect.Track(ctx, &collect.Collector{Store: st, Slurm: o.Slurm.client()}, collect.TrackRequest{
+		Script: script, JobIDs: o.JobIDs, Workload: o.Workload, Cluster: o.Slurm.Cluster,
+		OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) }})
 	if err != nil {
 		return err
 	}
-	client := o.Slurm.client()
-	fp := script.Fingerprint()
-	subs := trackSubmissions(ctx, client, o, history.Submission{Cluster: choice.Name, Fingerprint: fp, Source: abs, Script: abs,
-		Workload: o.Workload, Submitted: time.Now()})
-	if err := st.RecordSubmissions(ctx, subs); err != nil {
-		return err
-	}
-	// A job collected under another cluster name (a dump imported where
-	// Slurm could not be asked) is linked where it is, and filed once.
-	col := &collect.Collector{Store: st, Fallbacks: choice.Fallbacks()}
-	if _, err := col.FileTogether(ctx); err != nil {
-		return err
-	}
-	missing, ambiguous, linked, err := trackedNotInHistory(ctx, st, o.JobIDs)
-	if err != nil {
-		return err
-	}
-	// Jobs the history already holds (a dump collected first) get their
-	// output read now, through the script's --output: without it their
-	// work, metrics and GPU OOMs would wait for another collect.
-	if len(linked) > 0 {
-		if _, err := col.ScanOutputs(ctx, nil, linked); err != nil {
-			fmt.Fprintf(w.Err, "migadvisor: the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it\n", err)
-		}
-	}
-	// An id Slurm has no job of will never be in the history: say so now.
-	unknown, err := collect.SlurmLacks(ctx, client, missing)
-	if err != nil {
-		unknown = nil // sacct cannot be asked here: they are only not collected yet
-	}
-	missing = slices.DeleteFunc(missing, func(id string) bool { return slices.Contains(unknown, id) })
-	warnNotInHistory(w.Err, missing, ambiguous)
-	if len(unknown) > 0 {
-		fmt.Fprintf(w.Err, "migadvisor: %s\n", bench.NoSuchJob(unknown))
-	}
+	warnTrack(w.Err, res)
 	if o.JSON {
-		rep := trackReport{Script: abs, Fingerprint: fp, Cluster: choice.Name, JobIDs: o.JobIDs, NotInHistory: missing,
-			UnknownToSlurm: append([]string{}, unknown...)}
-		for id, a := range ambiguous {
-			if rep.Ambiguous == nil {
-				rep.Ambiguous = map[string][]string{}
-			}
-			rep.Ambiguous[id] = a.Clusters
-		}
-		return writeJSON(w.Out, rep)
+		return writeJSON(w.Out, trackReportOf(res, o.JobIDs))
 	}
 	if isTTY(w.Out) {
 		fmt.Fprintf(w.Out, "tracking %s as %s (fingerprint %s); 'migadvisor collect' gathers their evidence\n",
-			plural(len(o.JobIDs), "job"), filepath.Base(o.Script), fp)
+			plural(len(o.JobIDs), "job"), filepath.Base(o.Script), res.Fingerprint)
 	}
 	return nil
 }
 
-// trackSubmissions are the submissions of the tracked ids, like base, each
-// with where its output goes and when it was submitted while slurmctld still
-// knows the job (best effort: else base's time, the time it was tracked).
-func trackSubmissions(ctx context.Context, client *slurm.Client, o trackOptions, base history.Submission) []history.Submission {
-	subs := make([]history.Submission, 0, len(o.JobIDs))
-	for _, id := range o.JobIDs {
-		sub := base
-		sub.JobID = id
-		if kv, err := client.ShowJob(ctx, id); err == nil {
-			sub.Stdout, sub.Stderr, sub.WorkDir = kv["StdOut"], kv["StdErr"], kv["WorkDir"]
-			if at, err := time.ParseInLocation("2006-01-02T15:04:05", kv["SubmitTime"], time.Local); err == nil {
-				sub.Submitted = at
-			}
-		}
-		subs = append(subs, sub)
+// warnTrack says on stderr what may keep tracked jobs from counting as meant.
+func warnTrack(stderr io.Writer, res collect.TrackResult) {
+	if res.OutputUnread != nil {
+		fmt.Fprintf(stderr, "migadvisor: the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it\n", res.OutputUnread)
 	}
-	return subs
+	warnNotInHistory(stderr, res.NotInHistory, res.Ambiguous)
+	if len(res.UnknownToSlurm) > 0 {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(res.UnknownToSlurm))
+	}
+}
+
+// trackReportOf is track's --json output of res.
+func trackReportOf(res collect.TrackResult, ids []string) trackReport {
+	rep := trackReport{Script: res.Script, Fingerprint: res.Fingerprint, Cluster: res.Cluster, JobIDs: ids,
+		NotInHistory: nonNil(res.NotInHistory), UnknownToSlurm: nonNil(res.UnknownToSlurm)}
+	for id, a := range res.Ambiguous {
+		if rep.Ambiguous == nil {
+			rep.Ambiguous = map[string][]string{}
+		}
+		rep.Ambiguous[id] = a.Clusters
+	}
+	return rep
 }
 
 // trackReport is track's --json output.
@@ -179,55 +139,9 @@ type trackReport struct {
 	Ambiguous      map[string][]string `json:"ambiguous,omitempty"` // job id -> the clusters that hold it as different jobs
 }
 
-// ambiguousJob is a tracked id the history holds under several cluster
-// names as different jobs.
-type ambiguousJob struct {
-	Clusters []string
-	LinkedTo string // the cluster whose job it counts as; "" if none
-}
-
-// trackedNotInHistory lists the tracked jobs the history has no record of
-// (collect has not read them yet), those it holds under several clusters as
-// different jobs (which is meant is not known), and the cluster and key of
-// each job it holds.
-func trackedNotInHistory(ctx context.Context, st *history.Store, ids []string) ([]string, map[string]ambiguousJob, [][2]string, error) {
-	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	linked := map[string]string{}
-	var keys [][2]string
-	for _, t := range tracked {
-		if len(t.Jobs) > 0 {
-			linked[t.JobID] = t.Cluster
-		}
-		for _, j := range t.Jobs {
-			keys = append(keys, [2]string{t.Cluster, j.Key})
-		}
-	}
-	missing := []string{}
-	var ambiguous map[string]ambiguousJob
-	for _, id := range ids {
-		where, err := st.ClustersOfJob(ctx, id)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		switch {
-		case len(where.Names) > 1 && !where.Same:
-			if ambiguous == nil {
-				ambiguous = map[string]ambiguousJob{}
-			}
-			ambiguous[id] = ambiguousJob{Clusters: where.Names, LinkedTo: linked[id]}
-		case linked[id] == "":
-			missing = append(missing, id)
-		}
-	}
-	return missing, ambiguous, keys, nil
-}
-
 // warnNotInHistory says on stderr why tracked jobs do not count yet, or
 // may count as the wrong job: a recommendation made now would not see them.
-func warnNotInHistory(stderr io.Writer, missing []string, ambiguous map[string]ambiguousJob) {
+func warnNotInHistory(stderr io.Writer, missing []string, ambiguous map[string]collect.AmbiguousJob) {
 	switch len(missing) {
 	case 0:
 	case 1:

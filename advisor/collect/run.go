@@ -1,0 +1,194 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// The sources a Report names besides a dump's file name.
+const (
+	SourceSacct = "sacct" // sacct was run
+	SourceNone  = "none"  // no tracked job is waiting for its record: nothing was asked
+)
+
+// scriptsPerCollect bounds the scripts one collect asks slurmdbd for; the
+// next collect goes on with the rest, newest first.
+const scriptsPerCollect = 20000
+
+// RunOptions are what one collect reads, and the hooks that show it as it
+// goes (any may be nil).
+type RunOptions struct {
+	Selection Selection
+	// Cluster is the name the user gave (--cluster); "" asks slurmctld
+	// (ChooseCluster). A dump with a Cluster column needs neither.
+	Cluster string
+	Outputs []string      // directories of job output files
+	Overlap time.Duration // an incremental window's (WindowOptions)
+	Stdin   io.Reader     // the dump named "-"; os.Stdin when nil
+
+	// OnFallback hears the sentence that says which cluster name the jobs
+	// are filed under when neither the user nor Slurm gave one.
+	OnFallback func(sentence string)
+	// OnAccounted hears the report once accounting is imported, before the
+	// outputs are read: a progress count ends there, a dump's skipped
+	// records are named.
+	OnAccounted func(Report)
+}
+
+// Report is what one collect did.
+type Report struct {
+	Source     string // SourceSacct, the dump's name ("-": stdin), or SourceNone
+	Accounting ImportResult
+	Window     *Window // when sacct selected jobs by time
+	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
+	UnknownToSlurm []string
+	Refiled        []history.Refiled // jobs filed under a real cluster name
+	Scripts        *ScriptsResult    // when the selection links scripts
+	Outputs        OutputResult
+}
+
+// Run is one collect: accounting from the selection (a dump, the tracked
+// jobs that have not ended, or a window of sacct), each job filed once
+// under its cluster's real name, jobs no submission names linked to
+// slurmdbd's scripts (when the selection says so), then the output files.
+// col names its own cluster as the source needs it.
+func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
+	rep, err := col.importAccounting(ctx, opt)
+	if err != nil {
+		return rep, err
+	}
+	if opt.OnAccounted != nil {
+		opt.OnAccounted(rep)
+	}
+	// A job filed under "local" (Slurm could not be asked) that a real name
+	// holds too is one job: filed there, with the submissions that link it.
+	if rep.Refiled, err = col.FileTogether(ctx); err != nil {
+		return rep, err
+	}
+	if opt.Selection.Scripts {
+		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
+		if err != nil {
+			return rep, fmt.Errorf("link jobs to their scripts: %w", err)
+		}
+		rep.Scripts = &scripts
+	}
+	if rep.Outputs, err = col.ScanOutputs(ctx, opt.Outputs, nil); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// Err is the error a collect that imported r ends with: only when nothing
+// could be imported, or, strict, when anything was skipped.
+func (r ImportResult) Err(strict bool) error {
+	skipped := r.SkippedTotal
+	switch {
+	case skipped > 0 && r.Total() == 0:
+		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
+	case skipped > 0 && strict:
+		return fmt.Errorf("%d records skipped (--strict)", skipped)
+	}
+	return nil
+}
+
+// importAccounting imports from the dump, or runs sacct for the tracked
+// jobs or the selection's window.
+func (c *Collector) importAccounting(ctx context.Context, opt RunOptions) (Report, error) {
+	sel := opt.Selection
+	if sel.Dump != "" {
+		res, err := c.importDumpFile(ctx, opt)
+		return Report{Source: sel.Dump, Accounting: res}, err
+	}
+	if err := c.nameClusterFor(ctx, opt); err != nil {
+		return Report{}, err
+	}
+	if sel.TrackedOnly() {
+		return c.importTracked(ctx, sel.Query)
+	}
+	res, w, err := c.ImportWindow(ctx, sel.Query, WindowOptions{Overlap: opt.Overlap})
+	return Report{Source: SourceSacct, Accounting: res, Window: &w}, err
+}
+
+// importTracked asks sacct about the tracked jobs that have not ended, and
+// reports those Slurm has no job of.
+func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Report, error) {
+	tracked, err := c.Store.Tracked(ctx, history.TrackedFilter{})
+	if err != nil {
+		return Report{}, err
+	}
+	if q.Jobs = history.Unended(tracked); len(q.Jobs) == 0 {
+		return Report{Source: SourceNone}, nil
+	}
+	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
+	res, unknown, err := c.ImportByID(ctx, q)
+	return Report{Source: SourceSacct, Accounting: res, UnknownToSlurm: unknown}, err
+}
+
+// nameClusterFor names c's cluster (NameCluster), saying the fallback.
+func (c *Collector) nameClusterFor(ctx context.Context, opt RunOptions) error {
+	ch, err := c.NameCluster(ctx, opt.Cluster)
+	if ch.Fallback != "" && opt.OnFallback != nil {
+		opt.OnFallback(ch.Fallback)
+	}
+	return err
+}
+
+// importDumpFile imports the dump the selection names, its errors told by
+// the file's name (and line).
+func (c *Collector) importDumpFile(ctx context.Context, opt RunOptions) (ImportResult, error) {
+	name := opt.Selection.Dump
+	in := opt.Stdin
+	if in == nil {
+		in = os.Stdin
+	}
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return ImportResult{}, err
+		}
+		defer f.Close()
+		in = f
+	}
+	res, err := c.importDump(ctx, in, opt)
+	var le *slurm.LineError
+	if errors.As(err, &le) {
+		return res, fmt.Errorf("%s:%d: %v", name, le.Line, le.Err)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// importDump imports a dump, naming the cluster its header leaves to be
+// named. A dump with a Cluster column keeps its own names: Slurm need not
+// be asked (a record with the field empty takes the name the history last
+// used). A file that is not a dump at all fails on its first line before
+// any cluster is named: that error is the one sentence the user reads.
+func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions) (ImportResult, error) {
+	sr, err := slurm.NewSacctReader(r)
+	switch {
+	case errors.Is(err, slurm.ErrNoHeader):
+		// An empty dump holds no job, like one with its header alone.
+		return ImportResult{}, c.nameClusterFor(ctx, opt)
+	case err != nil:
+		return ImportResult{}, err
+	case sr.HasField("Cluster") && opt.Cluster == "":
+		c.Cluster, err = LastCluster(ctx, c.Store)
+		if err != nil {
+			return ImportResult{}, err
+		}
+	default:
+		if err := c.nameClusterFor(ctx, opt); err != nil {
+			return ImportResult{}, err
+		}
+	}
+	return c.importFrom(ctx, sr, nil)
+}
