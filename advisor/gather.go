@@ -3,7 +3,6 @@ package advisor
 import (
 	"context"
 	"fmt"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,26 +18,48 @@ import (
 // cluster's history.
 const queueWaitJobs = 1000
 
-// Gather reads a script's evidence from the user's history and, when the
-// site has one, the site-wide history: the runs that share its fingerprint
+// GatherRequest is the script whose evidence Gather reads, and for whom.
+type GatherRequest struct {
+	Path   string // the script, as the user named it
+	Script *slurm.Script
+	// User is who asks: in a site-wide history only their jobs can be the
+	// script's earlier versions, and their runs are the monthly rate. "":
+	// anyone's.
+	User       string
+	WaitsSince time.Time // queue waits from jobs submitted since
+}
+
+// Gather is GatherFor with no user known: in a site-wide history any
+// user's jobs of the script's name and resources count as its earlier
+// versions.
+func Gather(ctx context.Context, st *history.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*history.Store) (Job, error) {
+	return GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: waitsSince}, st, siteWide...)
+}
+
+// GatherFor reads a script's evidence from the user's history (own; nil
+// for none) and the site-wide ones: the runs that share its fingerprint
 // and those of its earlier versions (see GatherScriptRuns; a job in both
 // histories counts once), and the median queue wait per profile since a
 // time, from the site-wide history when there is one (it holds the whole
 // cluster's jobs), else the user's. Its notes say what the runs lack: only
 // earlier versions' runs, or tracked jobs not collected yet.
-func Gather(ctx context.Context, st *history.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*history.Store) (Job, error) {
-	job := Job{Script: path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}, User: currentUser()}
-	key := KeyOf(path, s, site)
+func GatherFor(ctx context.Context, site *catalog.Site, req GatherRequest, own *history.Store, siteWide ...*history.Store) (Job, error) {
+	s := req.Script
+	job := Job{Script: req.Path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}, User: req.User}
+	key := KeyOf(req.Path, s, site, req.User)
 	var err error
-	if job.Runs, err = GatherScriptRuns(ctx, key, st, siteWide...); err != nil {
+	if job.Runs, err = GatherScriptRuns(ctx, key, own, siteWide...); err != nil {
 		return job, err
 	}
-	stores := append([]*history.Store{st}, siteWide...)
+	stores := siteWide
+	if own != nil {
+		stores = append([]*history.Store{own}, siteWide...)
+	}
 	if job.Notes, err = gatherNotes(ctx, key, job.Runs, stores); err != nil {
 		return job, err
 	}
-	if len(job.Runs) == 0 && st != nil {
-		note, err := unlinkedNote(ctx, st, path, key)
+	if len(job.Runs) == 0 && own != nil {
+		note, err := unlinkedNote(ctx, own, req.Path, key)
 		if err != nil {
 			return job, err
 		}
@@ -46,17 +67,26 @@ func Gather(ctx context.Context, st *history.Store, site *catalog.Site, path str
 			job.Notes = append(job.Notes, note)
 		}
 	}
-	waits := stores[len(stores)-1]
+	if len(stores) > 0 {
+		job.QueueWaitS, err = queueWaits(ctx, site, stores[len(stores)-1], req.WaitsSince)
+	}
+	return job, err
+}
+
+// queueWaits is the median queue wait per profile in a history, of the
+// jobs submitted since a time; a profile with none has no entry.
+func queueWaits(ctx context.Context, site *catalog.Site, st *history.Store, since time.Time) (map[string]float64, error) {
+	waits := map[string]float64{}
 	for _, p := range site.Profiles {
-		w, err := waits.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), waitsSince, queueWaitJobs)
+		w, err := st.QueueWait(ctx, append([]string{p.GRESType}, p.GRESTypes...), since, queueWaitJobs)
 		if err != nil {
-			return job, err
+			return waits, err
 		}
 		if w.Jobs > 0 {
-			job.QueueWaitS[p.Name] = w.MedianS
+			waits[p.Name] = w.MedianS
 		}
 	}
-	return job, nil
+	return waits, nil
 }
 
 // ScriptKey names a script's runs in a history: its fingerprint (the
@@ -70,10 +100,10 @@ type ScriptKey struct {
 // jobs take (--job-name, else the file's name, as sbatch names them, and
 // its sweep variants' NAME-PROFILE for each of the site's profiles); the
 // CPUs and memory where the script sets them. In a site-wide history only
-// this user's jobs can be earlier versions (another user's script of the
-// same name is not a version of this one): Filter adds the user.
-func KeyOf(path string, s *slurm.Script, site *catalog.Site) ScriptKey {
-	k := ScriptKey{Fingerprint: s.Fingerprint()}
+// the jobs of user (who asks) can be earlier versions: another user's
+// script of the same name is not a version of this one ("": anyone's).
+func KeyOf(path string, s *slurm.Script, site *catalog.Site, user string) ScriptKey {
+	k := ScriptKey{Fingerprint: s.Fingerprint(), Versions: history.Versions{User: user}}
 	if abs, err := filepath.Abs(path); err == nil {
 		k.Versions.Path = abs
 	}
@@ -99,26 +129,14 @@ func KeyOf(path string, s *slurm.Script, site *catalog.Site) ScriptKey {
 }
 
 // Filter selects the script's jobs and its earlier versions' in a history:
-// in a site-wide one, of this user's jobs only those can be earlier
+// in a site-wide one, of the key's user's jobs only those can be earlier
 // versions; in the user's own, whoever's jobs they collected.
 func (k ScriptKey) Filter(siteWide bool, limit int) history.HistoryFilter {
 	v := k.Versions
-	v.User = ""
-	if siteWide {
-		// Asked only here: the user's name costs the sbatch wrapper a
-		// millisecond or two of NSS look-up when there is no site history.
-		v.User = currentUser()
+	if !siteWide {
+		v.User = ""
 	}
 	return history.HistoryFilter{Fingerprint: k.Fingerprint, Versions: &v, Limit: limit}
-}
-
-// currentUser is the name of the user running migadvisor, "" if unknown.
-var currentUser = func() string {
-	u, err := user.Current()
-	if err != nil {
-		return ""
-	}
-	return u.Username
 }
 
 // GatherRuns reads the runs of a script (by fingerprint) from one or more

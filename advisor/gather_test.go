@@ -123,12 +123,10 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	if err := siteWide.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	defer func(old func() string) { currentUser = old }(currentUser)
-	currentUser = func() string { return "alice" }
 	own := historyOf(t, site, trainDump) // the same jobs in the user's own history, not linked there
 	path := filepath.Join(t.TempDir(), "train.sh")
 	edited := writeScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
-	job, err := Gather(ctx, own, site, path, edited, time.Unix(0, 0), siteWide)
+	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: edited, User: "alice"}, own, siteWide)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +145,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	}
 	// A script asking for other resources is another script.
 	other := writeScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
-	if job, _ := Gather(ctx, own, site, path, other, time.Unix(0, 0), siteWide); len(job.Runs) != 0 {
+	if job, _ := GatherFor(ctx, site, GatherRequest{Path: path, Script: other, User: "alice"}, own, siteWide); len(job.Runs) != 0 {
 		t.Errorf("runs of a script asking for 32G: %+v", job.Runs)
 	}
 }

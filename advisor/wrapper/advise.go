@@ -49,6 +49,9 @@ type advice struct {
 	script *slurm.Script // nil when there is no script file
 	lint   []string      // what sbatch or the site would reject, or the job will not get
 	submit *advisor.SubmitAdvice
+	// warning is what the advice went on without (the site-wide history
+	// unreadable): the submission's one line about a problem.
+	warning string
 }
 
 // adviseWithin prints the advice for the submission and returns the command
@@ -61,6 +64,9 @@ func (w *wrapper) adviseWithin(ctx context.Context, cl *slurm.CommandLine, apply
 	if err != nil {
 		w.warn("no advice this time: %v", err)
 		return cl, adv
+	}
+	if adv.warning != "" {
+		w.warn("%s", adv.warning)
 	}
 	for _, line := range adv.lint {
 		w.say("%s", line)
@@ -108,12 +114,13 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	}
 	adv.site = site
 	adv.lint = advisor.SubmissionProblems(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
-	runs, err := w.runs(ctx, advisor.KeyOf(file, script, site), site)
+	runs, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err
 	}
+	// Now and User make the monthly rate the user's, up to today.
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
-		Runs: runs, QueueWaitS: map[string]float64{}}
+		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user()}
 	rec, err := advisor.Recommend(site, job, advisor.Options{})
 	if err != nil {
 		return adv, fmt.Errorf("recommend: %w", err)
@@ -132,37 +139,16 @@ func (w *wrapper) scriptFile(path string) string {
 }
 
 // runs are the script's runs, and its earlier versions', in the user's
-// history and the site's (site_db in the site file), each job once.
-func (w *wrapper) runs(ctx context.Context, key advisor.ScriptKey, site *catalog.Site) ([]advisor.Run, error) {
-	own, err := w.runsFrom(ctx, key, w.dbPath(), false)
+// history and the site's (site_db in the site file), each job once. A
+// site-wide history that cannot be read leaves the user's, and a warning
+// in adv.
+func (w *wrapper) runs(ctx context.Context, adv *advice, file string) ([]advisor.Run, error) {
+	open := advisor.HistoryOpeners{Own: w.opt.OpenHistory, SiteWide: w.opt.OpenHistory}
+	hs, err := advisor.Histories(ctx, advisor.HistoriesRequest{UserDB: w.dbPath(), Site: adv.site}, open)
 	if err != nil {
 		return nil, err
 	}
-	siteRuns, err := w.runsFrom(ctx, key, site.History.SiteDB, true)
-	if err != nil {
-		return nil, err
-	}
-	return advisor.MergeRuns(own, siteRuns), nil
-}
-
-// runsFrom reads the script's runs, and its earlier versions', from a
-// history, read-only: none when db is "" (no site-wide history) or, for the
-// user's own, does not exist yet. siteWide (the site's history) counts only
-// this user's jobs as earlier versions.
-func (w *wrapper) runsFrom(ctx context.Context, key advisor.ScriptKey, db string, siteWide bool) ([]advisor.Run, error) {
-	if db == "" {
-		return nil, nil
-	}
-	st, err := w.opt.OpenHistory(ctx, db)
-	if errors.Is(err, fs.ErrNotExist) && !siteWide {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	if siteWide {
-		return advisor.GatherScriptRuns(ctx, key, nil, st)
-	}
-	return advisor.GatherScriptRuns(ctx, key, st)
+	defer hs.Close()
+	adv.warning = hs.Warning
+	return advisor.GatherScriptRuns(ctx, advisor.KeyOf(file, adv.script, adv.site, w.user()), hs.Own, hs.SiteWide...)
 }

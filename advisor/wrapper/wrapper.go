@@ -64,6 +64,9 @@ type Options struct {
 	WorkDir string           // where sbatch runs: relative script paths, --output directories
 	// DefaultDB is the user's history when MIGADVISOR_DB is not set.
 	DefaultDB string
+	// User is who submits: in the site-wide history only their jobs can be
+	// a script's earlier versions. "": $USER, else $LOGNAME, of Env.
+	User string
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -176,6 +179,17 @@ func (w *wrapper) dbPath() string {
 		return db
 	}
 	return w.opt.DefaultDB
+}
+
+// user is who submits: Options.User, else the login's name in Env.
+func (w *wrapper) user() string {
+	if w.opt.User != "" {
+		return w.opt.User
+	}
+	if u := w.getenv("USER"); u != "" {
+		return u
+	}
+	return w.getenv("LOGNAME")
 }
 
 // warn prints the one line a submission may get about what went wrong in

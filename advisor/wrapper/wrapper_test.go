@@ -69,6 +69,7 @@ type fixture struct {
 	deadline       time.Duration
 	openHistory    func(context.Context, string) (*history.Store, error)
 	loadSite       func(string) (*catalog.Site, error)
+	user           string       // Options.User
 	opened         atomic.Int32 // histories opened
 }
 
@@ -101,7 +102,7 @@ func (f *fixture) run(args ...string) int {
 			f.opened.Add(1)
 			return f.openHistory(ctx, path)
 		},
-		LoadSite: f.loadSite,
+		LoadSite: f.loadSite, User: f.user,
 	})
 }
 
@@ -143,9 +144,21 @@ const fullA100 = "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATC
 // and links its job 2 (7 s, completed on 1g.10gb) to the script at path.
 func (f *fixture) withJob2(t *testing.T, path string) {
 	t.Helper()
+	script, err := slurm.ReadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	historyWithJob2(t, f.db, script.Fingerprint(), path)
+}
+
+// historyWithJob2 fills the history at db from the dev cluster's
+// accounting dump and links its job 2 (root's, named fx-complete; 7 s,
+// completed on 1g.10gb) to a script: its fingerprint and where it was.
+func historyWithJob2(t *testing.T, db, fingerprint, source string) {
+	t.Helper()
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st, err := history.Open(ctx, f.db)
+	st, err := history.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +181,8 @@ func (f *fixture) withJob2(t *testing.T, path string) {
 	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
 		t.Fatal(err)
 	}
-	script, err := slurm.ReadScript(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: script.Fingerprint(),
-		Source: path, Script: path, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
+	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: fingerprint,
+		Source: source, Script: source, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -474,6 +483,59 @@ func TestRunAdvisesFromAnEarlierVersion(t *testing.T) {
 	code := f.run("job.sh")
 	if want := "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb, at ~"; code != 0 || !strings.HasPrefix(f.stderr.String(), want) {
 		t.Errorf("advice after an edit: exit %d, %q", code, f.stderr.String())
+	}
+}
+
+// A site-wide history that cannot be read is said in the one line, and
+// the advice goes on from the user's own.
+func TestRunAdvisesWithoutAnUnreadableSiteHistory(t *testing.T) {
+	f := newFixture(t)
+	f.withJob2(t, f.script(t, "job.sh", fullA100))
+	f.loadSite = func(string) (*catalog.Site, error) {
+		site, err := catalog.Builtin("wulver")
+		site.History.SiteDB = filepath.Join(f.dir, "gone", "site.db")
+		return site, err
+	}
+	code := f.run("job.sh")
+	warning, advice, _ := strings.Cut(f.stderr.String(), "\n")
+	if code != 0 || !strings.HasPrefix(warning, "migadvisor: the site-wide history is not readable, so only yours is used: ") || !adviceLine.MatchString(advice) {
+		t.Errorf("exit %d, %q", code, f.stderr.String())
+	}
+}
+
+// In the site-wide history only the submitting user's jobs ($USER, or
+// Options.User) of the script's name can be its earlier versions: another
+// user's script of the same name is another script.
+func TestRunReadsOnlyTheUsersEarlierVersionsInTheSiteHistory(t *testing.T) {
+	f := newFixture(t)
+	siteDB := filepath.Join(t.TempDir(), "site.db")
+	// slurmdbd's copy of root's script fx-complete: another fingerprint than the user's.
+	historyWithJob2(t, siteDB, "slurmdbd-copy", "sacct:migdev/2")
+	st, err := history.Open(context.Background(), siteDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := slurm.ScanOutput(strings.NewReader("MIGADVISOR_GPU peak_mib=1536 total_mib=9728 samples=4 device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
+	if err := st.RecordOutput(context.Background(), "migdev", "2", "/tmp/fx/slurm-2.out", 100, f.now, ev); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	f.loadSite = func(string) (*catalog.Site, error) {
+		site, err := catalog.Builtin("wulver")
+		site.History.SiteDB = siteDB
+		return site, err
+	}
+	f.script(t, "job.sh", strings.Replace(fullA100, "#SBATCH -p gpu\n", "#SBATCH -p gpu\n#SBATCH -J fx-complete\n", 1))
+	const advice = "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb"
+	for _, tc := range []struct {
+		env, opt string
+		advised  bool
+	}{{"root", "", true}, {"alice", "", false}, {"alice", "root", true}, {"root", "alice", false}} {
+		f.env = []string{"PATH=/usr/bin", "USER=" + tc.env}
+		f.user = tc.opt
+		if code := f.run("job.sh"); code != 0 || strings.HasPrefix(f.stderr.String(), advice) != tc.advised {
+			t.Errorf("USER=%s, Options.User %q: exit %d, %q", tc.env, tc.opt, code, f.stderr.String())
+		}
 	}
 }
 

@@ -106,13 +106,15 @@ type historyOptions struct {
 	Script string // "" for every job in the history
 	Limit  int    // 0: all
 	JSON   bool
+	User   string // who asks: in the site-wide history only their jobs are earlier versions
 }
 
 func historyOptionsFrom(c *cli.Context) (historyOptions, error) {
 	if c.NArg() > 1 {
 		return historyOptions{}, usageError{"history takes at most one JOB.sh"}
 	}
-	o := historyOptions{Global: globalFlagsFrom(c), Script: c.Args().First(), Limit: c.Int("limit"), JSON: c.Bool("json")}
+	o := historyOptions{Global: globalFlagsFrom(c), Script: c.Args().First(), Limit: c.Int("limit"), JSON: c.Bool("json"),
+		User: currentUserName()}
 	return o, nonNegative("--limit", o.Limit, "a number of jobs, 0 for all")
 }
 
@@ -127,21 +129,18 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 		if script, err = slurm.ReadScript(o.Script); err != nil {
 			return err
 		}
-		k := advisor.KeyOf(o.Script, script, site)
+		k := advisor.KeyOf(o.Script, script, site, o.User)
 		key = &k
 	}
-	st, err := openHistoryToRead(ctx, o.Global.DB, w.Err)
+	hs, err := advisor.Histories(ctx, advisor.HistoriesRequest{UserDB: o.Global.DB, Site: site, AllJobs: key == nil}, readHistories(w.Err))
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	var siteWide []*history.Store
-	if key != nil {
-		if shared := openSiteHistoryAt(ctx, w.Err, site, o.Global.DB); shared != nil {
-			defer shared.Close()
-			siteWide = append(siteWide, shared)
-		}
+	defer hs.Close()
+	if hs.Warning != "" {
+		fmt.Fprintf(w.Err, "migadvisor: %s\n", hs.Warning)
 	}
+	st, siteWide := hs.Own, hs.SiteWide
 	recs, err := advisor.History(ctx, key, o.Limit, st, siteWide...)
 	if err != nil {
 		return err
@@ -153,7 +152,8 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 	if len(jobs) == 0 {
 		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", historiesRead(st, siteWide))
 		if key != nil {
-			if why, err = whyNoRuns(ctx, o.Script, site, script, st, siteWide); err != nil {
+			req := advisor.GatherRequest{Path: o.Script, Script: script, User: o.User}
+			if why, err = whyNoRuns(ctx, site, req, st, siteWide); err != nil {
 				return err
 			}
 		}
@@ -201,12 +201,14 @@ func historiesRead(own *history.Store, siteWide []*history.Store) string {
 // its name are in the history linked to no script, recommend's notes say
 // so (advisor.Gather words them); else the ways to runs: track for jobs
 // plain sbatch submitted, a probe to measure it.
-func whyNoRuns(ctx context.Context, path string, site *catalog.Site, script *slurm.Script, own *history.Store, siteWide []*history.Store) (string, error) {
+func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherRequest, own *history.Store, siteWide []*history.Store) (string, error) {
 	// Queue waits since now: none to read, only the notes are wanted.
-	job, err := advisor.Gather(ctx, own, site, path, script, time.Now(), siteWide...)
+	req.WaitsSince = time.Now()
+	job, err := advisor.GatherFor(ctx, site, req, own, siteWide...)
 	if err != nil {
 		return "", err
 	}
+	path := req.Path
 	word := slurm.ShellWord(path)
 	what := fmt.Sprintf("if you submitted it with plain sbatch, 'migadvisor track %s JOBID...' links its jobs to it; "+
 		"'migadvisor recommend --probe %s' measures it", word, word)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/user"
 	"slices"
 	"strings"
 	"time"
@@ -14,8 +15,6 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
-	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -95,6 +94,8 @@ type recommendOptions struct {
 	waitSince time.Time // queue waits from jobs submitted since
 	json      bool
 	probe     probeOptions
+	user      string           // who asks: their runs are the monthly rate
+	now       func() time.Time // the clock: read after the probe, which takes minutes
 }
 
 func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
@@ -103,15 +104,25 @@ func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
 		return recommendOptions{}, err
 	}
 	opt := recommendOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, prior: c.String("prior"), json: c.Bool("json"),
-		advice: advisor.Options{Objective: c.String("objective"), MaxSlowdown: c.Float64("max-slowdown"), SUTolerance: c.Float64("tolerance")}}
+		advice: advisor.Options{Objective: c.String("objective"), MaxSlowdown: c.Float64("max-slowdown"), SUTolerance: c.Float64("tolerance")},
+		user:   currentUserName(), now: time.Now}
 	if err := checkAdvice(opt.advice, c.IsSet("tolerance")); err != nil {
 		return opt, err
 	}
-	if opt.waitSince, err = parseSince(c.String("wait-since"), time.Now()); err != nil {
+	if opt.waitSince, err = parseSince(c.String("wait-since"), opt.now()); err != nil {
 		return opt, usageError{"--wait-since: " + err.Error()}
 	}
 	opt.probe, err = probeOptionsFrom(c)
 	return opt, err
+}
+
+// currentUserName is the name of the user running migadvisor, "" if unknown.
+func currentUserName() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.Username
 }
 
 // checkAdvice refuses what no recommendation can be made with.
@@ -143,27 +154,12 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 			return err
 		}
 	}
-	job, err := recommendJob(ctx, opt, env, site, script)
+	req := advisor.AdviseRequest{Path: opt.path, Script: script, Site: site, UserDB: opt.Global.DB, User: opt.user, Now: opt.now(),
+		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir()}
+	rec, err := advisor.Advise(ctx, req, adviseDeps(env))
 	if err != nil {
-		return err
+		return priorUsage(err)
 	}
-	var waitNote string
-	if opt.advice.Objective == advisor.ObjectiveTurnaround {
-		waitNote = estimateStarts(ctx, env, site, script, &job)
-	}
-	rec, err := advisor.Recommend(site, job, opt.advice)
-	var fe *catalog.FileError
-	if errors.As(err, &fe) && fe.File == "" {
-		fe.File = opt.path
-	}
-	if err != nil {
-		return err
-	}
-	if waitNote != "" {
-		rec.Notes = append(rec.Notes, waitNote)
-	}
-	// Judged where sbatch would run it: a missing --output directory fails a job at once.
-	rec.AddProblems(advisor.SubmissionProblems(script, site, opt.path, advisor.LintOptions{SubmitDir: workingDir()}), opt.path)
 	if opt.json {
 		return writeJSON(env.Out, rec)
 	}
@@ -171,86 +167,40 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 	return nil
 }
 
-// recommendJob gathers the script's evidence, and a prior when it has no runs.
-func recommendJob(ctx context.Context, opt recommendOptions, env commandEnv, site *catalog.Site, script *slurm.Script) (advisor.Job, error) {
-	st, err := env.openHistory(ctx)
-	if err != nil {
-		return advisor.Job{}, err
+// adviseDeps reach the histories on disk and Slurm, and say on stderr what
+// the advice goes on without.
+func adviseDeps(env commandEnv) advisor.AdviseDeps {
+	return advisor.AdviseDeps{
+		Open:   readHistories(env.Err),
+		Starts: bench.SlurmStarts{Client: env.client()},
+		Warn:   func(msg string) { fmt.Fprintf(env.Err, "migadvisor: %s\n", msg) },
 	}
-	defer st.Close()
-	var siteWide []*history.Store
-	if shared := openSiteHistoryAt(ctx, env.Err, site, env.global.DB); shared != nil {
-		defer shared.Close()
-		siteWide = append(siteWide, shared)
-	}
-	job, err := advisor.Gather(ctx, st, site, opt.path, script, opt.waitSince, siteWide...)
-	job.Source = script
-	if err == nil && len(job.Runs) == 0 {
-		job.Prior, err = priorFor(site, script, opt.prior)
-	}
-	return job, err
 }
 
-// openSiteHistoryAt opens the site-wide history the site file names,
-// read-only; nil when there is none, it is the user's own (at db), or it
-// cannot be read (said on stderr: the advice then comes from the user's
-// history alone).
-func openSiteHistoryAt(ctx context.Context, stderr io.Writer, site *catalog.Site, db string) *history.Store {
-	path := site.History.SiteDB
-	if path == "" || fsutil.SamePath(path, db) {
-		return nil
+// readHistories open the user's history to read (saying on stderr where
+// there is none to read) and the site-wide one read-only.
+func readHistories(stderr io.Writer) advisor.HistoryOpeners {
+	return advisor.HistoryOpeners{
+		Own: func(ctx context.Context, path string) (*history.Store, error) {
+			return openHistoryToRead(ctx, path, stderr)
+		},
+		SiteWide: func(ctx context.Context, path string) (*history.Store, error) {
+			return history.OpenWith(ctx, path, history.Options{ReadOnly: true})
+		},
 	}
-	st, err := history.OpenWith(ctx, path, history.Options{ReadOnly: true})
-	if err != nil {
-		fmt.Fprintf(stderr, "migadvisor: the site-wide history is not readable, so only yours is used: %v\n", err)
-		return nil
-	}
-	return st
 }
 
-// estimateStarts replaces the history's queue waits with the scheduler's
-// own estimates (`sbatch --test-only`) where Slurm answers, and says which
-// were used.
-func estimateStarts(ctx context.Context, env commandEnv, site *catalog.Site, script *slurm.Script, job *advisor.Job) string {
-	now := time.Now()
-	starts, err := bench.StartEstimates(ctx, env.client(), site, script, workingDir())
-	for p, at := range starts {
-		job.QueueWaitS[p] = max(at.Sub(now).Seconds(), 0)
-	}
+// priorUsage words a --prior the site has no benchmark for: a usage error
+// where the site has others to name.
+func priorUsage(err error) error {
+	var pe *advisor.PriorError
 	switch {
-	case err != nil && len(starts) == 0:
-		return "queue waits: medians from the history (sbatch --test-only: " + oneLine(err) + ")"
-	case err != nil:
-		return fmt.Sprintf("queue waits: sbatch --test-only estimates for %d profiles, medians from the history for the rest (%s)", len(starts), oneLine(err))
+	case !errors.As(err, &pe):
+		return err
+	case len(pe.Known) == 0:
+		return fmt.Errorf("site %s has no reference benchmarks for --prior", pe.Site)
 	}
-	return "queue waits: sbatch --test-only estimates of the start time now"
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// priorFor is the reference benchmark named (--prior), else the one the script looks like.
-func priorFor(site *catalog.Site, script *slurm.Script, name string) (*catalog.Benchmark, error) {
-	set, ok := catalog.ReferenceFor(site)
-	switch {
-	case !ok && name != "":
-		return nil, fmt.Errorf("site %s has no reference benchmarks for --prior", site.Name)
-	case !ok:
-		return nil, nil
-	case name != "":
-		b, ok := set.Benchmark(name)
-		if !ok {
-			var names []string
-			for _, b := range set.Benchmarks {
-				names = append(names, b.Name)
-			}
-			return nil, usageError{fmt.Sprintf("--prior %q is not a reference benchmark of %s (%s)", name, site.Name, strings.Join(names, ", "))}
-		}
-		return b, nil
-	}
-	b, _ := advisor.RecogniseWorkload(set, script)
-	return b, nil
+	return usageError{"--prior " + pe.Error()}
 }
 
 func printRecommendation(w io.Writer, rec *advisor.Recommendation) {

@@ -179,9 +179,10 @@ func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	// Job 2 of the dev cluster's dump completed in 7 s on 1g.10gb; the script asks for a whole A100.
+	// Dated yesterday, it is a run of the last 30 days: the monthly saving counts it.
 	file := filepath.Join(t.TempDir(), "job.sh")
 	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	historyWithJob2(t, db, file)
+	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -1)))
 	out, errOut, code := migadvisor(t, "recommend", file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -221,6 +222,37 @@ func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
 	if su := rec.Profiles[0].SU; su == nil || !strings.Contains(out, strconv.FormatFloat(*su, 'f', -1, 64)) || *rec.Profiles[0].Runtime != 7 {
 		t.Errorf("1g.10gb SU %v, runtime %v, not as printed:\n%s", su, rec.Profiles[0].Runtime, out)
 	}
+}
+
+// A script last run two months ago has no monthly rate: the 30 days count
+// back from today, not from its newest run.
+func TestRecommendCountsTheMonthlyRateBackFromToday(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
+	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -60)))
+	out, errOut, code := migadvisor(t, "recommend", file)
+	if code != 0 || !strings.Contains(out, "saves about ") || strings.Contains(out, "at your rate of") {
+		t.Errorf("exit %d %s:\n%s", code, errOut, out)
+	}
+}
+
+// devclusterDumpOn is a copy of the dev cluster's accounting dump with its
+// jobs run on day instead of 2026-11-21.
+func devclusterDumpOn(t *testing.T, day time.Time) string {
+	t.Helper()
+	data, err := os.ReadFile(devclusterDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "sacct.psv")
+	shifted := strings.ReplaceAll(string(data), "2026-11-21T", day.Format("2006-01-02")+"T")
+	if err := os.WriteFile(dump, []byte(shifted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dump
 }
 
 // A runtime that is only a bound makes SU per work a bound too, and the
