@@ -71,7 +71,7 @@ func BenchmarkRecommend1MJobs(b *testing.B) {
 	since := time.Unix(0, 0)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		job, err := Gather(ctx, st, site, "train.sh", script, since)
+		job, err := GatherFor(ctx, site, GatherRequest{Path: "train.sh", Script: script, WaitsSince: since}, st)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,14 +28,6 @@ type GatherRequest struct {
 	User       string
 	WaitsSince time.Time // queue waits from jobs submitted since
 }
-
-// Gather is GatherFor with no user known: in a site-wide history any
-// user's jobs of the script's name and resources count as its earlier
-// versions.
-func Gather(ctx context.Context, st *history.Store, site *catalog.Site, path string, s *slurm.Script, waitsSince time.Time, siteWide ...*history.Store) (Job, error) {
-	return GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: waitsSince}, st, siteWide...)
-}
-
 // GatherFor reads a script's evidence from the user's history (own; nil
 // for none) and the site-wide ones: the runs that share its fingerprint
 // and those of its earlier versions (see GatherScriptRuns; a job in both

@@ -80,7 +80,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	if v2.Fingerprint() == v1.Fingerprint() {
 		t.Fatal("the edit kept the fingerprint")
 	}
-	job, err := Gather(ctx, st, site, path, v2, time.Unix(0, 0))
+	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: v2, WaitsSince: time.Unix(0, 0)}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "14", Fingerprint: v2.Fingerprint(), Source: path, Script: path, Submitted: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	job, _ = Gather(ctx, st, site, path, v2, time.Unix(0, 0))
+	job, _ = GatherFor(ctx, site, GatherRequest{Path: path, Script: v2, WaitsSince: time.Unix(0, 0)}, st)
 	if len(job.Runs) != 1 || job.Runs[0].JobID != "14" || job.Runs[0].Earlier || len(job.Notes) != 0 {
 		t.Errorf("runs %+v, notes %q", job.Runs, job.Notes)
 	}
@@ -165,7 +165,7 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	job, err := Gather(ctx, st, site, path, s, time.Unix(0, 0))
+	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	s := writeScript(t, path, trainV1)
-	job, err := Gather(ctx, st, site, path, s, time.Unix(0, 0))
+	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,12 +200,13 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	if job, err = Gather(ctx, st, site, path, s, time.Unix(0, 0)); err != nil || len(job.Runs) != 3 || len(job.Notes) != 0 {
+	if job, err = GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st); err != nil || len(job.Runs) != 3 || len(job.Notes) != 0 {
 		t.Errorf("after track: %d runs, notes %q, %v", len(job.Runs), job.Notes, err)
 	}
 	// Another name: nothing to say.
 	other := filepath.Join(t.TempDir(), "other.sh")
-	if job, err := Gather(ctx, st, site, other, writeScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1)), time.Unix(0, 0)); err != nil || len(job.Runs) != 0 || len(job.Notes) != 0 {
+	otherScript := writeScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1))
+	if job, err := GatherFor(ctx, site, GatherRequest{Path: other, Script: otherScript, WaitsSince: time.Unix(0, 0)}, st); err != nil || len(job.Runs) != 0 || len(job.Notes) != 0 {
 		t.Errorf("another name: notes %q, %v", job.Notes, err)
 	}
 }
