@@ -329,7 +329,9 @@ func printCollect(w io.Writer, rep collectReport) {
 		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)
 	}
 	if len(o.Missing) > 0 {
-		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", jobsNamed(o.Missing))
+		// A site-wide collect can miss thousands (other users' files it cannot
+		// see): name a few, count the rest; --json lists them all.
+		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", jobsNamedUpTo(o.Missing, 10))
 	}
 }
 
@@ -339,6 +341,14 @@ func jobsNamed(ids []string) string {
 		return "job " + ids[0]
 	}
 	return "jobs " + strings.Join(ids, ", ")
+}
+
+// jobsNamedUpTo is jobsNamed with at most n ids, and how many more.
+func jobsNamedUpTo(ids []string, n int) string {
+	if len(ids) <= n {
+		return jobsNamed(ids)
+	}
+	return fmt.Sprintf("%s and %d more", jobsNamed(ids[:n]), len(ids)-n)
 }
 
 // printWindow says which stretch of accounting was read and where the next
