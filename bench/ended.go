@@ -15,7 +15,7 @@ import (
 // History is what following jobs reads of the history: the tracked
 // submissions, and the records of their jobs.
 type History interface {
-	Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error)
+	TrackedReader
 	History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error)
 }
 

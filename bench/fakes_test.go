@@ -97,7 +97,8 @@ type fakeHistory struct {
 	sweeps  []history.Sweep
 	subs    []history.Submission
 	records []history.JobRecord
-	failOn  string // a method that fails: "RecordSweep", "RecordSubmissions"
+	failOn  string // a method that fails: "RecordSweep", "RecordSubmissions", "Tracked"
+	reads   int    // calls of Tracked
 }
 
 func (h *fakeHistory) RecordSweep(_ context.Context, sw history.Sweep) error {
@@ -128,9 +129,13 @@ func (h *fakeHistory) History(_ context.Context, f history.HistoryFilter) ([]his
 }
 
 func (h *fakeHistory) Tracked(_ context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
+	h.reads++
+	if h.failOn == "Tracked" {
+		return nil, fmt.Errorf("database is locked")
+	}
 	var out []history.Tracked
 	for _, s := range h.subs {
-		if len(f.JobIDs) > 0 && !slices.Contains(f.JobIDs, s.JobID) {
+		if len(f.JobIDs) > 0 && !slices.Contains(f.JobIDs, s.JobID) || f.SweepDir != "" && s.SweepDir != f.SweepDir {
 			continue
 		}
 		t := history.Tracked{Submission: s}

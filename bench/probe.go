@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -71,17 +72,18 @@ const (
 
 // ProbeEvent is one step of a probe, for the CLI to show.
 type ProbeEvent struct {
-	Kind    ProbeEventKind
-	Dir     string
-	Sweep   *Sweep
-	Profile string
-	JobID   string
-	File    string // the variant, under Dir
-	State   string // Slurm's final state, SummaryState's words
-	Outcome advisor.Outcome
-	Queue   QueueState
-	Ended   *Ended
-	Err     error
+	Kind     ProbeEventKind
+	Workload string // a suite's: the workload tag of the submitted job
+	Dir      string
+	Sweep    *Sweep
+	Profile  string
+	JobID    string
+	File     string // the variant, under Dir
+	State    string // Slurm's final state, SummaryState's words
+	Outcome  advisor.Outcome
+	Queue    QueueState
+	Ended    *Ended
+	Err      error
 }
 
 // ProbeRung is one sweep a probe submitted and what became of it.
@@ -111,9 +113,9 @@ func (r ProbeResult) Dir() string {
 // ladder from the smallest that stops at the first clean completion, or at
 // a failure that no larger profile would change.
 func Probe(ctx context.Context, opt ProbeOptions, deps ProbeDeps) (ProbeResult, error) {
-	p := prober{opt: opt, deps: deps}
-	if p.deps.Clock == nil {
-		p.deps.Clock = SystemClock{}
+	p := prober{measurer: newMeasurer(deps), opt: opt}
+	if w := NoGPUWarning(opt.Sweep.Script); w != "" {
+		p.say(ProbeEvent{Kind: ProbeWarning, Err: errors.New(w)})
 	}
 	if !opt.Ladder {
 		_, err := p.rung(ctx, opt.Sweep.OutDir, opt.Sweep.Profiles)
@@ -148,15 +150,9 @@ func Probe(ctx context.Context, opt ProbeOptions, deps ProbeDeps) (ProbeResult, 
 
 // prober is one probe under way.
 type prober struct {
-	opt  ProbeOptions
-	deps ProbeDeps
-	res  ProbeResult
-}
-
-func (p *prober) say(e ProbeEvent) {
-	if p.deps.Progress != nil {
-		p.deps.Progress(e)
-	}
+	measurer
+	opt ProbeOptions
+	res ProbeResult
 }
 
 // rung writes, submits, waits for and collects the variants of some
@@ -164,33 +160,20 @@ func (p *prober) say(e ProbeEvent) {
 func (p *prober) rung(ctx context.Context, dir string, profiles []string) (ProbeRung, error) {
 	sopt := p.opt.Sweep
 	sopt.Profiles, sopt.OutDir = profiles, dir
-	if sopt.Now == nil {
-		sopt.Now = p.deps.Clock.Now
-	}
-	sw, err := WriteSweep(sopt)
+	sw, err := p.writeSweep(ctx, sopt)
 	if err != nil {
 		return ProbeRung{}, err
 	}
 	rung := ProbeRung{Dir: dir, Sweep: sw, Outcomes: map[string]advisor.Outcome{}}
 	p.res.Rungs = append(p.res.Rungs, rung)
-	p.say(ProbeEvent{Kind: ProbeSwept, Dir: dir, Sweep: sw})
-	if err := RecordSweep(ctx, p.deps.History, dir, sw); err != nil {
-		// The variants are written; the history is a convenience, never a reason to fail.
-		p.say(ProbeEvent{Kind: ProbeWarning, Dir: dir, Err: fmt.Errorf("the sweep is not in the history: %w", err)})
-	}
 	ids, err := p.submit(ctx, dir, sw)
 	if err != nil {
 		return rung, err
 	}
-	w := Waiter{Queue: p.deps.Slurm, Clock: p.deps.Clock, Progress: func(s QueueState) { p.say(ProbeEvent{Kind: ProbeQueue, Dir: dir, Queue: s}) }}
-	if err := w.Wait(ctx, ids, p.opt.Wait); err != nil {
-		return rung, err
-	}
-	ended, err := p.deps.Collect(ctx, ids)
+	ended, err := p.waitAndCollect(ctx, dir, ids, p.opt.Wait)
 	if err != nil {
 		return rung, err
 	}
-	p.say(ProbeEvent{Kind: ProbeCollected, Dir: dir, Ended: &ended})
 	for _, t := range ended.Tracked {
 		o := ended.Outcomes.Of(t)
 		rung.Outcomes[t.JobID] = o
@@ -199,16 +182,11 @@ func (p *prober) rung(ctx context.Context, dir string, profiles []string) (Probe
 	return rung, nil
 }
 
-// submit submits the sweep's variants and records them; a failure
-// part-way still records those submitted.
+// submit submits the sweep's variants and records them, and says each;
+// a failure part-way still records those submitted.
 func (p *prober) submit(ctx context.Context, dir string, sw *Sweep) ([]string, error) {
-	subErr := SubmitSweep(ctx, p.deps.Slurm, dir, sw, p.deps.Clock.Now)
-	if err := RecordSubmissions(ctx, p.deps.History, dir, sw, p.opt.Workload, p.opt.WorkDir); err != nil {
-		p.say(ProbeEvent{Kind: ProbeWarning, Dir: dir, Err: fmt.Errorf("the jobs are in %s but not in the history: %w",
-			filepath.Join(dir, SweepFileName), err)})
-	}
-	if subErr != nil {
-		return nil, subErr
+	if err := p.submitSweep(ctx, dir, sw, p.opt.Workload, p.opt.WorkDir); err != nil {
+		return nil, err
 	}
 	var ids []string
 	for _, name := range sw.Profiles {

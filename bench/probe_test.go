@@ -205,3 +205,22 @@ func TestProbeProfiles(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A probe of a script that asks for no GPU says so once, before the first
+// rung, however many rungs the ladder climbs.
+func TestProbeWarnsOnceOfAScriptWithoutAGPU(t *testing.T) {
+	w := newProbeWorld(t, map[string]string{"1g.10gb": "gpu-oom", "2g.20gb": "completed"})
+	w.opt.Sweep.Script = testutil.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --time=01:00:00\npython train.py\n")
+	if _, err := Probe(context.Background(), w.opt, w.deps); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for _, e := range w.events {
+		if e.Kind == ProbeWarning {
+			warnings = append(warnings, e.Err.Error())
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "asks for no GPU") || w.events[0].Kind != ProbeWarning {
+		t.Errorf("warnings %q", warnings)
+	}
+}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -169,4 +170,91 @@ func Recent(tracked []history.Tracked, outcomes Outcomes, since time.Time) (kept
 		}
 	}
 	return kept, left
+}
+
+// StatusQuery says which tracked submissions status lists.
+type StatusQuery struct {
+	JobIDs   []string // only these; none: every one
+	SweepDir string   // only the sweep's in this directory, absolute as the history holds it
+	All      bool     // also those that ended before RecentWindow
+	Now      time.Time
+	Site     *catalog.Site // nil: the explanations lack the profiles' usable memory
+}
+
+// Named reports whether jobs were asked about by id or sweep: those are
+// listed however long ago they ended.
+func (q StatusQuery) Named() bool { return len(q.JobIDs) > 0 || q.SweepDir != "" }
+
+// StatusSlurm is what status asks Slurm: squeue of the jobs not ended,
+// and accounting of the ids neither squeue nor the history knows.
+type StatusSlurm interface {
+	Queue
+	// Lacks lists the ids that Slurm has no job of (collect.SlurmLacks).
+	Lacks(ctx context.Context, ids []string) ([]string, error)
+}
+
+// StatusDeps are status's ways to Slurm and the history.
+type StatusDeps struct {
+	Slurm   StatusSlurm
+	History History
+}
+
+// StatusResult is what status lists.
+type StatusResult struct {
+	Rows     []JobStatus
+	Tracked  int   // the submissions the history tracks of those asked about
+	Left     int   // of them, those that ended before RecentWindow: not in Rows
+	QueueErr error // squeue failed: the states come from the history only
+}
+
+// Status is the tracked submissions asked about, each with its state:
+// squeue's while Slurm still has it, else the history's, with how it
+// ended. Unless asked by id or sweep, or All, only the recent ones.
+func Status(ctx context.Context, q StatusQuery, deps StatusDeps) (StatusResult, error) {
+	tracked, err := deps.History.Tracked(ctx, history.TrackedFilter{JobIDs: q.JobIDs, SweepDir: q.SweepDir})
+	if err != nil {
+		return StatusResult{}, err
+	}
+	outcomes, err := ExplainEnded(ctx, deps.History, q.Site, tracked)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	res := StatusResult{Tracked: len(tracked)}
+	if !q.All && !q.Named() {
+		tracked, res.Left = Recent(tracked, outcomes, q.Now.Add(-RecentWindow))
+	}
+	var live Live
+	live, res.QueueErr = liveStates(ctx, deps.Slurm, tracked)
+	res.Rows = make([]JobStatus, 0, len(tracked))
+	for _, t := range tracked {
+		r := StatusOf(t, live, outcomes)
+		QueuedProfile(&r, live, q.Site)
+		res.Rows = append(res.Rows, r)
+	}
+	return res, nil
+}
+
+// liveStates asks squeue about the tracked jobs that have not ended, and
+// accounting about those squeue does not show and the history has no
+// record of (Slurm may never have had them). A squeue that fails leaves
+// the states to the history (Live.OK false), and its error is returned.
+func liveStates(ctx context.Context, sl StatusSlurm, tracked []history.Tracked) (Live, error) {
+	live := Live{Jobs: map[string][]slurm.QueuedJob{}, OK: true}
+	if ids := history.Unended(tracked); len(ids) > 0 {
+		jobs, err := sl.Queue(ctx, ids)
+		if err != nil {
+			live.OK = false
+			return live, err
+		}
+		live.Jobs = QueueBySubmission(jobs)
+	}
+	var ask []string
+	for _, t := range tracked {
+		if len(t.Jobs) == 0 && len(live.Jobs[t.JobID]) == 0 {
+			ask = append(ask, t.JobID)
+		}
+	}
+	// Without accounting they stay "ended (collect)": no reason to fail.
+	live.Unknown, _ = sl.Lacks(ctx, ask)
+	return live, nil
 }

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,114 @@ func TestStatusOfFollowsTheQueueThenAccounting(t *testing.T) {
 	tr.Jobs = []history.TrackedJob{{Key: "7_1", ID: "7_1", State: "COMPLETED"}, {Key: "7_2", ID: "7_2", State: "FAILED"}, {Key: "7_3", ID: "7_3", State: "COMPLETED"}}
 	if r := StatusOf(tr, Live{OK: true}, Outcomes{}); r.State != "COMPLETED 2, FAILED 1" {
 		t.Errorf("ended: %+v", r)
+	}
+}
+
+// fakeQueue is squeue and accounting as status asks them: queued jobs by
+// id, the ids accounting lacks, and what was asked.
+type fakeQueue struct {
+	queued           map[string]string // id -> state
+	lacks            []string
+	err              error
+	askedQ, askedAcc []string
+}
+
+func (q *fakeQueue) Queue(_ context.Context, ids []string) ([]slurm.QueuedJob, error) {
+	q.askedQ = append(q.askedQ, ids...)
+	if q.err != nil {
+		return nil, q.err
+	}
+	var out []slurm.QueuedJob
+	for _, id := range ids {
+		if st, ok := q.queued[id]; ok {
+			out = append(out, slurm.QueuedJob{ID: id, Raw: id, State: st})
+		}
+	}
+	return out, nil
+}
+
+func (q *fakeQueue) Lacks(_ context.Context, ids []string) ([]string, error) {
+	q.askedAcc = append(q.askedAcc, ids...)
+	var out []string
+	for _, id := range ids {
+		if slices.Contains(q.lacks, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// statusWorld tracks five jobs: 1 ended long ago, 2 runs, 3 is queued
+// with no record yet, 4 is unknown to Slurm, 5 left the queue uncollected.
+func statusWorld() (*fakeHistory, *fakeQueue, time.Time) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	long := now.Add(-30 * 24 * time.Hour)
+	h := &fakeHistory{}
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		h.subs = append(h.subs, history.Submission{Cluster: "c", JobID: id, Submitted: long, SweepDir: "/s/" + id})
+	}
+	end := long.Add(time.Hour)
+	h.records = []history.JobRecord{{Cluster: "c", Key: "1", JobID: "1", State: "COMPLETED", End: &end}, {Cluster: "c", Key: "2", JobID: "2", State: "RUNNING"}}
+	return h, &fakeQueue{queued: map[string]string{"2": "RUNNING", "3": "PENDING"}, lacks: []string{"4"}}, now
+}
+
+func statesOf(rows []JobStatus) string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.JobID+":"+r.State)
+	}
+	return strings.Join(out, " ")
+}
+
+// squeue is asked about the jobs not ended; accounting only about those
+// neither squeue nor the history has; the job ended weeks ago is counted,
+// not listed.
+func TestStatusAsksSqueueThenAccounting(t *testing.T) {
+	h, q, now := statusWorld()
+	res, err := Status(context.Background(), StatusQuery{Now: now}, StatusDeps{Slurm: q, History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statesOf(res.Rows); got != "2:RUNNING 3:PENDING 4:"+StateNotInSlurm+" 5:"+StateCollect || res.Tracked != 5 || res.Left != 1 || res.QueueErr != nil {
+		t.Errorf("rows %s, tracked %d, left %d, %v", got, res.Tracked, res.Left, res.QueueErr)
+	}
+	if strings.Join(q.askedQ, " ") != "2 3 4 5" || strings.Join(q.askedAcc, " ") != "4 5" {
+		t.Errorf("asked squeue about %v and accounting about %v", q.askedQ, q.askedAcc)
+	}
+}
+
+// Jobs named by id or sweep, and --all, list however long ago they ended.
+func TestStatusOfNamedJobsIgnoresTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		q    StatusQuery
+		want string
+	}{
+		{StatusQuery{JobIDs: []string{"1"}}, "1:COMPLETED"},
+		{StatusQuery{SweepDir: "/s/1"}, "1:COMPLETED"},
+		{StatusQuery{All: true}, "1:COMPLETED 2:RUNNING 3:PENDING 4:" + StateNotInSlurm + " 5:" + StateCollect},
+	} {
+		h, q, now := statusWorld()
+		c.q.Now = now
+		res, err := Status(context.Background(), c.q, StatusDeps{Slurm: q, History: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statesOf(res.Rows); got != c.want || res.Left != 0 {
+			t.Errorf("%+v: rows %s, left %d", c.q, got, res.Left)
+		}
+	}
+}
+
+// A squeue that fails leaves the states to the history, says why, and
+// asks accounting nothing.
+func TestStatusWithoutSqueue(t *testing.T) {
+	h, q, now := statusWorld()
+	q.err = errors.New("squeue: command not found")
+	res, err := Status(context.Background(), StatusQuery{Now: now}, StatusDeps{Slurm: q, History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statesOf(res.Rows); got != "2:RUNNING 3:unknown 4:unknown 5:unknown" || res.QueueErr != q.err || len(q.askedAcc) != 0 {
+		t.Errorf("rows %s, %v, accounting asked about %v", got, res.QueueErr, q.askedAcc)
 	}
 }

@@ -397,3 +397,14 @@ func firstLiteral(patterns []string) string {
 	}
 	return ""
 }
+
+// NoGPUWarning is what to say of a script that asks for no GPU, "" for
+// one that asks for some: every variant adds its profile's GPU request,
+// so the sweep (or the probe) runs it on GPUs it did not ask for.
+func NoGPUWarning(s *slurm.Script) string {
+	if s.Resources.GPUCount() > 0 {
+		return ""
+	}
+	return s.Path + " asks for no GPU: each variant adds its profile's GPU request (and partition where the site needs one), " +
+		"so its jobs run on GPUs it did not ask for"
+}

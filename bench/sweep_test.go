@@ -332,3 +332,16 @@ func TestSweepTimeSetsEveryVariantsTimeLimit(t *testing.T) {
 		}
 	}
 }
+
+// A script that asks for no GPU is warned of, in words right for a sweep
+// and a probe alike; one that asks for a GPU is not.
+func TestNoGPUWarning(t *testing.T) {
+	cpu := writeScript(t, "cpu.sh", "#!/bin/bash\n#SBATCH --mem=4G\npython prep.py\n")
+	if w := NoGPUWarning(cpu); !strings.HasPrefix(w, cpu.Path+" asks for no GPU: ") || !strings.HasSuffix(w, "so its jobs run on GPUs it did not ask for") {
+		t.Errorf("warning %q", w)
+	}
+	gpu := writeScript(t, "gpu.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
+	if w := NoGPUWarning(gpu); w != "" {
+		t.Errorf("a GPU script warned of: %q", w)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -168,4 +169,59 @@ func SubmittedIDs(sw *Sweep) []string {
 		}
 	}
 	return ids
+}
+
+// TrackedReader reads the tracked submissions of the history.
+type TrackedReader interface {
+	Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error)
+}
+
+// WaitQuery names the jobs a wait follows.
+type WaitQuery struct {
+	IDs      []string // named by id
+	SweepDir string   // else the submitted jobs of the sweep in this directory
+}
+
+// WaitTargets are the jobs a wait follows: those named, else the sweep's,
+// else every tracked job that has not ended (the only case that reads h).
+func WaitTargets(ctx context.Context, q WaitQuery, h TrackedReader) ([]string, error) {
+	if len(q.IDs) > 0 {
+		return q.IDs, nil
+	}
+	if q.SweepDir != "" {
+		sw, err := ReadSweep(q.SweepDir)
+		if err != nil {
+			return nil, err
+		}
+		ids := SubmittedIDs(sw)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("the sweep in %s was not submitted (run sweep with --submit)", q.SweepDir)
+		}
+		return ids, nil
+	}
+	tracked, err := h.Tracked(ctx, history.TrackedFilter{})
+	if err != nil {
+		return nil, err
+	}
+	return history.Unended(tracked), nil
+}
+
+// Untracked are the jobs of ids that no script is linked to in the
+// history: a wait follows and collects them, but lists only tracked jobs.
+func Untracked(ctx context.Context, h TrackedReader, ids []string) ([]string, error) {
+	tracked, err := h.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, t := range tracked {
+		known[t.JobID] = true
+	}
+	var untracked []string
+	for _, id := range ids {
+		if !known[id] {
+			untracked = append(untracked, id)
+		}
+	}
+	return untracked, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,52 @@ func TestAJobSlurmNoLongerKnows(t *testing.T) {
 	}
 	if r := rows[1]; r.State != StateNotInSlurm || r.Outcome != OutcomeNoSuchJob || r.Explanation != "Slurm has no job 4242: was the id mistyped?" {
 		t.Errorf("the job Slurm does not know: %+v", r)
+	}
+}
+
+// A wait follows the ids named, else the sweep's submitted jobs, else every
+// tracked job not ended; it reads the history only in that last case.
+func TestWaitTargets(t *testing.T) {
+	h := &fakeHistory{subs: []history.Submission{{Cluster: "c", JobID: "7"}, {Cluster: "c", JobID: "8"}},
+		records: []history.JobRecord{{Cluster: "c", Key: "7", JobID: "7", State: "COMPLETED"}}}
+	ids, err := WaitTargets(context.Background(), WaitQuery{IDs: []string{"42", "43"}, SweepDir: "/no/such/sweep"}, h)
+	if err != nil || strings.Join(ids, " ") != "42 43" || h.reads != 0 {
+		t.Errorf("named: %v, %v; the history read %d times", ids, err, h.reads)
+	}
+	dir := t.TempDir()
+	sw := &Sweep{Version: SweepVersion, Profiles: []string{"1g.10gb", "full"},
+		Variants: map[string]*Variant{"1g.10gb": {Profile: "1g.10gb", File: "1g.10gb.sh"}, "full": {Profile: "full", File: "full.sh"}}}
+	if err := SaveSweep(dir, sw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WaitTargets(context.Background(), WaitQuery{SweepDir: dir}, h); err == nil || !strings.Contains(err.Error(), "was not submitted (run sweep with --submit)") {
+		t.Errorf("an unsubmitted sweep: %v", err)
+	}
+	sw.Variants["full"].JobID = "99"
+	if err := SaveSweep(dir, sw); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := WaitTargets(context.Background(), WaitQuery{SweepDir: dir}, h); err != nil || strings.Join(ids, " ") != "99" || h.reads != 0 {
+		t.Errorf("a sweep: %v, %v; the history read %d times", ids, err, h.reads)
+	}
+	if ids, err := WaitTargets(context.Background(), WaitQuery{}, h); err != nil || strings.Join(ids, " ") != "8" {
+		t.Errorf("the tracked jobs not ended: %v, %v", ids, err)
+	}
+	h.failOn = "Tracked"
+	if _, err := WaitTargets(context.Background(), WaitQuery{}, h); err == nil {
+		t.Error("a history that cannot be read: no error")
+	}
+}
+
+// The untracked jobs among those named are those no submission links to a
+// script, in the order named.
+func TestUntracked(t *testing.T) {
+	h := &fakeHistory{subs: []history.Submission{{Cluster: "c", JobID: "7"}}}
+	got, err := Untracked(context.Background(), h, []string{"9", "7", "8"})
+	if err != nil || strings.Join(got, " ") != "9 8" {
+		t.Errorf("untracked %v, %v", got, err)
+	}
+	if got, _ := Untracked(context.Background(), h, []string{"7"}); got != nil {
+		t.Errorf("all tracked: %v", got)
 	}
 }

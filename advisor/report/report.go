@@ -2,6 +2,7 @@
 // charts and pages a site publishes about its GPU profiles: a CSV in the
 // site's own columns, a Markdown page (plain, or MkDocs with markdown-exec),
 // an SVG chart of runtime and SU per profile, and takeaways with provenance.
+// Publish writes them for the workloads a history has, with an index.
 package report
 
 import (

@@ -76,7 +76,7 @@ func fromPublished(t *testing.T, b *catalog.Benchmark, cells []string) jobOf {
 }
 
 // historyOf builds a real history (SQLite) holding one job per row of a
-// published table, tagged with the workload, as 'bench run' and 'collect'
+// published table, tagged with the workload, as 'benchmark run' and 'collect'
 // would leave it.
 func historyOf(t *testing.T, site *catalog.Site, b *catalog.Benchmark, tag string) []history.JobRecord {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package workloads holds migadvisor's reference workloads: published site
 // benchmarks (the Wulver suite) as job templates and the programs they run,
-// embedded in the binary so that 'migadvisor bench' can write and submit
-// them anywhere.
+// embedded in the binary so that 'migadvisor benchmark' can write and
+// submit them anywhere.
 package workloads
 
 import (
@@ -29,7 +29,7 @@ var suiteFS embed.FS
 // suiteFiles are the built-in suites, by file.
 var suiteFiles = []string{"wulver.toml"}
 
-// DefaultSuite is the suite 'bench run' sweeps when none is named.
+// DefaultSuite is the suite 'benchmark run' sweeps when none is named.
 const DefaultSuite = "wulver"
 
 // Suite is a set of workloads that a site publishes results for.
@@ -161,6 +161,17 @@ func Find(tag string) (*Workload, bool) {
 func BaseName(tag string) string {
 	name, _, _ := strings.Cut(tag, "@")
 	return name
+}
+
+// TitleFor is w's title for the runs of one of its tags: a variant's
+// says which, "MNIST SimpleCNN (synthetic, quick)", so that its page is
+// never taken for the real measurement's.
+func (w *Workload) TitleFor(tag string) string {
+	_, variant, ok := strings.Cut(tag, "@")
+	if !ok || BaseName(tag) != w.Name {
+		return w.Title
+	}
+	return w.Title + " (" + strings.ReplaceAll(variant, "@", ", ") + ")"
 }
 
 // Tag is the workload tag for runs of w with some options: runs on random

@@ -133,3 +133,21 @@ func TestRenderNeverReplacesAUsersFile(t *testing.T) {
 		t.Error("rendered without a GPU request")
 	}
 }
+
+// A variant's title says which it is, so that its page is never taken for
+// the real measurement's; the workload's own tag keeps the title.
+func TestTitleForSaysTheVariant(t *testing.T) {
+	w, ok := Find("pytorch_mnist_simplecnn@synthetic@quick")
+	if !ok {
+		t.Fatal("no pytorch_mnist_simplecnn")
+	}
+	for tag, want := range map[string]string{
+		"pytorch_mnist_simplecnn":                 w.Title,
+		"pytorch_mnist_simplecnn@synthetic":       w.Title + " (synthetic)",
+		"pytorch_mnist_simplecnn@synthetic@quick": w.Title + " (synthetic, quick)",
+	} {
+		if got := w.TitleFor(tag); got != want {
+			t.Errorf("TitleFor(%q) = %q, want %q", tag, got, want)
+		}
+	}
+}

@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // benchmarkCommand runs the reference workloads. "bench" still reaches it
@@ -80,28 +77,15 @@ func renderFlags() []cli.Flag {
 	}
 }
 
-// renderChoice is how the workloads are written: renderFlags, with the
-// directory they go to (--out, else one named by the suite and the time).
-type renderChoice struct {
-	Out                      string
-	Setup, Python, GMX, Data string
-	Synthetic, Quick         bool
-}
-
-func renderChoiceFrom(c *cli.Context, suite *workloads.Suite, now time.Time) renderChoice {
-	r := renderChoice{Out: c.String("out"), Setup: c.String("setup"), Python: c.String("python"), GMX: c.String("gmx"),
+// renderOptionsFrom reads renderFlags: how the workloads are written, and
+// the directory they go to (--out, else one named by the suite and the time).
+func renderOptionsFrom(c *cli.Context, suite *workloads.Suite, now time.Time) workloads.RenderOptions {
+	r := workloads.RenderOptions{Dir: c.String("out"), Setup: c.String("setup"), Python: c.String("python"), GMX: c.String("gmx"),
 		Data: c.String("data"), Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
-	if r.Out == "" {
-		r.Out = fmt.Sprintf("migadvisor-bench-%s-%s", suite.Name, now.Format("20060102-150405"))
+	if r.Dir == "" {
+		r.Dir = bench.DefaultSuiteDir(suite.Name, now)
 	}
 	return r
-}
-
-// optionsFor are the render options of a workload; without --data, Render
-// puts the data beside the workloads (OUT/data).
-func (r renderChoice) optionsFor(w *workloads.Workload) workloads.RenderOptions {
-	return workloads.RenderOptions{Dir: filepath.Join(r.Out, w.Name), Setup: r.Setup, Python: r.Python,
-		GMX: r.GMX, Data: r.Data, Synthetic: r.Synthetic, Quick: r.Quick}
 }
 
 // benchmarkListOptions are 'benchmark list”s flags.
@@ -144,7 +128,7 @@ func runBenchmarkList(_ context.Context, o benchmarkListOptions, w outWriters) e
 type benchmarkWriteOptions struct {
 	Global globalFlags
 	Suite  suiteChoice
-	Render renderChoice
+	Render workloads.RenderOptions // Dir: the suite's directory
 	JSON   bool
 }
 
@@ -153,7 +137,7 @@ func benchmarkWriteOptionsFrom(c *cli.Context) (benchmarkWriteOptions, error) {
 	if err != nil {
 		return benchmarkWriteOptions{}, err
 	}
-	return benchmarkWriteOptions{Global: globalFlagsFrom(c), Suite: suite, Render: renderChoiceFrom(c, suite.Suite, time.Now()),
+	return benchmarkWriteOptions{Global: globalFlagsFrom(c), Suite: suite, Render: renderOptionsFrom(c, suite.Suite, time.Now()),
 		JSON: c.Bool("json")}, nil
 }
 
@@ -186,7 +170,7 @@ func runBenchmarkWrite(_ context.Context, o benchmarkWriteOptions, w outWriters)
 	}
 	var all []writtenWorkload
 	for _, wl := range o.Suite.Workloads {
-		job, tag, err := renderWorkload(site, wl, o.Render)
+		job, tag, err := bench.RenderWorkload(site, wl, o.Render)
 		if err != nil {
 			return err
 		}
@@ -235,8 +219,8 @@ type benchmarkRunOptions struct {
 	Global   globalFlags
 	Slurm    slurmFlags
 	Suite    suiteChoice
-	Render   renderChoice
-	Profiles []string // by name or GRES type; none: all of the site's
+	Render   workloads.RenderOptions // Dir: the suite's directory
+	Profiles []string                // by name or GRES type; none: all of the site's
 	NoWait   bool
 	JSON     bool
 	Measure  measureOptions // the monitor, --timeout, --poll, --outputs: as sweep, wait and the probe read them
@@ -252,7 +236,7 @@ func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
 		return benchmarkRunOptions{}, err
 	}
 	return benchmarkRunOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), Suite: suite,
-		Render: renderChoiceFrom(c, suite.Suite, time.Now()), Profiles: splitList(c.String("profiles")),
+		Render: renderOptionsFrom(c, suite.Suite, time.Now()), Profiles: splitList(c.String("profiles")),
 		NoWait: c.Bool("no-wait"), JSON: c.Bool("json"), Measure: measure}, nil
 }
 
@@ -271,26 +255,23 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	if err != nil {
 		return err
 	}
-	profiles, err := profilesFlag(site, o.Profiles)
+	show := &suiteProgress{env: env, bar: queueBar{w: env.Err, tty: isTTY(env.Err)}}
+	defer show.bar.finish()
+	res, err := bench.RunSuite(ctx, bench.SuiteOptions{Site: site, Workloads: o.Suite.Workloads, Render: o.Render,
+		Profiles: o.Profiles, Monitor: o.Measure.monitor, NoWait: o.NoWait, Wait: o.Measure.wait, WorkDir: workingDir(),
+	}, bench.ProbeDeps{
+		Slurm:   env.submitter(),
+		History: historyPerCall{env},
+		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
+			return collectAndExplain(ctx, env, ids, o.Measure.outputs)
+		},
+		Progress: show.event,
+	})
+	show.bar.finish()
 	if err != nil {
-		return err
+		return suiteFailure(env.Err, w.Out, o.JSON, res, err)
 	}
-	var jobs []benchmarkJob
-	for _, wl := range o.Suite.Workloads {
-		submitted, err := submitWorkload(ctx, env, o, site, wl, profiles)
-		jobs = append(jobs, submitted...)
-		if err != nil {
-			printBenchmarkJobs(w.Out, o.JSON, jobs)
-			return fmt.Errorf("workload %s: %w", wl.Name, err)
-		}
-	}
-	if !o.NoWait {
-		if err := waitBenchmark(ctx, env, o.Measure, jobs); err != nil {
-			printBenchmarkJobs(w.Out, o.JSON, jobs)
-			return err
-		}
-	}
-	if err := printBenchmarkJobs(w.Out, o.JSON, jobs); err != nil {
+	if err := printBenchmarkJobs(w.Out, o.JSON, res.Jobs); err != nil {
 		return err
 	}
 	if isTTY(w.Out) && !o.JSON {
@@ -301,6 +282,22 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 		fmt.Fprintln(w.Out, "\nnext: "+next)
 	}
 	return nil
+}
+
+// suiteFailure is a suite's error for the user: an unknown profile is a
+// usage error (nothing was written); else the jobs submitted are listed
+// first, and lint errors a workload's script should never have are shown.
+func suiteFailure(stderr, out io.Writer, asJSON bool, res bench.SuiteResult, err error) error {
+	var unknown *catalog.UnknownProfileError
+	if errors.As(err, &unknown) {
+		return usageError{"--profiles: " + err.Error()}
+	}
+	var failed *bench.SuiteError
+	if errors.As(err, &failed) {
+		err = fmt.Errorf("workload %s: %w", failed.Workload, lintFailure(stderr, failed.Err, failed.Script, "the workload's script should not have any; report it"))
+	}
+	printBenchmarkJobs(out, asJSON, res.Jobs)
+	return err
 }
 
 // profilesFlag is --profiles read at the site (bench.ProbeProfiles): an
@@ -314,66 +311,32 @@ func profilesFlag(site *catalog.Site, names []string) ([]string, error) {
 	return profiles, err
 }
 
-// submitWorkload writes a workload, sweeps it over the profiles and submits
-// the variants, tagged with the workload.
-func submitWorkload(ctx context.Context, env commandEnv, o benchmarkRunOptions, site *catalog.Site, wl *workloads.Workload, profiles []string) ([]benchmarkJob, error) {
-	job, tag, err := renderWorkload(site, wl, o.Render)
-	if err != nil {
-		return nil, err
-	}
-	script, err := slurm.ReadScript(job)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(filepath.Dir(job), "sweep")
-	sw, err := writeVariants(ctx, env, bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: dir, Monitor: o.Measure.monitor},
-		"the workload's script should not have any; report it")
-	if err != nil {
-		return nil, err
-	}
-	subErr := submitVariants(ctx, env, dir, sw, tag)
-	var jobs []benchmarkJob
-	for _, p := range sw.Profiles {
-		v := sw.Variants[p]
-		if v.JobID != "" {
-			jobs = append(jobs, benchmarkJob{Workload: tag, Profile: p, JobID: v.JobID, Script: filepath.Join(dir, v.File)})
-			if isTTY(env.Err) {
-				fmt.Fprintf(env.Err, "benchmark: %s on %s submitted as job %s\n", tag, p, v.JobID)
-			}
+// suiteProgress shows a suite's steps: each job submitted and wait's bar on
+// a terminal, and the records that could not be kept.
+type suiteProgress struct {
+	env commandEnv
+	bar queueBar
+}
+
+func (p *suiteProgress) event(e bench.ProbeEvent) {
+	switch e.Kind {
+	case bench.ProbeSubmitted:
+		if isTTY(p.env.Err) {
+			fmt.Fprintf(p.env.Err, "benchmark: %s on %s submitted as job %s\n", e.Workload, e.Profile, e.JobID)
 		}
+	case bench.ProbeQueue:
+		p.bar.show(e.Queue)
+	case bench.ProbeWarning:
+		fmt.Fprintf(p.env.Err, "migadvisor: warning: %v\n", e.Err)
 	}
-	return jobs, subErr
 }
 
-// waitBenchmark waits for the jobs to leave the queue, collects them, and
-// gives each its state.
-func waitBenchmark(ctx context.Context, env commandEnv, m measureOptions, jobs []benchmarkJob) error {
-	var ids []string
-	for _, j := range jobs {
-		ids = append(ids, j.JobID)
+func printBenchmarkJobs(out io.Writer, asJSON bool, suiteJobs []bench.SuiteJob) error {
+	jobs := make([]benchmarkJob, len(suiteJobs)) // never null in JSON
+	for i, j := range suiteJobs {
+		jobs[i] = benchmarkJob(j) // the same fields: a field bench adds needs a place in the JSON first
 	}
-	if err := waitForJobs(ctx, env, ids, m.wait); err != nil {
-		return err
-	}
-	ended, err := collectAndExplain(ctx, env, ids, m.outputs)
-	if err != nil {
-		return err
-	}
-	states := map[string]string{}
-	for _, t := range ended.Tracked {
-		states[t.JobID] = bench.SummaryState(t.Jobs)
-	}
-	for i := range jobs {
-		jobs[i].State = states[jobs[i].JobID]
-	}
-	return nil
-}
-
-func printBenchmarkJobs(out io.Writer, asJSON bool, jobs []benchmarkJob) error {
 	if asJSON {
-		if jobs == nil {
-			jobs = []benchmarkJob{}
-		}
 		return writeJSON(out, jobs)
 	}
 	t := newTable(out)
@@ -382,18 +345,4 @@ func printBenchmarkJobs(out io.Writer, asJSON bool, jobs []benchmarkJob) error {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", j.Workload, j.Profile, j.JobID, orDash(j.State), j.Script)
 	}
 	return t.Flush()
-}
-
-// renderWorkload writes a workload's job script, asking for the site's
-// largest profile (a sweep rewrites the request for each profile), and
-// returns it with the tag its runs get.
-func renderWorkload(site *catalog.Site, wl *workloads.Workload, r renderChoice) (job, tag string, err error) {
-	ordered := advisor.OrderedProfiles(site)
-	if len(ordered) == 0 {
-		return "", "", fmt.Errorf("site %s has no GPU profiles", site.Name)
-	}
-	opt := r.optionsFor(wl)
-	opt.GPURequest = ordered[len(ordered)-1].Request
-	job, err = wl.Render(opt)
-	return job, wl.Tag(opt), err
 }

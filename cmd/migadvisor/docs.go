@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,16 +21,14 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/bench/workloads"
-	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/atomicfile"
 )
 
 func docsCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "docs",
 		Usage: "write the site's benchmark tables and pages from the history",
-		Description: `For each workload in the history (the tag 'bench run', 'track --workload' or
-'sweep --workload' gave its jobs), writes into DIR:
+		Description: `For each workload in the history (the tag 'benchmark run', 'track --workload'
+or 'sweep --workload' gave its jobs), writes into DIR:
   <workload>.csv  the runs by profile; for the Wulver suite's workloads in the
                   published table's own columns, else a generic table. An empty
                   cell is a figure no run gave; OOM marks a profile that ran out
@@ -115,119 +111,37 @@ func runDocs(ctx context.Context, o docsOptions, w outWriters) error {
 		return err
 	}
 	defer st.Close()
-	tags, err := docsTags(ctx, st, o.Workloads)
-	if err != nil {
+	pub, err := report.Publish(ctx, st, report.PublishOptions{Site: site, Want: o.Workloads, Dir: o.Out, Describe: describeWorkload,
+		Page: report.PageOptions{Format: o.Format, CSVDir: o.CSVDir, Generator: "migadvisor " + version, Generated: time.Now(), History: o.Global.DB}})
+	for _, tag := range pub.Skipped {
+		fmt.Fprintf(w.Err, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
+	}
+	var unknown *report.UnknownWorkloadError
+	switch {
+	case errors.As(err, &unknown):
+		return usageError{"--workloads: " + err.Error()}
+	case errors.Is(err, report.ErrNoWorkloads):
+		return fmt.Errorf("%w; 'migadvisor benchmark run' or 'track --workload' tags them", err)
+	case err != nil:
 		return err
-	}
-	opt := report.PageOptions{Format: o.Format, CSVDir: o.CSVDir, Generator: "migadvisor " + version,
-		Generated: time.Now(), History: o.Global.DB}
-	for _, dir := range []string{o.Out, o.CSVDir} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	var done []docsWorkload
-	var reps []*report.Report
-	for _, tag := range tags {
-		rep, err := buildReport(ctx, st, site, tag)
-		if err != nil {
-			return err
-		}
-		if len(rep.Profiles) == 0 {
-			fmt.Fprintf(w.Err, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
-			continue
-		}
-		files, err := writeReport(rep, o.Out, opt)
-		if err != nil {
-			return err
-		}
-		reps = append(reps, rep)
-		done = append(done, summariseReport(rep, files))
-	}
-	if len(reps) > 0 && o.Format != report.FormatCSV {
-		index := filepath.Join(o.Out, "index.md")
-		if err := atomicfile.Write(index, []byte(indexPage(reps, site, opt)), 0o644); err != nil {
-			return err
-		}
-	}
-	if len(done) == 0 {
+	case len(pub.Written) == 0:
 		return fmt.Errorf("no workload in %s has runs to report", o.Global.DB)
+	}
+	done := make([]docsWorkload, len(pub.Written))
+	for i, wr := range pub.Written {
+		done[i] = summariseReport(wr.Report, wr.Files)
 	}
 	return printDocs(w.Out, o.JSON, done)
 }
 
-// docsTags are the workloads asked for, else every workload the history has.
-func docsTags(ctx context.Context, st *history.Store, want []string) ([]string, error) {
-	known, err := st.Workloads(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var have []string
-	for _, w := range known {
-		have = append(have, w.Workload)
-	}
-	if len(want) == 0 {
-		if len(have) == 0 {
-			return nil, fmt.Errorf("%s has no jobs tagged with a workload; 'migadvisor benchmark run' or 'track --workload' tags them", st.Path())
-		}
-		return have, nil
-	}
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return nil, usageError{fmt.Sprintf("--workloads: %s has no jobs tagged %q (it has: %s)", st.Path(), w, orDash(strings.Join(have, ", ")))}
-		}
-	}
-	return want, nil
-}
-
-// buildReport reads a workload's runs; a workload of a built-in suite gets
-// its title, description and published table layout.
-func buildReport(ctx context.Context, st *history.Store, site *catalog.Site, tag string) (*report.Report, error) {
-	recs, err := st.History(ctx, history.HistoryFilter{Workload: tag})
-	if err != nil {
-		return nil, err
-	}
+// describeWorkload gives a workload of a built-in suite its title (its
+// variant's: "(synthetic)"), description and published table layout.
+func describeWorkload(tag string) report.Workload {
 	w := report.Workload{Tag: tag}
 	if known, ok := workloads.Find(tag); ok {
-		w.Title, w.Description, w.Table = known.Title, known.Description, known.Table
-		if variant := strings.TrimPrefix(tag, known.Name); variant != "" {
-			w.Title += " (" + strings.ReplaceAll(strings.TrimPrefix(variant, "@"), "@", ", ") + ")"
-		}
+		w.Title, w.Description, w.Table = known.TitleFor(tag), known.Description, known.Table
 	}
-	return report.Build(site, w, recs)
-}
-
-// writeReport writes a workload's files in the format and returns their paths.
-// The CSV goes to opt.CSVDir, where the page reads it.
-func writeReport(rep *report.Report, dir string, opt report.PageOptions) ([]string, error) {
-	base := filepath.Join(dir, rep.FileName())
-	csv, err := rep.CSV()
-	if err != nil {
-		return nil, err
-	}
-	csvPath := filepath.Join(opt.CSVDir, rep.FileName()+".csv")
-	files := map[string][]byte{csvPath: csv}
-	if opt.Format != report.FormatCSV {
-		svg, err := rep.Chart()
-		if err != nil {
-			return nil, err
-		}
-		page, err := rep.Page(opt)
-		if err != nil {
-			return nil, err
-		}
-		files[base+".svg"], files[base+".md"] = svg, []byte(page)
-	}
-	var paths []string
-	for _, path := range []string{csvPath, base + ".svg", base + ".md"} {
-		if b, ok := files[path]; ok {
-			if err := atomicfile.Write(path, b, 0o644); err != nil {
-				return nil, err
-			}
-			paths = append(paths, path)
-		}
-	}
-	return paths, nil
+	return w
 }
 
 func summariseReport(rep *report.Report, files []string) docsWorkload {
@@ -240,22 +154,6 @@ func summariseReport(rep *report.Report, files []string) docsWorkload {
 		d.Runs += pr.Runs
 	}
 	return d
-}
-
-// indexPage lists the workloads with their first takeaway.
-func indexPage(reps []*report.Report, site *catalog.Site, opt report.PageOptions) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# GPU profile benchmarks at %s\n\n", site.Title)
-	fmt.Fprintf(&b, "Each workload below was run on %s's GPU profiles (%s) and measured: runtime, "+
-		"GPU memory, service units (SU), and the work done.\n\n", site.Title, strings.Join(site.ProfileNames(), ", "))
-	for _, rep := range reps {
-		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", rep.Workload.Title, rep.FileName())
-		if t, err := rep.Takeaways(); err == nil && len(t) > 0 {
-			fmt.Fprintf(&b, "%s\n\n", t[0])
-		}
-	}
-	fmt.Fprintf(&b, "Generated by %s on %s.\n", opt.Generator, opt.Generated.UTC().Format("2006-01-02"))
-	return b.String()
 }
 
 func printDocs(out io.Writer, asJSON bool, done []docsWorkload) error {

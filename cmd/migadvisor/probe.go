@@ -95,9 +95,8 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	show := &probeProgress{env: env, tty: isTTY(env.Err)}
-	defer show.finish()
-	warnNoGPU(env.Err, script)
+	show := &probeProgress{env: env, bar: queueBar{w: env.Err, tty: isTTY(env.Err)}}
+	defer show.bar.finish()
 	res, err := bench.Probe(ctx, bench.ProbeOptions{
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: out, Monitor: opt.measure.monitor,
 			AsOneGPU: opt.asOneGPU, Time: opt.time},
@@ -110,7 +109,7 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 		},
 		Progress: show.event,
 	})
-	show.finish()
+	show.bar.finish()
 	if err != nil && res.Dir() != "" {
 		return interrupted(ctx, env.Err, err, fmt.Sprintf("the probe's jobs still run in Slurm: 'migadvisor wait --sweep %s' waits for them, then 'migadvisor recommend %s' advises",
 			slurm.ShellWord(res.Dir()), slurm.ShellWord(script.Path)))
@@ -123,8 +122,7 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 // early, records that could not be kept or collected).
 type probeProgress struct {
 	env commandEnv
-	tty bool
-	bar *waitBar
+	bar queueBar
 }
 
 func (p *probeProgress) event(e bench.ProbeEvent) {
@@ -132,16 +130,7 @@ func (p *probeProgress) event(e bench.ProbeEvent) {
 	case bench.ProbeSubmitted:
 		p.say("probe: %s submitted as job %s (%s)", e.Profile, e.JobID, e.File)
 	case bench.ProbeQueue:
-		if p.tty && p.bar == nil {
-			bar := newWaitBar(p.env.Err, e.Queue.Total)
-			p.bar = &bar
-		}
-		if p.bar != nil {
-			p.bar.show(e.Queue)
-		}
-		if e.Queue.Done == e.Queue.Total {
-			p.finish() // before collect's lines
-		}
+		p.bar.show(e.Queue)
 	case bench.ProbeJobEnded:
 		switch e.Outcome.Kind {
 		case "":
@@ -162,16 +151,39 @@ func (p *probeProgress) event(e bench.ProbeEvent) {
 
 // say reports a step on a terminal; pipes and scripts get only the result.
 func (p *probeProgress) say(format string, args ...any) {
-	if p.tty {
+	if p.bar.tty {
 		fmt.Fprintf(p.env.Err, format+"\n", args...)
 	}
 }
 
-// finish takes the bar of a rung's wait off the terminal.
-func (p *probeProgress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
+// queueBar is wait's bar for a loop that waits in steps (a probe's rungs,
+// a suite): on a terminal only, drawn at the first look at the queue and
+// taken off once every job is done, before collect's lines.
+type queueBar struct {
+	w   io.Writer
+	tty bool
+	bar *waitBar
+}
+
+func (b *queueBar) show(s bench.QueueState) {
+	if !b.tty {
+		return
+	}
+	if b.bar == nil {
+		bar := newWaitBar(b.w, s.Total)
+		b.bar = &bar
+	}
+	b.bar.show(s)
+	if s.Done == s.Total {
+		b.finish()
+	}
+}
+
+// finish takes the bar off the terminal.
+func (b *queueBar) finish() {
+	if b.bar != nil {
+		b.bar.Finish()
+		b.bar = nil
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -24,7 +23,7 @@ func statusCommand() *cli.Command {
 		ArgsUsage: "[JOBID...]",
 		Description: `Lists the jobs migadvisor tracks (from 'sweep --submit' and 'track'), with
 their state: from squeue while Slurm still has them, else from the history.
-By default only the jobs that have not ended, or ended in the last 7 days;
+By default only the jobs that have not ended, or ended in the last ` + recentWindowText + `;
 --all lists every one, and a line on stderr says how many were left out. Jobs
 named by id or by --sweep are always listed.
 PROFILE is the one the job asked for, else the one accounting gives. SWEEP is
@@ -44,7 +43,7 @@ Examples:
    migadvisor status 4242 4243 --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "only the jobs of the sweep in this directory"},
-			&cli.BoolFlag{Name: "all", Usage: "also the jobs that ended more than 7 days ago"},
+			&cli.BoolFlag{Name: "all", Usage: "also the jobs that ended more than " + recentWindowText + " ago"},
 			slurmBinFlag(),
 			jsonFlag(),
 		},
@@ -64,7 +63,7 @@ type statusOptions struct {
 	sweepAbs string // and absolute, as the history holds it
 	all      bool
 	json     bool
-	now      time.Time // what "the last 7 days" are counted back from
+	now      time.Time // what bench.RecentWindow is counted back from
 }
 
 func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
@@ -79,9 +78,8 @@ func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
 	return opt, nil
 }
 
-// named reports whether jobs were asked about by id or sweep: those are
-// listed however long ago they ended.
-func (o statusOptions) named() bool { return len(o.ids) > 0 || o.sweep != "" }
+// recentWindowText is bench.RecentWindow in words: "7 days".
+var recentWindowText = plural(int(bench.RecentWindow/(24*time.Hour)), "day")
 
 func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
@@ -90,44 +88,40 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		return err
 	}
 	defer st.Close()
-	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: opt.ids, SweepDir: opt.sweepAbs})
-	if err != nil {
-		return err
-	}
 	site, err := env.site()
 	if err != nil {
 		site = nil // the explanations only lose the profiles' usable memory
 	}
-	outcomes, err := bench.ExplainEnded(ctx, st, site, tracked)
+	res, err := bench.Status(ctx, bench.StatusQuery{JobIDs: opt.ids, SweepDir: opt.sweepAbs, All: opt.all, Now: opt.now, Site: site},
+		bench.StatusDeps{Slurm: statusSlurm{env.client()}, History: st})
 	if err != nil {
 		return err
 	}
-	all := len(tracked)
-	left := 0
-	if !opt.all && !opt.named() {
-		tracked, left = bench.Recent(tracked, outcomes, opt.now.Add(-bench.RecentWindow))
+	if res.QueueErr != nil {
+		fmt.Fprintf(env.Err, "migadvisor: warning: states from the history only: %v\n", res.QueueErr)
 	}
-	live := queueStates(ctx, env, tracked)
-	rows := make([]jobStatus, 0, len(tracked))
-	for _, t := range tracked {
-		r := bench.StatusOf(t, live, outcomes)
-		bench.QueuedProfile(&r, live, site)
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 && all > 0 {
-		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last 7 days; 'migadvisor status --all' lists the %s that ended before",
-			st.Path(), plural(left, "job")))
-	}
-	if len(rows) == 0 {
+	switch {
+	case len(res.Rows) == 0 && res.Tracked > 0:
+		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last %s; 'migadvisor status --all' lists the %s that ended before",
+			st.Path(), recentWindowText, plural(res.Left, "job")))
+	case len(res.Rows) == 0:
 		return sayEmptyTo(env.outWriters, opt.json, whyNoneTracked(opt, st.Path()))
 	}
-	if err := printStatus(env.Out, opt.json, rows); err != nil {
+	if err := printStatus(env.Out, opt.json, res.Rows); err != nil {
 		return err
 	}
-	if left > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s that ended more than 7 days ago not listed; 'migadvisor status --all' lists them\n", plural(left, "job"))
+	if res.Left > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s that ended more than %s ago not listed; 'migadvisor status --all' lists them\n", plural(res.Left, "job"), recentWindowText)
 	}
 	return nil
+}
+
+// statusSlurm is Slurm as status asks it: squeue, and accounting for the
+// ids that squeue does not show.
+type statusSlurm struct{ *slurm.Client }
+
+func (s statusSlurm) Lacks(ctx context.Context, ids []string) ([]string, error) {
+	return collect.SlurmLacks(ctx, s.Client, ids)
 }
 
 func printStatus(w io.Writer, asJSON bool, rows []jobStatus) error {
@@ -209,30 +203,4 @@ func why(r jobStatus) string {
 		return "-"
 	}
 	return r.Explanation
-}
-
-// queueStates asks squeue about the tracked jobs that have not ended, and
-// accounting about those squeue does not show and the history has no
-// record of (Slurm may never have had them). A squeue that fails is said
-// on stderr: the states then come from the history only.
-func queueStates(ctx context.Context, env commandEnv, tracked []history.Tracked) bench.Live {
-	live := bench.Live{Jobs: map[string][]slurm.QueuedJob{}, OK: true}
-	if ids := history.Unended(tracked); len(ids) > 0 {
-		jobs, err := env.client().Queue(ctx, ids)
-		if err != nil {
-			fmt.Fprintf(env.Err, "migadvisor: warning: states from the history only: %v\n", err)
-			live.OK = false
-			return live
-		}
-		live.Jobs = bench.QueueBySubmission(jobs)
-	}
-	var ask []string
-	for _, t := range tracked {
-		if len(t.Jobs) == 0 && len(live.Jobs[t.JobID]) == 0 {
-			ask = append(ask, t.JobID)
-		}
-	}
-	// Without sacct they stay "ended (collect)".
-	live.Unknown, _ = collect.SlurmLacks(ctx, env.client(), ask)
-	return live
 }

@@ -103,9 +103,7 @@ func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	if opt.out == "" {
 		return opt, usageError{"sweep needs --out DIR"}
 	}
-	if v := c.String("profiles"); v != "" {
-		opt.profiles = strings.Split(v, ",")
-	}
+	opt.profiles = splitList(c.String("profiles"))
 	if opt.time, err = variantTime(c.String("time")); err != nil {
 		return opt, err
 	}
@@ -150,8 +148,10 @@ func writeVariants(ctx context.Context, env commandEnv, opt bench.SweepOptions, 
 	if err != nil {
 		return nil, lintFailure(env.Err, err, opt.Script.Path, hint)
 	}
-	warnNoGPU(env.Err, opt.Script)
-	if err := recordSweep(ctx, env, opt.OutDir, sw); err != nil {
+	if w := bench.NoGPUWarning(opt.Script); w != "" {
+		fmt.Fprintf(env.Err, "migadvisor: warning: %s\n", w)
+	}
+	if err := bench.RecordSweep(ctx, historyPerCall{env}, opt.OutDir, sw); err != nil {
 		// The variants are written; the history is a convenience, never a reason to fail.
 		fmt.Fprintf(env.Err, "migadvisor: warning: the sweep is not in the history: %v\n", err)
 	}
@@ -172,13 +172,6 @@ func lintFailure(stderr io.Writer, err error, path, hint string) error {
 	}
 	fmt.Fprintln(stderr, lintErr.Error())
 	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
-}
-
-// warnNoGPU says that a script that asks for no GPU gets one in every variant.
-func warnNoGPU(stderr io.Writer, script *slurm.Script) {
-	if script.Resources.GPUCount() == 0 {
-		fmt.Fprintf(stderr, "migadvisor: warning: %s asks for no GPU: each variant adds its profile's GPU request (and partition where the site needs one), so the probe runs it on GPUs it did not ask for\n", script.Path)
-	}
 }
 
 // timeFlag sets every variant's --time (a probe after a run that reached its
@@ -234,11 +227,6 @@ func monitorWrapOf(bin string) *slurm.MonitorWrap {
 		}
 	}
 	return &slurm.MonitorWrap{Binary: bin}
-}
-
-// recordSweep links the script's fingerprint to the sweep in the history.
-func recordSweep(ctx context.Context, env commandEnv, out string, sw *bench.Sweep) error {
-	return bench.RecordSweep(ctx, historyPerCall{env}, out, sw)
 }
 
 func printSweep(env commandEnv, dir string, sw *bench.Sweep) {
@@ -321,7 +309,8 @@ func (s *sweepSubmitter) ClusterName(ctx context.Context) (string, error) {
 }
 
 // historyPerCall is the history opened for each record or read and closed
-// after it: a probe never holds it open across a wait of hours.
+// after it: a probe never holds it open across a wait of hours, and a
+// command opens it only when a step needs it.
 type historyPerCall struct{ env commandEnv }
 
 func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
@@ -340,6 +329,15 @@ func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Su
 	}
 	defer st.Close()
 	return st.RecordSubmissions(ctx, subs)
+}
+
+func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
+	st, err := h.env.openHistory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Tracked(ctx, f)
 }
 
 func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {

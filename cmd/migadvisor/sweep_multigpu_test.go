@@ -40,3 +40,14 @@ func TestSweepRefusesMultiGPUScript(t *testing.T) {
 		t.Errorf("--as-one-gpu: exit %d %s%s", code, stdout, errOut)
 	}
 }
+
+// --profiles reads as every list flag does: an empty item or spaces are
+// nothing, not a profile named "" (recommend --probe reads it so too).
+func TestSweepProfilesReadAsAList(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	stdout, errOut, code := migadvisor(t, "sweep", example+"pytorch_mnist.sh", "--out", filepath.Join(t.TempDir(), "sweep"), "--profiles", "1g.10gb,, full")
+	if code != 0 || strings.Count(stdout, ".sh") != 2 || !strings.Contains(stdout, "1g.10gb") || !strings.Contains(stdout, "full") {
+		t.Errorf("exit %d\n%s%s", code, stdout, errOut)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -104,7 +103,7 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ids, err := waitIDs(ctx, opt, env)
+	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, historyPerCall{env})
 	if err != nil {
 		return err
 	}
@@ -165,24 +164,9 @@ func interrupted(ctx context.Context, stderr io.Writer, err error, what string) 
 // noteUntracked says which of the jobs named on the command line no script
 // is linked to: wait follows and collects them, but lists only tracked jobs.
 func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
-	st, err := env.openHistory(ctx)
+	untracked, err := bench.Untracked(ctx, historyPerCall{env}, ids)
 	if err != nil {
 		return err
-	}
-	defer st.Close()
-	tracked, err := st.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
-	if err != nil {
-		return err
-	}
-	known := map[string]bool{}
-	for _, t := range tracked {
-		known[t.JobID] = true
-	}
-	var untracked []string
-	for _, id := range ids {
-		if !known[id] {
-			untracked = append(untracked, id)
-		}
 	}
 	switch n := len(untracked); {
 	case n == 1:
@@ -193,35 +177,6 @@ func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
 			jobsNamed(untracked), strings.Join(untracked, " "))
 	}
 	return nil
-}
-
-// waitIDs are the jobs named on the command line, of --sweep, or every
-// tracked job not ended.
-func waitIDs(ctx context.Context, opt waitOptions, env commandEnv) ([]string, error) {
-	if len(opt.ids) > 0 {
-		return opt.ids, nil
-	}
-	if opt.sweep != "" {
-		sw, err := bench.ReadSweep(opt.sweep)
-		if err != nil {
-			return nil, err
-		}
-		ids := bench.SubmittedIDs(sw)
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("the sweep in %s was not submitted (run sweep with --submit)", opt.sweep)
-		}
-		return ids, nil
-	}
-	st, err := env.openHistory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	tracked, err := st.Tracked(ctx, history.TrackedFilter{})
-	if err != nil {
-		return nil, err
-	}
-	return history.Unended(tracked), nil
 }
 
 // waitForJobs waits until none of ids is queued, with a bar on a terminal.
