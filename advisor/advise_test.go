@@ -12,6 +12,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -103,7 +104,7 @@ func adviseFixture(t *testing.T, day time.Time) AdviseRequest {
 		"11|11|migdev|alice|COMPLETED|0:0|" + at + "|" + at + "|" + at + "|60|1|4|16G|cpu=4,gres/gpu:a100_10g=1,gres/gpu=1,mem=16G,node=1|train.sh\n"
 	st := historyOf(t, site, dump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	s := writeScript(t, path, "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py\n")
+	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py\n")
 	sub := history.Submission{Cluster: "migdev", JobID: "11", Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: day}
 	if err := st.RecordSubmissions(context.Background(), []history.Submission{sub}); err != nil {
 		t.Fatal(err)
@@ -175,7 +176,7 @@ func TestAdviseChoosesThePrior(t *testing.T) {
 	ctx := context.Background()
 	site := siteWith(t, "")
 	path := filepath.Join(t.TempDir(), "md.sh")
-	s := writeScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\ngmx mdrun -deffnm md\n")
+	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\ngmx mdrun -deffnm md\n")
 	req := AdviseRequest{Path: path, Script: s, Site: site, UserDB: filepath.Join(t.TempDir(), "none.db"), Now: time.Now(),
 		Options: Options{Objective: ObjectiveSU}}
 	rec, err := Advise(ctx, req, AdviseDeps{Open: readOnly})
@@ -201,7 +202,7 @@ func TestAdviseWarnsAndGoesOn(t *testing.T) {
 	if err != nil || rec.Runs != 1 || len(warned) != 1 || !strings.HasPrefix(warned[0], "the site-wide history is not readable, so only yours is used: ") {
 		t.Errorf("runs %v, warned %q, %v", rec, warned, err)
 	}
-	req.Script = writeScript(t, req.Path, "#!/bin/bash\n#SBATCH --gres=gpu:v100:1\nrun\n")
+	req.Script = testutil.WriteScript(t, req.Path, "#!/bin/bash\n#SBATCH --gres=gpu:v100:1\nrun\n")
 	_, err = Advise(ctx, req, AdviseDeps{Open: readOnly})
 	var fe *catalog.FileError
 	if !errors.As(err, &fe) || fe.File != req.Path {

@@ -28,6 +28,7 @@ type GatherRequest struct {
 	User       string
 	WaitsSince time.Time // queue waits from jobs submitted since
 }
+
 // GatherFor reads a script's evidence from the user's history (own; nil
 // for none) and the site-wide ones: the runs that share its fingerprint
 // and those of its earlier versions (see GatherScriptRuns; a job in both

@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -48,18 +48,6 @@ func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
 	return st
 }
 
-func writeScript(t *testing.T, path, text string) *slurm.Script {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := slurm.ReadScript(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // The user edits the script they ran (--epochs 2 to 3): its runs, tracked
 // under the old fingerprint at the same path, are still its evidence,
 // marked as an earlier version's, and a note says so.
@@ -68,7 +56,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	v1 := writeScript(t, path, trainV1)
+	v1 := testutil.WriteScript(t, path, trainV1)
 	var subs []history.Submission
 	for _, id := range []string{"11", "12"} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: v1.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
@@ -76,7 +64,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	v2 := writeScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	v2 := testutil.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
 	if v2.Fingerprint() == v1.Fingerprint() {
 		t.Fatal("the edit kept the fingerprint")
 	}
@@ -125,7 +113,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	}
 	own := historyOf(t, site, trainDump) // the same jobs in the user's own history, not linked there
 	path := filepath.Join(t.TempDir(), "train.sh")
-	edited := writeScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	edited := testutil.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: edited, User: "alice"}, own, siteWide)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +132,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 		t.Errorf("notes %q", job.Notes)
 	}
 	// A script asking for other resources is another script.
-	other := writeScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
+	other := testutil.WriteScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
 	if job, _ := GatherFor(ctx, site, GatherRequest{Path: path, Script: other, User: "alice"}, own, siteWide); len(job.Runs) != 0 {
 		t.Errorf("runs of a script asking for 32G: %+v", job.Runs)
 	}
@@ -157,7 +145,7 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "new.sh")
-	s := writeScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
+	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
 	var subs []history.Submission
 	for _, id := range []string{"4242", "4243"} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
@@ -183,7 +171,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historyOf(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	s := writeScript(t, path, trainV1)
+	s := testutil.WriteScript(t, path, trainV1)
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +193,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	}
 	// Another name: nothing to say.
 	other := filepath.Join(t.TempDir(), "other.sh")
-	otherScript := writeScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1))
+	otherScript := testutil.WriteScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1))
 	if job, err := GatherFor(ctx, site, GatherRequest{Path: other, Script: otherScript, WaitsSince: time.Unix(0, 0)}, st); err != nil || len(job.Runs) != 0 || len(job.Notes) != 0 {
 		t.Errorf("another name: notes %q, %v", job.Notes, err)
 	}

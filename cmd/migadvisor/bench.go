@@ -259,14 +259,7 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	defer show.bar.finish()
 	res, err := bench.RunSuite(ctx, bench.SuiteOptions{Site: site, Workloads: o.Suite.Workloads, Render: o.Render,
 		Profiles: o.Profiles, Monitor: o.Measure.monitor, NoWait: o.NoWait, Wait: o.Measure.wait, WorkDir: workingDir(),
-	}, bench.ProbeDeps{
-		Slurm:   env.submitter(),
-		History: historyPerCall{env},
-		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
-			return collectAndExplain(ctx, env, ids, o.Measure.outputs)
-		},
-		Progress: show.event,
-	})
+	}, measureDeps(env, o.Measure, show.event))
 	show.bar.finish()
 	if err != nil {
 		return suiteFailure(env.Err, w.Out, o.JSON, res, err)

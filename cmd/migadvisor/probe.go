@@ -101,14 +101,7 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: out, Monitor: opt.measure.monitor,
 			AsOneGPU: opt.asOneGPU, Time: opt.time},
 		Ladder: opt.ladder, Workload: opt.workload, WorkDir: workingDir(), Wait: opt.measure.wait,
-	}, bench.ProbeDeps{
-		Slurm:   env.submitter(),
-		History: historyPerCall{env},
-		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
-			return collectAndExplain(ctx, env, ids, opt.measure.outputs)
-		},
-		Progress: show.event,
-	})
+	}, measureDeps(env, opt.measure, show.event))
 	show.bar.finish()
 	if err != nil && res.Dir() != "" {
 		return interrupted(ctx, env.Err, err, fmt.Sprintf("the probe's jobs still run in Slurm: 'migadvisor wait --sweep %s' waits for them, then 'migadvisor recommend %s' advises",
@@ -195,5 +188,18 @@ func sayCollected(stderr io.Writer, ended bench.Ended) {
 	}
 	if len(ended.Open) > 0 {
 		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", jobsNamed(ended.Open))
+	}
+}
+
+// measureDeps are how the probe and benchmark run reach Slurm, the history
+// and collect, with their progress shown by show.
+func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) bench.ProbeDeps {
+	return bench.ProbeDeps{
+		Slurm:   env.submitter(),
+		History: historyPerCall{env},
+		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
+			return collectAndExplain(ctx, env, ids, m.outputs)
+		},
+		Progress: show,
 	}
 }
