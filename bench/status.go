@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -103,10 +104,11 @@ func QueuedProfile(r *JobStatus, live Live, site *catalog.Site) {
 // NoSuchJob says that Slurm has never seen the jobs ids (neither its queue
 // nor accounting knows them).
 func NoSuchJob(ids []string) string {
+	were := "were the ids mistyped?"
 	if len(ids) == 1 {
-		return "Slurm has no job " + ids[0] + ": was the id mistyped?"
+		were = "was the id mistyped?"
 	}
-	return "Slurm has no jobs " + strings.Join(ids, ", ") + ": were the ids mistyped?"
+	return "Slurm has no " + textutil.JobsNamed(ids, 0) + ": " + were
 }
 
 // TrackedProfile is the profile a submission asked for, else the one

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -63,7 +64,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%d jobs still queued after --timeout %s", e.Queued, e.After)
+	return fmt.Sprintf("%s still queued after --timeout %s", textutil.Plural(e.Queued, "job"), e.After)
 }
 
 // Waiter follows jobs in the queue.

@@ -5,10 +5,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // Formats 'migadvisor docs' writes.
@@ -125,7 +126,12 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Title, rep.Site.Name, rep.Site.GPUModel))
 	out = append(out, "Runs: "+strings.Join(runs, "; ")+". Figures are medians of the completed runs.")
 	if !first.IsZero() {
-		out = append(out, fmt.Sprintf("Ended between %s and %s.", first.UTC().Format("2006-01-02"), last.UTC().Format("2006-01-02")))
+		from, to := first.UTC().Format("2006-01-02"), last.UTC().Format("2006-01-02")
+		if from == to {
+			out = append(out, fmt.Sprintf("Ended on %s.", from))
+		} else {
+			out = append(out, fmt.Sprintf("Ended between %s and %s.", from, to))
+		}
 	}
 	if v := rep.Versions(); len(v) > 0 {
 		out = append(out, "Software: "+strings.Join(v, "; ")+".")
@@ -155,13 +161,7 @@ func countText(pr *ProfileResult) string {
 }
 
 // jobList names the jobs, the first few and a count of the rest.
-func jobList(ids []string) string {
-	const shown = 6
-	if len(ids) <= shown {
-		return "job " + strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("jobs %s and %d more", strings.Join(slices.Clone(ids[:shown]), ", "), len(ids)-shown)
-}
+func jobList(ids []string) string { return textutil.JobsNamed(ids, 6) }
 
 func trimF(v float64) string {
 	return trimZeros(strconv.FormatFloat(v, 'f', 3, 64))

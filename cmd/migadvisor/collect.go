@@ -14,6 +14,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -331,25 +332,12 @@ func printCollect(w io.Writer, rep collectReport) {
 	if len(o.Missing) > 0 {
 		// A site-wide collect can miss thousands (other users' files it cannot
 		// see): name a few, count the rest; --json lists them all.
-		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", jobsNamedUpTo(o.Missing, 10))
+		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", textutil.JobsNamed(o.Missing, 10))
 	}
 }
 
 // jobsNamed lists job ids as a sentence does: "job 4242", "jobs 4242, 4243".
-func jobsNamed(ids []string) string {
-	if len(ids) == 1 {
-		return "job " + ids[0]
-	}
-	return "jobs " + strings.Join(ids, ", ")
-}
-
-// jobsNamedUpTo is jobsNamed with at most n ids, and how many more.
-func jobsNamedUpTo(ids []string, n int) string {
-	if len(ids) <= n {
-		return jobsNamed(ids)
-	}
-	return fmt.Sprintf("%s and %d more", jobsNamed(ids[:n]), len(ids)-n)
-}
+func jobsNamed(ids []string) string { return textutil.JobsNamed(ids, 0) }
 
 // printWindow says which stretch of accounting was read and where the next
 // collect starts.

@@ -67,7 +67,7 @@ type statusOptions struct {
 }
 
 func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
-	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin")}, ids: c.Args().Slice(), sweep: c.String("sweep"), all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
+	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
 	if opt.sweep != "" {
 		abs, err := filepath.Abs(opt.sweep)
 		if err != nil {

@@ -67,7 +67,7 @@ func trackOptionsFrom(c *cli.Context) (trackOptions, error) {
 	if c.NArg() < 2 {
 		return trackOptions{}, usageError{"track needs JOB.sh and at least one JOBID"}
 	}
-	o := trackOptions{Global: globalFlagsFrom(c), Slurm: slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")},
+	o := trackOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
 		Script: c.Args().First(), JobIDs: c.Args().Tail(), Workload: c.String("workload"), JSON: c.Bool("json")}
 	for _, id := range o.JobIDs {
 		if _, err := slurm.ParseParsable(id); err != nil || strings.Contains(id, ";") {

@@ -24,3 +24,16 @@ func JoinAnd(words []string) string {
 	}
 	return strings.Join(words, "")
 }
+
+// JobsNamed names job ids as a sentence does: "job 4242", "jobs 4242,
+// 4243"; with more than upTo ids (upTo > 0), the first upTo and how many
+// more: "jobs 1, 2 and 5 more".
+func JobsNamed(ids []string, upTo int) string {
+	if len(ids) == 1 {
+		return "job " + ids[0]
+	}
+	if upTo > 0 && len(ids) > upTo {
+		return "jobs " + strings.Join(ids[:upTo], ", ") + " and " + strconv.Itoa(len(ids)-upTo) + " more"
+	}
+	return "jobs " + strings.Join(ids, ", ")
+}

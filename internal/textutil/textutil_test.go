@@ -25,3 +25,21 @@ func TestJoinAnd(t *testing.T) {
 		}
 	}
 }
+
+func TestJobsNamed(t *testing.T) {
+	for _, c := range []struct {
+		ids  []string
+		upTo int
+		want string
+	}{
+		{[]string{"7"}, 0, "job 7"},
+		{[]string{"7"}, 1, "job 7"},
+		{[]string{"1", "2"}, 0, "jobs 1, 2"},
+		{[]string{"1", "2", "3", "4"}, 10, "jobs 1, 2, 3, 4"},
+		{[]string{"1", "2", "3", "4"}, 2, "jobs 1, 2 and 2 more"},
+	} {
+		if got := JobsNamed(c.ids, c.upTo); got != c.want {
+			t.Errorf("JobsNamed(%v, %d) = %q, want %q", c.ids, c.upTo, got, c.want)
+		}
+	}
+}
