@@ -42,15 +42,15 @@ type Suite struct {
 
 // Workload is one benchmark: a job template and the files it runs.
 type Workload struct {
-	Name        string   `toml:"name"` // the site's table name, and the jobs' workload tag
-	Title       string   `toml:"title"`
-	Description string   `toml:"description"`
-	Job         string   `toml:"job"`   // the job template, under the suite's directory
-	Files       []string `toml:"files"` // programs the job runs, copied beside it
-	Runs        string   `toml:"runs"`  // "python" or "gmx": which interpreter flag applies
-	Table       string   `toml:"table"` // the docs table layout (advisor/report)
-	Needs       string   `toml:"needs"` // the software environment, for users
-	Quick       []string `toml:"quick"` // arguments for a short run that checks the setup
+	Name        string   `toml:"name" json:"name"` // the site's table name, and the jobs' workload tag
+	Title       string   `toml:"title" json:"title"`
+	Description string   `toml:"description" json:"description"`
+	Job         string   `toml:"job" json:"job"`     // the job template, under the suite's directory
+	Files       []string `toml:"files" json:"files"` // programs the job runs, copied beside it
+	Runs        string   `toml:"runs" json:"runs"`   // "python" or "gmx": which interpreter flag applies
+	Table       string   `toml:"table" json:"table"` // the docs table layout (advisor/report)
+	Needs       string   `toml:"needs" json:"needs"` // the software environment, for users
+	Quick       []string `toml:"quick" json:"quick"` // arguments for a short run that checks the setup
 }
 
 var builtinSuites = sync.OnceValue(func() []*Suite {

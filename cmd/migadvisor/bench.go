@@ -88,7 +88,7 @@ func renderOptionsFrom(c *cli.Context, suite *workloads.Suite, now time.Time) wo
 	return r
 }
 
-// benchmarkListOptions are 'benchmark list”s flags.
+// benchmarkListOptions are 'benchmark list' flags.
 type benchmarkListOptions struct {
 	Suite suiteChoice
 	JSON  bool
@@ -124,7 +124,7 @@ func runBenchmarkList(_ context.Context, o benchmarkListOptions, w outWriters) e
 	return t.Flush()
 }
 
-// benchmarkWriteOptions are 'benchmark write”s flags.
+// benchmarkWriteOptions are 'benchmark write' flags.
 type benchmarkWriteOptions struct {
 	Global globalFlags
 	Suite  suiteChoice
@@ -214,7 +214,7 @@ Examples:
 	}
 }
 
-// benchmarkRunOptions are 'benchmark run”s flags.
+// benchmarkRunOptions are 'benchmark run' flags.
 type benchmarkRunOptions struct {
 	Global   globalFlags
 	Slurm    slurmFlags

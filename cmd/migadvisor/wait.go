@@ -108,8 +108,12 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		return err
 	}
 	if len(ids) == 0 {
-		// Never silent: nothing is pending, or nothing is tracked at all.
+		// Never silent: nothing is pending, or nothing is tracked at all
+		// (with --json, stdout holds the data alone: an empty array).
 		fmt.Fprintf(env.Err, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", howTracked)
+		if opt.json {
+			return writeJSON(env.Out, []jobStatus{})
+		}
 		return nil
 	}
 	if len(opt.ids) > 0 {

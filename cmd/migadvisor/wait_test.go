@@ -339,6 +339,9 @@ func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
 	if code != 0 || out != "" || !strings.HasPrefix(errOut, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); jobs are tracked when") {
 		t.Errorf("wait: exit %d, %q, %q", code, out, errOut)
 	}
+	if out, _, code := migadvisor(t, "wait", "--json"); code != 0 || out != "[]\n" {
+		t.Errorf("wait --json: exit %d, %q, want an empty array", code, out)
+	}
 	slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
 	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s", "99999")
 	if code != 0 || strings.Contains(out, "JOB ID") || !strings.Contains(errOut, "Slurm has no job 99999") {
