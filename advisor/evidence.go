@@ -71,7 +71,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	run.GPUOOM = r.GPUOOM != ""
 	run.HostOOM = r.OOM() == slurm.OOMHost
 	run.Completed = r.State == "COMPLETED" && !run.GPUOOM
-	run.TimedOut = r.State == "TIMEOUT" || r.TimeLimitHit
+	run.TimedOut = r.ReachedTimeLimit()
 	run.Seconds = deref(intToFloat(r.ElapsedS), -1)
 	if r.ExitCode != nil {
 		run.ExitCode = *r.ExitCode
@@ -84,11 +84,8 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	if r.Work != nil && *r.Work > 0 {
 		run.Work, run.WorkUnit = *r.Work, r.WorkUnit
 	}
-	switch {
-	case r.MonitorUtilMean != nil && r.MonitorUtil == "supported":
-		run.Utilization = *r.MonitorUtilMean
-	case r.GPUUtil != nil:
-		run.Utilization = *r.GPUUtil
+	if u := r.GPUUtilizationPct(); u != nil {
+		run.Utilization = *u
 	}
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)

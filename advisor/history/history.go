@@ -410,6 +410,23 @@ func (r *JobRecord) GPUMemPeakMiB() *float64 {
 	return r.AcctGPUMemMiB
 }
 
+// ReachedTimeLimit reports whether the job ended at its time limit: Slurm
+// says TIMEOUT, or its output said the limit was hit (a job that trapped
+// the signal and exited on its own).
+func (r *JobRecord) ReachedTimeLimit() bool {
+	return r.State == "TIMEOUT" || r.TimeLimitHit
+}
+
+// GPUUtilizationPct is the job's mean GPU utilization, %: the monitor's
+// where the device reports utilization, else accounting's gres/gpuutil; nil
+// when neither has one (an A100 MIG slice reports none).
+func (r *JobRecord) GPUUtilizationPct() *float64 {
+	if r.MonitorUtilMean != nil && r.MonitorUtil == "supported" {
+		return r.MonitorUtilMean
+	}
+	return r.GPUUtil
+}
+
 // GPUMemSource says where GPUMemPeakMiB comes from: "monitor", "sacct", or "".
 func (r *JobRecord) GPUMemSource() string {
 	switch {

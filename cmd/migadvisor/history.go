@@ -225,7 +225,7 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		State: r.State, ExitCode: r.ExitCode, ExitSignal: r.ExitSignal, Submit: r.Submit, Start: r.Start, End: r.End,
 		ElapsedS: r.ElapsedS, TimeLimitMin: r.TimeLimitMin, CPUs: r.CPUs, ReqMemMiB: roundPtr(r.ReqMemMiB),
 		MaxRSSMiB: roundPtr(r.MaxRSSMiB), GPUMemPeakMiB: roundPtr(r.GPUMemPeakMiB()), OOM: strPtr(r.OOM()),
-		GPUNeedMiB: roundPtr(r.GPUNeedMiB), TimeLimitHit: r.TimeLimitHit || r.State == "TIMEOUT", Work: r.Work,
+		GPUNeedMiB: roundPtr(r.GPUNeedMiB), TimeLimitHit: r.ReachedTimeLimit(), Work: r.Work,
 		WorkUnit: strPtr(r.WorkUnit), Metrics: r.Metrics, SU: jobSU(r, site), Script: strPtr(r.Script),
 		Fingerprint: strPtr(r.Fingerprint), Workload: strPtr(r.Workload), Output: strPtr(r.OutputPath), Placeholder: r.Stub}
 	h.Earlier, h.History = r.Earlier, "own"
@@ -233,10 +233,7 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		h.History = "site"
 	}
 	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
-	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.MonitorUtilMean)
-	if h.GPUUtilPct == nil {
-		h.GPUUtilPct = roundPtr(r.GPUUtil)
-	}
+	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.GPUUtilizationPct())
 	switch {
 	case r.GPUOOMText != "":
 		h.OOMMessage = &r.GPUOOMText
