@@ -7,6 +7,8 @@
 #   make bench    Go benchmarks (figures in docs/performance.md)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
+#   make reference  regenerate docs/reference/ from the commands' --help (make test checks it)
+#   make site     build the MkDocs site into bin/site (needs mkdocs and mkdocs-material)
 
 GO       ?= go
 PREFIX   ?= /usr/local
@@ -24,7 +26,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference site clean
 
 all: build
 
@@ -141,6 +143,14 @@ installable:
 			echo "install: $$b is missing and $(GO) is not on PATH: run 'make build' first (as yourself), then 'sudo make install'" >&2; exit 1; \
 		fi; \
 	done
+
+# The command reference is generated from each command's --help, and
+# TestCommandReference (in make test) fails when it is out of date.
+reference:
+	$(GO) test -count=1 ./cmd/migadvisor -run '^TestCommandReference$$' -update
+
+site:
+	mkdocs build --strict --site-dir bin/site
 
 clean:
 	rm -rf bin
