@@ -188,11 +188,15 @@ type HistoryRecord struct {
 // History lists the jobs of a script and of its earlier versions (key; nil
 // for every job) from the user's history and site-wide ones, each job once
 // (as the user's history has it), newest first, at most limit (0: all).
+// own is nil where the user has no history yet.
 func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store, siteWide ...*history.Store) ([]HistoryRecord, error) {
 	f := history.HistoryFilter{Limit: limit}
 	var out []HistoryRecord
 	seen := map[[2]string]bool{}
 	for i, st := range append([]*history.Store{own}, siteWide...) {
+		if st == nil {
+			continue
+		}
 		if key != nil {
 			f = key.Filter(i > 0, limit)
 		}

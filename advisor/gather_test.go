@@ -198,3 +198,13 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 		t.Errorf("another name: notes %q, %v", job.Notes, err)
 	}
 }
+
+// A user with no history of their own yet reads the site-wide one alone.
+func TestHistoryWithoutTheUsersOwn(t *testing.T) {
+	site := testutil.Wulver(t)
+	siteWide := historyOf(t, site, trainDump)
+	recs, err := History(context.Background(), nil, 0, nil, siteWide)
+	if err != nil || len(recs) != 4 || !recs[0].SiteWide {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+}

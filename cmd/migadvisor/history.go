@@ -185,12 +185,15 @@ func sayEmptyTo(w outWriters, asJSON bool, why string) error {
 // historiesRead names the histories a command read: "the history at
 // PATH", or yours and the site-wide one.
 func historiesRead(own *history.Store, siteWide []*history.Store) string {
-	if len(siteWide) == 0 {
+	if len(siteWide) == 0 && own != nil {
 		return "the history at " + own.Path()
 	}
 	paths := make([]string, len(siteWide))
 	for i, st := range siteWide {
 		paths[i] = st.Path()
+	}
+	if own == nil {
+		return "the site-wide history at " + textutil.JoinAnd(paths)
 	}
 	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
 }
