@@ -63,11 +63,10 @@ func CollectEnded(ctx context.Context, acct Accounting, h History, site *catalog
 	return e, err
 }
 
-// Outcomes are how the ended jobs of some submissions went, with when they
-// ended, by cluster and job key.
+// Outcomes are how the ended jobs of some submissions went, by cluster and
+// job key.
 type Outcomes struct {
 	byJob map[[2]string]advisor.Outcome
-	ends  map[[2]string]time.Time
 }
 
 // explainBatch keeps the OR of keys well inside SQLite's expression depth.
@@ -77,7 +76,7 @@ const explainBatch = 200
 // its record in the history (site, which may be nil, gives the profiles'
 // usable memory).
 func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []history.Tracked) (Outcomes, error) {
-	o := Outcomes{byJob: map[[2]string]advisor.Outcome{}, ends: map[[2]string]time.Time{}}
+	o := Outcomes{byJob: map[[2]string]advisor.Outcome{}}
 	var keys [][2]string
 	for _, t := range tracked {
 		for _, j := range t.Jobs {
@@ -95,9 +94,6 @@ func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []
 		for i := range recs {
 			key := [2]string{recs[i].Cluster, recs[i].Key}
 			o.byJob[key] = advisor.Explain(&recs[i], site)
-			if recs[i].End != nil {
-				o.ends[key] = *recs[i].End
-			}
 		}
 		keys = keys[n:]
 	}
@@ -135,16 +131,4 @@ func (o Outcomes) Of(t history.Tracked) advisor.Outcome {
 	}
 	first.Text = fmt.Sprintf("did not complete in %d of its %d jobs: %s", failed, len(t.Jobs), first.Text)
 	return first
-}
-
-// EndOf is when the last job of the ended submission t ended; zero when
-// accounting gave no end (or t has not ended).
-func (o Outcomes) EndOf(t history.Tracked) time.Time {
-	var end time.Time
-	for _, j := range t.Jobs {
-		if at := o.ends[[2]string{t.Cluster, j.Key}]; at.After(end) {
-			end = at
-		}
-	}
-	return end
 }

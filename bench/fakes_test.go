@@ -141,7 +141,11 @@ func (h *fakeHistory) Tracked(_ context.Context, f history.TrackedFilter) ([]his
 		t := history.Tracked{Submission: s}
 		for _, r := range h.records {
 			if r.Cluster == s.Cluster && r.JobID == s.JobID {
-				t.Jobs = append(t.Jobs, history.TrackedJob{Key: r.Key, ID: r.JobID, State: r.State, Stub: r.Stub, Profile: r.Profile})
+				var end int64
+				if r.End != nil {
+					end = r.End.Unix()
+				}
+				t.Jobs = append(t.Jobs, history.TrackedJob{Key: r.Key, ID: r.JobID, State: r.State, Stub: r.Stub, Profile: r.Profile, End: end})
 			}
 		}
 		out = append(out, t)

@@ -159,9 +159,9 @@ const RecentWindow = 7 * 24 * time.Hour
 // (running, queued, not collected, unknown to Slurm) and those that ended
 // since (when accounting gave no end, since they were submitted). It also
 // returns how many it left out.
-func Recent(tracked []history.Tracked, outcomes Outcomes, since time.Time) (kept []history.Tracked, left int) {
+func Recent(tracked []history.Tracked, since time.Time) (kept []history.Tracked, left int) {
 	for _, t := range tracked {
-		end := outcomes.EndOf(t)
+		end := t.EndedAt()
 		if end.IsZero() {
 			end = t.Submitted
 		}
@@ -217,13 +217,15 @@ func Status(ctx context.Context, q StatusQuery, deps StatusDeps) (StatusResult, 
 	if err != nil {
 		return StatusResult{}, err
 	}
+	res := StatusResult{Tracked: len(tracked)}
+	if !q.All && !q.Named() {
+		// Before the explanations, which read each job's record: a history
+		// of years explains only the rows it shows.
+		tracked, res.Left = Recent(tracked, q.Now.Add(-RecentWindow))
+	}
 	outcomes, err := ExplainEnded(ctx, deps.History, q.Site, tracked)
 	if err != nil {
 		return StatusResult{}, err
-	}
-	res := StatusResult{Tracked: len(tracked)}
-	if !q.All && !q.Named() {
-		tracked, res.Left = Recent(tracked, outcomes, q.Now.Add(-RecentWindow))
 	}
 	var live Live
 	live, res.QueueErr = liveStates(ctx, deps.Slurm, tracked)

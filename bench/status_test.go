@@ -34,11 +34,7 @@ func TestRecentKeepsUnsettledAndRecentlyEndedJobs(t *testing.T) {
 	track("5", old.Add(-day), "FAILED", nil)               // ended, no end time: its submission's is old
 	track("6", now.Add(-time.Hour), "CANCELLED by 0", nil) // ended, no end time, submitted an hour ago: kept
 	tracked, _ := h.Tracked(context.Background(), history.TrackedFilter{})
-	outcomes, err := ExplainEnded(context.Background(), h, nil, tracked)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, left := Recent(tracked, outcomes, now.Add(-RecentWindow))
+	kept, left := Recent(tracked, now.Add(-RecentWindow))
 	var ids []string
 	for _, k := range kept {
 		ids = append(ids, k.JobID)

@@ -114,6 +114,20 @@ type TrackedJob struct {
 	Stub           bool
 	Profile        string // the site's profile for the GPU it had, "" if none
 	Submit         int64  // unix seconds; 0 if unknown
+	End            int64  // unix seconds; 0 if it has not ended or is unknown
+}
+
+// EndedAt is when the last job of t ended, zero when accounting gave no
+// end time.
+func (t Tracked) EndedAt() time.Time {
+	var last int64
+	for _, j := range t.Jobs {
+		last = max(last, j.End)
+	}
+	if last == 0 {
+		return time.Time{}
+	}
+	return time.Unix(last, 0)
 }
 
 // Ended reports whether accounting has the final record of every job of t.
@@ -169,7 +183,7 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 	}
 	with, from := s.linked(ctx, strings.Join(where, " AND "))
 	q := with + `SELECT s.cluster, s.home, s.job_id, s.fingerprint, coalesce(sc.path, ''), s.script, s.profile, s.sweep_dir, s.workload,
-		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub, j.profile, coalesce(j.submit, 0)
+		s.work_dir, s.stdout, s.stderr, s.submitted, j.job_key, j.job_id, j.state, j.stub, j.profile, coalesce(j.submit, 0), coalesce(j.end, 0)
 		FROM ` + from + ` s LEFT JOIN scripts sc USING (fingerprint)
 		LEFT JOIN jobs j ON ` + jobsOfSubmission
 	q += ` ORDER BY s.submitted, CAST(s.job_id AS INTEGER), s.job_id, s.cluster, j.job_key`
@@ -186,9 +200,9 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 		var at int64
 		var key, id, state, profile sql.NullString
 		var stub sql.NullBool
-		var submit sql.NullInt64
+		var submit, end sql.NullInt64
 		if err := rows.Scan(&own, &t.Cluster, &t.JobID, &t.Fingerprint, &t.Source, &t.Script, &t.Profile, &t.SweepDir, &t.Workload,
-			&t.WorkDir, &t.Stdout, &t.Stderr, &at, &key, &id, &state, &stub, &profile, &submit); err != nil {
+			&t.WorkDir, &t.Stdout, &t.Stderr, &at, &key, &id, &state, &stub, &profile, &submit, &end); err != nil {
 			return nil, fmt.Errorf("list tracked jobs: %w", err)
 		}
 		t.Submitted = time.Unix(at, 0)
@@ -198,7 +212,7 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 		}
 		if key.Valid {
 			t.Jobs = append(t.Jobs, TrackedJob{Key: key.String, ID: id.String, State: state.String, Stub: stub.Bool,
-				Profile: profile.String, Submit: submit.Int64})
+				Profile: profile.String, Submit: submit.Int64, End: end.Int64})
 		}
 		out, filedUnder = append(out, t), append(filedUnder, own)
 	}
