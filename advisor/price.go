@@ -36,9 +36,8 @@ func Price(site *catalog.Site, script *slurm.Script, over catalog.Overrides) (*Q
 		asked = &script.Resources
 	}
 	job, err := site.JobWith(asked, over)
-	var fe *catalog.FileError
-	if errors.As(err, &fe) && script != nil {
-		fe.File = script.Path
+	if err != nil && script != nil {
+		return nil, inFile(err, script.Path)
 	}
 	if err != nil {
 		return nil, err

@@ -138,10 +138,6 @@ const ListedJobMiB = 4096
 // GPU of the profile, 1 CPU, ListedJobMiB of RAM): the rate catalog lists
 // and sites publish.
 func (s *Site) ListedRate(p *Profile) (float64, error) {
-	job, err := s.JobOf(Usage{Profile: p.Name, GPUs: 1, CPUs: 1, MemMiB: ListedJobMiB, Hours: 1})
-	if err != nil {
-		return 0, err
-	}
-	charge, err := s.Charge(job)
+	charge, err := s.Charge(Job{Profile: p, GPUs: 1, CPUs: 1, MemMiB: ListedJobMiB, Hours: 1})
 	return charge.SUPerHour, err
 }

@@ -82,15 +82,18 @@ func (ch ClusterChoice) Fallbacks() []string {
 // name c files jobs under whose records carry none, and the fallback names
 // FileTogether merges into it, and gives the name to the wrapper's records:
 // the sbatch wrapper does not ask slurmctld for it (that would cost a
-// submission tens of milliseconds). The choice is returned even when the
-// records could not take it, so that its fallback sentence is still said.
-func (c *Collector) NameCluster(ctx context.Context, given string) (ClusterChoice, error) {
+// submission tens of milliseconds). A name fallen back to is said through
+// onFallback (nil: not said), even when the records could not take it.
+func (c *Collector) NameCluster(ctx context.Context, given string, onFallback func(sentence string)) error {
 	ch, err := ChooseCluster(ctx, given, c.clusterNamer(), c.Store)
+	if ch.Fallback != "" && onFallback != nil {
+		onFallback(ch.Fallback)
+	}
 	if err != nil {
-		return ch, err
+		return err
 	}
 	c.Cluster, c.Fallbacks = ch.Name, ch.Fallbacks()
-	return ch, c.Store.AdoptSubmissions(ctx, c.Cluster)
+	return c.Store.AdoptSubmissions(ctx, c.Cluster)
 }
 
 // clusterNamer is c's Slurm, or where it has none, a namer that cannot be

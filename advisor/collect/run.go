@@ -106,7 +106,7 @@ func (c *Collector) importAccounting(ctx context.Context, opt RunOptions) (Repor
 		res, err := c.importDumpFile(ctx, opt)
 		return Report{Source: sel.Dump, Accounting: res}, err
 	}
-	if err := c.nameClusterFor(ctx, opt); err != nil {
+	if err := c.NameCluster(ctx, opt.Cluster, opt.OnFallback); err != nil {
 		return Report{}, err
 	}
 	if sel.TrackedOnly() {
@@ -129,15 +129,6 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
 	res, unknown, err := c.ImportByID(ctx, q)
 	return Report{Source: SourceSacct, Accounting: res, UnknownToSlurm: unknown}, err
-}
-
-// nameClusterFor names c's cluster (NameCluster), saying the fallback.
-func (c *Collector) nameClusterFor(ctx context.Context, opt RunOptions) error {
-	ch, err := c.NameCluster(ctx, opt.Cluster)
-	if ch.Fallback != "" && opt.OnFallback != nil {
-		opt.OnFallback(ch.Fallback)
-	}
-	return err
 }
 
 // importDumpFile imports the dump the selection names, its errors told by
@@ -177,7 +168,7 @@ func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions)
 	switch {
 	case errors.Is(err, slurm.ErrNoHeader):
 		// An empty dump holds no job, like one with its header alone.
-		return ImportResult{}, c.nameClusterFor(ctx, opt)
+		return ImportResult{}, c.NameCluster(ctx, opt.Cluster, opt.OnFallback)
 	case err != nil:
 		return ImportResult{}, err
 	case sr.HasField("Cluster") && opt.Cluster == "":
@@ -186,7 +177,7 @@ func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions)
 			return ImportResult{}, err
 		}
 	default:
-		if err := c.nameClusterFor(ctx, opt); err != nil {
+		if err := c.NameCluster(ctx, opt.Cluster, opt.OnFallback); err != nil {
 			return ImportResult{}, err
 		}
 	}

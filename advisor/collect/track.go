@@ -57,32 +57,28 @@ type AmbiguousJob struct {
 // history holds under one other cluster name (a dump imported where Slurm
 // could not be asked) is linked where it is, and jobs the history already
 // holds have their output read now. col's Slurm is asked where the jobs'
-// output goes and which ids it knows; its Fallbacks are set.
+// output goes and which ids it knows; its Cluster and Fallbacks are set
+// (NameCluster).
 func Track(ctx context.Context, col *Collector, req TrackRequest) (TrackResult, error) {
 	abs, err := filepath.Abs(req.Script.Path)
 	if err != nil {
 		return TrackResult{}, fmt.Errorf("track %s: %w", req.Script.Path, err)
 	}
-	choice, err := ChooseCluster(ctx, req.Cluster, col.clusterNamer(), col.Store)
-	if err != nil {
+	if err := col.NameCluster(ctx, req.Cluster, req.OnFallback); err != nil {
 		return TrackResult{}, err
 	}
-	if choice.Fallback != "" && req.OnFallback != nil {
-		req.OnFallback(choice.Fallback)
-	}
-	res := TrackResult{Script: abs, Fingerprint: req.Script.Fingerprint(), Cluster: choice.Name}
+	res := TrackResult{Script: abs, Fingerprint: req.Script.Fingerprint(), Cluster: col.Cluster}
 	now := req.Now
 	if now == nil {
 		now = time.Now
 	}
-	subs := col.trackSubmissions(ctx, req.JobIDs, history.Submission{Cluster: choice.Name, Fingerprint: res.Fingerprint,
+	subs := col.trackSubmissions(ctx, req.JobIDs, history.Submission{Cluster: col.Cluster, Fingerprint: res.Fingerprint,
 		Source: abs, Script: abs, Workload: req.Workload, Submitted: now()})
 	if err := col.Store.RecordSubmissions(ctx, subs); err != nil {
 		return res, err
 	}
 	// A job collected under another cluster name (a dump imported where
 	// Slurm could not be asked) is linked where it is, and filed once.
-	col.Fallbacks = choice.Fallbacks()
 	if _, err := col.FileTogether(ctx); err != nil {
 		return res, err
 	}

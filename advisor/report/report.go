@@ -173,11 +173,7 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 	pr.CPUs = int(math.Max(1, median(done, func(r *history.JobRecord) *float64 { return intF(r.CPUs) })))
 	pr.Nodes = int(median(done, func(r *history.JobRecord) *float64 { return intF(r.Nodes) }))
 	pr.MemMiB = median(done, func(r *history.JobRecord) *float64 { return r.ReqMemMiB })
-	job, err := site.JobOf(catalog.Usage{Profile: p.Name, GPUs: 1, CPUs: pr.CPUs, MemMiB: math.Max(0, pr.MemMiB), Hours: 1})
-	if err != nil {
-		return nil, fmt.Errorf("price %s: %w", p.Name, err)
-	}
-	c, err := site.Charge(job)
+	c, err := site.Charge(catalog.Job{Profile: p, GPUs: 1, CPUs: pr.CPUs, MemMiB: math.Max(0, pr.MemMiB), Hours: 1})
 	if err != nil {
 		return nil, fmt.Errorf("price %s: %w", p.Name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strings"
 	"time"
 
@@ -162,10 +161,7 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 		v := c.Bool("scripts")
 		scripts = &v
 	}
-	me := ""
-	if u, err := user.Current(); err == nil {
-		me = u.Username
-	}
+	me := currentUserName()
 	q := slurm.SacctQuery{Since: since, AllUsers: c.Bool("all-users"), Users: splitList(c.String("user")),
 		Clusters: splitList(c.String("clusters"))}
 	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
@@ -264,18 +260,14 @@ func warnSkipped(stderr io.Writer, file string, res collect.ImportResult) {
 // on stderr when it is a fallback), and gives it to the wrapper's records
 // (collect.Collector.NameCluster).
 func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
-	ch, err := col.NameCluster(ctx, s.Cluster)
-	if ch.Fallback != "" {
-		fmt.Fprintf(stderr, "migadvisor: %s\n", ch.Fallback)
-	}
-	return err
+	return col.NameCluster(ctx, s.Cluster, func(sentence string) { fmt.Fprintf(stderr, "migadvisor: %s\n", sentence) })
 }
 
 func printCollect(w io.Writer, rep collectReport) {
 	if rep.Source == collect.SourceNone {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
 	} else {
-		fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, plural(rep.Read, "job"), rep.New, rep.Updated, rep.Unchanged)
+		fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, textutil.Plural(rep.Read, "job"), rep.New, rep.Updated, rep.Unchanged)
 		if rep.Stubs > 0 {
 			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
 		}
@@ -298,7 +290,7 @@ func printCollect(w io.Writer, rep collectReport) {
 		}
 	}
 	if s := rep.Scripts; s != nil {
-		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", plural(s.Linked, "job"))
+		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
 		if s.Missing > 0 {
 			fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
 		}
@@ -308,16 +300,16 @@ func printCollect(w io.Writer, rep collectReport) {
 	fmt.Fprintf(w, "job output: %d files read, %d unchanged", o.Scanned, o.Unchanged)
 	var found []string
 	if o.GPUOOMs > 0 {
-		found = append(found, plural(o.GPUOOMs, "GPU OOM"))
+		found = append(found, textutil.Plural(o.GPUOOMs, "GPU OOM"))
 	}
 	if o.HostOOMs > 0 {
-		found = append(found, plural(o.HostOOMs, "host OOM"))
+		found = append(found, textutil.Plural(o.HostOOMs, "host OOM"))
 	}
 	if o.Work > 0 {
-		found = append(found, fmt.Sprintf("work reported by %s", plural(o.Work, "job")))
+		found = append(found, fmt.Sprintf("work reported by %s", textutil.Plural(o.Work, "job")))
 	}
 	if o.GPUMemory > 0 {
-		found = append(found, fmt.Sprintf("GPU memory measured in %s", plural(o.GPUMemory, "job")))
+		found = append(found, fmt.Sprintf("GPU memory measured in %s", textutil.Plural(o.GPUMemory, "job")))
 	}
 	if len(found) > 0 {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
@@ -336,9 +328,6 @@ func printCollect(w io.Writer, rep collectReport) {
 	}
 }
 
-// jobsNamed lists job ids as a sentence does: "job 4242", "jobs 4242, 4243".
-func jobsNamed(ids []string) string { return textutil.JobsNamed(ids, 0) }
-
 // printWindow says which stretch of accounting was read and where the next
 // collect starts.
 func printWindow(w io.Writer, win collect.Window) {
@@ -348,7 +337,7 @@ func printWindow(w io.Writer, win collect.Window) {
 		from += " (where the last collect left off)"
 	}
 	if win.Rechecked > 0 {
-		from += fmt.Sprintf(", and %s still running or pending asked about by id", plural(win.Rechecked, "job"))
+		from += fmt.Sprintf(", and %s still running or pending asked about by id", textutil.Plural(win.Rechecked, "job"))
 	}
 	fmt.Fprintf(w, "window: %s\n", from)
 	switch {

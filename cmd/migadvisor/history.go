@@ -299,10 +299,10 @@ func printHistory(w io.Writer, jobs []historyJob) {
 		}
 	}
 	if earlier > 0 {
-		fmt.Fprintf(w, "%s of an earlier version of this script (marked ~)\n", plural(earlier, "run"))
+		fmt.Fprintf(w, "%s of an earlier version of this script (marked ~)\n", textutil.Plural(earlier, "run"))
 	}
 	if fromSite > 0 {
-		fmt.Fprintf(w, "%s from the site-wide history\n", plural(fromSite, "job"))
+		fmt.Fprintf(w, "%s from the site-wide history\n", textutil.Plural(fromSite, "job"))
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -43,7 +42,3 @@ func formatNumber(x float64) string {
 	}
 	return fmt.Sprintf("%.3g", x)
 }
-
-// plural writes "1 CPU", "8 CPUs" (textutil.Plural, as the advisor's
-// sentences count).
-func plural(n int, unit string) string { return textutil.Plural(n, unit) }

@@ -14,6 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -187,7 +188,7 @@ func sayCollected(stderr io.Writer, ended bench.Ended) {
 		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
 	}
 	if len(ended.Open) > 0 {
-		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", jobsNamed(ended.Open))
+		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -262,11 +263,11 @@ func evidenceWords(rec *advisor.Recommendation) string {
 	case rec.Runs == 0:
 		return "no runs of this script in the history" + basis
 	case rec.EarlierRuns == rec.Runs:
-		return fmt.Sprintf("%s of an earlier version of this script in the history%s", plural(rec.Runs, "run"), basis)
+		return fmt.Sprintf("%s of an earlier version of this script in the history%s", textutil.Plural(rec.Runs, "run"), basis)
 	case rec.EarlierRuns > 0:
-		return fmt.Sprintf("%s in the history, %d of them of an earlier version%s", plural(rec.Runs, "run"), rec.EarlierRuns, basis)
+		return fmt.Sprintf("%s in the history, %d of them of an earlier version%s", textutil.Plural(rec.Runs, "run"), rec.EarlierRuns, basis)
 	}
-	return fmt.Sprintf("%s in the history%s", plural(rec.Runs, "run"), basis)
+	return fmt.Sprintf("%s in the history%s", textutil.Plural(rec.Runs, "run"), basis)
 }
 
 // runsCell is the RUNS column: the script's runs, or "ref" for the
@@ -324,7 +325,7 @@ func savingsText(ch *advisor.Change) string {
 	}
 	text := fmt.Sprintf("saves about %s SU a run against %s", advisor.FormatSU(per), ch.Asks)
 	if ch.SUPerMonth != nil {
-		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", plural(ch.RunsPerMonth, "run"), advisor.FormatSU(*ch.SUPerMonth))
+		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", textutil.Plural(ch.RunsPerMonth, "run"), advisor.FormatSU(*ch.SUPerMonth))
 	}
 	if ch.Because != "" {
 		text += " (" + ch.Because + ")"

@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -79,7 +80,7 @@ func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
 }
 
 // recentWindowText is bench.RecentWindow in words: "7 days".
-var recentWindowText = plural(int(bench.RecentWindow/(24*time.Hour)), "day")
+var recentWindowText = textutil.Plural(int(bench.RecentWindow/(24*time.Hour)), "day")
 
 func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
@@ -103,7 +104,7 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	switch {
 	case len(res.Rows) == 0 && res.Tracked > 0:
 		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last %s; 'migadvisor status --all' lists the %s that ended before",
-			st.Path(), recentWindowText, plural(res.Left, "job")))
+			st.Path(), recentWindowText, textutil.Plural(res.Left, "job")))
 	case len(res.Rows) == 0:
 		return sayEmptyTo(env.outWriters, opt.json, whyNoneTracked(opt, st.Path()))
 	}
@@ -111,7 +112,7 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		return err
 	}
 	if res.Left > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s that ended more than %s ago not listed; 'migadvisor status --all' lists them\n", plural(res.Left, "job"), recentWindowText)
+		fmt.Fprintf(env.Err, "migadvisor: %s that ended more than %s ago not listed; 'migadvisor status --all' lists them\n", textutil.Plural(res.Left, "job"), recentWindowText)
 	}
 	return nil
 }
@@ -189,7 +190,7 @@ func whyNoneTracked(opt statusOptions, path string) string {
 			words[i] = slurm.ShellWord(id)
 		}
 		return fmt.Sprintf("%s %s not tracked%s in %s: 'migadvisor track JOB.sh %s' links %s to the script; %s",
-			jobsNamed(ids), are, what, where, strings.Join(words, " "), them, howTracked)
+			textutil.JobsNamed(ids, 0), are, what, where, strings.Join(words, " "), them, howTracked)
 	case opt.sweep != "":
 		return fmt.Sprintf("%s tracks no jobs of the sweep in %s: 'migadvisor sweep JOB.sh --out %s --submit' submits its variants and tracks them",
 			where, opt.sweep, slurm.ShellWord(opt.sweep))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -207,7 +208,7 @@ func describeCharge(r suReport) string {
 		}
 		mem += " (--mem=0: all of " + nodes + ")"
 	}
-	head := fmt.Sprintf("%s, %s, %s, %s h", what, plural(r.CPUs, "CPU"), mem, formatNumber(r.Hours))
+	head := fmt.Sprintf("%s, %s, %s, %s h", what, textutil.Plural(r.CPUs, "CPU"), mem, formatNumber(r.Hours))
 	if r.Partition != "" {
 		head += " in " + r.Partition
 	}

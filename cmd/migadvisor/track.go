@@ -99,7 +99,7 @@ func runTrack(ctx context.Context, o trackOptions, w outWriters) error {
 	}
 	if isTTY(w.Out) {
 		fmt.Fprintf(w.Out, "tracking %s as %s (fingerprint %s); 'migadvisor collect' gathers their evidence\n",
-			plural(len(o.JobIDs), "job"), filepath.Base(o.Script), res.Fingerprint)
+			textutil.Plural(len(o.JobIDs), "job"), filepath.Base(o.Script), res.Fingerprint)
 	}
 	return nil
 }

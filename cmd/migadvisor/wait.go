@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -178,7 +179,7 @@ func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
 			untracked[0], untracked[0])
 	case n > 1:
 		fmt.Fprintf(env.Err, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
-			jobsNamed(untracked), strings.Join(untracked, " "))
+			textutil.JobsNamed(untracked, 0), strings.Join(untracked, " "))
 	}
 	return nil
 }

@@ -267,18 +267,6 @@ func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 	}
 }
 
-// Lists of jobs read as a sentence does, never as Go prints a slice.
-func TestJobListsReadAsWords(t *testing.T) {
-	for _, c := range []struct {
-		ids  []string
-		want string
-	}{{[]string{"4242"}, "job 4242"}, {[]string{"4242", "4243"}, "jobs 4242, 4243"}} {
-		if got := jobsNamed(c.ids); got != c.want {
-			t.Errorf("%v: %q, want %q", c.ids, got, c.want)
-		}
-	}
-}
-
 // A job that failed because Slurm could not open its output file (exit
 // 0:53) has no output to find: collect does not ask for it.
 func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
