@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 )
@@ -67,4 +68,33 @@ func (m measurer) waitAndCollect(ctx context.Context, dir string, ids []string, 
 	}
 	m.say(ProbeEvent{Kind: ProbeCollected, Dir: dir, Ended: &ended})
 	return ended, nil
+}
+
+// SweepRun is the sweep command's work: a sweep written and, with Submit,
+// submitted.
+type SweepRun struct {
+	Sweep    SweepOptions
+	Submit   bool
+	Workload string // the tag its jobs get
+	WorkDir  string // where the user submits from
+}
+
+// RunSweep writes the variants of r.Sweep and records the sweep; with
+// Submit, it submits them and records the jobs. What does not stop it (a
+// script that asks for no GPU, a history that cannot record) is said as a
+// ProbeWarning. A submission that fails part-way returns the sweep with
+// the jobs it has.
+func RunSweep(ctx context.Context, r SweepRun, deps ProbeDeps) (*Sweep, error) {
+	m := newMeasurer(deps)
+	sw, err := m.writeSweep(ctx, r.Sweep)
+	if err != nil {
+		return nil, err
+	}
+	if w := NoGPUWarning(r.Sweep.Script); w != "" {
+		m.say(ProbeEvent{Kind: ProbeWarning, Dir: r.Sweep.OutDir, Err: errors.New(w)})
+	}
+	if r.Submit {
+		return sw, m.submitSweep(ctx, r.Sweep.OutDir, sw, r.Workload, r.WorkDir)
+	}
+	return sw, nil
 }

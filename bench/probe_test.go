@@ -55,6 +55,17 @@ func (w *probeWorld) submittedProfiles() string {
 	return strings.Join(ps, " ")
 }
 
+// warnings are the ProbeWarning events' errors.
+func (w *probeWorld) warnings() []string {
+	var out []string
+	for _, e := range w.events {
+		if e.Kind == ProbeWarning {
+			out = append(out, e.Err.Error())
+		}
+	}
+	return out
+}
+
 // said lists the events of some kinds as "kind:profile".
 func (w *probeWorld) said(kinds ...ProbeEventKind) string {
 	var out []string

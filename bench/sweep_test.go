@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -343,5 +344,31 @@ func TestNoGPUWarning(t *testing.T) {
 	gpu := writeScript(t, "gpu.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
 	if w := NoGPUWarning(gpu); w != "" {
 		t.Errorf("a GPU script warned of: %q", w)
+	}
+}
+
+// The sweep command: written and recorded; submitted and recorded with
+// Submit; a history that cannot record and a script with no GPU are
+// warnings, never failures.
+func TestRunSweep(t *testing.T) {
+	w := newProbeWorld(t, nil)
+	w.hist.failOn = "RecordSweep"
+	sw, err := RunSweep(context.Background(), SweepRun{Sweep: w.opt.Sweep}, w.deps)
+	if err != nil || len(sw.Profiles) != 4 || len(w.slurm.submitted) != 0 {
+		t.Fatalf("written, not submitted: %+v %v (%d submitted)", sw, err, len(w.slurm.submitted))
+	}
+	if warnings := w.warnings(); len(warnings) != 1 || !strings.Contains(warnings[0], "the sweep is not in the history") {
+		t.Errorf("the history's failure as a warning: %q", warnings)
+	}
+	w = newProbeWorld(t, nil)
+	sw, err = RunSweep(context.Background(), SweepRun{Sweep: w.opt.Sweep, Submit: true, Workload: "tag", WorkDir: "/work"}, w.deps)
+	if err != nil || w.submittedProfiles() != "1g.10gb 2g.20gb 3g.40gb full" || len(w.hist.subs) != 4 || w.hist.subs[0].Workload != "tag" {
+		t.Fatalf("submitted %q, recorded %+v: %v", w.submittedProfiles(), w.hist.subs, err)
+	}
+	noGPU := testutil.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --mem=4G\nrun\n")
+	w = newProbeWorld(t, nil)
+	w.opt.Sweep.Script = noGPU
+	if _, err := RunSweep(context.Background(), SweepRun{Sweep: w.opt.Sweep}, w.deps); err != nil || len(w.warnings()) != 1 {
+		t.Errorf("a script with no GPU: %v, warnings %q", err, w.warnings())
 	}
 }

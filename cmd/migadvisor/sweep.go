@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -120,16 +119,16 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	sw, err := writeVariants(ctx, env, bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
-		Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time}, "fix them or use --force")
+	sw, err := bench.RunSweep(ctx, bench.SweepRun{
+		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
+			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time},
+		Submit: opt.submit, Workload: opt.workload, WorkDir: workingDir(),
+	}, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: sayWarnings(env.Err)})
 	if err != nil {
-		return err
-	}
-	if opt.submit {
-		if err := submitVariants(ctx, env, opt.out, sw, opt.workload); err != nil {
+		if sw != nil { // written, and submitted in part
 			printSweep(env, opt.out, sw)
-			return err
 		}
+		return lintFailure(env.Err, err, script.Path, "fix them or use --force")
 	}
 	if opt.json {
 		return writeJSON(env.Out, struct {
@@ -141,21 +140,13 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	return nil
 }
 
-// writeVariants writes the variants and records the sweep in the history.
-// Lint errors are printed, and the error says what to do (hint).
-func writeVariants(ctx context.Context, env commandEnv, opt bench.SweepOptions, hint string) (*bench.Sweep, error) {
-	sw, err := bench.WriteSweep(opt)
-	if err != nil {
-		return nil, lintFailure(env.Err, err, opt.Script.Path, hint)
+// sayWarnings prints a sweep's warnings, and nothing of its progress.
+func sayWarnings(stderr io.Writer) func(bench.ProbeEvent) {
+	return func(e bench.ProbeEvent) {
+		if e.Kind == bench.ProbeWarning {
+			fmt.Fprintf(stderr, "migadvisor: warning: %v\n", e.Err)
+		}
 	}
-	if w := bench.NoGPUWarning(opt.Script); w != "" {
-		fmt.Fprintf(env.Err, "migadvisor: warning: %s\n", w)
-	}
-	if err := bench.RecordSweep(ctx, historyPerCall{env}, opt.OutDir, sw); err != nil {
-		// The variants are written; the history is a convenience, never a reason to fail.
-		fmt.Fprintf(env.Err, "migadvisor: warning: the sweep is not in the history: %v\n", err)
-	}
-	return sw, nil
 }
 
 // lintFailure prints the lint errors that refused a sweep, and says what
@@ -268,17 +259,6 @@ func printSweep(env commandEnv, dir string, sw *bench.Sweep) {
 			fmt.Fprintf(w, "next: migadvisor wait --sweep %s && migadvisor collect\n", dir)
 		}
 	}
-}
-
-// submitVariants submits the variants and links each job to the script in
-// the history; the jobs are in sweep.json whatever the history says.
-func submitVariants(ctx context.Context, env commandEnv, dir string, sw *bench.Sweep, workload string) error {
-	subErr := bench.SubmitSweep(ctx, env.submitter(), dir, sw, time.Now)
-	if err := bench.RecordSubmissions(ctx, historyPerCall{env}, dir, sw, workload, workingDir()); err != nil {
-		fmt.Fprintf(env.Err, "migadvisor: warning: the jobs are in %s but not in the history: %v\n",
-			filepath.Join(dir, bench.SweepFileName), err)
-	}
-	return subErr
 }
 
 // sweepSubmitter submits through Slurm and names the cluster of the jobs
