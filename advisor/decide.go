@@ -77,7 +77,7 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
 		}
 		if pa.excluded == "" && pa.OOMRisk == RiskUnknown && !pricedOut(&pa, choice) {
 			a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
-			a.rec.SetNext(a.probeStep(pa.Profile, pa.TimeLimit))
+			a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
 			return
 		}
 	}
@@ -231,11 +231,11 @@ func formatKey(v float64, what string) string {
 func (a *analysis) nextStep() (reason string, next NextStep) {
 	if len(a.runs) == 0 && a.rec.MultiGPU != nil {
 		return fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", a.rec.MultiGPU.GPUs),
-			a.probeStep(a.wholeGPUProfiles(), "")
+			a.probeStep("", a.wholeGPUProfiles()...)
 	}
 	if len(a.runs) == 0 {
 		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
-			a.probeStep("", "")
+			a.probeStep("")
 	}
 	if r, ok := a.scriptFailure(); ok {
 		var next NextStep
@@ -247,7 +247,7 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 	}
 	if r, ok := a.hostOOMOnly(); ok {
 		return fmt.Sprintf("no run completed, and %s, which is about --mem, not the GPU: ask for --mem=%s (the change below), then measure it",
-			a.rec.MemReason, a.rec.Mem), a.probeStep(r.Profile, "")
+			a.rec.MemReason, a.rec.Mem), a.probeStep("", r.Profile)
 	}
 	var blocked []string
 	for _, pa := range a.rec.Profiles {
@@ -255,7 +255,7 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 		case pa.excluded != "":
 		case pa.OOMRisk == RiskUnknown || pa.OOMRisk == RiskMedium:
 			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
-				a.probeStep(pa.Profile, "")
+				a.probeStep("", pa.Profile)
 		case pa.OOMRisk == RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return a.measureStep(&pa)
 		case pa.OOMRisk == RiskLow:
@@ -283,13 +283,13 @@ func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep)
 		if pa.TimeLimit != "" {
 			reason += fmt.Sprintf("; ask for --time=%s and measure it", pa.TimeLimit)
 		}
-		return reason, a.probeStep(pa.Profile, pa.TimeLimit)
+		return reason, a.probeStep(pa.TimeLimit, pa.Profile)
 	}
 	reason = "no run has completed yet, so no runtime is known"
 	if r, ok := a.firstFailure(); ok {
 		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}
-	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep(pa.Profile, "")
+	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep("", pa.Profile)
 }
 
 // firstFailure is a run that ran and did not complete, GPU OOMs first.

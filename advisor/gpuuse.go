@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
 )
@@ -64,12 +63,12 @@ func (a *analysis) exclusion(p *catalog.Profile) string {
 }
 
 // wholeGPUProfiles lists the site's profiles that are whole GPUs, for --profiles.
-func (a *analysis) wholeGPUProfiles() string {
+func (a *analysis) wholeGPUProfiles() []string {
 	var names []string
 	for _, p := range a.site.Profiles {
 		if !p.IsMIG() {
 			names = append(names, p.Name)
 		}
 	}
-	return strings.Join(names, ",")
+	return names
 }

@@ -211,7 +211,7 @@ func (a *analysis) cpuOnly() bool {
 	a.rec.Reason = fmt.Sprintf("this script asks for no GPU, so it runs on CPUs only%s and no GPU profile applies", rate)
 	if ps := OrderedProfiles(a.site); len(ps) > 0 {
 		a.rec.Reason += fmt.Sprintf("; if it should use a GPU, add '#SBATCH %s' (%s, the smallest) and measure it with: %s",
-			ps[0].Request, ps[0].Name, a.probeCommand("", ""))
+			ps[0].Request, ps[0].Name, a.probeCommand())
 	}
 	return true
 }
@@ -244,7 +244,7 @@ func (a *analysis) usePrior(b *catalog.Benchmark) {
 		a.rec.Prior.Source = set.Source
 	}
 	a.note("the script looks like the %s reference benchmark, %s; measure it for real with: %s",
-		b.Name, b.Title, a.probeCommand("", ""))
+		b.Name, b.Title, a.probeCommand())
 }
 
 // prepare estimates what every profile's judgement shares: the memory need,
@@ -520,17 +520,14 @@ func (r *Recommendation) SetNext(step NextStep) {
 // probeStep is the step that measures the script on profiles (a
 // comma-separated list, "" for all) with the --time given ("" for the
 // script's).
-func (a *analysis) probeStep(profiles, limit string) NextStep {
-	var names []string
-	if profiles != "" {
-		names = strings.Split(profiles, ",")
-	}
-	return ProbeStep(a.job.Script, names, limit)
+func (a *analysis) probeStep(limit string, profiles ...string) NextStep {
+	return ProbeStep(a.job.Script, profiles, limit)
 }
 
-// probeCommand is probeStep's command line, for the notes and reasons that name it.
-func (a *analysis) probeCommand(profiles, limit string) string {
-	return a.probeStep(profiles, limit).Command()
+// probeCommand is the command line of the probe of every profile, for the
+// notes and reasons that name it.
+func (a *analysis) probeCommand() string {
+	return a.probeStep("").Command()
 }
 
 func joinProfiles(ps []string) string { return strings.Join(ps, ", ") }

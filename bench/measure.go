@@ -36,7 +36,6 @@ func (m measurer) writeSweep(ctx context.Context, opt SweepOptions) (*Sweep, err
 	if err != nil {
 		return nil, err
 	}
-	m.say(ProbeEvent{Kind: ProbeSwept, Dir: opt.OutDir, Sweep: sw})
 	if err := RecordSweep(ctx, m.deps.History, opt.OutDir, sw); err != nil {
 		// The variants are written; the history is a convenience, never a reason to fail.
 		m.say(ProbeEvent{Kind: ProbeWarning, Dir: opt.OutDir, Err: fmt.Errorf("the sweep is not in the history: %w", err)})
@@ -66,7 +65,7 @@ func (m measurer) waitAndCollect(ctx context.Context, dir string, ids []string, 
 	if err != nil {
 		return ended, err
 	}
-	m.say(ProbeEvent{Kind: ProbeCollected, Dir: dir, Ended: &ended})
+	m.say(ProbeEvent{Kind: ProbeCollected, Dir: dir})
 	return ended, nil
 }
 

@@ -60,10 +60,9 @@ type ProbeDeps struct {
 type ProbeEventKind int
 
 const (
-	ProbeSwept     ProbeEventKind = iota // a rung's variants are written: Dir, Sweep
-	ProbeSubmitted                       // a variant is submitted: Profile, JobID, File
+	ProbeSubmitted ProbeEventKind = iota // a variant is submitted: Profile, JobID, File
 	ProbeQueue                           // a look at the queue: Queue
-	ProbeCollected                       // the rung's jobs are collected: Ended (its Open and Unknown are worth saying)
+	ProbeCollected                       // the jobs waited for are collected (Deps.Collect says what it found)
 	ProbeJobEnded                        // Profile, JobID, State, Outcome
 	ProbeNextRung                        // Profile did not complete cleanly: the ladder goes on
 	ProbeStopped                         // the ladder stops at Profile: job JobID's Outcome would repeat higher up
@@ -75,14 +74,12 @@ type ProbeEvent struct {
 	Kind     ProbeEventKind
 	Workload string // a suite's: the workload tag of the submitted job
 	Dir      string
-	Sweep    *Sweep
 	Profile  string
 	JobID    string
 	File     string // the variant, under Dir
 	State    string // Slurm's final state, SummaryState's words
 	Outcome  advisor.Outcome
 	Queue    QueueState
-	Ended    *Ended
 	Err      error
 }
 
