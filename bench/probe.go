@@ -123,11 +123,7 @@ func Probe(ctx context.Context, opt ProbeOptions, deps ProbeDeps) (ProbeResult, 
 		if err != nil {
 			return p.res, err
 		}
-		done, err := p.completedOn(ctx, opt.Sweep.Script.Fingerprint(), profile)
-		if err != nil {
-			return p.res, err
-		}
-		if done {
+		if rung.completed() {
 			p.res.Completed = profile
 			return p.res, nil
 		}
@@ -194,18 +190,15 @@ func (p *prober) submit(ctx context.Context, dir string, sw *Sweep) ([]string, e
 	return ids, nil
 }
 
-// completedOn reports whether the script has a clean completed run on a profile.
-func (p *prober) completedOn(ctx context.Context, fingerprint, profile string) (bool, error) {
-	recs, err := p.deps.History.History(ctx, history.HistoryFilter{Fingerprint: fingerprint})
-	if err != nil {
-		return false, fmt.Errorf("read the probe's runs: %w", err)
-	}
-	for i := range recs {
-		if r, ok := advisor.RunFromRecord(&recs[i]); ok && r.Profile == profile && r.Completed {
-			return true, nil
+// completed reports whether a job of the rung completed cleanly (its
+// outcome, as collected, is a completion: no GPU OOM in its output).
+func (r ProbeRung) completed() bool {
+	for _, o := range r.Outcomes {
+		if o.Kind == advisor.OutcomeCompleted {
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // anyProfileFailure is a job of the rung that failed in a way no profile
