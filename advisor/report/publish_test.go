@@ -118,3 +118,18 @@ func TestPublishRefusesWorkloadsTheHistoryLacks(t *testing.T) {
 		t.Errorf("a refused publication made %s", dir)
 	}
 }
+
+// Every workload skipped (none has an ended run): no page, no index, and
+// no empty directory left behind.
+func TestPublishWithEveryWorkloadSkippedWritesNothing(t *testing.T) {
+	site, _ := wulverSite(t)
+	dir := filepath.Join(t.TempDir(), "docs")
+	pub, err := Publish(context.Background(), fakeSource{"running": nil}, PublishOptions{Site: site, Dir: dir,
+		Page: PageOptions{Format: FormatMD, CSVDir: filepath.Join(dir, "csv")}})
+	if err != nil || len(pub.Written) != 0 || strings.Join(pub.Skipped, " ") != "running" {
+		t.Fatalf("published %+v: %v", pub, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a publication of nothing made %s", dir)
+	}
+}
