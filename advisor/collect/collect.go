@@ -60,13 +60,11 @@ func (c *Collector) importOptions() history.ImportOptions {
 	return history.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf, Progress: c.Progress}
 }
 
-// ImportDump imports a saved `sacct --parsable2` dump with its header line.
+// ImportDump imports a saved `sacct --parsable2` dump with its header line,
+// filing the records that name no cluster under c.Cluster (as Run does
+// with a dump, the name given).
 func (c *Collector) ImportDump(ctx context.Context, r io.Reader) (ImportResult, error) {
-	res, err := c.importReader(ctx, r, nil)
-	if errors.Is(err, slurm.ErrNoHeader) {
-		return res, nil // an empty dump holds no job, like one with its header alone
-	}
-	return res, err
+	return c.importDump(ctx, r, RunOptions{Cluster: c.Cluster})
 }
 
 // importReader imports the jobs of r, showing each to seen (when not nil)
