@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,21 +218,17 @@ func anyProfileFailure(rung ProbeRung) (string, advisor.Outcome, bool) {
 // the site's when none is), from the smallest whatever the order given: the
 // order a ladder climbs. An unknown name is a *catalog.UnknownProfileError.
 func ProbeProfiles(site *catalog.Site, named []string) ([]string, error) {
-	want := map[string]bool{}
-	for _, name := range named {
-		p, err := site.LookupProfile(name)
-		if err != nil {
-			return nil, err
-		}
-		want[p.Name] = true
+	chosen, err := selectProfiles(site, named)
+	if err != nil {
+		return nil, err
 	}
-	var chosen []string
+	var names []string
 	for _, p := range advisor.OrderedProfiles(site) {
-		if len(want) == 0 || want[p.Name] {
-			chosen = append(chosen, p.Name)
+		if slices.Contains(chosen, p) {
+			names = append(names, p.Name)
 		}
 	}
-	return chosen, nil
+	return names, nil
 }
 
 // DefaultProbeDir is where a probe writes its variants when not told:

@@ -221,6 +221,8 @@ func checkScript(opt SweepOptions) error {
 	return nil
 }
 
+// selectProfiles looks up the profiles named, by name or GRES type, each
+// once, in the order given; none named: the site's, in its order.
 func selectProfiles(site *catalog.Site, names []string) ([]*catalog.Profile, error) {
 	if len(names) == 0 {
 		names = site.ProfileNames()
