@@ -7,6 +7,7 @@
 #   make bench    Go benchmarks (figures in docs/performance.md)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
+#   make accuracy the runtime model against the naive 1/SM one on the public tables
 #   make reference  regenerate docs/reference/ from the commands' --help (make test checks it)
 #   make site     build the MkDocs site into bin/site (needs mkdocs and mkdocs-material)
 
@@ -26,7 +27,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference site clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference site accuracy clean
 
 all: build
 
@@ -151,6 +152,11 @@ reference:
 
 site:
 	mkdocs build --strict --site-dir bin/site
+
+# The runtime model's error beside the naive model's (time ∝ 1/SMs) on the
+# same trials; go test ./... runs the same test quietly.
+accuracy:
+	$(GO) test -count=1 ./advisor/accuracy -run '^TestAccuracy' -v
 
 clean:
 	rm -rf bin

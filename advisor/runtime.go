@@ -179,10 +179,18 @@ func PriorScaling(site *catalog.Site, utilization float64) Scaling {
 		return Scaling{Fixed: 0.9, Lo: 0.75, Hi: 1,
 			Source: fmt.Sprintf("fixed share 0.9 (GPU utilization %.0f%%: the GPU is not what limits it)", utilization)}
 	}
+	return ReferencePrior(site, "")
+}
+
+// ReferencePrior is the prior from the site's reference benchmarks but the
+// one named exclude ("": all of them): the median of their fitted fixed
+// shares, spanning them all. Excluding a job's own benchmark measures how
+// well the prior serves a job the references do not already hold.
+func ReferencePrior(site *catalog.Site, exclude string) Scaling {
 	var fs []float64
 	if set, ok := catalog.ReferenceFor(site); ok {
 		for i := range set.Benchmarks {
-			if b := &set.Benchmarks[i]; b.IsPrior() {
+			if b := &set.Benchmarks[i]; b.IsPrior() && b.Name != exclude {
 				if fit, ok := FitScaling(BenchmarkPoints(site, b)); ok {
 					fs = append(fs, fit.Fixed)
 				}

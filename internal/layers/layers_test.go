@@ -27,6 +27,7 @@ var rank = map[string]float64{
 	"advisor/collect":        4,
 	"advisor/wrapper":        4,
 	"advisor/report":         4,
+	"advisor/accuracy":       4,
 	"bench/gpu":              5,
 	"bench/workloads":        5,
 	"bench/monitor":          5.5,
