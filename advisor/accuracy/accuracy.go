@@ -165,19 +165,22 @@ func Evaluate(pred Predictor, p Protocol, cases []Case) Score {
 	return s
 }
 
-// Row is one protocol's scores, the model beside the naive one.
+// Row is one protocol's scores, the model beside the naive one (and the
+// candidate that is to replace the model).
 type Row struct {
-	Set      string
-	Protocol Protocol
-	Model    Score
-	Naive    Score
+	Set       string
+	Protocol  Protocol
+	Model     Score
+	Naive     Score
+	Candidate Score
 }
 
-// Compare scores both predictors on every protocol.
+// Compare scores the predictors on every protocol.
 func Compare(set string, site *catalog.Site, cases []Case) []Row {
 	var rows []Row
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		rows = append(rows, Row{set, p, Evaluate(Model{site}, p, cases), Evaluate(Naive{site}, p, cases)})
+		rows = append(rows, Row{set, p, Evaluate(Model{site}, p, cases), Evaluate(Naive{site}, p, cases),
+			Evaluate(Candidate{site}, p, cases)})
 	}
 	return rows
 }
@@ -185,10 +188,10 @@ func Compare(set string, site *catalog.Site, cases []Case) []Row {
 // Print writes the rows as a table: MAPE, worst error and range coverage.
 func Print(w io.Writer, rows []Row) error {
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR MAPE\tWORST\tIN RANGE\tNAIVE 1/SM MAPE\tWORST")
+	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR MAPE\tWORST\tIN RANGE\tNAIVE 1/SM MAPE\tWORST\tCANDIDATE MAPE\tWORST")
 	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%s\t%.1f%%\t%+.1f%%\n", r.Set, r.Protocol, r.Model.Trials,
-			r.Model.MAPE, r.Model.Worst, coverage(r.Model), r.Naive.MAPE, r.Naive.Worst)
+		fmt.Fprintf(t, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%s\t%.1f%%\t%+.1f%%\t%.1f%%\t%+.1f%%\n", r.Set, r.Protocol, r.Model.Trials,
+			r.Model.MAPE, r.Model.Worst, coverage(r.Model), r.Naive.MAPE, r.Naive.Worst, r.Candidate.MAPE, r.Candidate.Worst)
 	}
 	return t.Flush()
 }
