@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -453,10 +454,10 @@ func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
 		ps = append(ps, &site.Profiles[i])
 	}
 	slices.SortStableFunc(ps, func(x, y *catalog.Profile) int {
-		if c := cmpFloat(x.UsableMemory.MiB(), y.UsableMemory.MiB()); c != 0 {
+		if c := cmp.Compare(x.UsableMemory.MiB(), y.UsableMemory.MiB()); c != 0 {
 			return c
 		}
-		return cmpFloat(site.Capacity(x), site.Capacity(y))
+		return cmp.Compare(site.Capacity(x), site.Capacity(y))
 	})
 	return ps
 }

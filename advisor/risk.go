@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -108,7 +109,7 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	}
 	need.Runs = allocated
 	if allocated == 0 && len(peakRuns) > 0 {
-		smallest := slices.MinFunc(peakRuns, func(a, b MemoryRun) int { return cmpFloat(a.UsableMiB, b.UsableMiB) }).UsableMiB
+		smallest := slices.MinFunc(peakRuns, func(a, b MemoryRun) int { return cmp.Compare(a.UsableMiB, b.UsableMiB) }).UsableMiB
 		for _, r := range peakRuns {
 			if r.UsableMiB == smallest {
 				need.Runs++
@@ -145,16 +146,6 @@ func kindFigure(r MemoryRun, kind string) float64 {
 		}
 	}
 	return -1
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ProfileRisk is the judgement for one profile.

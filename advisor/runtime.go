@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -108,7 +109,7 @@ func mean(xs []float64) float64 {
 // range, from the measured point nearest in capacity.
 func (s Scaling) Predict(points []Point, capacity float64) (seconds, lo, hi float64, from Point) {
 	from = slices.MinFunc(points, func(a, b Point) int {
-		return cmpFloat(math.Abs(math.Log(a.Capacity/capacity)), math.Abs(math.Log(b.Capacity/capacity)))
+		return cmp.Compare(math.Abs(math.Log(a.Capacity/capacity)), math.Abs(math.Log(b.Capacity/capacity)))
 	})
 	at := func(f float64) float64 { return from.Seconds * (f + (1-f)/capacity) / (f + (1-f)/from.Capacity) }
 	seconds, lo, hi = at(s.Fixed), at(s.Lo), at(s.Hi)
@@ -131,7 +132,7 @@ func (s Scaling) Within(points, bounds []Point) Scaling {
 	limited := ""
 	for _, b := range bounds {
 		from := slices.MinFunc(points, func(x, y Point) int {
-			return cmpFloat(math.Abs(math.Log(x.Capacity/b.Capacity)), math.Abs(math.Log(y.Capacity/b.Capacity)))
+			return cmp.Compare(math.Abs(math.Log(x.Capacity/b.Capacity)), math.Abs(math.Log(y.Capacity/b.Capacity)))
 		})
 		if b.Capacity <= 0 || b.Capacity >= from.Capacity {
 			continue

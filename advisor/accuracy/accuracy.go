@@ -7,6 +7,7 @@
 package accuracy
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -95,14 +96,7 @@ func (n Naive) Predict(_ Case, known []advisor.Point, target advisor.Point) (flo
 		return 0, 0, 0, false
 	}
 	from := slices.MinFunc(known, func(a, b advisor.Point) int {
-		da, db := math.Abs(math.Log(sms(a)/to)), math.Abs(math.Log(sms(b)/to))
-		switch {
-		case da < db:
-			return -1
-		case da > db:
-			return 1
-		}
-		return 0
+		return cmp.Compare(math.Abs(math.Log(sms(a)/to)), math.Abs(math.Log(sms(b)/to)))
 	})
 	if sms(from) <= 0 {
 		return 0, 0, 0, false

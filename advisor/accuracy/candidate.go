@@ -1,6 +1,7 @@
 package accuracy
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -100,20 +101,10 @@ func (f fit) predict(site *catalog.Site, known []advisor.Point, target string) f
 	from := slices.MinFunc(known, func(a, b advisor.Point) int {
 		da := math.Abs(math.Log(f.basis.share(site, a.Profile) / to))
 		db := math.Abs(math.Log(f.basis.share(site, b.Profile) / to))
-		return cmp(da, db)
+		return cmp.Compare(da, db)
 	})
 	at := func(c float64) float64 { return f.fixed + (1-f.fixed)/c }
 	return from.Seconds * at(to) / at(f.basis.share(site, from.Profile))
-}
-
-func cmp(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Candidate is the model issue 20 asks for, tried here before recommend
