@@ -182,10 +182,10 @@ func Compare(set string, site *catalog.Site, cases []Case) []Row {
 // Print writes the rows as a table: MAPE, worst error and range coverage.
 func Print(w io.Writer, rows []Row) error {
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR MAPE\tWORST\tIN RANGE\tNAIVE 1/SM MAPE\tWORST\tCANDIDATE MAPE\tWORST")
+	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR MAPE\tWORST\tIN RANGE\tNAIVE 1/SM MAPE\tWORST\tCANDIDATE MAPE\tWORST\tIN RANGE")
 	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%s\t%.1f%%\t%+.1f%%\t%.1f%%\t%+.1f%%\n", r.Set, r.Protocol, r.Model.Trials,
-			r.Model.MAPE, r.Model.Worst, coverage(r.Model), r.Naive.MAPE, r.Naive.Worst, r.Candidate.MAPE, r.Candidate.Worst)
+		fmt.Fprintf(t, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%s\t%.1f%%\t%+.1f%%\t%.1f%%\t%+.1f%%\t%s\n", r.Set, r.Protocol, r.Model.Trials,
+			r.Model.MAPE, r.Model.Worst, coverage(r.Model), r.Naive.MAPE, r.Naive.Worst, r.Candidate.MAPE, r.Candidate.Worst, coverage(r.Candidate))
 	}
 	return t.Flush()
 }

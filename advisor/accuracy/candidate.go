@@ -121,6 +121,9 @@ func (f fit) predict(site *catalog.Site, known []advisor.Point, target string) f
 // of margin wins both, so the choice needs a better signal than three
 // points' leave-one-out (the GPU's own utilization and bandwidth use, an
 // SM count that knows MIG mode's 98 of 108), not a tuned threshold.
+// Nor does the bases' disagreement make a calibrated range: spanning the
+// three fits covers 58% (leave one out) and 36% (two known) of the
+// workloads' times, where 80% is the target.
 type Candidate struct{ Site *catalog.Site }
 
 func (Candidate) Name() string { return "candidate" }
@@ -138,7 +141,7 @@ func (m Candidate) Predict(c Case, known []advisor.Point, target advisor.Point) 
 		return Model(m).Predict(c, known, target)
 	}
 	t := f.predict(m.Site, known, target.Profile)
-	return t, t, t, true
+	return t, t, t, true // no range yet: see the type's comment
 }
 
 func (m Candidate) choose(known []advisor.Point) (fit, bool) {
