@@ -233,11 +233,17 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o004 != 0 {
 		opt.Shared = true // made readable by all (the site's, from an admin's chmod)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+	created, err := mkdirAll(filepath.Dir(path), dirMode)
+	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	if err := createFile(path, fileMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	if opt.Shared {
+		if err := readableByAll(path, created); err != nil {
+			return nil, fmt.Errorf("history %s: %w", path, err)
+		}
 	}
 	// Every transaction here writes, so each takes the write lock when it
 	// begins (_txlock=immediate): a deferred one that read first and then
@@ -358,6 +364,48 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 func cannotMakeWALFiles(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen)
+}
+
+// mkdirAll is os.MkdirAll, and returns the directories it created, the
+// outermost first.
+func mkdirAll(dir string, mode os.FileMode) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append([]string{d}, missing...)
+	}
+	return missing, os.MkdirAll(dir, mode)
+}
+
+// readableByAll gives a shared history the modes every user's commands
+// need to read it whatever the umask of the admin who runs collect (077
+// under many sudo setups would leave it theirs alone): the directories
+// this open created 0755, the file and its WAL and shared-memory files
+// readable by all. A history made private earlier is repaired the same
+// way; the directories it already had are the admin's to choose.
+func readableByAll(path string, createdDirs []string) error {
+	for _, d := range createdDirs {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if perm := info.Mode().Perm(); perm&0o044 != 0o044 {
+			if err := os.Chmod(f, perm|0o044); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // createFile makes the history's empty file with mode (less the umask),

@@ -58,6 +58,51 @@ func TestHistoryFileModes(t *testing.T) {
 	}
 }
 
+// A site-wide history is readable by all whatever the umask of the admin
+// who runs collect (077 under many sudo setups), and one made private
+// before is repaired when it is opened as shared.
+func TestSharedHistoryIsReadableUnderAStrictUmask(t *testing.T) {
+	ctx := context.Background()
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	root := t.TempDir()
+	path := filepath.Join(root, "site", "migadvisor", "site.db")
+	private, err := OpenWith(ctx, path, Options{}) // a collect that did not know it was the site's
+	if err != nil {
+		t.Fatal(err)
+	}
+	private.Close()
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Fatalf("private history mode %v", info.Mode().Perm())
+	}
+	shared, err := OpenWith(ctx, path, Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.Close()
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if info, err := os.Stat(f); err != nil || info.Mode().Perm()&0o044 != 0o044 {
+			t.Errorf("%s: %v, not readable by all", f, err)
+		}
+	}
+	fresh := filepath.Join(root, "new", "a", "b", "site.db")
+	s, err := OpenWith(ctx, fresh, Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, d := range []string{filepath.Join(root, "new"), filepath.Join(root, "new", "a"), filepath.Dir(fresh)} {
+		if info, _ := os.Stat(d); info.Mode().Perm() != 0o755 {
+			t.Errorf("%s mode %v under umask 077, want 0755", d, info.Mode().Perm())
+		}
+	}
+	for _, f := range []string{fresh, fresh + "-wal", fresh + "-shm"} {
+		if info, err := os.Stat(f); err != nil || info.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %v mode, want 0644", f, err)
+		}
+	}
+}
+
 func TestReopenKeepsData(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "history.db")

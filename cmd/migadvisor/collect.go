@@ -24,8 +24,9 @@ func collectCommand() *cli.Command {
 		Description: `Without --sacct-file, runs sacct for the tracked jobs that have not ended in
 the history yet (those of 'sweep --submit' and 'track'), or for the jobs that
 --user, --since or --all-users select. A tracked id that neither sacct nor
-squeue knows is said ("Slurm has no job 99999: was the id mistyped?"). With --sacct-file, imports a saved
-'sacct --parsable2' dump that has its header line, in any field order. Jobs
+squeue knows is said ("Slurm has no job 99999: was the id mistyped?").
+With --sacct-file, imports a saved 'sacct --parsable2' dump that has its
+header line, in any field order. Jobs
 whose records carry no Cluster field take --cluster (MIGADVISOR_CLUSTER),
 else slurmctld's ClusterName, else the name the history last used, else
 "local" (said on stderr): the name track and wait use, so a dump and the

@@ -301,8 +301,11 @@ func printHistory(w io.Writer, jobs []historyJob) {
 	if earlier > 0 {
 		fmt.Fprintf(w, "%s of an earlier version of this script (marked ~)\n", textutil.Plural(earlier, "run"))
 	}
-	if fromSite > 0 {
-		fmt.Fprintf(w, "%s from the site-wide history\n", textutil.Plural(fromSite, "job"))
+	switch {
+	case fromSite > 0 && fromSite == len(jobs):
+		fmt.Fprintln(w, "all from the site-wide history")
+	case fromSite > 0:
+		fmt.Fprintf(w, "%d of these %d jobs are from the site-wide history, the others from yours\n", fromSite, len(jobs))
 	}
 }
 
