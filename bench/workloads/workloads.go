@@ -174,6 +174,22 @@ func (w *Workload) TitleFor(tag string) string {
 	return w.Title + " (" + strings.ReplaceAll(variant, "@", ", ") + ")"
 }
 
+// DescriptionFor is w's description for runs of the tag: a variant's
+// runs did not do what the description says, so it says how they differ.
+func (w *Workload) DescriptionFor(tag string) string {
+	_, variants, _ := strings.Cut(tag, "@")
+	d := w.Description
+	for _, v := range strings.Split(variants, "@") {
+		switch v {
+		case "synthetic":
+			d += " These runs used random data of the same shape (--synthetic): their times stand, their accuracy does not."
+		case "quick":
+			d += " These runs were short (--quick: fewer epochs and samples, to check the setup): their times are not the whole workload's."
+		}
+	}
+	return d
+}
+
 // Tag is the workload tag for runs of w with some options: runs on random
 // data, or short ones, are not the same measurement as the real workload
 // and must not be averaged with it.

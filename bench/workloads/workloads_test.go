@@ -151,3 +151,18 @@ func TestTitleForSaysTheVariant(t *testing.T) {
 		}
 	}
 }
+
+// A variant's page says how its runs differ from what the description says.
+func TestDescriptionForSaysTheVariant(t *testing.T) {
+	w, ok := Find("pytorch_mnist_simplecnn")
+	if !ok {
+		t.Fatal("no pytorch_mnist_simplecnn")
+	}
+	if got := w.DescriptionFor(w.Name); got != w.Description {
+		t.Errorf("the workload itself: %q", got)
+	}
+	got := w.DescriptionFor(w.Name + "@synthetic@quick")
+	if !strings.HasPrefix(got, w.Description) || !strings.Contains(got, "(--synthetic)") || !strings.Contains(got, "(--quick") {
+		t.Errorf("synthetic and quick: %q", got)
+	}
+}

@@ -139,7 +139,7 @@ func runDocs(ctx context.Context, o docsOptions, w outWriters) error {
 func describeWorkload(tag string) report.Workload {
 	w := report.Workload{Tag: tag}
 	if known, ok := workloads.Find(tag); ok {
-		w.Title, w.Description, w.Table = known.TitleFor(tag), known.Description, known.Table
+		w.Title, w.Description, w.Table = known.TitleFor(tag), known.DescriptionFor(tag), known.Table
 	}
 	return w
 }
