@@ -175,14 +175,9 @@ func TestRecommendLintStepIsTyped(t *testing.T) {
 }
 
 func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
 	// Job 2 of the dev cluster's dump completed in 7 s on 1g.10gb; the script asks for a whole A100.
 	// Dated yesterday, it is a run of the last 30 days: the monthly saving counts it.
-	file := filepath.Join(t.TempDir(), "job.sh")
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -1)))
+	file := fullGPUJobWithJob2DaysAgo(t, 1)
 	out, errOut, code := migadvisor(t, "recommend", file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -227,12 +222,7 @@ func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
 // A script last run two months ago has no monthly rate: the 30 days count
 // back from today, not from its newest run.
 func TestRecommendCountsTheMonthlyRateBackFromToday(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	file := filepath.Join(t.TempDir(), "job.sh")
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -60)))
+	file := fullGPUJobWithJob2DaysAgo(t, 60)
 	out, errOut, code := migadvisor(t, "recommend", file)
 	if code != 0 || !strings.Contains(out, "saves about ") || strings.Contains(out, "at your rate of") {
 		t.Errorf("exit %d %s:\n%s", code, errOut, out)
@@ -267,4 +257,18 @@ func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
 	if !strings.Contains(b.String(), "≥0.0567") || !strings.Contains(b.String(), "≥0.944") {
 		t.Errorf("a bound without its ≥:\n%s", b.String())
 	}
+}
+
+// fullGPUJobWithJob2DaysAgo is a script that asks for a whole A100, in a
+// fresh history whose one run of it is job 2 of the dev cluster's dump
+// (7 s on 1g.10gb), dated days ago.
+func fullGPUJobWithJob2DaysAgo(t *testing.T, days int) string {
+	t.Helper()
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	file := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
+	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -days)))
+	return file
 }

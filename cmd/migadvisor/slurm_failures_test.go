@@ -43,12 +43,7 @@ echo hello
 // and the memory it needed, a command not found, a host OOM, an output
 // directory that does not exist (0:53) and a time limit.
 func TestSlurmWaitExplainsFailures(t *testing.T) {
-	requireCluster(t)
-	isolate(t)
-	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
-	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	work := slurmWorkDir(t)
 	slow := writeScript(t, work, "slow.sh", timeoutScript)
 	mustRun(t, "sweep", slow, "--out", "slow", "--profiles", "1g.10gb", "--submit")
 	mustRun(t, "sweep", writeScript(t, work, "failures.sh", failuresScript), "--out", "sweep", "--submit")

@@ -85,6 +85,20 @@ func cgroupMemory(t *testing.T) bool {
 	return strings.Contains(string(out), "task/cgroup")
 }
 
+// slurmWorkDir is a real-Slurm test's working directory, made the current
+// one (sbatch runs from it), with a fresh history in it and the lean
+// monitor for the jobs' variants.
+func slurmWorkDir(t *testing.T) string {
+	t.Helper()
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	chdir(t, work)
+	return work
+}
+
 func writeScript(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
@@ -114,12 +128,7 @@ func monitorBinary(t *testing.T) string {
 }
 
 func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
-	requireCluster(t)
-	isolate(t)
-	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
-	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work) // sbatch runs from here; relative outputs land here
+	work := slurmWorkDir(t)
 	job := writeScript(t, work, "job.sh", outcomeScript)
 	slow := writeScript(t, work, "slow.sh", timeoutScript)
 
@@ -311,12 +320,7 @@ echo "MIGADVISOR_WORK 100 steps"
 // recommend --probe --ladder: 1g.10gb runs out of memory, 2g.20gb completes,
 // and the ladder stops there; the advice is measured on 2g.20gb.
 func TestSlurmRecommendProbeLadder(t *testing.T) {
-	requireCluster(t)
-	isolate(t)
-	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
-	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	work := slurmWorkDir(t)
 	job := writeScript(t, work, "ladder.sh", ladderScript)
 	out := mustRun(t, "recommend", "--probe", "--ladder", "--out", "probe", "--timeout", "3m", "--json", job)
 	var rec struct {
@@ -498,12 +502,7 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 // synthetic data, on the dev cluster's CPU with Debian's PyTorch), waits and
 // collects; 'docs' then writes the Wulver table, chart and page from them.
 func TestSlurmBenchRunThenDocs(t *testing.T) {
-	requireCluster(t)
-	isolate(t)
-	work := t.TempDir()
-	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
-	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	work := slurmWorkDir(t)
 	const tag = "pytorch_mnist_simplecnn@synthetic@quick"
 	out := mustRun(t, "benchmark", "run", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full", "--synthetic", "--quick",
 		"--python", "/usr/bin/python3", "--out", "bench", "--poll", "2s", "--timeout", "5m", "--json")
