@@ -47,7 +47,7 @@ func TestSlurmCollectAllUsersReadsErrorFiles(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	chdir(t, work)
+	t.Chdir(work)
 	if err := os.Mkdir("logs", 0o755); err != nil {
 		t.Fatal(err)
 	}

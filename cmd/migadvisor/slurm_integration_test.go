@@ -68,17 +68,6 @@ func requireCluster(t *testing.T) {
 }
 
 // chdir moves the test into dir until it ends (testing.T.Chdir needs Go 1.24).
-func chdir(t *testing.T, dir string) {
-	t.Helper()
-	old, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chdir(old) })
-}
 
 func cgroupMemory(t *testing.T) bool {
 	out, _ := exec.Command("scontrol", "show", "config").Output()
@@ -95,7 +84,7 @@ func slurmWorkDir(t *testing.T) string {
 	work := t.TempDir()
 	t.Setenv("MIGADVISOR_MONITOR_BIN", monitorBinary(t))
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	t.Chdir(work)
 	return work
 }
 
@@ -281,7 +270,7 @@ func TestSlurmTrackShortJob(t *testing.T) {
 	isolate(t)
 	work := t.TempDir()
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	t.Chdir(work)
 	script := writeScript(t, work, "quick.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH --mem=64M -t 2\necho MIGADVISOR_WORK 7 steps\n")
 	out, err := exec.Command("sbatch", "--parsable", script).Output()
 	if err != nil {
@@ -388,7 +377,7 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	isolate(t)
 	work := t.TempDir()
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	chdir(t, work)
+	t.Chdir(work)
 	bin := filepath.Join(work, "bin")
 	os.Mkdir(bin, 0o755)
 	if err := os.Symlink(migadvisorBinary(t), filepath.Join(bin, "sbatch")); err != nil {
@@ -452,7 +441,7 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	chdir(t, work)
+	t.Chdir(work)
 	siteDB := filepath.Join(work, "site.db")
 	job := writeScript(t, work, "wrapped.sh", uniqueRun(wrappedScript))
 	start := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
@@ -554,7 +543,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	chdir(t, work)
+	t.Chdir(work)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "site.db"))
 	collect := func(args ...string) collectReport {
 		t.Helper()
@@ -621,7 +610,7 @@ func TestSlurmConcurrentSubmitCollectRecommend(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	chdir(t, work)
+	t.Chdir(work)
 	db := filepath.Join(work, "state", "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	t.Setenv("MIGADVISOR_SBATCH", "") // the wrappers find Slurm's sbatch on PATH
@@ -675,7 +664,7 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
 	work := t.TempDir()
-	chdir(t, work)
+	t.Chdir(work)
 	script := writeScript(t, work, "quick.sh", uniqueRun("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M -t 2\necho MIGADVISOR_WORK 7 steps\n"))
 	out, err := exec.Command("sbatch", "--parsable", script).Output()
 	if err != nil {

@@ -149,7 +149,7 @@ func TestProbeLadderStopsOnAFailureOfTheScript(t *testing.T) {
 		}
 	}
 	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-	chdirTest(t, work)
+	t.Chdir(work)
 	script := writeTestScript(t, work, "nocmd.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M\n#SBATCH --time=00:02:00\ntrainer --epochs 2\n")
 
 	_, errOut, _ := migadvisor(t, "recommend", "--probe", "--ladder", "--no-monitor", script)
@@ -173,17 +173,6 @@ func writeTestScript(t *testing.T, dir, name, text string) string {
 }
 
 // chdirTest moves the test into dir until it ends (chdir is the slurm-tagged tests').
-func chdirTest(t *testing.T, dir string) {
-	t.Helper()
-	old, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chdir(old) })
-}
 
 // A tracked job's profile, which track does not know, is the one
 // accounting gives: status and wait show it, in text and JSON.
