@@ -12,7 +12,7 @@ import (
 
 // judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait.
 func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
-	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p),
+	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p), shares: a.site.Shares(p),
 		OOMRisk: RiskUnknown}
 	for _, r := range a.runs {
 		if r.Profile != p.Name {
@@ -92,7 +92,7 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	sec, lo, hi, ok := a.workRuntime(pa.Profile)
 	pa.onlyCapped = !ok && a.cappedOnly(pa.Profile)
 	if !ok {
-		sec, lo, hi, ok = a.predictRuntime(pa.capacity, lower == 0)
+		sec, lo, hi, ok = a.predictRuntime(pa.shares, lower == 0)
 	}
 	switch {
 	case !ok && lower == 0:
@@ -178,17 +178,17 @@ func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
 // predictRuntime predicts from the completed runs, else from the work
 // rates; free: no time limit bounds this profile, so the model that meets
 // the bounds elsewhere applies.
-func (a *analysis) predictRuntime(capacity float64, free bool) (sec, lo, hi float64, ok bool) {
+func (a *analysis) predictRuntime(shares catalog.Shares, free bool) (sec, lo, hi float64, ok bool) {
 	if len(a.points) > 0 {
 		model := a.scaling
 		if free {
 			model = a.scalingFree
 		}
-		sec, lo, hi, _ = model.Predict(a.points, capacity)
+		sec, lo, hi, _ = model.Predict(a.points, shares)
 		return sec, lo, hi, true
 	}
 	if a.work > 0 && len(a.workPoints) > 0 {
-		sec, lo, hi, _ = a.workScaling.Predict(a.workPoints, capacity)
+		sec, lo, hi, _ = a.workScaling.Predict(a.workPoints, shares)
 		return sec * a.work, lo * a.work, hi * a.work, true
 	}
 	return 0, 0, 0, false
@@ -251,7 +251,7 @@ func (a *analysis) secondsPerWork(pa *ProfileAdvice) (float64, bool) {
 	if len(a.workPoints) == 0 {
 		return 0, false
 	}
-	sec, _, _, _ := a.workScaling.Predict(a.workPoints, pa.capacity)
+	sec, _, _, _ := a.workScaling.Predict(a.workPoints, pa.shares)
 	return sec, true
 }
 

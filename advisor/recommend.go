@@ -95,7 +95,8 @@ type Recommendation struct {
 	Prior       *PriorRef       `json:"prior,omitempty"`
 	GPUMemNeed  *MemoryNeedJSON `json:"gpu_mem_need"`
 	Model       string          `json:"runtime_model"`
-	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"` // a job of several GPUs, which MIG slices cannot serve
+	RuntimeWhy  string          `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
+	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
 	Profiles    []ProfileAdvice `json:"profiles"`
 	Change      *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
 	CPUOnly     bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
@@ -155,6 +156,7 @@ type ProfileAdvice struct {
 	Reason        string   `json:"reason"`
 
 	capacity    float64
+	shares      catalog.Shares
 	beyondLimit string // why the --time it needs cannot be asked for
 	excluded    string // why the profile cannot run the job at all (a MIG slice for a multi-GPU job)
 	boundBy     string // the run whose time limit bounds the runtime from below, in words
@@ -266,15 +268,16 @@ func (a *analysis) prepare() {
 		_, _, bound, _ := a.measuredRuntime(p.Profile)
 		return bound > 0
 	})
-	fit, ok := FitScaling(a.points)
+	fit, ok := ExplainTimes(a.points)
 	if !ok {
-		fit = PriorScaling(a.site, a.utilization())
+		fit = PriorScaling(a.site, a.utilizationOn(a.points), a.points)
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets
 	// the bounds; those a bound covers keep it as their floor ("at least").
 	a.scalingFree = fit.Within(a.points, a.timeLimitBounds())
-	a.rec.Model = "Amdahl in profile capacity; " + a.scalingFree.Source
+	a.rec.Model = fmt.Sprintf("Amdahl in the profile's share of %s; %s", a.scalingFree.Resource, a.scalingFree.Source)
+	a.rec.RuntimeWhy = a.scalingFree.Why
 	a.prepareWork()
 	a.noteTimeouts()
 	a.noteFailures()
@@ -291,7 +294,7 @@ func (a *analysis) timeLimitBounds() []Point {
 		}
 		p, ok := a.site.Profile(r.Profile)
 		if b, seen := best[r.Profile]; ok && (!seen || r.Seconds > b.Seconds) {
-			best[r.Profile] = Point{Profile: r.Profile, Capacity: a.site.Capacity(p), Seconds: r.Seconds}
+			best[r.Profile] = Point{Profile: r.Profile, Shares: a.site.Shares(p), Seconds: r.Seconds}
 		}
 	}
 	var bounds []Point
@@ -372,7 +375,7 @@ func (a *analysis) prepareWork() {
 	a.workPoints = a.profilePoints(withWork, func(r Run) float64 { return r.Seconds / r.Work })
 	a.work, _, _ = medianOf(a.runs, func(r Run) bool { return withWork(r) && r.Completed }, func(r Run) float64 { return r.Work })
 	a.workScaling = a.scaling
-	if fit, ok := FitScaling(a.workPoints); ok {
+	if fit, ok := ExplainTimes(a.workPoints); ok {
 		a.workScaling = fit
 	}
 }
@@ -383,18 +386,22 @@ func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Poi
 	for _, p := range a.site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && keep(r) }
 		if m, _, ok := medianOf(a.runs, onP, f); ok {
-			points = append(points, Point{Profile: p.Name, Capacity: a.site.Capacity(&p), Seconds: m})
+			points = append(points, Point{Profile: p.Name, Shares: a.site.Shares(&p), Seconds: m})
 		}
 	}
 	return points
 }
 
-// utilization is the mean GPU utilization over the runs that report it, or -1.
-func (a *analysis) utilization() float64 {
+// utilizationOn is the mean GPU utilization over the completed runs on the
+// one measured profile that report it, or -1: a prior from one profile.
+func (a *analysis) utilizationOn(points []Point) float64 {
+	if len(points) != 1 {
+		return -1
+	}
 	var sum float64
 	n := 0
 	for _, r := range a.runs {
-		if r.Utilization >= 0 {
+		if r.Utilization >= 0 && r.Completed && r.Profile == points[0].Profile {
 			sum += r.Utilization
 			n++
 		}

@@ -5,72 +5,192 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
-// The runtime model. A job's wall time on a profile of capacity c (its
-// share of the GPU; see catalog.Site.Capacity) is Amdahl's law:
+// The runtime model. A job's wall time on a profile is Amdahl's law in the
+// profile's share s of the resource that bounds the job:
 //
-//	t(c) = T × (f + (1 − f) / c)
+//	t = T × (f + (1 − f) / s)
 //
 // where T is the time on the whole GPU and f the fixed share: the part of
-// that time a bigger slice does not shorten (data loading, CPU work, start-up,
-// a kernel that cannot fill the GPU). f near 0 is a job bound by the GPU
-// (half the slice, twice the time); f near 1 is one bound by something else.
-// f is fitted per job when it completed on two or more profiles; otherwise it
-// comes from a prior. Predictions are anchored on the measured profile
-// nearest in capacity. On the Wulver tables this beats a power law in
-// capacity (leave-one-profile-out mean error 8.7% against 14.4%).
+// that time a bigger slice does not shorten (data loading, CPU work,
+// start-up). The resource is the job's own: its SMs (a compute-bound
+// kernel), its memory bandwidth, or both (catalog.Resource). Each job gets
+// the explanation its runs support (ExplainTimes); predictions are anchored on the
+// measured profile nearest the target and carry a range calibrated on the
+// built-in reference benchmarks (calibration.go).
 
-// minFixedSpread keeps a range around a fit from two profiles, which is
-// exact whatever the noise in the two runs.
-const minFixedSpread = 0.1
-
-// lowUtilization is the mean GPU utilization (%) below which a job is taken
-// to be bound by something other than the GPU.
-const lowUtilization = 30
-
-// Scaling is a fixed share f with its plausible range and where it came from.
+// Scaling is a job's explanation of its times: the resource they scale
+// with and the fixed share, what it rests on, and why it was chosen.
 type Scaling struct {
-	Fixed, Lo, Hi float64
-	Source        string
+	Resource catalog.Resource
+	Fixed    float64
+	Known    int    // measured profiles it was fitted on; 0 or 1: a prior
+	Source   string // e.g. "fixed share 0.12, fitted on 4 profiles"
+	Why      string // why this resource, in a few words
+	// own are the signed log errors of this explanation predicting each
+	// measured profile from the others: the job's own evidence of spread.
+	own []float64
+	// exclude names a reference benchmark the range must not learn from.
+	exclude string
 }
 
-// Point is a measured wall time on a profile of the given capacity.
+// Point is a measured wall time on a profile with the given shares.
 type Point struct {
-	Profile  string
-	Capacity float64
-	Seconds  float64
+	Profile string
+	Shares  catalog.Shares
+	Seconds float64
 }
 
-// FitScaling fits f by least squares of t on 1/c (both parts ≥ 0). It needs
-// two points of different capacity. With three or more the range spans the
-// fits that leave one point out.
-func FitScaling(points []Point) (Scaling, bool) {
-	f, ok := fitFixed(points)
+// ExplainTimes chooses the explanation of a job's times that its runs support.
+// With three or more profiles, the resource whose fit best predicts each
+// profile from the others; with two, the resource that explains the
+// speed-up with the smallest fixed share (the scarcest one that grew
+// enough: the bottleneck); with fewer it cannot, and says so.
+func ExplainTimes(points []Point) (Scaling, bool) {
+	points = usable(points)
+	if distinct(points) < 2 {
+		return Scaling{}, false
+	}
+	if len(points) >= 3 {
+		return explainByHoldout(points)
+	}
+	return explainTwo(points), true
+}
+
+// FitOn is the model on one resource, fitted by least squares: what
+// ExplainTimes chooses among.
+func FitOn(r catalog.Resource, points []Point) (Scaling, bool) {
+	points = usable(points)
+	f, ok := fitFixed(r, points)
 	if !ok {
 		return Scaling{}, false
 	}
-	lo, hi := f-minFixedSpread, f+minFixedSpread
-	if len(points) > 2 {
-		for i := range points {
-			rest := append(append([]Point{}, points[:i]...), points[i+1:]...)
-			if g, ok := fitFixed(rest); ok {
-				lo, hi = math.Min(lo, g), math.Max(hi, g)
-			}
-		}
-	}
-	return Scaling{Fixed: f, Lo: clamp01(lo), Hi: clamp01(hi),
+	return Scaling{Resource: r, Fixed: f, Known: len(points),
 		Source: fmt.Sprintf("fixed share %.2f, fitted on %d profiles", f, len(points))}, true
 }
 
-func fitFixed(points []Point) (float64, bool) {
+// usable are the points a fit can use.
+func usable(points []Point) []Point {
+	return slices.DeleteFunc(slices.Clone(points), func(p Point) bool {
+		return p.Seconds <= 0 || p.Shares.SM <= 0 || p.Shares.Bandwidth <= 0
+	})
+}
+
+// distinct counts the points of different sizes on some resource.
+func distinct(points []Point) int {
+	n := 0
+	for i, p := range points {
+		if !slices.ContainsFunc(points[:i], func(q Point) bool { return q.Shares == p.Shares }) {
+			n++
+		}
+	}
+	return n
+}
+
+func explainByHoldout(points []Point) (Scaling, bool) {
+	var best Scaling
+	bestErr, errs := math.Inf(1), map[catalog.Resource]float64{}
+	for _, r := range catalog.Resources {
+		own, ok := holdoutErrors(r, points)
+		if !ok {
+			continue
+		}
+		e := meanAbs(own)
+		errs[r] = e
+		if e < bestErr-1e-9 {
+			f, _ := fitFixed(r, points)
+			best, bestErr = Scaling{Resource: r, Fixed: f, Known: len(points), own: own}, e
+		}
+	}
+	if math.IsInf(bestErr, 1) {
+		return explainTwo(points), true
+	}
+	var others []string
+	for _, r := range catalog.Resources {
+		if e, ok := errs[r]; ok && r != best.Resource {
+			others = append(others, fmt.Sprintf("%s %.1f%%", r, 100*e))
+		}
+	}
+	best.Source = fmt.Sprintf("fixed share %.2f, fitted on %d profiles", best.Fixed, len(points))
+	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", best.Resource, 100*bestErr)
+	if len(others) > 0 {
+		best.Why += " (" + strings.Join(others, ", ") + ")"
+	}
+	return best, true
+}
+
+// holdoutErrors are the signed log errors of resource r predicting each
+// point from the others.
+func holdoutErrors(r catalog.Resource, points []Point) ([]float64, bool) {
+	var errs []float64
+	for i, held := range points {
+		rest := slices.Delete(slices.Clone(points), i, i+1)
+		f, ok := fitFixed(r, rest)
+		if !ok {
+			return nil, false
+		}
+		s := Scaling{Resource: r, Fixed: f}
+		errs = append(errs, math.Log(held.Seconds/s.at(rest, held.Shares)))
+	}
+	return errs, true
+}
+
+// maxNegativeFixed is how far below 0 a two-point fit's fixed share may
+// fall and still be explained (as 0): a speed-up a little beyond the
+// resource's growth is run-to-run noise.
+const maxNegativeFixed = 0.05
+
+func explainTwo(points []Point) Scaling {
+	best, bestF := catalog.Mixed, math.Inf(1)
+	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
+		f, ok := exactFixed(r, points[0], points[len(points)-1])
+		if ok && f >= -maxNegativeFixed && f <= 1 && f < bestF-0.02 {
+			best, bestF = r, f
+		}
+	}
+	f, _ := fitFixed(best, points)
+	s := Scaling{Resource: best, Fixed: f, Known: len(points),
+		Source: fmt.Sprintf("fixed share %.2f, fitted on %d profiles", f, len(points))}
+	a, b := points[0], points[len(points)-1]
+	if a.Shares.Of(best) > b.Shares.Of(best) {
+		a, b = b, a
+	}
+	growth := b.Shares.Of(best) / a.Shares.Of(best)
+	if math.IsInf(bestF, 1) {
+		s.Why = fmt.Sprintf("neither SMs nor bandwidth explain %s to %s (%.2f× as fast); both together assumed",
+			a.Profile, b.Profile, a.Seconds/b.Seconds)
+		return s
+	}
+	s.Why = fmt.Sprintf("bound by %s: %s ran %.2f× as fast as %s with %.2f× the %s", best, b.Profile,
+		a.Seconds/b.Seconds, a.Profile, growth, strings.TrimPrefix(best.String(), "memory "))
+	return s
+}
+
+// exactFixed is the fixed share that makes the model pass through both
+// points on resource r.
+func exactFixed(r catalog.Resource, a, b Point) (float64, bool) {
+	xa, xb := 1/a.Shares.Of(r), 1/b.Shares.Of(r)
+	if math.Abs(xa-xb) < 1e-9 {
+		return 0, false
+	}
+	ratio := a.Seconds / b.Seconds
+	den := ratio - ratio*xb - 1 + xa
+	if math.Abs(den) < 1e-12 {
+		return 0, false
+	}
+	return (xa - ratio*xb) / den, true
+}
+
+// fitFixed fits f on resource r by least squares of t on 1/s (both parts
+// ≥ 0). It needs two points of different share.
+func fitFixed(r catalog.Resource, points []Point) (float64, bool) {
 	var xs, ys []float64
 	for _, p := range points {
-		if p.Capacity > 0 && p.Seconds > 0 {
-			xs, ys = append(xs, 1/p.Capacity), append(ys, p.Seconds)
-		}
+		xs, ys = append(xs, 1/p.Shares.Of(r)), append(ys, p.Seconds)
 	}
 	if len(xs) < 2 {
 		return 0, false
@@ -105,52 +225,80 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// Predict gives the wall time on a profile of the given capacity, with its
-// range, from the measured point nearest in capacity.
-func (s Scaling) Predict(points []Point, capacity float64) (seconds, lo, hi float64, from Point) {
-	from = slices.MinFunc(points, func(a, b Point) int {
-		return cmp.Compare(math.Abs(math.Log(a.Capacity/capacity)), math.Abs(math.Log(b.Capacity/capacity)))
-	})
-	at := func(f float64) float64 { return from.Seconds * (f + (1-f)/capacity) / (f + (1-f)/from.Capacity) }
-	seconds, lo, hi = at(s.Fixed), at(s.Lo), at(s.Hi)
-	if lo > hi {
-		lo, hi = hi, lo
+func meanAbs(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += math.Abs(x)
 	}
-	return seconds, lo, hi, from
+	return s / float64(len(xs))
 }
 
-// Within lowers the fixed share, and its range, until the model predicts
-// at least each bound from the measured points: a run that reached its time
-// limit on a smaller slice than any measured one proves the job slows down
-// there at least that much (a prior that says otherwise would predict the
-// profiles in between too fast). A bound that even f = 0 cannot reach is
-// left to the profile's own floor.
+// nearest is the measured point nearest the shares on resource r.
+func nearest(r catalog.Resource, points []Point, to catalog.Shares) Point {
+	return slices.MinFunc(points, func(a, b Point) int {
+		return cmp.Compare(math.Abs(math.Log(a.Shares.Of(r)/to.Of(r))), math.Abs(math.Log(b.Shares.Of(r)/to.Of(r))))
+	})
+}
+
+// at is the model's time on a profile of these shares, from the nearest point.
+func (s Scaling) at(points []Point, to catalog.Shares) float64 {
+	from := nearest(s.Resource, points, to)
+	return s.scale(from, to, s.Fixed)
+}
+
+func (s Scaling) scale(from Point, to catalog.Shares, f float64) float64 {
+	g := func(share float64) float64 { return f + (1-f)/share }
+	return from.Seconds * g(to.Of(s.Resource)) / g(from.Shares.Of(s.Resource))
+}
+
+// Predict gives the wall time on a profile of the given shares, anchored on
+// the measured point nearest it, with the range the calibration gives for
+// a prediction of its kind (and never narrower than the job's own errors).
+func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi float64, from Point) {
+	from = nearest(s.Resource, points, to)
+	seconds = s.scale(from, to, s.Fixed)
+	b := calibrationFor(s.exclude).band(situationOf(s, points, to))
+	for _, e := range s.own {
+		b.lo, b.hi = math.Min(b.lo, e), math.Max(b.hi, e)
+	}
+	return seconds, seconds * math.Exp(b.lo), seconds * math.Exp(b.hi), from
+}
+
+// Excluding is the scaling whose ranges learn nothing from the named
+// reference benchmark: for scoring the model on that benchmark.
+func (s Scaling) Excluding(benchmark string) Scaling {
+	s.exclude = benchmark
+	return s
+}
+
+// Within lowers the fixed share until the model predicts at least each
+// bound from the measured points: a run that reached its time limit on a
+// smaller slice than any measured one proves the job slows down there at
+// least that much (a prior that says otherwise would predict the profiles in
+// between too fast). A bound that even f = 0 cannot reach is left to the
+// profile's own floor.
 func (s Scaling) Within(points, bounds []Point) Scaling {
 	if len(points) == 0 {
 		return s
 	}
 	limited := ""
 	for _, b := range bounds {
-		from := slices.MinFunc(points, func(x, y Point) int {
-			return cmp.Compare(math.Abs(math.Log(x.Capacity/b.Capacity)), math.Abs(math.Log(y.Capacity/b.Capacity)))
-		})
-		if b.Capacity <= 0 || b.Capacity >= from.Capacity {
+		from := nearest(s.Resource, points, b.Shares)
+		if b.Shares.Of(s.Resource) >= from.Shares.Of(s.Resource) {
 			continue
 		}
-		at := func(f float64) float64 { return from.Seconds * (f + (1-f)/b.Capacity) / (f + (1-f)/from.Capacity) }
-		if at(s.Fixed) >= b.Seconds || at(0) < b.Seconds {
+		if s.scale(from, b.Shares, s.Fixed) >= b.Seconds || s.scale(from, b.Shares, 0) < b.Seconds {
 			continue
 		}
-		lo, hi := 0.0, s.Fixed // at falls as f rises: the largest f that still reaches the bound
+		lo, hi := 0.0, s.Fixed // the time falls as f rises: the largest f that still reaches the bound
 		for range 50 {
-			if mid := (lo + hi) / 2; at(mid) >= b.Seconds {
+			if mid := (lo + hi) / 2; s.scale(from, b.Shares, mid) >= b.Seconds {
 				lo = mid
 			} else {
 				hi = mid
 			}
 		}
-		s.Fixed, s.Lo, s.Hi = lo, math.Min(s.Lo, lo), math.Min(s.Hi, lo)
-		limited = b.Profile
+		s.Fixed, limited = lo, b.Profile
 	}
 	if limited != "" {
 		s.Source += fmt.Sprintf(", at most %.2f to meet the time limit reached on %s", s.Fixed, limited)
@@ -166,44 +314,51 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 		if !ok || r.OOM || r.Seconds <= 0 {
 			continue
 		}
-		points = append(points, Point{Profile: r.Profile, Capacity: site.Capacity(p), Seconds: r.Seconds})
+		points = append(points, Point{Profile: r.Profile, Shares: site.Shares(p), Seconds: r.Seconds})
 	}
 	return points
 }
 
-// PriorScaling is the scaling of a job measured on one profile or none: the
-// median of the fits to the site's reference benchmarks, spanning them all; a
-// job whose GPU utilization was low gets a high fixed share instead. Without
-// reference benchmarks it spans 0 (GPU-bound) to 1 (GPU-independent).
-func PriorScaling(site *catalog.Site, utilization float64) Scaling {
-	if utilization >= 0 && utilization < lowUtilization {
-		return Scaling{Fixed: 0.9, Lo: 0.75, Hi: 1,
-			Source: fmt.Sprintf("fixed share 0.9 (GPU utilization %.0f%%: the GPU is not what limits it)", utilization)}
+// PriorScaling is the scaling of a job measured on one profile or none.
+// Where the monitor saw its GPU utilization u on a profile of SM share s,
+// the idle share of the GPU is the job's fixed part: under the model,
+// u = busy / (fixed + busy), so f = (1 − u) / (u·s + 1 − u). Otherwise the
+// site's reference benchmarks give it.
+func PriorScaling(site *catalog.Site, utilization float64, measured []Point) Scaling {
+	if utilization < 0 || utilization > 100 || len(measured) != 1 {
+		return ReferencePrior(site, "")
 	}
-	return ReferencePrior(site, "")
+	u, sh := utilization/100, measured[0].Shares.SM
+	f := clamp01((1 - u) / (u*sh + 1 - u))
+	return Scaling{Resource: catalog.SMs, Fixed: f, Known: 1,
+		Source: fmt.Sprintf("fixed share %.2f, from the GPU utilization on %s", f, measured[0].Profile),
+		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s, and only that part shrinks on a bigger slice",
+			utilization, measured[0].Profile)}
 }
 
 // ReferencePrior is the prior from the site's reference benchmarks but the
-// one named exclude ("": all of them): the median of their fitted fixed
-// shares, spanning them all. Excluding a job's own benchmark measures how
+// one named exclude ("": all of them): the median of their fixed shares
+// fitted on both resources. Excluding a job's own benchmark measures how
 // well the prior serves a job the references do not already hold.
 func ReferencePrior(site *catalog.Site, exclude string) Scaling {
 	var fs []float64
 	if set, ok := catalog.ReferenceFor(site); ok {
 		for i := range set.Benchmarks {
 			if b := &set.Benchmarks[i]; b.IsPrior() && b.Name != exclude {
-				if fit, ok := FitScaling(BenchmarkPoints(site, b)); ok {
-					fs = append(fs, fit.Fixed)
+				if f, ok := fitFixed(catalog.SMs, usable(BenchmarkPoints(site, b))); ok {
+					fs = append(fs, f)
 				}
 			}
 		}
 	}
 	if len(fs) == 0 {
-		return Scaling{Fixed: 0.5, Lo: 0, Hi: 1, Source: "fixed share 0.5, a guess between GPU-bound and not"}
+		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude,
+			Why: "one profile measured and no reference benchmarks: a guess halfway between GPU-bound and not"}
 	}
 	slices.Sort(fs)
 	f := median(fs)
-	return Scaling{Fixed: f, Lo: fs[0], Hi: fs[len(fs)-1],
+	why := fmt.Sprintf("one profile measured: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), site.Name, 100*f)
+	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude,
 		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), site.Name)}
 }
 

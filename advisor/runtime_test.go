@@ -2,132 +2,146 @@ package advisor
 
 import (
 	"math"
+	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
-
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
-// amdahl is the model's time on capacity c for whole-GPU time T and fixed share f.
-func amdahl(T, f, c float64) float64 { return T * (f + (1-f)/c) }
+// a100 is a site with every A100-40GB profile's shares: 3g.20gb and 4g.20gb
+// have the same bandwidth and different SMs, 7g.40gb and full the same
+// bandwidth and 98 against 108 SMs.
+var a100 = map[string]catalog.Shares{
+	"1g.5gb": {SM: 14.0 / 108, Bandwidth: 1.0 / 8}, "2g.10gb": {SM: 28.0 / 108, Bandwidth: 2.0 / 8},
+	"3g.20gb": {SM: 42.0 / 108, Bandwidth: 4.0 / 8}, "4g.20gb": {SM: 56.0 / 108, Bandwidth: 4.0 / 8},
+	"7g.40gb": {SM: 98.0 / 108, Bandwidth: 1}, "full": {SM: 1, Bandwidth: 1},
+}
 
-func TestFitScalingRecoversAmdahl(t *testing.T) {
+// job is a job bound by resource r with fixed share f, 100 s on the whole GPU.
+func job(r catalog.Resource, f float64, profiles ...string) []Point {
 	var points []Point
-	for _, c := range []float64{0.125, 0.25, 0.5, 1} {
-		points = append(points, Point{Capacity: c, Seconds: amdahl(100, 0.3, c)})
+	for _, name := range profiles {
+		sh := a100[name]
+		points = append(points, Point{Profile: name, Shares: sh, Seconds: 100 * (f + (1-f)/sh.Of(r))})
 	}
-	fit, ok := FitScaling(points)
-	if !ok || math.Abs(fit.Fixed-0.3) > 1e-9 {
-		t.Fatalf("fit = %+v, %v; want fixed share 0.3", fit, ok)
-	}
-	if fit.Hi-fit.Lo < 2*minFixedSpread-1e-9 {
-		t.Errorf("an exact fit still keeps a range: %+v", fit)
-	}
-	if _, ok := FitScaling(points[:1]); ok {
-		t.Error("one point cannot fit the model")
-	}
-	if _, ok := FitScaling([]Point{{Capacity: 0.5, Seconds: 10}, {Capacity: 0.5, Seconds: 12}}); ok {
-		t.Error("two points on the same capacity cannot fit the model")
-	}
+	return points
 }
 
-func TestFitScalingClampsAndWidensWithNoise(t *testing.T) {
-	// Slower on the bigger slice: noise; nothing scales.
-	fit, _ := FitScaling([]Point{{Capacity: 0.25, Seconds: 100}, {Capacity: 1, Seconds: 110}})
-	if fit.Fixed != 1 || fit.Hi != 1 {
-		t.Errorf("fit = %+v, want fixed share 1", fit)
-	}
-	// Faster than the share grows: all of it scales.
-	if fit, _ := FitScaling([]Point{{Capacity: 0.25, Seconds: 500}, {Capacity: 1, Seconds: 100}}); fit.Fixed != 0 || fit.Lo != 0 {
-		t.Errorf("fit = %+v, want fixed share 0", fit)
-	}
-	noisy, _ := FitScaling([]Point{{Capacity: 0.125, Seconds: 100}, {Capacity: 0.25, Seconds: 40},
-		{Capacity: 0.5, Seconds: 45}, {Capacity: 1, Seconds: 15}})
-	if noisy.Hi-noisy.Lo <= 2*minFixedSpread {
-		t.Errorf("noisy points must widen the range: %+v", noisy)
-	}
-}
-
-func TestPredictAnchorsOnTheNearestProfile(t *testing.T) {
-	s := Scaling{Fixed: 0.5, Lo: 0.3, Hi: 0.7}
-	points := []Point{{Profile: "a", Capacity: 0.125, Seconds: 400}, {Profile: "b", Capacity: 0.5, Seconds: 150}}
-	sec, lo, hi, from := s.Predict(points, 1)
-	if from.Profile != "b" || math.Abs(sec-150*amdahl(1, 0.5, 1)/amdahl(1, 0.5, 0.5)) > 1e-9 {
-		t.Fatalf("Predict(1) = %g from %s", sec, from.Profile)
-	}
-	if !(lo < sec && sec < hi) || math.Abs(lo-150*amdahl(1, 0.3, 1)/amdahl(1, 0.3, 0.5)) > 1e-9 {
-		t.Errorf("range [%g, %g] around %g", lo, hi, sec)
-	}
-	// Towards a smaller slice a lower fixed share means a longer time: the range still reads low to high.
-	sec, lo, hi, _ = s.Predict(points, 0.0625)
-	if !(lo < sec && sec < hi) {
-		t.Errorf("range [%g, %g] around %g", lo, hi, sec)
-	}
-}
-
-func TestPriorScaling(t *testing.T) {
-	site := testutil.Wulver(t)
-	prior := PriorScaling(site, -1)
-	// The five current Wulver tables fit fixed shares from ~0.45 (LLM) to ~0.94 (MNIST).
-	if !(prior.Lo < prior.Fixed && prior.Fixed < prior.Hi) || prior.Lo > 0.5 || prior.Hi < 0.9 {
-		t.Errorf("prior = %+v", prior)
-	}
-	if low := PriorScaling(site, 12); low.Fixed <= prior.Fixed || low.Lo < prior.Lo {
-		t.Errorf("low utilization prior = %+v, want a higher fixed share than %+v", low, prior)
-	}
-}
-
-// looError is the leave-one-profile-out error of the runtime model on one
-// benchmark: each completed profile predicted from the others.
-func looError(site *catalog.Site, points []Point) (errs []float64, covered int) {
-	for i, held := range points {
-		rest := append(append([]Point{}, points[:i]...), points[i+1:]...)
-		fit, ok := FitScaling(rest)
-		if !ok {
+// Each explanation wins on a job that is bound as it says, from three
+// profiles, and then predicts the others exactly.
+func TestExplainTimesChoosesTheResourceThatBoundsTheJob(t *testing.T) {
+	known := []string{"1g.5gb", "3g.20gb", "4g.20gb", "full"}
+	for _, tc := range []struct {
+		r catalog.Resource
+		f float64
+	}{{catalog.SMs, 0}, {catalog.SMs, 0.2}, {catalog.Bandwidth, 0.1}, {catalog.Mixed, 0.3}} {
+		s, ok := ExplainTimes(job(tc.r, tc.f, known...))
+		if !ok || s.Resource != tc.r || math.Abs(s.Fixed-tc.f) > 1e-6 {
+			t.Errorf("%s-bound, f=%.1f: chose %s f=%.3f (%s)", tc.r, tc.f, s.Resource, s.Fixed, s.Why)
 			continue
 		}
-		sec, lo, hi, _ := fit.Predict(rest, held.Capacity)
-		errs = append(errs, math.Abs(sec-held.Seconds)/held.Seconds)
-		if lo <= held.Seconds && held.Seconds <= hi {
-			covered++
+		if !strings.HasPrefix(s.Why, "bound by "+tc.r.String()) {
+			t.Errorf("why: %q", s.Why)
+		}
+		for _, want := range job(tc.r, tc.f, "2g.10gb", "7g.40gb") {
+			if sec, lo, hi, _ := s.Predict(job(tc.r, tc.f, known...), want.Shares); math.Abs(sec-want.Seconds) > 1e-6*want.Seconds ||
+				lo > sec || hi < sec {
+				t.Errorf("%s-bound: %s predicted %.2f s in [%.2f, %.2f], want %.2f", tc.r, want.Profile, sec, lo, hi, want.Seconds)
+			}
 		}
 	}
-	return errs, covered
 }
 
-// The figures docs/user-guide.md reports: run with -v to see them.
-func TestRuntimeModelLeaveOneProfileOut(t *testing.T) {
+// With two profiles every resource fits them exactly; the one that needs
+// the least fixed share is the bottleneck. A resource that did not grow, or
+// grew less than the job sped up, cannot explain them.
+func TestExplainTimesFromTwoProfiles(t *testing.T) {
+	// 3g.20gb → 4g.20gb: the same bandwidth, 4/3 the SMs: only SMs explain a speed-up.
+	s, _ := ExplainTimes(job(catalog.SMs, 0, "3g.20gb", "4g.20gb"))
+	if s.Resource != catalog.SMs || s.Fixed > 1e-9 || !strings.Contains(s.Why, "1.33× as fast as 3g.20gb with 1.33× the SMs") {
+		t.Errorf("3g→4g: %+v", s)
+	}
+	// 2g.10gb → 3g.20gb twice as fast: 1.5× the SMs cannot do it, 2× the bandwidth can.
+	s, _ = ExplainTimes(job(catalog.Bandwidth, 0, "2g.10gb", "3g.20gb"))
+	if s.Resource != catalog.Bandwidth || s.Fixed > 1e-9 {
+		t.Errorf("2g→3g: %+v", s)
+	}
+	// Slower on the bigger slice: nothing explains it, and it says so.
+	s, _ = ExplainTimes([]Point{{"1g.5gb", a100["1g.5gb"], 100}, {"full", a100["full"], 120}})
+	if s.Fixed != 1 || !strings.HasPrefix(s.Why, "neither SMs nor bandwidth explain") {
+		t.Errorf("slower when bigger: %+v", s)
+	}
+	if _, ok := ExplainTimes(job(catalog.SMs, 0, "7g.40gb")); ok {
+		t.Error("one profile cannot explain anything")
+	}
+}
+
+// A range is never narrower than run-to-run noise, holds the prediction,
+// and is wider beyond the measured profiles than between them.
+func TestPredictRangesAreWiderBeyondTheMeasured(t *testing.T) {
+	points := job(catalog.SMs, 0.1, "1g.5gb", "2g.10gb", "4g.20gb")
+	s, _ := ExplainTimes(points)
+	sec, lo, hi, from := s.Predict(points, a100["3g.20gb"])
+	if from.Profile != "4g.20gb" && from.Profile != "2g.10gb" || lo > sec*math.Exp(-runNoise)+1e-9 || hi < sec*math.Exp(runNoise)-1e-9 {
+		t.Errorf("3g.20gb: %.1f in [%.1f, %.1f] from %s", sec, lo, hi, from.Profile)
+	}
+	upSec, upLo, upHi, _ := s.Predict(points, a100["full"])
+	if upHi/upLo <= hi/lo || upLo > upSec || upHi < upSec {
+		t.Errorf("full (beyond the measured): [%.1f, %.1f] around %.1f is no wider than 3g.20gb's [%.1f, %.1f]", upLo, upHi, upSec, lo, hi)
+	}
+}
+
+func TestPriorScalingFromUtilization(t *testing.T) {
+	site := testutil.Wulver(t)
+	full := job(catalog.SMs, 0, "full")
+	for u, want := range map[float64]float64{100: 0, 50: 0.5, 10: 0.9} {
+		if s := PriorScaling(site, u, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
+			t.Errorf("utilization %.0f%% on the whole GPU: %+v, want fixed share %.1f", u, s, want)
+		}
+	}
+	// Busy half the time on a slice of 1/8: the fixed part is 1/(1/8+1) of the whole-GPU time... 8/9 of it.
+	small := []Point{{Profile: "x", Shares: catalog.Shares{SM: 0.125, Bandwidth: 0.125}, Seconds: 10}}
+	if s := PriorScaling(site, 50, small); math.Abs(s.Fixed-8.0/9) > 1e-9 {
+		t.Errorf("half busy on 1/8: %+v", s)
+	}
+	ref := PriorScaling(site, -1, full)
+	if !strings.Contains(ref.Source, "median of 5 wulver reference benchmarks") || ref.Fixed <= 0.3 || ref.Fixed >= 0.95 {
+		t.Errorf("reference prior: %+v", ref)
+	}
+	if got := ReferencePrior(site, "pytorch_mnist_simplecnn"); !strings.Contains(got.Source, "median of 4") {
+		t.Errorf("excluding one benchmark: %+v", got)
+	}
+}
+
+// A calibrated range holds most held-out times: scored on each reference
+// benchmark with that benchmark left out of the calibration.
+func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
 	site := testutil.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
-	var all []float64
-	worst, covered := 0.0, 0
+	in, n := 0, 0
 	for i := range set.Benchmarks {
 		b := &set.Benchmarks[i]
 		if !b.IsPrior() {
 			continue
 		}
 		points := BenchmarkPoints(site, b)
-		errs, in := looError(site, points)
-		covered += in
-		fit, _ := FitScaling(points)
-		t.Logf("%-24s f=%.2f  LOO error mean %4.1f%%  max %4.1f%%", b.Name, fit.Fixed, 100*mean(errs), 100*slicesMax(errs))
-		all = append(all, errs...)
-		worst = max(worst, slicesMax(errs))
+		for j, held := range points {
+			rest := append(append([]Point{}, points[:j]...), points[j+1:]...)
+			for a := range rest {
+				for c := a + 1; c < len(rest); c++ {
+					s, _ := ExplainTimes([]Point{rest[a], rest[c]})
+					_, lo, hi, _ := s.Excluding(b.Name).Predict([]Point{rest[a], rest[c]}, held.Shares)
+					if lo <= held.Seconds && held.Seconds <= hi {
+						in++
+					}
+					n++
+				}
+			}
+		}
 	}
-	t.Logf("all %d predictions: mean %.1f%%, max %.1f%%; %d within their range", len(all), 100*mean(all), 100*worst, covered)
-	if len(all) != 17 {
-		t.Errorf("%d predictions, want 17 (4+4+3+3+3)", len(all))
+	t.Logf("two profiles known: %d of %d held-out times in range", in, n)
+	if n != 33 || float64(in) < 0.6*float64(n) {
+		t.Errorf("%d of %d held-out times in range", in, n)
 	}
-	if mean(all) > 0.10 || worst > 0.40 {
-		t.Errorf("the model got worse: mean %.1f%%, max %.1f%%", 100*mean(all), 100*worst)
-	}
-}
-
-func slicesMax(xs []float64) float64 {
-	m := 0.0
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
 }

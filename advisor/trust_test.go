@@ -344,7 +344,7 @@ func TestABoundMakesTheModelAndTheNextStepAgree(t *testing.T) {
 	// with 610 × (f + (1−f)/c1) ≥ 3630; 2g.20gb is then at least
 	// 610 × (f + (1−f)/c2).
 	site := testutil.Wulver(t)
-	c := func(name string) float64 { p, _ := site.Profile(name); return site.Capacity(p) }
+	c := func(name string) float64 { p, _ := site.Profile(name); return site.Shares(p).SM } // the prior scales with SMs
 	f := 0.0
 	for g := 0.0; g <= 1; g += 0.001 {
 		if 610*(g+(1-g)/c("1g.10gb")) >= 3630 {

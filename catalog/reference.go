@@ -98,6 +98,10 @@ func mustLoadReferences() []*ReferenceSet {
 	return sets
 }
 
+// BuiltinReferences are every built-in reference set; each names the
+// built-in site it was measured on.
+func BuiltinReferences() []*ReferenceSet { return builtinReferences() }
+
 // ReferenceFor returns the built-in reference set measured on the site's GPU
 // model, if there is one: its runs only speak for the same hardware.
 func ReferenceFor(site *Site) (*ReferenceSet, bool) {
@@ -220,7 +224,7 @@ func (b *Benchmark) parse(data []byte, site *Site) error {
 			continue // the blank lines some tables end with
 		}
 		row := BenchmarkRow{Label: rec[label], Seconds: -1, PeakMiB: -1, AllocatedMiB: -1, Work: -1, Cells: rec}
-		p, ok := site.profileForLabel(rec[label])
+		p, ok := site.ProfileForLabel(rec[label])
 		if !ok {
 			return fmt.Errorf("line %d: no %s profile for %q", line+2, site.Name, rec[label])
 		}
@@ -254,9 +258,9 @@ func (b *Benchmark) parse(data []byte, site *Site) error {
 
 var nominalGB = regexp.MustCompile(`(?i)(\d+)\s*g`)
 
-// profileForLabel reads the tables' names for a profile ("A100_10gb MIG",
+// ProfileForLabel reads the tables' names for a profile ("A100_10gb MIG",
 // "A100_10GB", "1g.10gb:1", "A100:1", "80gb (full)") by their nominal memory.
-func (s *Site) profileForLabel(label string) (*Profile, bool) {
+func (s *Site) ProfileForLabel(label string) (*Profile, bool) {
 	l := strings.ToLower(label)
 	if mig := strings.TrimSuffix(strings.Fields(l + " ")[0], ":1"); strings.Count(mig, ".") == 1 {
 		if p, ok := s.Profile(mig); ok {

@@ -105,51 +105,92 @@ func (n Naive) Predict(_ Case, known []advisor.Point, target advisor.Point) (flo
 	return t, t, t, true
 }
 
-// Model is migadvisor's runtime model as recommend uses it: the scaling
-// fitted on the known points, or with one point the prior from the site's
-// reference benchmarks, the case's own left out when it is one of them.
+// Model is migadvisor's runtime model as recommend uses it: the
+// explanation the known points support, or with one point the prior from
+// the site's reference benchmarks; the case's own benchmark is left out of
+// the prior and of the ranges' calibration when it is one of them.
 type Model struct{ Site *catalog.Site }
 
 func (Model) Name() string { return "migadvisor" }
 
 func (m Model) Predict(c Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
-	s, ok := advisor.FitScaling(known)
-	if !ok {
-		s = advisor.ReferencePrior(m.Site, c.Name)
-	}
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	sec, lo, hi, _ := s.Predict(known, target.Capacity)
+	s, ok := advisor.ExplainTimes(known)
+	if !ok {
+		s = advisor.ReferencePrior(m.Site, c.Name)
+	}
+	sec, lo, hi, _ := s.Excluding(c.Name).Predict(known, target.Shares)
 	return sec, lo, hi, true
+}
+
+// GeometricMean is the model before issue 20: every job bound by the
+// geometric mean of its SM and bandwidth shares.
+type GeometricMean struct{ Site *catalog.Site }
+
+func (GeometricMean) Name() string { return "geometric mean" }
+
+func (m GeometricMean) Predict(c Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
+	if len(known) == 0 {
+		return 0, 0, 0, false
+	}
+	s, ok := advisor.FitOn(catalog.Mixed, known)
+	if !ok {
+		s = advisor.ReferencePrior(m.Site, c.Name)
+	}
+	sec, _, _, _ := s.Predict(known, target.Shares)
+	return sec, sec, sec, true
+}
+
+// Hindsight is the best of the resources' fits for each trial, chosen
+// knowing the answer: no model that picks one of them can do better, so it
+// shows what the data allow.
+type Hindsight struct{}
+
+func (Hindsight) Name() string { return "best in hindsight" }
+
+func (Hindsight) Predict(_ Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
+	best, ok := math.Inf(1), false
+	for _, r := range catalog.Resources {
+		if s, fitted := advisor.FitOn(r, known); fitted {
+			sec, _, _, _ := s.Predict(known, target.Shares)
+			if math.Abs(math.Log(sec/target.Seconds)) < math.Abs(math.Log(best/target.Seconds)) {
+				best, ok = sec, true
+			}
+		}
+	}
+	return best, best, best, ok
 }
 
 // Score is a predictor's error over a protocol's trials.
 type Score struct {
-	Trials  int
-	MAPE    float64 // mean absolute percentage error, %
-	Worst   float64 // the signed error of largest size, %
-	Covered int     // measured times inside the printed range
+	Trials  int     `json:"trials"`
+	MAPE    float64 `json:"mape_pct"`  // mean absolute percentage error
+	Worst   float64 `json:"worst_pct"` // the signed error of largest size, %
+	Covered int     `json:"in_range"`  // measured times inside the printed range
 }
 
-// Evaluate runs pred on every trial of the protocol on the cases.
-func Evaluate(pred Predictor, p Protocol, cases []Case) Score {
+// Evaluate runs pred on every trial of the protocols on the cases.
+func Evaluate(pred Predictor, cases []Case, protocols ...Protocol) Score {
 	var s Score
 	var sum float64
-	for _, c := range cases {
-		for _, t := range Trials(p, c) {
-			sec, lo, hi, ok := pred.Predict(c, t.Known, t.Target)
-			if !ok {
-				continue
-			}
-			e := 100 * (sec - t.Target.Seconds) / t.Target.Seconds
-			s.Trials++
-			sum += math.Abs(e)
-			if math.Abs(e) > math.Abs(s.Worst) {
-				s.Worst = e
-			}
-			if lo <= t.Target.Seconds && t.Target.Seconds <= hi {
-				s.Covered++
+	for _, p := range protocols {
+		for _, c := range cases {
+			for _, t := range Trials(p, c) {
+				sec, lo, hi, ok := pred.Predict(c, t.Known, t.Target)
+				if !ok {
+					continue
+				}
+				e := 100 * (sec - t.Target.Seconds) / t.Target.Seconds
+				s.Trials++
+				sum += math.Abs(e)
+				if math.Abs(e) > math.Abs(s.Worst) {
+					s.Worst = e
+				}
+				if lo*(1-1e-9) <= t.Target.Seconds && t.Target.Seconds <= hi*(1+1e-9) {
+					s.Covered++
+				}
 			}
 		}
 	}
@@ -159,42 +200,58 @@ func Evaluate(pred Predictor, p Protocol, cases []Case) Score {
 	return s
 }
 
-// Row is one protocol's scores, the model beside the naive one (and the
-// candidate that is to replace the model).
+// Row is one protocol's scores on a set: the model beside the naive one,
+// the model before (geometric mean) and the best in hindsight.
 type Row struct {
-	Set       string
-	Protocol  Protocol
-	Model     Score
-	Naive     Score
-	Candidate Score
+	Set       string `json:"set"`
+	Protocol  string `json:"protocol"`
+	Model     Score  `json:"migadvisor"`
+	Naive     Score  `json:"naive"`
+	Before    Score  `json:"geometric_mean"`
+	Hindsight Score  `json:"best_in_hindsight"`
 }
 
-// Compare scores the predictors on every protocol.
+// Overall is the protocol name of the row that pools all three.
+const Overall = "all three"
+
+// Compare scores the predictors on every protocol, then on all of them.
 func Compare(set string, site *catalog.Site, cases []Case) []Row {
+	row := func(name string, ps ...Protocol) Row {
+		return Row{set, name, Evaluate(Model{site}, cases, ps...), Evaluate(Naive{site}, cases, ps...),
+			Evaluate(GeometricMean{site}, cases, ps...), Evaluate(Hindsight{}, cases, ps...)}
+	}
 	var rows []Row
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		rows = append(rows, Row{set, p, Evaluate(Model{site}, p, cases), Evaluate(Naive{site}, p, cases),
-			Evaluate(Candidate{site}, p, cases)})
+		if r := row(p.String(), p); r.Model.Trials > 0 {
+			rows = append(rows, r)
+		}
 	}
-	return rows
+	return append(rows, row(Overall, LeaveOneOut, TwoKnown, OneKnown))
 }
 
 // Print writes the rows as a table: MAPE, worst error and range coverage.
 func Print(w io.Writer, rows []Row) error {
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR MAPE\tWORST\tIN RANGE\tNAIVE 1/SM MAPE\tWORST\tCANDIDATE MAPE\tWORST\tIN RANGE")
+	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR\tWORST\tIN RANGE\tNAIVE 1/SM\tWORST\tGEOMETRIC MEAN\tBEST IN HINDSIGHT")
 	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%.1f%%\t%+.1f%%\t%s\t%.1f%%\t%+.1f%%\t%.1f%%\t%+.1f%%\t%s\n", r.Set, r.Protocol, r.Model.Trials,
-			r.Model.MAPE, r.Model.Worst, coverage(r.Model), r.Naive.MAPE, r.Naive.Worst, r.Candidate.MAPE, r.Candidate.Worst, coverage(r.Candidate))
+		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%+.1f%%\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Set, r.Protocol, r.Model.Trials,
+			mape(r.Model), r.Model.Worst, coverage(r.Model), mape(r.Naive), r.Naive.Worst, mape(r.Before), mape(r.Hindsight))
 	}
 	return t.Flush()
+}
+
+func mape(s Score) string {
+	if s.Trials == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", s.MAPE)
 }
 
 func coverage(s Score) string {
 	if s.Trials == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%d%%", 100*s.Covered/s.Trials)
+	return fmt.Sprintf("%.0f%%", 100*float64(s.Covered)/float64(s.Trials))
 }
 
 // ReferenceCases are the site's reference benchmarks as cases: each

@@ -14,7 +14,7 @@ import (
 
 func point(site *catalog.Site, profile string, seconds float64) advisor.Point {
 	p, _ := site.Profile(profile)
-	return advisor.Point{Profile: profile, Capacity: site.Capacity(p), Seconds: seconds}
+	return advisor.Point{Profile: profile, Shares: site.Shares(p), Seconds: seconds}
 }
 
 func TestTrialsOfEachProtocol(t *testing.T) {
@@ -51,13 +51,13 @@ func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
 	}
 	cases := []Case{{Name: "sm-bound", Points: points}}
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		s := Evaluate(Naive{site}, p, cases)
+		s := Evaluate(Naive{site}, cases, p)
 		if s.Trials == 0 || s.MAPE > 1e-9 || s.Covered != s.Trials {
 			t.Errorf("%s: %+v", p, s)
 		}
 	}
 	slow := []Case{{Name: "slow", Points: []advisor.Point{point(site, "1g.10gb", 100), point(site, "full", 50)}}}
-	s := Evaluate(Naive{site}, OneKnown, slow)
+	s := Evaluate(Naive{site}, slow, OneKnown)
 	// full from 1g.10gb: 100 × 14/108 = 13 s against 50 (−74%); 1g.10gb from full: 386 s against 100 (+286%).
 	if s.Trials != 2 || s.Worst < 285 || s.Worst > 287 || s.Covered != 0 {
 		t.Errorf("%+v", s)
@@ -100,9 +100,11 @@ func wulverMatmul(t *testing.T, site *catalog.Site) []Case {
 }
 
 // The side-by-side table (make accuracy prints it). The model must beat
-// the naive one where it was built for (Wulver's training jobs, mostly not
-// GPU-bound); where the naive one wins (a compute-bound kernel), the table
-// says by how much: issue 20's work.
+// the naive one on Wulver's workloads (mostly not GPU-bound) under every
+// protocol, and on the compute-bound matrix multiplication wherever it has
+// two profiles or more; its ranges must hold most of the held-out times.
+// Where it loses (one profile of a compute-bound job, whose prior is the
+// workloads') the table says by how much.
 func TestAccuracyOnWulversTables(t *testing.T) {
 	site := testutil.Wulver(t)
 	ref := Compare("wulver workloads", site, ReferenceCases(site))
@@ -116,9 +118,19 @@ func TestAccuracyOnWulversTables(t *testing.T) {
 		if r.Model.Trials != r.Naive.Trials || r.Model.Trials == 0 {
 			t.Errorf("%s %s: %d trials against %d", r.Set, r.Protocol, r.Model.Trials, r.Naive.Trials)
 		}
+		if r.Protocol == Overall && float64(r.Model.Covered) < 0.8*float64(r.Model.Trials) {
+			t.Errorf("%s: ranges hold %d of %d times", r.Set, r.Model.Covered, r.Model.Trials)
+		}
 	}
-	if loo := ref[0]; loo.Model.Trials != 17 || loo.Model.MAPE >= loo.Naive.MAPE {
-		t.Errorf("leave one out on the workloads: %d trials, the model %.1f%% against the naive %.1f%%",
-			loo.Model.Trials, loo.Model.MAPE, loo.Naive.MAPE)
+	for _, r := range ref {
+		if r.Model.MAPE >= r.Naive.MAPE {
+			t.Errorf("%s %s: the model %.1f%% against the naive %.1f%%", r.Set, r.Protocol, r.Model.MAPE, r.Naive.MAPE)
+		}
+	}
+	if loo := ref[0]; loo.Model.Trials != 17 {
+		t.Errorf("leave one out on the workloads: %d trials, want 17 (4+4+3+3+3)", loo.Model.Trials)
+	}
+	if loo := matmul[0]; loo.Model.MAPE > loo.Naive.MAPE {
+		t.Errorf("matmul leave one out: the model %.1f%% against the naive %.1f%%", loo.Model.MAPE, loo.Naive.MAPE)
 	}
 }

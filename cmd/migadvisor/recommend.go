@@ -241,12 +241,26 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 		fmt.Fprintf(w, "\nno recommendation: %s\n", rec.Reason)
 	}
 	printChange(w, rec)
+	if why := runtimeWhy(rec); why != "" {
+		fmt.Fprintf(w, "runtimes predicted: %s\n", why)
+	}
 	if rec.Next != "" {
 		fmt.Fprintf(w, "next: %s\n", rec.Next)
 	}
 	for _, n := range rec.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// runtimeWhy is why the predicted runtimes scale as they do, when the
+// table predicts any from the job's own runs.
+func runtimeWhy(rec *advisor.Recommendation) string {
+	for _, pa := range rec.Profiles {
+		if pa.RuntimeSource == advisor.BasisPredicted {
+			return rec.RuntimeWhy
+		}
+	}
+	return ""
 }
 
 // evidenceWords says what the advice rests on, in the words the table uses.

@@ -97,6 +97,11 @@ func TestRecommendFromCollectedHistory(t *testing.T) {
 	if full := rec.Profiles[3]; full.P != "full" || full.Source != "predicted" || *full.Runtime >= 7 {
 		t.Errorf("full: %+v", full)
 	}
+	// The text says why the untried profiles' runtimes are what they are.
+	text, _, _ := migadvisor(t, "recommend", file)
+	if !strings.Contains(text, "runtimes predicted: one profile measured") {
+		t.Errorf("the text does not say how runtimes were predicted:\n%s", text)
+	}
 }
 
 func TestRecommendBadInput(t *testing.T) {

@@ -1,0 +1,143 @@
+package advisor
+
+import (
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// A prediction's range is calibrated, not guessed: the built-in reference
+// benchmarks are predicted profile by profile from their other profiles
+// (from all but one, from each pair, from each single profile), exactly as
+// recommend predicts a job, and the range for a prediction is the spread of
+// those errors in the same situation — as many profiles known, and the
+// target inside the measured ones or beyond them on either side. Going
+// beyond is where models fail: a job whose slices scale with the SMs may
+// gain nothing on the whole GPU (Wulver's GROMACS: 3g.40gb to full is 2.6×
+// the SMs and 1.03× as fast), and the range says so.
+
+// runNoise is the least a range spans either side: runs of one job on one
+// profile differ by a few percent.
+const runNoise = 0.03
+
+// coverage is the share of held-out times a range is built to hold.
+const coverage = 0.9
+
+// direction is where a target lies against the measured profiles.
+type direction int
+
+const (
+	inside direction = iota
+	above            // bigger than any measured profile
+	below            // smaller than any measured profile
+)
+
+// situation is a prediction's kind: where its target lies, and how far
+// (in log share) from the measured profile it is scaled from.
+type situation struct {
+	dir      direction
+	distance float64
+}
+
+func situationOf(s Scaling, points []Point, to catalog.Shares) situation {
+	lo, hi := math.Inf(1), 0.0
+	for _, p := range points {
+		lo, hi = math.Min(lo, p.Shares.Of(s.Resource)), math.Max(hi, p.Shares.Of(s.Resource))
+	}
+	// Distance on SMs and bandwidth alike: a profile the same in one
+	// resource can still be far in the other.
+	from := nearest(s.Resource, points, to)
+	d := math.Max(math.Abs(math.Log(to.SM/from.Shares.SM)), math.Abs(math.Log(to.Bandwidth/from.Shares.Bandwidth)))
+	switch share := to.Of(s.Resource); {
+	case share > hi*(1+1e-9):
+		return situation{above, d}
+	case share < lo*(1-1e-9):
+		return situation{below, d}
+	}
+	return situation{inside, d}
+}
+
+// calibration holds the signed log errors, log(measured / predicted), of
+// the reference trials per unit of distance, by direction, sorted: errors
+// grow with how far a prediction is scaled.
+type calibration map[direction][]float64
+
+// band is a range in log units around a prediction.
+type band struct{ lo, hi float64 }
+
+func (c calibration) band(sit situation) band {
+	errs := c[sit.dir]
+	b := band{-runNoise, runNoise}
+	if n := len(errs); n > 0 {
+		// Split conformal ranks: with n errors, the ⌈(n+1)q⌉-th smallest
+		// bounds a new one with probability q.
+		tail := (1 - coverage) / 2
+		hiRank := min(n, int(math.Ceil(float64(n+1)*(1-tail))))
+		loRank := max(1, n+1-hiRank)
+		b.lo, b.hi = math.Min(b.lo, errs[loRank-1]*sit.distance), math.Max(b.hi, errs[hiRank-1]*sit.distance)
+	}
+	return b
+}
+
+var (
+	calibrationMu    sync.Mutex
+	calibrationCache = map[string]calibration{}
+)
+
+// calibrationFor is the calibration on every built-in reference benchmark
+// but the one named exclude.
+func calibrationFor(exclude string) calibration {
+	calibrationMu.Lock()
+	defer calibrationMu.Unlock()
+	if c, ok := calibrationCache[exclude]; ok {
+		return c
+	}
+	c := calibration{}
+	for _, set := range catalog.BuiltinReferences() {
+		site, err := catalog.Builtin(set.Site)
+		if err != nil {
+			continue
+		}
+		for i := range set.Benchmarks {
+			if b := &set.Benchmarks[i]; b.IsPrior() && b.Name != exclude {
+				c.add(site, b.Name, usable(BenchmarkPoints(site, b)))
+			}
+		}
+	}
+	for _, errs := range c {
+		slices.Sort(errs)
+	}
+	calibrationCache[exclude] = c
+	return c
+}
+
+// add predicts each of a benchmark's profiles from every subset of the
+// others that recommend may meet: all the others, each pair, each one.
+func (c calibration) add(site *catalog.Site, name string, points []Point) {
+	for i, target := range points {
+		others := slices.Delete(slices.Clone(points), i, i+1)
+		var subsets [][]Point
+		if len(others) >= 3 {
+			subsets = append(subsets, others)
+		}
+		for a := range others {
+			subsets = append(subsets, []Point{others[a]})
+			for b := a + 1; b < len(others); b++ {
+				subsets = append(subsets, []Point{others[a], others[b]})
+			}
+		}
+		for _, known := range subsets {
+			s, ok := ExplainTimes(known)
+			if !ok {
+				s = ReferencePrior(site, name)
+			}
+			pred := s.at(known, target.Shares)
+			sit := situationOf(s, known, target.Shares)
+			if sit.distance > 0 {
+				c[sit.dir] = append(c[sit.dir], math.Log(target.Seconds/pred)/sit.distance)
+			}
+		}
+	}
+}
