@@ -11,7 +11,8 @@ import (
 type GPUModel struct {
 	Name          string       `toml:"name"`
 	Aliases       []string     `toml:"aliases"`
-	SMs           int          `toml:"sms"`
+	SMs           int          `toml:"sms"`           // the whole GPU outside MIG mode
+	MIGSMs        int          `toml:"mig_sms"`       // usable in MIG mode: the largest profile's
 	Memory        Size         `toml:"memory"`        // nominal ("80GB")
 	UsableMemory  Size         `toml:"usable_memory"` // what CUDA reports
 	MemorySlices  int          `toml:"memory_slices"`
@@ -23,6 +24,7 @@ type GPUModel struct {
 type MIGProfile struct {
 	Name          string `toml:"name"`
 	MemorySlices  int    `toml:"memory_slices"`
+	L2Slices      int    `toml:"l2_slices"` // default memory_slices
 	ComputeSlices int    `toml:"compute_slices"`
 	SMs           int    `toml:"sms"`
 	Memory        Size   `toml:"memory"`
@@ -42,11 +44,48 @@ type modelFile struct {
 }
 
 func mustLoadModels() []GPUModel {
-	var f modelFile
-	if err := decodeStrict("gpus.toml", gpusTOML, &f); err != nil {
+	models, err := loadModels("gpus.toml", gpusTOML)
+	if err != nil {
 		panic(fmt.Sprintf("built-in GPU table: %v", err))
 	}
-	return f.Models
+	return models
+}
+
+// loadModels reads a GPU table, fills defaults and checks it.
+func loadModels(name string, data []byte) ([]GPUModel, error) {
+	var f modelFile
+	if err := decodeStrict(name, data, &f); err != nil {
+		return nil, err
+	}
+	for i := range f.Models {
+		m := &f.Models[i]
+		for j := range m.Profiles {
+			setDefault(&m.Profiles[j].L2Slices, m.Profiles[j].MemorySlices)
+		}
+		if err := m.check(); err != nil {
+			return nil, fmt.Errorf("%s: model %s: %w", name, m.Name, err)
+		}
+	}
+	return f.Models, nil
+}
+
+// check keeps the L2 share derived from l2_slices in (0, 1] and mig_sms, the
+// base of a slice's SM share, the SMs MIG mode actually leaves.
+func (m *GPUModel) check() error {
+	largest := 0
+	for _, p := range m.Profiles {
+		if p.L2Slices < 1 || p.L2Slices > m.MemorySlices {
+			return fmt.Errorf("profile %s: l2_slices must be between 1 and memory_slices (%d), not %d", p.Name, m.MemorySlices, p.L2Slices)
+		}
+		largest = max(largest, p.SMs)
+	}
+	switch {
+	case m.MIGSMs > m.SMs:
+		return fmt.Errorf("mig_sms must be at most sms (%d), not %d", m.SMs, m.MIGSMs)
+	case m.MIGSMs != largest:
+		return fmt.Errorf("mig_sms must be the largest profile's SMs (%d), not %d", largest, m.MIGSMs)
+	}
+	return nil
 }
 
 // LookupModel finds a built-in model by name or alias, ignoring case and a
@@ -81,6 +120,16 @@ func (m *GPUModel) MIGProfile(name string) (*MIGProfile, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MIGModeSMs is the SMs a GPU of the site keeps in MIG mode, 0 when unknown.
+// A whole GPU outside MIG mode can have more (an A100 108, its 7g 98), so a
+// slice's share of MIG mode's SMs is not its share of a whole GPU's.
+func (s *Site) MIGModeSMs() int {
+	if s.model == nil {
+		return 0
+	}
+	return s.model.MIGSMs
 }
 
 // NominalGB is the memory in a profile's name: 10 for "1g.10gb".

@@ -107,6 +107,7 @@ type Profile struct {
 	UsableMemory   Size     `toml:"usable_memory"`
 	BilledMemory   Size     `toml:"billed_memory"` // GPU memory in the SU formula
 	BandwidthShare float64  `toml:"bandwidth_share"`
+	L2Share        float64  `toml:"l2_share"` // share of the GPU's L2 cache; default bandwidth_share
 	Description    string   `toml:"description"`
 
 	// Derived from Request.
@@ -282,8 +283,8 @@ func (s *Site) resolve(file string, data []byte) error {
 
 type profileError struct{ key, msg string }
 
-// resolveProfile derives a profile's request details and fills SMs, memory
-// and bandwidth share from the GPU model where the site does not set them.
+// resolveProfile derives a profile's request details and fills SMs, memory,
+// bandwidth and L2 shares from the GPU model where the site does not set them.
 func (s *Site) resolveProfile(p *Profile) *profileError {
 	if p.Request == "" {
 		return &profileError{"request", "needs request = \"--gres=gpu:TYPE:1\" (the exact sbatch option)"}
@@ -299,6 +300,9 @@ func (s *Site) resolveProfile(p *Profile) *profileError {
 	if err := s.fillFromModel(p); err != nil {
 		return err
 	}
+	// Without a model, L2 follows the memory slices, as on all but the
+	// 1g profiles with doubled memory.
+	setDefault(&p.L2Share, p.BandwidthShare)
 	switch {
 	case p.SMs <= 0:
 		return &profileError{"sms", "needs sms (the GPU model does not give it)"}
@@ -308,6 +312,8 @@ func (s *Site) resolveProfile(p *Profile) *profileError {
 		return &profileError{"billed_memory", "needs billed_memory (the GPU memory the SU formula charges)"}
 	case p.BandwidthShare <= 0 || p.BandwidthShare > 1:
 		return &profileError{"bandwidth_share", "needs bandwidth_share between 0 and 1"}
+	case p.L2Share <= 0 || p.L2Share > 1:
+		return &profileError{"l2_share", fmt.Sprintf("needs l2_share between 0 and 1 (a share of the GPU's L2 cache), not %g", p.L2Share)}
 	}
 	return nil
 }
@@ -322,6 +328,7 @@ func (s *Site) fillFromModel(p *Profile) *profileError {
 		setDefault(&p.UsableMemory, m.UsableMemory)
 		setDefault(&p.BilledMemory, m.Memory)
 		setDefault(&p.BandwidthShare, 1)
+		setDefault(&p.L2Share, 1)
 		return nil
 	}
 	mp, ok := m.MIGProfile(p.Slice)
@@ -338,6 +345,7 @@ func (s *Site) fillFromModel(p *Profile) *profileError {
 		setDefault(&p.BilledMemory, Size(gb*1024))
 	}
 	setDefault(&p.BandwidthShare, float64(mp.MemorySlices)/float64(m.MemorySlices))
+	setDefault(&p.L2Share, float64(mp.L2Slices)/float64(m.MemorySlices))
 	return nil
 }
 
