@@ -21,9 +21,13 @@ import (
 
 // Case is one job's measured times, one point per profile.
 type Case struct {
-	Name   string
-	Points []advisor.Point
+	Name      string
+	Benchmark string // the reference benchmark it is, if any: left out of what predicts it ("": Name)
+	Points    []advisor.Point
 }
+
+// benchmark is the reference benchmark a prediction of the case must not learn from.
+func (c Case) benchmark() string { return cmp.Or(c.Benchmark, c.Name) }
 
 // Protocol is which times a trial knows.
 type Protocol int
@@ -119,9 +123,9 @@ func (m Model) Predict(c Case, known []advisor.Point, target advisor.Point) (flo
 	}
 	s, ok := advisor.ExplainTimes(known)
 	if !ok {
-		s = advisor.ReferencePrior(m.Site, c.Name)
+		s = advisor.ReferencePrior(m.Site, c.benchmark())
 	}
-	sec, lo, hi, _ := s.Excluding(c.Name).Predict(known, target.Shares)
+	sec, lo, hi, _ := s.Excluding(c.benchmark()).Predict(known, target.Shares)
 	return sec, lo, hi, true
 }
 
@@ -137,7 +141,7 @@ func (m GeometricMean) Predict(c Case, known []advisor.Point, target advisor.Poi
 	}
 	s, ok := advisor.FitOn(catalog.Mixed, known)
 	if !ok {
-		s = advisor.ReferencePrior(m.Site, c.Name)
+		s = advisor.ReferencePrior(m.Site, c.benchmark())
 	}
 	sec, _, _, _ := s.Predict(known, target.Shares)
 	return sec, sec, sec, true
