@@ -153,6 +153,17 @@ func explainTwo(points []Point) Scaling {
 		}
 	}
 	f, _ := fitFixed(best, points)
+	// The simplest explanation first: times in the ratio of one resource's
+	// shares, within run-to-run noise, have no fixed part. Two close
+	// profiles (7g.40gb and full) cannot tell a small fixed share from noise.
+	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
+		a, b := points[0], points[len(points)-1]
+		if pure := (Scaling{Resource: r}).scale(a, b.Shares, 0); a.Shares.Of(r) != b.Shares.Of(r) &&
+			math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
+			best, bestF, f = r, 0, 0
+			break
+		}
+	}
 	s := Scaling{Resource: best, Fixed: f, Known: len(points),
 		Source: fmt.Sprintf("fixed share %.2f, fitted on %d profiles", f, len(points))}
 	a, b := points[0], points[len(points)-1]

@@ -67,6 +67,14 @@ func TestExplainTimesFromTwoProfiles(t *testing.T) {
 	if s.Resource != catalog.Bandwidth || s.Fixed > 1e-9 {
 		t.Errorf("2g→3g: %+v", s)
 	}
+	// 7g.40gb and full differ by 10% in SMs alone: 1% of noise would make a
+	// fixed share of a third; times within noise of the SM ratio have none.
+	close := job(catalog.SMs, 0, "7g.40gb", "full")
+	close[1].Seconds *= 1.01
+	s, _ = ExplainTimes(close)
+	if sec, _, _, _ := s.Predict(close, a100["1g.5gb"]); s.Resource != catalog.SMs || s.Fixed != 0 || math.Abs(sec/(100*108/14.0)-1) > 0.02 {
+		t.Errorf("7g→full with noise: %+v predicts 1g.5gb at %.0f s, want about %.0f", s, sec, 100*108/14.0)
+	}
 	// Slower on the bigger slice: nothing explains it, and it says so.
 	s, _ = ExplainTimes([]Point{{"1g.5gb", a100["1g.5gb"], 100}, {"full", a100["full"], 120}})
 	if s.Fixed != 1 || !strings.HasPrefix(s.Why, "neither SMs nor bandwidth explain") {
