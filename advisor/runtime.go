@@ -28,7 +28,6 @@ import (
 type Scaling struct {
 	Resource catalog.Resource
 	Fixed    float64
-	Known    int    // measured profiles it was fitted on; 0 or 1: a prior
 	Source   string // e.g. "fixed share 0.12, fitted on 4 profiles"
 	Why      string // why this resource, in a few words
 	// own are the signed log errors of this explanation predicting each
@@ -69,8 +68,7 @@ func FitOn(r catalog.Resource, points []Point) (Scaling, bool) {
 	if !ok {
 		return Scaling{}, false
 	}
-	return Scaling{Resource: r, Fixed: f, Known: len(points),
-		Source: fmt.Sprintf("fixed share %.2f, fitted on %d profiles", f, len(points))}, true
+	return Scaling{Resource: r, Fixed: f, Source: fittedSource(f, len(points))}, true
 }
 
 // usable are the points a fit can use.
@@ -103,7 +101,7 @@ func explainByHoldout(points []Point) (Scaling, bool) {
 		errs[r] = e
 		if e < bestErr-1e-9 {
 			f, _ := fitFixed(r, points)
-			best, bestErr = Scaling{Resource: r, Fixed: f, Known: len(points), own: own}, e
+			best, bestErr = Scaling{Resource: r, Fixed: f, own: own}, e
 		}
 	}
 	if math.IsInf(bestErr, 1) {
@@ -115,7 +113,7 @@ func explainByHoldout(points []Point) (Scaling, bool) {
 			others = append(others, fmt.Sprintf("%s %.1f%%", r, 100*e))
 		}
 	}
-	best.Source = fmt.Sprintf("fixed share %.2f, fitted on %d profiles", best.Fixed, len(points))
+	best.Source = fittedSource(best.Fixed, len(points))
 	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", best.Resource, 100*bestErr)
 	if len(others) > 0 {
 		best.Why += " (" + strings.Join(others, ", ") + ")"
@@ -145,40 +143,53 @@ func holdoutErrors(r catalog.Resource, points []Point) ([]float64, bool) {
 const maxNegativeFixed = 0.05
 
 func explainTwo(points []Point) Scaling {
-	best, bestF := catalog.Mixed, math.Inf(1)
-	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
-		f, ok := exactFixed(r, points[0], points[len(points)-1])
-		if ok && f >= -maxNegativeFixed && f <= 1 && f < bestF-0.02 {
-			best, bestF = r, f
-		}
+	a, b := points[0], points[1]
+	best, f, ok := simplestOfTwo(a, b)
+	if !ok {
+		f, _ = fitFixed(best, points)
 	}
-	f, _ := fitFixed(best, points)
-	// The simplest explanation first: times in the ratio of one resource's
-	// shares, within run-to-run noise, have no fixed part. Two close
-	// profiles (7g.40gb and full) cannot tell a small fixed share from noise.
-	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
-		a, b := points[0], points[len(points)-1]
-		if pure := (Scaling{Resource: r}).scale(a, b.Shares, 0); a.Shares.Of(r) != b.Shares.Of(r) &&
-			math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
-			best, bestF, f = r, 0, 0
-			break
-		}
-	}
-	s := Scaling{Resource: best, Fixed: f, Known: len(points),
-		Source: fmt.Sprintf("fixed share %.2f, fitted on %d profiles", f, len(points))}
-	a, b := points[0], points[len(points)-1]
+	s := Scaling{Resource: best, Fixed: f, Source: fittedSource(f, len(points))}
 	if a.Shares.Of(best) > b.Shares.Of(best) {
 		a, b = b, a
 	}
-	growth := b.Shares.Of(best) / a.Shares.Of(best)
-	if math.IsInf(bestF, 1) {
+	if !ok {
 		s.Why = fmt.Sprintf("neither SMs nor bandwidth explain %s to %s (%.2f× as fast); both together assumed",
 			a.Profile, b.Profile, a.Seconds/b.Seconds)
 		return s
 	}
 	s.Why = fmt.Sprintf("bound by %s: %s ran %.2f× as fast as %s with %.2f× the %s", best, b.Profile,
-		a.Seconds/b.Seconds, a.Profile, growth, strings.TrimPrefix(best.String(), "memory "))
+		a.Seconds/b.Seconds, a.Profile, b.Shares.Of(best)/a.Shares.Of(best), strings.TrimPrefix(best.String(), "memory "))
 	return s
+}
+
+// simplestOfTwo is the simplest explanation of two times: first, times in
+// the ratio of one resource's shares within run-to-run noise, with no fixed
+// part (two close profiles, 7g.40gb and full, cannot tell a small fixed share
+// from noise); else the resource that needs the smallest fixed share. ok is
+// false when none explains them (slower on the bigger profile).
+func simplestOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
+	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
+		pure := (Scaling{Resource: r}).scale(a, b.Shares, 0)
+		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
+			return r, 0, true
+		}
+	}
+	r, fixed = catalog.Mixed, math.Inf(1)
+	for _, c := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
+		f, exact := exactFixed(c, a, b)
+		if exact && f >= -maxNegativeFixed && f <= 1 && f < fixed-0.02 {
+			r, fixed = c, f
+		}
+	}
+	if math.IsInf(fixed, 1) {
+		return catalog.Mixed, 0, false
+	}
+	return r, clamp01(fixed), true
+}
+
+// fittedSource says what a fit rests on.
+func fittedSource(fixed float64, profiles int) string {
+	return fmt.Sprintf("fixed share %.2f, fitted on %d profiles", fixed, profiles)
 }
 
 // exactFixed is the fixed share that makes the model pass through both
@@ -341,7 +352,7 @@ func PriorScaling(site *catalog.Site, utilization float64, measured []Point) Sca
 	}
 	u, sh := utilization/100, measured[0].Shares.SM
 	f := clamp01((1 - u) / (u*sh + 1 - u))
-	return Scaling{Resource: catalog.SMs, Fixed: f, Known: 1,
+	return Scaling{Resource: catalog.SMs, Fixed: f,
 		Source: fmt.Sprintf("fixed share %.2f, from the GPU utilization on %s", f, measured[0].Profile),
 		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s, and only that part shrinks on a bigger slice",
 			utilization, measured[0].Profile)}
@@ -349,7 +360,8 @@ func PriorScaling(site *catalog.Site, utilization float64, measured []Point) Sca
 
 // ReferencePrior is the prior from the site's reference benchmarks but the
 // one named exclude ("": all of them): the median of their fixed shares
-// fitted on both resources. Excluding a job's own benchmark measures how
+// fitted on the SMs (on Wulver's tables it predicts one profile's pair
+// better than the bandwidth or both). Excluding a job's own benchmark measures how
 // well the prior serves a job the references do not already hold.
 func ReferencePrior(site *catalog.Site, exclude string) Scaling {
 	var fs []float64
