@@ -28,12 +28,13 @@ type Run struct {
 	HostOOM   bool // killed for host memory (OUT_OF_MEMORY, oom-kill)
 	ExitCode  int64
 
-	NeedMiB      float64 // lower bound from a GPU OOM message
-	PeakMiB      float64 // peak GPU memory (the monitor's, else gres/gpumem)
-	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
-	Work         float64 // work done, in WorkUnit
-	WorkUnit     string
-	Utilization  float64 // mean GPU utilization, %
+	NeedMiB        float64 // lower bound from a GPU OOM message
+	PeakMiB        float64 // peak GPU memory (the monitor's, else gres/gpumem)
+	AllocatedMiB   float64 // the framework's allocated peak (AllocatedMetric)
+	Work           float64 // work done, in WorkUnit
+	WorkUnit       string
+	Utilization    float64 // mean GPU utilization, %
+	MemUtilization float64 // mean memory (DRAM) utilization, %; -1 unknown
 
 	// Earlier marks a run of an earlier version of the script (the same
 	// path, or the same job name and resources, with another fingerprint):
@@ -64,7 +65,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		return Run{}, false
 	}
 	run := Run{Cluster: r.Cluster, JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: -1, NeedMiB: -1, PeakMiB: -1,
-		AllocatedMiB: -1, Work: -1, Utilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+		AllocatedMiB: -1, Work: -1, Utilization: -1, MemUtilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 	run.Earlier, run.EarlierBy = r.Earlier, r.EarlierBy
 	run.GPUs, run.User = int(r.GPUCount), r.User
 	run.Swept = r.SweepDir != ""
@@ -87,6 +88,9 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	if u := r.GPUUtilizationPct(); u != nil {
 		run.Utilization = *u
 	}
+	if u := r.GPUMemUtilizationPct(); u != nil {
+		run.MemUtilization = *u
+	}
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)
 	}
@@ -107,7 +111,7 @@ func RunsFromBenchmark(b *catalog.Benchmark) []Run {
 	for _, row := range b.Rows {
 		r := Run{JobID: b.Name + "/" + row.Profile, Profile: row.Profile, State: "COMPLETED", Seconds: row.Seconds,
 			Completed: !row.OOM, GPUOOM: row.OOM, NeedMiB: -1, PeakMiB: row.PeakMiB, AllocatedMiB: row.AllocatedMiB,
-			Work: row.Work, WorkUnit: b.WorkUnit, Utilization: -1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(),
+			Work: row.Work, WorkUnit: b.WorkUnit, Utilization: -1, MemUtilization: -1, CPUs: b.CPUs, ReqMemMiB: b.Memory.MiB(),
 			MaxRSSMiB: -1, QueueWaitS: -1}
 		if row.OOM {
 			r.State = "FAILED"

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
@@ -31,6 +32,31 @@ func TestRecordCharge(t *testing.T) {
 	} {
 		if ch, ok := RecordCharge(site, &r); ok {
 			t.Errorf("%s: priced %+v", name, ch)
+		}
+	}
+}
+
+// A run carries the monitor's memory (DRAM) utilization as it does the GPU
+// utilization: the record's where the device reported it, else -1; a
+// reference table's rows have none.
+func TestRunCarriesMemoryUtilization(t *testing.T) {
+	elapsed, gpu, mem := int64(600), 43.0, 21.0
+	rec := history.JobRecord{JobID: "1", State: "COMPLETED", Profile: "1g.10gb", GPUCount: 1, ElapsedS: &elapsed,
+		MonitorUtil: "supported", MonitorUtilMean: &gpu, MonitorMemUtilMean: &mem}
+	if run, ok := RunFromRecord(&rec); !ok || run.Utilization != 43 || run.MemUtilization != 21 {
+		t.Errorf("run %+v %v: utilization %v, memory %v; want 43 and 21", run, ok, run.Utilization, run.MemUtilization)
+	}
+	rec.MonitorUtil, rec.MonitorUtilMean, rec.MonitorMemUtilMean = "unsupported", nil, nil
+	if run, ok := RunFromRecord(&rec); !ok || run.Utilization != -1 || run.MemUtilization != -1 {
+		t.Errorf("A100 MIG run: utilization %v, memory %v; want -1", run.Utilization, run.MemUtilization)
+	}
+	for _, set := range catalog.BuiltinReferences() {
+		for i := range set.Benchmarks {
+			for _, run := range RunsFromBenchmark(&set.Benchmarks[i]) {
+				if run.Utilization != -1 || run.MemUtilization != -1 {
+					t.Errorf("%s: utilization %v, memory %v; want -1", run.JobID, run.Utilization, run.MemUtilization)
+				}
+			}
 		}
 	}
 }

@@ -11,7 +11,7 @@ func runsOn(profile string, n int, seconds, peakMiB float64, oom bool) []Run {
 	var runs []Run
 	for i := range n {
 		r := Run{JobID: fmt.Sprintf("%s-%d", profile, i), Profile: profile, State: "COMPLETED", Completed: !oom, GPUOOM: oom,
-			Seconds: seconds, NeedMiB: -1, PeakMiB: -1, AllocatedMiB: peakMiB, Work: -1, Utilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+			Seconds: seconds, NeedMiB: -1, PeakMiB: -1, AllocatedMiB: peakMiB, Work: -1, Utilization: -1, MemUtilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 		if oom {
 			r.State, r.AllocatedMiB, r.NeedMiB = "FAILED", -1, 11000
 		}
@@ -30,7 +30,7 @@ func TestForSubmission(t *testing.T) {
 	full := runsOn("full", 3, 3600, 5.7*1024, false)
 	for _, id := range []string{"c1", "c2"} {
 		full = append(full, Run{JobID: id, Profile: "full", State: "CANCELLED", Seconds: 0, NeedMiB: -1, PeakMiB: -1,
-			AllocatedMiB: -1, Work: -1, Utilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1})
+			AllocatedMiB: -1, Work: -1, Utilization: -1, MemUtilization: -1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1})
 	}
 	adv := advise([]string{"job.sh"}, full)
 	if adv == nil || !strings.HasPrefix(adv.Message, "this script allocated at most 5.7 GiB of GPU memory in 3 runs on a full A100; ") ||

@@ -103,6 +103,7 @@ func FuzzScanOutput(f *testing.F) {
 	for _, seed := range []string{
 		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 9.50 GiB of which 1.00 MiB is free. Including non-PyTorch memory, this process has 9.49 GiB memory in use.\n",
 		"MIGADVISOR_GPU peak_mib=6754 used_peak_mib=6763 total_mib=81559 samples=78 scope=tree util=mean:0,max:15 device=NVIDIA H100 80GB HBM3\n",
+		"MIGADVISOR_GPU peak_mib=6754 used_peak_mib=6763 total_mib=81559 samples=78 scope=tree util=mean:0,max:15 mem_util=mean:0,max:4 device=NVIDIA H100 80GB HBM3\n",
 		"MIGADVISOR_WORK 1.5e3 samples\nMIGADVISOR_METRIC accuracy 0.98\nMIGADVISOR_VERSION torch 2.5.1\n",
 		"slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-01T10:00:00 DUE TO TIME LIMIT ***\n",
 		"slurmstepd: error: Detected 1 oom_kill event in StepId=5.batch. Some of the step tasks have been OOM Killed.\n",
@@ -137,7 +138,8 @@ func FuzzScanOutput(f *testing.F) {
 func checkEvidence(t *testing.T, ev *OutputEvidence, lines int) {
 	t.Helper()
 	figures := map[string]float64{"work": ev.Work, "gpu_peak": ev.GPUPeakMiB, "gpu_used_peak": ev.GPUUsedPeakMiB,
-		"gpu_total": ev.GPUTotalMiB, "util_mean": ev.GPUUtilMean, "util_max": ev.GPUUtilMax}
+		"gpu_total": ev.GPUTotalMiB, "util_mean": ev.GPUUtilMean, "util_max": ev.GPUUtilMax,
+		"mem_util_mean": ev.GPUMemUtilMean, "mem_util_max": ev.GPUMemUtilMax}
 	for _, oom := range []*OOMEvent{ev.GPUOOM, ev.HostOOM} {
 		if oom == nil {
 			continue

@@ -52,6 +52,10 @@ type OutputEvidence struct {
 	GPUUtil        string  // "supported", "unsupported" (A100 MIG), "error", or "" if not reported
 	GPUUtilMean    float64 // percent; Unknown unless supported
 	GPUUtilMax     float64
+	// The share of time device memory was read or written (NVML's memory
+	// utilization), percent: mem_util on the line; Unknown when not reported.
+	GPUMemUtilMean float64
+	GPUMemUtilMax  float64
 	GPUSamples     int
 	GPUSource      string // "line" or "summary"
 
@@ -157,7 +161,8 @@ func ScanOutput(r io.Reader, opt ScanOptions) (*OutputEvidence, error) {
 }
 
 func newEvidence() *OutputEvidence {
-	return &OutputEvidence{Work: Unknown, GPUPeakMiB: Unknown, GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown}
+	return &OutputEvidence{Work: Unknown, GPUPeakMiB: Unknown, GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown,
+		GPUMemUtilMean: Unknown, GPUMemUtilMax: Unknown}
 }
 
 type scanner struct {
@@ -360,11 +365,14 @@ func shorten(s string) string {
 const MonitorLinePrefix = "MIGADVISOR_GPU"
 
 // monitorLine reads "peak_mib=… used_peak_mib=… total_mib=… samples=…
-// scope=… util=… profile=… device=NAME WITH SPACES". device comes last and
-// takes the rest of the line. Of several lines (several GPUs) the one with
-// the largest peak counts.
+// scope=… util=… mem_util=… profile=… device=NAME WITH SPACES". device comes
+// last and takes the rest of the line; mem_util (mean:X,max:Y) is there only
+// where both are known (and not in older monitors' lines); fields it does
+// not know are skipped. Of several lines (several GPUs) the one with the
+// largest peak counts.
 func monitorLine(ev *OutputEvidence, text string) {
-	line := OutputEvidence{GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown, GPUSource: "line"}
+	line := OutputEvidence{GPUUsedPeakMiB: Unknown, GPUTotalMiB: Unknown, GPUUtilMean: Unknown, GPUUtilMax: Unknown,
+		GPUMemUtilMean: Unknown, GPUMemUtilMax: Unknown, GPUSource: "line"}
 	rest := strings.TrimSpace(text)
 	for rest != "" {
 		word, after, _ := strings.Cut(rest, " ")
@@ -390,6 +398,8 @@ func monitorLine(ev *OutputEvidence, text string) {
 			line.GPUProfile = value
 		case key == "util":
 			line.GPUUtil, line.GPUUtilMean, line.GPUUtilMax = parseUtil(value)
+		case key == "mem_util":
+			_, line.GPUMemUtilMean, line.GPUMemUtilMax = parseUtil(value)
 		}
 		rest = strings.TrimSpace(after)
 	}
@@ -398,10 +408,12 @@ func monitorLine(ev *OutputEvidence, text string) {
 	}
 	ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB, ev.GPUDevice = line.GPUPeakMiB, line.GPUUsedPeakMiB, line.GPUTotalMiB, line.GPUDevice
 	ev.GPUProfile, ev.GPUUtil, ev.GPUUtilMean, ev.GPUUtilMax = line.GPUProfile, line.GPUUtil, line.GPUUtilMean, line.GPUUtilMax
+	ev.GPUMemUtilMean, ev.GPUMemUtilMax = line.GPUMemUtilMean, line.GPUMemUtilMax
 	ev.GPUSamples, ev.GPUSource = line.GPUSamples, line.GPUSource
 }
 
-// parseUtil reads util=unsupported or util=mean:43,max:98.
+// parseUtil reads util=unsupported or util=mean:43,max:98 (and mem_util's
+// mean:21,max:60).
 func parseUtil(v string) (state string, mean, peak float64) {
 	mean, peak = Unknown, Unknown
 	if !strings.HasPrefix(v, "mean:") {

@@ -139,6 +139,23 @@ func TestScanWorkAndTools(t *testing.T) {
 	if ev.GPUUtil != "unsupported" || ev.GPUUtilMean != Unknown || ev.GPUProfile != "1g.10gb" || ev.GPUSource != "line" {
 		t.Errorf("MIG monitor line: %+v", ev)
 	}
+	// Memory utilization (mem_util) where the device reports it; a line
+	// without it (an older monitor's, or the two above) leaves it unknown,
+	// and a field no reader knows yet is skipped.
+	if ev.GPUMemUtilMean != Unknown || ev.GPUMemUtilMax != Unknown {
+		t.Errorf("memory utilization of a line without mem_util: %v %v", ev.GPUMemUtilMean, ev.GPUMemUtilMax)
+	}
+	ev = scanString(t, "MIGADVISOR_GPU peak_mib=30100 used_peak_mib=30500 total_mib=81559 samples=120 scope=tree util=mean:43,max:98 mem_util=mean:21,max:60 future=x device=NVIDIA H100 80GB HBM3\n")
+	if ev.GPUUtil != "supported" || ev.GPUUtilMean != 43 || ev.GPUUtilMax != 98 || ev.GPUMemUtilMean != 21 || ev.GPUMemUtilMax != 60 ||
+		ev.GPUDevice != "NVIDIA H100 80GB HBM3" || ev.GPUSamples != 120 {
+		t.Errorf("monitor line with mem_util: %+v", ev)
+	}
+	// Of two GPUs the one with the larger peak gives its memory utilization too.
+	ev = scanString(t, "MIGADVISOR_GPU peak_mib=900 total_mib=81559 samples=5 util=mean:90,max:99 mem_util=mean:80,max:95 device=NVIDIA H100 80GB HBM3\n"+
+		"MIGADVISOR_GPU peak_mib=30100 total_mib=81559 samples=5 util=mean:43,max:98 mem_util=mean:21,max:60 device=NVIDIA H100 80GB HBM3\n")
+	if ev.GPUPeakMiB != 30100 || ev.GPUMemUtilMean != 21 || ev.GPUMemUtilMax != 60 {
+		t.Errorf("two monitor lines with mem_util: %+v", ev)
+	}
 	site := WorkPattern{Name: "lammps", Regex: regexp.MustCompile(`^Performance: ([\d.]+) tau/day`), Unit: "tau/day"}
 	ev, _ = ScanOutput(strings.NewReader("Performance: 4321.5 tau/day, 10 timesteps/s\n"), ScanOptions{Patterns: []WorkPattern{site}})
 	if ev.Work != 4321.5 || ev.WorkSource != "lammps" {

@@ -40,6 +40,8 @@ type MonitorDevice struct {
 	Utilization    string   `json:"utilization"`
 	UtilGPUMean    *float64 `json:"util_gpu_mean_pct,omitempty"`
 	UtilGPUMax     *float64 `json:"util_gpu_max_pct,omitempty"`
+	UtilMemMean    *float64 `json:"util_mem_mean_pct,omitempty"` // memory (DRAM) utilization: the share of time memory was read or written
+	UtilMemMax     *float64 `json:"util_mem_max_pct,omitempty"`
 }
 
 // ScopeNone is the process scope of a device whose driver reported no

@@ -262,6 +262,7 @@ func mergeEvidence(ev, more *slurm.OutputEvidence) {
 	if more.GPUSource != "" && (ev.GPUSource == "" || more.GPUPeakMiB > ev.GPUPeakMiB) {
 		ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB, ev.GPUDevice = more.GPUPeakMiB, more.GPUUsedPeakMiB, more.GPUTotalMiB, more.GPUDevice
 		ev.GPUProfile, ev.GPUUtil, ev.GPUUtilMean, ev.GPUUtilMax = more.GPUProfile, more.GPUUtil, more.GPUUtilMean, more.GPUUtilMax
+		ev.GPUMemUtilMean, ev.GPUMemUtilMax = more.GPUMemUtilMean, more.GPUMemUtilMax
 		ev.GPUSamples, ev.GPUSource = more.GPUSamples, more.GPUSource
 	}
 	ev.Bytes += more.Bytes
@@ -342,6 +343,10 @@ func applySummary(ev *slurm.OutputEvidence, path string) error {
 	ev.GPUUtilMean, ev.GPUUtilMax = slurm.Unknown, slurm.Unknown
 	if d.UtilGPUMean != nil && d.UtilGPUMax != nil {
 		ev.GPUUtilMean, ev.GPUUtilMax = *d.UtilGPUMean, *d.UtilGPUMax
+	}
+	ev.GPUMemUtilMean, ev.GPUMemUtilMax = slurm.Unknown, slurm.Unknown
+	if d.UtilMemMean != nil && d.UtilMemMax != nil {
+		ev.GPUMemUtilMean, ev.GPUMemUtilMax = *d.UtilMemMean, *d.UtilMemMax
 	}
 	ev.GPUSource = "summary"
 	return nil

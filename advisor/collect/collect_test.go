@@ -151,6 +151,62 @@ func TestScanOutputsReadsMonitorSummary(t *testing.T) {
 	}
 }
 
+// The monitor's memory utilization reaches the history as its GPU
+// utilization does: from its summary file, from its stderr line in the
+// job's output or in a separate error file; an older monitor's line
+// without mem_util leaves it unknown.
+func TestScanOutputsKeepsMemoryUtilization(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	dump := "JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n" +
+		"5|5|COMPLETED|train|/nowhere|gres/gpu:a100=1\n" +
+		"6|6|COMPLETED|train|/nowhere|gres/gpu:a100=1\n" +
+		"7|7|COMPLETED|split|/nowhere|gres/gpu:a100=1\n" +
+		"8|8|COMPLETED|train|/nowhere|gres/gpu:a100=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "slurm-5.out"), "epoch 1\n")
+	write(t, filepath.Join(dir, "migadvisor-5.json"), `{"version": 1, "job_id": "5", "samples": 9, "nvml": "ok", "devices": [{
+  "name": "NVIDIA H100 80GB HBM3", "mig": false, "memory_total_mib": 81559, "samples": 9, "peak_used_mib": 5400,
+  "peak_process_mib": 5120, "process_scope": "tree", "utilization": "supported",
+  "util_gpu_mean_pct": 40.5, "util_gpu_max_pct": 90, "util_mem_mean_pct": 12.25, "util_mem_max_pct": 33}]}`)
+	line := "MIGADVISOR_GPU peak_mib=2000 total_mib=81559 samples=5 scope=tree util=mean:40,max:90 mem_util=mean:12,max:33 device=NVIDIA H100 80GB HBM3\n"
+	write(t, filepath.Join(dir, "slurm-6.out"), line)
+	write(t, filepath.Join(dir, "split.7.out"), "epoch 1\n")
+	write(t, filepath.Join(dir, "split.7.err"), line)
+	write(t, filepath.Join(dir, "slurm-8.out"), "MIGADVISOR_GPU peak_mib=2000 total_mib=81559 samples=5 scope=tree util=mean:40,max:90 device=NVIDIA H100 80GB HBM3\n")
+	if out, err := col.ScanOutputs(ctx, []string{dir}, nil); err != nil || out.Scanned != 4 {
+		t.Fatalf("scan: %+v %v", out, err)
+	}
+	recs, _ := col.Store.History(ctx, history.HistoryFilter{})
+	got := map[string]string{}
+	for _, r := range recs {
+		got[r.JobID] = fmt.Sprintf("%s %s gpu %v mem %v max %v", r.MonitorSource, r.MonitorUtil, deref(r.GPUUtilizationPct()),
+			deref(r.GPUMemUtilizationPct()), deref(r.MonitorMemUtilMax))
+	}
+	want := map[string]string{
+		"5": "summary supported gpu 40.5 mem 12.25 max 33",
+		"6": "line supported gpu 40 mem 12 max 33",
+		"7": "line supported gpu 40 mem 12 max 33",
+		"8": "line supported gpu 40 mem <nil> max <nil>",
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("job %s: %s, want %s", id, got[id], w)
+		}
+	}
+}
+
+// deref is a figure of a record, or <nil>.
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // The summary and stderr line the monitor wrote on a real H100 (testdata/nvml)
 // are read as that job's GPU memory: NVML's own view of the process.
 func TestScanOutputsRealH100Monitor(t *testing.T) {
@@ -190,6 +246,10 @@ func TestScanOutputsRealH100Monitor(t *testing.T) {
 	}
 	if r.MonitorUtil != "supported" || r.MonitorUtilMax == nil || r.GPUDevice != "NVIDIA H100 80GB HBM3" || *r.MonitorTotalMiB != 81559 {
 		t.Errorf("record %+v", r)
+	}
+	// Its memory utilization, from the summary (the line of that monitor had none).
+	if u := r.GPUMemUtilizationPct(); u == nil || math.Abs(*u-0.0897) > 0.001 || r.MonitorMemUtilMax == nil || *r.MonitorMemUtilMax != 4 {
+		t.Errorf("memory utilization %v, max %v; want 0.0897 and 4", deref(u), deref(r.MonitorMemUtilMax))
 	}
 }
 

@@ -284,13 +284,15 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	_, err = s.db.ExecContext(ctx, `INSERT OR REPLACE INTO outputs(cluster, job_key, path, size, mtime, truncated,
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
-		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions,
+		gpu_mem_util_mean, gpu_mem_util_max)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
 		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
 		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
-		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions)
+		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions,
+		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax))
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
@@ -399,6 +401,10 @@ type JobRecord struct {
 	MonitorUtil        string
 	MonitorUtilMean    *float64
 	MonitorUtilMax     *float64
+	// The share of time device memory was read or written (NVML's memory
+	// utilization), %: known with MonitorUtil "supported".
+	MonitorMemUtilMean *float64
+	MonitorMemUtilMax  *float64
 	MonitorSamples     *int64
 	MonitorSource      string
 }
@@ -439,6 +445,17 @@ func (r *JobRecord) GPUUtilizationPct() *float64 {
 		return r.MonitorUtilMean
 	}
 	return r.GPUUtil
+}
+
+// GPUMemUtilizationPct is the job's mean memory (DRAM) utilization, %: the
+// share of time the monitor saw device memory read or written, where the
+// device reports utilization; nil when it has none (an A100 MIG slice
+// reports none; accounting has no such figure).
+func (r *JobRecord) GPUMemUtilizationPct() *float64 {
+	if r.MonitorMemUtilMean != nil && r.MonitorUtil == "supported" {
+		return r.MonitorMemUtilMean
+	}
+	return nil
 }
 
 // GPUMemSource says where GPUMemPeakMiB comes from: "monitor", "sacct", or "".
@@ -484,7 +501,8 @@ const (
 )
 
 // recordColumns are a job record's columns, as scanRecord reads them, from
-// jobs j, a submission s and outputs o.
+// jobs j, a submission s and outputs o (Store.readColumns: as the schema
+// read has them).
 const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
 	j.node_list, j.work_dir, j.state, j.cancelled_by, j.exit_code, j.exit_signal, j.submit, j.start, j.end,
 	j.elapsed_s, j.timelimit_min, j.nodes, j.cpus, j.req_mem_mib, j.max_rss_mib, j.gpu_type, j.gpu_count,
@@ -493,7 +511,17 @@ const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.us
 	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
 	o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
-	o.versions`
+	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max`
+
+// readColumns are recordColumns as the schema read has them: a read-only
+// history of a schema before schemaMemUtil has no memory utilization,
+// read as unknown.
+func (s *Store) readColumns() string {
+	if s.schema < schemaMemUtil {
+		return strings.Replace(recordColumns, "o.gpu_mem_util_mean, o.gpu_mem_util_max", "NULL, NULL", 1)
+	}
+	return recordColumns
+}
 
 // newestFirst orders job records as History lists them.
 const newestFirst = ` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC, j.job_key, j.cluster`
@@ -631,10 +659,10 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	}
 	// From a script's submissions to their jobs, through indexes: a whole
 	// cluster's history must not be scanned for one script.
-	q := `SELECT ` + recordColumns + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
+	q := `SELECT ` + s.readColumns() + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
 	if len(where) > 0 {
 		with, from := s.linked(ctx, strings.Join(where, " AND "))
-		q = with + `SELECT ` + recordColumns + ` FROM ` + from + ` s JOIN jobs j ON ` + jobsOfSubmission
+		q = with + `SELECT ` + s.readColumns() + ` FROM ` + from + ` s JOIN jobs j ON ` + jobsOfSubmission
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.Tracked {
@@ -677,7 +705,7 @@ func (s *Store) earlier(ctx context.Context, f HistoryFilter, by string) ([]JobR
 	// The jobs of the submissions where holds, and of the clause jobs.
 	query := func(where string, whereArgs []any, jobs string, jobArgs []any) ([]JobRecord, error) {
 		with, from := s.linked(ctx, where)
-		q := with + `SELECT ` + recordColumns + ` FROM ` + from +
+		q := with + `SELECT ` + s.readColumns() + ` FROM ` + from +
 			` s JOIN jobs j ON ` + jobsOfSubmission + ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key
 			WHERE ` + jobs
 		recs, err := s.recordsOnce(ctx, q+newestFirst, f.Limit, append(whereArgs, jobArgs...))
@@ -801,7 +829,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
 		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
-		&versions)
+		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax)
 	if err != nil {
 		return r, err
 	}

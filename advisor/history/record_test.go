@@ -18,4 +18,20 @@ func TestRecordFiguresTheAdvisorAndTheCLIShare(t *testing.T) {
 			t.Errorf("%s %q: utilization %v, time limit %v", c.r.State, c.r.MonitorUtil, got, c.r.ReachedTimeLimit())
 		}
 	}
+	// The memory utilization is the monitor's alone, where the device
+	// reports utilization: accounting has none.
+	mem := 23.0
+	for _, c := range []struct {
+		r   JobRecord
+		mem *float64
+	}{
+		{JobRecord{MonitorUtil: "supported", MonitorUtilMean: &monitor, MonitorMemUtilMean: &mem}, &mem},
+		{JobRecord{MonitorUtil: "supported", MonitorUtilMean: &monitor, GPUUtil: &sacct}, nil},
+		{JobRecord{MonitorUtil: "error", MonitorMemUtilMean: &mem, GPUUtil: &sacct}, nil},
+		{JobRecord{MonitorUtil: "unsupported", GPUUtil: &sacct}, nil},
+	} {
+		if got := c.r.GPUMemUtilizationPct(); got != c.mem {
+			t.Errorf("%q: memory utilization %v, want %v", c.r.MonitorUtil, got, c.mem)
+		}
+	}
 }

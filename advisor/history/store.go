@@ -26,6 +26,9 @@ import (
 type Store struct {
 	db   *sql.DB
 	path string
+	// schema is the version of the schema read: SchemaVersion, or an older
+	// one that a read-only open reads (oldestReadable at least).
+	schema int
 }
 
 // migrations bring the schema from version i to i+1. Never edit one that has
@@ -179,7 +182,16 @@ var migrations = []string{
 		SELECT j.name, coalesce(j.user, ''), s.fingerprint FROM submissions s
 		JOIN jobs j ON j.cluster = s.cluster AND j.job_key = s.job_id WHERE j.name IS NOT NULL;
 	CREATE INDEX submissions_made_here ON submissions(fingerprint) WHERE script NOT LIKE 'sacct:%';`,
+
+	// 9: the monitor's memory utilization (NVML's: the share of time device
+	// memory was read or written), beside its GPU utilization.
+	`ALTER TABLE outputs ADD COLUMN gpu_mem_util_mean REAL;
+	ALTER TABLE outputs ADD COLUMN gpu_mem_util_max REAL;`,
 }
+
+// schemaMemUtil is the first schema with the outputs' memory utilization;
+// a read-only history of an older one reads it as unknown.
+const schemaMemUtil = 9
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and
@@ -259,7 +271,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, schema: SchemaVersion}
 	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
@@ -345,6 +357,7 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 	}
 	s := &Store{db: db, path: path}
 	v, err := s.Version(ctx)
+	s.schema = v
 	switch {
 	case err != nil:
 	case v > SchemaVersion:

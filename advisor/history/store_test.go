@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // A user's history, its WAL and shared-memory files, and its spool are
@@ -183,6 +186,111 @@ func TestOlderSchemaIsMigrated(t *testing.T) {
 	}
 	if v, _ := s.Version(ctx); v != SchemaVersion {
 		t.Errorf("version %d, want %d", v, SchemaVersion)
+	}
+}
+
+// memUtilLine is a monitor's line with the memory utilization (mem_util).
+const memUtilLine = "MIGADVISOR_GPU peak_mib=30100 used_peak_mib=30500 total_mib=81559 samples=120 scope=tree util=mean:43,max:98 mem_util=mean:21,max:60 device=NVIDIA H100 80GB HBM3\n"
+
+// recordLine records the evidence of a job output holding text.
+func recordLine(t *testing.T, s *Store, cluster, key, text string) {
+	t.Helper()
+	ev, err := slurm.ScanOutput(strings.NewReader(text), slurm.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordOutput(context.Background(), cluster, key, "/o/"+key, int64(len(text)), time.Unix(1, 0), ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memUtils is each record's memory utilization (GPUMemUtilizationPct, its
+// maximum) and GPU utilization, by job id.
+func memUtils(recs []JobRecord) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		out[r.JobID] = fmt.Sprintf("mem %v max %v gpu %v", figure(r.GPUMemUtilizationPct()), figure(r.MonitorMemUtilMax), figure(r.GPUUtilizationPct()))
+	}
+	return out
+}
+
+func figure(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// A history written by the previous schema, before the memory utilization,
+// is migrated: its outputs keep their figures, the memory utilization
+// unknown; the outputs recorded since keep theirs.
+func TestSchemaBeforeMemoryUtilizationIsMigrated(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:schemaMemUtil-1] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d; INSERT INTO outputs(cluster, job_key, path, size, mtime, truncated,
+		host_oom, time_limit, cancelled, gpu_peak_mib, gpu_util, gpu_util_mean, gpu_util_max, gpu_source)
+		VALUES ('migdev', '4243', '/o/4243', 1, 1, 0, 0, 0, 0, 4096, 'supported', 40, 90, 'line')`, schemaMemUtil-1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.Version(ctx); v != SchemaVersion || SchemaVersion != schemaMemUtil {
+		t.Errorf("version %d, want %d (SchemaVersion %d)", v, schemaMemUtil, SchemaVersion)
+	}
+	importAs(t, s, "migdev", noClusterDump)
+	recordLine(t, s, "migdev", "4242", memUtilLine)
+	recs, err := s.History(ctx, HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"4242": "mem 21 max 60 gpu 43", "4243": "mem <nil> max <nil> gpu 40"}
+	if got := memUtils(recs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("migrated history: %v, want %v", got, want)
+	}
+}
+
+// A history of the previous schema that this user cannot migrate (a
+// site-wide one) is read read-only: its runs, with no memory utilization.
+func TestReadOnlyReadsTheSchemaBeforeMemoryUtilization(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	w, err := OpenWith(ctx, path, Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill it as the older one did (its other tables are the same), then put the schema back.
+	importAs(t, w, "migdev", noClusterDump)
+	recordLine(t, w, "migdev", "4242", memUtilLine)
+	if _, err := w.db.Exec(fmt.Sprintf(`ALTER TABLE outputs DROP COLUMN gpu_mem_util_mean; ALTER TABLE outputs DROP COLUMN gpu_mem_util_max;
+		PRAGMA user_version = %d`, schemaMemUtil-1)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ro, err := OpenWith(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	recs, err := ro.History(ctx, HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"4242": "mem <nil> max <nil> gpu 43", "4243": "mem <nil> max <nil> gpu <nil>"}
+	if got := memUtils(recs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("read-only history of schema %d: %v, want %v", schemaMemUtil-1, got, want)
 	}
 }
 

@@ -276,11 +276,11 @@ func TestReadSummaryRefusesOtherVersions(t *testing.T) {
 // label and figures, whichever scope the driver gave.
 func TestSummaryReadsBackThroughTheProtocol(t *testing.T) {
 	process := 5120.0
-	mean, peakUtil := 41.0, 97.0
+	mean, peakUtil, memMean, memPeak := 41.0, 97.0, 18.5, 63.0
 	for _, scope := range []string{gpu.ScopeTree, gpu.ScopeDevice, gpu.ScopeNone} {
 		d := &gpu.DeviceStats{Device: gpu.Device{Name: "NVIDIA A100-SXM4-80GB", MIG: true, Profile: "1g.10gb", TotalMiB: 9728},
 			Samples: 9, PeakUsedMiB: 5400, PeakProcessMiB: &process, ProcessScope: scope, Utilization: gpu.UtilSupported,
-			UtilGPUMean: &mean, UtilGPUMax: &peakUtil}
+			UtilGPUMean: &mean, UtilGPUMax: &peakUtil, UtilMemMean: &memMean, UtilMemMax: &memPeak}
 		path := filepath.Join(t.TempDir(), slurm.SummaryName("7"))
 		if err := (&Summary{Version: SummaryVersion, Devices: []*gpu.DeviceStats{d}}).Write(path); err != nil {
 			t.Fatal(err)
@@ -293,5 +293,34 @@ func TestSummaryReadsBackThroughTheProtocol(t *testing.T) {
 		if got == nil || peak != d.PeakMiB() || got.Label() != d.Label() || got.TotalMiB != 9728 || *got.UtilGPUMean != 41 {
 			t.Errorf("scope %s: peak %v (want %v), label %q (want %q)", scope, peak, d.PeakMiB(), got.Label(), d.Label())
 		}
+		if got != nil && (got.UtilMemMean == nil || *got.UtilMemMean != 18.5 || got.UtilMemMax == nil || *got.UtilMemMax != 63) {
+			t.Errorf("scope %s: memory utilization %v %v, want 18.5 and 63", scope, got.UtilMemMean, got.UtilMemMax)
+		}
+	}
+}
+
+// The stderr line carries the memory utilization (mem_util) after the GPU's
+// where both its figures are known, and the protocol's reader
+// (slurm.ScanOutput) reads back the figures of the summary; where they are
+// not known the line has no mem_util.
+func TestLineCarriesMemoryUtilization(t *testing.T) {
+	process := 30100.0
+	mean, peakUtil, memMean, memPeak := 43.2, 98.0, 20.6, 60.0
+	d := &gpu.DeviceStats{Device: gpu.Device{Name: "NVIDIA H100 80GB HBM3", TotalMiB: 81559}, Samples: 120, PeakUsedMiB: 30500,
+		PeakProcessMiB: &process, ProcessScope: gpu.ScopeTree, Utilization: gpu.UtilSupported,
+		UtilGPUMean: &mean, UtilGPUMax: &peakUtil, UtilMemMean: &memMean, UtilMemMax: &memPeak}
+	s := &Summary{Version: SummaryVersion, Devices: []*gpu.DeviceStats{d}}
+	lines := s.Lines()
+	want := "MIGADVISOR_GPU peak_mib=30100 used_peak_mib=30500 total_mib=81559 samples=120 scope=tree util=mean:43,max:98 mem_util=mean:21,max:60 device=NVIDIA H100 80GB HBM3"
+	if len(lines) != 1 || lines[0] != want {
+		t.Fatalf("lines %q, want %q", lines, want)
+	}
+	ev, err := slurm.ScanOutput(strings.NewReader(lines[0]+"\n"), slurm.ScanOptions{})
+	if err != nil || ev.GPUUtilMean != 43 || ev.GPUMemUtilMean != 21 || ev.GPUMemUtilMax != 60 || ev.GPUPeakMiB != 30100 {
+		t.Errorf("read back: %+v %v", ev, err)
+	}
+	d.UtilMemMax = nil // one figure alone is not written
+	if lines := s.Lines(); len(lines) != 1 || strings.Contains(lines[0], "mem_util") || !strings.Contains(lines[0], " util=mean:43,max:98 device=") {
+		t.Errorf("without the memory's maximum: %q", lines)
 	}
 }

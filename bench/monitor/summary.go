@@ -54,8 +54,12 @@ func (s *Summary) PeakMiB() (peak float64, dev *gpu.DeviceStats) {
 }
 
 // Lines are the stderr lines, one per sampled device, e.g.
-// "MIGADVISOR_GPU peak_mib=5812 used_peak_mib=5890 total_mib=9728 samples=120 util=unsupported device=NVIDIA A100-SXM4-80GB MIG 1g.10gb".
-// The device comes last because its name has spaces.
+// "MIGADVISOR_GPU peak_mib=5812 used_peak_mib=5890 total_mib=9728 samples=120 scope=tree util=unsupported profile=1g.10gb device=NVIDIA A100-SXM4-80GB MIG 1g.10gb"
+// on an A100 MIG slice, or, where the device reports utilization,
+// "... util=mean:43,max:98 mem_util=mean:21,max:60 device=NVIDIA H100 80GB HBM3":
+// mem_util, the share of time device memory was read or written, only
+// when both its figures are known. The device comes last because its name
+// has spaces.
 func (s *Summary) Lines() []string {
 	var out []string
 	for _, d := range s.Devices {
@@ -69,6 +73,9 @@ func (s *Summary) Lines() []string {
 			util = fmt.Sprintf("mean:%.0f,max:%.0f", *d.UtilGPUMean, *d.UtilGPUMax)
 		}
 		fields = append(fields, "util="+util)
+		if d.UtilMemMean != nil && d.UtilMemMax != nil {
+			fields = append(fields, fmt.Sprintf("mem_util=mean:%.0f,max:%.0f", *d.UtilMemMean, *d.UtilMemMax))
+		}
 		if d.Profile != "" {
 			fields = append(fields, "profile="+d.Profile)
 		}

@@ -81,8 +81,9 @@ type historyJob struct {
 	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
 	GPUMemSource     *string            `json:"gpu_mem_source"` // monitor or sacct (gres/gpumem)
 	GPUMemTotalMiB   *float64           `json:"gpu_mem_total_mib"`
-	GPUUtil          *string            `json:"gpu_util"`     // the monitor's: supported, unsupported (A100 MIG), error
-	GPUUtilPct       *float64           `json:"gpu_util_pct"` // mean: the monitor's, else sacct's gres/gpuutil
+	GPUUtil          *string            `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
+	GPUUtilPct       *float64           `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
+	GPUMemUtilPct    *float64           `json:"gpu_mem_util_pct"` // mean memory (DRAM) utilization: the monitor's
 	OOM              *string            `json:"oom"`
 	OOMMessage       *string            `json:"oom_message"`
 	GPUNeedMiB       *float64           `json:"gpu_need_mib"` // lower bound from a GPU OOM message
@@ -237,6 +238,7 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 	}
 	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
 	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.GPUUtilizationPct())
+	h.GPUMemUtilPct = roundPtr(r.GPUMemUtilizationPct())
 	switch {
 	case r.GPUOOMText != "":
 		h.OOMMessage = &r.GPUOOMText

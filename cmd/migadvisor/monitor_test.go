@@ -63,7 +63,7 @@ func TestMonitorCommandWritesSummary(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "MIGADVISOR_GPU peak_mib=3000 used_peak_mib=3000 total_mib=81559 ") || !strings.Contains(errOut, "util=mean:50,max:50 device=NVIDIA H100 80GB HBM3\n") {
+	if !strings.Contains(errOut, "MIGADVISOR_GPU peak_mib=3000 used_peak_mib=3000 total_mib=81559 ") || !strings.Contains(errOut, "util=mean:50,max:50 mem_util=mean:20,max:20 device=NVIDIA H100 80GB HBM3\n") {
 		t.Errorf("stderr %q", errOut)
 	}
 	sum, err := monitor.ReadSummary(out)
