@@ -270,17 +270,30 @@ func (a *analysis) prepare() {
 	})
 	fit, ok := ExplainTimes(a.points)
 	if !ok {
-		fit = PriorScaling(a.site, a.utilizationOn(a.points), a.points)
+		gpu, memory := a.utilizationOn(a.points)
+		fit = PriorScaling(a.site, gpu, memory, a.points)
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets
 	// the bounds; those a bound covers keep it as their floor ("at least").
 	a.scalingFree = fit.Within(a.points, a.timeLimitBounds())
 	a.rec.Model = fmt.Sprintf("Amdahl in the profile's share of %s; %s", a.scalingFree.Resource, a.scalingFree.Source)
-	a.rec.RuntimeWhy = a.scalingFree.Why
 	a.prepareWork()
+	a.rec.RuntimeWhy = a.runtimeWhy()
 	a.noteTimeouts()
 	a.noteFailures()
+}
+
+// runtimeWhy says what the runtimes of profiles without a completed run
+// rest on, or why there are none.
+func (a *analysis) runtimeWhy() string {
+	switch {
+	case len(a.points) > 0:
+		return a.scalingFree.Why
+	case a.work > 0 && len(a.workPoints) > 0:
+		return "from the work rates of runs that reached their time limits; " + a.workScaling.Why
+	}
+	return "no run completed, and none reported its rate of work: there is no time to scale from"
 }
 
 // timeLimitBounds are the longest runs that reached their time limit on
@@ -392,24 +405,28 @@ func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Poi
 	return points
 }
 
-// utilizationOn is the mean GPU utilization over the completed runs on the
-// one measured profile that report it, or -1: a prior from one profile.
-func (a *analysis) utilizationOn(points []Point) float64 {
+// utilizationOn is the mean GPU and memory utilization over the completed
+// runs on the one measured profile that report them, each -1 when unknown:
+// a prior from one profile.
+func (a *analysis) utilizationOn(points []Point) (gpu, memory float64) {
 	if len(points) != 1 {
-		return -1
+		return -1, -1
 	}
-	var sum float64
-	n := 0
-	for _, r := range a.runs {
-		if r.Utilization >= 0 && r.Completed && r.Profile == points[0].Profile {
-			sum += r.Utilization
-			n++
+	mean := func(f func(Run) float64) float64 {
+		var sum float64
+		n := 0
+		for _, r := range a.runs {
+			if v := f(r); v >= 0 && r.Completed && r.Profile == points[0].Profile {
+				sum += v
+				n++
+			}
 		}
+		if n == 0 {
+			return -1
+		}
+		return sum / float64(n)
 	}
-	if n == 0 {
-		return -1
-	}
-	return sum / float64(n)
+	return mean(func(r Run) float64 { return r.Utilization }), mean(func(r Run) float64 { return r.MemUtilization })
 }
 
 func (a *analysis) note(format string, args ...any) {

@@ -14,7 +14,7 @@ import (
 // run is a completed run on a profile taking seconds, with unknown figures unset.
 func newRun(profile string, seconds float64) Run {
 	return Run{JobID: profile, Profile: profile, State: "COMPLETED", Seconds: seconds, Completed: true, NeedMiB: -1,
-		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilization: -1, CPUs: 1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
+		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilization: -1, MemUtilization: -1, CPUs: 1, ReqMemMiB: -1, MaxRSSMiB: -1, QueueWaitS: -1}
 }
 
 func (r Run) peak(mib float64) Run { r.PeakMiB = mib; return r }
@@ -340,5 +340,24 @@ func TestUnexplainedFailureIsNotAdvised(t *testing.T) {
 	}
 	if got := recommended(rec); got != "1g.10gb" {
 		t.Errorf("recommended %s (%s)", got, rec.Reason)
+	}
+}
+
+// Every table of runtimes says what its predictions rest on, or why there
+// are none: a prior from one run's utilization, a fit, or no time at all.
+func TestRuntimesSayWhatTheyRestOn(t *testing.T) {
+	rec := recommend(t, "", []Run{newRun("1g.10gb", 100).oom(12000)}, Options{})
+	if !strings.HasPrefix(rec.RuntimeWhy, "no run completed") {
+		t.Errorf("only an OOM: %q", rec.RuntimeWhy)
+	}
+	busy := newRun("full", 600).util(40)
+	busy.MemUtilization = 36
+	rec = recommend(t, "", []Run{busy}, Options{})
+	if !strings.Contains(rec.RuntimeWhy, "busy 40% of the time on full (its memory 36%)") || !strings.Contains(rec.Model, "memory bandwidth") {
+		t.Errorf("one run, memory busy most of the GPU's busy time: %q, %q", rec.RuntimeWhy, rec.Model)
+	}
+	rec = recommend(t, "", []Run{newRun("1g.10gb", 800), newRun("2g.20gb", 400)}, Options{})
+	if !strings.HasPrefix(rec.RuntimeWhy, "bound by SMs: 2g.20gb ran 2.00× as fast as 1g.10gb") {
+		t.Errorf("two runs in the ratio of the SMs: %q", rec.RuntimeWhy)
 	}
 }

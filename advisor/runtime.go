@@ -342,20 +342,48 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 }
 
 // PriorScaling is the scaling of a job measured on one profile or none.
-// Where the monitor saw its GPU utilization u on a profile of SM share s,
-// the idle share of the GPU is the job's fixed part: under the model,
-// u = busy / (fixed + busy), so f = (1 − u) / (u·s + 1 − u). Otherwise the
+// Where the monitor saw its GPU utilization u (%) on a profile of SM share
+// s, the idle share of the GPU is the job's fixed part: under the model,
+// u = busy / (fixed + busy), so f = (1 − u) / (u·s + 1 − u). Its memory
+// utilization m (%, the time device memory was read or written; < 0:
+// unknown) says what the busy part waits on (boundBy). Without either, the
 // site's reference benchmarks give it.
-func PriorScaling(site *catalog.Site, utilization float64, measured []Point) Scaling {
+func PriorScaling(site *catalog.Site, utilization, memUtilization float64, measured []Point) Scaling {
 	if utilization < 0 || utilization > 100 || len(measured) != 1 {
 		return ReferencePrior(site, "")
 	}
 	u, sh := utilization/100, measured[0].Shares.SM
 	f := clamp01((1 - u) / (u*sh + 1 - u))
-	return Scaling{Resource: catalog.SMs, Fixed: f,
+	r, busy := boundBy(utilization, memUtilization)
+	return Scaling{Resource: r, Fixed: f,
 		Source: fmt.Sprintf("fixed share %.2f, from the GPU utilization on %s", f, measured[0].Profile),
-		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s, and only that part shrinks on a bigger slice",
-			utilization, measured[0].Profile)}
+		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s%s, and only that part shrinks on a bigger slice",
+			utilization, measured[0].Profile, busy)}
+}
+
+// Memory busy for this share of the GPU's busy time or more is a job bound
+// by bandwidth; below boundBySMs, by the SMs. Measured on an H100
+// (testdata/nvml/h100-utilization.csv): an fp16 GEMM keeps memory busy 32%
+// of its busy time, a 4 GiB copy 100%.
+const (
+	boundByBandwidth = 0.75
+	boundBySMs       = 0.5
+)
+
+// boundBy is the resource the busy part of a job waits on, from its GPU and
+// memory utilization, and those words for the reason.
+func boundBy(utilization, memUtilization float64) (catalog.Resource, string) {
+	if memUtilization < 0 || utilization <= 0 {
+		return catalog.SMs, ""
+	}
+	words := fmt.Sprintf(" (its memory %.0f%%)", memUtilization)
+	switch ratio := memUtilization / utilization; {
+	case ratio >= boundByBandwidth:
+		return catalog.Bandwidth, words
+	case ratio < boundBySMs:
+		return catalog.SMs, words
+	}
+	return catalog.Mixed, words
 }
 
 // ReferencePrior is the prior from the site's reference benchmarks but the

@@ -2,6 +2,8 @@ package advisor
 
 import (
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,16 +106,16 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 	site := testutil.Wulver(t)
 	full := job(catalog.SMs, 0, "full")
 	for u, want := range map[float64]float64{100: 0, 50: 0.5, 10: 0.9} {
-		if s := PriorScaling(site, u, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
+		if s := PriorScaling(site, u, -1, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
 			t.Errorf("utilization %.0f%% on the whole GPU: %+v, want fixed share %.1f", u, s, want)
 		}
 	}
 	// Busy half the time on a slice of 1/8: the fixed part is 1/(1/8+1) of the whole-GPU time... 8/9 of it.
 	small := []Point{{Profile: "x", Shares: catalog.Shares{SM: 0.125, Bandwidth: 0.125}, Seconds: 10}}
-	if s := PriorScaling(site, 50, small); math.Abs(s.Fixed-8.0/9) > 1e-9 {
+	if s := PriorScaling(site, 50, -1, small); math.Abs(s.Fixed-8.0/9) > 1e-9 {
 		t.Errorf("half busy on 1/8: %+v", s)
 	}
-	ref := PriorScaling(site, -1, full)
+	ref := PriorScaling(site, -1, -1, full)
 	if !strings.Contains(ref.Source, "median of 5 wulver reference benchmarks") || ref.Fixed <= 0.3 || ref.Fixed >= 0.95 {
 		t.Errorf("reference prior: %+v", ref)
 	}
@@ -151,5 +153,68 @@ func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
 	t.Logf("two profiles known: %d of %d held-out times in range", in, n)
 	if n != 33 || float64(in) < 0.6*float64(n) {
 		t.Errorf("%d of %d held-out times in range", in, n)
+	}
+}
+
+// The utilization prior on real measurements: four workloads on an H100,
+// whole and with its SMs limited by MPS (testdata/nvml/h100-mps-scaling.csv;
+// bandwidth is not limited). The GEMM's own slowdown is the effective SM
+// share; the prior, from the utilization seen on the whole GPU alone, must
+// predict the others' slowdown better than time ∝ 1/SMs. The copy, bound by
+// bandwidth on the whole GPU (which MPS leaves whole), becomes bound by the
+// SMs below about half of them: one resource at a time cannot say that,
+// so it is only logged.
+func TestUtilizationPriorOnAnH100(t *testing.T) {
+	type row struct{ util, mem, rate float64 }
+	rows := map[string]map[float64]row{}
+	data, err := os.ReadFile("../testdata/nvml/h100-mps-scaling.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n")[2:] {
+		var pct, u, m, samples, rate float64
+		var name string
+		f := strings.Split(line, ",")
+		if len(f) != 6 {
+			continue
+		}
+		name = f[1]
+		for i, p := range []*float64{&pct, nil, &u, &m, &samples, &rate} {
+			if p != nil {
+				*p, _ = strconv.ParseFloat(f[i], 64)
+			}
+		}
+		if rows[name] == nil {
+			rows[name] = map[float64]row{}
+		}
+		rows[name][pct] = row{u, m, rate}
+	}
+	site := testutil.Wulver(t)
+	whole := []Point{{Profile: "full", Shares: catalog.Shares{SM: 1, Bandwidth: 1}, Seconds: 1}}
+	prior := func(name string) Scaling {
+		r := rows[name][100]
+		return PriorScaling(site, r.util, r.mem, whole)
+	}
+	if r := prior("gemm_fp16_8192").Resource; r != catalog.SMs {
+		t.Errorf("the GEMM is taken to be bound by %s", r)
+	}
+	if r := prior("copy_4gib").Resource; r != catalog.Bandwidth {
+		t.Errorf("the copy is taken to be bound by %s", r)
+	}
+	for _, pct := range []float64{12, 24, 45} {
+		share := rows["gemm_fp16_8192"][pct].rate / rows["gemm_fp16_8192"][100].rate
+		for _, name := range []string{"gemm_with_cpu_sleep", "small_mlp_batch32", "copy_4gib"} {
+			measured := rows[name][pct].rate / rows[name][100].rate
+			sec, _, _, _ := prior(name).Predict(whole, catalog.Shares{SM: share, Bandwidth: 1})
+			predicted := 1 / sec
+			errPrior, errNaive := math.Abs(math.Log(predicted/measured)), math.Abs(math.Log(share/measured))
+			t.Logf("%-20s at %2.0f%% (SM share %.2f): measured %.2f of the whole GPU's rate, prior %.2f, naive %.2f", name, pct, share, measured, predicted, share)
+			if errPrior >= errNaive && name != "copy_4gib" {
+				t.Errorf("%s at %.0f%%: the prior (%.2f) is no closer than the naive model (%.2f) to %.2f", name, pct, predicted, share, measured)
+			}
+			if name == "gemm_with_cpu_sleep" && errPrior > math.Log(1.15) {
+				t.Errorf("%s at %.0f%%: predicted %.2f, measured %.2f", name, pct, predicted, measured)
+			}
+		}
 	}
 }

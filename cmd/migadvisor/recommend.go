@@ -242,7 +242,7 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 	}
 	printChange(w, rec)
 	if why := runtimeWhy(rec); why != "" {
-		fmt.Fprintf(w, "runtimes predicted: %s\n", why)
+		fmt.Fprintln(w, why)
 	}
 	if rec.Next != "" {
 		fmt.Fprintf(w, "next: %s\n", rec.Next)
@@ -252,12 +252,13 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 	}
 }
 
-// runtimeWhy is why the predicted runtimes scale as they do, when the
-// table predicts any from the job's own runs.
+// runtimeWhy is what the table's predicted runtimes rest on, as a line, or
+// "" when none was predicted (a profile with no runtime says why in its
+// reason).
 func runtimeWhy(rec *advisor.Recommendation) string {
 	for _, pa := range rec.Profiles {
 		if pa.RuntimeSource == advisor.BasisPredicted {
-			return rec.RuntimeWhy
+			return "runtimes predicted: " + rec.RuntimeWhy
 		}
 	}
 	return ""
