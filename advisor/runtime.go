@@ -28,8 +28,9 @@ import (
 type Scaling struct {
 	Resource catalog.Resource
 	Fixed    float64
-	Source   string // e.g. "fixed share 0.12, fitted on 4 profiles"
-	Why      string // why this resource, in a few words
+	Limit    float64 // the share beyond which the job gains nothing (0: none): see explanation
+	Source   string  // e.g. "fixed share 0.12, fitted on 4 profiles"
+	Why      string  // why this resource, in a few words
 	// own are the signed log errors of this explanation predicting each
 	// measured profile from the others: the job's own evidence of spread.
 	own []float64
@@ -71,6 +72,19 @@ func FitOn(r catalog.Resource, points []Point) (Scaling, bool) {
 	return Scaling{Resource: r, Fixed: f, Source: fittedSource(f, len(points))}, true
 }
 
+// FitEach is every explanation ExplainTimes weighs, fitted on the points:
+// for scoring how well the best of them could have done.
+func FitEach(points []Point) []Scaling {
+	points = usable(points)
+	var out []Scaling
+	for _, e := range explanations {
+		if s, ok := e.fit(points); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // usable are the points a fit can use.
 func usable(points []Point) []Point {
 	return slices.DeleteFunc(slices.Clone(points), func(p Point) bool {
@@ -89,52 +103,140 @@ func distinct(points []Point) int {
 	return n
 }
 
+// An explanation is a resource and how the rest of the job's time
+// combines with the part that scales with it: added to it (serial: Amdahl,
+// a fixed share) or overlapping it (the job is as slow as the slower of the
+// two, so it gains until the rest is the longer: GROMACS's CPU threads
+// beside its GPU kernels, a data loader feeding the GPU).
+type explanation struct {
+	resource   catalog.Resource
+	overlapped bool
+}
+
+// explanations are every one ExplainTimes weighs, the serial ones first
+// (they win ties).
+var explanations = func() []explanation {
+	var out []explanation
+	for _, overlapped := range []bool{false, true} {
+		for _, r := range catalog.Resources {
+			out = append(out, explanation{r, overlapped})
+		}
+	}
+	return out
+}()
+
+func (e explanation) String() string {
+	if e.overlapped {
+		return e.resource.String() + " until something else limits it"
+	}
+	return e.resource.String()
+}
+
+// fit is the explanation fitted on the points.
+func (e explanation) fit(points []Point) (Scaling, bool) {
+	if e.overlapped {
+		limit, ok := fitLimit(e.resource, points)
+		return Scaling{Resource: e.resource, Limit: limit}, ok
+	}
+	f, ok := fitFixed(e.resource, points)
+	return Scaling{Resource: e.resource, Fixed: f}, ok
+}
+
 func explainByHoldout(points []Point) (Scaling, bool) {
 	var best Scaling
-	bestErr, errs := math.Inf(1), map[catalog.Resource]float64{}
-	for _, r := range catalog.Resources {
-		own, ok := holdoutErrors(r, points)
+	var bestE explanation
+	bestErr, errs := math.Inf(1), map[explanation]float64{}
+	for _, e := range explanations {
+		own, ok := holdoutErrors(e, points)
 		if !ok {
 			continue
 		}
-		e := meanAbs(own)
-		errs[r] = e
-		if e < bestErr-1e-9 {
-			f, _ := fitFixed(r, points)
-			best, bestErr = Scaling{Resource: r, Fixed: f, own: own}, e
+		errs[e] = meanAbs(own)
+		if errs[e] < bestErr-1e-9 {
+			s, _ := e.fit(points)
+			s.own = own
+			best, bestE, bestErr = s, e, errs[e]
 		}
 	}
 	if math.IsInf(bestErr, 1) {
 		return explainTwo(points), true
 	}
 	var others []string
-	for _, r := range catalog.Resources {
-		if e, ok := errs[r]; ok && r != best.Resource {
-			others = append(others, fmt.Sprintf("%s %.1f%%", r, 100*e))
+	for _, e := range explanations {
+		if err, ok := errs[e]; ok && e != bestE && e.resource == bestE.resource != (e.overlapped == bestE.overlapped) {
+			others = append(others, fmt.Sprintf("%s %.1f%%", e, 100*err))
 		}
 	}
 	best.Source = fittedSource(best.Fixed, len(points))
-	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", best.Resource, 100*bestErr)
+	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", bestE, 100*bestErr)
+	if best.Limit > 0 {
+		best.Source = fmt.Sprintf("no gain beyond %.0f%% of the %s, fitted on %d profiles", 100*best.Limit, bestE.resource, len(points))
+		best.Why = fmt.Sprintf("bound by %s up to about %.0f%% of them, then by something else: it predicts each measured profile from the others to %.1f%%",
+			bestE.resource, 100*best.Limit, 100*bestErr)
+	}
 	if len(others) > 0 {
 		best.Why += " (" + strings.Join(others, ", ") + ")"
 	}
 	return best, true
 }
 
-// holdoutErrors are the signed log errors of resource r predicting each
-// point from the others.
-func holdoutErrors(r catalog.Resource, points []Point) ([]float64, bool) {
+// holdoutErrors are the signed log errors of explanation e predicting
+// each point from the others.
+func holdoutErrors(e explanation, points []Point) ([]float64, bool) {
 	var errs []float64
 	for i, held := range points {
 		rest := slices.Delete(slices.Clone(points), i, i+1)
-		f, ok := fitFixed(r, rest)
+		s, ok := e.fit(rest)
 		if !ok {
 			return nil, false
 		}
-		s := Scaling{Resource: r, Fixed: f}
 		errs = append(errs, math.Log(held.Seconds/s.at(rest, held.Shares)))
 	}
 	return errs, true
+}
+
+// fitLimit fits the overlapped explanation on resource r: the time falls
+// as 1/share up to a limiting share, then stays. It tries each split of the
+// points, by share, into those still gaining and those at the floor, and
+// keeps the one of least squared log error; 0 is no limit seen (every point
+// still gaining).
+func fitLimit(r catalog.Resource, points []Point) (float64, bool) {
+	if len(points) < 2 {
+		return 0, false
+	}
+	sorted := slices.SortedFunc(slices.Values(points), func(a, b Point) int { return cmp.Compare(a.Shares.Of(r), b.Shares.Of(r)) })
+	bestLimit, bestErr := 0.0, math.Inf(1)
+	for floor := 0; floor < len(sorted); floor++ {
+		gaining, flat := sorted[:len(sorted)-floor], sorted[len(sorted)-floor:]
+		var work, level float64 // log of time × share on the gaining points; log of time on the flat ones
+		for _, p := range gaining {
+			work += math.Log(p.Seconds*p.Shares.Of(r)) / float64(len(gaining))
+		}
+		limit := 0.0
+		if len(flat) > 0 {
+			for _, p := range flat {
+				level += math.Log(p.Seconds) / float64(len(flat))
+			}
+			limit = math.Exp(work - level)
+			// A floor is something the flat profiles show beyond run-to-run
+			// noise, not a better fit to it.
+			if limit > flat[0].Shares.Of(r)*math.Exp(-runNoise) {
+				continue
+			}
+		}
+		var sq float64
+		for _, p := range sorted {
+			share := p.Shares.Of(r)
+			if limit > 0 {
+				share = math.Min(share, limit)
+			}
+			sq += math.Pow(work-math.Log(share)-math.Log(p.Seconds), 2)
+		}
+		if sq < bestErr-1e-12 {
+			bestLimit, bestErr = limit, sq
+		}
+	}
+	return bestLimit, true
 }
 
 // maxNegativeFixed is how far below 0 a two-point fit's fixed share may
@@ -269,7 +371,12 @@ func (s Scaling) at(points []Point, to catalog.Shares) float64 {
 }
 
 func (s Scaling) scale(from Point, to catalog.Shares, f float64) float64 {
-	g := func(share float64) float64 { return f + (1-f)/share }
+	g := func(share float64) float64 {
+		if s.Limit > 0 {
+			share = math.Min(share, s.Limit)
+		}
+		return f + (1-f)/share
+	}
 	return from.Seconds * g(to.Of(s.Resource)) / g(from.Shares.Of(s.Resource))
 }
 

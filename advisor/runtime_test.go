@@ -55,6 +55,30 @@ func TestExplainTimesChoosesTheResourceThatBoundsTheJob(t *testing.T) {
 	}
 }
 
+// A job whose other work overlaps the GPU's (CPU threads beside its
+// kernels) gains with the SMs until that work is the longer, then nothing:
+// the overlapped explanation wins, and predicts the floor and the slope.
+func TestExplainTimesSeesAJobStopGaining(t *testing.T) {
+	var points []Point
+	for _, name := range []string{"1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "full"} {
+		sh := a100[name]
+		points = append(points, Point{Profile: name, Shares: sh, Seconds: math.Max(40/sh.SM, 90)})
+	}
+	s, ok := ExplainTimes(points)
+	if !ok || s.Resource != catalog.SMs || math.Abs(s.Limit-40.0/90) > 1e-6 || !strings.Contains(s.Why, "up to about 44% of them, then by something else") {
+		t.Fatalf("%+v", s)
+	}
+	if sec, _, _, _ := s.Predict(points, a100["7g.40gb"]); math.Abs(sec-90) > 1e-6 {
+		t.Errorf("7g.40gb: %.1f s, want the floor, 90 s", sec)
+	}
+	// Noise on the whole GPU is not a floor: a compute-bound job 2% slow there stays bound by SMs alone.
+	sm := job(catalog.SMs, 0, "1g.5gb", "2g.10gb", "3g.20gb", "full")
+	sm[3].Seconds *= 1.02
+	if s, _ := ExplainTimes(sm); s.Limit != 0 || s.Resource != catalog.SMs {
+		t.Errorf("2%% of noise made a floor: %+v", s)
+	}
+}
+
 // With two profiles every resource fits them exactly; the one that needs
 // the least fixed share is the bottleneck. A resource that did not grow, or
 // grew less than the job sped up, cannot explain them.

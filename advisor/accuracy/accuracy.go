@@ -147,7 +147,7 @@ func (m GeometricMean) Predict(c Case, known []advisor.Point, target advisor.Poi
 	return sec, sec, sec, true
 }
 
-// Hindsight is the best of the resources' fits for each trial, chosen
+// Hindsight is the best of the explanations' fits for each trial, chosen
 // knowing the answer: no model that picks one of them can do better, so it
 // shows what the data allow.
 type Hindsight struct{}
@@ -156,12 +156,13 @@ func (Hindsight) Name() string { return "best in hindsight" }
 
 func (Hindsight) Predict(_ Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
 	best, ok := math.Inf(1), false
-	for _, r := range catalog.Resources {
-		if s, fitted := advisor.FitOn(r, known); fitted {
-			sec, _, _, _ := s.Predict(known, target.Shares)
-			if math.Abs(math.Log(sec/target.Seconds)) < math.Abs(math.Log(best/target.Seconds)) {
-				best, ok = sec, true
-			}
+	if len(known) < 2 {
+		return 0, 0, 0, false
+	}
+	for _, s := range advisor.FitEach(known) {
+		sec, _, _, _ := s.Predict(known, target.Shares)
+		if math.Abs(math.Log(sec/target.Seconds)) < math.Abs(math.Log(best/target.Seconds)) {
+			best, ok = sec, true
 		}
 	}
 	return best, best, best, ok
