@@ -1,0 +1,305 @@
+package advisor
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// ExplainTimes chooses the explanation of a job's times that its runs support.
+// With three or more profiles, the resource whose fit best predicts each
+// profile from the others; with two, the resource that explains the
+// speed-up with the smallest fixed share (the scarcest one that grew
+// enough: the bottleneck); with fewer it cannot, and says so.
+func ExplainTimes(points []Point) (Scaling, bool) {
+	points = usable(points)
+	if distinct(points) < 2 {
+		return Scaling{}, false
+	}
+	if len(points) >= 3 {
+		return explainByHoldout(points)
+	}
+	return explainTwo(points), true
+}
+
+// FitOn is the model on one resource, fitted by least squares: what
+// ExplainTimes chooses among.
+func FitOn(r catalog.Resource, points []Point) (Scaling, bool) {
+	points = usable(points)
+	f, ok := fitFixed(r, points)
+	if !ok {
+		return Scaling{}, false
+	}
+	return Scaling{Resource: r, Fixed: f, Source: fittedSource(f, len(points))}, true
+}
+
+// FitEach is every explanation ExplainTimes weighs, fitted on the points:
+// for scoring how well the best of them could have done.
+func FitEach(points []Point) []Scaling {
+	points = usable(points)
+	var out []Scaling
+	for _, e := range explanations {
+		if s, ok := e.fit(points); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// usable are the points a fit can use.
+func usable(points []Point) []Point {
+	return slices.DeleteFunc(slices.Clone(points), func(p Point) bool {
+		return p.Seconds <= 0 || p.Shares.SM <= 0 || p.Shares.Bandwidth <= 0
+	})
+}
+
+// distinct counts the points of different sizes on some resource.
+func distinct(points []Point) int {
+	n := 0
+	for i, p := range points {
+		if !slices.ContainsFunc(points[:i], func(q Point) bool { return q.Shares == p.Shares }) {
+			n++
+		}
+	}
+	return n
+}
+
+// An explanation is a resource and how the rest of the job's time
+// combines with the part that scales with it: added to it (serial: Amdahl,
+// a fixed share) or overlapping it (the job is as slow as the slower of the
+// two, so it gains until the rest is the longer: GROMACS's CPU threads
+// beside its GPU kernels, a data loader feeding the GPU).
+type explanation struct {
+	resource   catalog.Resource
+	overlapped bool
+}
+
+// explanations are every one ExplainTimes weighs, the serial ones first
+// (they win ties).
+var explanations = func() []explanation {
+	var out []explanation
+	for _, overlapped := range []bool{false, true} {
+		for _, r := range catalog.Resources {
+			out = append(out, explanation{r, overlapped})
+		}
+	}
+	return out
+}()
+
+func (e explanation) String() string {
+	if e.overlapped {
+		return e.resource.String() + " until something else limits it"
+	}
+	return e.resource.String()
+}
+
+// fit is the explanation fitted on the points.
+func (e explanation) fit(points []Point) (Scaling, bool) {
+	if e.overlapped {
+		limit, ok := fitLimit(e.resource, points)
+		return Scaling{Resource: e.resource, Limit: limit}, ok
+	}
+	f, ok := fitFixed(e.resource, points)
+	return Scaling{Resource: e.resource, Fixed: f}, ok
+}
+
+func explainByHoldout(points []Point) (Scaling, bool) {
+	var best Scaling
+	var bestE explanation
+	bestErr, errs := math.Inf(1), map[explanation]float64{}
+	for _, e := range explanations {
+		own, ok := holdoutErrors(e, points)
+		if !ok {
+			continue
+		}
+		errs[e] = meanAbs(own)
+		if errs[e] < bestErr-1e-9 {
+			s, _ := e.fit(points)
+			s.own = own
+			best, bestE, bestErr = s, e, errs[e]
+		}
+	}
+	if math.IsInf(bestErr, 1) {
+		return explainTwo(points), true
+	}
+	var others []string
+	for _, e := range explanations {
+		if err, ok := errs[e]; ok && e != bestE && e.resource == bestE.resource != (e.overlapped == bestE.overlapped) {
+			others = append(others, fmt.Sprintf("%s %.1f%%", e, 100*err))
+		}
+	}
+	best.Source = fittedSource(best.Fixed, len(points))
+	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", bestE, 100*bestErr)
+	if best.Limit > 0 {
+		best.Source = fmt.Sprintf("no gain beyond %.0f%% of the %s, fitted on %d profiles", 100*best.Limit, bestE.resource, len(points))
+		best.Why = fmt.Sprintf("bound by %s up to about %.0f%% of them, then by something else: it predicts each measured profile from the others to %.1f%%",
+			bestE.resource, 100*best.Limit, 100*bestErr)
+	}
+	if len(others) > 0 {
+		best.Why += " (" + strings.Join(others, ", ") + ")"
+	}
+	return best, true
+}
+
+// holdoutErrors are the signed log errors of explanation e predicting
+// each point from the others.
+func holdoutErrors(e explanation, points []Point) ([]float64, bool) {
+	var errs []float64
+	for i, held := range points {
+		rest := slices.Delete(slices.Clone(points), i, i+1)
+		s, ok := e.fit(rest)
+		if !ok {
+			return nil, false
+		}
+		errs = append(errs, math.Log(held.Seconds/s.at(rest, held.Shares)))
+	}
+	return errs, true
+}
+
+// fitLimit fits the overlapped explanation on resource r: the time falls
+// as 1/share up to a limiting share, then stays. It tries each split of the
+// points, by share, into those still gaining and those at the floor, and
+// keeps the one of least squared log error; 0 is no limit seen (every point
+// still gaining).
+func fitLimit(r catalog.Resource, points []Point) (float64, bool) {
+	if len(points) < 2 {
+		return 0, false
+	}
+	sorted := slices.SortedFunc(slices.Values(points), func(a, b Point) int { return cmp.Compare(a.Shares.Of(r), b.Shares.Of(r)) })
+	bestLimit, bestErr := 0.0, math.Inf(1)
+	for floor := 0; floor < len(sorted); floor++ {
+		gaining, flat := sorted[:len(sorted)-floor], sorted[len(sorted)-floor:]
+		var work, level float64 // log of time × share on the gaining points; log of time on the flat ones
+		for _, p := range gaining {
+			work += math.Log(p.Seconds*p.Shares.Of(r)) / float64(len(gaining))
+		}
+		limit := 0.0
+		if len(flat) > 0 {
+			for _, p := range flat {
+				level += math.Log(p.Seconds) / float64(len(flat))
+			}
+			limit = math.Exp(work - level)
+			// A floor is something the flat profiles show beyond run-to-run
+			// noise, not a better fit to it.
+			if limit > flat[0].Shares.Of(r)*math.Exp(-runNoise) {
+				continue
+			}
+		}
+		var sq float64
+		for _, p := range sorted {
+			share := p.Shares.Of(r)
+			if limit > 0 {
+				share = math.Min(share, limit)
+			}
+			sq += math.Pow(work-math.Log(share)-math.Log(p.Seconds), 2)
+		}
+		if sq < bestErr-1e-12 {
+			bestLimit, bestErr = limit, sq
+		}
+	}
+	return bestLimit, true
+}
+
+// maxNegativeFixed is how far below 0 a two-point fit's fixed share may
+// fall and still be explained (as 0): a speed-up a little beyond the
+// resource's growth is run-to-run noise.
+const maxNegativeFixed = 0.05
+
+func explainTwo(points []Point) Scaling {
+	a, b := points[0], points[1]
+	best, f, ok := simplestOfTwo(a, b)
+	if !ok {
+		f, _ = fitFixed(best, points)
+	}
+	s := Scaling{Resource: best, Fixed: f, Source: fittedSource(f, len(points))}
+	if a.Shares.Of(best) > b.Shares.Of(best) {
+		a, b = b, a
+	}
+	if !ok {
+		s.Why = fmt.Sprintf("neither SMs nor bandwidth explain %s to %s (%.2f× as fast); both together assumed",
+			a.Profile, b.Profile, a.Seconds/b.Seconds)
+		return s
+	}
+	s.Why = fmt.Sprintf("bound by %s: %s ran %.2f× as fast as %s with %.2f× the %s", best, b.Profile,
+		a.Seconds/b.Seconds, a.Profile, b.Shares.Of(best)/a.Shares.Of(best), strings.TrimPrefix(best.String(), "memory "))
+	return s
+}
+
+// simplestOfTwo is the simplest explanation of two times: first, times in
+// the ratio of one resource's shares within run-to-run noise, with no fixed
+// part (two close profiles, 7g.40gb and full, cannot tell a small fixed share
+// from noise); else the resource that needs the smallest fixed share. ok is
+// false when none explains them (slower on the bigger profile).
+func simplestOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
+	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
+		pure := (Scaling{Resource: r}).scale(a, b.Shares, 0)
+		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
+			return r, 0, true
+		}
+	}
+	r, fixed = catalog.Mixed, math.Inf(1)
+	for _, c := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
+		f, exact := exactFixed(c, a, b)
+		if exact && f >= -maxNegativeFixed && f <= 1 && f < fixed-0.02 {
+			r, fixed = c, f
+		}
+	}
+	if math.IsInf(fixed, 1) {
+		return catalog.Mixed, 0, false
+	}
+	return r, clamp01(fixed), true
+}
+
+// fittedSource says what a fit rests on.
+func fittedSource(fixed float64, profiles int) string {
+	return fmt.Sprintf("fixed share %.2f, fitted on %d profiles", fixed, profiles)
+}
+
+// exactFixed is the fixed share that makes the model pass through both
+// points on resource r.
+func exactFixed(r catalog.Resource, a, b Point) (float64, bool) {
+	xa, xb := 1/a.Shares.Of(r), 1/b.Shares.Of(r)
+	if math.Abs(xa-xb) < 1e-9 {
+		return 0, false
+	}
+	ratio := a.Seconds / b.Seconds
+	den := ratio - ratio*xb - 1 + xa
+	if math.Abs(den) < 1e-12 {
+		return 0, false
+	}
+	return (xa - ratio*xb) / den, true
+}
+
+// fitFixed fits f on resource r by least squares of t on 1/s (both parts
+// ≥ 0). It needs two points of different share.
+func fitFixed(r catalog.Resource, points []Point) (float64, bool) {
+	var xs, ys []float64
+	for _, p := range points {
+		xs, ys = append(xs, 1/p.Shares.Of(r)), append(ys, p.Seconds)
+	}
+	if len(xs) < 2 {
+		return 0, false
+	}
+	mx, my := mean(xs), mean(ys)
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx < 1e-12 {
+		return 0, false
+	}
+	b := sxy / sxx
+	a := my - b*mx
+	switch {
+	case b <= 0: // no faster on a bigger slice: nothing scales
+		return 1, true
+	case a <= 0: // all of it scales
+		return 0, true
+	}
+	return a / (a + b), true
+}
