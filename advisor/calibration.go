@@ -12,8 +12,9 @@ import (
 // benchmarks are predicted profile by profile from their other profiles
 // (from all but one, from each pair, from each single profile), exactly as
 // recommend predicts a job, and the range for a prediction is the spread of
-// those errors in the same situation — as many profiles known, and the
-// target inside the measured ones or beyond them on either side. Going
+// those errors in the same situation — from one profile (a prior) or more
+// (a fit), and the target inside the measured ones or beyond them on either
+// side. Going
 // beyond is where models fail: a job whose slices scale with the SMs may
 // gain nothing on the whole GPU (Wulver's GROMACS: 3g.40gb to full is 2.6×
 // the SMs and 1.03× as fast), and the range says so.
@@ -34,10 +35,17 @@ const (
 	below            // smaller than any measured profile
 )
 
-// situation is a prediction's kind: where its target lies, and how far
-// (in log share) from the measured profile it is scaled from.
+// cell is a kind of prediction: where its target lies, and whether it
+// rests on one profile, where how the job scales is a prior's guess.
+type cell struct {
+	dir    direction
+	single bool
+}
+
+// situation is a prediction's cell and how far (in log share) from the
+// measured profile it is scaled.
 type situation struct {
-	dir      direction
+	cell
 	distance float64
 }
 
@@ -50,25 +58,26 @@ func situationOf(s Scaling, points []Point, to catalog.Shares) situation {
 	// resource can still be far in the other.
 	from := nearest(s.Resource, points, to)
 	d := math.Max(math.Abs(math.Log(to.SM/from.Shares.SM)), math.Abs(math.Log(to.Bandwidth/from.Shares.Bandwidth)))
+	single := len(points) == 1
 	switch share := to.Of(s.Resource); {
 	case share > hi*(1+1e-9):
-		return situation{above, d}
+		return situation{cell{above, single}, d}
 	case share < lo*(1-1e-9):
-		return situation{below, d}
+		return situation{cell{below, single}, d}
 	}
-	return situation{inside, d}
+	return situation{cell{inside, single}, d}
 }
 
 // calibration holds the signed log errors, log(measured / predicted), of
-// the reference trials per unit of distance, by direction, sorted: errors
-// grow with how far a prediction is scaled.
-type calibration map[direction][]float64
+// the reference trials per unit of distance, by cell, sorted: errors grow
+// with how far a prediction is scaled.
+type calibration map[cell][]float64
 
 // band is a range in log units around a prediction.
 type band struct{ lo, hi float64 }
 
 func (c calibration) band(sit situation) band {
-	errs := c[sit.dir]
+	errs := c[sit.cell]
 	b := band{-runNoise, runNoise}
 	if n := len(errs); n > 0 {
 		// Split conformal ranks: with n errors, the ⌈(n+1)q⌉-th smallest
@@ -102,7 +111,7 @@ func calibrationFor(exclude string) calibration {
 		}
 		for i := range set.Benchmarks {
 			if b := &set.Benchmarks[i]; b.IsPrior() && b.Name != exclude {
-				c.add(site, b.Name, usable(BenchmarkPoints(site, b)))
+				c.add(ReferencesOf(site, exclude, b.Name), usable(BenchmarkPoints(site, b)))
 			}
 		}
 	}
@@ -115,7 +124,7 @@ func calibrationFor(exclude string) calibration {
 
 // add predicts each of a benchmark's profiles from every subset of the
 // others that recommend may meet: all the others, each pair, each one.
-func (c calibration) add(site *catalog.Site, name string, points []Point) {
+func (c calibration) add(refs References, points []Point) {
 	for i, target := range points {
 		others := slices.Delete(slices.Clone(points), i, i+1)
 		var subsets [][]Point
@@ -129,14 +138,14 @@ func (c calibration) add(site *catalog.Site, name string, points []Point) {
 			}
 		}
 		for _, known := range subsets {
-			s, ok := ExplainTimes(known)
+			s, ok := ExplainTimes(known, refs)
 			if !ok {
-				s = ReferencePrior(site, name)
+				s = refs.Prior()
 			}
 			pred := s.at(known, target.Shares)
 			sit := situationOf(s, known, target.Shares)
 			if sit.distance > 0 {
-				c[sit.dir] = append(c[sit.dir], math.Log(target.Seconds/pred)/sit.distance)
+				c[sit.cell] = append(c[sit.cell], math.Log(target.Seconds/pred)/sit.distance)
 			}
 		}
 	}

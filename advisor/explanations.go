@@ -10,20 +10,26 @@ import (
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
-// ExplainTimes chooses the explanation of a job's times that its runs support.
-// With three or more profiles, the resource whose fit best predicts each
-// profile from the others; with two, the resource that explains the
-// speed-up with the smallest fixed share (the scarcest one that grew
-// enough: the bottleneck); with fewer it cannot, and says so.
-func ExplainTimes(points []Point) (Scaling, bool) {
+// ExplainTimes chooses the explanation of a job's times that its runs
+// support. With three or more profiles, the one that best predicts each
+// profile from the others. With two, the simplest that explains both:
+// times in the ratio of one resource's shares; else the one that held
+// between the same two profiles on the site's reference benchmarks; else the
+// resource that explains the speed-up with the smallest fixed share (the
+// scarcest one that grew enough: the bottleneck). With fewer it cannot.
+func ExplainTimes(points []Point, refs References) (Scaling, bool) {
 	points = usable(points)
 	if distinct(points) < 2 {
 		return Scaling{}, false
 	}
+	s := explainTwo(points, refs)
 	if len(points) >= 3 {
-		return explainByHoldout(points)
+		if held, ok := explainByHoldout(points); ok {
+			s = held
+		}
 	}
-	return explainTwo(points), true
+	s.exclude = refs.calibrationExclude()
+	return s, true
 }
 
 // FitOn is the model on one resource, fitted by least squares: what
@@ -124,21 +130,19 @@ func explainByHoldout(points []Point) (Scaling, bool) {
 		}
 	}
 	if math.IsInf(bestErr, 1) {
-		return explainTwo(points), true
+		return Scaling{}, false
 	}
+	// The runners-up named in the reason: the other resources in the same
+	// form, and the same resource in the other form.
 	var others []string
 	for _, e := range explanations {
-		if err, ok := errs[e]; ok && e != bestE && e.resource == bestE.resource != (e.overlapped == bestE.overlapped) {
+		sameResource, sameForm := e.resource == bestE.resource, e.overlapped == bestE.overlapped
+		if err, ok := errs[e]; ok && sameResource != sameForm {
 			others = append(others, fmt.Sprintf("%s %.1f%%", e, 100*err))
 		}
 	}
-	best.Source = fittedSource(best.Fixed, len(points))
-	best.Why = fmt.Sprintf("bound by %s: it predicts each measured profile from the others to %.1f%%", bestE, 100*bestErr)
-	if best.Limit > 0 {
-		best.Source = fmt.Sprintf("no gain beyond %.0f%% of the %s, fitted on %d profiles", 100*best.Limit, bestE.resource, len(points))
-		best.Why = fmt.Sprintf("bound by %s up to about %.0f%% of them, then by something else: it predicts each measured profile from the others to %.1f%%",
-			bestE.resource, 100*best.Limit, 100*bestErr)
-	}
+	best.Source = describe(best, len(points))
+	best.Why = fmt.Sprintf("%s: it predicts each measured profile from the others to %.1f%%", boundWords(best), 100*bestErr)
 	if len(others) > 0 {
 		best.Why += " (" + strings.Join(others, ", ") + ")"
 	}
@@ -209,38 +213,53 @@ func fitLimit(r catalog.Resource, points []Point) (float64, bool) {
 // resource's growth is run-to-run noise.
 const maxNegativeFixed = 0.05
 
-func explainTwo(points []Point) Scaling {
+func explainTwo(points []Point, refs References) Scaling {
 	a, b := points[0], points[1]
-	best, f, ok := simplestOfTwo(a, b)
-	if !ok {
-		f, _ = fitFixed(best, points)
-	}
-	s := Scaling{Resource: best, Fixed: f, Source: fittedSource(f, len(points))}
-	if a.Shares.Of(best) > b.Shares.Of(best) {
+	if a.Shares.SM > b.Shares.SM {
 		a, b = b, a
 	}
-	if !ok {
-		s.Why = fmt.Sprintf("neither SMs nor bandwidth explain %s to %s (%.2f× as fast); both together assumed",
-			a.Profile, b.Profile, a.Seconds/b.Seconds)
+	speedUp := func(r catalog.Resource) string {
+		return fmt.Sprintf("%s ran %.2f× as fast as %s with %.2f× the %s", b.Profile, a.Seconds/b.Seconds, a.Profile,
+			b.Shares.Of(r)/a.Shares.Of(r), strings.TrimPrefix(r.String(), "memory "))
+	}
+	if r, ok := pureOfTwo(a, b); ok {
+		return Scaling{Resource: r, Source: fittedSource(0, 2), Why: fmt.Sprintf("bound by %s: %s", r, speedUp(r))}
+	}
+	if e, err, n, ok := refs.forPair(a, b); ok {
+		s, _ := e.fit(points)
+		s.Source = describe(s, 2)
+		s.Why = fmt.Sprintf("%s, as fits the %s reference benchmarks measured on %s and %s best (their other profiles to %.1f%%, the median of %d)",
+			boundWords(s), refs.site.Name, a.Profile, b.Profile, 100*err, n)
 		return s
 	}
-	s.Why = fmt.Sprintf("bound by %s: %s ran %.2f× as fast as %s with %.2f× the %s", best, b.Profile,
-		a.Seconds/b.Seconds, a.Profile, b.Shares.Of(best)/a.Shares.Of(best), strings.TrimPrefix(best.String(), "memory "))
-	return s
+	r, f, ok := bottleneckOfTwo(a, b)
+	if !ok {
+		f, _ = fitFixed(r, points)
+		return Scaling{Resource: r, Fixed: f, Source: fittedSource(f, 2),
+			Why: fmt.Sprintf("neither SMs nor bandwidth explain %s to %s (%.2f× as fast); both together assumed",
+				a.Profile, b.Profile, a.Seconds/b.Seconds)}
+	}
+	return Scaling{Resource: r, Fixed: f, Source: fittedSource(f, 2), Why: fmt.Sprintf("bound by %s: %s", r, speedUp(r))}
 }
 
-// simplestOfTwo is the simplest explanation of two times: first, times in
-// the ratio of one resource's shares within run-to-run noise, with no fixed
-// part (two close profiles, 7g.40gb and full, cannot tell a small fixed share
-// from noise); else the resource that needs the smallest fixed share. ok is
-// false when none explains them (slower on the bigger profile).
-func simplestOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
+// pureOfTwo is the resource whose shares two times are in the ratio of,
+// within run-to-run noise: the simplest explanation, with no fixed part (two
+// close profiles, 7g.40gb and full, cannot tell a small fixed share from
+// noise).
+func pureOfTwo(a, b Point) (catalog.Resource, bool) {
 	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
 		pure := (Scaling{Resource: r}).scale(a, b.Shares, 0)
 		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
-			return r, 0, true
+			return r, true
 		}
 	}
+	return catalog.Mixed, false
+}
+
+// bottleneckOfTwo is the resource that explains two times with the
+// smallest fixed share, and that share; ok is false when none explains
+// them (slower on the bigger profile).
+func bottleneckOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
 	r, fixed = catalog.Mixed, math.Inf(1)
 	for _, c := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
 		f, exact := exactFixed(c, a, b)
@@ -252,6 +271,22 @@ func simplestOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
 		return catalog.Mixed, 0, false
 	}
 	return r, clamp01(fixed), true
+}
+
+// boundWords says what bounds a job under a fitted explanation.
+func boundWords(s Scaling) string {
+	if s.Limit > 0 {
+		return fmt.Sprintf("bound by %s up to about %.0f%% of them, then by something else", s.Resource, 100*s.Limit)
+	}
+	return "bound by " + s.Resource.String()
+}
+
+// describe says what a fit is and rests on.
+func describe(s Scaling, profiles int) string {
+	if s.Limit > 0 {
+		return fmt.Sprintf("no gain beyond %.0f%% of the %s, fitted on %d profiles", 100*s.Limit, s.Resource, profiles)
+	}
+	return fittedSource(s.Fixed, profiles)
 }
 
 // fittedSource says what a fit rests on.

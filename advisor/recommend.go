@@ -268,7 +268,7 @@ func (a *analysis) prepare() {
 		_, _, bound, _ := a.measuredRuntime(p.Profile)
 		return bound > 0
 	})
-	fit, ok := ExplainTimes(a.points)
+	fit, ok := ExplainTimes(a.points, ReferencesOf(a.site))
 	if !ok {
 		gpu, memory := a.utilizationOn(a.points)
 		fit = PriorScaling(a.site, gpu, memory, a.points)
@@ -388,7 +388,7 @@ func (a *analysis) prepareWork() {
 	a.workPoints = a.profilePoints(withWork, func(r Run) float64 { return r.Seconds / r.Work })
 	a.work, _, _ = medianOf(a.runs, func(r Run) bool { return withWork(r) && r.Completed }, func(r Run) float64 { return r.Work })
 	a.workScaling = a.scaling
-	if fit, ok := ExplainTimes(a.workPoints); ok {
+	if fit, ok := ExplainTimes(a.workPoints, ReferencesOf(a.site)); ok {
 		a.workScaling = fit
 	}
 }

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -29,7 +30,7 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 // site's reference benchmarks give it.
 func PriorScaling(site *catalog.Site, utilization, memUtilization float64, measured []Point) Scaling {
 	if utilization < 0 || utilization > 100 || len(measured) != 1 {
-		return ReferencePrior(site, "")
+		return ReferencesOf(site).Prior()
 	}
 	u, sh := utilization/100, measured[0].Shares.SM
 	f := clamp01((1 - u) / (u*sh + 1 - u))
@@ -65,29 +66,107 @@ func boundBy(utilization, memUtilization float64) (catalog.Resource, string) {
 	return catalog.Mixed, words
 }
 
-// ReferencePrior is the prior from the site's reference benchmarks but the
-// one named exclude ("": all of them): the median of their fixed shares
-// fitted on the SMs (on Wulver's tables it predicts one profile's pair
-// better than the bandwidth or both). Excluding a job's own benchmark measures how
-// well the prior serves a job the references do not already hold.
-func ReferencePrior(site *catalog.Site, exclude string) Scaling {
-	var fs []float64
-	if set, ok := catalog.ReferenceFor(site); ok {
-		for i := range set.Benchmarks {
-			if b := &set.Benchmarks[i]; b.IsPrior() && b.Name != exclude {
-				if f, ok := fitFixed(catalog.SMs, usable(BenchmarkPoints(site, b))); ok {
-					fs = append(fs, f)
-				}
-			}
+// References are what a site already measured: its reference benchmarks'
+// completed profiles, a set per benchmark, less those named to leave out
+// (the benchmark being scored, which must not predict itself).
+type References struct {
+	site    *catalog.Site
+	exclude []string
+}
+
+// ReferencesOf are the site's reference benchmarks but those named.
+func ReferencesOf(site *catalog.Site, exclude ...string) References {
+	return References{site: site, exclude: exclude}
+}
+
+// each calls fn with each benchmark's name and usable points.
+func (refs References) each(fn func(name string, points []Point)) {
+	if refs.site == nil {
+		return
+	}
+	set, ok := catalog.ReferenceFor(refs.site)
+	if !ok {
+		return
+	}
+	for i := range set.Benchmarks {
+		if b := &set.Benchmarks[i]; b.IsPrior() && !slices.Contains(refs.exclude, b.Name) {
+			fn(b.Name, usable(BenchmarkPoints(refs.site, b)))
 		}
 	}
+}
+
+// calibrationExclude is the benchmark a prediction's range must not learn
+// from ("": none).
+func (refs References) calibrationExclude() string {
+	if len(refs.exclude) == 0 {
+		return ""
+	}
+	return refs.exclude[0]
+}
+
+// Prior is the scaling of a job measured on one profile, from the site's
+// reference benchmarks: the median of their fixed shares fitted on the SMs
+// (on Wulver's tables it predicts one profile's pair better than the
+// bandwidth or both). Leaving a job's own benchmark out measures how well
+// the prior serves a job the references do not already hold.
+func (refs References) Prior() Scaling {
+	var fs []float64
+	refs.each(func(_ string, points []Point) {
+		if f, ok := fitFixed(catalog.SMs, points); ok {
+			fs = append(fs, f)
+		}
+	})
+	exclude := refs.calibrationExclude()
 	if len(fs) == 0 {
-		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude,
+		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude, guess: true,
 			Why: "one profile measured and no reference benchmarks: a guess halfway between GPU-bound and not"}
 	}
 	slices.Sort(fs)
 	f := median(fs)
-	why := fmt.Sprintf("one profile measured: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), site.Name, 100*f)
-	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude,
-		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), site.Name)}
+	why := fmt.Sprintf("one profile measured: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
+	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude, guess: true,
+		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), refs.site.Name)}
+}
+
+// forPair is the explanation that, fitted on the same two profiles of each
+// reference benchmark measured on both, best predicted its other profiles
+// (the median over the benchmarks of each one's mean error, so that no one
+// benchmark decides for the rest): two times fit every explanation exactly,
+// and the site's own benchmarks say which has held between those profiles.
+// ok is false when no reference benchmark was measured on both and on
+// another.
+func (refs References) forPair(a, b Point) (best explanation, medianErr float64, benchmarks int, ok bool) {
+	errs := map[explanation][]float64{} // per benchmark
+	refs.each(func(_ string, points []Point) {
+		i := slices.IndexFunc(points, func(p Point) bool { return p.Profile == a.Profile })
+		j := slices.IndexFunc(points, func(p Point) bool { return p.Profile == b.Profile })
+		if i < 0 || j < 0 || len(points) < 3 {
+			return
+		}
+		pair := []Point{points[i], points[j]}
+		benchmarks++
+		for _, e := range explanations {
+			s, fitted := e.fit(pair)
+			if !fitted {
+				continue
+			}
+			var own []float64
+			for k, p := range points {
+				if k != i && k != j {
+					own = append(own, math.Log(p.Seconds/s.at(pair, p.Shares)))
+				}
+			}
+			errs[e] = append(errs[e], meanAbs(own))
+		}
+	})
+	medianErr = math.Inf(1)
+	for _, e := range explanations {
+		if len(errs[e]) == benchmarks && benchmarks > 0 {
+			slices.Sort(errs[e])
+			if m := median(errs[e]); m < medianErr-1e-9 {
+				best, medianErr, ok = e, m, true
+			}
+		}
+	}
+	return best, medianErr, benchmarks, ok
 }

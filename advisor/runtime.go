@@ -35,6 +35,9 @@ type Scaling struct {
 	own []float64
 	// exclude names a reference benchmark the range must not learn from.
 	exclude string
+	// guess marks a prior from the site's typical job: the job may as well
+	// be bound by SMs alone, and its range reaches that.
+	guess bool
 }
 
 // Point is a measured wall time on a profile with the given shares.
@@ -77,14 +80,12 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 	for _, e := range s.own {
 		b.lo, b.hi = math.Min(b.lo, e), math.Max(b.hi, e)
 	}
-	return seconds, seconds * math.Exp(b.lo), seconds * math.Exp(b.hi), from
-}
-
-// Excluding is the scaling whose ranges learn nothing from the named
-// reference benchmark: for scoring the model on that benchmark.
-func (s Scaling) Excluding(benchmark string) Scaling {
-	s.exclude = benchmark
-	return s
+	lo, hi = seconds*math.Exp(b.lo), seconds*math.Exp(b.hi)
+	if s.guess {
+		bySMs := (Scaling{Resource: catalog.SMs}).scale(from, to, 0)
+		lo, hi = math.Min(lo, bySMs), math.Max(hi, bySMs)
+	}
+	return seconds, lo, hi, from
 }
 
 // Within lowers the fixed share until the model predicts at least each

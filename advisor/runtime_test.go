@@ -38,7 +38,7 @@ func TestExplainTimesChoosesTheResourceThatBoundsTheJob(t *testing.T) {
 		r catalog.Resource
 		f float64
 	}{{catalog.SMs, 0}, {catalog.SMs, 0.2}, {catalog.Bandwidth, 0.1}, {catalog.Mixed, 0.3}} {
-		s, ok := ExplainTimes(job(tc.r, tc.f, known...))
+		s, ok := ExplainTimes(job(tc.r, tc.f, known...), References{})
 		if !ok || s.Resource != tc.r || math.Abs(s.Fixed-tc.f) > 1e-6 {
 			t.Errorf("%s-bound, f=%.1f: chose %s f=%.3f (%s)", tc.r, tc.f, s.Resource, s.Fixed, s.Why)
 			continue
@@ -64,7 +64,7 @@ func TestExplainTimesSeesAJobStopGaining(t *testing.T) {
 		sh := a100[name]
 		points = append(points, Point{Profile: name, Shares: sh, Seconds: math.Max(40/sh.SM, 90)})
 	}
-	s, ok := ExplainTimes(points)
+	s, ok := ExplainTimes(points, References{})
 	if !ok || s.Resource != catalog.SMs || math.Abs(s.Limit-40.0/90) > 1e-6 || !strings.Contains(s.Why, "up to about 44% of them, then by something else") {
 		t.Fatalf("%+v", s)
 	}
@@ -74,7 +74,7 @@ func TestExplainTimesSeesAJobStopGaining(t *testing.T) {
 	// Noise on the whole GPU is not a floor: a compute-bound job 2% slow there stays bound by SMs alone.
 	sm := job(catalog.SMs, 0, "1g.5gb", "2g.10gb", "3g.20gb", "full")
 	sm[3].Seconds *= 1.02
-	if s, _ := ExplainTimes(sm); s.Limit != 0 || s.Resource != catalog.SMs {
+	if s, _ := ExplainTimes(sm, References{}); s.Limit != 0 || s.Resource != catalog.SMs {
 		t.Errorf("2%% of noise made a floor: %+v", s)
 	}
 }
@@ -84,12 +84,12 @@ func TestExplainTimesSeesAJobStopGaining(t *testing.T) {
 // grew less than the job sped up, cannot explain them.
 func TestExplainTimesFromTwoProfiles(t *testing.T) {
 	// 3g.20gb → 4g.20gb: the same bandwidth, 4/3 the SMs: only SMs explain a speed-up.
-	s, _ := ExplainTimes(job(catalog.SMs, 0, "3g.20gb", "4g.20gb"))
+	s, _ := ExplainTimes(job(catalog.SMs, 0, "3g.20gb", "4g.20gb"), References{})
 	if s.Resource != catalog.SMs || s.Fixed > 1e-9 || !strings.Contains(s.Why, "1.33× as fast as 3g.20gb with 1.33× the SMs") {
 		t.Errorf("3g→4g: %+v", s)
 	}
 	// 2g.10gb → 3g.20gb twice as fast: 1.5× the SMs cannot do it, 2× the bandwidth can.
-	s, _ = ExplainTimes(job(catalog.Bandwidth, 0, "2g.10gb", "3g.20gb"))
+	s, _ = ExplainTimes(job(catalog.Bandwidth, 0, "2g.10gb", "3g.20gb"), References{})
 	if s.Resource != catalog.Bandwidth || s.Fixed > 1e-9 {
 		t.Errorf("2g→3g: %+v", s)
 	}
@@ -97,17 +97,43 @@ func TestExplainTimesFromTwoProfiles(t *testing.T) {
 	// fixed share of a third; times within noise of the SM ratio have none.
 	close := job(catalog.SMs, 0, "7g.40gb", "full")
 	close[1].Seconds *= 1.01
-	s, _ = ExplainTimes(close)
+	s, _ = ExplainTimes(close, References{})
 	if sec, _, _, _ := s.Predict(close, a100["1g.5gb"]); s.Resource != catalog.SMs || s.Fixed != 0 || math.Abs(sec/(100*108/14.0)-1) > 0.02 {
 		t.Errorf("7g→full with noise: %+v predicts 1g.5gb at %.0f s, want about %.0f", s, sec, 100*108/14.0)
 	}
 	// Slower on the bigger slice: nothing explains it, and it says so.
-	s, _ = ExplainTimes([]Point{{"1g.5gb", a100["1g.5gb"], 100}, {"full", a100["full"], 120}})
+	s, _ = ExplainTimes([]Point{{"1g.5gb", a100["1g.5gb"], 100}, {"full", a100["full"], 120}}, References{})
 	if s.Fixed != 1 || !strings.HasPrefix(s.Why, "neither SMs nor bandwidth explain") {
 		t.Errorf("slower when bigger: %+v", s)
 	}
-	if _, ok := ExplainTimes(job(catalog.SMs, 0, "7g.40gb")); ok {
+	if _, ok := ExplainTimes(job(catalog.SMs, 0, "7g.40gb"), References{}); ok {
 		t.Error("one profile cannot explain anything")
+	}
+}
+
+// Two times fit every explanation exactly; the site's reference benchmarks
+// measured on the same two profiles say which has held there. A job that
+// stops gaining after 3g.40gb, measured on 3g.40gb and the whole GPU, looks
+// like one with a large fixed share; Wulver's GROMACS and LLM tables, the
+// two measured on both, stopped gaining too.
+func TestTwoProfilesLearnFromTheSitesBenchmarks(t *testing.T) {
+	site := testutil.Wulver(t)
+	point := func(name string) Point {
+		p, _ := site.Profile(name)
+		sh := site.Shares(p)
+		return Point{Profile: name, Shares: sh, Seconds: math.Max(60/sh.SM, 150)}
+	}
+	known := []Point{point("3g.40gb"), point("full")}
+	want := point("1g.10gb")
+	learned, _ := ExplainTimes(known, ReferencesOf(site))
+	alone, _ := ExplainTimes(known, References{})
+	got := func(s Scaling) float64 { sec, _, _, _ := s.Predict(known, want.Shares); return sec / want.Seconds }
+	if learned.Limit == 0 || math.Abs(got(learned)-1) > 0.05 ||
+		!strings.Contains(learned.Why, "wulver reference benchmarks measured on 3g.40gb and full") {
+		t.Errorf("with the site's benchmarks: %+v predicts 1g.10gb at %.2f× its time", learned, got(learned))
+	}
+	if got(alone) > 0.7 {
+		t.Errorf("without them the bottleneck rule was expected to predict 1g.10gb far too fast, not %.2f×: %+v", got(alone), alone)
 	}
 }
 
@@ -115,7 +141,7 @@ func TestExplainTimesFromTwoProfiles(t *testing.T) {
 // and is wider beyond the measured profiles than between them.
 func TestPredictRangesAreWiderBeyondTheMeasured(t *testing.T) {
 	points := job(catalog.SMs, 0.1, "1g.5gb", "2g.10gb", "4g.20gb")
-	s, _ := ExplainTimes(points)
+	s, _ := ExplainTimes(points, References{})
 	sec, lo, hi, from := s.Predict(points, a100["3g.20gb"])
 	if from.Profile != "4g.20gb" && from.Profile != "2g.10gb" || lo > sec*math.Exp(-runNoise)+1e-9 || hi < sec*math.Exp(runNoise)-1e-9 {
 		t.Errorf("3g.20gb: %.1f in [%.1f, %.1f] from %s", sec, lo, hi, from.Profile)
@@ -143,8 +169,18 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 	if !strings.Contains(ref.Source, "median of 5 wulver reference benchmarks") || ref.Fixed <= 0.3 || ref.Fixed >= 0.95 {
 		t.Errorf("reference prior: %+v", ref)
 	}
-	if got := ReferencePrior(site, "pytorch_mnist_simplecnn"); !strings.Contains(got.Source, "median of 4") {
+	if got := ReferencesOf(site, "pytorch_mnist_simplecnn").Prior(); !strings.Contains(got.Source, "median of 4") {
 		t.Errorf("excluding one benchmark: %+v", got)
+	}
+	// A guess from the site's typical job may be wrong about a compute-bound
+	// one: its range reaches the time of a job bound by SMs alone.
+	p, _ := site.Profile("1g.10gb")
+	one := []Point{{Profile: "1g.10gb", Shares: site.Shares(p), Seconds: 1000}}
+	if _, lo, _, _ := ref.Predict(one, catalog.Shares{SM: 1, Bandwidth: 1}); lo > 1000*14.0/108+1e-9 {
+		t.Errorf("full from 1g.10gb: the range starts at %.0f s, above the SM-bound %.0f s", lo, 1000*14.0/108)
+	}
+	if _, lo, _, _ := PriorScaling(site, 30, -1, one).Predict(one, catalog.Shares{SM: 1, Bandwidth: 1}); lo <= 1000*14.0/108 {
+		t.Errorf("a monitored run's prior is no guess: its range need not reach the SM-bound time, yet starts at %.0f s", lo)
 	}
 }
 
@@ -164,8 +200,8 @@ func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
 			rest := append(append([]Point{}, points[:j]...), points[j+1:]...)
 			for a := range rest {
 				for c := a + 1; c < len(rest); c++ {
-					s, _ := ExplainTimes([]Point{rest[a], rest[c]})
-					_, lo, hi, _ := s.Excluding(b.Name).Predict([]Point{rest[a], rest[c]}, held.Shares)
+					s, _ := ExplainTimes([]Point{rest[a], rest[c]}, ReferencesOf(site, b.Name))
+					_, lo, hi, _ := s.Predict([]Point{rest[a], rest[c]}, held.Shares)
 					if lo <= held.Seconds && held.Seconds <= hi {
 						in++
 					}

@@ -121,11 +121,12 @@ func (m Model) Predict(c Case, known []advisor.Point, target advisor.Point) (flo
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	s, ok := advisor.ExplainTimes(known)
+	refs := advisor.ReferencesOf(m.Site, c.benchmark())
+	s, ok := advisor.ExplainTimes(known, refs)
 	if !ok {
-		s = advisor.ReferencePrior(m.Site, c.benchmark())
+		s = refs.Prior()
 	}
-	sec, lo, hi, _ := s.Excluding(c.benchmark()).Predict(known, target.Shares)
+	sec, lo, hi, _ := s.Predict(known, target.Shares)
 	return sec, lo, hi, true
 }
 
@@ -141,7 +142,7 @@ func (m GeometricMean) Predict(c Case, known []advisor.Point, target advisor.Poi
 	}
 	s, ok := advisor.FitOn(catalog.Mixed, known)
 	if !ok {
-		s = advisor.ReferencePrior(m.Site, c.benchmark())
+		s = advisor.ReferencesOf(m.Site, c.benchmark()).Prior()
 	}
 	sec, _, _, _ := s.Predict(known, target.Shares)
 	return sec, sec, sec, true
