@@ -1,6 +1,9 @@
 package advisor
 
 import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -90,6 +93,23 @@ func (c calibration) band(sit situation) band {
 	return b
 }
 
+// The calibration on every built-in reference benchmark is the same for
+// every run of this build, so it is computed when the model or the
+// references change and embedded (calibration.json; TestBuiltinCalibration
+// checks it and rewrites it with -update): advice at submission must not
+// spend milliseconds recomputing it.
+//
+//go:embed calibration.json
+var builtinCalibrationJSON []byte
+
+var builtinCalibration = sync.OnceValue(func() calibration {
+	c, err := decodeCalibration(builtinCalibrationJSON)
+	if err != nil {
+		panic("advisor/calibration.json: " + err.Error())
+	}
+	return c
+})
+
 var (
 	calibrationMu    sync.Mutex
 	calibrationCache = map[string]calibration{}
@@ -98,11 +118,22 @@ var (
 // calibrationFor is the calibration on every built-in reference benchmark
 // but the one named exclude.
 func calibrationFor(exclude string) calibration {
+	if exclude == "" {
+		return builtinCalibration()
+	}
 	calibrationMu.Lock()
 	defer calibrationMu.Unlock()
 	if c, ok := calibrationCache[exclude]; ok {
 		return c
 	}
+	c := computeCalibration(exclude)
+	calibrationCache[exclude] = c
+	return c
+}
+
+// computeCalibration runs the reference trials, leaving one benchmark out
+// ("": none).
+func computeCalibration(exclude string) calibration {
 	c := calibration{}
 	for _, set := range catalog.BuiltinReferences() {
 		site, err := catalog.Builtin(set.Site)
@@ -118,8 +149,45 @@ func calibrationFor(exclude string) calibration {
 	for _, errs := range c {
 		slices.Sort(errs)
 	}
-	calibrationCache[exclude] = c
 	return c
+}
+
+// The embedded form: errors by cell name.
+func (k cell) String() string {
+	where := [...]string{"inside", "above", "below"}[k.dir]
+	if k.single {
+		return where + ", one profile"
+	}
+	return where + ", fitted"
+}
+
+func encodeCalibration(c calibration) ([]byte, error) {
+	named := map[string][]float64{}
+	for k, errs := range c {
+		named[k.String()] = errs
+	}
+	return json.MarshalIndent(map[string]any{"version": 1, "errors_per_unit_distance": named}, "", " ")
+}
+
+func decodeCalibration(data []byte) (calibration, error) {
+	var file struct {
+		Version int                  `json:"version"`
+		Errors  map[string][]float64 `json:"errors_per_unit_distance"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, err
+	}
+	if file.Version != 1 {
+		return nil, fmt.Errorf("version %d is not supported", file.Version)
+	}
+	c := calibration{}
+	for _, dir := range []direction{inside, above, below} {
+		for _, single := range []bool{false, true} {
+			k := cell{dir, single}
+			c[k] = file.Errors[k.String()]
+		}
+	}
+	return c, nil
 }
 
 // add predicts each of a benchmark's profiles from every subset of the

@@ -72,26 +72,34 @@ func boundBy(utilization, memUtilization float64) (catalog.Resource, string) {
 type References struct {
 	site    *catalog.Site
 	exclude []string
+	sets    []referencePoints
+}
+
+type referencePoints struct {
+	name   string
+	points []Point
 }
 
 // ReferencesOf are the site's reference benchmarks but those named.
 func ReferencesOf(site *catalog.Site, exclude ...string) References {
-	return References{site: site, exclude: exclude}
+	refs := References{site: site, exclude: exclude}
+	if site == nil {
+		return refs
+	}
+	if set, ok := catalog.ReferenceFor(site); ok {
+		for i := range set.Benchmarks {
+			if b := &set.Benchmarks[i]; b.IsPrior() && !slices.Contains(exclude, b.Name) {
+				refs.sets = append(refs.sets, referencePoints{b.Name, usable(BenchmarkPoints(site, b))})
+			}
+		}
+	}
+	return refs
 }
 
 // each calls fn with each benchmark's name and usable points.
 func (refs References) each(fn func(name string, points []Point)) {
-	if refs.site == nil {
-		return
-	}
-	set, ok := catalog.ReferenceFor(refs.site)
-	if !ok {
-		return
-	}
-	for i := range set.Benchmarks {
-		if b := &set.Benchmarks[i]; b.IsPrior() && !slices.Contains(refs.exclude, b.Name) {
-			fn(b.Name, usable(BenchmarkPoints(refs.site, b)))
-		}
+	for _, set := range refs.sets {
+		fn(set.name, set.points)
 	}
 }
 

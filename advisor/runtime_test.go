@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"flag"
 	"math"
 	"os"
 	"strconv"
@@ -276,5 +277,38 @@ func TestUtilizationPriorOnAnH100(t *testing.T) {
 				t.Errorf("%s at %.0f%%: predicted %.2f, measured %.2f", name, pct, predicted, measured)
 			}
 		}
+	}
+}
+
+var updateCalibration = flag.Bool("update", false, "rewrite advisor/calibration.json from the built-in reference benchmarks")
+
+// The embedded calibration is what the model and the references give
+// today: after changing either, run go test ./advisor -run TestBuiltinCalibration -update.
+func TestBuiltinCalibration(t *testing.T) {
+	live := computeCalibration("")
+	if *updateCalibration {
+		data, err := encodeCalibration(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("calibration.json", append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	embedded := builtinCalibration()
+	for k, errs := range live {
+		got := embedded[k]
+		if len(got) != len(errs) {
+			t.Fatalf("%s: %d errors embedded, %d computed: run go test ./advisor -run TestBuiltinCalibration -update", k, len(got), len(errs))
+		}
+		for i := range errs {
+			if math.Abs(got[i]-errs[i]) > 1e-9 {
+				t.Fatalf("%s: embedded %g, computed %g: run go test ./advisor -run TestBuiltinCalibration -update", k, got[i], errs[i])
+			}
+		}
+	}
+	if len(live[cell{above, false}]) == 0 || len(live[cell{below, true}]) == 0 {
+		t.Errorf("the reference trials left cells empty: %v", live)
 	}
 }
