@@ -75,68 +75,106 @@ func distinct(points []Point) int {
 }
 
 // An explanation is a resource and how the rest of the job's time
-// combines with the part that scales with it: added to it (serial: Amdahl,
-// a fixed share) or overlapping it (the job is as slow as the slower of the
-// two, so it gains until the rest is the longer: GROMACS's CPU threads
-// beside its GPU kernels, a data loader feeding the GPU).
+// combines with the part that scales with it: there is none (pure: time ∝
+// 1/share), it adds to it (serial: Amdahl, a fixed share), or it overlaps it
+// (the job is as slow as the slower of the two, so it gains until the rest
+// is the longer: GROMACS's CPU threads beside its GPU kernels, a data loader
+// feeding the GPU).
 type explanation struct {
-	resource   catalog.Resource
-	overlapped bool
+	resource catalog.Resource
+	form     form
 }
 
-// explanations are every one ExplainTimes weighs, the serial ones first
-// (they win ties).
+type form int
+
+const (
+	pure form = iota
+	serial
+	overlapped
+)
+
+// explanations are every one ExplainTimes weighs, simplest first: no other
+// part before a fixed share before a floor, one resource before both.
 var explanations = func() []explanation {
 	var out []explanation
-	for _, overlapped := range []bool{false, true} {
-		for _, r := range catalog.Resources {
-			out = append(out, explanation{r, overlapped})
+	for _, f := range []form{pure, serial, overlapped} {
+		for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {
+			out = append(out, explanation{r, f})
 		}
 	}
 	return out
 }()
 
 func (e explanation) String() string {
-	if e.overlapped {
+	switch e.form {
+	case serial:
+		return e.resource.String() + " with a fixed share"
+	case overlapped:
 		return e.resource.String() + " until something else limits it"
 	}
-	return e.resource.String()
+	return e.resource.String() + " alone"
 }
 
-// fit is the explanation fitted on the points.
+// fit is the explanation fitted on the points: it needs two of different
+// shares of the resource.
 func (e explanation) fit(points []Point) (Scaling, bool) {
-	if e.overlapped {
-		limit, ok := fitLimit(e.resource, points)
-		return Scaling{Resource: e.resource, Limit: limit}, ok
+	if distinctShares(e.resource, points) < 2 {
+		return Scaling{}, false
 	}
-	f, ok := fitFixed(e.resource, points)
-	return Scaling{Resource: e.resource, Fixed: f}, ok
+	switch e.form {
+	case serial:
+		f, ok := fitFixed(e.resource, points)
+		return Scaling{Resource: e.resource, Fixed: f}, ok
+	case overlapped:
+		// No floor seen yet is no floor: the job scales as if alone.
+		return Scaling{Resource: e.resource, Limit: fitLimit(e.resource, points)}, true
+	}
+	return Scaling{Resource: e.resource}, true
+}
+
+// distinctShares counts the points' different shares of resource r.
+func distinctShares(r catalog.Resource, points []Point) int {
+	var seen []float64
+	for _, p := range points {
+		if !slices.ContainsFunc(seen, func(v float64) bool { return math.Abs(v-p.Shares.Of(r)) < 1e-9 }) {
+			seen = append(seen, p.Shares.Of(r))
+		}
+	}
+	return len(seen)
 }
 
 func explainByHoldout(points []Point) (Scaling, bool) {
-	var best Scaling
-	var bestE explanation
-	bestErr, errs := math.Inf(1), map[explanation]float64{}
+	errs, own := map[explanation]float64{}, map[explanation][]float64{}
 	for _, e := range explanations {
-		own, ok := holdoutErrors(e, points)
-		if !ok {
-			continue
+		if e.form == overlapped {
+			if s, _ := e.fit(points); s.Limit == 0 {
+				continue // no floor in the job's times: the pure form already says so
+			}
 		}
-		errs[e] = meanAbs(own)
-		if errs[e] < bestErr-1e-9 {
-			s, _ := e.fit(points)
-			s.own = own
-			best, bestE, bestErr = s, e, errs[e]
+		if o, ok := holdoutErrors(e, points); ok {
+			errs[e], own[e] = meanAbs(o), o
 		}
 	}
-	if math.IsInf(bestErr, 1) {
+	if len(errs) == 0 {
 		return Scaling{}, false
 	}
+	// A less simple explanation must beat the one chosen so far by more than
+	// run-to-run noise: three or four noisy times would otherwise favour
+	// whatever bends to the noise.
+	bestE, chosen := explanation{}, false
+	for _, e := range explanations {
+		if err, ok := errs[e]; ok && (!chosen || err < errs[bestE]-runNoise) {
+			bestE, chosen = e, true
+		}
+	}
+	best, _ := bestE.fit(points)
+	bestErr := errs[bestE]
+	best.own = own[bestE]
 	// The runners-up named in the reason: the other resources in the same
 	// form, and the same resource in the other form.
 	var others []string
 	for _, e := range explanations {
-		sameResource, sameForm := e.resource == bestE.resource, e.overlapped == bestE.overlapped
+		sameResource, sameForm := e.resource == bestE.resource, e.form == bestE.form
 		if err, ok := errs[e]; ok && sameResource != sameForm {
 			others = append(others, fmt.Sprintf("%s %.1f%%", e, 100*err))
 		}
@@ -164,48 +202,40 @@ func holdoutErrors(e explanation, points []Point) ([]float64, bool) {
 	return errs, true
 }
 
+// floorGap is how much slower than scaling predicts the biggest flat
+// profile must be to show a floor: far beyond run-to-run noise (Wulver's GROMACS and
+// LLM jobs on the whole GPU: 2.5× and 1.9×).
+const floorGap = 0.2
+
 // fitLimit fits the overlapped explanation on resource r: the time falls
 // as 1/share up to a limiting share, then stays. It tries each split of the
 // points, by share, into those still gaining and those at the floor, and
-// keeps the one of least squared log error; 0 is no limit seen (every point
-// still gaining).
-func fitLimit(r catalog.Resource, points []Point) (float64, bool) {
-	if len(points) < 2 {
-		return 0, false
-	}
+// keeps the one of least squared log error; 0 when no split shows a floor.
+func fitLimit(r catalog.Resource, points []Point) float64 {
 	sorted := slices.SortedFunc(slices.Values(points), func(a, b Point) int { return cmp.Compare(a.Shares.Of(r), b.Shares.Of(r)) })
 	bestLimit, bestErr := 0.0, math.Inf(1)
-	for floor := 0; floor < len(sorted); floor++ {
+	for floor := 1; floor < len(sorted); floor++ {
 		gaining, flat := sorted[:len(sorted)-floor], sorted[len(sorted)-floor:]
-		var work, level float64 // log of time × share on the gaining points; log of time on the flat ones
+		var work, level float64 // mean log of time × share on the gaining points; of time on the flat ones
 		for _, p := range gaining {
 			work += math.Log(p.Seconds*p.Shares.Of(r)) / float64(len(gaining))
 		}
-		limit := 0.0
-		if len(flat) > 0 {
-			for _, p := range flat {
-				level += math.Log(p.Seconds) / float64(len(flat))
-			}
-			limit = math.Exp(work - level)
-			// A floor is something the flat profiles show beyond run-to-run
-			// noise, not a better fit to it.
-			if limit > flat[0].Shares.Of(r)*math.Exp(-runNoise) {
-				continue
-			}
+		for _, p := range flat {
+			level += math.Log(p.Seconds) / float64(len(flat))
+		}
+		limit := math.Exp(work - level)
+		if limit > flat[len(flat)-1].Shares.Of(r)*math.Exp(-floorGap) {
+			continue // the biggest profile is too close to scaling to show a floor
 		}
 		var sq float64
 		for _, p := range sorted {
-			share := p.Shares.Of(r)
-			if limit > 0 {
-				share = math.Min(share, limit)
-			}
-			sq += math.Pow(work-math.Log(share)-math.Log(p.Seconds), 2)
+			sq += math.Pow(work-math.Log(math.Min(p.Shares.Of(r), limit))-math.Log(p.Seconds), 2)
 		}
 		if sq < bestErr-1e-12 {
 			bestLimit, bestErr = limit, sq
 		}
 	}
-	return bestLimit, true
+	return bestLimit
 }
 
 // maxNegativeFixed is how far below 0 a two-point fit's fixed share may
@@ -249,7 +279,7 @@ func explainTwo(points []Point, refs References) Scaling {
 func pureOfTwo(a, b Point) (catalog.Resource, bool) {
 	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
 		pure := (Scaling{Resource: r}).scale(a, b.Shares, 0)
-		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= runNoise {
+		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= 2*runNoise {
 			return r, true
 		}
 	}
