@@ -118,7 +118,7 @@ var (
 // calibrationFor is the calibration on every built-in reference benchmark
 // but the one named exclude.
 func calibrationFor(exclude string) calibration {
-	if exclude == "" {
+	if !isReferenceBenchmark(exclude) {
 		return builtinCalibration()
 	}
 	calibrationMu.Lock()
@@ -129,6 +129,17 @@ func calibrationFor(exclude string) calibration {
 	c := computeCalibration(exclude)
 	calibrationCache[exclude] = c
 	return c
+}
+
+// isReferenceBenchmark reports whether a built-in reference set has a
+// benchmark of that name: only its exclusion changes the calibration.
+func isReferenceBenchmark(name string) bool {
+	for _, set := range catalog.BuiltinReferences() {
+		if _, ok := set.Benchmark(name); ok && name != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // computeCalibration runs the reference trials, leaving one benchmark out

@@ -22,18 +22,27 @@ func ExplainTimes(points []Point, refs References) (Scaling, bool) {
 	if distinct(points) < 2 {
 		return Scaling{}, false
 	}
-	s := explainTwo(points, refs)
+	var s Scaling
+	held, ok := Scaling{}, false
 	if len(points) >= 3 {
-		if held, ok := explainByHoldout(points); ok {
-			s = held
-		}
+		held, ok = explainByHoldout(points)
+	}
+	switch {
+	case ok:
+		s = held
+	case len(points) == 2:
+		s = explainTwo(points, refs)
+	default: // no explanation survives leaving a profile out: the two farthest apart
+		byShare := slices.SortedFunc(slices.Values(points), func(a, b Point) int { return cmp.Compare(a.Shares.SM, b.Shares.SM) })
+		s = explainTwo([]Point{byShare[0], byShare[len(byShare)-1]}, refs)
 	}
 	s.exclude = refs.calibrationExclude()
 	return s, true
 }
 
-// FitOn is the model on one resource, fitted by least squares: what
-// ExplainTimes chooses among.
+// FitOn is the serial explanation (Amdahl, a fixed share) on one resource,
+// fitted by least squares; FitOn(catalog.Mixed) is the model before each job
+// got its own explanation.
 func FitOn(r catalog.Resource, points []Point) (Scaling, bool) {
 	points = usable(points)
 	f, ok := fitFixed(r, points)
@@ -288,7 +297,8 @@ func pureOfTwo(a, b Point) (catalog.Resource, bool) {
 
 // bottleneckOfTwo is the resource that explains two times with the
 // smallest fixed share, and that share; ok is false when none explains
-// them (slower on the bigger profile).
+// them: slower on the bigger profile, or faster than any resource grew by
+// more than noise.
 func bottleneckOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
 	r, fixed = catalog.Mixed, math.Inf(1)
 	for _, c := range []catalog.Resource{catalog.SMs, catalog.Bandwidth, catalog.Mixed} {

@@ -277,7 +277,7 @@ func (a *analysis) prepare() {
 	// Profiles no time limit bounds are predicted by the model that meets
 	// the bounds; those a bound covers keep it as their floor ("at least").
 	a.scalingFree = fit.Within(a.points, a.timeLimitBounds())
-	a.rec.Model = fmt.Sprintf("Amdahl in the profile's share of %s; %s", a.scalingFree.Resource, a.scalingFree.Source)
+	a.rec.Model = a.scalingFree.Form() + "; " + a.scalingFree.Source
 	a.prepareWork()
 	a.rec.RuntimeWhy = a.runtimeWhy()
 	a.noteTimeouts()

@@ -22,8 +22,8 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 }
 
 // PriorScaling is the scaling of a job measured on one profile or none.
-// Where the monitor saw its GPU utilization u (%) on a profile of SM share
-// s, the idle share of the GPU is the job's fixed part: under the model,
+// Where the monitor saw its GPU utilization u (%) on a profile whose share
+// of the resource that bounds the job is s, the idle share of the GPU is the job's fixed part: under the model,
 // u = busy / (fixed + busy), so f = (1 − u) / (u·s + 1 − u). Its memory
 // utilization m (%, the time device memory was read or written; < 0:
 // unknown) says what the busy part waits on (boundBy). Without either, the
@@ -32,9 +32,9 @@ func PriorScaling(site *catalog.Site, utilization, memUtilization float64, measu
 	if utilization < 0 || utilization > 100 || len(measured) != 1 {
 		return ReferencesOf(site).Prior()
 	}
-	u, sh := utilization/100, measured[0].Shares.SM
-	f := clamp01((1 - u) / (u*sh + 1 - u))
 	r, busy := boundBy(utilization, memUtilization)
+	u, sh := utilization/100, measured[0].Shares.Of(r)
+	f := clamp01((1 - u) / (u*sh + 1 - u))
 	return Scaling{Resource: r, Fixed: f,
 		Source: fmt.Sprintf("fixed share %.2f, from the GPU utilization on %s", f, measured[0].Profile),
 		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s%s, and only that part shrinks on a bigger slice",

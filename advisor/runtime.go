@@ -23,7 +23,8 @@ import (
 // built-in reference benchmarks (calibration.go).
 
 // Scaling is a job's explanation of its times: the resource they scale
-// with and the fixed share, what it rests on, and why it was chosen.
+// with, the fixed share or the floor, what it rests on, and why it was
+// chosen.
 type Scaling struct {
 	Resource catalog.Resource
 	Fixed    float64
@@ -60,6 +61,17 @@ func (s Scaling) at(points []Point, to catalog.Shares) float64 {
 	return s.scale(from, to, s.Fixed)
 }
 
+// Form says how the time depends on the share, in a few words.
+func (s Scaling) Form() string {
+	switch {
+	case s.Limit > 0:
+		return fmt.Sprintf("time ∝ 1/min(share, %.2f) of the %s", s.Limit, s.Resource)
+	case s.Fixed > 0:
+		return "Amdahl in the profile's share of " + s.Resource.String()
+	}
+	return "time ∝ 1/share of the " + s.Resource.String()
+}
+
 func (s Scaling) scale(from Point, to catalog.Shares, f float64) float64 {
 	g := func(share float64) float64 {
 		if s.Limit > 0 {
@@ -93,7 +105,8 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 // smaller slice than any measured one proves the job slows down there at
 // least that much (a prior that says otherwise would predict the profiles in
 // between too fast). A bound that even f = 0 cannot reach is left to the
-// profile's own floor.
+// profile's own floor. A floor (Limit) lies above every bound, which is
+// below the measured profiles: it changes nothing here.
 func (s Scaling) Within(points, bounds []Point) Scaling {
 	if len(points) == 0 {
 		return s

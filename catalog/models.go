@@ -122,16 +122,6 @@ func (m *GPUModel) MIGProfile(name string) (*MIGProfile, bool) {
 	return nil, false
 }
 
-// MIGModeSMs is the SMs a GPU of the site keeps in MIG mode, 0 when unknown.
-// A whole GPU outside MIG mode can have more (an A100 108, its 7g 98), so a
-// slice's share of MIG mode's SMs is not its share of a whole GPU's.
-func (s *Site) MIGModeSMs() int {
-	if s.model == nil {
-		return 0
-	}
-	return s.model.MIGSMs
-}
-
 // NominalGB is the memory in a profile's name: 10 for "1g.10gb".
 func NominalGB(profile string) (float64, bool) {
 	_, mem, ok := strings.Cut(profile, ".")

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -35,13 +36,11 @@ func TestA100LosesSMsInMIGMode(t *testing.T) {
 	if m.SMs != 108 || m.MIGSMs != 98 {
 		t.Errorf("A100-80GB: %d SMs, %d in MIG mode; want 108 and 98", m.SMs, m.MIGSMs)
 	}
-	s := parseSite(t, minimalSite)
-	if got := s.MIGModeSMs(); got != 98 {
-		t.Errorf("MIGModeSMs = %d, want 98", got)
-	}
-	s = parseSite(t, strings.Replace(minimalSite, "gpu_model = \"A100-SXM4-80GB\"\n", "", 1)+"sms = 14\nusable_memory = \"9.5GiB\"\nbilled_memory = \"10G\"\nbandwidth_share = 0.125\n")
-	if got := s.MIGModeSMs(); got != 0 {
-		t.Errorf("MIGModeSMs without a model = %d, want 0", got)
+	// The runtime model counts a slice's SMs against the whole GPU: 7g is 98/108 of it.
+	s := parseSite(t, strings.Replace(minimalSite, `name = "1g.10gb"`, `name = "7g.80gb"`, 1))
+	p, _ := s.Profile("7g.80gb")
+	if got := s.Shares(p).SM; math.Abs(got-98.0/108) > 1e-12 {
+		t.Errorf("7g.80gb's SM share = %g, want 98/108", got)
 	}
 }
 

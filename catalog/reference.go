@@ -8,9 +8,11 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // A reference set is a site's published benchmark tables: measured runs of
@@ -258,25 +260,42 @@ func (b *Benchmark) parse(data []byte, site *Site) error {
 
 var nominalGB = regexp.MustCompile(`(?i)(\d+)\s*g`)
 
-// ProfileForLabel reads the tables' names for a profile ("A100_10gb MIG",
-// "A100_10GB", "1g.10gb:1", "A100:1", "80gb (full)") by their nominal memory.
+// ProfileForLabel reads the names tables give a profile: its own name,
+// alone or in a label ("1g.10gb", "MIG 1g.5gb", "1g.10gb:1"); the whole GPU
+// ("full", "whole", "no MIG", "A100:1"); or its nominal memory ("A100_10gb
+// MIG", "A100_40GB"), when exactly one profile has it (on an A100-40GB both
+// 1g.10gb and 2g.10gb do, and "A100_10gb" names neither).
 func (s *Site) ProfileForLabel(label string) (*Profile, bool) {
-	l := strings.ToLower(label)
-	if mig := strings.TrimSuffix(strings.Fields(l + " ")[0], ":1"); strings.Count(mig, ".") == 1 {
-		if p, ok := s.Profile(mig); ok {
-			return p, true
+	l := strings.ToLower(strings.TrimSpace(label))
+	words := strings.FieldsFunc(l, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '+'
+	})
+	for _, w := range append([]string{l}, words...) {
+		for i := range s.Profiles {
+			if strings.EqualFold(s.Profiles[i].Name, w) {
+				return &s.Profiles[i], true
+			}
 		}
 	}
-	full := strings.Contains(l, "full") || strings.HasSuffix(l, ":1") && !strings.Contains(l, "g")
-	var gb float64 = -1
-	if m := nominalGB.FindAllStringSubmatch(l, -1); len(m) > 0 {
-		gb, _ = strconv.ParseFloat(m[len(m)-1][1], 64)
-	}
+	whole := slices.Contains(words, "full") || slices.Contains(words, "whole") || slices.Contains(words, "nomig") ||
+		strings.Contains(l, "no mig") || strings.Contains(l, "non-mig") || strings.Contains(l, "non mig") ||
+		strings.HasSuffix(l, ":1") && !strings.Contains(l, "g")
+	var found []*Profile
 	for i := range s.Profiles {
-		p := &s.Profiles[i]
-		if full && !p.IsMIG() || !full && math.Abs(p.BilledMemory.GiB()-gb) < 0.5 {
+		if p := &s.Profiles[i]; whole && !p.IsMIG() {
 			return p, true
 		}
 	}
-	return nil, false
+	if m := nominalGB.FindAllStringSubmatch(l, -1); len(m) > 0 && !whole {
+		gb, _ := strconv.ParseFloat(m[len(m)-1][1], 64)
+		for i := range s.Profiles {
+			if p := &s.Profiles[i]; math.Abs(p.BilledMemory.GiB()-gb) < 0.5 {
+				found = append(found, p)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return nil, false
+	}
+	return found[0], true
 }

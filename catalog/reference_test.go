@@ -98,3 +98,32 @@ func TestCapacityIsTheGeometricMeanOfSMAndBandwidthShares(t *testing.T) {
 		}
 	}
 }
+
+// Profiles are found by name inside a label, as the whole GPU, then by
+// the nominal memory the site's tables use, where only one profile has it.
+func TestProfileForLabel(t *testing.T) {
+	wulver := wulver(t)
+	for label, want := range map[string]string{
+		"1g.10gb": "1g.10gb", "MIG 2G.20GB": "2g.20gb", "A100 3g.40gb": "3g.40gb", "3g.40gb:1": "3g.40gb",
+		"full": "full", "Whole GPU": "full", "no MIG": "full", "non-MIG A100": "full", "A100:1": "full",
+		"A100_10gb MIG": "1g.10gb", "A100_20GB": "2g.20gb", "A100_80gb full GPU": "full", "80gb (full)": "full",
+	} {
+		if p, ok := wulver.ProfileForLabel(label); !ok || p.Name != want {
+			t.Errorf("%q: %v, want %s", label, p, want)
+		}
+	}
+	for _, label := range []string{"", "v100", "A100_30gb"} {
+		if p, ok := wulver.ProfileForLabel(label); ok {
+			t.Errorf("%q is %s", label, p.Name)
+		}
+	}
+	a40, err := ModelSite("A100-40GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"A100_10gb", "A100_20gb MIG"} { // 1g.10gb and 2g.10gb; 3g.20gb and 4g.20gb
+		if p, ok := a40.ProfileForLabel(label); ok {
+			t.Errorf("%q on an A100-40GB is taken for %s, one of two", label, p.Name)
+		}
+	}
+}

@@ -54,14 +54,14 @@ func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
 	cases := []Case{{Name: "sm-bound", Points: points}}
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
 		s := Evaluate(Naive{site}, cases, p)
-		if s.Trials == 0 || s.MAPE > 1e-9 || s.Covered != s.Trials {
+		if s.Trials == 0 || s.MAPE > 1e-9 || s.Covered != nil { // it prints no range to score
 			t.Errorf("%s: %+v", p, s)
 		}
 	}
 	slow := []Case{{Name: "slow", Points: []advisor.Point{point(site, "1g.10gb", 100), point(site, "full", 50)}}}
 	s := Evaluate(Naive{site}, slow, OneKnown)
 	// full from 1g.10gb: 100 × 14/108 = 13 s against 50 (−74%); 1g.10gb from full: 386 s against 100 (+286%).
-	if s.Trials != 2 || s.Worst < 285 || s.Worst > 287 || s.Covered != 0 {
+	if s.Trials != 2 || s.Worst < 285 || s.Worst > 287 {
 		t.Errorf("%+v", s)
 	}
 }
@@ -103,8 +103,8 @@ func wulverMatmul(t *testing.T, site *catalog.Site) []Case {
 
 // The side-by-side table (make accuracy prints it). The model must beat
 // the naive one on Wulver's workloads (mostly not GPU-bound) under every
-// protocol, and on the compute-bound matrix multiplication wherever it has
-// two profiles or more; its ranges must hold most of the held-out times.
+// protocol, and match it on the compute-bound matrix multiplication with
+// all but one profile known; its ranges must hold most held-out times.
 // Where it loses (one profile of a compute-bound job, whose prior is the
 // workloads') the table says by how much.
 func TestAccuracyOnWulversTables(t *testing.T) {
@@ -120,8 +120,8 @@ func TestAccuracyOnWulversTables(t *testing.T) {
 		if r.Model.Trials != r.Naive.Trials || r.Model.Trials == 0 {
 			t.Errorf("%s %s: %d trials against %d", r.Set, r.Protocol, r.Model.Trials, r.Naive.Trials)
 		}
-		if r.Protocol == Overall && float64(r.Model.Covered) < 0.8*float64(r.Model.Trials) {
-			t.Errorf("%s: ranges hold %d of %d times", r.Set, r.Model.Covered, r.Model.Trials)
+		if r.Protocol == Overall && float64(*r.Model.Covered) < 0.8*float64(r.Model.Trials) {
+			t.Errorf("%s: ranges hold %d of %d times", r.Set, *r.Model.Covered, r.Model.Trials)
 		}
 	}
 	for _, r := range ref {
@@ -155,9 +155,9 @@ func TestNoiseIsNotAnExplanation(t *testing.T) {
 	}
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown} {
 		model, naive := Evaluate(Model{site}, cases, p), Evaluate(Naive{site}, cases, p)
-		if model.MAPE > naive.MAPE+0.5 || float64(model.Covered) < 0.9*float64(model.Trials) {
+		if model.MAPE > naive.MAPE+0.5 || float64(*model.Covered) < 0.9*float64(model.Trials) {
 			t.Errorf("%s: the model %.2f%% (worst %+.1f%%, %d of %d in range) against the naive %.2f%%",
-				p, model.MAPE, model.Worst, model.Covered, model.Trials, naive.MAPE)
+				p, model.MAPE, model.Worst, *model.Covered, model.Trials, naive.MAPE)
 		}
 	}
 }

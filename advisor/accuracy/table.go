@@ -214,9 +214,9 @@ func (t *table) read(headerLine int) ([]Case, error) {
 			}
 		}
 		label := cell(t.profile)
-		p, ok := resolveProfile(t.site, label)
+		p, ok := t.site.ProfileForLabel(label)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: %q is no profile of site %s (its profiles: %s)",
+			return nil, fmt.Errorf("%s:%d: %q names no one profile of site %s (its profiles: %s; measured on another GPU? give --gpu MODEL)",
 				t.file, line, label, t.site.Name, strings.Join(t.site.ProfileNames(), ", "))
 		}
 		for _, c := range t.values {
@@ -230,6 +230,8 @@ func (t *table) read(headerLine int) ([]Case, error) {
 				return nil, fmt.Errorf("%s:%d: %q under %q is not a number", t.file, line, text, c.header)
 			case !(v > 0) || math.IsInf(v, 0):
 				return nil, fmt.Errorf("%s:%d: %s under %q is not a positive number", t.file, line, text, c.header)
+			case v < 1e-30 || v > 1e30: // their ratios would overflow the scores
+				return nil, fmt.Errorf("%s:%d: %s under %q is beyond any time or rate this reads (1e-30 to 1e30)", t.file, line, text, c.header)
 			}
 			name := job
 			if t.job < 0 || len(t.values) > 1 {
@@ -255,34 +257,4 @@ func (t *table) read(headerLine int) ([]Case, error) {
 		return nil, fmt.Errorf("%s:%d: the table has a header but no rows under it", t.file, headerLine)
 	}
 	return slices.DeleteFunc(cases, func(c Case) bool { return len(c.Points) < 2 }), nil
-}
-
-// resolveProfile finds the site's profile a table's label names: a
-// profile's name, alone or in the label ("MIG 1g.10gb", "1g.10gb:1"), then
-// the whole GPU, then what the site's ProfileForLabel reads.
-func resolveProfile(site *catalog.Site, label string) (*catalog.Profile, bool) {
-	l := strings.ToLower(strings.TrimSpace(label))
-	if l == "" {
-		return nil, false
-	}
-	words := strings.FieldsFunc(l, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '+'
-	})
-	for _, w := range append([]string{l}, words...) {
-		for i := range site.Profiles {
-			if strings.EqualFold(site.Profiles[i].Name, w) {
-				return &site.Profiles[i], true
-			}
-		}
-	}
-	whole := slices.Contains(words, "full") || slices.Contains(words, "whole") || slices.Contains(words, "nomig") ||
-		strings.Contains(l, "no mig") || strings.Contains(l, "non-mig") || strings.Contains(l, "non mig")
-	if whole {
-		for i := range site.Profiles {
-			if !site.Profiles[i].IsMIG() {
-				return &site.Profiles[i], true
-			}
-		}
-	}
-	return site.ProfileForLabel(label)
 }

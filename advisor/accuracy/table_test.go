@@ -150,10 +150,12 @@ func TestReadCasesErrors(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, csv, want string }{
 		{"unknown profile", "job,profile,time (s)\na,1g.5gb,10\na,v100,5\n",
-			`t.csv:3: "v100" is no profile of site a100-sxm4-40gb (its profiles: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb, full)`},
+			`t.csv:3: "v100" names no one profile of site a100-sxm4-40gb (its profiles: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb, full; measured on another GPU? give --gpu MODEL)`},
 		{"not a number", "job,profile,time (s)\na,1g.5gb,10\n\na,full,fast\n", `t.csv:4: "fast" under "time (s)" is not a number`},
 		{"not positive", "GPU Profile,Walltime (s)\n1g.5gb,10\nfull,-2\n", `t.csv:3: -2 under "Walltime (s)" is not a positive number`},
 		{"zero rate", "GPU Profile,TFLOPs\n1g.5gb,0\n", `t.csv:2: 0 under "TFLOPs" is not a positive number`},
+		{"beyond range", "GPU Profile,Walltime (s)\n1g.5gb,1e300\n", `t.csv:2: 1e300 under "Walltime (s)" is beyond any time or rate this reads`},
+		{"ambiguous memory", "GPU Profile,Walltime (s)\nA100_10gb,10\n", `t.csv:2: "A100_10gb" names no one profile`},
 		{"no usable column", "GPU Profile,SMs,Memory (GB)\n1g.5gb,14,5\n", "t.csv:1: no column of times"},
 		{"measured twice", "job,profile,time (s)\na,1g.5gb,10\nb,1g.5gb,3\na,MIG 1g.5gb,11\n", "t.csv:4: a is measured twice on 1g.5gb (line 2 too)"},
 		{"wide row twice", "GPU Profile,Walltime (s)\nfull,10\nno MIG,11\n", "t.csv:3: t Walltime (s) is measured twice on full (line 2 too)"},
@@ -168,26 +170,6 @@ func TestReadCasesErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// Profiles are found by name inside a label, as the whole GPU, then by
-// the nominal memory the site's tables use.
-func TestResolveProfile(t *testing.T) {
-	wulver := testutil.Wulver(t)
-	for label, want := range map[string]string{
-		"1g.10gb": "1g.10gb", "MIG 2G.20GB": "2g.20gb", "A100 3g.40gb": "3g.40gb", "3g.40gb:1": "3g.40gb",
-		"full": "full", "Whole GPU": "full", "no MIG": "full", "non-MIG A100": "full",
-		"A100_10gb MIG": "1g.10gb", "A100_20GB": "2g.20gb", "A100_80gb full GPU": "full", "80gb (full)": "full",
-	} {
-		if p, ok := resolveProfile(wulver, label); !ok || p.Name != want {
-			t.Errorf("%q: %v, want %s", label, p, want)
-		}
-	}
-	for _, label := range []string{"", "v100", "A100_30gb"} {
-		if p, ok := resolveProfile(wulver, label); ok {
-			t.Errorf("%q is %s", label, p.Name)
-		}
 	}
 }
 

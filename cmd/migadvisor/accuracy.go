@@ -21,12 +21,13 @@ func accuracyCommand() *cli.Command {
 		ArgsUsage: "[TABLE.csv ...]",
 		Description: `Scores migadvisor's runtime model on measured times: each job's time on a
 profile is hidden and predicted from its others (all but that one known, two
-known, one known). MIGADVISOR is the mean absolute error, WORST the signed
-error of largest size and IN RANGE the share of measured times inside the range
-migadvisor prints, beside the naive model (time ∝ 1 / SMs, from the measured
-profile nearest in SMs), the model before (the geometric mean of the SM and
-bandwidth shares) and the best fit chosen in hindsight. A line per set says
-whether migadvisor beats the naive model over all three.
+known, one known). MIGADVISOR is the mean absolute percentage error, WORST
+the signed error of largest size and IN RANGE the share of measured times
+inside the range migadvisor prints, beside the naive model (time ∝ 1 / SMs,
+from the measured profile nearest in SMs), the model before (the geometric
+mean of the SM and bandwidth shares) and the best explanation chosen in
+hindsight (from two profiles or more). A line per set says whether
+migadvisor beats the naive model over all three.
 
 Without TABLE.csv, the site's built-in reference benchmarks are scored. Each
 TABLE.csv is a set, measured on the site's profiles or, with --gpu, on a GPU

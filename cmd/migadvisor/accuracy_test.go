@@ -57,7 +57,7 @@ func TestAccuracyOfATableOnAGPUModel(t *testing.T) {
 	}
 	// On the Wulver site, 1g.5gb is no profile.
 	_, errOut, code = migadvisor(t, "accuracy", file)
-	if code != 1 || !strings.HasPrefix(errOut, "migadvisor: "+file+":2: \"1g.5gb\" is no profile of site wulver") {
+	if code != 1 || !strings.HasPrefix(errOut, "migadvisor: "+file+":2: \"1g.5gb\" names no one profile of site wulver") {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
