@@ -172,8 +172,8 @@ func (Hindsight) Predict(_ Case, known []advisor.Point, target advisor.Point) (f
 // Score is a predictor's error over a protocol's trials.
 type Score struct {
 	Trials  int     `json:"trials"`
-	MAPE    float64 `json:"mape_pct"`  // mean absolute percentage error
-	Worst   float64 `json:"worst_pct"` // the signed error of largest size, %
+	MAPE    float64 `json:"mape_pct"`           // mean absolute percentage error
+	Worst   float64 `json:"worst_pct"`          // the signed error of largest size, %
 	Covered *int    `json:"in_range,omitempty"` // measured times inside the printed range (nil: it prints none)
 }
 
