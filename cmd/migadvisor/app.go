@@ -115,6 +115,7 @@ failed, a wait that timed out), 2 usage error.`,
 			docsCommand(),
 			sbatchCommand(),
 			monitorCommand(),
+			emulateCommand(),
 		}, func(c *cli.Command) bool { return c == nil }), // docs, in the lean wrapper binary
 		Writer:               stdout,
 		ErrWriter:            stderr,

@@ -31,6 +31,7 @@ var rank = map[string]float64{
 	"bench/gpu":              5,
 	"bench/workloads":        5,
 	"bench/monitor":          5.5,
+	"bench/emulate":          5,
 	"bench":                  6,
 	"cmd/migadvisor":         7,
 	"cmd/migadvisor-monitor": 7,

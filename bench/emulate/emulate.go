@@ -1,0 +1,316 @@
+// Package emulate runs a job once per MIG profile on one whole GPU, each
+// run under its own CUDA MPS daemon that gives it the profile's share of
+// the SMs and caps its device memory at the profile's usable memory: an
+// answer to "would my job fit a 1g.10gb, and how slow would it be" on a GPU
+// that is not cut into slices.
+//
+// MPS partitions SMs, not the memory system: an emulated slice has the
+// whole GPU's bandwidth and L2, so a bandwidth-bound job runs faster than on
+// the real slice (up to 3× on an H100 at 1g). Memory is capped with
+// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, which a CUDA out-of-memory error enforces
+// (on an H100 a 10 GiB cap lets PyTorch allocate 10112 MiB; the CUDA
+// context is outside it). Results say "emulated" and which GPU ran them.
+//
+// Every step fails open: no MPS control binary, or a daemon that will not
+// start, leaves one plain run of the job and says why; the daemon is
+// stopped after each profile, also when the run is cut short.
+package emulate
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// Target is a profile to emulate.
+type Target struct {
+	Profile   string
+	SMShare   float64 // of the whole GPU the profile is a slice of
+	MemoryMiB float64 // the profile's usable memory: the cap
+	Whole     bool    // the whole GPU: run with no MPS limits
+}
+
+// Targets are the named profiles of the site (all when none are named),
+// smallest first.
+func Targets(site *catalog.Site, names []string) ([]Target, error) {
+	var out []Target
+	for _, p := range site.Profiles {
+		if len(names) > 0 && !slices.Contains(names, p.Name) {
+			continue
+		}
+		out = append(out, Target{Profile: p.Name, SMShare: site.Shares(&p).SM, MemoryMiB: p.UsableMemory.MiB(), Whole: !p.IsMIG()})
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(out, func(t Target) bool { return t.Profile == n }) {
+			return nil, fmt.Errorf("site %s has no profile %q (it has %v)", site.Name, n, site.ProfileNames())
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Target) int {
+		return cmp.Or(cmp.Compare(a.SMShare, b.SMShare), cmp.Compare(a.MemoryMiB, b.MemoryMiB))
+	})
+	return out, nil
+}
+
+// Percentage is the MPS active-thread percentage for the target's share of
+// the SMs. MPS grants whole TPCs (two SMs), rounding down: on an H100, 13%
+// gives 16 of 132 SMs, for an A100 1g slice's 14 of 108.
+func (t Target) Percentage() int {
+	return min(100, max(1, int(math.Round(100*t.SMShare))))
+}
+
+// MemoryLimit is the CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value for device 0
+// of the job's visible devices.
+func (t Target) MemoryLimit() string {
+	return fmt.Sprintf("0=%dM", int(math.Floor(t.MemoryMiB)))
+}
+
+// Options say what to run and how.
+type Options struct {
+	Targets []Target
+	Command []string
+	// Monitor is the command that runs Command under the GPU memory monitor
+	// with its summary in a file: Monitor(summary) + "--" + Command. nil:
+	// Command runs alone.
+	Monitor func(summary string) []string
+	// Budget bounds each profile's run (0: none); a run cut short keeps what
+	// it measured.
+	Budget time.Duration
+	// MPSControl is nvidia-cuda-mps-control ("": looked up on PATH).
+	MPSControl string
+	// Dir holds each profile's output and summary, and the MPS daemons'
+	// pipes and logs.
+	Dir            string
+	Env            []string // the job's environment (os.Environ())
+	Stdout, Stderr io.Writer
+}
+
+// Result is one profile's run.
+type Result struct {
+	Profile     string  `json:"profile"`
+	Emulated    bool    `json:"emulated"` // under MPS limits; false for the whole GPU or a plain fallback
+	Percentage  int     `json:"active_thread_pct,omitempty"`
+	MemoryLimit string  `json:"mem_limit,omitempty"`
+	Outcome     string  `json:"outcome"` // completed, failed, budget
+	ExitStatus  int     `json:"exit_status"`
+	Seconds     float64 `json:"seconds"`
+	Output      string  `json:"output"`            // stdout and stderr, relative to Dir
+	Summary     string  `json:"summary,omitempty"` // the monitor's, relative to Dir
+	Note        string  `json:"note,omitempty"`
+}
+
+// Outcomes.
+const (
+	Completed = "completed"
+	Failed    = "failed"
+	Budget    = "budget"
+)
+
+// Run runs the command once per target, smallest first. It stops early
+// only when ctx is cancelled (the job's scancel); MPS that cannot be used
+// ends the emulation with one plain run of the command.
+func Run(ctx context.Context, opt Options) ([]Result, error) {
+	if len(opt.Command) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("emulation directory: %w", err)
+	}
+	control, lookErr := mpsControl(opt.MPSControl)
+	var results []Result
+	for _, t := range opt.Targets {
+		if ctx.Err() != nil {
+			break
+		}
+		if t.Whole {
+			results = append(results, runOne(ctx, opt, t, nil))
+			continue
+		}
+		if lookErr != nil {
+			return append(results, plainFallback(ctx, opt, lookErr)), nil
+		}
+		d := daemon{control: control, dir: filepath.Join(opt.Dir, "mps-"+t.Profile), env: opt.Env}
+		if err := d.start(ctx); err != nil {
+			return append(results, plainFallback(ctx, opt, err)), nil
+		}
+		r := runOne(ctx, opt, t, d.clientEnv(t))
+		if err := d.stop(); err != nil {
+			r.Note = joinNote(r.Note, "the MPS daemon would not stop: "+err.Error())
+		}
+		results = append(results, r)
+	}
+	return results, ctx.Err()
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// plainFallback is the job run once as it is, with why there was no
+// emulation.
+func plainFallback(ctx context.Context, opt Options, why error) Result {
+	fmt.Fprintf(opt.Stderr, "migadvisor emulate: no emulated profiles: %v; running the job once as it is\n", why)
+	r := runOne(ctx, opt, Target{Profile: "plain", Whole: true}, nil)
+	r.Note = joinNote("MPS unavailable: "+why.Error(), r.Note)
+	return r
+}
+
+func mpsControl(path string) (string, error) {
+	if path == "" {
+		path = "nvidia-cuda-mps-control"
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("%s not found (CUDA MPS is part of the NVIDIA driver)", path)
+	}
+	return found, nil
+}
+
+// runOne runs the command for one target, its output in its own file.
+func runOne(ctx context.Context, opt Options, t Target, extraEnv []string) Result {
+	r := Result{Profile: t.Profile, Emulated: extraEnv != nil, Output: t.Profile + ".out"}
+	if r.Emulated {
+		r.Percentage, r.MemoryLimit = t.Percentage(), t.MemoryLimit()
+	}
+	out, err := os.Create(filepath.Join(opt.Dir, r.Output))
+	if err != nil {
+		r.Outcome, r.Note = Failed, err.Error()
+		return r
+	}
+	defer out.Close()
+	argv := opt.Command
+	if opt.Monitor != nil {
+		r.Summary = t.Profile + ".json"
+		argv = append(append(opt.Monitor(filepath.Join(opt.Dir, r.Summary)), "--"), opt.Command...)
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if opt.Budget > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, opt.Budget)
+	}
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(append(slices.Clone(opt.Env), extraEnv...), "MIGADVISOR_EMULATED_PROFILE="+t.Profile)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the budget ends the whole run
+	fmt.Fprintf(opt.Stderr, "migadvisor emulate: %s%s\n", t.Profile, describe(r))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		r.Outcome, r.ExitStatus, r.Note = Failed, 127, err.Error()
+		return r
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-runCtx.Done():
+		err = endGroup(cmd.Process.Pid, done)
+	}
+	r.Seconds = math.Round(time.Since(start).Seconds()*1000) / 1000
+	r.ExitStatus = exitStatus(err)
+	switch {
+	case runCtx.Err() != nil && ctx.Err() == nil:
+		r.Outcome = Budget
+	case r.ExitStatus == 0:
+		r.Outcome = Completed
+	default:
+		r.Outcome = Failed
+	}
+	fmt.Fprintf(opt.Stderr, "migadvisor emulate: %s %s in %.0f s (exit %d)\n", t.Profile, r.Outcome, r.Seconds, r.ExitStatus)
+	return r
+}
+
+func describe(r Result) string {
+	if !r.Emulated {
+		return ": the whole GPU"
+	}
+	return fmt.Sprintf(": %d%% of the SMs, memory capped at %s", r.Percentage, r.MemoryLimit[2:])
+}
+
+// endGroup sends SIGTERM to the run's process group, then SIGKILL if it
+// has not ended in 10 s, and returns how it ended.
+func endGroup(pid int, done <-chan error) error {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(killAfter):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return <-done
+	}
+}
+
+// killAfter is how long a run cut short has to end on SIGTERM.
+var killAfter = 10 * time.Second
+
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 1
+}
+
+// daemon is one private MPS control daemon.
+type daemon struct {
+	control, dir string
+	env          []string
+}
+
+func (d daemon) mpsEnv() []string {
+	return []string{"CUDA_MPS_PIPE_DIRECTORY=" + filepath.Join(d.dir, "pipe"), "CUDA_MPS_LOG_DIRECTORY=" + filepath.Join(d.dir, "log")}
+}
+
+func (d daemon) clientEnv(t Target) []string {
+	return append(d.mpsEnv(), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="+strconv.Itoa(t.Percentage()),
+		"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="+t.MemoryLimit())
+}
+
+func (d daemon) start(ctx context.Context) error {
+	for _, sub := range []string{"pipe", "log"} {
+		if err := os.MkdirAll(filepath.Join(d.dir, sub), 0o700); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, d.control, "-d")
+	cmd.Env = append(slices.Clone(d.env), d.mpsEnv()...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s -d: %v %s", d.control, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}
+
+// stop asks the daemon to quit; it does so once its clients are gone.
+func (d daemon) stop() error {
+	cmd := exec.Command(d.control)
+	cmd.Env = append(slices.Clone(d.env), d.mpsEnv()...)
+	cmd.Stdin = bytes.NewBufferString("quit\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return nil
+}

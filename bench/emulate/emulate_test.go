@@ -1,0 +1,148 @@
+package emulate
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/internal/testutil"
+)
+
+func fakeControl(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("testdata/fake-mps-control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The targets of Wulver's profiles, smallest first: an A100 slice's share
+// of the whole GPU's SMs (14, 28, 42 of 108) and its usable memory.
+func TestTargetsSmallestFirst(t *testing.T) {
+	targets, err := Targets(testutil.Wulver(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range targets {
+		got = append(got, tg.Profile)
+		if !tg.Whole {
+			got = append(got, strconv.Itoa(tg.Percentage())+" "+tg.MemoryLimit())
+		}
+	}
+	want := "1g.10gb,13 0=9728M,2g.20gb,26 0=19968M,3g.40gb,39 0=40448M,full"
+	if strings.Join(got, ",") != want {
+		t.Errorf("targets %s, want %s", strings.Join(got, ","), want)
+	}
+	if _, err := Targets(testutil.Wulver(t), []string{"2g.20gb", "5g.50gb"}); err == nil || !strings.Contains(err.Error(), `no profile "5g.50gb"`) {
+		t.Errorf("an unknown profile: %v", err)
+	}
+}
+
+func run(t *testing.T, opt Options) ([]Result, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	if opt.Dir == "" {
+		opt.Dir = t.TempDir()
+	}
+	opt.Env, opt.Stdout, opt.Stderr = os.Environ(), &stderr, &stderr
+	if opt.Targets == nil {
+		opt.Targets, _ = Targets(testutil.Wulver(t), []string{"1g.10gb", "3g.40gb", "full"})
+	}
+	results, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results, stderr.String()
+}
+
+// Each slice runs under its own daemon with its share and cap, the whole
+// GPU with neither; every daemon is stopped; each run's output is its own.
+func TestEachProfileRunsUnderItsOwnDaemon(t *testing.T) {
+	dir := t.TempDir()
+	results, stderr := run(t, Options{Dir: dir, MPSControl: fakeControl(t),
+		Command: []string{"sh", "-c", `echo "$MIGADVISOR_EMULATED_PROFILE ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-none} ${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none}"`}})
+	want := map[string]string{"1g.10gb": "1g.10gb 13 0=9728M", "3g.40gb": "3g.40gb 39 0=40448M", "full": "full none none"}
+	if len(results) != 3 {
+		t.Fatalf("%d results: %+v", len(results), results)
+	}
+	for _, r := range results {
+		out, _ := os.ReadFile(filepath.Join(dir, r.Output))
+		if strings.TrimSpace(string(out)) != want[r.Profile] || r.Outcome != Completed || r.Emulated == (r.Profile == "full") {
+			t.Errorf("%s: %q, %+v", r.Profile, out, r)
+		}
+	}
+	for _, p := range []string{"1g.10gb", "3g.40gb"} {
+		calls, _ := os.ReadFile(filepath.Join(dir, "mps-"+p, "log", "calls"))
+		if string(calls) != "start\nquit\n" {
+			t.Errorf("%s's daemon: %q", p, calls)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "mps-"+p, "pipe", "control")); err == nil {
+			t.Errorf("%s's daemon still runs", p)
+		}
+	}
+	if !strings.Contains(stderr, "1g.10gb: 13% of the SMs, memory capped at 9728M") || !strings.Contains(stderr, "full completed in") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// A run past its budget is ended, its whole process group, and the next
+// profile still runs; its daemon is stopped.
+func TestBudgetEndsARun(t *testing.T) {
+	killAfter = 100 * time.Millisecond
+	t.Cleanup(func() { killAfter = 10 * time.Second })
+	dir := t.TempDir()
+	start := time.Now()
+	results, _ := run(t, Options{Dir: dir, MPSControl: fakeControl(t), Budget: 300 * time.Millisecond,
+		Command: []string{"sh", "-c", `if [ "$MIGADVISOR_EMULATED_PROFILE" = 1g.10gb ]; then sleep 30 & wait; fi; echo done`}})
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("the budget did not end the run: %v", time.Since(start))
+	}
+	if results[0].Outcome != Budget || results[1].Outcome != Completed {
+		t.Errorf("%+v", results)
+	}
+	if calls, _ := os.ReadFile(filepath.Join(dir, "mps-1g.10gb", "log", "calls")); string(calls) != "start\nquit\n" {
+		t.Errorf("the daemon of the run cut short: %q", calls)
+	}
+}
+
+// Without MPS the job runs once as it is, and says why.
+func TestNoMPSRunsTheJobOncePlain(t *testing.T) {
+	for name, opt := range map[string]Options{
+		"no binary":          {MPSControl: "/nonexistent/nvidia-cuda-mps-control"},
+		"daemon won't start": {MPSControl: fakeControl(t)},
+	} {
+		if name == "daemon won't start" {
+			t.Setenv("FAKE_MPS_FAIL", "1")
+		}
+		opt.Command = []string{"sh", "-c", "echo ran ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-plain}"}
+		results, stderr := run(t, opt)
+		if len(results) != 1 || results[0].Profile != "plain" || results[0].Outcome != Completed || results[0].Emulated ||
+			!strings.Contains(stderr, "no emulated profiles:") || !strings.Contains(stderr, "running the job once as it is") {
+			t.Errorf("%s: %+v\n%s", name, results, stderr)
+		}
+	}
+}
+
+// A cancelled job (scancel) stops where it is and leaves no daemon.
+func TestCancelStopsTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	targets, _ := Targets(testutil.Wulver(t), []string{"1g.10gb", "2g.20gb"})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var stderr bytes.Buffer
+	results, err := Run(ctx, Options{Targets: targets, Dir: dir, MPSControl: fakeControl(t), Env: os.Environ(),
+		Command: []string{"sleep", "30"}, Stdout: &stderr, Stderr: &stderr})
+	if err == nil || len(results) != 1 {
+		t.Fatalf("%v, %+v", err, results)
+	}
+	if calls, _ := os.ReadFile(filepath.Join(dir, "mps-1g.10gb", "log", "calls")); string(calls) != "start\nquit\n" {
+		t.Errorf("the daemon: %q", calls)
+	}
+}

@@ -1,0 +1,156 @@
+//go:build !noreport
+
+// emulate runs its command under the monitor, which the sbatch wrapper's
+// binary (-tags noreport) leaves out; so does it (docs_noreport.go).
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/bench/emulate"
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
+)
+
+func emulateCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "emulate",
+		Usage:     "run a command once per MIG profile on a whole GPU, each under CUDA MPS limits",
+		ArgsUsage: "[--profiles LIST] [--budget 10m] [--out DIR] -- CMD [ARGS...]",
+		Description: `On a GPU that is not cut into MIG slices, runs CMD once per profile of the
+site, smallest first: each under its own CUDA MPS daemon that gives it the
+profile's share of the SMs (an A100 1g slice's 14 of 108, applied to the GPU
+it runs on) and caps its device memory at the profile's usable memory; the
+whole GPU ("full") runs with no limits. Each run is under the GPU memory
+monitor, with its output in DIR/PROFILE.out and the monitor's summary in
+DIR/PROFILE.json; DIR/emulated.json records every run.
+
+MPS partitions SMs, not the memory system: an emulated slice keeps the whole
+GPU's bandwidth and L2 cache, so a job bound by memory bandwidth runs faster
+than on the real slice. Memory is capped with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:
+a run that needs more ends in a CUDA out-of-memory error, as on the slice.
+
+Without MPS (no nvidia-cuda-mps-control, a daemon that will not start, a GPU
+in exclusive mode) CMD runs once as it is, and the reason is printed. A run
+past --budget is stopped (SIGTERM, then SIGKILL) and the next profile runs;
+each daemon is stopped after its run, and on SIGTERM (scancel).
+
+Exit status 0 when the runs were made, whatever each run's own status (see
+emulated.json); 1 when none could be.
+
+Examples:
+   migadvisor emulate -- python train.py --epochs 1
+   migadvisor emulate --profiles 1g.10gb,2g.20gb --budget 5m -- ./run.sh
+   sbatch --gres=gpu:1 --wrap "migadvisor emulate --out emu -- python train.py"`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles of the site (default: all)"},
+			&cli.DurationFlag{Name: "budget", Usage: "the longest each profile's run may take (0: no limit)"},
+			&cli.StringFlag{Name: "out", Value: "migadvisor-emulate", Usage: "the directory for each run's output and summary"},
+			&cli.StringFlag{Name: "mps-control", EnvVars: []string{"MIGADVISOR_MPS_CONTROL"}, Usage: "the nvidia-cuda-mps-control to use (default: on PATH)"},
+			jsonFlag(),
+		},
+		Action: bindAction(emulateOptionsFrom, runEmulate),
+	})
+}
+
+// emulateOptions are emulate's flags and the command.
+type emulateOptions struct {
+	Global     globalFlags
+	Profiles   []string
+	Budget     time.Duration
+	Out        string
+	MPSControl string
+	Command    []string
+	JSON       bool
+}
+
+func emulateOptionsFrom(c *cli.Context) (emulateOptions, error) {
+	o := emulateOptions{Global: globalFlagsFrom(c), Budget: c.Duration("budget"), Out: c.String("out"),
+		MPSControl: c.String("mps-control"), Command: c.Args().Slice(), JSON: c.Bool("json")}
+	if p := c.String("profiles"); p != "" {
+		o.Profiles = strings.Split(p, ",")
+	}
+	if len(o.Command) == 0 {
+		return o, usageError{"emulate needs a command: migadvisor emulate -- CMD [ARGS...]"}
+	}
+	if o.Budget < 0 {
+		return o, usageError{"--budget must not be negative"}
+	}
+	return o, nil
+}
+
+// emulateMonitor is the command that runs each profile's run under the
+// monitor: this program's own monitor. Tests run without one.
+var emulateMonitor = func(summary string) []string {
+	self, err := os.Executable()
+	if err != nil {
+		self = "migadvisor"
+	}
+	return []string{self, "monitor", "--out", summary}
+}
+
+// emulationRecord is DIR/emulated.json.
+type emulationRecord struct {
+	Version int              `json:"version"`
+	Site    string           `json:"site"`
+	Command []string         `json:"command"`
+	Started time.Time        `json:"started"`
+	Runs    []emulate.Result `json:"runs"`
+}
+
+func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
+	if err != nil {
+		return err
+	}
+	targets, err := emulate.Targets(site, o.Profiles)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	rec := emulationRecord{Version: 1, Site: site.Name, Command: o.Command, Started: time.Now().UTC()}
+	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
+		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stdout: w.Out, Stderr: w.Err,
+		Monitor: emulateMonitor})
+	if len(rec.Runs) > 0 {
+		data, jerr := json.MarshalIndent(rec, "", "  ")
+		if jerr == nil {
+			jerr = atomicfile.Write(filepath.Join(o.Out, "emulated.json"), append(data, '\n'), 0o644)
+		}
+		if jerr != nil {
+			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", jerr)
+		}
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if len(rec.Runs) == 0 {
+		return errors.New("no run was made")
+	}
+	if o.JSON {
+		return writeJSON(w.Out, rec)
+	}
+	t := newTable(w.Out)
+	fmt.Fprintln(t, "PROFILE\tSMS\tMEMORY CAP\tOUTCOME\tEXIT\tSECONDS\tOUTPUT")
+	for _, r := range rec.Runs {
+		sms, capText := "all", "none"
+		if r.Emulated {
+			sms, capText = fmt.Sprintf("%d%%", r.Percentage), strings.TrimPrefix(r.MemoryLimit, "0=")
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%.1f\t%s\n", r.Profile, sms, capText, r.Outcome, r.ExitStatus, r.Seconds,
+			filepath.Join(o.Out, r.Output))
+	}
+	return t.Flush()
+}

@@ -1,0 +1,46 @@
+//go:build !noreport
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// emulate runs the command per profile under a (fake) MPS daemon, records
+// the runs and prints them; without MPS it runs the command once.
+func TestEmulate(t *testing.T) {
+	isolate(t)
+	old := emulateMonitor
+	emulateMonitor = nil
+	t.Cleanup(func() { emulateMonitor = old })
+	fake, _ := filepath.Abs("../../bench/emulate/testdata/fake-mps-control")
+	t.Setenv("MIGADVISOR_MPS_CONTROL", fake)
+	out := filepath.Join(t.TempDir(), "emu")
+	text, errOut, code := migadvisor(t, "emulate", "--out", out, "--profiles", "2g.20gb,1g.10gb", "--",
+		"sh", "-c", "echo ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-all}")
+	if code != 0 || !strings.Contains(text, "1g.10gb  13%  9728M") || !strings.Contains(errOut, "2g.20gb completed") {
+		t.Fatalf("exit %d\n%s\n%s", code, text, errOut)
+	}
+	var rec emulationRecord
+	data, _ := os.ReadFile(filepath.Join(out, "emulated.json"))
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Runs) != 2 || rec.Runs[0].Profile != "1g.10gb" || rec.Site != "wulver" {
+		t.Errorf("%v: %s", err, data)
+	}
+	got, _ := os.ReadFile(filepath.Join(out, "2g.20gb.out"))
+	if strings.TrimSpace(string(got)) != "26" {
+		t.Errorf("2g.20gb's run saw %q", got)
+	}
+
+	t.Setenv("MIGADVISOR_MPS_CONTROL", "/nonexistent/nvidia-cuda-mps-control")
+	text, errOut, code = migadvisor(t, "emulate", "--out", out, "--json", "--", "true")
+	if code != 0 || !strings.Contains(errOut, "no emulated profiles") || !strings.Contains(text, `"profile": "plain"`) {
+		t.Errorf("without MPS: exit %d\n%s\n%s", code, text, errOut)
+	}
+	if _, errOut, code = migadvisor(t, "emulate"); code != 2 || !strings.Contains(errOut, "emulate needs a command") {
+		t.Errorf("no command: exit %d, %s", code, errOut)
+	}
+}

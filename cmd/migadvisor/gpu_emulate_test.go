@@ -1,0 +1,78 @@
+//go:build gpu
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hog14 reports the SMs it was given, then holds 14 GiB in 256 MiB blocks,
+// the memory hog of issue 23: it must run out of memory on an emulated
+// 1g.10gb and fit 2g.20gb and the whole GPU.
+const hog14 = `
+import torch
+print("sms", torch.cuda.get_device_properties(0).multi_processor_count, flush=True)
+blocks = [torch.empty(256 << 20, dtype=torch.uint8, device="cuda") for _ in range(14 * 4)]
+torch.cuda.synchronize()
+print("held", len(blocks) * 256, "MiB", flush=True)
+`
+
+// On the real GPU, under real MPS daemons: each emulated profile gets
+// fewer SMs than the whole GPU and a memory cap that a CUDA out-of-memory
+// error enforces, and no daemon is left behind.
+func TestGPUEmulate(t *testing.T) {
+	bin := gpuBinary(t)
+	if _, err := exec.LookPath("nvidia-cuda-mps-control"); err != nil {
+		t.Fatal("no nvidia-cuda-mps-control: the emulation needs CUDA MPS")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hog.py")
+	if err := os.WriteFile(script, []byte(hog14), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "emu")
+	cmd := exec.Command(bin, "--site", "wulver", "emulate", "--out", out, "--budget", "2m", "--", "python3", script)
+	text, err := cmd.CombinedOutput()
+	t.Logf("%s", text)
+	if err != nil {
+		t.Fatalf("emulate: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "emulated.json"))
+	keep(t, "h100-emulate.json", data)
+	var rec emulationRecord
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Runs) != 4 {
+		t.Fatalf("%v: %s", err, data)
+	}
+	sms := map[string]int{}
+	for _, r := range rec.Runs {
+		body, _ := os.ReadFile(filepath.Join(out, r.Output))
+		keep(t, "h100-emulate-"+r.Profile+".out", body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "sms" {
+				sms[r.Profile], _ = strconv.Atoi(f[1])
+			}
+		}
+		oom := strings.Contains(string(body), "out of memory")
+		switch {
+		case r.Profile == "1g.10gb" && (r.Outcome != "failed" || !oom):
+			t.Errorf("1g.10gb (9.5 GiB) should run out of memory holding 14 GiB: %+v\n%s", r, body)
+		case r.Profile != "1g.10gb" && r.Outcome != "completed":
+			t.Errorf("%s should hold 14 GiB: %+v\n%s", r.Profile, r, body)
+		}
+		if _, err := os.Stat(filepath.Join(out, r.Summary)); err != nil {
+			t.Errorf("%s: no monitor summary: %v", r.Profile, err)
+		}
+	}
+	if !(0 < sms["1g.10gb"] && sms["1g.10gb"] < sms["2g.20gb"] && sms["2g.20gb"] < sms["3g.40gb"] && sms["3g.40gb"] < sms["full"]) {
+		t.Errorf("SMs granted: %v", sms)
+	}
+	if ps, _ := exec.Command("pgrep", "-f", "nvidia-cuda-mps-server").Output(); len(strings.TrimSpace(string(ps))) > 0 {
+		t.Errorf("an MPS server is still running: %s", ps)
+	}
+}
