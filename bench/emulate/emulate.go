@@ -35,6 +35,19 @@ import (
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
+// DirName is where an emulation keeps its runs by default: inside a Slurm
+// job (its id), migadvisor-emulate-ID, where collect looks beside the job's
+// output; else migadvisor-emulate.
+func DirName(jobID string) string {
+	if jobID == "" {
+		return "migadvisor-emulate"
+	}
+	return "migadvisor-emulate-" + jobID
+}
+
+// RecordName is the record of every run in an emulation's directory.
+const RecordName = "emulated.json"
+
 // Target is a profile to emulate.
 type Target struct {
 	Profile   string

@@ -21,6 +21,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/bench/emulate"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func emulateCommand() *cli.Command {
@@ -56,7 +57,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles of the site (default: all)"},
 			&cli.DurationFlag{Name: "budget", Usage: "the longest each profile's run may take (0: no limit)"},
-			&cli.StringFlag{Name: "out", Value: "migadvisor-emulate", Usage: "the directory for each run's output and summary"},
+			&cli.StringFlag{Name: "out", DefaultText: "migadvisor-emulate, in a Slurm job migadvisor-emulate-$SLURM_JOB_ID (where collect finds it)", Usage: "the directory for each run's output and summary"},
 			&cli.StringFlag{Name: "mps-control", EnvVars: []string{"MIGADVISOR_MPS_CONTROL"}, Usage: "the nvidia-cuda-mps-control to use (default: on PATH)"},
 			jsonFlag(),
 		},
@@ -73,11 +74,15 @@ type emulateOptions struct {
 	MPSControl string
 	Command    []string
 	JSON       bool
+	JobID      string // SLURM_JOB_ID, inside a job
 }
 
 func emulateOptionsFrom(c *cli.Context) (emulateOptions, error) {
 	o := emulateOptions{Global: globalFlagsFrom(c), Budget: c.Duration("budget"), Out: c.String("out"),
-		MPSControl: c.String("mps-control"), Command: c.Args().Slice(), JSON: c.Bool("json")}
+		MPSControl: c.String("mps-control"), Command: c.Args().Slice(), JSON: c.Bool("json"), JobID: os.Getenv("SLURM_JOB_ID")}
+	if o.Out == "" {
+		o.Out = emulate.DirName(o.JobID)
+	}
 	if p := c.String("profiles"); p != "" {
 		o.Profiles = strings.Split(p, ",")
 	}
@@ -88,6 +93,24 @@ func emulateOptionsFrom(c *cli.Context) (emulateOptions, error) {
 		return o, usageError{"--budget must not be negative"}
 	}
 	return o, nil
+}
+
+// deviceOf is the GPU the runs saw: the first monitor summary's device.
+func deviceOf(dir string, runs []emulate.Result) string {
+	for _, r := range runs {
+		if r.Summary == "" {
+			continue
+		}
+		path := filepath.Join(dir, r.Summary)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if sum, err := slurm.ParseMonitorSummary(path, data); err == nil && len(sum.Devices) > 0 {
+			return sum.Devices[0].Name
+		}
+	}
+	return ""
 }
 
 // emulateMonitor is the command that runs each profile's run under the
@@ -104,6 +127,8 @@ var emulateMonitor = func(summary string) []string {
 type emulationRecord struct {
 	Version int              `json:"version"`
 	Site    string           `json:"site"`
+	JobID   string           `json:"job_id,omitempty"`
+	GPU     string           `json:"gpu,omitempty"` // the device the runs saw, as the monitor named it
 	Command []string         `json:"command"`
 	Started time.Time        `json:"started"`
 	Runs    []emulate.Result `json:"runs"`
@@ -120,14 +145,15 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	rec := emulationRecord{Version: 1, Site: site.Name, Command: o.Command, Started: time.Now().UTC()}
+	rec := emulationRecord{Version: 1, Site: site.Name, JobID: o.JobID, Command: o.Command, Started: time.Now().UTC()}
 	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
 		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stdout: w.Out, Stderr: w.Err,
 		Monitor: emulateMonitor})
+	rec.GPU = deviceOf(o.Out, rec.Runs)
 	if len(rec.Runs) > 0 {
 		data, jerr := json.MarshalIndent(rec, "", "  ")
 		if jerr == nil {
-			jerr = atomicfile.Write(filepath.Join(o.Out, "emulated.json"), append(data, '\n'), 0o644)
+			jerr = atomicfile.Write(filepath.Join(o.Out, emulate.RecordName), append(data, '\n'), 0o644)
 		}
 		if jerr != nil {
 			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", jerr)

@@ -35,6 +35,16 @@ func TestEmulate(t *testing.T) {
 		t.Errorf("2g.20gb's run saw %q", got)
 	}
 
+	// Inside a Slurm job the runs go where collect looks: migadvisor-emulate-JOBID.
+	t.Chdir(t.TempDir())
+	t.Setenv("SLURM_JOB_ID", "77")
+	if _, errOut, code := migadvisor(t, "emulate", "--profiles", "1g.10gb", "--", "true"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if data, err := os.ReadFile(filepath.Join("migadvisor-emulate-77", "emulated.json")); err != nil || !strings.Contains(string(data), `"job_id": "77"`) {
+		t.Errorf("in a job: %v, %s", err, data)
+	}
+
 	t.Setenv("MIGADVISOR_MPS_CONTROL", "/nonexistent/nvidia-cuda-mps-control")
 	text, errOut, code = migadvisor(t, "emulate", "--out", out, "--json", "--", "true")
 	if code != 0 || !strings.Contains(errOut, "no emulated profiles") || !strings.Contains(text, `"profile": "plain"`) {
