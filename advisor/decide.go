@@ -286,10 +286,23 @@ func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep)
 		return reason, a.probeStep(pa.TimeLimit, pa.Profile)
 	}
 	reason = "no run has completed yet, so no runtime is known"
-	if r, ok := a.firstFailure(); ok {
+	if r, ok := a.emulatedElsewhere(); ok {
+		reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s", r.Emulated)
+	} else if r, ok := a.firstFailure(); ok {
 		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}
 	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep("", pa.Profile)
+}
+
+// emulatedElsewhere is a completed run emulated on another GPU than the
+// site's, whose time does not count here.
+func (a *analysis) emulatedElsewhere() (Run, bool) {
+	for _, r := range a.runs {
+		if r.Completed && r.Emulated != "" && r.Seconds < 0 {
+			return r, true
+		}
+	}
+	return Run{}, false
 }
 
 // firstFailure is a run that ran and did not complete, GPU OOMs first.

@@ -54,6 +54,9 @@ type Run struct {
 	// Swept marks a variant of a sweep or a probe: a measurement, not how
 	// often the user runs the script.
 	Swept bool
+	// Emulated is the GPU an emulated run ran on (emulated.go); "" for a
+	// run on the profile itself.
+	Emulated string
 }
 
 // RunFromRecord reads a job record of the history. It returns false for a
@@ -148,7 +151,8 @@ func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
 			continue
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
-			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier})
+			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
+			Emulated: r.Emulated != ""})
 	}
 	return out
 }

@@ -226,9 +226,7 @@ func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter) ([]
 	}
 	var runs []Run
 	for i := range recs {
-		if r, ok := RunFromRecord(&recs[i]); ok {
-			runs = append(runs, r)
-		}
+		runs = append(runs, RunsFromRecord(&recs[i])...)
 	}
 	return runs, nil
 }

@@ -19,6 +19,9 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 			continue
 		}
 		pa.Runs++
+		if r.Emulated != "" {
+			pa.Emulated = r.Emulated
+		}
 		if r.Completed {
 			pa.Completed++
 		}

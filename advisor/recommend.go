@@ -131,7 +131,8 @@ type ProfileAdvice struct {
 	TimedOut      int         `json:"timed_out"`
 	HostOOM       int         `json:"host_oom"` // runs killed for host memory
 	OOMObserved   bool        `json:"oom_observed"`
-	GPUOOMs       int         `json:"gpu_ooms"` // runs here that ran out of GPU memory
+	GPUOOMs       int         `json:"gpu_ooms"`              // runs here that ran out of GPU memory
+	Emulated      string      `json:"emulated_on,omitempty"` // the GPU that emulated this profile's runs`
 	GPUMemNeedMiB *float64    `json:"gpu_mem_need_mib"`
 	UsableMiB     float64     `json:"usable_mib"`
 	OOMRisk       string      `json:"oom_risk"`
@@ -592,6 +593,10 @@ func (a *analysis) selectRuns() {
 			a.note("%s of an earlier version left out: this version has runs of its own", plural(earlier, "run"))
 		}
 		kept = own
+	}
+	kept = measuredWins(a.site, kept)
+	if note := emulatedNote(a.site, kept); note != "" {
+		a.note("%s; measure them on the real slices: %s", note, a.probeCommand())
 	}
 	a.runs = kept
 	a.rec.Runs = len(kept)

@@ -35,6 +35,7 @@ type MemoryRun struct {
 	GPUOOM    bool
 	NeedMiB   float64 // lower bound from the OOM message; < 0 if none
 	PeakMiB   float64 // measured peak (the monitor's, else gres/gpumem); < 0 if none
+	Emulated  bool    // under MPS limits on a whole GPU (emulated.go)
 	// AllocatedMiB is the framework's own peak of allocated memory (e.g.
 	// MIGADVISOR_METRIC peak_allocated_mib): unlike a peak seen by NVML it is
 	// not inflated by a caching allocator that grows into a bigger slice.
@@ -103,7 +104,7 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 			allocated++
 			take(r, NeedAllocated, r.AllocatedMiB)
 		}
-		if r.PeakMiB >= 0 {
+		if r.PeakMiB >= 0 && !r.GPUOOM { // a run out of memory peaked where it stopped, not at its need
 			peakRuns = append(peakRuns, r)
 		}
 	}
@@ -170,7 +171,7 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 			return ProfileRisk{RiskHigh, oomWhere(r, profile)}
 		}
 	}
-	here, fitted, earlierHere := 0, "", 0
+	here, fitted, earlierHere, emulated := 0, "", 0, false
 	var fittedMiB float64
 	for _, r := range runs {
 		switch {
@@ -179,12 +180,15 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 		case r.Completed && !r.Earlier && r.UsableMiB <= usableMiB:
 			if r.Profile == profile {
 				here++
+				emulated = emulated || r.Emulated
 			} else if fitted == "" || r.UsableMiB > fittedMiB {
 				fitted, fittedMiB = r.Profile, r.UsableMiB
 			}
 		}
 	}
 	switch {
+	case here > 0 && emulated:
+		return ProfileRisk{RiskLow, "completed here, emulated, in " + plural(here, "run")}
 	case here > 0:
 		return ProfileRisk{RiskLow, "completed here in " + plural(here, "run")}
 	case fitted != "" && fittedMiB == usableMiB:

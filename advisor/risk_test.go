@@ -102,3 +102,16 @@ func TestOOMRiskReasonsAndShare(t *testing.T) {
 		t.Errorf("OOM on a bigger profile: %+v", got)
 	}
 }
+
+// A run that ran out of memory peaked where it stopped: the need is the
+// peak of the smallest profile where the job completed (or the OOM's own
+// bound, when larger), not the stopped run's peak.
+func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
+	need := EstimateNeed([]MemoryRun{
+		{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: 9814, PeakMiB: 9558, AllocatedMiB: -1},
+		{Profile: "2g.20gb", UsableMiB: 19968, Completed: true, NeedMiB: -1, PeakMiB: 14488, AllocatedMiB: -1},
+	})
+	if need.MiB != 14488 || need.Kind != NeedPeak || need.Profile != "2g.20gb" {
+		t.Errorf("need %+v, want the 14488 MiB peak on 2g.20gb", need)
+	}
+}

@@ -136,13 +136,20 @@ type OutputResult struct {
 	Work      int      // files that reported work done
 	Capped    []string // files larger than the cap, read at their head and tail
 	GPUMemory int      // jobs with the monitor's GPU memory figures
-	Unread    []string // monitor summaries that could not be read, with why
+	// Emulated counts the runs of emulations (migadvisor emulate) found
+	// beside the output of the jobs that ran them, and recorded.
+	Emulated int
+	// Unread are the monitor summaries and emulation records (or their
+	// runs' files) that could not be read, each with why, naming the file.
+	Unread []string
 }
 
 // ScanOutputs finds the output files of each job in the history that is
 // linked to a submission (or, with dirs, any job) and records their evidence:
 // its stdout, and its stderr when --error sent that to a file of its own (an
-// OOM traceback usually goes there). Files already scanned are read again
+// OOM traceback usually goes there), and the runs of an emulation the job
+// ran (migadvisor-emulate-<job>/ beside its output or in its working
+// directory). Files already scanned are read again, with the emulation,
 // only when their size or time changed.
 func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]string) (OutputResult, error) {
 	var res OutputResult
@@ -201,6 +208,11 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		if ev.GPUSource != "" {
 			res.GPUMemory++
 		}
+		n, err := c.readEmulation(ctx, r, paths[0], &res)
+		if err != nil {
+			return res, fmt.Errorf("job %s: %w", r.JobID, err)
+		}
+		res.Emulated += n
 	}
 	return res, nil
 }

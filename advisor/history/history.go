@@ -407,6 +407,11 @@ type JobRecord struct {
 	MonitorMemUtilMax  *float64
 	MonitorSamples     *int64
 	MonitorSource      string
+
+	// Emulated are the runs of the emulation the job ran (migadvisor
+	// emulate: its command once per MIG profile on a whole GPU under MPS
+	// limits), in the emulation's order; none for most jobs.
+	Emulated []EmulatedRun
 }
 
 // OOM is "gpu" when the job's output shows a GPU out-of-memory error, "host"
@@ -526,10 +531,22 @@ func (s *Store) readColumns() string {
 // newestFirst orders job records as History lists them.
 const newestFirst = ` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC, j.job_key, j.cluster`
 
-// History lists job records, newest submission first. With Versions, the
-// jobs of the script's earlier versions follow the script's own in that
-// order, marked Earlier, each job once.
+// History lists job records, newest submission first, each with its
+// emulated runs. With Versions, the jobs of the script's earlier versions
+// follow the script's own in that order, marked Earlier, each job once.
 func (s *Store) History(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
+	recs, err := s.jobRecords(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.fillEmulated(ctx, recs); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// jobRecords are History's records, without their emulated runs.
+func (s *Store) jobRecords(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
 	var recs []JobRecord
 	if f.Versions == nil || !f.Versions.Only || f.Fingerprint == "" {
 		var err error

@@ -187,11 +187,32 @@ var migrations = []string{
 	// memory was read or written), beside its GPU utilization.
 	`ALTER TABLE outputs ADD COLUMN gpu_mem_util_mean REAL;
 	ALTER TABLE outputs ADD COLUMN gpu_mem_util_max REAL;`,
+
+	// 10: the runs of a job's emulation (migadvisor emulate: the job's
+	// command once per MIG profile on a whole GPU, under CUDA MPS limits),
+	// each with the evidence of its own output.
+	`CREATE TABLE emulated_runs (
+		cluster     TEXT NOT NULL,
+		job_key     TEXT NOT NULL,  -- the job the emulation ran in
+		profile     TEXT NOT NULL,  -- the profile emulated; full: the whole GPU
+		gpu         TEXT,           -- the GPU that ran it
+		sm_pct      INTEGER,        -- MPS active-thread percentage; 100 with no limit
+		mem_limit   TEXT,           -- CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, '' with none
+		outcome     TEXT,           -- completed, failed, budget
+		exit_status INTEGER,
+		seconds     REAL,
+		evidence    TEXT,           -- JSON of slurm.OutputEvidence: what its output showed
+		PRIMARY KEY (cluster, job_key, profile)
+	);`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
 // a read-only history of an older one reads it as unknown.
 const schemaMemUtil = 9
+
+// schemaEmulated is the first schema with emulated runs; a read-only
+// history of an older one has none.
+const schemaEmulated = 10
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and

@@ -27,9 +27,10 @@ type Refiled struct {
 // for a cluster not known when the jobs were filed) that exactly one other
 // name holds too: the same JobIDRaw with the same submit time, or no submit
 // time on the fallback's record (a dump without the column). Everything
-// keyed by the job goes with it: its output's evidence, the mark that
-// slurmdbd has no script for it, and the submissions that link it (those of
-// every job of the id sbatch printed, once the fallback holds none of them).
+// keyed by the job goes with it: its output's evidence, its emulated runs
+// (where the real name has none), the mark that slurmdbd has no script for
+// it, and the submissions that link it (those of every job of the id sbatch
+// printed, once the fallback holds none of them).
 // Where the real name has its own record, the complete one stays (a
 // placeholder or a running job's record gives way to the final one), with
 // the newer scan of its output and the newer submission (one a user made
@@ -155,8 +156,9 @@ func (s *Store) refile(ctx context.Context, from string, twins []twin) ([]Refile
 	return out, nil
 }
 
-// refileJob moves one job of from, with its scan and unscripted mark, to
-// t.to, where the complete record and the newer scan stay.
+// refileJob moves one job of from, with its scan, emulated runs and
+// unscripted mark, to t.to, where the complete record and the newer scan
+// (and the real name's emulated runs) stay.
 func refileJob(ctx context.Context, tx *sql.Tx, from string, t twin) error {
 	for _, q := range []string{
 		// The fallback's record replaces the real one when that is a
@@ -168,6 +170,10 @@ func refileJob(ctx context.Context, tx *sql.Tx, from string, t twin) error {
 			WHERE f.cluster = ?1 AND f.job_key = ?3 AND (f.mtime, f.size) > (outputs.mtime, outputs.size))`,
 		`UPDATE OR IGNORE outputs SET cluster = ?2 WHERE cluster = ?1 AND job_key = ?3`,
 		`DELETE FROM outputs WHERE cluster = ?1 AND job_key = ?3`,
+		// Its emulated runs, unless the real name has the job's own.
+		`DELETE FROM emulated_runs WHERE cluster = ?1 AND job_key = ?3
+			AND EXISTS (SELECT 1 FROM emulated_runs r WHERE r.cluster = ?2 AND r.job_key = ?3)`,
+		`UPDATE emulated_runs SET cluster = ?2 WHERE cluster = ?1 AND job_key = ?3`,
 		`UPDATE OR IGNORE unscripted SET cluster = ?2 WHERE cluster = ?1 AND job_key = ?3`,
 		`DELETE FROM unscripted WHERE cluster = ?1 AND job_key = ?3`,
 		`DELETE FROM jobs WHERE cluster = ?1 AND job_key = ?3`,

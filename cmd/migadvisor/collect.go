@@ -135,6 +135,7 @@ type outputReport struct {
 	Capped    []string `json:"capped"` // read at head and tail only
 	GPUMemory int      `json:"with_gpu_memory"`
 	Unread    []string `json:"unread_summaries"`
+	Emulated  int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
 }
 
 // collectOptions are collect's flags: where accounting comes from (a dump,
@@ -212,7 +213,7 @@ func collectReportOf(res collect.Report) collectReport {
 		Stubs: acct.Stubs, Skipped: []skippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: nonNil(res.UnknownToSlurm),
 		Outputs: outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-			out.GPUMemory, nonNil(out.Unread)}}
+			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
 	for _, s := range acct.Skipped {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
@@ -312,12 +313,15 @@ func printCollect(w io.Writer, rep collectReport) {
 	if o.GPUMemory > 0 {
 		found = append(found, fmt.Sprintf("GPU memory measured in %s", textutil.Plural(o.GPUMemory, "job")))
 	}
+	if o.Emulated > 0 {
+		found = append(found, textutil.Plural(o.Emulated, "emulated run"))
+	}
 	if len(found) > 0 {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
 	}
 	fmt.Fprintln(w)
 	for _, u := range o.Unread {
-		fmt.Fprintf(w, "skipped a monitor summary: %s\n", u)
+		fmt.Fprintf(w, "skipped: %s\n", u)
 	}
 	for _, p := range o.Capped {
 		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)

@@ -99,6 +99,22 @@ type historyJob struct {
 	Placeholder      bool               `json:"placeholder"` // slurmdbd's stub record, not final
 	Earlier          bool               `json:"earlier"`     // a job of an earlier version of JOB.sh
 	History          string             `json:"history"`     // own, or site (the site-wide history)
+	// Emulated are the runs of the emulation the job ran (migadvisor
+	// emulate), in its order; omitted for a job that ran none.
+	Emulated []historyEmulated `json:"emulated,omitempty"`
+}
+
+// historyEmulated is one emulated run of a job in history's JSON output.
+type historyEmulated struct {
+	Profile    string   `json:"profile"`
+	GPU        *string  `json:"gpu"`       // the GPU that ran it
+	SMPct      int      `json:"sm_pct"`    // MPS active-thread percentage, 100 with no limit
+	MemLimit   *string  `json:"mem_limit"` // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; null: no cap
+	Outcome    string   `json:"outcome"`   // completed, failed, budget
+	ExitStatus int      `json:"exit_status"`
+	Seconds    float64  `json:"seconds"`
+	GPUPeakMiB *float64 `json:"gpu_peak_mib"` // the run's own peak, from the monitor
+	OOM        *string  `json:"oom"`          // gpu: out of memory under the cap
 }
 
 // historyOptions are history's flags.
@@ -239,6 +255,12 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
 	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.GPUUtilizationPct())
 	h.GPUMemUtilPct = roundPtr(r.GPUMemUtilizationPct())
+	for i := range r.Emulated {
+		e := &r.Emulated[i]
+		h.Emulated = append(h.Emulated, historyEmulated{Profile: e.Profile, GPU: strPtr(e.GPU), SMPct: e.Percentage,
+			MemLimit: strPtr(e.MemLimit), Outcome: e.Outcome, ExitStatus: e.ExitStatus, Seconds: e.Seconds,
+			GPUPeakMiB: roundPtr(e.PeakMiB()), OOM: strPtr(e.OOM())})
+	}
 	switch {
 	case r.GPUOOMText != "":
 		h.OOMMessage = &r.GPUOOMText

@@ -368,6 +368,9 @@ func outcome(pa advisor.ProfileAdvice) string {
 	if len(parts) == 0 {
 		return "-"
 	}
+	if pa.Emulated != "" {
+		return strings.Join(parts, ", ") + " (emulated)"
+	}
 	return strings.Join(parts, ", ")
 }
 

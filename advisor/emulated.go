@@ -1,0 +1,142 @@
+package advisor
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+// Emulated runs come from an emulation job ('migadvisor emulate'): one
+// whole GPU that ran the job once per profile under CUDA MPS limits, the
+// profile's share of the SMs and its memory as a cap. They say whether the
+// job fits a profile as well as a real slice would (the cap is enforced by a
+// CUDA out-of-memory error); their times are those of the GPU that ran
+// them, and MPS leaves it its whole memory bandwidth, so a job bound by
+// bandwidth runs faster there than on the real slice. A profile with runs
+// of its own is judged by them alone: measured evidence wins.
+
+// RunsFromRecord are the runs a job record holds: its own, or, for an
+// emulation job, one per profile it emulated.
+func RunsFromRecord(r *history.JobRecord) []Run {
+	if len(r.Emulated) == 0 {
+		if run, ok := RunFromRecord(r); ok {
+			return []Run{run}
+		}
+		return nil
+	}
+	runs := make([]Run, 0, len(r.Emulated))
+	for _, e := range r.Emulated {
+		runs = append(runs, runFromEmulated(r, e))
+	}
+	return runs
+}
+
+func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
+	ev := e.Evidence
+	run := Run{Cluster: r.Cluster, JobID: r.JobID + "/" + e.Profile, Profile: e.Profile, Seconds: e.Seconds, NeedMiB: -1,
+		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilization: -1, MemUtilization: -1, ReqMemMiB: deref(r.ReqMemMiB, -1),
+		MaxRSSMiB: -1, QueueWaitS: -1, GPUs: 1, User: r.User, Earlier: r.Earlier, EarlierBy: r.EarlierBy, Swept: true,
+		Emulated: cmp.Or(e.GPU, "a whole GPU")}
+	if r.CPUs != nil {
+		run.CPUs = int(*r.CPUs)
+	}
+	run.GPUOOM, run.HostOOM, run.TimedOut = ev.GPUOOM != nil, ev.HostOOM != nil, e.Outcome == "budget"
+	run.Completed = e.Outcome == "completed" && !run.GPUOOM
+	if run.GPUOOM && ev.GPUOOM.NeedMiB > 0 {
+		run.NeedMiB = ev.GPUOOM.NeedMiB
+	}
+	if ev.GPUPeakMiB > 0 {
+		run.PeakMiB = ev.GPUPeakMiB
+	}
+	if v, ok := ev.Metrics[AllocatedMetric]; ok && v > 0 {
+		run.AllocatedMiB = v
+	}
+	if ev.Work > 0 {
+		run.Work, run.WorkUnit = ev.Work, ev.WorkUnit
+	}
+	if ev.GPUUtil == "supported" && ev.GPUUtilMean >= 0 {
+		run.Utilization = ev.GPUUtilMean
+		if ev.GPUMemUtilMean >= 0 {
+			run.MemUtilization = ev.GPUMemUtilMean
+		}
+	}
+	run.State, run.Outcome = emulatedOutcome(run, e)
+	return run
+}
+
+func emulatedOutcome(run Run, e history.EmulatedRun) (string, Outcome) {
+	on := fmt.Sprintf("on %s emulated on %s", e.Profile, run.Emulated)
+	switch {
+	case run.GPUOOM:
+		return "FAILED", Outcome{Kind: OutcomeGPUOOM, Text: "ran out of GPU memory " + on}
+	case run.HostOOM:
+		return "OUT_OF_MEMORY", Outcome{Kind: OutcomeHostOOM, Text: "ran out of host memory " + on, AnyProfile: true}
+	case run.TimedOut:
+		return "TIMEOUT", Outcome{Kind: OutcomeTimeLimit, Text: fmt.Sprintf("reached the emulation's budget after %.0f s %s", e.Seconds, on)}
+	case run.Completed:
+		return "COMPLETED", Outcome{Kind: OutcomeCompleted}
+	}
+	return "FAILED", Outcome{Kind: OutcomeFailed, Text: fmt.Sprintf("failed (exit %d) %s", e.ExitStatus, on)}
+}
+
+// measuredWins drops the emulated runs of every profile that has runs of
+// its own, and the times of emulated runs on another GPU than the site's
+// (their fit and memory still count).
+func measuredWins(site *catalog.Site, runs []Run) []Run {
+	measured := map[string]bool{}
+	for _, r := range runs {
+		if r.Emulated == "" {
+			measured[r.Profile] = true
+		}
+	}
+	out := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return r.Emulated != "" && measured[r.Profile] })
+	for i := range out {
+		if out[i].Emulated != "" && !sameGPU(site, out[i].Emulated) {
+			out[i].Seconds, out[i].Work, out[i].WorkUnit = -1, -1, ""
+		}
+	}
+	return out
+}
+
+// sameGPU reports whether a device name is the site's GPU model.
+func sameGPU(site *catalog.Site, device string) bool {
+	m, ok := site.Model()
+	if !ok {
+		return false
+	}
+	d, ok := catalog.LookupModel(strings.TrimSpace(device))
+	return ok && d.Name == m.Name
+}
+
+// emulatedNote says which profiles' evidence is emulated, and what that
+// leaves out.
+func emulatedNote(site *catalog.Site, runs []Run) string {
+	var profiles []string
+	device := ""
+	for _, r := range runs {
+		if r.Emulated != "" && !slices.Contains(profiles, r.Profile) {
+			profiles, device = append(profiles, r.Profile), r.Emulated
+		}
+	}
+	if len(profiles) == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("%s emulated on %s (CUDA MPS: the profile's SMs and memory, not its memory bandwidth)",
+		textutil.JoinAnd(profiles), device)
+	if !sameGPU(site, device) {
+		note += fmt.Sprintf("; their times are that GPU's, not the %s's, so they are left out", siteGPU(site))
+	}
+	return note
+}
+
+func siteGPU(site *catalog.Site) string {
+	if m, ok := site.Model(); ok {
+		return m.Name
+	}
+	return site.Name + " GPU"
+}

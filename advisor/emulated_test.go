@@ -1,0 +1,44 @@
+package advisor
+
+import (
+	"strings"
+	"testing"
+)
+
+func (r Run) emulatedOn(gpu string) Run { r.Emulated, r.Swept = gpu, true; return r }
+
+// Emulated runs judge whether the job fits a profile; their times count
+// only when they ran on the site's GPU; a profile's own runs win over them;
+// the advice says which profiles were emulated, and on what.
+func TestEmulatedRuns(t *testing.T) {
+	h100 := "NVIDIA H100 80GB HBM3"
+	runs := []Run{
+		newRun("1g.10gb", 0).oom(14000).emulatedOn(h100),
+		newRun("2g.20gb", 300).peak(14500).emulatedOn(h100),
+		newRun("full", 100).peak(14500).emulatedOn(h100),
+	}
+	rec := recommend(t, "", runs, Options{})
+	small, mid := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "2g.20gb")
+	if small.OOMRisk != RiskHigh || small.Emulated != h100 || mid.OOMRisk == RiskHigh || mid.Completed != 1 {
+		t.Errorf("fit: 1g.10gb %s (%s), 2g.20gb %s", small.OOMRisk, small.Emulated, mid.OOMRisk)
+	}
+	if mid.RuntimeSource == BasisMeasured {
+		t.Errorf("an H100's time was taken for the A100's: %+v", mid)
+	}
+	if !strings.Contains(strings.Join(rec.Notes, "\n"), "1g.10gb, 2g.20gb and full emulated on "+h100) {
+		t.Errorf("notes: %q", rec.Notes)
+	}
+
+	// On the site's own GPU model the times count.
+	a100 := "NVIDIA A100-SXM4-80GB"
+	rec = recommend(t, "", []Run{newRun("2g.20gb", 300).peak(14500).emulatedOn(a100)}, Options{})
+	if p := profileOf(t, rec, "2g.20gb"); p.RuntimeS == nil || *p.RuntimeS != 300 {
+		t.Errorf("the A100's own emulated time: %+v", p)
+	}
+
+	// A profile's own run wins over its emulated ones.
+	rec = recommend(t, "", []Run{newRun("2g.20gb", 400).peak(14500), newRun("2g.20gb", 300).oom(20000).emulatedOn(h100)}, Options{})
+	if p := profileOf(t, rec, "2g.20gb"); p.Runs != 1 || p.GPUOOMs != 0 || p.Emulated != "" {
+		t.Errorf("measured and emulated: %+v", p)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// emulationOf lays the real capture of testdata/nvml/h100-emulate (an
+// H100, a process holding 14 GiB) out as migadvisor emulate leaves it in
+// job key's working directory: dir/migadvisor-emulate-KEY/.
+func emulationOf(t *testing.T, dir, key string) {
+	t.Helper()
+	const from = "../../testdata/nvml/h100-emulate"
+	to := filepath.Join(dir, "migadvisor-emulate-"+key)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(e.Name(), "h100-emulate-")
+		if name == "h100-emulate.json" {
+			name = "emulated.json"
+		}
+		if err := os.WriteFile(filepath.Join(to, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// history --json lists, per job that ran migadvisor emulate, its emulated
+// runs as collect found them beside the job's output: the 1g.10gb run out
+// of memory under its cap, the others' peaks, the whole GPU's run with all
+// its SMs and no cap; a job that ran none has no "emulated". The table is
+// the same as without them.
+func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dump := filepath.Join(t.TempDir(), "sacct.psv")
+	if err := os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName\n"+
+		"5|5|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|emu\n"+
+		"6|6|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|train\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outputs := t.TempDir()
+	emulationOf(t, outputs, "5")
+	for _, id := range []string{"5", "6"} {
+		if err := os.WriteFile(filepath.Join(outputs, "slurm-"+id+".out"), []byte("done\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRunCLI(t, "collect", "--sacct-file", dump, "--outputs", outputs)
+	out, errOut, code := migadvisor(t, "history", "--json")
+	var jobs []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil || len(jobs) != 2 {
+		t.Fatalf("history: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	byID := map[string]map[string]json.RawMessage{}
+	for _, j := range jobs {
+		var id string
+		json.Unmarshal(j["job_id"], &id)
+		byID[id] = j
+	}
+	if e, ok := byID["6"]["emulated"]; ok {
+		t.Errorf("job 6 ran no emulation, has %s", e)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal(byID["5"]["emulated"], &runs); err != nil || len(runs) != 4 {
+		t.Fatalf("job 5's emulated runs: %v: %s", err, byID["5"]["emulated"])
+	}
+	want := []string{
+		`{"exit_status":1,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":9558,"mem_limit":"0=9728M","oom":"gpu","outcome":"failed","profile":"1g.10gb","seconds":7.718,"sm_pct":13}`,
+		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14488,"mem_limit":"0=19968M","oom":null,"outcome":"completed","profile":"2g.20gb","seconds":5.27,"sm_pct":26}`,
+		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14548,"mem_limit":"0=40448M","oom":null,"outcome":"completed","profile":"3g.40gb","seconds":6.105,"sm_pct":39}`,
+		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14854,"mem_limit":null,"oom":null,"outcome":"completed","profile":"full","seconds":5.102,"sm_pct":100}`,
+	}
+	for i, r := range runs {
+		got, _ := json.Marshal(r) // its keys sorted
+		if string(got) != want[i] {
+			t.Errorf("run %d:\n got %s\nwant %s", i, got, want[i])
+		}
+	}
+	// The job's own evidence is its own: no OOM, no GPU peak.
+	if string(byID["5"]["oom"]) != "null" || string(byID["5"]["gpu_mem_peak_mib"]) != "null" {
+		t.Errorf("job 5: oom %s, peak %s", byID["5"]["oom"], byID["5"]["gpu_mem_peak_mib"])
+	}
+	text, errOut, code := migadvisor(t, "history")
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "JOB ID") || strings.Contains(strings.ToLower(text), "emulat") {
+		t.Errorf("history's table: exit %d: %s%s", code, text, errOut)
+	}
+}
+
+// The plain flow: a script's emulation job is collected and tracked, and
+// recommend judges its profiles by the emulated runs: 1g.10gb ran out of
+// memory under its cap, the others fit (14.1 GiB, the peak where it
+// completed); the H100's times are not the A100's, so the advice is to
+// measure the smallest profile that fits, and it says why.
+func TestRecommendFromAnEmulation(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	t.Setenv("MIGADVISOR_CLUSTER", "local")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hog.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=10\npython3 hog.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(dir, "sacct.psv")
+	if err := os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName|WorkDir\n"+
+		"5|5|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|hog|"+dir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emulationOf(t, dir, "5")
+	os.WriteFile(filepath.Join(dir, "slurm-5.out"), []byte("done\n"), 0o644)
+	mustRunCLI(t, "collect", "--sacct-file", dump)
+	mustRunCLI(t, "track", script, "5")
+	text, errOut, code := migadvisor(t, "recommend", script)
+	if code != 0 || !strings.Contains(text, "1g.10gb  1     1 OOM (emulated)") || !strings.Contains(text, "2g.20gb  1     1 ok (emulated)") ||
+		!strings.Contains(text, "emulated on NVIDIA H100 80GB HBM3") || !strings.Contains(text, "14.1G/9.5G") ||
+		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3; measure 2g.20gb, where the OOM risk is low: completed here, emulated, in 1 run") {
+		t.Errorf("exit %d\n%s%s", code, text, errOut)
+	}
+}
