@@ -9,6 +9,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Emulated runs come from an emulation job ('migadvisor emulate'): one
@@ -23,17 +24,19 @@ import (
 // RunsFromRecord are the runs a job record holds: its own, or, for an
 // emulation job, one per profile it emulated.
 func RunsFromRecord(r *history.JobRecord) []Run {
-	if len(r.Emulated) == 0 {
-		if run, ok := RunFromRecord(r); ok {
-			return []Run{run}
-		}
-		return nil
-	}
-	runs := make([]Run, 0, len(r.Emulated))
+	var runs []Run
 	for _, e := range r.Emulated {
-		runs = append(runs, runFromEmulated(r, e))
+		if e.Profile != slurm.PlainProfile { // MPS failed: the job ran once as it is, its own run
+			runs = append(runs, runFromEmulated(r, e))
+		}
 	}
-	return runs
+	if len(runs) > 0 {
+		return runs
+	}
+	if run, ok := RunFromRecord(r); ok {
+		return []Run{run}
+	}
+	return nil
 }
 
 func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
@@ -45,8 +48,8 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)
 	}
-	run.GPUOOM, run.HostOOM, run.TimedOut = ev.GPUOOM != nil, ev.HostOOM != nil, e.Outcome == "budget"
-	run.Completed = e.Outcome == "completed" && !run.GPUOOM
+	run.GPUOOM, run.HostOOM, run.TimedOut = ev.GPUOOM != nil, ev.HostOOM != nil, e.Outcome == slurm.EmulatedBudget
+	run.Completed = e.Outcome == slurm.EmulatedCompleted && !run.GPUOOM
 	if run.GPUOOM && ev.GPUOOM.NeedMiB > 0 {
 		run.NeedMiB = ev.GPUOOM.NeedMiB
 	}

@@ -3,6 +3,9 @@ package advisor
 import (
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func (r Run) emulatedOn(gpu string) Run { r.Emulated, r.Swept = gpu, true; return r }
@@ -40,5 +43,21 @@ func TestEmulatedRuns(t *testing.T) {
 	rec = recommend(t, "", []Run{newRun("2g.20gb", 400).peak(14500), newRun("2g.20gb", 300).oom(20000).emulatedOn(h100)}, Options{})
 	if p := profileOf(t, rec, "2g.20gb"); p.Runs != 1 || p.GPUOOMs != 0 || p.Emulated != "" {
 		t.Errorf("measured and emulated: %+v", p)
+	}
+}
+
+// An emulation that could not use MPS ran the job once, as it is: that is
+// the job's own run on the GPU it asked for, not an emulated profile.
+func TestAPlainRunIsTheJobsOwn(t *testing.T) {
+	elapsed := int64(600)
+	rec := &history.JobRecord{Cluster: "c", Key: "9", JobID: "9", State: "COMPLETED", Profile: "full", GPUCount: 1, ElapsedS: &elapsed,
+		Emulated: []history.EmulatedRun{{Profile: slurm.PlainProfile, Outcome: slurm.EmulatedCompleted, Seconds: 590}}}
+	runs := RunsFromRecord(rec)
+	if len(runs) != 1 || runs[0].Profile != "full" || runs[0].Emulated != "" || runs[0].Seconds != 600 {
+		t.Errorf("%+v", runs)
+	}
+	rec.Emulated = append(rec.Emulated, history.EmulatedRun{Profile: "1g.10gb", GPU: "NVIDIA H100 80GB HBM3", Outcome: slurm.EmulatedFailed})
+	if runs := RunsFromRecord(rec); len(runs) != 1 || runs[0].Profile != "1g.10gb" || runs[0].JobID != "9/1g.10gb" || runs[0].Completed {
+		t.Errorf("%+v", runs)
 	}
 }

@@ -9,46 +9,12 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/versioned"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// An emulation (migadvisor emulate, bench/emulate) run inside a job leaves
-// migadvisor-emulate-<job key>/ in the job's working directory: its record
-// (emulated.json) and, per profile, the run's output and the monitor's
-// summary of it. collect reads it beside the job's output, as it reads the
-// job's own. (bench/emulate stands above this package: the format is
-// repeated here, as the monitor's summary is in slurm.)
-
-// emulationVersion is the version of emulated.json this build reads.
-const emulationVersion = 1
-
-// emulationRecordName is the record in an emulation's directory.
-const emulationRecordName = "emulated.json"
-
-// emulationDir is the directory an emulation run in job key keeps its
-// runs in (bench/emulate.DirName).
-func emulationDir(key string) string { return "migadvisor-emulate-" + key }
-
-// emulationRecord is what collect reads of emulated.json.
-type emulationRecord struct {
-	Version int            `json:"version"`
-	GPU     string         `json:"gpu"` // the GPU the runs saw; "" in older records
-	Runs    []emulationRun `json:"runs"`
-}
-
-// emulationRun is one run of emulated.json (bench/emulate.Result).
-type emulationRun struct {
-	Profile     string  `json:"profile"`
-	Emulated    bool    `json:"emulated"`
-	Percentage  int     `json:"active_thread_pct"`
-	MemoryLimit string  `json:"mem_limit"`
-	Outcome     string  `json:"outcome"`
-	ExitStatus  int     `json:"exit_status"`
-	Seconds     float64 `json:"seconds"`
-	Output      string  `json:"output"`  // relative to the directory
-	Summary     string  `json:"summary"` // the monitor's, relative to the directory; "" if none
-}
+// An emulation ('migadvisor emulate') run inside a job leaves its runs
+// beside the job's output (slurm.EmulationDir): collect reads them as it
+// reads the job's own, one emulated run per profile.
 
 // findEmulation is the path of job r's emulation record, in the directory
 // of its output file (stdout) or its working directory; "" when it has none.
@@ -58,7 +24,7 @@ func findEmulation(r *history.JobRecord, stdout string) string {
 		dirs = append(dirs, filepath.Clean(r.WorkDir))
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, emulationDir(r.Key), emulationRecordName)
+		p := filepath.Join(d, slurm.EmulationDir(r.Key), slurm.EmulationRecordName)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
@@ -81,8 +47,8 @@ func (c *Collector) readEmulation(ctx context.Context, r *history.JobRecord, std
 		res.Unread = append(res.Unread, err.Error()) // it names the file
 		return 0, nil
 	}
-	var rec emulationRecord
-	if err := versioned.DecodeJSON(path, data, "migadvisor emulate", emulationVersion, &rec); err != nil {
+	rec, err := slurm.ParseEmulationRecord(path, data)
+	if err != nil {
 		res.Unread = append(res.Unread, err.Error())
 		return 0, nil
 	}
@@ -116,7 +82,7 @@ func (c *Collector) readEmulation(ctx context.Context, r *history.JobRecord, std
 // emulatedEvidence is what one run's output and summary showed, read as a
 // job's are (scanFiles, then applySummary). Where they cannot be read it
 // returns why, with the evidence of nothing (every figure unknown).
-func (c *Collector) emulatedEvidence(dir string, run emulationRun, res *OutputResult) (*slurm.OutputEvidence, error) {
+func (c *Collector) emulatedEvidence(dir string, run slurm.EmulatedRun, res *OutputResult) (*slurm.OutputEvidence, error) {
 	none, _ := slurm.ScanOutput(strings.NewReader(""), c.Scan)
 	// The record names files of its own directory; any other path is not
 	// an emulation's, and is not read (collect may read users' files as an

@@ -33,20 +33,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
-
-// DirName is where an emulation keeps its runs by default: inside a Slurm
-// job (its id), migadvisor-emulate-ID, where collect looks beside the job's
-// output; else migadvisor-emulate.
-func DirName(jobID string) string {
-	if jobID == "" {
-		return "migadvisor-emulate"
-	}
-	return "migadvisor-emulate-" + jobID
-}
-
-// RecordName is the record of every run in an emulation's directory.
-const RecordName = "emulated.json"
 
 // Target is a profile to emulate.
 type Target struct {
@@ -110,25 +98,14 @@ type Options struct {
 	Stdout, Stderr io.Writer
 }
 
-// Result is one profile's run.
-type Result struct {
-	Profile     string  `json:"profile"`
-	Emulated    bool    `json:"emulated"` // under MPS limits; false for the whole GPU or a plain fallback
-	Percentage  int     `json:"active_thread_pct,omitempty"`
-	MemoryLimit string  `json:"mem_limit,omitempty"`
-	Outcome     string  `json:"outcome"` // completed, failed, budget
-	ExitStatus  int     `json:"exit_status"`
-	Seconds     float64 `json:"seconds"`
-	Output      string  `json:"output"`            // stdout and stderr, relative to Dir
-	Summary     string  `json:"summary,omitempty"` // the monitor's, relative to Dir
-	Note        string  `json:"note,omitempty"`
-}
+// Result is one profile's run, as the record holds it.
+type Result = slurm.EmulatedRun
 
 // Outcomes.
 const (
-	Completed = "completed"
-	Failed    = "failed"
-	Budget    = "budget"
+	Completed = slurm.EmulatedCompleted
+	Failed    = slurm.EmulatedFailed
+	Budget    = slurm.EmulatedBudget
 )
 
 // Run runs the command once per target, smallest first. It stops early
@@ -178,7 +155,7 @@ func joinNote(a, b string) string {
 // emulation.
 func plainFallback(ctx context.Context, opt Options, why error) Result {
 	fmt.Fprintf(opt.Stderr, "migadvisor emulate: no emulated profiles: %v; running the job once as it is\n", why)
-	r := runOne(ctx, opt, Target{Profile: "plain", Whole: true}, nil)
+	r := runOne(ctx, opt, Target{Profile: slurm.PlainProfile, Whole: true}, nil)
 	r.Note = joinNote("MPS unavailable: "+why.Error(), r.Note)
 	return r
 }

@@ -81,7 +81,7 @@ func emulateOptionsFrom(c *cli.Context) (emulateOptions, error) {
 	o := emulateOptions{Global: globalFlagsFrom(c), Budget: c.Duration("budget"), Out: c.String("out"),
 		MPSControl: c.String("mps-control"), Command: c.Args().Slice(), JSON: c.Bool("json"), JobID: os.Getenv("SLURM_JOB_ID")}
 	if o.Out == "" {
-		o.Out = emulate.DirName(o.JobID)
+		o.Out = slurm.EmulationDir(o.JobID)
 	}
 	if p := c.String("profiles"); p != "" {
 		o.Profiles = strings.Split(p, ",")
@@ -123,17 +123,6 @@ var emulateMonitor = func(summary string) []string {
 	return []string{self, "monitor", "--out", summary}
 }
 
-// emulationRecord is DIR/emulated.json.
-type emulationRecord struct {
-	Version int              `json:"version"`
-	Site    string           `json:"site"`
-	JobID   string           `json:"job_id,omitempty"`
-	GPU     string           `json:"gpu,omitempty"` // the device the runs saw, as the monitor named it
-	Command []string         `json:"command"`
-	Started time.Time        `json:"started"`
-	Runs    []emulate.Result `json:"runs"`
-}
-
 func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	site, err := o.Global.loadSite()
 	if err != nil {
@@ -145,7 +134,8 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	rec := emulationRecord{Version: 1, Site: site.Name, JobID: o.JobID, Command: o.Command, Started: time.Now().UTC()}
+	rec := slurm.EmulationRecord{Version: slurm.EmulationVersion, Site: site.Name, JobID: o.JobID, Command: o.Command,
+		Started: time.Now().UTC().Format(time.RFC3339)}
 	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
 		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stdout: w.Out, Stderr: w.Err,
 		Monitor: emulateMonitor})
@@ -153,7 +143,7 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	if len(rec.Runs) > 0 {
 		data, jerr := json.MarshalIndent(rec, "", "  ")
 		if jerr == nil {
-			jerr = atomicfile.Write(filepath.Join(o.Out, emulate.RecordName), append(data, '\n'), 0o644)
+			jerr = atomicfile.Write(filepath.Join(o.Out, slurm.EmulationRecordName), append(data, '\n'), 0o644)
 		}
 		if jerr != nil {
 			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", jerr)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // emulate runs the command per profile under a (fake) MPS daemon, records
@@ -25,7 +27,7 @@ func TestEmulate(t *testing.T) {
 	if code != 0 || !strings.Contains(text, "1g.10gb  13%  9728M") || !strings.Contains(errOut, "2g.20gb completed") {
 		t.Fatalf("exit %d\n%s\n%s", code, text, errOut)
 	}
-	var rec emulationRecord
+	var rec slurm.EmulationRecord
 	data, _ := os.ReadFile(filepath.Join(out, "emulated.json"))
 	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Runs) != 2 || rec.Runs[0].Profile != "1g.10gb" || rec.Site != "wulver" {
 		t.Errorf("%v: %s", err, data)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // hog14 reports the SMs it was given, then holds 14 GiB in 256 MiB blocks,
@@ -45,7 +47,7 @@ func TestGPUEmulate(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "emulated.json"))
 	keep(t, "h100-emulate.json", data)
-	var rec emulationRecord
+	var rec slurm.EmulationRecord
 	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Runs) != 4 {
 		t.Fatalf("%v: %s", err, data)
 	}
