@@ -178,7 +178,16 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 			}
 			continue
 		}
-		size, mtime := filesState(paths)
+		// What the job left beside its output counts in its state: the
+		// monitor's summary and an emulation's record are written after the
+		// last line of output, and a scan in between must not hide them.
+		state := paths
+		for _, extra := range []string{filepath.Join(filepath.Dir(paths[0]), slurm.SummaryName(r.Key)), findEmulation(r, paths[0])} {
+			if extra != "" && isFile(extra) {
+				state = append(slices.Clip(state), extra)
+			}
+		}
+		size, mtime := filesState(state)
 		if prev, ok := done[[2]string{r.Cluster, r.Key}]; ok && prev.Path == paths[0] && prev.Size == size && prev.MTime.Unix() == mtime.Unix() {
 			res.Unchanged++
 			continue

@@ -210,3 +210,27 @@ func TestScanOutputsReportsAnUnreadableEmulation(t *testing.T) {
 		t.Errorf("53's runs without evidence: %+v", r)
 	}
 }
+
+// The emulation's record is written after the job's last line of output:
+// a scan in between sees the output alone, and the next scan, the output
+// unchanged, still reads the record that has since appeared.
+func TestAnEmulationWrittenAfterTheOutputIsRead(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	job := t.TempDir()
+	if _, err := col.ImportDump(ctx, strings.NewReader("JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n"+
+		"1234|1234|RUNNING|emu|"+job+"|gres/gpu:a100=1\n")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(job, "slurm-1234.out"), "migadvisor emulate: full completed in 5 s (exit 0)\n")
+	if out, err := col.ScanOutputs(ctx, []string{job}, nil); err != nil || out.Scanned != 1 || out.Emulated != 0 {
+		t.Fatalf("before the record: %+v %v", out, err)
+	}
+	emulationFixture(t, job, "1234")
+	if out, err := col.ScanOutputs(ctx, []string{job}, nil); err != nil || out.Emulated != 4 {
+		t.Fatalf("after the record: %+v %v", out, err)
+	}
+	if runs := emulatedOf(t, col); len(runs["1234"]) != 4 {
+		t.Errorf("runs: %+v", runs["1234"])
+	}
+}

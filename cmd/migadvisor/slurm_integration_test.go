@@ -757,3 +757,36 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 		t.Errorf("after an edit: recommend weighs %d runs; notes %q", n, notes)
 	}
 }
+
+// An emulation job on the real Slurm: one whole-GPU job runs the script's
+// command once per profile under migadvisor emulate (a stand-in MPS
+// control: the dev cluster's GPUs are fake), and the plain flow (track,
+// wait, recommend) judges each profile by its emulated run.
+func TestSlurmEmulateInAJob(t *testing.T) {
+	fake, err := filepath.Abs("../../bench/emulate/testdata/fake-mps-control") // before slurmWorkDir moves away
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := slurmWorkDir(t)
+	payload := `if [ "$MIGADVISOR_EMULATED_PROFILE" = 1g.10gb ]; then echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." >&2; exit 1; fi; echo MIGADVISOR_WORK 7 steps`
+	script := writeScript(t, work, "emu.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=64M -t 2\n"+
+		"export MIGADVISOR_MPS_CONTROL="+slurm.ShellQuote(fake)+"\n"+
+		slurm.ShellQuote(migadvisorBinary(t))+" --site wulver emulate --profiles 1g.10gb,2g.20gb,full -- sh -c "+slurm.ShellQuote(payload)+"\n")
+	out, err := exec.Command("sbatch", "--parsable", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	mustRun(t, "track", script, id)
+	mustRun(t, "wait", id, "--timeout", "1m")
+	if _, err := os.Stat(filepath.Join(work, "migadvisor-emulate-"+id, "emulated.json")); err != nil {
+		t.Fatalf("the job left no emulation: %v", err)
+	}
+	text := mustRun(t, "recommend", script)
+	for _, want := range []string{"1g.10gb  1     1 OOM (emulated)", "2g.20gb  1     1 ok (emulated)", "full     1     1 ok (emulated)",
+		"no runtime is known on the site's GPU: the runs were emulated on a whole GPU"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("recommend lacks %q:\n%s", want, text)
+		}
+	}
+}
