@@ -51,6 +51,10 @@ type Variant struct {
 	Monitored bool   `json:"monitored"`
 	NoMonitor string `json:"no_monitor,omitempty"` // why it is not, when monitoring was asked for
 
+	// Emulates are the profiles an emulation job runs (sweep --emulate):
+	// its own profile is the whole GPU it asks for.
+	Emulates []string `json:"emulates,omitempty"`
+
 	// Set by sweep --submit.
 	JobID     string    `json:"job_id,omitempty"`
 	Cluster   string    `json:"cluster,omitempty"`
@@ -74,6 +78,12 @@ type SweepOptions struct {
 	// Time is the --time every variant asks for ("" keeps the script's):
 	// a probe after a run that reached its limit needs a longer one.
 	Time string
+	// Emulate writes one job on the site's whole GPU that runs the script
+	// once per profile under 'migadvisor emulate' (its Profiles are the
+	// sweep's), instead of a job per profile: for a GPU not cut into slices.
+	Emulate *slurm.EmulateWrap
+	// EmulateBudget bounds each emulated run (0: the script's --time).
+	EmulateBudget time.Duration
 }
 
 // MultiGPUError refuses to sweep a script that uses several GPUs on MIG
@@ -147,7 +157,19 @@ func WriteSweep(opt SweepOptions) (*Sweep, error) {
 	sw := &Sweep{Version: SweepVersion, Script: abs, Fingerprint: opt.Script.Fingerprint(), Site: opt.Site.Name,
 		Created: now().UTC().Truncate(time.Second), Variants: map[string]*Variant{}}
 	var plan []planned
+	if opt.Emulate != nil {
+		pv, err := planEmulation(opt, profiles, sw.Fingerprint, gpus)
+		if err != nil {
+			return nil, err
+		}
+		plan = append(plan, pv)
+		sw.Profiles = append(sw.Profiles, pv.variant.Profile)
+		sw.Variants[pv.variant.Profile] = pv.variant
+	}
 	for _, p := range profiles {
+		if opt.Emulate != nil {
+			break
+		}
 		pv, err := planVariant(opt, p, sw.Fingerprint, gpus)
 		if err != nil {
 			return nil, err
@@ -294,6 +316,72 @@ func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string, gpus 
 		return planned{}, err
 	}
 	return planned{variant: v, data: data}, nil
+}
+
+// planEmulation is the one job of an emulation: the script on the site's
+// whole GPU, wrapped to run once per profile under migadvisor emulate, with
+// a --time that covers every run.
+func planEmulation(opt SweepOptions, profiles []*catalog.Profile, fingerprint string, gpus int) (planned, error) {
+	if gpus > 1 {
+		return planned{}, fmt.Errorf("%s uses %d GPUs; an emulation runs the job on one (--as-one-gpu, if it can run so)", opt.Script.Path, gpus)
+	}
+	whole := slices.IndexFunc(opt.Site.Profiles, func(p catalog.Profile) bool { return !p.IsMIG() })
+	if whole < 0 {
+		return planned{}, fmt.Errorf("site %s has no whole-GPU profile to emulate its slices on", opt.Site.Name)
+	}
+	p := &opt.Site.Profiles[whole]
+	sv := PlanVariant(opt.Script, opt.Site, p)
+	sv.JobName = strings.TrimSuffix(sv.JobName, "-"+p.Name) + "-emulate"
+	wrap := *opt.Emulate
+	wrap.Profiles = nil
+	for _, q := range profiles {
+		wrap.Profiles = append(wrap.Profiles, q.Name)
+	}
+	total, err := emulationTime(opt, len(profiles))
+	if err != nil {
+		return planned{}, err
+	}
+	sv.Time = total
+	if opt.EmulateBudget > 0 {
+		wrap.Budget = opt.EmulateBudget.String()
+	}
+	data, err := opt.Script.Rewrite(sv)
+	if err != nil {
+		return planned{}, fmt.Errorf("rewrite for the emulation: %w", err)
+	}
+	if data, err = wrap.Wrap(opt.Script.Path, data); err != nil {
+		return planned{}, err
+	}
+	file := "emulate.sh"
+	if err := verifyVariant(file, data, opt, p, p.GPUCount, fingerprint); err != nil {
+		return planned{}, err
+	}
+	return planned{variant: &Variant{Profile: p.Name, File: file, Request: sv.GPURequest, JobName: sv.JobName,
+		Partition: sv.Partition, QoS: sv.QoS, Time: sv.Time, Emulates: wrap.Profiles}, data: data}, nil
+}
+
+// emulationSlack is what an emulation job's --time adds to its runs': each
+// run's MPS daemon and monitor start and stop.
+const emulationSlack = 5 * time.Minute
+
+// emulationTime is the --time of an emulation of n runs: each run's budget,
+// else the --time given, else the script's, n times over.
+func emulationTime(opt SweepOptions, n int) (string, error) {
+	per := opt.EmulateBudget
+	if per <= 0 {
+		limit := opt.Script.Resources.Time
+		if opt.Time != "" {
+			var err error
+			if limit, err = slurm.ParseTimeLimit(opt.Time); err != nil {
+				return "", fmt.Errorf("--time %s: %w", opt.Time, err)
+			}
+		}
+		if !limit.IsSet() || limit.Unlimited {
+			return opt.Time, nil // the partition's limit, as the script would have
+		}
+		per = limit.Duration
+	}
+	return slurm.FormatDuration(time.Duration(n)*per + emulationSlack), nil
 }
 
 // requestFor turns a one-GPU request ("--gres=gpu:a100:1") into one for

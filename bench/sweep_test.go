@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
@@ -372,3 +373,40 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("a script with no GPU: %v, warnings %q", err, w.warnings())
 	}
 }
+
+// sweep --emulate writes one job on the whole GPU that runs the script once
+// per profile under migadvisor emulate, with time for every run.
+func TestWriteSweepEmulate(t *testing.T) {
+	site := testutil.Wulver(t)
+	script := writeScript(t, "train.sh", strings.Replace(debugScript, "--partition=debug_gpu\n#SBATCH --qos=debug", "--partition=gpu", 1))
+	out := filepath.Join(t.TempDir(), "emu")
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out, Profiles: []string{"1g.10gb", "2g.20gb"},
+		Emulate: &slurm.EmulateWrap{Binary: "/opt/migadvisor"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := sw.Variants["full"]
+	if len(sw.Variants) != 1 || v == nil || v.File != "emulate.sh" || strings.Join(v.Emulates, ",") != "1g.10gb,2g.20gb" ||
+		v.JobName != "train-emulate" || v.Time != "04:05:00" { // two runs of the script's 2 hours, and 5 minutes
+		t.Fatalf("variants %s", dump(sw.Variants))
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "emulate.sh"))
+	text := string(data)
+	if !strings.Contains(text, `exec "$_migadvisor" emulate --profiles '1g.10gb,2g.20gb' -- '/bin/bash' "$0" "$@"`) ||
+		!strings.Contains(text, "--gres=gpu:a100:1") || !strings.Contains(text, `if [ -z "${MIGADVISOR_EMULATED_PROFILE:-}" ]`) {
+		t.Errorf("emulate.sh:\n%s", text)
+	}
+	// A budget bounds each run, and the job's time follows it.
+	sw, err = WriteSweep(SweepOptions{Script: script, Site: site, OutDir: filepath.Join(t.TempDir(), "b"), Profiles: []string{"1g.10gb"},
+		Emulate: &slurm.EmulateWrap{}, EmulateBudget: 10 * time.Minute})
+	if err != nil || sw.Variants["full"].Time != "00:15:00" {
+		t.Errorf("with a budget: %v %s", err, dump(sw))
+	}
+	multi := writeScript(t, "two.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\npython train.py\n")
+	if _, err := WriteSweep(SweepOptions{Script: multi, Site: site, OutDir: filepath.Join(t.TempDir(), "m"), Profiles: []string{"full"},
+		Emulate: &slurm.EmulateWrap{}}); err == nil || !strings.Contains(err.Error(), "an emulation runs the job on one") {
+		t.Errorf("a two-GPU script: %v", err)
+	}
+}
+
+func dump(v any) string { data, _ := json.Marshal(v); return string(data) }

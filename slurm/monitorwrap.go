@@ -73,53 +73,102 @@ const LeanMonitor = "migadvisor-monitor"
 
 // Wrap returns data with the block added, or why it cannot be.
 func (m MonitorWrap) Wrap(path string, data []byte) ([]byte, error) {
+	return wrapBody(path, data, func(in Interpreter) []string {
+		candidates := `"$(command -v ` + LeanMonitor + ` 2>/dev/null)" "$(command -v migadvisor 2>/dev/null)"`
+		if m.Binary != "" {
+			lean := filepath.Join(filepath.Dir(m.Binary), LeanMonitor)
+			candidates = ShellQuote(lean) + " " + ShellQuote(m.Binary) + " " + candidates
+		}
+		return rerunUnder("Rerun this job under the GPU memory monitor (added by migadvisor sweep; --no-monitor leaves it out).",
+			MonitoredEnv, candidates, "monitor --", in)
+	})
+}
+
+// EmulateWrap makes a script run its own body once per MIG profile on the
+// whole GPU it gets, under 'migadvisor emulate', the same way: a block
+// before the first command re-executes the script under it, once (emulate
+// sets EmulatedProfileEnv in each run). Without migadvisor at run time the
+// job runs once, as it is.
+type EmulateWrap struct {
+	Binary   string   // the migadvisor to run ("": migadvisor on PATH)
+	Site     string   // --site for emulate ("": the job's own lookup)
+	Profiles []string // the profiles to emulate ("": the site's)
+	Budget   string   // --budget for each run ("": none)
+}
+
+// EmulatedProfileEnv names the profile an emulated run stands for; emulate
+// sets it in each run's environment.
+const EmulatedProfileEnv = "MIGADVISOR_EMULATED_PROFILE"
+
+// Wrap returns data with the block added, or why it cannot be.
+func (e EmulateWrap) Wrap(path string, data []byte) ([]byte, error) {
+	return wrapBody(path, data, func(in Interpreter) []string {
+		candidates := `"$(command -v migadvisor 2>/dev/null)"`
+		if e.Binary != "" {
+			candidates = ShellQuote(e.Binary) + " " + candidates
+		}
+		args := "emulate"
+		if e.Site != "" {
+			args = "--site " + ShellQuote(e.Site) + " " + args
+		}
+		if len(e.Profiles) > 0 {
+			args += " --profiles " + ShellQuote(strings.Join(e.Profiles, ","))
+		}
+		if e.Budget != "" {
+			args += " --budget " + ShellQuote(e.Budget)
+		}
+		return rerunUnder("Run this job once per MIG profile on this whole GPU, under CUDA MPS limits (added by migadvisor sweep --emulate).",
+			EmulatedProfileEnv, candidates, args+" --", in)
+	})
+}
+
+// wrapBody puts the lines block gives, each marked AutoMarker, before the
+// script's first command.
+func wrapBody(path string, data []byte, block func(Interpreter) []string) ([]byte, error) {
 	in, ok := ReadInterpreter(data)
 	if !ok {
 		return nil, fmt.Errorf("%s has no #! line", path)
 	}
 	if in.Shell() == "" {
-		return nil, fmt.Errorf("%s runs under %s, not a POSIX shell: the monitor wrapper is shell code", path, in.Program)
+		return nil, fmt.Errorf("%s runs under %s, not a POSIX shell: the wrapper is shell code", path, in.Program)
 	}
 	s := Parse(path, data)
 	if s.FirstCmd == 0 {
-		return nil, fmt.Errorf("%s has no command to monitor", path)
+		return nil, fmt.Errorf("%s has no command to run", path)
 	}
 	at := s.Lines[s.FirstCmd-1].Start
 	nl := "\n"
 	if s.Lines[s.FirstCmd-1].CR {
 		nl = "\r\n"
 	}
-	block := m.block(in, nl)
-	out := make([]byte, 0, len(data)+len(block))
+	var b strings.Builder
+	for _, l := range block(in) {
+		b.WriteString(l + "  " + AutoMarker + nl)
+	}
+	out := make([]byte, 0, len(data)+b.Len())
 	out = append(out, data[:at]...)
-	out = append(out, block...)
+	out = append(out, b.String()...)
 	return append(out, data[at:]...), nil
 }
 
-func (m MonitorWrap) block(in Interpreter, nl string) string {
+// rerunUnder is the block that re-executes the script, with its
+// interpreter and arguments, as "PROGRAM ARGS interpreter $0 $@" with the
+// first program of candidates that exists, unless guard is set (the
+// program sets it in the script's environment, so this happens once).
+func rerunUnder(comment, guard, candidates, args string, in Interpreter) []string {
 	rerun := ShellQuote(in.Program)
 	if in.Arg != "" {
 		rerun += " " + ShellQuote(in.Arg)
 	}
-	candidates := `"$(command -v ` + LeanMonitor + ` 2>/dev/null)" "$(command -v migadvisor 2>/dev/null)"`
-	if m.Binary != "" {
-		lean := filepath.Join(filepath.Dir(m.Binary), LeanMonitor)
-		candidates = ShellQuote(lean) + " " + ShellQuote(m.Binary) + " " + candidates
-	}
-	lines := []string{
-		"# Rerun this job under the GPU memory monitor (added by migadvisor sweep; --no-monitor leaves it out).",
-		`if [ -z "${` + MonitoredEnv + `:-}" ]; then`,
+	return []string{
+		"# " + comment,
+		`if [ -z "${` + guard + `:-}" ]; then`,
 		"    for _migadvisor in " + candidates + "; do",
-		`        if [ -n "$_migadvisor" ] && [ -x "$_migadvisor" ]; then exec "$_migadvisor" monitor -- ` + rerun + ` "$0" "$@"; fi`,
+		`        if [ -n "$_migadvisor" ] && [ -x "$_migadvisor" ]; then exec "$_migadvisor" ` + args + " " + rerun + ` "$0" "$@"; fi`,
 		"    done",
 		"    unset _migadvisor",
 		"fi",
 	}
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(l + "  " + AutoMarker + nl)
-	}
-	return b.String()
 }
 
 // ShellQuote quotes s as one word for a POSIX shell: single quotes, with

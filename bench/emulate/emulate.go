@@ -194,7 +194,7 @@ func runOne(ctx context.Context, opt Options, t Target, extraEnv []string) Resul
 	}
 	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(append(slices.Clone(opt.Env), extraEnv...), "MIGADVISOR_EMULATED_PROFILE="+t.Profile)
+	cmd.Env = append(append(slices.Clone(opt.Env), extraEnv...), slurm.EmulatedProfileEnv+"="+t.Profile)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the budget ends the whole run
 	fmt.Fprintf(opt.Stderr, "migadvisor emulate: %s%s\n", t.Profile, describe(r))

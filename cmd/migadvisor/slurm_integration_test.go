@@ -758,27 +758,28 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 	}
 }
 
-// An emulation job on the real Slurm: one whole-GPU job runs the script's
-// command once per profile under migadvisor emulate (a stand-in MPS
-// control: the dev cluster's GPUs are fake), and the plain flow (track,
-// wait, recommend) judges each profile by its emulated run.
+// An emulation job on the real Slurm, the plain way: sweep --emulate writes
+// and submits one whole-GPU job that runs the script's command once per
+// profile under migadvisor emulate (a stand-in MPS control: the dev
+// cluster's GPUs are fake), and wait and recommend judge each profile by
+// its emulated run.
 func TestSlurmEmulateInAJob(t *testing.T) {
 	fake, err := filepath.Abs("../../bench/emulate/testdata/fake-mps-control") // before slurmWorkDir moves away
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := slurmWorkDir(t)
-	payload := `if [ "$MIGADVISOR_EMULATED_PROFILE" = 1g.10gb ]; then echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." >&2; exit 1; fi; echo MIGADVISOR_WORK 7 steps`
-	script := writeScript(t, work, "emu.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=64M -t 2\n"+
-		"export MIGADVISOR_MPS_CONTROL="+slurm.ShellQuote(fake)+"\n"+
-		slurm.ShellQuote(migadvisorBinary(t))+" --site wulver emulate --profiles 1g.10gb,2g.20gb,full -- sh -c "+slurm.ShellQuote(payload)+"\n")
-	out, err := exec.Command("sbatch", "--parsable", script).Output()
-	if err != nil {
-		t.Fatal(err)
+	t.Setenv("MIGADVISOR_MPS_CONTROL", fake) // sbatch passes the environment on
+	script := writeScript(t, work, "emu.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=64M -t 1\n"+
+		`if [ "$MIGADVISOR_EMULATED_PROFILE" = 1g.10gb ]; then echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." >&2; exit 1; fi`+
+		"\necho MIGADVISOR_WORK 7 steps\n")
+	out := mustRun(t, "sweep", script, "--out", "emu", "--emulate", "--profiles", "1g.10gb,2g.20gb,full", "--submit", "--json")
+	var sw struct{ Variants map[string]bench.Variant }
+	if err := json.Unmarshal([]byte(out), &sw); err != nil || len(sw.Variants) != 1 || sw.Variants["full"].JobID == "" {
+		t.Fatalf("%v: %s", err, out)
 	}
-	id := strings.TrimSpace(string(out))
-	mustRun(t, "track", script, id)
-	mustRun(t, "wait", id, "--timeout", "1m")
+	id := sw.Variants["full"].JobID
+	mustRun(t, "wait", "--sweep", "emu", "--timeout", "1m")
 	if _, err := os.Stat(filepath.Join(work, "migadvisor-emulate-"+id, "emulated.json")); err != nil {
 		t.Fatalf("the job left no emulation: %v", err)
 	}

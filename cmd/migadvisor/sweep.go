@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -57,7 +58,8 @@ Examples:
    migadvisor sweep job.sh --out sweep/
    migadvisor sweep --profiles 1g.10gb,full --out sweep/ job.sh
    migadvisor sweep job.sh --out sweep/ --json
-   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/`,
+   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
+   migadvisor sweep job.sh --out emu/ --emulate --budget 10m --submit  # one whole-GPU job, every profile emulated`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},
@@ -67,7 +69,9 @@ Examples:
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
-			monitorBinFlag("the monitor binary the jobs run, tried before 'migadvisor' on PATH (default: migadvisor-monitor beside this binary, else this binary)"),
+			monitorBinFlag("the monitor binary the jobs run, tried before 'migadvisor' on PATH (default: migadvisor-monitor beside this binary, else this binary); with --emulate, the migadvisor the job runs"),
+			&cli.BoolFlag{Name: "emulate", Usage: "write one job on the site's whole GPU that runs the script once per profile under 'migadvisor emulate' (CUDA MPS), for a GPU not cut into slices"},
+			&cli.DurationFlag{Name: "budget", Usage: "with --emulate: the longest each profile's run may take (default: the script's --time)"},
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
@@ -89,6 +93,8 @@ type sweepOptions struct {
 	submit   bool
 	workload string
 	monitor  *slurm.MonitorWrap // nil: --no-monitor
+	emulate  *slurm.EmulateWrap // nil: a job per profile
+	budget   time.Duration      // each emulated run's, with --emulate
 	json     bool
 }
 
@@ -106,6 +112,18 @@ func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	if opt.time, err = variantTime(c.String("time")); err != nil {
 		return opt, err
 	}
+	if c.Bool("emulate") {
+		// The job runs migadvisor itself: --monitor-bin when it names one, not the lean monitor.
+		bin := c.String("monitor-bin")
+		if filepath.Base(bin) == slurm.LeanMonitor {
+			bin = ""
+		}
+		opt.emulate = &slurm.EmulateWrap{Binary: monitorWrapOf(bin).Binary, Site: opt.Global.Site}
+		opt.monitor = nil // emulate runs each profile under the monitor itself
+	}
+	if opt.budget = c.Duration("budget"); opt.budget != 0 && opt.emulate == nil {
+		return opt, usageError{"--budget goes with --emulate"}
+	}
 	return opt, nil
 }
 
@@ -121,7 +139,7 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	}
 	sw, err := bench.RunSweep(ctx, bench.SweepRun{
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
-			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time},
+			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget},
 		Submit: opt.submit, Workload: opt.workload, WorkDir: workingDir(),
 	}, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: sayWarnings(env.Err)})
 	if err != nil {
