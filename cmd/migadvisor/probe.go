@@ -29,7 +29,7 @@ func probeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
 		asOneGPUFlag("with --probe: "),
 		timeFlag("with --probe: "),
-	}, measureFlags("with --probe: ")...)
+	}, append(measureFlags("with --probe: "), emulateFlags("with --probe: ")...)...)
 }
 
 // measureFlags are the flags of the measuring loop (submit, wait, collect)
@@ -66,6 +66,8 @@ type probeOptions struct {
 	asOneGPU bool
 	time     string // every variant's --time; "": the script's
 	measure  measureOptions
+	emulate  *slurm.EmulateWrap // nil: a job per profile
+	budget   time.Duration      // each emulated run's
 }
 
 func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
@@ -78,8 +80,21 @@ func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
 	if c.IsSet("time") && !opt.enabled {
 		return opt, usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
 	}
-	opt.time, err = variantTime(c.String("time"))
-	return opt, err
+	if opt.time, err = variantTime(c.String("time")); err != nil {
+		return opt, err
+	}
+	if opt.emulate, opt.budget, err = emulateFrom(c, globalFlagsFrom(c)); err != nil {
+		return opt, err
+	}
+	switch {
+	case opt.emulate != nil && !opt.enabled:
+		return opt, usageError{"--emulate measures: use it with --probe"}
+	case opt.emulate != nil && opt.ladder:
+		return opt, usageError{"--emulate runs every profile in one job: --ladder has nothing to climb"}
+	case opt.emulate != nil:
+		opt.measure.monitor = nil // emulate runs each profile under the monitor itself
+	}
+	return opt, nil
 }
 
 // runProbe measures the script on the chosen profiles: all at once, or as
@@ -100,7 +115,7 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 	defer show.bar.finish()
 	res, err := bench.Probe(ctx, bench.ProbeOptions{
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: out, Monitor: opt.measure.monitor,
-			AsOneGPU: opt.asOneGPU, Time: opt.time},
+			AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget},
 		Ladder: opt.ladder, Workload: opt.workload, WorkDir: workingDir(), Wait: opt.measure.wait,
 	}, measureDeps(env, opt.measure, show.event))
 	show.bar.finish()

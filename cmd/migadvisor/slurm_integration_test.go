@@ -790,4 +790,19 @@ func TestSlurmEmulateInAJob(t *testing.T) {
 			t.Errorf("recommend lacks %q:\n%s", want, text)
 		}
 	}
+	// recommend --probe --emulate does it all in one command.
+	again := writeScript(t, work, "emu2.sh", strings.Replace(mustRead(t, script), "echo MIGADVISOR_WORK 7", "echo MIGADVISOR_WORK 8", 1))
+	text = mustRun(t, "recommend", "--probe", "--emulate", "--profiles", "1g.10gb,2g.20gb", again)
+	if !strings.Contains(text, "1g.10gb  1     1 OOM (emulated)") || !strings.Contains(text, "2g.20gb  1     1 ok (emulated)") {
+		t.Errorf("recommend --probe --emulate:\n%s", text)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -60,7 +60,7 @@ Examples:
    migadvisor sweep job.sh --out sweep/ --json
    migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
    migadvisor sweep job.sh --out emu/ --emulate --budget 10m --submit  # one whole-GPU job, every profile emulated`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
@@ -70,12 +70,10 @@ Examples:
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
 			monitorBinFlag("the monitor binary the jobs run, tried before 'migadvisor' on PATH (default: migadvisor-monitor beside this binary, else this binary); with --emulate, the migadvisor the job runs"),
-			&cli.BoolFlag{Name: "emulate", Usage: "write one job on the site's whole GPU that runs the script once per profile under 'migadvisor emulate' (CUDA MPS), for a GPU not cut into slices"},
-			&cli.DurationFlag{Name: "budget", Usage: "with --emulate: the longest each profile's run may take (default: the script's --time)"},
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
-		},
+		}, emulateFlags("")...),
 		Action: bindAction(sweepOptionsFrom, runSweep),
 	})
 }
@@ -112,19 +110,42 @@ func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	if opt.time, err = variantTime(c.String("time")); err != nil {
 		return opt, err
 	}
-	if c.Bool("emulate") {
-		// The job runs migadvisor itself: --monitor-bin when it names one, not the lean monitor.
-		bin := c.String("monitor-bin")
-		if filepath.Base(bin) == slurm.LeanMonitor {
-			bin = ""
-		}
-		opt.emulate = &slurm.EmulateWrap{Binary: monitorWrapOf(bin).Binary, Site: opt.Global.Site}
+	if opt.emulate, opt.budget, err = emulateFrom(c, opt.Global); err != nil {
+		return opt, err
+	}
+	if opt.emulate != nil {
 		opt.monitor = nil // emulate runs each profile under the monitor itself
 	}
-	if opt.budget = c.Duration("budget"); opt.budget != 0 && opt.emulate == nil {
-		return opt, usageError{"--budget goes with --emulate"}
-	}
 	return opt, nil
+}
+
+// emulateFlags are --emulate and --budget; prefix begins each usage.
+func emulateFlags(prefix string) []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "emulate", Usage: prefix + "one job on the site's whole GPU that runs the script once per profile under 'migadvisor emulate' (CUDA MPS), for a GPU not cut into slices"},
+		&cli.DurationFlag{Name: "budget", Usage: "with --emulate: the longest each profile's run may take (default: the script's --time)"},
+	}
+}
+
+// emulateFrom reads --emulate and --budget: how the job reaches migadvisor
+// (--monitor-bin when it names migadvisor itself, not the lean monitor,
+// else this binary).
+func emulateFrom(c *cli.Context, g globalFlags) (*slurm.EmulateWrap, time.Duration, error) {
+	budget := c.Duration("budget")
+	if !c.Bool("emulate") {
+		if budget != 0 {
+			return nil, 0, usageError{"--budget goes with --emulate"}
+		}
+		return nil, 0, nil
+	}
+	if budget < 0 {
+		return nil, 0, usageError{"--budget must not be negative"}
+	}
+	bin := c.String("monitor-bin")
+	if filepath.Base(bin) == slurm.LeanMonitor {
+		bin = ""
+	}
+	return &slurm.EmulateWrap{Binary: monitorWrapOf(bin).Binary, Site: g.Site}, budget, nil
 }
 
 func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
