@@ -22,15 +22,27 @@ import (
 // of its own is judged by them alone: measured evidence wins.
 
 // RunsFromRecord are the runs a job record holds: its own, or, for an
-// emulation job, one per profile it emulated.
+// emulation job, one per profile it ran (the whole GPU's with no limits).
+// An emulation that could not use MPS ran the job once as it is: that run
+// is the job's own, with the evidence of its output.
 func RunsFromRecord(r *history.JobRecord) []Run {
 	var runs []Run
 	for _, e := range r.Emulated {
-		if e.Profile != slurm.PlainProfile { // MPS failed: the job ran once as it is, its own run
-			runs = append(runs, runFromEmulated(r, e))
+		switch e.Profile {
+		case slurm.PlainProfile:
+			if own, ok := RunFromRecord(r); ok && e.Outcome != slurm.EmulatedCancelled {
+				plain := runFromEmulated(r, e)
+				plain.JobID, plain.Profile, plain.Emulated, plain.Swept = own.JobID, own.Profile, "", own.Swept
+				plain.GPUs, plain.QueueWaitS, plain.Submitted, plain.MaxRSSMiB = own.GPUs, own.QueueWaitS, own.Submitted, own.MaxRSSMiB
+				return []Run{plain}
+			}
+		default:
+			if e.Outcome != slurm.EmulatedCancelled { // cut short by the job's end: no result
+				runs = append(runs, runFromEmulated(r, e))
+			}
 		}
 	}
-	if len(runs) > 0 {
+	if len(r.Emulated) > 0 {
 		return runs
 	}
 	if run, ok := RunFromRecord(r); ok {
@@ -44,7 +56,7 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	run := Run{Cluster: r.Cluster, JobID: r.JobID + "/" + e.Profile, Profile: e.Profile, Seconds: e.Seconds, NeedMiB: -1,
 		PeakMiB: -1, AllocatedMiB: -1, Work: -1, Utilization: -1, MemUtilization: -1, ReqMemMiB: deref(r.ReqMemMiB, -1),
 		MaxRSSMiB: -1, QueueWaitS: -1, GPUs: 1, User: r.User, Earlier: r.Earlier, EarlierBy: r.EarlierBy, Swept: true,
-		Emulated: cmp.Or(e.GPU, "a whole GPU")}
+		Emulated: cmp.Or(e.GPU, "a whole GPU"), EmulatedWhole: e.Percentage >= 100 && e.MemLimit == ""}
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)
 	}
@@ -91,13 +103,23 @@ func emulatedOutcome(run Run, e history.EmulatedRun) (string, Outcome) {
 // its own, and the times of emulated runs on another GPU than the site's
 // (their fit and memory still count).
 func measuredWins(site *catalog.Site, runs []Run) []Run {
+	out := slices.Clone(runs)
+	for i := range out {
+		// The whole GPU's run of an emulation on the site's own GPU is a
+		// measurement: it ran with no limits, on the hardware it asks for.
+		if out[i].EmulatedWhole && sameGPU(site, out[i].Emulated) {
+			out[i].Emulated = ""
+		}
+	}
 	measured := map[string]bool{}
-	for _, r := range runs {
-		if r.Emulated == "" {
+	for _, r := range out {
+		// Only a run that says how the job went counts: one cancelled
+		// before it started, or lost with its node, does not.
+		if r.Emulated == "" && (r.Completed || r.GPUOOM || r.HostOOM || r.TimedOut) {
 			measured[r.Profile] = true
 		}
 	}
-	out := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return r.Emulated != "" && measured[r.Profile] })
+	out = slices.DeleteFunc(out, func(r Run) bool { return r.Emulated != "" && measured[r.Profile] })
 	for i := range out {
 		if out[i].Emulated != "" && !sameGPU(site, out[i].Emulated) {
 			out[i].Seconds, out[i].Work, out[i].WorkUnit = -1, -1, ""

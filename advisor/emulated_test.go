@@ -47,17 +47,33 @@ func TestEmulatedRuns(t *testing.T) {
 }
 
 // An emulation that could not use MPS ran the job once, as it is: that is
-// the job's own run on the GPU it asked for, not an emulated profile.
+// the job's own run on the GPU it asked for, with its output's evidence
+// (the run's, not the job's, whose output holds emulate's lines); a run
+// the job's end cut short is no result.
 func TestAPlainRunIsTheJobsOwn(t *testing.T) {
 	elapsed := int64(600)
 	rec := &history.JobRecord{Cluster: "c", Key: "9", JobID: "9", State: "COMPLETED", Profile: "full", GPUCount: 1, ElapsedS: &elapsed,
-		Emulated: []history.EmulatedRun{{Profile: slurm.PlainProfile, Outcome: slurm.EmulatedCompleted, Seconds: 590}}}
+		Emulated: []history.EmulatedRun{{Profile: slurm.PlainProfile, Outcome: slurm.EmulatedCompleted, Seconds: 590,
+			Evidence: slurm.OutputEvidence{Work: 7, WorkUnit: "steps", GPUPeakMiB: 2048}}}}
 	runs := RunsFromRecord(rec)
-	if len(runs) != 1 || runs[0].Profile != "full" || runs[0].Emulated != "" || runs[0].Seconds != 600 {
+	if len(runs) != 1 || runs[0].Profile != "full" || runs[0].JobID != "9" || runs[0].Emulated != "" || runs[0].Seconds != 590 ||
+		runs[0].Work != 7 || runs[0].PeakMiB != 2048 {
 		t.Errorf("%+v", runs)
 	}
-	rec.Emulated = append(rec.Emulated, history.EmulatedRun{Profile: "1g.10gb", GPU: "NVIDIA H100 80GB HBM3", Outcome: slurm.EmulatedFailed})
+	rec.Emulated = []history.EmulatedRun{{Profile: "1g.10gb", GPU: "NVIDIA H100 80GB HBM3", Outcome: slurm.EmulatedFailed},
+		{Profile: "2g.20gb", GPU: "NVIDIA H100 80GB HBM3", Outcome: slurm.EmulatedCancelled}}
 	if runs := RunsFromRecord(rec); len(runs) != 1 || runs[0].Profile != "1g.10gb" || runs[0].JobID != "9/1g.10gb" || runs[0].Completed {
 		t.Errorf("%+v", runs)
+	}
+}
+
+// Only a run that says how the job went beats emulated ones: a job
+// cancelled before it started on 2g.20gb leaves 2g.20gb's emulated run.
+func TestAnUninformativeRunDoesNotWin(t *testing.T) {
+	cancelled := newRun("2g.20gb", 0)
+	cancelled.Completed, cancelled.State = false, "CANCELLED"
+	rec := recommend(t, "", []Run{cancelled, newRun("2g.20gb", 300).peak(14500).emulatedOn("NVIDIA H100 80GB HBM3")}, Options{})
+	if p := profileOf(t, rec, "2g.20gb"); p.Completed != 1 || p.Emulated == "" {
+		t.Errorf("%+v", p)
 	}
 }

@@ -55,8 +55,10 @@ type Run struct {
 	// often the user runs the script.
 	Swept bool
 	// Emulated is the GPU an emulated run ran on (emulated.go); "" for a
-	// run on the profile itself.
-	Emulated string
+	// run on the profile itself. EmulatedWhole: the emulation's run on the
+	// whole GPU, with no limits.
+	Emulated      string
+	EmulatedWhole bool
 }
 
 // RunFromRecord reads a job record of the history. It returns false for a

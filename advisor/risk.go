@@ -119,9 +119,11 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 		}
 	}
 	for _, r := range runs {
-		if r.GPUOOM && r.NeedMiB >= 0 {
+		// A run out of memory needed more than it held at its peak, and more
+		// than its message's figure: the larger is its bound.
+		if bound := max(r.NeedMiB, r.PeakMiB); r.GPUOOM && bound >= 0 {
 			need.Runs++
-			take(r, NeedOOM, r.NeedMiB)
+			take(r, NeedOOM, bound)
 		}
 	}
 	for _, r := range runs {

@@ -114,4 +114,9 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 	if need.MiB != 14488 || need.Kind != NeedPeak || need.Profile != "2g.20gb" {
 		t.Errorf("need %+v, want the 14488 MiB peak on 2g.20gb", need)
 	}
+	// An OOM whose message gives no size still needed more than its peak.
+	need = EstimateNeed([]MemoryRun{{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: -1, PeakMiB: 9558, AllocatedMiB: -1}})
+	if need.MiB != 9558 || need.Kind != NeedOOM {
+		t.Errorf("need %+v, want the OOM bound of its 9558 MiB peak", need)
+	}
 }

@@ -337,13 +337,13 @@ func planEmulation(opt SweepOptions, profiles []*catalog.Profile, fingerprint st
 	for _, q := range profiles {
 		wrap.Profiles = append(wrap.Profiles, q.Name)
 	}
-	total, err := emulationTime(opt, len(profiles))
+	total, per, err := emulationTime(opt, len(profiles), sv.Partition)
 	if err != nil {
 		return planned{}, err
 	}
 	sv.Time = total
-	if opt.EmulateBudget > 0 {
-		wrap.Budget = opt.EmulateBudget.String()
+	if per > 0 { // each run stops at its share, so that the smallest profile cannot use up the job
+		wrap.Budget = per.String()
 	}
 	data, err := opt.Script.Rewrite(sv)
 	if err != nil {
@@ -364,24 +364,32 @@ func planEmulation(opt SweepOptions, profiles []*catalog.Profile, fingerprint st
 // run's MPS daemon and monitor start and stop.
 const emulationSlack = 5 * time.Minute
 
-// emulationTime is the --time of an emulation of n runs: each run's budget,
-// else the --time given, else the script's, n times over.
-func emulationTime(opt SweepOptions, n int) (string, error) {
-	per := opt.EmulateBudget
+// emulationTime is the --time of an emulation of n runs and each run's
+// budget: --budget, else the --time given, else the script's, n times over;
+// a total beyond the partition's limit asks for a --budget that fits.
+func emulationTime(opt SweepOptions, n int, partition string) (total string, per time.Duration, err error) {
+	per = opt.EmulateBudget
 	if per <= 0 {
 		limit := opt.Script.Resources.Time
 		if opt.Time != "" {
-			var err error
 			if limit, err = slurm.ParseTimeLimit(opt.Time); err != nil {
-				return "", fmt.Errorf("--time %s: %w", opt.Time, err)
+				return "", 0, fmt.Errorf("--time %s: %w", opt.Time, err)
 			}
 		}
 		if !limit.IsSet() || limit.Unlimited {
-			return opt.Time, nil // the partition's limit, as the script would have
+			return opt.Time, 0, nil // the partition's limit, as the script would have
 		}
 		per = limit.Duration
 	}
-	return slurm.FormatDuration(time.Duration(n)*per + emulationSlack), nil
+	sum := time.Duration(n)*per + emulationSlack
+	if partition == "" {
+		partition = opt.Script.Resources.Partition
+	}
+	if max, ok := opt.Site.MaxWalltimeFor(partition); ok && !max.Unlimited && max.Duration > 0 && sum > max.Duration {
+		return "", 0, fmt.Errorf("%d runs of %s each need %s, more than the limit of %s: give each a --budget that fits",
+			n, slurm.FormatDuration(per), slurm.FormatDuration(sum), slurm.FormatDuration(max.Duration))
+	}
+	return slurm.FormatDuration(sum), per, nil
 }
 
 // requestFor turns a one-GPU request ("--gres=gpu:a100:1") into one for

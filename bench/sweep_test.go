@@ -392,7 +392,8 @@ func TestWriteSweepEmulate(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "emulate.sh"))
 	text := string(data)
-	if !strings.Contains(text, `exec "$_migadvisor" emulate --profiles '1g.10gb,2g.20gb' -- '/bin/bash' "$0" "$@"`) ||
+	if !strings.Contains(text, `exec "$_migadvisor" emulate --profiles '1g.10gb,2g.20gb' --budget '2h0m0s' -- '/bin/bash' "$0" "$@"`) ||
+		!strings.Contains(text, `"$_migadvisor" emulate --help >/dev/null 2>&1; then`) ||
 		!strings.Contains(text, "--gres=gpu:a100:1") || !strings.Contains(text, `if [ -z "${MIGADVISOR_EMULATED_PROFILE:-}" ]`) {
 		t.Errorf("emulate.sh:\n%s", text)
 	}
@@ -401,6 +402,12 @@ func TestWriteSweepEmulate(t *testing.T) {
 		Emulate: &slurm.EmulateWrap{}, EmulateBudget: 10 * time.Minute})
 	if err != nil || sw.Variants["full"].Time != "00:15:00" {
 		t.Errorf("with a budget: %v %s", err, dump(sw))
+	}
+	// Four runs of a day each are more than the partition's three days.
+	day := writeScript(t, "day.sh", "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1-00:00:00\npython train.py\n")
+	if _, err := WriteSweep(SweepOptions{Script: day, Site: site, OutDir: filepath.Join(t.TempDir(), "d"), Emulate: &slurm.EmulateWrap{}}); err == nil ||
+		!strings.Contains(err.Error(), "4 runs of 1-00:00:00 each need 4-00:05:00, more than the limit of 3-00:00:00: give each a --budget that fits") {
+		t.Errorf("over the partition's limit: %v", err)
 	}
 	multi := writeScript(t, "two.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\npython train.py\n")
 	if _, err := WriteSweep(SweepOptions{Script: multi, Site: site, OutDir: filepath.Join(t.TempDir(), "m"), Profiles: []string{"full"},

@@ -45,7 +45,7 @@ type EmulatedRun struct {
 	Emulated    bool    `json:"emulated"` // under MPS limits; false for the whole GPU or the plain run
 	Percentage  int     `json:"active_thread_pct,omitempty"`
 	MemoryLimit string  `json:"mem_limit,omitempty"`
-	Outcome     string  `json:"outcome"` // completed, failed, budget
+	Outcome     string  `json:"outcome"` // completed, failed, budget, cancelled
 	ExitStatus  int     `json:"exit_status"`
 	Seconds     float64 `json:"seconds"`
 	Output      string  `json:"output"`            // stdout and stderr, relative to the directory
@@ -57,7 +57,8 @@ type EmulatedRun struct {
 const (
 	EmulatedCompleted = "completed"
 	EmulatedFailed    = "failed"
-	EmulatedBudget    = "budget" // stopped at the emulation's budget
+	EmulatedBudget    = "budget"    // stopped at the emulation's budget
+	EmulatedCancelled = "cancelled" // the job was cancelled or reached its limit: no result
 )
 
 // ParseEmulationRecord reads a record, refusing versions this build does

@@ -80,7 +80,7 @@ func (m MonitorWrap) Wrap(path string, data []byte) ([]byte, error) {
 			candidates = ShellQuote(lean) + " " + ShellQuote(m.Binary) + " " + candidates
 		}
 		return rerunUnder("Rerun this job under the GPU memory monitor (added by migadvisor sweep; --no-monitor leaves it out).",
-			MonitoredEnv, candidates, "monitor --", in)
+			MonitoredEnv, candidates, "monitor --", in, "")
 	})
 }
 
@@ -118,7 +118,7 @@ func (e EmulateWrap) Wrap(path string, data []byte) ([]byte, error) {
 			args += " --budget " + ShellQuote(e.Budget)
 		}
 		return rerunUnder("Run this job once per MIG profile on this whole GPU, under CUDA MPS limits (added by migadvisor sweep --emulate).",
-			EmulatedProfileEnv, candidates, args+" --", in)
+			EmulatedProfileEnv, candidates, args+" --", in, `"$_migadvisor" emulate --help >/dev/null 2>&1`)
 	})
 }
 
@@ -153,18 +153,23 @@ func wrapBody(path string, data []byte, block func(Interpreter) []string) ([]byt
 
 // rerunUnder is the block that re-executes the script, with its
 // interpreter and arguments, as "PROGRAM ARGS interpreter $0 $@" with the
-// first program of candidates that exists, unless guard is set (the
-// program sets it in the script's environment, so this happens once).
-func rerunUnder(comment, guard, candidates, args string, in Interpreter) []string {
+// first program of candidates that exists (and passes check, when given),
+// unless guard is set (the program sets it in the script's environment, so
+// this happens once).
+func rerunUnder(comment, guard, candidates, args string, in Interpreter, check string) []string {
 	rerun := ShellQuote(in.Program)
 	if in.Arg != "" {
 		rerun += " " + ShellQuote(in.Arg)
+	}
+	usable := `[ -n "$_migadvisor" ] && [ -x "$_migadvisor" ]`
+	if check != "" { // a program too old for args is passed over: the job runs as it is
+		usable += " && " + check
 	}
 	return []string{
 		"# " + comment,
 		`if [ -z "${` + guard + `:-}" ]; then`,
 		"    for _migadvisor in " + candidates + "; do",
-		`        if [ -n "$_migadvisor" ] && [ -x "$_migadvisor" ]; then exec "$_migadvisor" ` + args + " " + rerun + ` "$0" "$@"; fi`,
+		`        if ` + usable + `; then exec "$_migadvisor" ` + args + " " + rerun + ` "$0" "$@"; fi`,
 		"    done",
 		"    unset _migadvisor",
 		"fi",

@@ -24,8 +24,11 @@ func findEmulation(r *history.JobRecord, stdout string) string {
 		dirs = append(dirs, filepath.Clean(r.WorkDir))
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, slurm.EmulationDir(r.Key), slurm.EmulationRecordName)
-		if _, err := os.Stat(p); err == nil {
+		dir := filepath.Join(d, slurm.EmulationDir(r.Key))
+		if info, err := os.Lstat(dir); err != nil || !info.IsDir() {
+			continue // a link is not the emulation's directory
+		}
+		if p := filepath.Join(dir, slurm.EmulationRecordName); regularFile(p) {
 			return p
 		}
 	}
@@ -84,9 +87,9 @@ func (c *Collector) readEmulation(ctx context.Context, r *history.JobRecord, std
 // returns why, with the evidence of nothing (every figure unknown).
 func (c *Collector) emulatedEvidence(dir string, run slurm.EmulatedRun, res *OutputResult) (*slurm.OutputEvidence, error) {
 	none, _ := slurm.ScanOutput(strings.NewReader(""), c.Scan)
-	// The record names files of its own directory; any other path is not
-	// an emulation's, and is not read (collect may read users' files as an
-	// admin).
+	// The record names regular files of its own directory; anything else
+	// (another directory, a link, a pipe that would block) is not an
+	// emulation's and is not read: collect may read users' files as admin.
 	for _, name := range []string{run.Output, run.Summary} {
 		if name != "" && !filepath.IsLocal(name) {
 			return none, fmt.Errorf("%q is not a file of the emulation's directory", name)
@@ -94,6 +97,11 @@ func (c *Collector) emulatedEvidence(dir string, run slurm.EmulatedRun, res *Out
 	}
 	if run.Output == "" {
 		return none, errors.New("it names no output file")
+	}
+	for _, name := range []string{run.Output, run.Summary} {
+		if info, err := os.Lstat(filepath.Join(dir, name)); name != "" && err == nil && !info.Mode().IsRegular() {
+			return none, fmt.Errorf("%s is not a regular file (a link or a pipe)", name)
+		}
 	}
 	ev, err := c.scanFiles([]string{filepath.Join(dir, run.Output)}, res)
 	if err != nil {
@@ -105,4 +113,10 @@ func (c *Collector) emulatedEvidence(dir string, run slurm.EmulatedRun, res *Out
 		}
 	}
 	return ev, nil
+}
+
+// regularFile reports whether path is a regular file itself, not a link.
+func regularFile(path string) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.Mode().IsRegular()
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -232,5 +233,32 @@ func TestAnEmulationWrittenAfterTheOutputIsRead(t *testing.T) {
 	}
 	if runs := emulatedOf(t, col); len(runs["1234"]) != 4 {
 		t.Errorf("runs: %+v", runs["1234"])
+	}
+}
+
+// A link or a pipe where an emulation's files should be is not read: a
+// pipe would hang collect, a link would read a file outside the job's.
+func TestAnEmulationsLinksAndPipesAreNotRead(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	job := t.TempDir()
+	if _, err := col.ImportDump(ctx, strings.NewReader("JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n"+
+		"1234|1234|COMPLETED|emu|"+job+"|gres/gpu:a100=1\n")); err != nil {
+		t.Fatal(err)
+	}
+	dir := emulationFixture(t, job, "1234")
+	write(t, filepath.Join(job, "slurm-1234.out"), "done\n")
+	os.Remove(filepath.Join(dir, "2g.20gb.out"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "2g.20gb.out"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "3g.40gb.out"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "3g.40gb.out")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := col.ScanOutputs(ctx, []string{job}, nil)
+	if err != nil || !strings.Contains(strings.Join(out.Unread, "\n"), "2g.20gb.out is not a regular file") ||
+		!strings.Contains(strings.Join(out.Unread, "\n"), "3g.40gb.out is not a regular file") {
+		t.Errorf("%+v %v", out, err)
 	}
 }

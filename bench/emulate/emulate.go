@@ -11,9 +11,11 @@
 // (on an H100 a 10 GiB cap lets PyTorch allocate 10112 MiB; the CUDA
 // context is outside it). Results say "emulated" and which GPU ran them.
 //
-// Every step fails open: no MPS control binary, or a daemon that will not
-// start, leaves one plain run of the job and says why; the daemon is
-// stopped after each profile, also when the run is cut short.
+// Every step fails open: no MPS control binary, a daemon that will not
+// start, or a GPU that is already a MIG slice leaves one plain run of the
+// job and says why. Each run is a process group that is ended when its
+// leader ends, its budget runs out or the job is cancelled, and its daemon
+// is stopped after it.
 package emulate
 
 import (
@@ -29,6 +31,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,10 +69,11 @@ func Targets(site *catalog.Site, names []string) ([]Target, error) {
 }
 
 // Percentage is the MPS active-thread percentage for the target's share of
-// the SMs. MPS grants whole TPCs (two SMs), rounding down: on an H100, 13%
-// gives 16 of 132 SMs, for an A100 1g slice's 14 of 108.
+// the SMs, rounded up: MPS grants whole TPCs (two SMs), rounding down, so
+// 13% gives 16 of an H100's 132 SMs, an H100 1g slice's 16 (12% would give
+// 14), and an A100 1g slice's 14 of 108 its share.
 func (t Target) Percentage() int {
-	return min(100, max(1, int(math.Round(100*t.SMShare))))
+	return min(100, max(1, int(math.Ceil(100*t.SMShare-1e-9))))
 }
 
 // MemoryLimit is the CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value for device 0
@@ -93,9 +97,9 @@ type Options struct {
 	MPSControl string
 	// Dir holds each profile's output and summary, and the MPS daemons'
 	// pipes and logs.
-	Dir            string
-	Env            []string // the job's environment (os.Environ())
-	Stdout, Stderr io.Writer
+	Dir    string
+	Env    []string  // the job's environment (os.Environ())
+	Stderr io.Writer // progress, a line per run
 }
 
 // Result is one profile's run, as the record holds it.
@@ -119,6 +123,9 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 		return nil, fmt.Errorf("emulation directory: %w", err)
 	}
 	control, lookErr := mpsControl(opt.MPSControl)
+	if lookErr == nil {
+		lookErr = notWholeGPU(opt.Env)
+	}
 	var results []Result
 	for _, t := range opt.Targets {
 		if ctx.Err() != nil {
@@ -132,7 +139,11 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 			return append(results, plainFallback(ctx, opt, lookErr)), nil
 		}
 		d := daemon{control: control, dir: filepath.Join(opt.Dir, "mps-"+t.Profile), env: opt.Env}
-		if err := d.start(ctx); err != nil {
+		if err := d.start(); err != nil {
+			_ = d.stop() // a daemon it forked before failing
+			if ctx.Err() != nil {
+				break
+			}
 			return append(results, plainFallback(ctx, opt, err)), nil
 		}
 		r := runOne(ctx, opt, t, d.clientEnv(t))
@@ -145,8 +156,8 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
-		return b
+	if a == "" || b == "" {
+		return a + b
 	}
 	return a + "; " + b
 }
@@ -154,10 +165,21 @@ func joinNote(a, b string) string {
 // plainFallback is the job run once as it is, with why there was no
 // emulation.
 func plainFallback(ctx context.Context, opt Options, why error) Result {
-	fmt.Fprintf(opt.Stderr, "migadvisor emulate: no emulated profiles: %v; running the job once as it is\n", why)
+	fmt.Fprintf(opt.Stderr, "migadvisor emulate: cannot emulate: %v; running the job once as it is\n", why)
 	r := runOne(ctx, opt, Target{Profile: slurm.PlainProfile, Whole: true}, nil)
-	r.Note = joinNote("MPS unavailable: "+why.Error(), r.Note)
+	r.Note = joinNote("cannot emulate: "+why.Error(), r.Note)
 	return r
+}
+
+// notWholeGPU says why the job's GPU cannot host an emulation: a MIG slice
+// already (its share of the SMs is not the whole GPU's).
+func notWholeGPU(env []string) error {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CUDA_VISIBLE_DEVICES="); ok && strings.HasPrefix(strings.TrimSpace(v), "MIG-") {
+			return fmt.Errorf("the job's GPU is a MIG slice (%s), not a whole GPU", v)
+		}
+	}
+	return nil
 }
 
 func mpsControl(path string) (string, error) {
@@ -197,6 +219,10 @@ func runOne(ctx context.Context, opt Options, t Target, extraEnv []string) Resul
 	cmd.Env = append(append(slices.Clone(opt.Env), extraEnv...), slurm.EmulatedProfileEnv+"="+t.Profile)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the budget ends the whole run
+	if ctx.Err() != nil {
+		r.Outcome, r.Note = slurm.EmulatedCancelled, "the emulation was stopped before this run"
+		return r
+	}
 	fmt.Fprintf(opt.Stderr, "migadvisor emulate: %s%s\n", t.Profile, describe(r))
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -207,13 +233,16 @@ func runOne(ctx context.Context, opt Options, t Target, extraEnv []string) Resul
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
+		err = endRest(cmd.Process.Pid, err)
 	case <-runCtx.Done():
 		err = endGroup(cmd.Process.Pid, done)
 	}
 	r.Seconds = math.Round(time.Since(start).Seconds()*1000) / 1000
 	r.ExitStatus = exitStatus(err)
 	switch {
-	case runCtx.Err() != nil && ctx.Err() == nil:
+	case ctx.Err() != nil:
+		r.Outcome = slurm.EmulatedCancelled // cut short by scancel or the job's limit: no result
+	case runCtx.Err() != nil:
 		r.Outcome = Budget
 	case r.ExitStatus == 0:
 		r.Outcome = Completed
@@ -231,17 +260,35 @@ func describe(r Result) string {
 	return fmt.Sprintf(": %d%% of the SMs, memory capped at %s", r.Percentage, r.MemoryLimit[2:])
 }
 
-// endGroup sends SIGTERM to the run's process group, then SIGKILL if it
-// has not ended in 10 s, and returns how it ended.
+// endGroup sends SIGTERM to the run's process group, then SIGKILL to
+// whatever of it is left when its leader has ended or after killAfter, and
+// returns how the leader ended.
 func endGroup(pid int, done <-chan error) error {
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	select {
 	case err := <-done:
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		return err
 	case <-time.After(killAfter):
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		return <-done
 	}
+}
+
+// endRest ends what a run left behind when its leader exited (a process it
+// put in the background): it would hold the MPS daemon and skew the next
+// run. SIGTERM, then SIGKILL after killAfter.
+func endRest(pid int, err error) error {
+	if syscall.Kill(-pid, 0) != nil {
+		return err // nothing left
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	deadline := time.Now().Add(killAfter)
+	for time.Now().Before(deadline) && syscall.Kill(-pid, 0) == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	return err
 }
 
 // killAfter is how long a run cut short has to end on SIGTERM.
@@ -276,13 +323,13 @@ func (d daemon) clientEnv(t Target) []string {
 		"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="+t.MemoryLimit())
 }
 
-func (d daemon) start(ctx context.Context) error {
+func (d daemon) start() error {
 	for _, sub := range []string{"pipe", "log"} {
 		if err := os.MkdirAll(filepath.Join(d.dir, sub), 0o700); err != nil {
 			return err
 		}
 	}
-	cmd := exec.CommandContext(ctx, d.control, "-d")
+	cmd := exec.Command(d.control, "-d") // not cut short: a daemon forked must be known, to stop it
 	cmd.Env = append(slices.Clone(d.env), d.mpsEnv()...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -3,6 +3,7 @@ package emulate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,7 +52,7 @@ func run(t *testing.T, opt Options) ([]Result, string) {
 	if opt.Dir == "" {
 		opt.Dir = t.TempDir()
 	}
-	opt.Env, opt.Stdout, opt.Stderr = os.Environ(), &stderr, &stderr
+	opt.Env, opt.Stderr = os.Environ(), &stderr
 	if opt.Targets == nil {
 		opt.Targets, _ = Targets(testutil.Wulver(t), []string{"1g.10gb", "3g.40gb", "full"})
 	}
@@ -124,7 +125,7 @@ func TestNoMPSRunsTheJobOncePlain(t *testing.T) {
 		opt.Command = []string{"sh", "-c", "echo ran ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-plain}"}
 		results, stderr := run(t, opt)
 		if len(results) != 1 || results[0].Profile != "plain" || results[0].Outcome != Completed || results[0].Emulated ||
-			!strings.Contains(stderr, "no emulated profiles:") || !strings.Contains(stderr, "running the job once as it is") {
+			!strings.Contains(stderr, "cannot emulate:") || !strings.Contains(stderr, "running the job once as it is") {
 			t.Errorf("%s: %+v\n%s", name, results, stderr)
 		}
 	}
@@ -138,11 +139,48 @@ func TestCancelStopsTheDaemon(t *testing.T) {
 	defer cancel()
 	var stderr bytes.Buffer
 	results, err := Run(ctx, Options{Targets: targets, Dir: dir, MPSControl: fakeControl(t), Env: os.Environ(),
-		Command: []string{"sleep", "30"}, Stdout: &stderr, Stderr: &stderr})
-	if err == nil || len(results) != 1 {
+		Command: []string{"sleep", "30"}, Stderr: &stderr})
+	if err == nil || len(results) != 1 || results[0].Outcome != "cancelled" {
 		t.Fatalf("%v, %+v", err, results)
 	}
 	if calls, _ := os.ReadFile(filepath.Join(dir, "mps-1g.10gb", "log", "calls")); string(calls) != "start\nquit\n" {
 		t.Errorf("the daemon: %q", calls)
 	}
+}
+
+// A run that left a process behind has it ended before the next run (it
+// would hold the MPS daemon and the GPU); a GPU that is already a MIG
+// slice is no place to emulate others.
+func TestARunLeavesNothingBehind(t *testing.T) {
+	killAfter = 200 * time.Millisecond
+	t.Cleanup(func() { killAfter = 10 * time.Second })
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	results, _ := run(t, Options{MPSControl: fakeControl(t),
+		Command: []string{"sh", "-c", `sleep 30 & echo $! > ` + pidFile}})
+	if results[0].Outcome != Completed {
+		t.Fatalf("%+v", results)
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	time.Sleep(100 * time.Millisecond)
+	if pid <= 0 || alive(pid) {
+		t.Errorf("the background process %d outlived its run", pid)
+	}
+
+	t.Setenv("CUDA_VISIBLE_DEVICES", "MIG-4a3b2c1d-0000-1111-2222-333344445555")
+	results, stderr := run(t, Options{MPSControl: fakeControl(t), Command: []string{"true"}})
+	if len(results) != 1 || results[0].Profile != "plain" || !strings.Contains(stderr, "the job's GPU is a MIG slice") {
+		t.Errorf("on a MIG slice: %+v\n%s", results, stderr)
+	}
+}
+
+// alive reports whether a process runs (a zombie waiting for its reaper
+// does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }

@@ -40,12 +40,16 @@ DIR/PROFILE.json; DIR/emulated.json records every run.
 MPS partitions SMs, not the memory system: an emulated slice keeps the whole
 GPU's bandwidth and L2 cache, so a job bound by memory bandwidth runs faster
 than on the real slice. Memory is capped with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:
-a run that needs more ends in a CUDA out-of-memory error, as on the slice.
+a run that needs more ends in a CUDA out-of-memory error, as on the slice (the
+CUDA context sits outside the cap, where a slice holds it inside: a job within
+a few hundred MiB of a slice's memory may fit here and not there).
 
 Without MPS (no nvidia-cuda-mps-control, a daemon that will not start, a GPU
-in exclusive mode) CMD runs once as it is, and the reason is printed. A run
-past --budget is stopped (SIGTERM, then SIGKILL) and the next profile runs;
-each daemon is stopped after its run, and on SIGTERM (scancel).
+that is already a MIG slice) CMD runs once as it is, and the reason is
+printed. A run past --budget is stopped (SIGTERM to its processes, then
+SIGKILL) and the next profile runs; what a run leaves behind is ended with
+it; each daemon is stopped after its run, and on SIGTERM (scancel), whose
+run is recorded as cancelled. Each run's record is written at the end.
 
 Exit status 0 when the runs were made, whatever each run's own status (see
 emulated.json); 1 when none could be.
@@ -53,7 +57,7 @@ emulated.json); 1 when none could be.
 Examples:
    migadvisor emulate -- python train.py --epochs 1
    migadvisor emulate --profiles 1g.10gb,2g.20gb --budget 5m -- ./run.sh
-   sbatch --gres=gpu:1 --wrap "migadvisor emulate --out emu -- python train.py"`,
+   migadvisor recommend --probe --emulate job.sh     # as a job, collected and advised on`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles of the site (default: all)"},
 			&cli.DurationFlag{Name: "budget", Usage: "the longest each profile's run may take (0: no limit)"},
@@ -137,7 +141,7 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	rec := slurm.EmulationRecord{Version: slurm.EmulationVersion, Site: site.Name, JobID: o.JobID, Command: o.Command,
 		Started: time.Now().UTC().Format(time.RFC3339)}
 	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
-		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stdout: w.Out, Stderr: w.Err,
+		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stderr: w.Err,
 		Monitor: emulateMonitor})
 	rec.GPU = deviceOf(o.Out, rec.Runs)
 	if len(rec.Runs) > 0 {

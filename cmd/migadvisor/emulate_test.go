@@ -49,7 +49,7 @@ func TestEmulate(t *testing.T) {
 
 	t.Setenv("MIGADVISOR_MPS_CONTROL", "/nonexistent/nvidia-cuda-mps-control")
 	text, errOut, code = migadvisor(t, "emulate", "--out", out, "--json", "--", "true")
-	if code != 0 || !strings.Contains(errOut, "no emulated profiles") || !strings.Contains(text, `"profile": "plain"`) {
+	if code != 0 || !strings.Contains(errOut, "cannot emulate") || !strings.Contains(text, `"profile": "plain"`) {
 		t.Errorf("without MPS: exit %d\n%s\n%s", code, text, errOut)
 	}
 	if _, errOut, code = migadvisor(t, "emulate"); code != 2 || !strings.Contains(errOut, "emulate needs a command") {
