@@ -74,7 +74,8 @@ func TestGPUEmulate(t *testing.T) {
 	if !(0 < sms["1g.10gb"] && sms["1g.10gb"] < sms["2g.20gb"] && sms["2g.20gb"] < sms["3g.40gb"] && sms["3g.40gb"] < sms["full"]) {
 		t.Errorf("SMs granted: %v", sms)
 	}
-	if ps, _ := exec.Command("pgrep", "-f", "nvidia-cuda-mps-server").Output(); len(strings.TrimSpace(string(ps))) > 0 {
+	// -x: the process's name, not any command line that mentions it.
+	if ps, _ := exec.Command("pgrep", "-x", "nvidia-cuda-mps-server").Output(); len(strings.TrimSpace(string(ps))) > 0 {
 		t.Errorf("an MPS server is still running: %s", ps)
 	}
 }
