@@ -100,6 +100,9 @@ type Options struct {
 	Dir    string
 	Env    []string  // the job's environment (os.Environ())
 	Stderr io.Writer // progress, a line per run
+	// Ran, when set, is told the runs so far after each: the record is kept
+	// as the emulation goes, so a job killed midway keeps what it measured.
+	Ran func([]Result)
 }
 
 // Result is one profile's run, as the record holds it.
@@ -127,16 +130,23 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 		lookErr = notWholeGPU(opt.Env)
 	}
 	var results []Result
+	ran := func(r Result) []Result {
+		results = append(results, r)
+		if opt.Ran != nil {
+			opt.Ran(slices.Clone(results))
+		}
+		return results
+	}
 	for _, t := range opt.Targets {
 		if ctx.Err() != nil {
 			break
 		}
 		if t.Whole {
-			results = append(results, runOne(ctx, opt, t, nil))
+			ran(runOne(ctx, opt, t, nil))
 			continue
 		}
 		if lookErr != nil {
-			return append(results, plainFallback(ctx, opt, lookErr)), nil
+			return ran(plainFallback(ctx, opt, lookErr)), nil
 		}
 		d := daemon{control: control, dir: filepath.Join(opt.Dir, "mps-"+t.Profile), env: opt.Env}
 		if err := d.start(); err != nil {
@@ -144,13 +154,13 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			return append(results, plainFallback(ctx, opt, err)), nil
+			return ran(plainFallback(ctx, opt, err)), nil
 		}
 		r := runOne(ctx, opt, t, d.clientEnv(t))
 		if err := d.stop(); err != nil {
 			r.Note = joinNote(r.Note, "the MPS daemon would not stop: "+err.Error())
 		}
-		results = append(results, r)
+		ran(r)
 	}
 	return results, ctx.Err()
 }

@@ -67,8 +67,12 @@ func run(t *testing.T, opt Options) ([]Result, string) {
 // GPU with neither; every daemon is stopped; each run's output is its own.
 func TestEachProfileRunsUnderItsOwnDaemon(t *testing.T) {
 	dir := t.TempDir()
-	results, stderr := run(t, Options{Dir: dir, MPSControl: fakeControl(t),
+	var told []int // the runs so far, after each: the record is kept as it goes
+	results, stderr := run(t, Options{Dir: dir, MPSControl: fakeControl(t), Ran: func(rs []Result) { told = append(told, len(rs)) },
 		Command: []string{"sh", "-c", `echo "$MIGADVISOR_EMULATED_PROFILE ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-none} ${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none}"`}})
+	if fmt.Sprint(told) != "[1 2 3]" {
+		t.Errorf("told after each run: %v", told)
+	}
 	want := map[string]string{"1g.10gb": "1g.10gb 13 0=9728M", "3g.40gb": "3g.40gb 39 0=40448M", "full": "full none none"}
 	if len(results) != 3 {
 		t.Fatalf("%d results: %+v", len(results), results)

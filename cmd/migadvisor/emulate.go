@@ -49,7 +49,7 @@ that is already a MIG slice) CMD runs once as it is, and the reason is
 printed. A run past --budget is stopped (SIGTERM to its processes, then
 SIGKILL) and the next profile runs; what a run leaves behind is ended with
 it; each daemon is stopped after its run, and on SIGTERM (scancel), whose
-run is recorded as cancelled. Each run's record is written at the end.
+run is recorded as cancelled. The record is kept after each run.
 
 Exit status 0 when the runs were made, whatever each run's own status (see
 emulated.json); 1 when none could be.
@@ -140,19 +140,19 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	defer stop()
 	rec := slurm.EmulationRecord{Version: slurm.EmulationVersion, Site: site.Name, JobID: o.JobID, Command: o.Command,
 		Started: time.Now().UTC().Format(time.RFC3339)}
-	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
-		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stderr: w.Err,
-		Monitor: emulateMonitor})
-	rec.GPU = deviceOf(o.Out, rec.Runs)
-	if len(rec.Runs) > 0 {
-		data, jerr := json.MarshalIndent(rec, "", "  ")
-		if jerr == nil {
-			jerr = atomicfile.Write(filepath.Join(o.Out, slurm.EmulationRecordName), append(data, '\n'), 0o644)
+	save := func(runs []emulate.Result) {
+		rec.Runs, rec.GPU = runs, deviceOf(o.Out, runs)
+		data, err := json.MarshalIndent(rec, "", "  ")
+		if err == nil {
+			err = atomicfile.Write(filepath.Join(o.Out, slurm.EmulationRecordName), append(data, '\n'), 0o644)
 		}
-		if jerr != nil {
-			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", jerr)
+		if err != nil {
+			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", err)
 		}
 	}
+	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
+		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stderr: w.Err,
+		Monitor: emulateMonitor, Ran: save})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
