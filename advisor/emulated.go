@@ -3,6 +3,7 @@ package advisor
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -59,6 +60,9 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 		Emulated: cmp.Or(e.GPU, "a whole GPU"), EmulatedWhole: e.Percentage >= 100 && e.MemLimit == ""}
 	if r.CPUs != nil {
 		run.CPUs = int(*r.CPUs)
+	}
+	if e.SMShare > 0 && e.BandwidthShare > 0 && !run.EmulatedWhole {
+		run.RanAt = &catalog.Shares{SM: e.SMShare, Bandwidth: e.BandwidthShare}
 	}
 	run.GPUOOM, run.HostOOM, run.TimedOut = ev.GPUOOM != nil, ev.HostOOM != nil, e.Outcome == slurm.EmulatedBudget
 	run.Completed = e.Outcome == slurm.EmulatedCompleted && !run.GPUOOM
@@ -128,6 +132,47 @@ func measuredWins(site *catalog.Site, runs []Run) []Run {
 	return out
 }
 
+// ranAt is where the runs of profile p that keep holds ran: the median of
+// their measured shares when every one was measured (emulated slices), else
+// the profile's own shares.
+func ranAt(site *catalog.Site, p *catalog.Profile, runs []Run, keep func(Run) bool) catalog.Shares {
+	var sm, bw []float64
+	for _, r := range runs {
+		if r.Profile != p.Name || !keep(r) {
+			continue
+		}
+		if r.RanAt == nil {
+			return site.Shares(p)
+		}
+		sm, bw = append(sm, r.RanAt.SM), append(bw, r.RanAt.Bandwidth)
+	}
+	if len(sm) == 0 {
+		return site.Shares(p)
+	}
+	slices.Sort(sm)
+	slices.Sort(bw)
+	return catalog.Shares{SM: median(sm), Bandwidth: median(bw)}
+}
+
+// shifted reports whether runs of the profile ran at other shares than the
+// profile's (an emulated slice with the whole GPU's memory system, or a
+// higher clock): their times are not the profile's, and it is predicted
+// from where they ran.
+func shifted(site *catalog.Site, profile string, runs []Run) bool {
+	p, ok := site.Profile(profile)
+	if !ok {
+		return false
+	}
+	own := site.Shares(p)
+	off := func(got, want float64) bool { return math.Abs(math.Log(got/want)) > runNoise }
+	for _, r := range runs {
+		if r.Profile == profile && r.RanAt != nil && (off(r.RanAt.SM, own.SM) || off(r.RanAt.Bandwidth, own.Bandwidth)) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameGPU reports whether a device name is the site's GPU model.
 func sameGPU(site *catalog.Site, device string) bool {
 	m, ok := site.Model()
@@ -153,10 +198,32 @@ func emulatedNote(site *catalog.Site, runs []Run) string {
 	}
 	note := fmt.Sprintf("%s emulated on %s (CUDA MPS: the profile's SMs and memory, not its memory bandwidth)",
 		textutil.JoinAnd(profiles), device)
-	if !sameGPU(site, device) {
+	switch measured := measuredShares(site, runs); {
+	case !sameGPU(site, device):
 		note += fmt.Sprintf("; their times are that GPU's, not the %s's, so they are left out", siteGPU(site))
+	case measured != "":
+		note += "; measured there at " + measured + ", so their times are scaled to the slices' shares by the runtime model"
 	}
 	return note
+}
+
+// measuredShares says, per emulated profile that was measured, the shares
+// it ran at beside the slice's: "1g.10gb 15% of the SMs and 38% of the
+// bandwidth (the slice: 12% and 12%)".
+func measuredShares(site *catalog.Site, runs []Run) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		p, ok := site.Profile(r.Profile)
+		if r.Emulated == "" || r.RanAt == nil || seen[r.Profile] || !ok {
+			continue
+		}
+		seen[r.Profile] = true
+		own := site.Shares(p)
+		parts = append(parts, fmt.Sprintf("%s %.0f%% of the SMs and %.0f%% of the bandwidth (the slice: %.0f%% and %.0f%%)",
+			r.Profile, 100*r.RanAt.SM, 100*r.RanAt.Bandwidth, 100*own.SM, 100*own.Bandwidth))
+	}
+	return textutil.JoinAnd(parts)
 }
 
 func siteGPU(site *catalog.Site) string {

@@ -1,10 +1,12 @@
 package advisor
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -75,5 +77,45 @@ func TestAnUninformativeRunDoesNotWin(t *testing.T) {
 	rec := recommend(t, "", []Run{cancelled, newRun("2g.20gb", 300).peak(14500).emulatedOn("NVIDIA H100 80GB HBM3")}, Options{})
 	if p := profileOf(t, rec, "2g.20gb"); p.Completed != 1 || p.Emulated == "" {
 		t.Errorf("%+v", p)
+	}
+}
+
+// An emulated slice measured at more of the GPU than the slice has (MPS
+// leaves it the whole memory system) is not the slice: a job whose times
+// follow the measured bandwidth is predicted at the slices' bandwidth, and
+// one whose times follow the SMs keeps its emulated times. Wulver's A100
+// slices: 1g 14/108 of the SMs and 1/8 of the bandwidth, 2g 28/108 and
+// 2/8, 3g 42/108 and 4/8.
+func TestMeasuredSharesScaleEmulatedTimes(t *testing.T) {
+	a100 := "NVIDIA A100-SXM4-80GB"
+	at := func(r Run, sm, bw float64) Run {
+		r = r.emulatedOn(a100)
+		r.RanAt = &catalog.Shares{SM: sm, Bandwidth: bw}
+		return r
+	}
+	whole := newRun("full", 100).peak(2000).emulatedOn(a100)
+	whole.EmulatedWhole = true
+	ran := [][2]float64{{0.13, 0.40}, {0.26, 0.72}, {0.39, 0.89}}
+	profiles := []string{"1g.10gb", "2g.20gb", "3g.40gb"}
+	var streaming, computing []Run
+	for i, p := range profiles {
+		streaming = append(streaming, at(newRun(p, 100/ran[i][1]).peak(2000), ran[i][0], ran[i][1]))
+		computing = append(computing, at(newRun(p, 100/ran[i][0]).peak(2000), ran[i][0], ran[i][0]))
+	}
+	rec := recommend(t, "", append(streaming, whole), Options{})
+	for i, p := range profiles {
+		got := profileOf(t, rec, p)
+		want := 100 / ([]float64{0.125, 0.25, 0.5}[i]) // the slice's bandwidth
+		if got.RuntimeS == nil || got.RuntimeSource != BasisPredicted || math.Abs(*got.RuntimeS-want) > 0.05*want {
+			t.Errorf("bandwidth-bound %s: %v s (%s), want about %.0f (emulated %.0f)", p, deref(got.RuntimeS, -1), got.RuntimeSource, want, 100/ran[i][1])
+		}
+	}
+	if notes := strings.Join(rec.Notes, "\n"); !strings.Contains(notes, "1g.10gb 13% of the SMs and 40% of the bandwidth (the slice: 13% and 12%)") {
+		t.Errorf("notes: %s", notes)
+	}
+	// The SM-bound job ran at its slices' SMs: its times are theirs.
+	rec = recommend(t, "", append(computing, whole), Options{})
+	if got := profileOf(t, rec, "1g.10gb"); got.RuntimeS == nil || math.Abs(*got.RuntimeS-100/0.13) > 0.05*100/0.13 {
+		t.Errorf("SM-bound 1g.10gb: %v s (%s)", deref(got.RuntimeS, -1), got.RuntimeSource)
 	}
 }

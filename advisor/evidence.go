@@ -59,6 +59,9 @@ type Run struct {
 	// whole GPU, with no limits.
 	Emulated      string
 	EmulatedWhole bool
+	// RanAt is the share of the GPU's SMs and bandwidth an emulated run
+	// was measured to have; nil: its profile's (emulated.go).
+	RanAt *catalog.Shares
 }
 
 // RunFromRecord reads a job record of the history. It returns false for a

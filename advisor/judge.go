@@ -121,6 +121,9 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 // makes the median only a bound. A reference benchmark's rows are its
 // completed runs alone.
 func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64, bound float64, ok bool) {
+	if shifted(a.site, profile, a.runs) {
+		return 0, nil, 0, false // emulated with more than the slice has: predicted from where it ran
+	}
 	completed := func(r Run) bool { return r.Profile == profile && r.Completed && r.Seconds > 0 }
 	if !slices.ContainsFunc(a.runs, completed) {
 		return 0, nil, 0, false
@@ -165,7 +168,7 @@ func (a *analysis) cappedOnly(profile string) bool {
 
 // workRuntime is the job's total work at the rates its runs on the profile measured.
 func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
-	if a.work <= 0 {
+	if a.work <= 0 || shifted(a.site, profile, a.runs) {
 		return 0, 0, 0, false
 	}
 	onP := func(r Run) bool {

@@ -30,13 +30,31 @@ func EmulationDir(jobID string) string {
 
 // EmulationRecord is the record.
 type EmulationRecord struct {
-	Version int           `json:"version"`
-	Site    string        `json:"site"`
-	JobID   string        `json:"job_id,omitempty"`
-	GPU     string        `json:"gpu,omitempty"` // the device the runs saw, as the monitor named it
-	Command []string      `json:"command"`
-	Started string        `json:"started"` // RFC 3339, UTC
-	Runs    []EmulatedRun `json:"runs"`
+	Version int      `json:"version"`
+	Site    string   `json:"site"`
+	JobID   string   `json:"job_id,omitempty"`
+	GPU     string   `json:"gpu,omitempty"` // the device the runs saw, as the monitor named it
+	Command []string `json:"command"`
+	Started string   `json:"started"` // RFC 3339, UTC
+	// Whole is the whole GPU measured before the runs, with no MPS limits:
+	// what each run's measure is a share of. nil: it could not be measured.
+	Whole *SliceMeasure `json:"whole_gpu,omitempty"`
+	Runs  []EmulatedRun `json:"runs"`
+}
+
+// SliceMeasure is what a GPU, or an emulated slice of one, was measured to
+// have: the SMs a CUDA process sees there (an MPS client, its share) and the
+// bandwidth of a device-to-device copy, which runs on those SMs. A real MIG
+// slice has its share of the memory system; an emulated one draws on the
+// whole GPU's, so its copy bandwidth is what sets it apart.
+type SliceMeasure struct {
+	Device  string  `json:"device,omitempty"`
+	SMs     int     `json:"sms"`
+	CopyGBs float64 `json:"copy_gb_s"`
+	// ClockMHz is the mean SM clock while the run kept the GPU busy (the
+	// monitor's): a few SMs run at a higher clock than all of them within
+	// the GPU's power limit. 0: unknown.
+	ClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 }
 
 // EmulatedRun is one profile's run.
@@ -51,6 +69,36 @@ type EmulatedRun struct {
 	Output      string  `json:"output"`            // stdout and stderr, relative to the directory
 	Summary     string  `json:"summary,omitempty"` // the monitor's, relative to the directory
 	Note        string  `json:"note,omitempty"`
+	// Measured is the emulated slice as measured before the run, under
+	// the same limits, and the SM clock during the run; nil: not measured.
+	Measured *SliceMeasure `json:"measured,omitempty"`
+}
+
+// RanAt is the share of the whole GPU's SMs and copy bandwidth run had,
+// measured: the SMs it was granted at the clock it ran at, over the whole
+// GPU's at the whole GPU's clock (each clock where both are known), and its
+// copy bandwidth over the whole GPU's. ok is false when either was not
+// measured.
+func (r *EmulationRecord) RanAt(run EmulatedRun) (sm, bandwidth float64, ok bool) {
+	w, m := r.Whole, run.Measured
+	if w == nil || m == nil || w.SMs <= 0 || w.CopyGBs <= 0 || m.SMs <= 0 || m.CopyGBs <= 0 {
+		return 0, 0, false
+	}
+	sm, bandwidth = float64(m.SMs)/float64(w.SMs), m.CopyGBs/w.CopyGBs
+	if whole := r.wholeClock(); whole > 0 && m.ClockMHz > 0 {
+		sm *= m.ClockMHz / whole
+	}
+	return min(sm, 1), min(bandwidth, 1), true
+}
+
+// wholeClock is the SM clock the whole GPU's run ran at, 0 if unknown.
+func (r *EmulationRecord) wholeClock() float64 {
+	for _, run := range r.Runs {
+		if !run.Emulated && run.Measured != nil && run.Measured.ClockMHz > 0 {
+			return run.Measured.ClockMHz
+		}
+	}
+	return 0
 }
 
 // Outcomes of an emulated run.

@@ -42,6 +42,7 @@ type MonitorDevice struct {
 	UtilGPUMax     *float64 `json:"util_gpu_max_pct,omitempty"`
 	UtilMemMean    *float64 `json:"util_mem_mean_pct,omitempty"` // memory (DRAM) utilization: the share of time memory was read or written
 	UtilMemMax     *float64 `json:"util_mem_max_pct,omitempty"`
+	SMClockMean    *float64 `json:"sm_clock_mean_mhz,omitempty"` // while the GPU was busy
 }
 
 // ScopeNone is the process scope of a device whose driver reported no

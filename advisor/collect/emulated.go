@@ -71,6 +71,7 @@ func (c *Collector) readEmulation(ctx context.Context, r *history.JobRecord, std
 		if !run.Emulated {
 			e.Percentage, e.MemLimit = 100, "" // the whole GPU, no MPS limits
 		}
+		e.SMShare, e.BandwidthShare, _ = rec.RanAt(run)
 		if e.GPU == "" {
 			e.GPU = ev.GPUDevice // the summary's device, else the monitor line's
 		}

@@ -33,6 +33,10 @@ type EmulatedRun struct {
 	ExitStatus int
 	// Seconds is how long the run took.
 	Seconds float64
+	// SMShare and BandwidthShare are the share of the whole GPU's SMs (at
+	// the clock it ran at) and copy bandwidth the run had, measured; 0:
+	// not measured (the run is taken at its profile's shares).
+	SMShare, BandwidthShare float64
 	// Evidence is what the run's output (and the monitor's summary of it)
 	// showed, as a job's output evidence: its GPU OOM, its peak GPU
 	// memory. Its figures are slurm.Unknown where it showed none.
@@ -82,8 +86,9 @@ func (s *Store) RecordEmulated(ctx context.Context, cluster, key string, runs []
 			return fmt.Errorf("record emulated run %s of job %s: %w", r.Profile, key, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO emulated_runs(cluster, job_key, profile, gpu, sm_pct, mem_limit,
-			outcome, exit_status, seconds, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			cluster, key, r.Profile, r.GPU, r.Percentage, r.MemLimit, r.Outcome, r.ExitStatus, r.Seconds, string(ev)); err != nil {
+			outcome, exit_status, seconds, evidence, sm_share, bw_share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			cluster, key, r.Profile, r.GPU, r.Percentage, r.MemLimit, r.Outcome, r.ExitStatus, r.Seconds, string(ev),
+			nullIfZero(r.SMShare), nullIfZero(r.BandwidthShare)); err != nil {
 			return fmt.Errorf("record emulated run %s of job %s: %w", r.Profile, key, err)
 		}
 	}
@@ -93,9 +98,23 @@ func (s *Store) RecordEmulated(ctx context.Context, cluster, key string, runs []
 	return nil
 }
 
-// emulatedColumns are an emulated run's columns, as scanEmulated reads them.
-const emulatedColumns = `e.cluster, e.job_key, e.profile, coalesce(e.gpu, ''), coalesce(e.sm_pct, 0), coalesce(e.mem_limit, ''),
-	coalesce(e.outcome, ''), coalesce(e.exit_status, 0), coalesce(e.seconds, 0), e.evidence`
+func nullIfZero(v float64) any {
+	if v <= 0 {
+		return nil
+	}
+	return v
+}
+
+// emulatedColumns are an emulated run's columns, as scanEmulated reads
+// them; a schema before schemaRanAt has no measured shares.
+func (s *Store) emulatedColumns() string {
+	shares := "e.sm_share, e.bw_share"
+	if s.schema < schemaRanAt {
+		shares = "NULL, NULL"
+	}
+	return `e.cluster, e.job_key, e.profile, coalesce(e.gpu, ''), coalesce(e.sm_pct, 0), coalesce(e.mem_limit, ''),
+	coalesce(e.outcome, ''), coalesce(e.exit_status, 0), coalesce(e.seconds, 0), e.evidence, ` + shares
+}
 
 // emulatedByTable is how many jobs' emulated runs are read by reading the
 // whole table rather than looking each job up: emulations are few beside
@@ -120,7 +139,7 @@ func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
 	var rows *sql.Rows
 	var err error
 	if len(keys) > emulatedByTable {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+emulatedColumns+` FROM emulated_runs e ORDER BY e.rowid`)
+		rows, err = s.db.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM emulated_runs e ORDER BY e.rowid`)
 	} else {
 		// The keys as one JSON array of [cluster, key] pairs: the statement
 		// is the same whatever their number, and each is a primary-key
@@ -129,7 +148,7 @@ func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
 		if jerr != nil {
 			return fmt.Errorf("read emulated runs: %w", jerr)
 		}
-		rows, err = s.db.QueryContext(ctx, `SELECT `+emulatedColumns+` FROM json_each(?) k CROSS JOIN emulated_runs e
+		rows, err = s.db.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM json_each(?) k CROSS JOIN emulated_runs e
 			ON e.cluster = json_extract(k.value, '$[0]') AND e.job_key = json_extract(k.value, '$[1]')
 			ORDER BY k.key, e.rowid`, string(list))
 	}
@@ -158,10 +177,12 @@ func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
 func scanEmulated(rows *sql.Rows, key *[2]string) (EmulatedRun, error) {
 	var r EmulatedRun
 	var evidence sql.NullString
+	var sm, bw sql.NullFloat64
 	if err := rows.Scan(&key[0], &key[1], &r.Profile, &r.GPU, &r.Percentage, &r.MemLimit, &r.Outcome, &r.ExitStatus,
-		&r.Seconds, &evidence); err != nil {
+		&r.Seconds, &evidence, &sm, &bw); err != nil {
 		return r, err
 	}
+	r.SMShare, r.BandwidthShare = sm.Float64, bw.Float64
 	r.Evidence = unknownEvidence()
 	if evidence.Valid && evidence.String != "" {
 		if err := json.Unmarshal([]byte(evidence.String), &r.Evidence); err != nil {

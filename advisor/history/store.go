@@ -204,6 +204,13 @@ var migrations = []string{
 		evidence    TEXT,           -- JSON of slurm.OutputEvidence: what its output showed
 		PRIMARY KEY (cluster, job_key, profile)
 	);`,
+
+	// 11: the share of the whole GPU an emulated run really had, measured
+	// (its SMs at its clock, its copy bandwidth): MPS leaves an emulated
+	// slice more bandwidth than the real slice has, and the runtime model
+	// scales its time from where it ran.
+	`ALTER TABLE emulated_runs ADD COLUMN sm_share REAL;
+	ALTER TABLE emulated_runs ADD COLUMN bw_share REAL;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
@@ -213,6 +220,10 @@ const schemaMemUtil = 9
 // schemaEmulated is the first schema with emulated runs; a read-only
 // history of an older one has none.
 const schemaEmulated = 10
+
+// schemaRanAt is the first schema with emulated runs' measured shares; a
+// read-only history of an older one reads them as unknown.
+const schemaRanAt = 11
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and

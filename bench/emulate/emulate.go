@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,13 @@ type Options struct {
 	// Ran, when set, is told the runs so far after each: the record is kept
 	// as the emulation goes, so a job killed midway keeps what it measured.
 	Ran func([]Result)
+	// Measure is the command that measures the slice it runs in (prints a
+	// slurm.SliceMeasure as JSON): run under each profile's limits before
+	// the profile's run. nil: nothing is measured.
+	Measure []string
+	// Whole is the whole GPU as Measure found it with no limits (the whole
+	// GPU's run is measured as that), nil when it was not measured.
+	Whole *slurm.SliceMeasure
 }
 
 // Result is one profile's run, as the record holds it.
@@ -142,7 +150,12 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 			break
 		}
 		if t.Whole {
-			ran(runOne(ctx, opt, t, nil))
+			r := runOne(ctx, opt, t, nil)
+			if opt.Whole != nil {
+				whole := *opt.Whole
+				r.Measured = withClock(&whole, opt.Dir, r.Summary)
+			}
+			ran(r)
 			continue
 		}
 		if lookErr != nil {
@@ -156,7 +169,9 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 			}
 			return ran(plainFallback(ctx, opt, err)), nil
 		}
+		measured, why := measureIn(ctx, opt, d.clientEnv(t))
 		r := runOne(ctx, opt, t, d.clientEnv(t))
+		r.Measured, r.Note = withClock(measured, opt.Dir, r.Summary), joinNote(why, r.Note)
 		if err := d.stop(); err != nil {
 			r.Note = joinNote(r.Note, "the MPS daemon would not stop: "+err.Error())
 		}
@@ -170,6 +185,60 @@ func joinNote(a, b string) string {
 		return a + b
 	}
 	return a + "; " + b
+}
+
+// Measure runs the measuring command argv with env and reads what it
+// printed.
+func Measure(ctx context.Context, argv, env []string) (*slurm.SliceMeasure, error) {
+	ctx, cancel := context.WithTimeout(ctx, measureFor)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v %s", err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var m slurm.SliceMeasure
+	if err := json.Unmarshal(out, &m); err != nil || m.SMs <= 0 || m.CopyGBs <= 0 {
+		return nil, fmt.Errorf("it printed no measure: %q", bytes.TrimSpace(out))
+	}
+	return &m, nil
+}
+
+// measureFor bounds a measurement: a CUDA context and two seconds of
+// copies.
+var measureFor = time.Minute
+
+// measureIn measures the slice a profile's limits make, and says why not
+// when it cannot: the run goes on without it.
+func measureIn(ctx context.Context, opt Options, limits []string) (*slurm.SliceMeasure, string) {
+	if opt.Measure == nil {
+		return nil, ""
+	}
+	m, err := Measure(ctx, opt.Measure, append(slices.Clone(opt.Env), limits...))
+	if err != nil {
+		fmt.Fprintf(opt.Stderr, "migadvisor emulate: the slice could not be measured: %v\n", err)
+		return nil, "the slice could not be measured: " + err.Error()
+	}
+	return m, ""
+}
+
+// withClock adds to m the mean SM clock the run's monitor saw.
+func withClock(m *slurm.SliceMeasure, dir, summary string) *slurm.SliceMeasure {
+	if m == nil || summary == "" {
+		return m
+	}
+	path := filepath.Join(dir, summary)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return m
+	}
+	if sum, err := slurm.ParseMonitorSummary(path, data); err == nil && len(sum.Devices) > 0 && sum.Devices[0].SMClockMean != nil {
+		m.ClockMHz = math.Round(*sum.Devices[0].SMClockMean)
+	}
+	return m
 }
 
 // plainFallback is the job run once as it is, with why there was no

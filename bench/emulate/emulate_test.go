@@ -188,3 +188,34 @@ func alive(pid int) bool {
 	_, rest, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+// Each emulated slice is measured under its own limits before its run, the
+// whole GPU's run carries the whole GPU's measure, and a measure that fails
+// leaves the run as it was, with why.
+func TestEachSliceIsMeasured(t *testing.T) {
+	measure, _ := filepath.Abs("testdata/fake-measure-slice")
+	whole, err := Measure(context.Background(), []string{measure}, os.Environ())
+	if err != nil || whole.SMs != 132 || whole.CopyGBs != 2970 {
+		t.Fatalf("the whole GPU: %+v, %v", whole, err)
+	}
+	results, _ := run(t, Options{MPSControl: fakeControl(t), Measure: []string{measure}, Whole: whole, Command: []string{"true"}})
+	got := map[string]string{}
+	for _, r := range results {
+		if r.Measured != nil {
+			got[r.Profile] = fmt.Sprintf("%d %.0f", r.Measured.SMs, r.Measured.CopyGBs)
+		}
+	}
+	if fmt.Sprint(got) != "map[1g.10gb:16 1129 3g.40gb:50 2643 full:132 2970]" {
+		t.Errorf("measured: %v", got)
+	}
+
+	t.Setenv("FAKE_MEASURE_FAIL", "1")
+	results, stderr := run(t, Options{MPSControl: fakeControl(t), Measure: []string{measure}, Command: []string{"true"}})
+	if r := results[0]; r.Measured != nil || r.Outcome != Completed || !strings.Contains(r.Note, "no CUDA driver") ||
+		!strings.Contains(stderr, "the slice could not be measured") {
+		t.Errorf("a failed measure: %+v\n%s", r, stderr)
+	}
+	if _, err := Measure(context.Background(), []string{"sh", "-c", "echo not json"}, nil); err == nil || !strings.Contains(err.Error(), "printed no measure") {
+		t.Errorf("a measure that printed nothing to read: %v", err)
+	}
+}

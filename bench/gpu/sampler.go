@@ -49,10 +49,17 @@ type DeviceStats struct {
 	UtilGPUMax     *float64   `json:"util_gpu_max_pct,omitempty"`
 	UtilMemMean    *float64   `json:"util_mem_mean_pct,omitempty"`
 	UtilMemMax     *float64   `json:"util_mem_max_pct,omitempty"`
-	Notes          []string   `json:"notes,omitempty"`
+	// SMClockMean is the mean SM clock over the samples that found the GPU
+	// busy: under its power limit a GPU clocks all its SMs lower than a few
+	// (an emulated slice runs faster per SM than the whole GPU does).
+	SMClockMean *float64 `json:"sm_clock_mean_mhz,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 
 	utilN          int
 	gpuSum, memSum float64
+	clockN         int
+	clockSum       float64
+	noClock        bool // the clock cannot be read: stop asking
 	noProcesses    bool // the process query failed: stop asking
 	sawTree        bool
 }
@@ -213,6 +220,31 @@ func sampleUtilization(st *DeviceStats) {
 	st.UtilGPUMean, st.UtilMemMean = mean(st.gpuSum), mean(st.memSum)
 	st.UtilGPUMax = maxPtr(st.UtilGPUMax, float64(u.Gpu))
 	st.UtilMemMax = maxPtr(st.UtilMemMax, float64(u.Memory))
+	if u.Gpu > 0 {
+		sampleClock(st)
+	}
+}
+
+// sampleClock adds one SM clock reading; a device that has none (or a
+// driver without the call) is not asked again, and sampling goes on.
+func sampleClock(st *DeviceStats) {
+	if st.noClock {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			st.noClock = true
+		}
+	}()
+	mhz, ret := st.Handle.GetClockInfo(nvml.CLOCK_SM)
+	if ret != nvml.SUCCESS || mhz == 0 {
+		st.noClock = true
+		return
+	}
+	st.clockN++
+	st.clockSum += float64(mhz)
+	v := st.clockSum / float64(st.clockN)
+	st.SMClockMean = &v
 }
 
 func maxPtr(p *float64, v float64) *float64 {

@@ -73,16 +73,25 @@ func TestSamplerWholeGPUs(t *testing.T) {
 	_ = s.Sample(t0)
 	gpu.SetUtilization(90, 30)
 	gpu.SetUsed(1500)
+	gpu.ClockMHz = 1600
 	_ = s.Sample(t0.Add(time.Second))
+	gpu.SetUtilization(0, 0) // idle: its clock is not the job's
+	gpu.ClockMHz = 345
+	_ = s.Sample(t0.Add(2 * time.Second))
 	whole, mig := s.Stats[0], s.Stats[1]
-	if whole.UtilGPUMean == nil || *whole.UtilGPUMean != 65 || *whole.UtilGPUMax != 90 || *whole.UtilMemMean != 20 || *whole.UtilMemMax != 30 {
+	// The first sample's clock could not be read (no clock: not asked
+	// again); the summary still has every other figure.
+	if whole.SMClockMean != nil {
+		t.Errorf("a clock from a device that had none: %v", *whole.SMClockMean)
+	}
+	if whole.UtilGPUMean == nil || *whole.UtilGPUMean != 130.0/3 || *whole.UtilGPUMax != 90 || *whole.UtilMemMean != 40.0/3 || *whole.UtilMemMax != 30 {
 		t.Errorf("utilization mean %v max %v", whole.UtilGPUMean, whole.UtilGPUMax)
 	}
 	// No process reported: the device's own use is the figure.
 	if whole.PeakProcessMiB != nil || whole.ProcessScope != ScopeNone || whole.PeakMiB() != 2000 {
 		t.Errorf("process peak %v scope %s PeakMiB %v", whole.PeakProcessMiB, whole.ProcessScope, whole.PeakMiB())
 	}
-	if mig.Samples != 2 || mig.Profile != "3g.40gb" {
+	if mig.Samples != 3 || mig.Profile != "3g.40gb" {
 		t.Errorf("second device %+v", mig)
 	}
 }
@@ -142,5 +151,21 @@ func TestSamplerRecoversFromPanics(t *testing.T) {
 	s := &Sampler{Stats: []*DeviceStats{{Device: Device{Name: "broken", Handle: nil}}}}
 	if err := s.Sample(t0); !errors.Is(err, ErrSampling) {
 		t.Fatalf("err = %v, want ErrSampling", err)
+	}
+}
+
+// The SM clock is averaged over the samples that found the GPU busy: an
+// idle GPU's clock drops, and is not the clock the job ran at.
+func TestSamplerSMClock(t *testing.T) {
+	srv := node()
+	gpu := srv.GPUs[1]
+	s := sampler(t, srv, "3", tree{})
+	for _, c := range []struct{ util, mhz uint32 }{{90, 1600}, {0, 345}, {70, 1700}} {
+		gpu.SetUtilization(c.util, 10)
+		gpu.ClockMHz = c.mhz
+		_ = s.Sample(t0)
+	}
+	if got := s.Stats[0].SMClockMean; got == nil || *got != 1650 {
+		t.Errorf("mean busy clock %v, want 1650", got)
 	}
 }

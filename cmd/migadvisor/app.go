@@ -116,6 +116,7 @@ failed, a wait that timed out), 2 usage error.`,
 			sbatchCommand(),
 			monitorCommand(),
 			emulateCommand(),
+			measureSliceCommand(),
 		}, func(c *cli.Command) bool { return c == nil }), // docs, in the lean wrapper binary
 		Writer:               stdout,
 		ErrWriter:            stderr,

@@ -18,3 +18,5 @@ func monitorCommand() *cli.Command { return nil }
 func catalogDiscoverCommand() *cli.Command { return nil }
 
 func emulateCommand() *cli.Command { return nil }
+
+func measureSliceCommand() *cli.Command { return nil }

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/bench/emulate"
+	"github.com/migadvisor/migadvisor/bench/gpu"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -127,6 +128,33 @@ var emulateMonitor = func(summary string) []string {
 	return []string{self, "monitor", "--out", summary}
 }
 
+// emulateMeasure is the command that measures the slice it runs in:
+// this program's measure-slice. Tests replace it.
+var emulateMeasure = func() []string {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{self, "measure-slice"}
+}
+
+// measureSliceCommand measures the GPU slice it runs in, for emulate: run
+// by it under each profile's MPS limits. Hidden: its output is emulate's.
+func measureSliceCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "measure-slice",
+		Usage:  "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			m, err := gpu.MeasureSlice(256<<20, 2*time.Second)
+			if err != nil {
+				return fmt.Errorf("measure-slice: %w", err)
+			}
+			return writeJSON(c.App.Writer, m)
+		},
+	}
+}
+
 func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	site, err := o.Global.loadSite()
 	if err != nil {
@@ -150,9 +178,15 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", err)
 		}
 	}
+	measure := emulateMeasure()
+	if measure != nil {
+		if rec.Whole, err = emulate.Measure(ctx, measure, os.Environ()); err != nil {
+			fmt.Fprintf(w.Err, "migadvisor emulate: the whole GPU could not be measured (times stay as they ran): %v\n", err)
+		}
+	}
 	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
 		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stderr: w.Err,
-		Monitor: emulateMonitor, Ran: save})
+		Monitor: emulateMonitor, Ran: save, Measure: measure, Whole: rec.Whole})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

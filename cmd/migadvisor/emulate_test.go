@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +17,10 @@ import (
 // the runs and prints them; without MPS it runs the command once.
 func TestEmulate(t *testing.T) {
 	isolate(t)
-	old := emulateMonitor
-	emulateMonitor = nil
-	t.Cleanup(func() { emulateMonitor = old })
+	oldMonitor, oldMeasure := emulateMonitor, emulateMeasure
+	measure, _ := filepath.Abs("../../bench/emulate/testdata/fake-measure-slice")
+	emulateMonitor, emulateMeasure = nil, func() []string { return []string{measure} }
+	t.Cleanup(func() { emulateMonitor, emulateMeasure = oldMonitor, oldMeasure })
 	fake, _ := filepath.Abs("../../bench/emulate/testdata/fake-mps-control")
 	t.Setenv("MIGADVISOR_MPS_CONTROL", fake)
 	out := filepath.Join(t.TempDir(), "emu")
@@ -30,7 +32,12 @@ func TestEmulate(t *testing.T) {
 	var rec slurm.EmulationRecord
 	data, _ := os.ReadFile(filepath.Join(out, "emulated.json"))
 	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Runs) != 2 || rec.Runs[0].Profile != "1g.10gb" || rec.Site != "wulver" {
-		t.Errorf("%v: %s", err, data)
+		t.Fatalf("%v: %s", err, data)
+	}
+	// Each slice was measured: MPS's 13% gave 16 of the H100's 132 SMs and
+	// 38% of its bandwidth.
+	if sm, bw, ok := rec.RanAt(rec.Runs[0]); !ok || math.Abs(sm-16.0/132) > 1e-9 || math.Abs(bw-1129.0/2970) > 1e-9 {
+		t.Errorf("1g.10gb ran at %v %v (%v): %s", sm, bw, ok, data)
 	}
 	got, _ := os.ReadFile(filepath.Join(out, "2g.20gb.out"))
 	if strings.TrimSpace(string(got)) != "26" {

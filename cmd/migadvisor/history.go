@@ -115,6 +115,19 @@ type historyEmulated struct {
 	Seconds    float64  `json:"seconds"`
 	GPUPeakMiB *float64 `json:"gpu_peak_mib"` // the run's own peak, from the monitor
 	OOM        *string  `json:"oom"`          // gpu: out of memory under the cap
+	// The share of the whole GPU's SMs (at the run's clock) and copy
+	// bandwidth the run had, measured; null: not measured.
+	SMShare        *float64 `json:"sm_share"`
+	BandwidthShare *float64 `json:"bandwidth_share"`
+}
+
+// shareOrNull is a measured share to three places, nil when unknown.
+func shareOrNull(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	r := math.Round(v*1000) / 1000
+	return &r
 }
 
 // historyOptions are history's flags.
@@ -259,7 +272,8 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		e := &r.Emulated[i]
 		h.Emulated = append(h.Emulated, historyEmulated{Profile: e.Profile, GPU: strPtr(e.GPU), SMPct: e.Percentage,
 			MemLimit: strPtr(e.MemLimit), Outcome: e.Outcome, ExitStatus: e.ExitStatus, Seconds: e.Seconds,
-			GPUPeakMiB: roundPtr(e.PeakMiB()), OOM: strPtr(e.OOM())})
+			GPUPeakMiB: roundPtr(e.PeakMiB()), OOM: strPtr(e.OOM()), SMShare: shareOrNull(e.SMShare),
+			BandwidthShare: shareOrNull(e.BandwidthShare)})
 	}
 	switch {
 	case r.GPUOOMText != "":

@@ -20,6 +20,7 @@ type Device struct {
 	TotalMiB uint64
 	MIG      []*Device // MIG devices: the GPU has MIG enabled
 	GI, CI   int       // on a MIG device
+	ClockMHz uint32    // the SM clock; 0: NOT_SUPPORTED
 
 	mu       sync.Mutex
 	used     uint64
@@ -137,6 +138,14 @@ func (d *Device) handle(parent *Device) *mock.Device {
 				return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED
 			}
 			return *d.util, nvml.SUCCESS
+		},
+		GetClockInfoFunc: func(nvml.ClockType) (uint32, nvml.Return) {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.ClockMHz == 0 {
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			return d.ClockMHz, nvml.SUCCESS
 		},
 	}
 	if parent != nil {

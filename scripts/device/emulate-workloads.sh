@@ -1,0 +1,27 @@
+#!/bin/bash
+# Emulates Wulver's four MIG profiles on the device's whole GPU for some of
+# the reference workloads (bench/workloads, --synthetic: the device has no
+# network), each under 'migadvisor emulate': the record, each profile's
+# output and monitor summary land in $OUT/<workload>/. Usage:
+#   scripts/device/emulate-workloads.sh WORKLOAD...   (matmul llm mnist deepcnn resnet)
+set -u
+out=${OUT:-/tmp/emulate-workloads}
+files=$PWD/bench/workloads/files
+bin=$PWD/bin/migadvisor
+budget=${BUDGET:-150s}
+for w in "$@"; do
+  case $w in
+    matmul) cmd=(python3 "$PWD/scripts/device/rates.py" 3) ;;
+    llm) cmd=(python3 "$files/qlora_finetune.py" --synthetic --cache /tmp/llm-cache --samples 160) ;;
+    mnist) cmd=(python3 "$files/vision_train.py" --synthetic --model simplecnn --dataset mnist --epochs 2 --test-samples 2000) ;;
+    deepcnn) cmd=(python3 "$files/vision_train.py" --synthetic --model deepcnn --dataset cifar10 --epochs 2 --test-samples 2000) ;;
+    resnet) cmd=(python3 "$files/vision_train.py" --synthetic --model resnet --dataset cifar10 --epochs 1 --test-samples 2000) ;;
+    *) echo "unknown workload $w" >&2; exit 2 ;;
+  esac
+  echo "== $w: ${cmd[*]}"
+  start=$(date +%s)
+  (cd /tmp && "$bin" --site wulver emulate --budget "$budget" --out "$out/$w" -- "${cmd[@]}")
+  echo "== $w took $(( $(date +%s) - start )) s"
+  grep -h "MIGADVISOR_METRIC \(training_time_s\|tokens_per_s\|samples_per_s\)\|^rate\|^sms" "$out/$w"/*.out
+done
+pgrep -x nvidia-cuda-mps || echo "no MPS process left"
