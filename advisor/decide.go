@@ -287,7 +287,7 @@ func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep)
 	}
 	reason = "no run has completed yet, so no runtime is known"
 	if r, ok := a.emulatedElsewhere(); ok {
-		reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s", r.Emulated)
+		reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s (one run measured here gives the others, as the emulation scaled)", r.Emulated)
 	} else if r, ok := a.firstFailure(); ok {
 		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}

@@ -173,6 +173,82 @@ func shifted(site *catalog.Site, profile string, runs []Run) bool {
 	return false
 }
 
+// elsewherePoints are the median times per profile of the completed
+// emulated runs on another GPU than the site's, at the shares each ran at
+// (where measured; else the profile's own): how the job scales, not how
+// long it takes here.
+func elsewherePoints(site *catalog.Site, runs []Run) []Point {
+	elsewhere := func(r Run) bool {
+		return r.Emulated != "" && !sameGPU(site, r.Emulated) && r.Completed && r.Seconds > 0
+	}
+	var points []Point
+	for _, p := range site.Profiles {
+		onP := func(r Run) bool { return r.Profile == p.Name && elsewhere(r) }
+		if m, _, ok := medianOf(runs, onP, func(r Run) float64 { return r.Seconds }); ok {
+			points = append(points, Point{Profile: p.Name, Shares: ranAt(site, &p, runs, onP), Seconds: m})
+		}
+	}
+	return points
+}
+
+// shapeFromElsewhere is the explanation an emulation on another GPU gives
+// the job's times, for a job measured here on one profile only (its own
+// points cannot tell how it scales): the emulation's times are not the
+// site's, but the share of its time that scales with a resource carries
+// over. It returns the GPU the emulation ran on, "" when there is none to
+// use.
+func (a *analysis) shapeFromElsewhere() (Scaling, string) {
+	if distinct(usable(a.points)) != 1 || distinct(usable(a.elsewhere)) < 2 {
+		return Scaling{}, ""
+	}
+	device := ""
+	for _, r := range a.runs {
+		if r.Emulated != "" && !sameGPU(a.site, r.Emulated) {
+			device = r.Emulated
+		}
+	}
+	fit, ok := a.explain(a.elsewhere)
+	if !ok || device == "" {
+		return Scaling{}, ""
+	}
+	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", boundWords(fit), device,
+		profileList(a.elsewhere), a.points[0].Profile)
+	fit.Source = "the emulation's scaling, " + fit.Source
+	return fit, device
+}
+
+func profileList(points []Point) string {
+	var names []string
+	for _, p := range points {
+		names = append(names, p.Profile)
+	}
+	return textutil.JoinAnd(names)
+}
+
+// explain chooses the explanation of the job's times at points. Where
+// emulated slices ran at shares of their own (their bandwidth grows with
+// their SMs and levels off, unlike a real slice's), the shares cannot tell
+// a fixed part on the SMs from a bound on bandwidth: the emulated runs'
+// memory utilization chooses the resource, when it says.
+func (a *analysis) explain(points []Point) (Scaling, bool) {
+	refs := ReferencesOf(a.site)
+	var util, mem float64
+	emulated := false
+	for _, r := range a.runs {
+		if r.RanAt == nil || !r.Completed || !slices.ContainsFunc(points, func(p Point) bool { return p.Profile == r.Profile }) {
+			continue
+		}
+		emulated = true
+		if r.Utilization > 0 && r.MemUtilization >= 0 {
+			util, mem = util+r.Utilization, mem+r.MemUtilization
+		}
+	}
+	if !emulated || util == 0 {
+		return ExplainTimes(points, refs)
+	}
+	return ExplainTimesOn(BoundBy(util, mem), points, refs)
+}
+
 // sameGPU reports whether a device name is the site's GPU model.
 func sameGPU(site *catalog.Site, device string) bool {
 	m, ok := site.Model()
@@ -200,7 +276,7 @@ func emulatedNote(site *catalog.Site, runs []Run) string {
 		textutil.JoinAnd(profiles), device)
 	switch measured := measuredShares(site, runs); {
 	case !sameGPU(site, device):
-		note += fmt.Sprintf("; their times are that GPU's, not the %s's, so they are left out", siteGPU(site))
+		note += fmt.Sprintf("; their times are that GPU's, not the %s's: they say how the job scales, from a time measured here", siteGPU(site))
 	case measured != "":
 		note += "; measured there at " + measured + ", so their times are scaled to the slices' shares by the runtime model"
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -117,5 +118,82 @@ func TestMeasuredSharesScaleEmulatedTimes(t *testing.T) {
 	rec = recommend(t, "", append(computing, whole), Options{})
 	if got := profileOf(t, rec, "1g.10gb"); got.RuntimeS == nil || math.Abs(*got.RuntimeS-100/0.13) > 0.05*100/0.13 {
 		t.Errorf("SM-bound 1g.10gb: %v s (%s)", deref(got.RuntimeS, -1), got.RuntimeSource)
+	}
+}
+
+// On emulated slices bandwidth grows with the SMs and levels off, so a job
+// with a fixed part on the SMs fits "bound by bandwidth" there: Wulver's
+// CIFAR-10 deep CNN emulated on the H100 (testdata/nvml/h100-emulate-
+// workloads/deepcnn: seconds per 100,000 samples at the shares each
+// emulated slice was measured to have) would be predicted 4× slower on 1g
+// than on 3g, where Wulver measured 1.86×. Its memory utilization says SMs
+// (busy 4-8% of the time beside 14-43%): recommend weighs only those
+// explanations and predicts the real slices from them.
+func TestEmulatedTimesAreExplainedByWhatTheJobWaitsOn(t *testing.T) {
+	a100 := "NVIDIA A100-SXM4-80GB"
+	ran := []struct {
+		profile       string
+		sm, bw, rate  float64
+		util, memUtil float64
+	}{
+		{"1g.10gb", 16.0 / 132, 1127 / 2956.0, 9849.3, 43, 4},
+		{"2g.20gb", 34.0 / 132, 2122.1 / 2956, 15764.4, 28, 7},
+		{"3g.40gb", 50.0 / 132, 2619.2 / 2956, 18883.3, 26, 8},
+	}
+	whole := newRun("full", 1e5/21628.2).peak(2000).emulatedOn(a100)
+	whole.EmulatedWhole = true
+	runs := []Run{whole}
+	for _, r := range ran {
+		run := newRun(r.profile, 1e5/r.rate).peak(2000).emulatedOn(a100)
+		run.RanAt = &catalog.Shares{SM: r.sm, Bandwidth: r.bw}
+		run.Utilization, run.MemUtilization = r.util, r.memUtil
+		runs = append(runs, run)
+	}
+	rec := recommend(t, "", runs, Options{})
+	small, mid := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "3g.40gb")
+	if small.RuntimeS == nil || mid.RuntimeS == nil {
+		t.Fatalf("no runtimes: %+v %+v", small, mid)
+	}
+	if ratio := *small.RuntimeS / *mid.RuntimeS; math.Abs(ratio/1.86-1) > 0.1 || !strings.Contains(rec.RuntimeWhy, "SMs") {
+		t.Errorf("1g.10gb %.2f× as long as 3g.40gb, Wulver measured 1.86× (%s)", ratio, rec.RuntimeWhy)
+	}
+}
+
+// An emulation on another GPU says how the job scales, not how long it
+// takes here: with one profile measured on the site's GPU, the others are
+// predicted from it as the emulation scaled (here an SM-bound job with a
+// fixed fifth: 1g.10gb about 6.4× the full GPU's time, not 7.7×); without
+// one, nothing is predicted.
+func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
+	h100 := "NVIDIA H100 80GB HBM3"
+	scaled := func(sm float64) float64 { return 0.2 + 0.8/sm }
+	emulated := []Run{}
+	for _, r := range []struct {
+		profile string
+		sm, bw  float64
+	}{{"1g.10gb", 16.0 / 132, 0.38}, {"2g.20gb", 34.0 / 132, 0.72}, {"3g.40gb", 50.0 / 132, 0.89}} {
+		run := newRun(r.profile, 50*scaled(r.sm)).peak(2000).emulatedOn(h100) // an H100: twice as fast
+		run.RanAt = &catalog.Shares{SM: r.sm, Bandwidth: r.bw}
+		run.Utilization, run.MemUtilization = 60, 10
+		emulated = append(emulated, run)
+	}
+	whole := newRun("full", 50).peak(2000).emulatedOn(h100)
+	whole.EmulatedWhole, whole.Utilization, whole.MemUtilization = true, 60, 10
+	emulated = append(emulated, whole)
+	rec := recommend(t, "", emulated, Options{})
+	if p := profileOf(t, rec, "3g.40gb"); p.RuntimeS != nil {
+		t.Errorf("a runtime with nothing measured here: %v", *p.RuntimeS)
+	}
+	rec = recommend(t, "", append(emulated, newRun("full", 100).peak(2000)), Options{})
+	site := testutil.Wulver(t)
+	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
+		p, _ := site.Profile(name)
+		want := 100 * scaled(site.Shares(p).SM)
+		if got := profileOf(t, rec, name); got.RuntimeS == nil || math.Abs(*got.RuntimeS-want) > 0.03*want {
+			t.Errorf("%s: %v s, want about %.0f (%s)", name, deref(got.RuntimeS, -1), want, rec.RuntimeWhy)
+		}
+	}
+	if !strings.Contains(rec.RuntimeWhy, "as the job's emulation on "+h100+" scaled (1g.10gb, 2g.20gb, 3g.40gb and full), from its time measured on full") {
+		t.Errorf("why: %s", rec.RuntimeWhy)
 	}
 }

@@ -25,7 +25,7 @@ func ExplainTimes(points []Point, refs References) (Scaling, bool) {
 	var s Scaling
 	held, ok := Scaling{}, false
 	if len(points) >= 3 {
-		held, ok = explainByHoldout(points)
+		held, ok = explainByHoldout(points, explanations)
 	}
 	switch {
 	case ok:
@@ -35,6 +35,39 @@ func ExplainTimes(points []Point, refs References) (Scaling, bool) {
 	default: // no explanation survives leaving a profile out: the two farthest apart
 		byShare := slices.SortedFunc(slices.Values(points), func(a, b Point) int { return cmp.Compare(a.Shares.SM, b.Shares.SM) })
 		s = explainTwo([]Point{byShare[0], byShare[len(byShare)-1]}, refs)
+	}
+	s.exclude = refs.calibrationExclude()
+	return s, true
+}
+
+// ExplainTimesOn is ExplainTimes among the explanations on resource r
+// alone, for times whose shares cannot tell the resources apart while the
+// job's memory utilization can: an emulated slice's bandwidth grows with its
+// SMs and levels off, so a job with a fixed part on the SMs looks bound by
+// bandwidth there. Mixed (the utilization says neither) weighs them all.
+func ExplainTimesOn(r catalog.Resource, points []Point, refs References) (Scaling, bool) {
+	if r == catalog.Mixed {
+		return ExplainTimes(points, refs)
+	}
+	points = usable(points)
+	if distinct(points) < 2 {
+		return Scaling{}, false
+	}
+	var among []explanation
+	for _, e := range explanations {
+		if e.resource == r {
+			among = append(among, e)
+		}
+	}
+	s, ok := Scaling{}, false
+	if len(points) >= 3 {
+		s, ok = explainByHoldout(points, among)
+	}
+	if !ok {
+		if s, ok = FitOn(r, points); !ok {
+			return ExplainTimes(points, refs)
+		}
+		s.Why = fmt.Sprintf("%s, fitted on %d profiles", boundWords(s), len(points))
 	}
 	s.exclude = refs.calibrationExclude()
 	return s, true
@@ -152,9 +185,9 @@ func distinctShares(r catalog.Resource, points []Point) int {
 	return len(seen)
 }
 
-func explainByHoldout(points []Point) (Scaling, bool) {
+func explainByHoldout(points []Point, among []explanation) (Scaling, bool) {
 	errs, own := map[explanation]float64{}, map[explanation][]float64{}
-	for _, e := range explanations {
+	for _, e := range among {
 		if e.form == overlapped {
 			if s, _ := e.fit(points); s.Limit == 0 {
 				continue // no floor in the job's times: the pure form already says so
@@ -171,7 +204,7 @@ func explainByHoldout(points []Point) (Scaling, bool) {
 	// run-to-run noise: three or four noisy times would otherwise favour
 	// whatever bends to the noise.
 	bestE, chosen := explanation{}, false
-	for _, e := range explanations {
+	for _, e := range among {
 		if err, ok := errs[e]; ok && (!chosen || err < errs[bestE]-runNoise) {
 			bestE, chosen = e, true
 		}
@@ -182,7 +215,7 @@ func explainByHoldout(points []Point) (Scaling, bool) {
 	// The runners-up named in the reason: the other resources in the same
 	// form, and the same resource in the other form.
 	var others []string
-	for _, e := range explanations {
+	for _, e := range among {
 		sameResource, sameForm := e.resource == bestE.resource, e.form == bestE.form
 		if err, ok := errs[e]; ok && sameResource != sameForm {
 			others = append(others, fmt.Sprintf("%s %.1f%%", e, 100*err))

@@ -239,6 +239,10 @@ type analysis struct {
 	workUnit    string
 	workPoints  []Point // median seconds per unit of work per profile
 	workScaling Scaling
+	// elsewhere are the times of an emulation on another GPU than the
+	// site's, at the shares each slice ran at: not the site's times, but how
+	// the job scales (emulated.go).
+	elsewhere []Point
 }
 
 func (a *analysis) usePrior(b *catalog.Benchmark) {
@@ -269,7 +273,10 @@ func (a *analysis) prepare() {
 		_, _, bound, _ := a.measuredRuntime(p.Profile)
 		return bound > 0
 	})
-	fit, ok := ExplainTimes(a.points, ReferencesOf(a.site))
+	fit, ok := a.explain(a.points)
+	if shaped, from := a.shapeFromElsewhere(); from != "" {
+		fit, ok = shaped, true
+	}
 	if !ok {
 		gpu, memory := a.utilizationOn(a.points)
 		fit = PriorScaling(a.site, gpu, memory, a.points)
@@ -389,7 +396,7 @@ func (a *analysis) prepareWork() {
 	a.workPoints = a.profilePoints(withWork, func(r Run) float64 { return r.Seconds / r.Work })
 	a.work, _, _ = medianOf(a.runs, func(r Run) bool { return withWork(r) && r.Completed }, func(r Run) float64 { return r.Work })
 	a.workScaling = a.scaling
-	if fit, ok := ExplainTimes(a.workPoints, ReferencesOf(a.site)); ok {
+	if fit, ok := a.explain(a.workPoints); ok {
 		a.workScaling = fit
 	}
 }
@@ -594,6 +601,7 @@ func (a *analysis) selectRuns() {
 		}
 		kept = own
 	}
+	a.elsewhere = elsewherePoints(a.site, kept)
 	kept = measuredWins(a.site, kept)
 	if note := emulatedNote(a.site, kept); note != "" {
 		a.note("%s; measure them on the real slices: %s", note, a.probeCommand())

@@ -50,6 +50,17 @@ const (
 	boundBySMs       = 0.5
 )
 
+// BoundBy is the resource the busy part of a job waits on, from its mean
+// GPU and memory utilization (percent; memory -1 when unknown): SMs,
+// bandwidth, or Mixed when they do not say.
+func BoundBy(utilization, memUtilization float64) catalog.Resource {
+	if memUtilization < 0 || utilization <= 0 {
+		return catalog.Mixed
+	}
+	r, _ := boundBy(utilization, memUtilization)
+	return r
+}
+
 // boundBy is the resource the busy part of a job waits on, from its GPU and
 // memory utilization, and those words for the reason.
 func boundBy(utilization, memUtilization float64) (catalog.Resource, string) {

@@ -40,7 +40,11 @@ DIR/PROFILE.json; DIR/emulated.json records every run.
 
 MPS partitions SMs, not the memory system: an emulated slice keeps the whole
 GPU's bandwidth and L2 cache, so a job bound by memory bandwidth runs faster
-than on the real slice. Memory is capped with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:
+than on the real slice (and a few SMs clock higher than all of them under the
+GPU's power limit). So each slice is measured under its limits before its run
+(the SMs granted, the bandwidth of a device-to-device copy; the whole GPU once
+with none), the monitor records the SM clock during each run, and recommend
+scales the emulated times from those shares to the real slices'. Memory is capped with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:
 a run that needs more ends in a CUDA out-of-memory error, as on the slice (the
 CUDA context sits outside the cap, where a slice holds it inside: a job within
 a few hundred MiB of a slice's memory may fit here and not there).

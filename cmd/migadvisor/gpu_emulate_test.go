@@ -74,6 +74,19 @@ func TestGPUEmulate(t *testing.T) {
 	if !(0 < sms["1g.10gb"] && sms["1g.10gb"] < sms["2g.20gb"] && sms["2g.20gb"] < sms["3g.40gb"] && sms["3g.40gb"] < sms["full"]) {
 		t.Errorf("SMs granted: %v", sms)
 	}
+	// Each slice was measured under its limits: the SMs its process saw
+	// are those PyTorch saw, and its copy bandwidth lies between none and
+	// the whole GPU's (MPS leaves it more than its share: an H100's 16 SMs
+	// drew 38%).
+	if rec.Whole == nil || rec.Whole.SMs != sms["full"] {
+		t.Errorf("the whole GPU's measure: %+v", rec.Whole)
+	}
+	for _, r := range rec.Runs {
+		sm, bw, ok := rec.RanAt(r)
+		if !ok || r.Measured.SMs != sms[r.Profile] || bw <= 0 || bw > 1 || (r.Emulated && bw < float64(r.Measured.SMs)/float64(sms["full"])) {
+			t.Errorf("%s measured %+v: at %.3f of the SMs, %.3f of the bandwidth (%v)", r.Profile, r.Measured, sm, bw, ok)
+		}
+	}
 	// -x: the process's name, not any command line that mentions it.
 	if ps, _ := exec.Command("pgrep", "-x", "nvidia-cuda-mps-server").Output(); len(strings.TrimSpace(string(ps))) > 0 {
 		t.Errorf("an MPS server is still running: %s", ps)

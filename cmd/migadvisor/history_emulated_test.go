@@ -13,7 +13,12 @@ import (
 // job key's working directory: dir/migadvisor-emulate-KEY/.
 func emulationOf(t *testing.T, dir, key string) {
 	t.Helper()
-	const from = "../../testdata/nvml/h100-emulate"
+	emulationFrom(t, "../../testdata/nvml/h100-emulate", dir, key)
+}
+
+// emulationFrom lays the capture in from out as emulationOf does.
+func emulationFrom(t *testing.T, from, dir, key string) {
+	t.Helper()
 	to := filepath.Join(dir, "migadvisor-emulate-"+key)
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
@@ -48,12 +53,14 @@ func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "sacct.psv")
 	if err := os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName\n"+
 		"5|5|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|emu\n"+
-		"6|6|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|train\n"), 0o644); err != nil {
+		"6|6|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|train\n"+
+		"7|7|COMPLETED|600|cpu=1,mem=4G,gres/gpu:a100=1|cnn\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	outputs := t.TempDir()
 	emulationOf(t, outputs, "5")
-	for _, id := range []string{"5", "6"} {
+	emulationFrom(t, "../../testdata/nvml/h100-emulate-workloads/deepcnn", outputs, "7")
+	for _, id := range []string{"5", "6", "7"} {
 		if err := os.WriteFile(filepath.Join(outputs, "slurm-"+id+".out"), []byte("done\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +68,7 @@ func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
 	mustRunCLI(t, "collect", "--sacct-file", dump, "--outputs", outputs)
 	out, errOut, code := migadvisor(t, "history", "--json")
 	var jobs []map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil || len(jobs) != 2 {
+	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil || len(jobs) != 3 {
 		t.Fatalf("history: exit %d, %v: %s%s", code, err, out, errOut)
 	}
 	byID := map[string]map[string]json.RawMessage{}
@@ -78,10 +85,10 @@ func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
 		t.Fatalf("job 5's emulated runs: %v: %s", err, byID["5"]["emulated"])
 	}
 	want := []string{
-		`{"exit_status":1,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":9558,"mem_limit":"0=9728M","oom":"gpu","outcome":"failed","profile":"1g.10gb","seconds":7.718,"sm_pct":13}`,
-		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14488,"mem_limit":"0=19968M","oom":null,"outcome":"completed","profile":"2g.20gb","seconds":5.27,"sm_pct":26}`,
-		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14548,"mem_limit":"0=40448M","oom":null,"outcome":"completed","profile":"3g.40gb","seconds":6.105,"sm_pct":39}`,
-		`{"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14854,"mem_limit":null,"oom":null,"outcome":"completed","profile":"full","seconds":5.102,"sm_pct":100}`,
+		`{"bandwidth_share":null,"exit_status":1,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":9558,"mem_limit":"0=9728M","oom":"gpu","outcome":"failed","profile":"1g.10gb","seconds":7.718,"sm_pct":13,"sm_share":null}`,
+		`{"bandwidth_share":null,"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14488,"mem_limit":"0=19968M","oom":null,"outcome":"completed","profile":"2g.20gb","seconds":5.27,"sm_pct":26,"sm_share":null}`,
+		`{"bandwidth_share":null,"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14548,"mem_limit":"0=40448M","oom":null,"outcome":"completed","profile":"3g.40gb","seconds":6.105,"sm_pct":39,"sm_share":null}`,
+		`{"bandwidth_share":null,"exit_status":0,"gpu":"NVIDIA H100 80GB HBM3","gpu_peak_mib":14854,"mem_limit":null,"oom":null,"outcome":"completed","profile":"full","seconds":5.102,"sm_pct":100,"sm_share":null}`,
 	}
 	for i, r := range runs {
 		got, _ := json.Marshal(r) // its keys sorted
@@ -89,13 +96,23 @@ func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
 			t.Errorf("run %d:\n got %s\nwant %s", i, got, want[i])
 		}
 	}
+	// An emulation that measured its slices says at what share of the
+	// whole GPU each ran: the CNN's 1g.10gb at 16 of the H100's 132 SMs (at
+	// the whole GPU's clock) and 38% of its copy bandwidth.
+	var cnn []map[string]any
+	if err := json.Unmarshal(byID["7"]["emulated"], &cnn); err != nil || len(cnn) != 4 {
+		t.Fatalf("job 7's emulated runs: %v: %s", err, byID["7"]["emulated"])
+	}
+	if cnn[0]["sm_share"] != 0.121 || cnn[0]["bandwidth_share"] != 0.381 || cnn[3]["sm_share"] != 1.0 {
+		t.Errorf("measured shares: %v", cnn)
+	}
 	// The job's own evidence is its own: no OOM, no GPU peak.
 	if string(byID["5"]["oom"]) != "null" || string(byID["5"]["gpu_mem_peak_mib"]) != "null" {
 		t.Errorf("job 5: oom %s, peak %s", byID["5"]["oom"], byID["5"]["gpu_mem_peak_mib"])
 	}
 	text, errOut, code := migadvisor(t, "history")
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "JOB ID") || strings.Contains(strings.ToLower(text), "emulat") {
+	if code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "JOB ID") || strings.Contains(strings.ToLower(text), "emulat") {
 		t.Errorf("history's table: exit %d: %s%s", code, text, errOut)
 	}
 }
@@ -126,7 +143,7 @@ func TestRecommendFromAnEmulation(t *testing.T) {
 	text, errOut, code := migadvisor(t, "recommend", script)
 	if code != 0 || !strings.Contains(text, "1g.10gb  1     1 OOM (emulated)") || !strings.Contains(text, "2g.20gb  1     1 ok (emulated)") ||
 		!strings.Contains(text, "emulated on NVIDIA H100 80GB HBM3") || !strings.Contains(text, "14.1G/9.5G") ||
-		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3; measure 2g.20gb, where the OOM risk is low: completed here, emulated, in 1 run") {
+		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3 (one run measured here gives the others, as the emulation scaled); measure 2g.20gb, where the OOM risk is low: completed here, emulated, in 1 run") {
 		t.Errorf("exit %d\n%s%s", code, text, errOut)
 	}
 }

@@ -3,7 +3,7 @@
 # the reference workloads (bench/workloads, --synthetic: the device has no
 # network), each under 'migadvisor emulate': the record, each profile's
 # output and monitor summary land in $OUT/<workload>/. Usage:
-#   scripts/device/emulate-workloads.sh WORKLOAD...   (matmul llm mnist deepcnn resnet)
+#   scripts/device/emulate-workloads.sh WORKLOAD...   (matmul fp16 stream llm mnist deepcnn resnet)
 set -u
 out=${OUT:-/tmp/emulate-workloads}
 files=$PWD/bench/workloads/files
@@ -12,6 +12,8 @@ budget=${BUDGET:-150s}
 for w in "$@"; do
   case $w in
     matmul) cmd=(python3 "$PWD/scripts/device/rates.py" 3) ;;
+    fp16) cmd=(python3 "$PWD/scripts/device/rates.py" 6 fp16) ;;
+    stream) cmd=(python3 "$PWD/scripts/device/rates.py" 4 copy,triad) ;;
     llm) cmd=(python3 "$files/qlora_finetune.py" --synthetic --cache /tmp/llm-cache --samples 160) ;;
     mnist) cmd=(python3 "$files/vision_train.py" --synthetic --model simplecnn --dataset mnist --epochs 2 --test-samples 2000) ;;
     deepcnn) cmd=(python3 "$files/vision_train.py" --synthetic --model deepcnn --dataset cifar10 --epochs 2 --test-samples 2000) ;;

@@ -1,0 +1,201 @@
+package accuracy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// An emulation ('migadvisor emulate') times a job on each profile of a
+// site on one whole GPU: how close are the ratios between its profiles to
+// those of the real slices? Each emulated time is taken two ways: as it ran
+// (plain), and scaled by the runtime model from the shares the slice was
+// measured to have (its SMs at its clock, its copy bandwidth) to the real
+// slice's (corrected), as recommend does.
+
+// EmulatedCase is one workload's emulation: its time per unit of work on
+// each profile, at the shares each run was measured to have (the profile's
+// own where it was not measured).
+type EmulatedCase struct {
+	Name   string
+	Points []advisor.Point
+	// Utilization and MemUtilization are the mean GPU and memory
+	// utilization over the runs' monitor summaries (percent; -1 unknown):
+	// which resource the job waits on.
+	Utilization, MemUtilization float64
+}
+
+// ReadEmulation reads the emulation in dir (its record and each run's
+// output) as a case: each run's time per unit of work is 1 / the last
+// number rate captures from its output (a rate, work per second). A run
+// that did not complete or printed no rate is left out.
+func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (EmulatedCase, error) {
+	path := filepath.Join(dir, slurm.EmulationRecordName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return EmulatedCase{}, err
+	}
+	rec, err := slurm.ParseEmulationRecord(path, data)
+	if err != nil {
+		return EmulatedCase{}, err
+	}
+	c := EmulatedCase{Name: name, Utilization: -1, MemUtilization: -1}
+	var util, mem float64
+	for _, run := range rec.Runs {
+		p, ok := site.Profile(run.Profile)
+		if !ok || run.Outcome != slurm.EmulatedCompleted {
+			continue
+		}
+		r, err := lastRate(filepath.Join(dir, run.Output), rate)
+		if err != nil {
+			return c, err
+		}
+		if r <= 0 {
+			continue
+		}
+		at := site.Shares(p)
+		if sm, bw, ok := rec.RanAt(run); ok {
+			at = catalog.Shares{SM: sm, Bandwidth: bw}
+		}
+		c.Points = append(c.Points, advisor.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r})
+		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
+			util, mem = util+u, mem+m
+		}
+	}
+	if util > 0 {
+		c.Utilization, c.MemUtilization = util, mem // their ratio is what tells
+	}
+	return c, nil
+}
+
+// utilizationOf is the GPU and memory utilization in a monitor summary.
+func utilizationOf(path string) (util, mem float64, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	sum, err := slurm.ParseMonitorSummary(path, data)
+	if err != nil || len(sum.Devices) == 0 {
+		return 0, 0, false
+	}
+	d := sum.Devices[0]
+	if d.UtilGPUMean == nil || d.UtilMemMean == nil {
+		return 0, 0, false
+	}
+	return *d.UtilGPUMean, *d.UtilMemMean, true
+}
+
+// lastRate is the last number rate captures in the file, 0 if none; a
+// missing file has none.
+func lastRate(path string, rate *regexp.Regexp) (float64, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	v := 0.0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := rate.FindStringSubmatch(sc.Text()); m != nil {
+			if x, err := strconv.ParseFloat(m[1], 64); err == nil {
+				v = x
+			}
+		}
+	}
+	return v, sc.Err()
+}
+
+// Ratio is one profile's time over the reference profile's: published (on
+// the real slices), emulated as it ran, and emulated and corrected.
+type Ratio struct {
+	Workload, Profile, Against string
+	Published, Plain, Corrected float64
+	Why                         string // the explanation the correction rests on
+}
+
+// PlainError and CorrectedError are each ratio's error against the
+// published one, as a fraction (+0.1: 10% too slow).
+func (r Ratio) PlainError() float64     { return r.Plain/r.Published - 1 }
+func (r Ratio) CorrectedError() float64 { return r.Corrected/r.Published - 1 }
+
+// CompareEmulation is the ratios of each profile that the emulation and
+// the published case both have to the largest profile they share. The
+// correction learns nothing from the published case: the site's other
+// reference benchmarks may settle a two-profile explanation, its own not.
+func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case) []Ratio {
+	pub := map[string]float64{}
+	for _, p := range published.Points {
+		pub[p.Profile] = p.Seconds
+	}
+	var shared []advisor.Point
+	for _, p := range emulated.Points {
+		if _, ok := pub[p.Profile]; ok {
+			shared = append(shared, p)
+		}
+	}
+	if len(shared) < 2 {
+		return nil
+	}
+	ref := shared[0]
+	for _, p := range shared {
+		if q, _ := site.Profile(p.Profile); site.Capacity(q) > capacityOf(site, ref.Profile) {
+			ref = p
+		}
+	}
+	bound := advisor.BoundBy(emulated.Utilization, emulated.MemUtilization)
+	fit, ok := advisor.ExplainTimesOn(bound, emulated.Points, advisor.ReferencesOf(site, published.benchmark()))
+	if !ok {
+		fit = advisor.PriorScaling(site, -1, -1, emulated.Points)
+	}
+	at := func(profile string) float64 {
+		p, _ := site.Profile(profile)
+		s, _, _, _ := fit.Predict(emulated.Points, site.Shares(p))
+		return s
+	}
+	var out []Ratio
+	for _, p := range shared {
+		if p.Profile == ref.Profile {
+			continue
+		}
+		out = append(out, Ratio{Workload: emulated.Name, Profile: p.Profile, Against: ref.Profile,
+			Published: pub[p.Profile] / pub[ref.Profile], Plain: p.Seconds / ref.Seconds,
+			Corrected: at(p.Profile) / at(ref.Profile), Why: fit.Form()})
+	}
+	return out
+}
+
+func capacityOf(site *catalog.Site, profile string) float64 {
+	p, _ := site.Profile(profile)
+	return site.Capacity(p)
+}
+
+// PrintRatios writes the ratios as a table, with the mean absolute error
+// of each column.
+func PrintRatios(w io.Writer, rows []Ratio) error {
+	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(t, "WORKLOAD\tPROFILE\tTIME OVER\tPUBLISHED\tEMULATED\tERROR\tCORRECTED\tERROR\tMODEL")
+	var plain, corrected float64
+	for _, r := range rows {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%.2f\t%+.0f%%\t%s\n", r.Workload, r.Profile, r.Against, r.Published,
+			r.Plain, 100*r.PlainError(), r.Corrected, 100*r.CorrectedError(), r.Why)
+		plain += math.Abs(r.PlainError())
+		corrected += math.Abs(r.CorrectedError())
+	}
+	if n := float64(len(rows)); n > 0 {
+		fmt.Fprintf(t, "mean absolute error\t\t\t\t\t%.0f%%\t\t%.0f%%\t\n", 100*plain/n, 100*corrected/n)
+	}
+	return t.Flush()
+}
