@@ -121,7 +121,7 @@ func lastRate(path string, rate *regexp.Regexp) (float64, error) {
 // Ratio is one profile's time over the reference profile's: published (on
 // the real slices), emulated as it ran, and emulated and corrected.
 type Ratio struct {
-	Workload, Profile, Against string
+	Workload, Profile, Against  string
 	Published, Plain, Corrected float64
 	Why                         string // the explanation the correction rests on
 }
