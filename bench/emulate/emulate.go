@@ -12,8 +12,9 @@
 // context is outside it). Results say "emulated" and which GPU ran them.
 //
 // Every step fails open: no MPS control binary, a daemon that will not
-// start, or a GPU that is already a MIG slice leaves one plain run of the
-// job and says why. Each run is a process group that is ended when its
+// start, a daemon whose client cannot use the GPU (measured with no limits
+// and not under them: a compute mode that forbids it), or a GPU that is
+// already a MIG slice leaves one plain run of the job and says why. Each run is a process group that is ended when its
 // leader ends, its budget runs out or the job is cancelled, and its daemon
 // is stopped after it.
 package emulate
@@ -170,6 +171,14 @@ func Run(ctx context.Context, opt Options) ([]Result, error) {
 			return ran(plainFallback(ctx, opt, err)), nil
 		}
 		measured, why := measureIn(ctx, opt, d.clientEnv(t))
+		if measured == nil && opt.Whole != nil && ctx.Err() == nil {
+			// The GPU measured without MPS and not under it: a client of
+			// the daemon cannot use the GPU (a compute mode that forbids
+			// it, an MPS that does not work here). The job's own run would
+			// fail the same way on every profile.
+			_ = d.stop()
+			return ran(plainFallback(ctx, opt, fmt.Errorf("a CUDA client of the MPS daemon could not use the GPU (%s)", strings.TrimPrefix(why, "the slice could not be measured: ")))), nil
+		}
 		r := runOne(ctx, opt, t, d.clientEnv(t))
 		r.Measured, r.Note = withClock(measured, opt.Dir, r.Summary), joinNote(why, r.Note)
 		if err := d.stop(); err != nil {
@@ -198,7 +207,10 @@ func Measure(ctx context.Context, argv, env []string) (*slurm.SliceMeasure, erro
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%v %s", err, bytes.TrimSpace(stderr.Bytes()))
+		if msg := bytes.TrimSpace(stderr.Bytes()); len(msg) > 0 {
+			return nil, fmt.Errorf("%s (%v)", msg, err)
+		}
+		return nil, err
 	}
 	var m slurm.SliceMeasure
 	if err := json.Unmarshal(out, &m); err != nil || m.SMs <= 0 || m.CopyGBs <= 0 {

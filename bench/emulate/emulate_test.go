@@ -219,3 +219,29 @@ func TestEachSliceIsMeasured(t *testing.T) {
 		t.Errorf("a measure that printed nothing to read: %v", err)
 	}
 }
+
+// A GPU that measures with no limits and not under the MPS daemon cannot
+// serve its clients (a compute mode that forbids them): the daemon is
+// stopped and the job runs once as it is, saying why, instead of failing
+// on every profile.
+func TestAClientThatCannotUseTheGPUFallsBackToAPlainRun(t *testing.T) {
+	measure, _ := filepath.Abs("testdata/fake-measure-slice")
+	whole, err := Measure(context.Background(), []string{measure}, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_MPS_CLIENT_FAIL", "1")
+	dir := t.TempDir()
+	results, stderr := run(t, Options{Dir: dir, MPSControl: fakeControl(t), Measure: []string{measure}, Whole: whole,
+		Command: []string{"sh", "-c", "echo ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-none}"}})
+	if len(results) != 1 || results[0].Profile != "plain" || results[0].Outcome != Completed ||
+		!strings.Contains(results[0].Note, "could not use the GPU (measure-slice: cuDevicePrimaryCtxRetain failed") {
+		t.Fatalf("%+v\n%s", results, stderr)
+	}
+	if out, _ := os.ReadFile(filepath.Join(dir, results[0].Output)); strings.TrimSpace(string(out)) != "none" {
+		t.Errorf("the plain run ran under MPS limits: %q", out)
+	}
+	if calls, _ := os.ReadFile(filepath.Join(dir, "mps-1g.10gb", "log", "calls")); string(calls) != "start\nquit\n" {
+		t.Errorf("the daemon: %q", calls)
+	}
+}

@@ -49,9 +49,10 @@ a run that needs more ends in a CUDA out-of-memory error, as on the slice (the
 CUDA context sits outside the cap, where a slice holds it inside: a job within
 a few hundred MiB of a slice's memory may fit here and not there).
 
-Without MPS (no nvidia-cuda-mps-control, a daemon that will not start, a GPU
-that is already a MIG slice) CMD runs once as it is, and the reason is
-printed. A run past --budget is stopped (SIGTERM to its processes, then
+Without MPS (no nvidia-cuda-mps-control, a daemon that will not start, a
+daemon whose client cannot use the GPU though it measured without one, as in
+a compute mode that forbids it, a GPU that is already a MIG slice) CMD runs
+once as it is, and the reason is printed. A run past --budget is stopped (SIGTERM to its processes, then
 SIGKILL) and the next profile runs; what a run leaves behind is ended with
 it; each daemon is stopped after its run, and on SIGTERM (scancel), whose
 run is recorded as cancelled. The record is kept after each run.
