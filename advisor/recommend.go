@@ -617,6 +617,10 @@ func (a *analysis) selectRuns() {
 
 // ran reports whether a run says something about the job: it completed,
 // failed or reached a limit (a job cancelled before it started does not).
-func ran(r Run) bool {
+func ran(r Run) bool { return r.Ran() }
+
+// Ran reports whether the run says something about the job: it completed,
+// failed or reached a limit (a job cancelled before it started does not).
+func (r Run) Ran() bool {
 	return r.Completed || r.GPUOOM || r.HostOOM || r.TimedOut || r.State == "FAILED"
 }

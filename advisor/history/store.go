@@ -267,6 +267,9 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.ReadOnly {
 		return openReadOnly(ctx, path)
 	}
+	if isSnapshot(path) {
+		return nil, fmt.Errorf("history %s: %w", path, ErrSnapshot)
+	}
 	if opt.BusyTimeout <= 0 {
 		opt.BusyTimeout = DefaultBusyTimeout
 	}
@@ -362,6 +365,15 @@ func retryBusy(ctx context.Context, timeout time.Duration, fn func() error) erro
 func openReadOnly(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	if isSnapshot(path) {
+		// A published snapshot is never written in place: no lock, no
+		// journal, safe on a file system shared by many hosts.
+		s, err := openChecked(ctx, path, "mode=ro&immutable=1")
+		if err != nil {
+			return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
+		}
+		return s, nil
 	}
 	s, err := openChecked(ctx, path, "mode=ro&_busy_timeout=1000")
 	if err != nil && cannotMakeWALFiles(err) {

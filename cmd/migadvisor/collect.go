@@ -86,6 +86,7 @@ Examples:
 			&cli.DurationFlag{Name: "overlap", Value: collect.DefaultOverlap,
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
+			&cli.StringFlag{Name: "publish", EnvVars: []string{"MIGADVISOR_PUBLISH"}, Usage: "then publish the history's snapshot and advice index in this directory (see 'migadvisor publish')"},
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
@@ -110,6 +111,8 @@ type collectReport struct {
 	Refiled      []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
+	// Published is what --publish wrote.
+	Published *publishReport `json:"published,omitempty"`
 }
 
 // refiledJobs counts the jobs filed under a fallback name that were found
@@ -148,6 +151,7 @@ type collectOptions struct {
 	Overlap   time.Duration
 	Strict    bool
 	JSON      bool
+	Publish   string // the directory to publish in after collecting; "": none
 }
 
 func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
@@ -168,7 +172,7 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 		Clusters: splitList(c.String("clusters"))}
 	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
 		Selection: collect.NewSelection(c.String("sacct-file"), q, scripts, me), Outputs: c.StringSlice("outputs"),
-		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json")}
+		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json"), Publish: c.String("publish")}
 	if o.Overlap < 0 {
 		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
 	}
@@ -196,6 +200,17 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		return err
 	}
 	rep := collectReportOf(res)
+	if o.Publish != "" {
+		// Published after every collect that committed, so readers on the
+		// login nodes see what it imported; a failed publish leaves the
+		// previous files and fails the collect (cron reports it).
+		pub, err := publishIn(ctx, col.Store, o.Publish)
+		if err != nil {
+			return err
+		}
+		p := publishReportOf(pub)
+		rep.Published = &p
+	}
 	if o.JSON {
 		if err := writeJSON(w.Out, rep); err != nil {
 			return err
@@ -330,6 +345,9 @@ func printCollect(w io.Writer, rep collectReport) {
 		// A site-wide collect can miss thousands (other users' files it cannot
 		// see): name a few, count the rest; --json lists them all.
 		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", textutil.JobsNamed(o.Missing, 10))
+	}
+	if rep.Published != nil {
+		printPublished(w, *rep.Published)
 	}
 }
 

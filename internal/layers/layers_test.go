@@ -24,6 +24,7 @@ var rank = map[string]float64{
 	"catalog":                1,
 	"advisor/history":        2,
 	"advisor":                3,
+	"advisor/index":          3.5,
 	"advisor/collect":        4,
 	"advisor/wrapper":        4,
 	"advisor/report":         4,

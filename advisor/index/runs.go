@@ -1,0 +1,231 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// PerProfile is how many runs of a script an index keeps per profile, the
+// newest: the advice rests on medians and the latest outcomes, and a script
+// run a hundred thousand times must not make its entry a megabyte.
+const PerProfile = 64
+
+// script is a fingerprint's entry.
+type script struct {
+	Runs []run `json:"runs"`
+}
+
+// versions is a path's entry (a user's index only): the fingerprints last
+// seen there, newest first.
+type versions struct {
+	Fingerprints []string `json:"fingerprints"`
+}
+
+// run is what an index keeps of a run: figures, no names (advisor.Run,
+// where -1 is unknown).
+type run struct {
+	Cluster      string          `json:"c,omitempty"`
+	JobID        string          `json:"j"`
+	Profile      string          `json:"p"`
+	State        string          `json:"s"`
+	Seconds      float64         `json:"t"`
+	Completed    bool            `json:"ok,omitempty"`
+	TimedOut     bool            `json:"limit,omitempty"`
+	GPUOOM       bool            `json:"goom,omitempty"`
+	HostOOM      bool            `json:"hoom,omitempty"`
+	ExitCode     int64           `json:"exit,omitempty"`
+	NeedMiB      float64         `json:"need"`
+	PeakMiB      float64         `json:"peak"`
+	AllocatedMiB float64         `json:"alloc"`
+	Work         float64         `json:"work"`
+	WorkUnit     string          `json:"unit,omitempty"`
+	Util         float64         `json:"util"`
+	MemUtil      float64         `json:"mutil"`
+	CPUs         int             `json:"cpus,omitempty"`
+	ReqMemMiB    float64         `json:"mem"`
+	MaxRSSMiB    float64         `json:"rss"`
+	QueueWaitS   float64         `json:"wait"`
+	Submitted    int64           `json:"at,omitempty"` // unix seconds
+	GPUs         int             `json:"gpus,omitempty"`
+	Swept        bool            `json:"swept,omitempty"`
+	Emulated     string          `json:"emu,omitempty"`
+	Whole        bool            `json:"whole,omitempty"`
+	RanAt        *catalog.Shares `json:"at_shares,omitempty"`
+	Outcome      string          `json:"out,omitempty"`
+	AnyProfile   bool            `json:"any,omitempty"`
+	Text         string          `json:"why,omitempty"` // a user's own index only: it may quote the job's output
+}
+
+func fromRun(r advisor.Run, private bool) run {
+	x := run{Cluster: r.Cluster, JobID: r.JobID, Profile: r.Profile, State: r.State, Seconds: r.Seconds, Completed: r.Completed,
+		TimedOut: r.TimedOut, GPUOOM: r.GPUOOM, HostOOM: r.HostOOM, ExitCode: r.ExitCode, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB,
+		AllocatedMiB: r.AllocatedMiB, Work: r.Work, WorkUnit: r.WorkUnit, Util: r.Utilization, MemUtil: r.MemUtilization,
+		CPUs: r.CPUs, ReqMemMiB: r.ReqMemMiB, MaxRSSMiB: r.MaxRSSMiB, QueueWaitS: r.QueueWaitS, GPUs: r.GPUs, Swept: r.Swept,
+		Emulated: r.Emulated, Whole: r.EmulatedWhole, RanAt: r.RanAt, Outcome: r.Outcome.Kind, AnyProfile: r.Outcome.AnyProfile}
+	if !r.Submitted.IsZero() {
+		x.Submitted = r.Submitted.Unix()
+	}
+	if private {
+		x.Text = r.Outcome.Text
+	}
+	return x
+}
+
+func (x run) toRun() advisor.Run {
+	r := advisor.Run{Cluster: x.Cluster, JobID: x.JobID, Profile: x.Profile, State: x.State, Seconds: x.Seconds, Completed: x.Completed,
+		TimedOut: x.TimedOut, GPUOOM: x.GPUOOM, HostOOM: x.HostOOM, ExitCode: x.ExitCode, NeedMiB: x.NeedMiB, PeakMiB: x.PeakMiB,
+		AllocatedMiB: x.AllocatedMiB, Work: x.Work, WorkUnit: x.WorkUnit, Utilization: x.Util, MemUtilization: x.MemUtil,
+		CPUs: x.CPUs, ReqMemMiB: x.ReqMemMiB, MaxRSSMiB: x.MaxRSSMiB, QueueWaitS: x.QueueWaitS, GPUs: x.GPUs, Swept: x.Swept,
+		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt,
+		Outcome: advisor.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
+	if x.Submitted != 0 {
+		r.Submitted = time.Unix(x.Submitted, 0).UTC()
+	}
+	return r
+}
+
+// Options say what an index of a history holds.
+type Options struct {
+	// Private: a user's own index, with their scripts' paths (hashed) and
+	// the runs' outcome sentences; a site's has neither.
+	Private bool
+}
+
+// Stats say what went into an index.
+type Stats struct {
+	Scripts, Runs, Paths int
+}
+
+// Build is the index of the history: the runs of every script it links
+// jobs to, the newest PerProfile per profile.
+func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte, Stats, error) {
+	recs, err := st.History(ctx, history.HistoryFilter{Tracked: true})
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("read the history: %w", err)
+	}
+	scripts := map[string]*script{}
+	kept := map[[2]string]int{} // fingerprint, profile → runs kept
+	paths := map[string][]string{}
+	var stats Stats
+	for i := range recs { // newest first
+		rec := &recs[i]
+		if rec.Fingerprint == "" {
+			continue
+		}
+		if opt.Private && filepath.IsAbs(rec.Script) && !slices.Contains(paths[rec.Script], rec.Fingerprint) {
+			paths[rec.Script] = append(paths[rec.Script], rec.Fingerprint)
+		}
+		for _, r := range advisor.RunsFromRecord(rec) {
+			k := [2]string{rec.Fingerprint, r.Profile}
+			if kept[k] >= PerProfile {
+				continue
+			}
+			kept[k]++
+			s := scripts[rec.Fingerprint]
+			if s == nil {
+				s = &script{}
+				scripts[rec.Fingerprint] = s
+			}
+			s.Runs = append(s.Runs, fromRun(r, opt.Private))
+			stats.Runs++
+		}
+	}
+	entries := make(map[Key][]byte, len(scripts)+len(paths))
+	for fp, s := range scripts {
+		data, err := json.Marshal(s)
+		if err != nil {
+			return nil, stats, err
+		}
+		entries[KeyOf("fp", fp)] = data
+	}
+	for p, fps := range paths {
+		data, err := json.Marshal(versions{Fingerprints: fps})
+		if err != nil {
+			return nil, stats, err
+		}
+		entries[KeyOf("path", p)] = data
+	}
+	stats.Scripts, stats.Paths = len(scripts), len(paths)
+	return entries, stats, nil
+}
+
+// Runs are the runs of the script with this fingerprint in the index.
+func (r *Reader) Runs(fingerprint string) ([]advisor.Run, error) {
+	data, ok, err := r.Get(KeyOf("fp", fingerprint))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var s script
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%w: %s: an entry: %v", ErrNotIndex, r.path, err)
+	}
+	runs := make([]advisor.Run, len(s.Runs))
+	for i, x := range s.Runs {
+		runs[i] = x.toRun()
+	}
+	return runs, nil
+}
+
+// Versions are the fingerprints of the scripts last seen at path (an
+// absolute path), newest first: none in a site's index.
+func (r *Reader) Versions(path string) ([]string, error) {
+	data, ok, err := r.Get(KeyOf("path", path))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var v versions
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%w: %s: an entry: %v", ErrNotIndex, r.path, err)
+	}
+	return v.Fingerprints, nil
+}
+
+// ScriptRuns are the runs of the script (key) in the user's index (own,
+// nil when there is none) and the site's, each job once, the user's
+// first; when none of them ran, its earlier versions' runs in the user's
+// index, found by its path (a site's index has no paths: another user's
+// script is not a version of this one).
+func ScriptRuns(key advisor.ScriptKey, own *Reader, site ...*Reader) ([]advisor.Run, error) {
+	readers := site
+	if own != nil {
+		readers = append([]*Reader{own}, site...)
+	}
+	var sets [][]advisor.Run
+	for _, r := range readers {
+		runs, err := r.Runs(key.Fingerprint)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, runs)
+	}
+	these := advisor.MergeRuns(sets...)
+	if own == nil || key.Versions.Path == "" || slices.ContainsFunc(these, advisor.Run.Ran) {
+		return these, nil
+	}
+	fps, err := own.Versions(key.Versions.Path)
+	if err != nil {
+		return nil, err
+	}
+	for _, fp := range fps {
+		if fp == key.Fingerprint {
+			continue
+		}
+		runs, err := own.Runs(fp)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			runs[i].Earlier, runs[i].EarlierBy = true, history.EarlierByPath
+		}
+		sets = append(sets, runs)
+	}
+	return advisor.MergeRuns(sets...), nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+func publishCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "publish",
+		Usage:     "publish the history for other hosts: a read-only snapshot and the advice index",
+		ArgsUsage: "DIR",
+		Description: `Writes, in DIR (a directory of the shared file system that only the
+publisher can write), history.db: a consistent snapshot of the history
+(--db) that readers on any host open read-only, with no lock and no journal;
+and advice.idx: what the sbatch wrapper and recommend need of every script's
+runs (profiles, outcomes, memory peaks, times, work), looked up by the
+script's fingerprint, with no user names, job names, paths or accounts. Each
+file is written under a temporary name, synced and renamed into place:
+readers see the previous file or the new one, never a mix, and a publish
+that fails (a full disk) leaves the previous files as they were. Both are
+world-readable (0644).
+
+Keep the live history on a local disk of the publishing host (SQLite's WAL
+needs its readers and writer on one host) and point the site file's
+[history] site_db at DIR/history.db. 'collect --publish DIR' collects and
+then publishes, for a systemd timer or cron.
+
+Examples:
+   migadvisor --db /var/lib/migadvisor/site.db publish /shared/migadvisor
+   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor`,
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: bindAction(publishOptionsFrom, runPublish),
+	})
+}
+
+type publishOptions struct {
+	Global globalFlags
+	Dir    string
+	JSON   bool
+}
+
+func publishOptionsFrom(c *cli.Context) (publishOptions, error) {
+	if c.NArg() != 1 {
+		return publishOptions{}, usageError{"publish needs the directory to publish in: migadvisor publish DIR"}
+	}
+	return publishOptions{Global: globalFlagsFrom(c), Dir: c.Args().First(), JSON: c.Bool("json")}, nil
+}
+
+func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
+	st, err := history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	pub, err := publishIn(ctx, st, o.Dir)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(w.Out, publishReportOf(pub))
+	}
+	printPublished(w.Out, publishReportOf(pub))
+	return nil
+}
+
+// publishIn publishes st in dir, which must be a directory already: a
+// mistyped path is not created.
+func publishIn(ctx context.Context, st *history.Store, dir string) (index.Published, error) {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return index.Published{}, fmt.Errorf("publish: %s is not a directory (create it, writable by the publisher only)", dir)
+	}
+	return index.Publish(ctx, st, dir)
+}
+
+// publishReport is publish's --json output (and collect's "published").
+type publishReport struct {
+	Snapshot string `json:"snapshot"`
+	Index    string `json:"index"`
+	Scripts  int    `json:"scripts"`
+	Runs     int    `json:"runs"`
+}
+
+func publishReportOf(p index.Published) publishReport {
+	return publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs}
+}
+
+func printPublished(out io.Writer, p publishReport) {
+	fmt.Fprintf(out, "published %s and %s (%s of %s)\n", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
+}
