@@ -33,12 +33,12 @@ all: build
 
 # bin/migadvisor-monitor is the monitor alone, for inside jobs (a third of
 # the memory); sweep variants use it when it sits beside migadvisor.
-# bin/migadvisor-sbatch is migadvisor without the docs command (and its
-# plotting library, 2 ms of start-up), the monitor and catalog discover
-# (NVML): the sbatch shim runs it on every submission.
+# bin/migadvisor-sbatch is the sbatch wrapper alone (cmd/migadvisor-sbatch),
+# without cgo: a static binary that reads advice indexes and no SQLite. The
+# sbatch shim runs it on every submission.
 build:
 	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/migadvisor
-	$(GO) build -tags '$(TAGS) noreport' -ldflags '$(LDFLAGS)' -o $(WRAPPER) ./cmd/migadvisor
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(WRAPPER) ./cmd/migadvisor-sbatch
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(LEAN) ./cmd/migadvisor-monitor
 
 lint:

@@ -66,6 +66,22 @@ type Advice struct {
 // own, so that advice covers the runs of everyone who ran the same script.
 type History struct {
 	SiteDB string `toml:"site_db"` // absolute path; "" when the site has none
+	// SiteIndex is the site's advice index (migadvisor publish), which the
+	// sbatch wrapper reads; "": advice.idx beside site_db.
+	SiteIndex string `toml:"site_index"`
+}
+
+// SiteIndexPath is the site's advice index: site_index, else advice.idx
+// in site_db's directory (where 'publish' writes it); "" when the site
+// names neither.
+func (h History) SiteIndexPath() string {
+	switch {
+	case h.SiteIndex != "":
+		return h.SiteIndex
+	case h.SiteDB != "":
+		return path.Join(path.Dir(h.SiteDB), "advice.idx")
+	}
+	return ""
 }
 
 // Billing holds the SU formula's parameters:
@@ -265,6 +281,9 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if db := s.History.SiteDB; db != "" && !path.IsAbs(db) {
 		return fail("history", 0, "site_db", "site_db must be an absolute path (users read it from anywhere), not %q", db)
+	}
+	if idx := s.History.SiteIndex; idx != "" && !path.IsAbs(idx) {
+		return fail("history", 0, "site_index", "site_index must be an absolute path (users read it from anywhere), not %q", idx)
 	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {

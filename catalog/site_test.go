@@ -117,6 +117,8 @@ func TestSiteFileErrors(t *testing.T) {
 			"site.toml:19: work pattern \"lammps\": the regex needs a group"},
 		{"relative site history", minimalSite + "\n[history]\nsite_db = \"site.db\"\n",
 			"site.toml:18: site_db must be an absolute path"},
+		{"relative site index", minimalSite + "\n[history]\nsite_index = \"advice.idx\"\n",
+			"site.toml:18: site_index must be an absolute path"},
 		{"request not a GPU", strings.Replace(minimalSite, "--gres=gpu:a100_10g:1", "--partition=gpu", 1), "site.toml:14: profile \"1g.10gb\": request"},
 	}
 	for _, tc := range tests {
@@ -264,6 +266,23 @@ func TestSizeText(t *testing.T) {
 		text, _ := Size(mib).MarshalText()
 		if back, err := ParseSize(string(text)); err != nil || back.MiB() != mib {
 			t.Errorf("Size(%g) marshals to %q, which reads back as %v, %v", mib, text, back, err)
+		}
+	}
+}
+
+// The wrapper's site index: site_index, else advice.idx beside site_db
+// (where publish writes it), else none.
+func TestSiteIndexPath(t *testing.T) {
+	for _, tc := range []struct {
+		h    History
+		want string
+	}{
+		{History{SiteDB: "/shared/m/history.db"}, "/shared/m/advice.idx"},
+		{History{SiteDB: "/shared/m/history.db", SiteIndex: "/elsewhere/a.idx"}, "/elsewhere/a.idx"},
+		{History{}, ""},
+	} {
+		if got := tc.h.SiteIndexPath(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.h, got, tc.want)
 		}
 	}
 }

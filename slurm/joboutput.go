@@ -83,23 +83,23 @@ type ScanOptions struct {
 const maxLine = 64 << 10 // longer lines are read up to this much
 
 var (
-	reTorchOOM   = regexp.MustCompile(`(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
-	reTorchInUse = regexp.MustCompile(`this process has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
-	reTorchProc  = regexp.MustCompile(`Process \d+ has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
-	reTorchAlloc = regexp.MustCompile(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
-	reTorchByPT  = regexp.MustCompile(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
-	reMIGAssert  = regexp.MustCompile(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
-	reTFOOM      = regexp.MustCompile(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
-	reJAXOOM     = regexp.MustCompile(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
-	reCUDAOOM    = regexp.MustCompile(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
-	reHostOOM    = regexp.MustCompile(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
-	reCancelled  = regexp.MustCompile(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
-	reWork       = regexp.MustCompile(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
-	reMetric     = regexp.MustCompile(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
-	reVersion    = regexp.MustCompile(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
-	reMonitor    = regexp.MustCompile(MonitorLinePrefix + `\s+peak_mib=`)
-	reGromacs    = regexp.MustCompile(`^Performance:\s+([\d.]+)\s+[\d.]+`)
-	reHFSamples  = regexp.MustCompile(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
+	reTorchOOM   = lazyRE(`(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
+	reTorchInUse = lazyRE(`this process has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchProc  = lazyRE(`Process \d+ has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchAlloc = lazyRE(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
+	reTorchByPT  = lazyRE(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
+	reMIGAssert  = lazyRE(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
+	reTFOOM      = lazyRE(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
+	reJAXOOM     = lazyRE(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
+	reCUDAOOM    = lazyRE(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
+	reHostOOM    = lazyRE(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
+	reCancelled  = lazyRE(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
+	reWork       = lazyRE(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
+	reMetric     = lazyRE(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
+	reVersion    = lazyRE(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
+	reMonitor    = lazyRE(MonitorLinePrefix + `\s+peak_mib=`)
+	reGromacs    = lazyRE(`^Performance:\s+([\d.]+)\s+[\d.]+`)
+	reHFSamples  = lazyRE(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
 
 // maxVersions bounds the MIGADVISOR_VERSION names kept from one output.
@@ -292,7 +292,7 @@ func gpuOOM(text string) *OOMEvent {
 		need := Unknown * 1.0
 		if tried, ok := parseTorchSize(m[1]); ok {
 			held := 0.0
-			for _, re := range []*regexp.Regexp{reTorchInUse, reTorchAlloc, reTorchByPT} {
+			for _, re := range []*lazyRegexp{reTorchInUse, reTorchAlloc, reTorchByPT} {
 				if h := re.FindStringSubmatch(text); h != nil {
 					held, _ = parseTorchSize(h[1])
 					break

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // NoHistoryError says why a command that only reads reads no history:
@@ -43,8 +41,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // asCorrupt turns SQLite's "not a database" and "malformed" errors on the
 // history at path into a *CorruptError; other errors are left as they are.
 func asCorrupt(path string, err error) error {
-	var se sqlite3.Error
-	if errors.As(err, &se) && (se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrCorrupt) {
+	if se, ok := sqliteError(err, codeNotADB, codeCorrupt); ok {
 		return &CorruptError{Path: path, Err: se}
 	}
 	return err

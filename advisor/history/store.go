@@ -18,8 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/mattn/go-sqlite3" // the "sqlite3" driver (cgo)
 )
 
 // Store is an open history database.
@@ -333,11 +331,18 @@ const sharedDriver = "sqlite3_persistent_wal"
 // fcntlPersistWAL is SQLITE_FCNTL_PERSIST_WAL.
 const fcntlPersistWAL = 10
 
-func init() {
-	sql.Register(sharedDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		return c.SetFileControlInt("main", fcntlPersistWAL, 1)
-	}})
-}
+// sqliteCode names the errors of SQLite's that the history tells apart
+// (sqlite_cgo.go maps them to SQLite's codes).
+type sqliteCode int
+
+const (
+	codeBusy sqliteCode = iota
+	codeLocked
+	codeReadonly
+	codeCantOpen
+	codeNotADB
+	codeCorrupt
+)
 
 // retryBusy runs fn again while SQLite refuses it at once as busy, for up
 // to timeout. Only the first use of a new history needs it: two
@@ -348,8 +353,7 @@ func retryBusy(ctx context.Context, timeout time.Duration, fn func() error) erro
 	delay := 5 * time.Millisecond
 	for {
 		err := fn()
-		var se sqlite3.Error
-		if err == nil || !errors.As(err, &se) || (se.Code != sqlite3.ErrBusy && se.Code != sqlite3.ErrLocked) || time.Now().After(deadline) {
+		if err == nil || !isSQLite(err, codeBusy, codeLocked) || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -419,8 +423,7 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 // cannotMakeWALFiles reports SQLite's refusal to open a WAL database for a
 // reader that may not create its -shm file.
 func cannotMakeWALFiles(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen)
+	return isSQLite(err, codeReadonly, codeCantOpen)
 }
 
 // mkdirAll is os.MkdirAll, and returns the directories it created, the

@@ -105,56 +105,85 @@ type Stats struct {
 }
 
 // Build is the index of the history: the runs of every script it links
-// jobs to, the newest PerProfile per profile.
+// jobs to, the newest PerProfile per profile. It reads one script's jobs at
+// a time: a whole cluster's records never sit in memory at once.
 func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte, Stats, error) {
-	recs, err := st.History(ctx, history.HistoryFilter{Tracked: true})
+	fps, err := st.Fingerprints(ctx)
 	if err != nil {
-		return nil, Stats{}, fmt.Errorf("read the history: %w", err)
+		return nil, Stats{}, err
 	}
-	scripts := map[string]*script{}
-	kept := map[[2]string]int{} // fingerprint, profile → runs kept
-	paths := map[string][]string{}
+	entries := make(map[Key][]byte, len(fps))
+	paths := map[string][]seenAt{}
 	var stats Stats
-	for i := range recs { // newest first
-		rec := &recs[i]
-		if rec.Fingerprint == "" {
+	for _, fp := range fps {
+		recs, err := st.History(ctx, history.HistoryFilter{Fingerprint: fp})
+		if err != nil {
+			return nil, stats, fmt.Errorf("read the history: %w", err)
+		}
+		s, seen := scriptOf(recs, opt.Private)
+		for p, at := range seen {
+			paths[p] = append(paths[p], seenAt{fp, at})
+		}
+		if len(s.Runs) == 0 {
 			continue
 		}
-		if opt.Private && filepath.IsAbs(rec.Script) && !slices.Contains(paths[rec.Script], rec.Fingerprint) {
-			paths[rec.Script] = append(paths[rec.Script], rec.Fingerprint)
-		}
-		for _, r := range advisor.RunsFromRecord(rec) {
-			k := [2]string{rec.Fingerprint, r.Profile}
-			if kept[k] >= PerProfile {
-				continue
-			}
-			kept[k]++
-			s := scripts[rec.Fingerprint]
-			if s == nil {
-				s = &script{}
-				scripts[rec.Fingerprint] = s
-			}
-			s.Runs = append(s.Runs, fromRun(r, opt.Private))
-			stats.Runs++
-		}
-	}
-	entries := make(map[Key][]byte, len(scripts)+len(paths))
-	for fp, s := range scripts {
 		data, err := json.Marshal(s)
 		if err != nil {
 			return nil, stats, err
 		}
 		entries[KeyOf("fp", fp)] = data
+		stats.Scripts++
+		stats.Runs += len(s.Runs)
 	}
-	for p, fps := range paths {
-		data, err := json.Marshal(versions{Fingerprints: fps})
+	for p, seen := range paths {
+		slices.SortStableFunc(seen, func(a, b seenAt) int { return b.at.Compare(a.at) })
+		v := versions{}
+		for _, s := range seen {
+			v.Fingerprints = append(v.Fingerprints, s.fingerprint)
+		}
+		data, err := json.Marshal(v)
 		if err != nil {
 			return nil, stats, err
 		}
 		entries[KeyOf("path", p)] = data
 	}
-	stats.Scripts, stats.Paths = len(scripts), len(paths)
+	stats.Paths = len(paths)
 	return entries, stats, nil
+}
+
+// seenAt is a script seen at a path, and when last.
+type seenAt struct {
+	fingerprint string
+	at          time.Time
+}
+
+// scriptOf is the entry of one script's records (newest first): its runs,
+// the newest PerProfile per profile; and, for a user's own index, the
+// paths it was submitted from with its newest job there.
+func scriptOf(recs []history.JobRecord, private bool) (script, map[string]time.Time) {
+	var s script
+	kept := map[string]int{}
+	paths := map[string]time.Time{}
+	for i := range recs {
+		rec := &recs[i]
+		if private && filepath.IsAbs(rec.Script) {
+			at := time.Time{}
+			if rec.Submit != nil {
+				at = *rec.Submit
+			}
+			if prev, ok := paths[rec.Script]; !ok || at.After(prev) {
+				paths[rec.Script] = at
+			}
+		}
+		for _, r := range advisor.RunsFromRecord(rec) {
+			if kept[r.Profile] >= PerProfile {
+				continue
+			}
+			kept[r.Profile]++
+			s.Runs = append(s.Runs, fromRun(r, private))
+		}
+	}
+	return s, paths
 }
 
 // Runs are the runs of the script with this fingerprint in the index.

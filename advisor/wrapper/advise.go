@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -138,17 +139,30 @@ func (w *wrapper) scriptFile(path string) string {
 	return filepath.Join(w.opt.WorkDir, path)
 }
 
-// runs are the script's runs, and its earlier versions', in the user's
-// history and the site's (site_db in the site file), each job once. A
-// site-wide history that cannot be read leaves the user's, and a warning
-// in adv.
-func (w *wrapper) runs(ctx context.Context, adv *advice, file string) ([]advisor.Run, error) {
-	open := advisor.HistoryOpeners{Own: w.opt.OpenHistory, SiteWide: w.opt.OpenHistory}
-	hs, err := advisor.Histories(ctx, advisor.HistoriesRequest{UserDB: w.dbPath(), Site: adv.site}, open)
-	if err != nil {
-		return nil, err
+// runs are the script's runs, and its earlier versions' (those at its
+// path), in the user's advice index (beside their history) and the site's
+// (published beside its snapshot), each job once. An index that cannot be
+// read leaves the other, and a warning in adv; the user's not written yet
+// (no collect, track or wait since it was) is no problem.
+func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.Run, error) {
+	own, err := w.opt.OpenIndex(index.OwnPath(w.dbPath()))
+	switch {
+	case err == nil:
+		defer own.Close()
+	case errors.Is(err, fs.ErrNotExist):
+		own = nil
+	default:
+		own = nil
+		adv.warning = fmt.Sprintf("your advice index is not readable, so the site's runs alone are used (any 'migadvisor collect' writes it again): %v", err)
 	}
-	defer hs.Close()
-	adv.warning = hs.Warning
-	return advisor.GatherScriptRuns(ctx, advisor.KeyOf(file, adv.script, adv.site, w.user()), hs.Own, hs.SiteWide...)
+	var site []*index.Reader
+	if path := adv.site.History.SiteIndexPath(); path != "" {
+		if r, err := w.opt.OpenIndex(path); err == nil {
+			defer r.Close()
+			site = append(site, r)
+		} else if adv.warning == "" {
+			adv.warning = fmt.Sprintf("the site's advice index is not readable, so only your runs are used: %v", err)
+		}
+	}
+	return index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
 }

@@ -14,38 +14,18 @@ import (
 // putting it in the history's spool: a small file, which no database lock
 // can hold up (within spoolDeadline). Any migadvisor command that opens the
 // history moves the spool in first, so collect, status and recommend see
-// every submission; the wrapper moves it in itself only when it has grown
-// to spoolBacklog records (someone who submits a lot and runs nothing
-// else), and only if the write lock comes free within recordDeadline.
+// every submission.
 func (w *wrapper) record(ctx context.Context, read *advice, cl *slurm.CommandLine, out []byte) error {
-	db := w.dbPath()
-	spool := history.SpoolFor(db)
-	spooled, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
+	spool := history.SpoolFor(w.dbPath())
+	_, err := runWithin(ctx, spoolDeadline, func(context.Context) (bool, error) {
 		sub, ok, err := w.submission(read, cl, out)
 		if err != nil || !ok {
 			return false, err
 		}
-		if _, err := spool.Put(sub); err != nil {
-			return false, err
-		}
-		return true, nil
+		_, err = spool.Put(sub)
+		return err == nil, err
 	})
-	if err != nil || !spooled {
-		return err
-	}
-	if pending, err := spool.Pending(); err != nil || len(pending) < spoolBacklog {
-		return nil
-	}
-	// A read-write open moves the spool in; past the deadline the records
-	// wait in the spool for the next command.
-	_, _ = runWithin(ctx, recordDeadline, func(ctx context.Context) (struct{}, error) {
-		st, err := history.OpenWith(ctx, db, history.Options{BusyTimeout: recordBusyTimeout})
-		if err == nil {
-			st.Close()
-		}
-		return struct{}{}, err
-	})
-	return nil
+	return err
 }
 
 // submission is what the history keeps of the job sbatch accepted, run

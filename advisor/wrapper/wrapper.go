@@ -6,8 +6,11 @@
 //
 // Nothing it does can stop a submission: every step but sbatch itself fails
 // open, with at most one line on stderr (none with MIGADVISOR_QUIET=1), and
-// the advice has a deadline. Its dependencies (Slurm's sbatch, the
-// histories, the site) come in through Options, so its tests inject fakes.
+// the advice has a deadline. It reads advice indexes (the user's and the
+// site's: advisor/index), never a history database, and writes the record
+// to the history's spool, a file: it needs no SQLite, and its binary is
+// built without cgo. Its dependencies (Slurm's sbatch, the indexes, the
+// site) come in through Options, so its tests inject fakes.
 package wrapper
 
 import (
@@ -17,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -37,19 +40,12 @@ const ApplyFlag = "--mig-apply"
 
 // The wrapper's deadlines: advice before sbatch runs, and the record after it
 // has answered. Past one, that step is skipped. Writing the record to the
-// spool gets longer than moving it into the database, because a record not
-// spooled is lost, and a submission is not held up by it: sbatch has
-// answered and its output is out.
+// spool gets longer, because a record not spooled is lost, and a
+// submission is not held up by it: sbatch has answered and its output is
+// out.
 const (
 	AdviceDeadline = 150 * time.Millisecond
 	spoolDeadline  = 2 * time.Second
-	recordDeadline = 150 * time.Millisecond
-	// recordBusyTimeout is how long the record waits for another process's
-	// write lock; the submission is safe in the spool by then.
-	recordBusyTimeout = 50 * time.Millisecond
-	// spoolBacklog is how many spooled records make the wrapper move them
-	// into the history itself (a few milliseconds, so not every time).
-	spoolBacklog = 32
 )
 
 // Options are one run of the wrapper: the user's command line, the process's
@@ -75,9 +71,11 @@ type Options struct {
 	AdviceDeadline time.Duration
 
 	Sbatch Sbatch // Slurm's sbatch; required
-	// OpenHistory opens a history (the user's, or the site's) read-only;
-	// nil: history.OpenWith with ReadOnly.
-	OpenHistory func(ctx context.Context, path string) (*history.Store, error)
+	// OpenIndex opens an advice index (the user's, beside their history, or
+	// the site's, published); nil: index.Open. The wrapper reads no
+	// history: a database on every submission costs milliseconds, and a
+	// live one shared over NFS is not safe to read.
+	OpenIndex func(path string) (*index.Reader, error)
 	// LoadSite resolves the site from MIGADVISOR_SITE ("" for the lookup
 	// chain); nil: catalog.Resolve.
 	LoadSite func(choice string) (*catalog.Site, error)
@@ -129,8 +127,8 @@ func newWrapper(opt Options) *wrapper {
 	if opt.AdviceDeadline <= 0 {
 		opt.AdviceDeadline = AdviceDeadline
 	}
-	if opt.OpenHistory == nil {
-		opt.OpenHistory = openReadOnly
+	if opt.OpenIndex == nil {
+		opt.OpenIndex = index.Open
 	}
 	if opt.LoadSite == nil {
 		opt.LoadSite = catalog.Resolve
@@ -140,10 +138,6 @@ func newWrapper(opt Options) *wrapper {
 		stderr = io.Discard
 	}
 	return &wrapper{opt: opt, stderr: stderr}
-}
-
-func openReadOnly(ctx context.Context, path string) (*history.Store, error) {
-	return history.OpenWith(ctx, path, history.Options{ReadOnly: true})
 }
 
 // getenv reads the environment as the process would: the last entry wins.

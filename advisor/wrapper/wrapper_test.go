@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -67,10 +68,10 @@ type fixture struct {
 	stdin          *strings.Reader
 	stdout, stderr bytes.Buffer
 	deadline       time.Duration
-	openHistory    func(context.Context, string) (*history.Store, error)
+	openIndex      func(string) (*index.Reader, error)
 	loadSite       func(string) (*catalog.Site, error)
 	user           string       // Options.User
-	opened         atomic.Int32 // histories opened
+	opened         atomic.Int32 // indexes opened
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -78,7 +79,7 @@ func newFixture(t *testing.T) *fixture {
 		now: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC), stdin: strings.NewReader("")}
 	f.db = filepath.Join(t.TempDir(), "history.db")
 	f.env = []string{"PATH=/usr/bin", "HOME=/home/ab12"}
-	f.openHistory = openReadOnly
+	f.openIndex = index.Open
 	f.loadSite = func(choice string) (*catalog.Site, error) {
 		if choice == "" { // keep the real user's and system's site files out
 			return catalog.Builtin("wulver")
@@ -98,9 +99,9 @@ func (f *fixture) run(args ...string) int {
 	return Run(context.Background(), Options{
 		Args: args, Env: f.env, Now: func() time.Time { return f.now }, WorkDir: f.dir, DefaultDB: f.db,
 		Stdin: f.stdin, Stdout: &f.stdout, Stderr: &f.stderr, AdviceDeadline: f.deadline, Sbatch: f.sbatch,
-		OpenHistory: func(ctx context.Context, path string) (*history.Store, error) {
+		OpenIndex: func(path string) (*index.Reader, error) {
 			f.opened.Add(1)
-			return f.openHistory(ctx, path)
+			return f.openIndex(path)
 		},
 		LoadSite: f.loadSite, User: f.user,
 	})
@@ -149,6 +150,7 @@ func (f *fixture) withJob2(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	historyWithJob2(t, f.db, script.Fingerprint(), path)
+	indexed(t, f.db)
 }
 
 // historyWithJob2 fills the history at db from the dev cluster's
@@ -185,6 +187,32 @@ func historyWithJob2(t *testing.T, db, fingerprint, source string) {
 		Source: source, Script: source, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// indexed writes the user's advice index of the history at db, as the
+// commands that write the history do.
+func indexed(t *testing.T, db string) {
+	t.Helper()
+	os.Remove(index.OwnPath(db))
+	if wrote, err := index.Refresh(context.Background(), db); err != nil || !wrote {
+		t.Fatalf("index %s: %v %v", db, wrote, err)
+	}
+}
+
+// published publishes the history at db as the site's, in a directory of
+// its own, and returns the snapshot's path (site_db).
+func published(t *testing.T, db string) string {
+	t.Helper()
+	st, err := history.OpenWith(context.Background(), db, history.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pub, err := index.Publish(context.Background(), st, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.Snapshot
 }
 
 func TestRunPassesThroughAndRecords(t *testing.T) {
@@ -356,7 +384,7 @@ func TestRunAdviceDeadline(t *testing.T) {
 		f.setenv(EnvQuiet, quiet)
 		f.deadline = 20 * time.Millisecond
 		release := make(chan struct{})
-		f.openHistory = func(ctx context.Context, path string) (*history.Store, error) {
+		f.openIndex = func(path string) (*index.Reader, error) {
 			<-release // a file system that never answers, not even to a cancelled context
 			return nil, errors.New("released")
 		}
@@ -389,14 +417,14 @@ func TestRunFailsOpen(t *testing.T) {
 			f.setenv(EnvSite, f.script(t, "site.toml", "version = 1\nname = [\n"))
 		}, true},
 		{"no such site file", func(t *testing.T, f *fixture) { f.setenv(EnvSite, "/nonexistent/site.toml") }, true},
-		{"corrupt history", func(t *testing.T, f *fixture) {
-			os.WriteFile(f.db, []byte("this is not a database, and it is long enough to have a header"), 0o600)
+		{"corrupt index", func(t *testing.T, f *fixture) {
+			os.WriteFile(index.OwnPath(f.db), []byte("this is not an index, and it is long enough to have a header"), 0o600)
 		}, true},
 		{"history under a file", func(t *testing.T, f *fixture) {
 			file := f.script(t, "file", "")
 			f.setenv(EnvDB, filepath.Join(file, "history.db"))
 		}, false},
-		{"site history missing", func(t *testing.T, f *fixture) {
+		{"site index missing", func(t *testing.T, f *fixture) {
 			f.loadSite = func(string) (*catalog.Site, error) {
 				site, err := catalog.Builtin("wulver")
 				site.History.SiteDB = "/nonexistent/site.db"
@@ -478,6 +506,7 @@ func TestRunAdvisesFromAnEarlierVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	indexed(t, f.db)
 	// The user edits the body: a new fingerprint, the same path.
 	f.script(t, "job.sh", strings.Replace(fullA100, "train.py", "train.py --epochs 3", 1))
 	code := f.run("job.sh")
@@ -486,8 +515,8 @@ func TestRunAdvisesFromAnEarlierVersion(t *testing.T) {
 	}
 }
 
-// A site-wide history that cannot be read is said in the one line, and
-// the advice goes on from the user's own.
+// A site's index that cannot be read is said in the one line, and the
+// advice goes on from the user's own.
 func TestRunAdvisesWithoutAnUnreadableSiteHistory(t *testing.T) {
 	f := newFixture(t)
 	f.withJob2(t, f.script(t, "job.sh", fullA100))
@@ -498,72 +527,74 @@ func TestRunAdvisesWithoutAnUnreadableSiteHistory(t *testing.T) {
 	}
 	code := f.run("job.sh")
 	warning, advice, _ := strings.Cut(f.stderr.String(), "\n")
-	if code != 0 || !strings.HasPrefix(warning, "migadvisor: the site-wide history is not readable, so only yours is used: ") || !adviceLine.MatchString(advice) {
+	if code != 0 || !strings.HasPrefix(warning, "migadvisor: the site's advice index is not readable, so only your runs are used: ") || !adviceLine.MatchString(advice) {
 		t.Errorf("exit %d, %q", code, f.stderr.String())
 	}
 }
 
-// In the site-wide history only the submitting user's jobs ($USER, or
-// Options.User) of the script's name can be its earlier versions: another
-// user's script of the same name is another script.
-func TestRunReadsOnlyTheUsersEarlierVersionsInTheSiteHistory(t *testing.T) {
+// The site's published index advises a user who never ran the script
+// from another user's run of the same script; it finds no earlier version
+// by a job's name (it holds none), and a truncated one is said in the one
+// line and leaves the submission as it was.
+func TestRunAdvisesFromTheSitesIndex(t *testing.T) {
 	f := newFixture(t)
-	siteDB := filepath.Join(t.TempDir(), "site.db")
-	// slurmdbd's copy of root's script fx-complete: another fingerprint than the user's.
-	historyWithJob2(t, siteDB, "slurmdbd-copy", "sacct:migdev/2")
-	st, err := history.Open(context.Background(), siteDB)
+	path := f.script(t, "job.sh", fullA100)
+	script, err := slurm.ReadScript(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, _ := slurm.ScanOutput(strings.NewReader("MIGADVISOR_GPU peak_mib=1536 total_mib=9728 samples=4 device=A100 MIG 1g.10gb\n"), slurm.ScanOptions{})
-	if err := st.RecordOutput(context.Background(), "migdev", "2", "/tmp/fx/slurm-2.out", 100, f.now, ev); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	siteDB := filepath.Join(t.TempDir(), "live.db")
+	historyWithJob2(t, siteDB, script.Fingerprint(), "sacct:migdev/2") // root's run, through slurmdbd's copy
+	snapshot := published(t, siteDB)
 	f.loadSite = func(string) (*catalog.Site, error) {
 		site, err := catalog.Builtin("wulver")
-		site.History.SiteDB = siteDB
+		site.History.SiteDB = snapshot
 		return site, err
 	}
-	f.script(t, "job.sh", strings.Replace(fullA100, "#SBATCH -p gpu\n", "#SBATCH -p gpu\n#SBATCH -J fx-complete\n", 1))
-	const advice = "migadvisor: an earlier version of this script peaked at 1.5 GiB of GPU memory in 1 run on 1g.10gb"
-	for _, tc := range []struct {
-		env, opt string
-		advised  bool
-	}{{"root", "", true}, {"alice", "", false}, {"alice", "root", true}, {"root", "alice", false}} {
-		f.env = []string{"PATH=/usr/bin", "USER=" + tc.env}
-		f.user = tc.opt
-		if code := f.run("job.sh"); code != 0 || strings.HasPrefix(f.stderr.String(), advice) != tc.advised {
-			t.Errorf("USER=%s, Options.User %q: exit %d, %q", tc.env, tc.opt, code, f.stderr.String())
-		}
+	f.env = []string{"PATH=/usr/bin", "USER=alice"}
+	if code := f.run("job.sh"); code != 0 || !adviceLine.MatchString(f.stderr.String()) {
+		t.Errorf("from the site's index: exit %d, %q", code, f.stderr.String())
+	}
+	// Edited: another fingerprint. Job 2 was named fx-complete, like this
+	// script's jobs, but the site's index names no job: no advice.
+	f.script(t, "job.sh", strings.Replace(fullA100, "#SBATCH -p gpu\n", "#SBATCH -p gpu\n#SBATCH -J fx-complete\n", 1)+"echo done\n")
+	if code := f.run("job.sh"); code != 0 || f.stderr.String() != "" {
+		t.Errorf("an edited script: exit %d, %q", code, f.stderr.String())
+	}
+	idx := filepath.Join(filepath.Dir(snapshot), index.IndexName)
+	data, _ := os.ReadFile(idx)
+	os.WriteFile(idx, data[:len(data)/2], 0o644)
+	code := f.run("-J", "x", "job.sh")
+	if c := f.sbatch.submitted(t); code != 0 || !reflect.DeepEqual(c.Args, []string{"-J", "x", "job.sh"}) ||
+		!strings.HasPrefix(f.stderr.String(), "migadvisor: the site's advice index is not readable, so only your runs are used: ") ||
+		!strings.Contains(f.stderr.String(), "truncated") || strings.Count(f.stderr.String(), "\n") != 1 {
+		t.Errorf("a truncated index: exit %d, %q", code, f.stderr.String())
 	}
 }
 
-// A spool that has grown to spoolBacklog records is moved into the history
-// by the wrapper itself.
-func TestRunMovesABacklogIn(t *testing.T) {
+// The wrapper opens no history database, ever: it records submissions in
+// the spool, which the next command that opens the history moves in.
+func TestRunOpensNoHistory(t *testing.T) {
 	f := newFixture(t)
 	f.script(t, "job.sh", fullA100)
 	f.setenv(EnvCluster, "migdev")
-	for i := range spoolBacklog {
+	for i := range 40 {
 		f.sbatch.out = fmt.Sprintf("Submitted batch job %d\n", 100+i)
 		f.run("job.sh")
-		if i < spoolBacklog-1 {
-			if _, err := os.Stat(f.db); err == nil {
-				t.Fatalf("the history was opened after %d records", i+1)
-			}
-		}
 	}
-	if subs := f.spooled(t); len(subs) != 0 {
-		t.Errorf("%d records left in the spool", len(subs))
+	if _, err := os.Stat(f.db); err == nil {
+		t.Fatal("the wrapper created the history")
 	}
-	st, err := history.Open(context.Background(), f.db)
+	if subs := f.spooled(t); len(subs) != 40 {
+		t.Errorf("%d records in the spool, want 40", len(subs))
+	}
+	st, err := history.Open(context.Background(), f.db) // any command's open moves them in
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if tr, err := st.Tracked(context.Background(), history.TrackedFilter{}); err != nil || len(tr) != spoolBacklog {
-		t.Errorf("tracked %d jobs, %v; want %d", len(tr), err, spoolBacklog)
+	if tr, err := st.Tracked(context.Background(), history.TrackedFilter{}); err != nil || len(tr) != 40 {
+		t.Errorf("tracked %d jobs, %v; want 40", len(tr), err)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/xdg"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -140,17 +139,7 @@ func withUsageErrors(cmd *cli.Command) *cli.Command {
 }
 
 // defaultDBPath is $XDG_DATA_HOME/migadvisor/history.db.
-func defaultDBPath() string {
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "history.db"
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "migadvisor", "history.db")
-}
+func defaultDBPath() string { return xdg.HistoryDB() }
 
 // dbPath is the history database: --db, MIGADVISOR_DB, or the XDG default.
 func dbPath(c *cli.Context) string {

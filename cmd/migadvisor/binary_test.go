@@ -48,11 +48,12 @@ func migadvisorBinary(t testing.TB) string {
 	return buildBinary(t, &built, "MIGADVISOR_TEST_BIN", "urfave_cli_no_docs")
 }
 
-// sbatchBinary is the lean build the shim runs (migadvisor-sbatch: no docs
-// command, no plotting library), or $MIGADVISOR_TEST_SBATCH_BIN.
+// sbatchBinary is the wrapper's own binary, which the shim runs
+// (cmd/migadvisor-sbatch, without cgo, as the Makefile builds it), or
+// $MIGADVISOR_TEST_SBATCH_BIN.
 func sbatchBinary(t testing.TB) string {
 	t.Helper()
-	return buildBinary(t, &builtLean, "MIGADVISOR_TEST_SBATCH_BIN", "urfave_cli_no_docs noreport")
+	return buildBinary(t, &builtLean, "MIGADVISOR_TEST_SBATCH_BIN", "")
 }
 
 func buildBinary(t testing.TB, b *builtBinary, env, tags string) string {
@@ -66,6 +67,11 @@ func buildBinary(t testing.TB, b *builtBinary, env, tags string) string {
 		b.bin = filepath.Join(b.dir, "migadvisor")
 		cmd := exec.Command("go", "build", "-tags", tags, "-o", b.bin, ".")
 		cmd.Dir = packageDir // a test may have moved elsewhere
+		if b == &builtLean {
+			cmd = exec.Command("go", "build", "-o", b.bin, "../migadvisor-sbatch")
+			cmd.Dir = packageDir
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Makefile builds it
+		}
 		b.out, b.err = cmd.CombinedOutput()
 	})
 	if b.err != nil {

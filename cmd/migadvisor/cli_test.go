@@ -16,6 +16,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -49,13 +50,18 @@ func historyWithJob2From(tb testing.TB, db, script, dump string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer st.Close()
 	s, err := slurm.ReadScript(script)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.RecordSubmissions(context.Background(), []history.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: s.Fingerprint(),
 		Source: script, Script: script, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
+		tb.Fatal(err)
+	}
+	st.Close()
+	// As track would: the advice index the sbatch wrapper reads.
+	os.Remove(index.OwnPath(db))
+	if _, err := index.Refresh(context.Background(), db); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -147,8 +147,13 @@ var emulateMeasure = func() []string {
 // by it under each profile's MPS limits. Hidden: its output is emulate's.
 func measureSliceCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "measure-slice",
-		Usage:  "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
+		Name:  "measure-slice",
+		Usage: "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
+		Description: `emulate runs it under each profile's MPS limits before the profile's run.
+
+Examples:
+   migadvisor measure-slice
+   CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=13 migadvisor measure-slice   # a client of a running MPS daemon`,
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			m, err := gpu.MeasureSlice(256<<20, 2*time.Second)

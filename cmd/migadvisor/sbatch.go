@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/wrapper"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/xdg"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -89,7 +89,7 @@ func sbatchOptionsFrom(c *cli.Context) sbatchOptions {
 
 // wrapSbatch runs the wrapper in this process's environment: its
 // arguments, environment, working directory and standard streams, Slurm's
-// sbatch and the histories and site files on disk.
+// sbatch and the advice indexes and site files on disk.
 func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
 	self, _ := os.Executable()
 	wd, _ := os.Getwd() // "": paths are then the process's own, and --output directories go unchecked
@@ -98,15 +98,12 @@ func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Env:       env,
 		Now:       time.Now,
 		WorkDir:   wd,
-		DefaultDB: defaultDBPath(),
+		DefaultDB: xdg.HistoryDB(),
 		Stdin:     stdin,
 		Stdout:    stdout,
 		Stderr:    stderr,
 		Sbatch:    wrapper.SlurmSbatch{Self: self},
-		OpenHistory: func(ctx context.Context, path string) (*history.Store, error) {
-			return history.OpenWith(ctx, path, history.Options{ReadOnly: true})
-		},
-		LoadSite: catalog.Resolve,
+		LoadSite:  catalog.Resolve,
 	})
 }
 

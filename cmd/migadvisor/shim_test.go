@@ -67,8 +67,12 @@ func TestSbatchHelpIsSlurmsThroughTheShim(t *testing.T) {
 			t.Errorf("sbatch %s through the shim: %v %q", flag, err, out)
 		}
 	}
-	out, err := exec.Command(bin, "sbatch", "--help").CombinedOutput()
+	out, err := exec.Command(migadvisorBinary(t), "sbatch", "--help").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "migadvisor sbatch [SBATCH OPTIONS...]") {
 		t.Errorf("migadvisor sbatch --help: %v %q", err, out)
+	}
+	out, err = exec.Command(bin, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "see 'migadvisor sbatch --help'") {
+		t.Errorf("migadvisor-sbatch --help: %v %q", err, out)
 	}
 }

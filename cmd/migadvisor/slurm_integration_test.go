@@ -469,16 +469,20 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	if len(hist) != 1 || hist[0].JobID != id {
 		t.Fatalf("job %s is not linked to its script in the site's history: %s", id, dump(hist))
 	}
+	// Published for the login nodes: the snapshot and the advice index.
+	shared := filepath.Join(work, "shared")
+	os.Mkdir(shared, 0o755)
+	mustRun(t, "publish", shared)
 	site := filepath.Join(work, "site.toml")
 	wulver, err := os.ReadFile(filepath.Join(packageDir, "../../catalog/sites/wulver.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(site, append(wulver, "\n[history]\nsite_db = \""+siteDB+"\"\n"...), 0o644)
+	os.WriteFile(site, append(wulver, "\n[history]\nsite_db = \""+filepath.Join(shared, "history.db")+"\"\n"...), 0o644)
 	t.Setenv("MIGADVISOR_SITE", site)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "mine.db"))
 	var errOut strings.Builder
-	cmd := exec.Command(migadvisorBinary(t), "sbatch", "--test-only", job)
+	cmd := exec.Command(sbatchBinary(t), "sbatch", "--test-only", job) // as the shim runs it
 	cmd.Stderr = &errOut
 	cmd.Run()
 	if !strings.Contains(errOut.String(), "migadvisor: this script allocated at most 1.5 GiB of GPU memory in 1 run on a full A100; ") {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -33,7 +35,30 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 		if err != nil {
 			return err
 		}
-		return work(c.Context, o, writersOf(c))
+		err = work(c.Context, o, writersOf(c))
+		if err == nil && writesHistory[c.Command.FullName()] {
+			refreshOwnIndex(c.Context, dbPath(c), writersOf(c).Err)
+		}
+		return err
+	}
+}
+
+// writesHistory are the commands that may write the user's history (or move
+// the wrapper's spooled submissions into it).
+var writesHistory = map[string]bool{"collect": true, "track": true, "wait": true, "sweep": true, "recommend": true,
+	"status": true, "benchmark run": true}
+
+// refreshOwnIndex rebuilds the user's advice index, which the sbatch
+// wrapper reads instead of the history, when the history changed. A
+// history readable by all is a site-wide one: it is published ('collect
+// --publish'), not indexed here. A failure is one line: the command did
+// what it was asked.
+func refreshOwnIndex(ctx context.Context, db string, stderr io.Writer) {
+	if info, err := os.Stat(db); err != nil || info.Mode().Perm()&0o004 != 0 {
+		return
+	}
+	if _, err := index.Refresh(ctx, db); err != nil {
+		fmt.Fprintf(stderr, "migadvisor: the advice index the sbatch wrapper reads is not up to date: %v\n", err)
 	}
 }
 

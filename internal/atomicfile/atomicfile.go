@@ -1,8 +1,9 @@
 // Package atomicfile writes a file whole or not at all: through a temporary
-// file in the same directory, fsync and a rename, so a reader (on this host
-// or another of a shared file system) or a crash never sees half of it, and
-// an earlier version stays until the new one is there: a disk that fills up
-// midway leaves the earlier file as it was.
+// file in the same directory and a rename, so a reader (on this host or
+// another of a shared file system) never sees half of it, and an earlier
+// version stays until the new one is there: a disk that fills up midway
+// leaves the earlier file as it was. WriteFunc also syncs the file and
+// the rename, so that what it published outlives a crash of the host.
 package atomicfile
 
 import (
@@ -13,27 +14,39 @@ import (
 	"path/filepath"
 )
 
-// Write puts data in file with mode.
+// Write puts data in file with mode, not synced: a small file written on
+// a path that must stay fast (the sbatch wrapper's record), which a crash
+// of the host may lose but never leaves half written.
 func Write(file string, data []byte, mode os.FileMode) error {
-	return WriteFunc(file, mode, func(w io.Writer) error {
+	return write(file, mode, false, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// WriteFunc puts what write writes in file with mode.
-func WriteFunc(file string, mode os.FileMode, write func(io.Writer) error) error {
+// WriteFunc puts what write writes in file with mode, synced.
+func WriteFunc(file string, mode os.FileMode, fn func(io.Writer) error) error {
+	return write(file, mode, true, fn)
+}
+
+func write(file string, mode os.FileMode, sync bool, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := fill(tmp, mode, write); err != nil {
+	if err := fill(tmp, mode, sync, write); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if !sync {
+		if err := os.Rename(tmp.Name(), file); err != nil {
+			return fmt.Errorf("write %s: %w", file, err)
+		}
+		return nil
 	}
 	return Replace(tmp.Name(), file)
 }
@@ -51,7 +64,7 @@ func Replace(from, file string) error {
 	return nil
 }
 
-func fill(f *os.File, mode os.FileMode, write func(io.Writer) error) error {
+func fill(f *os.File, mode os.FileMode, sync bool, write func(io.Writer) error) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	if err := write(w); err != nil {
 		return err
@@ -61,6 +74,9 @@ func fill(f *os.File, mode os.FileMode, write func(io.Writer) error) error {
 	}
 	if err := f.Chmod(mode); err != nil {
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	return f.Sync()
 }

@@ -36,6 +36,7 @@ var rank = map[string]float64{
 	"bench":                  6,
 	"cmd/migadvisor":         7,
 	"cmd/migadvisor-monitor": 7,
+	"cmd/migadvisor-sbatch":  7,
 }
 
 // internal packages serve every layer, so they may import only the ground

@@ -1,0 +1,28 @@
+// Command migadvisor-sbatch is the sbatch wrapper alone, for the scripts/
+// sbatch shim of login nodes, which runs it on every submission: the
+// wrapper (advisor/wrapper) and nothing else of migadvisor, built without
+// cgo. It reads advice indexes, never a history database, so it starts in
+// a fraction of the full binary's time. 'migadvisor sbatch --help' says
+// what it does.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/migadvisor/migadvisor/advisor/wrapper"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func main() {
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "sbatch" { // the shim runs "$migadvisor" sbatch "$@"
+		args = args[1:]
+	}
+	if os.Getenv(slurm.ShimEnv) == "" && len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		// Not through the shim: the user asked this program, not Slurm.
+		fmt.Println("migadvisor-sbatch [SBATCH OPTIONS...] [JOB.sh [ARGS...]]: sbatch with advice at submission; see 'migadvisor sbatch --help'")
+		return
+	}
+	os.Exit(wrapper.Main(args))
+}
