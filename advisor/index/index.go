@@ -155,9 +155,6 @@ func sizeOf(f *os.File) int64 {
 // Close closes the file.
 func (r *Reader) Close() error { return r.f.Close() }
 
-// Path is the file's path.
-func (r *Reader) Path() string { return r.path }
-
 // Len is how many entries it holds.
 func (r *Reader) Len() int { return int(r.count) }
 

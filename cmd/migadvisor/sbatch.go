@@ -21,10 +21,10 @@ given, and exits with sbatch's status. Installed as "sbatch" on login nodes
 (the scripts/sbatch shim, or a link named sbatch), "sbatch --help" is Slurm's
 own help.
 
-Before sbatch runs, when the history (your own, and the site's if the site
-file names one in [history] site_db) shows a cheaper profile that is safe for
-this script, or a safe one instead of a profile it ran out of memory on, it
-says so on stderr with the change to make, and prints the script's lint
+Before sbatch runs, when the runs of this script (in your advice index,
+beside your history, and in the site's, published beside [history] site_db)
+show a cheaper profile that is safe for it, or a safe one instead of a
+profile it ran out of memory on, it says so on stderr with the change to make, and prints the script's lint
 errors and what the job will not get as its script reads (an #SBATCH line
 sbatch ignores, more GPU processes than GPUs). Nothing when there is
 nothing useful to say.
@@ -37,10 +37,11 @@ After sbatch it records the job (id, script fingerprint, profile asked for)
 in the history's spool, which any migadvisor command moves into the history,
 so 'migadvisor collect' gathers its evidence later.
 
-Nothing it does can stop the submission: advice has a 150 ms deadline and
-any problem (a locked, corrupt or missing history, a bad site file, a slow
-file system) skips it with at most one line on stderr, none with
-MIGADVISOR_QUIET=1. MIGADVISOR_DISABLE=1 makes it a pure, silent
+It opens no database: the indexes are files that 'collect', 'track' and
+'wait' (yours) and 'collect --publish' (the site's) write. Nothing it does
+can stop the submission: advice has a 150 ms deadline and any problem (a
+missing, truncated or corrupt index, a bad site file, a slow file system)
+skips it with at most one line on stderr, none with MIGADVISOR_QUIET=1. MIGADVISOR_DISABLE=1 makes it a pure, silent
 pass-through.
 
 The real sbatch is $MIGADVISOR_SBATCH, else the first sbatch on PATH that is
