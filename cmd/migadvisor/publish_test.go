@@ -61,3 +61,29 @@ func TestCollectPublishes(t *testing.T) {
 		t.Errorf("reading the snapshot made it a live history (WAL): %v", head[18:20])
 	}
 }
+
+// A user's collect rewrites their advice index (the wrapper reads it); a
+// site-wide one (--all-users, --publish) writes none: its index is the
+// published one.
+func TestCollectWritesTheUsersIndex(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	t.Setenv("MIGADVISOR_CLUSTER", "local")
+	dump := filepath.Join(t.TempDir(), "sacct.psv")
+	os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName|User\n"+
+		"5|5|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|train|alice\n"), 0o644)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--publish", t.TempDir()); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, err := os.Stat(index.OwnPath(db)); err == nil {
+		t.Error("a publishing collect wrote a private index of the history")
+	}
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 {
+		t.Fatal(errOut)
+	}
+	info, err := os.Stat(index.OwnPath(db))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the user's index: %v %v", info, err)
+	}
+}

@@ -36,7 +36,7 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 			return err
 		}
 		err = work(c.Context, o, writersOf(c))
-		if err == nil && writesHistory[c.Command.FullName()] {
+		if err == nil && writesHistory[c.Command.FullName()] && !siteWideCollect(c) {
 			refreshOwnIndex(c.Context, dbPath(c), writersOf(c).Err)
 		}
 		return err
@@ -47,6 +47,13 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 // the wrapper's spooled submissions into it).
 var writesHistory = map[string]bool{"collect": true, "track": true, "wait": true, "sweep": true, "recommend": true,
 	"status": true, "benchmark run": true}
+
+// siteWideCollect is a collect of a site-wide history (every user's jobs,
+// or published for the login nodes): its index is the published one, and a
+// private one of a whole cluster would cost the collect tens of seconds.
+func siteWideCollect(c *cli.Context) bool {
+	return c.Command.Name == "collect" && (c.Bool("all-users") || c.String("publish") != "")
+}
 
 // refreshOwnIndex rebuilds the user's advice index, which the sbatch
 // wrapper reads instead of the history, when the history changed. A
