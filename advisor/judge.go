@@ -369,6 +369,9 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	}
 	switch {
 	case pa.RuntimeS == nil:
+		if r, ok := a.emulatedElsewhere(); ok {
+			return false, fmt.Sprintf("runtime unknown on the site's GPU: the runs were emulated on %s", r.Emulated)
+		}
 		return false, "runtime unknown: no completed run to scale from"
 	case pa.RuntimeAtLeast && pa.Completed > 0:
 		return false, fmt.Sprintf("it %s, so the median runtime here is at least %s: its runs vary, so measure it again with a longer --time",

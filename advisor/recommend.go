@@ -301,6 +301,9 @@ func (a *analysis) runtimeWhy() string {
 	case a.work > 0 && len(a.workPoints) > 0:
 		return "from the work rates of runs that reached their time limits; " + a.workScaling.Why
 	}
+	if r, ok := a.emulatedElsewhere(); ok {
+		return fmt.Sprintf("the runs were emulated on %s, whose times are not the site's GPU's: one run measured here gives the others, as the emulation scaled", r.Emulated)
+	}
 	return "no run completed, and none reported its rate of work: there is no time to scale from"
 }
 

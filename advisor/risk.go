@@ -190,7 +190,7 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 	}
 	switch {
 	case here > 0 && emulated:
-		return ProfileRisk{RiskLow, "completed here, emulated, in " + plural(here, "run")}
+		return ProfileRisk{RiskLow, "completed in its emulation, " + plural(here, "run")}
 	case here > 0:
 		return ProfileRisk{RiskLow, "completed here in " + plural(here, "run")}
 	case fitted != "" && fittedMiB == usableMiB:

@@ -173,6 +173,18 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		}
 		paths := find.files(r)
 		if len(paths) == 0 {
+			// An emulation in the job's working directory is read without
+			// its output: its runs are the evidence, and without them the
+			// job's own time (every profile's run together) would pass for
+			// a run of the script on the whole GPU.
+			if r.WorkDir != "" && findEmulation(r, filepath.Join(r.WorkDir, "-")) != "" {
+				n, err := c.readEmulation(ctx, r, filepath.Join(r.WorkDir, "-"), &res)
+				if err != nil {
+					return res, fmt.Errorf("job %s: %w", r.JobID, err)
+				}
+				res.Emulated += n
+				continue
+			}
 			if r.Fingerprint != "" && wroteOutput(r) {
 				res.Missing = append(res.Missing, r.JobID)
 			}

@@ -262,3 +262,25 @@ func TestAnEmulationsLinksAndPipesAreNotRead(t *testing.T) {
 		t.Errorf("%+v %v", out, err)
 	}
 }
+
+// A job whose output file is not found (written elsewhere, or removed)
+// still has its emulation read from its working directory: without it, the
+// job's own time (every profile's run together) would pass for a run on the
+// whole GPU.
+func TestAnEmulationIsReadWithoutTheJobsOutput(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	work := t.TempDir()
+	dump := "JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES\n" + "51|51|COMPLETED|emu|" + work + "|gres/gpu:a100=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	emulationFixture(t, work, "51")
+	out, err := col.ScanOutputs(ctx, []string{t.TempDir()}, nil)
+	if err != nil || out.Emulated != 4 || len(out.Missing) != 0 {
+		t.Fatalf("scan: %+v %v", out, err)
+	}
+	if runs := emulatedOf(t, col)["51"]; len(runs) != 4 || runs[0].Profile != "1g.10gb" {
+		t.Errorf("emulated runs: %+v", runs)
+	}
+}

@@ -105,6 +105,7 @@ type Reader struct {
 	path  string
 	count int64
 	table int64
+	end   int64 // where the payloads end: the file's size
 }
 
 // ErrNotIndex wraps every reason a file is not a usable index: not one,
@@ -138,10 +139,13 @@ func check(f *os.File, path string) (*Reader, error) {
 		return nil, fmt.Errorf("%w: %s is version %d; this migadvisor reads version %d (publish it again with this version, or upgrade)", ErrNotIndex, path, v, Version)
 	}
 	count, table, end := int64(le.Uint32(h[12:])), int64(le.Uint64(h[16:])), int64(le.Uint64(h[24:]))
-	if size := sizeOf(f); size != end || table != headerSize || table+count*entrySize > end {
+	if size := sizeOf(f); size != end {
 		return nil, fmt.Errorf("%w: %s is %d bytes where its header says %d: truncated or overwritten", ErrNotIndex, path, size, end)
 	}
-	return &Reader{f: f, path: path, count: count, table: table}, nil
+	if table != headerSize || table+count*entrySize > end {
+		return nil, fmt.Errorf("%w: %s: its header does not describe its table: corrupt", ErrNotIndex, path)
+	}
+	return &Reader{f: f, path: path, count: count, table: table, end: end}, nil
 }
 
 func sizeOf(f *os.File) int64 {
@@ -183,6 +187,9 @@ func (r *Reader) Get(key Key) ([]byte, bool, error) {
 func (r *Reader) payload(e [entrySize]byte) ([]byte, bool, error) {
 	le := binary.LittleEndian
 	off, n, sum := int64(le.Uint64(e[16:])), le.Uint32(e[24:]), le.Uint32(e[28:])
+	if off < r.table+r.count*entrySize || off+int64(n) > r.end {
+		return nil, false, fmt.Errorf("%w: %s: an entry points outside the file: corrupt", ErrNotIndex, r.path)
+	}
 	p := make([]byte, n)
 	if _, err := r.f.ReadAt(p, off); err != nil {
 		return nil, false, fmt.Errorf("%w: %s: an entry past its end (%v)", ErrNotIndex, r.path, err)

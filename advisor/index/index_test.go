@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -90,6 +91,27 @@ func TestDamagedIndexes(t *testing.T) {
 	}
 	if bad != 1 {
 		t.Errorf("%d entries refused, want the corrupt one", bad)
+	}
+
+	// An entry whose length runs past the file is refused before anything
+	// that long is read (a wrapper must not try to allocate 4 GiB).
+	huge := append([]byte{}, data...)
+	huge[headerSize+24+3] = 0xff // the first entry's length, most significant byte
+	path = filepath.Join(dir, "huge.idx")
+	os.WriteFile(path, huge, 0o644)
+	r2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	refused := false
+	for k := range entriesOf(10, "a") {
+		if _, _, err := r2.Get(k); err != nil && strings.Contains(err.Error(), "outside the file") {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Error("an entry longer than the file was read")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/fsutil"
 )
 
 // The files Publish writes in its directory.
@@ -33,6 +34,9 @@ type Published struct {
 // previous files until the new ones are in place.
 func Publish(ctx context.Context, st *history.Store, dir string) (Published, error) {
 	p := Published{Snapshot: filepath.Join(dir, SnapshotName), Index: filepath.Join(dir, IndexName)}
+	if fsutil.SameFile(st.Path(), p.Snapshot) {
+		return p, fmt.Errorf("publish: %s is the history being published: publish into another directory (the live history stays on the collecting host's own disk)", p.Snapshot)
+	}
 	if err := st.Snapshot(ctx, p.Snapshot); err != nil {
 		return p, err
 	}

@@ -162,6 +162,9 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.R
 			site = append(site, r)
 		} else if adv.warning == "" {
 			adv.warning = fmt.Sprintf("the site's advice index is not readable, so only your runs are used: %v", err)
+			if errors.Is(err, fs.ErrNotExist) {
+				adv.warning += " (the site's admins publish it: migadvisor collect --publish DIR)"
+			}
 		}
 	}
 	return index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)

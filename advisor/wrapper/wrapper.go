@@ -212,6 +212,13 @@ func runWithin[T any](ctx context.Context, d time.Duration, f func(context.Conte
 	}
 	done := make(chan result, 1)
 	go func() {
+		// A bug or a damaged file that makes the step panic costs the
+		// step, never the submission.
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("internal error: %v", p)}
+			}
+		}()
 		v, err := f(ctx)
 		done <- result{v, err}
 	}()

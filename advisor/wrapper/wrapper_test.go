@@ -434,6 +434,9 @@ func TestRunFailsOpen(t *testing.T) {
 		{"site fails", func(t *testing.T, f *fixture) {
 			f.loadSite = func(string) (*catalog.Site, error) { return nil, errors.New("site file: boom") }
 		}, true},
+		{"a step panics", func(t *testing.T, f *fixture) {
+			f.openIndex = func(string) (*index.Reader, error) { panic("a damaged file") }
+		}, true},
 	}
 	for _, tc := range cases {
 		for _, quiet := range []string{"", "1"} {

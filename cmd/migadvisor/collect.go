@@ -72,8 +72,8 @@ Examples:
    migadvisor collect --sacct-file dump.txt
    migadvisor collect --sacct-file dump.txt --cluster wulver    # on a laptop, away from Slurm
    migadvisor collect --all-users --since 2026-11-01 --json
-   migadvisor --db /shared/migadvisor/site.db collect --all-users --since 2026-01-01   # a site-wide history, once
-   migadvisor --db /shared/migadvisor/site.db collect --all-users                     # then from cron: what changed`,
+   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --since 2026-01-01 --publish /shared/migadvisor   # a site-wide history, once
+   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor   # then from a timer: what changed`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved dump of 'sacct --parsable2' (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
@@ -180,6 +180,11 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 }
 
 func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
+	if o.Publish != "" {
+		if err := checkPublishDir(o.Publish); err != nil {
+			return err // before importing: a collect whose summary is lost to a typo
+		}
+	}
 	col, err := openCollectorFor(ctx, o.Global, o.Slurm)
 	if err != nil {
 		return err
@@ -204,7 +209,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		// Published after every collect that committed, so readers on the
 		// login nodes see what it imported; a failed publish leaves the
 		// previous files and fails the collect (cron reports it).
-		pub, err := publishIn(ctx, col.Store, o.Publish)
+		pub, err := publishIn(ctx, col.Store, o.Publish, w.Err)
 		if err != nil {
 			return err
 		}

@@ -48,7 +48,7 @@ Examples:
    migadvisor docs --out docs/assets/tables/MIG --format csv --workloads llm-finetuning
    migadvisor docs --out docs/MIG --csv-dir docs/assets/tables/MIG   # from the mkdocs project's root
    migadvisor docs --out site/ --format md
-   migadvisor --db /shared/migadvisor/site.db docs --out mkdocs/docs/MIG --json`,
+   migadvisor --db /shared/migadvisor/history.db docs --out mkdocs/docs/MIG --json   # the site's published snapshot`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the files (required)"},
 			&cli.StringFlag{Name: "workloads", Usage: "comma-separated workload tags (default: every workload in the history)"},

@@ -44,7 +44,7 @@ read-only.
 Examples:
    migadvisor history train.sh
    migadvisor history --limit 20
-   migadvisor --db /shared/migadvisor/site.db history --limit 20
+   migadvisor --db /shared/migadvisor/history.db history --limit 20   # the site's published snapshot
    migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom, earlier}'`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},

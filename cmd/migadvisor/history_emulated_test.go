@@ -143,7 +143,7 @@ func TestRecommendFromAnEmulation(t *testing.T) {
 	text, errOut, code := migadvisor(t, "recommend", script)
 	if code != 0 || !strings.Contains(text, "1g.10gb  1     1 OOM (emulated)") || !strings.Contains(text, "2g.20gb  1     1 ok (emulated)") ||
 		!strings.Contains(text, "emulated on NVIDIA H100 80GB HBM3") || !strings.Contains(text, "14.1G/9.5G") ||
-		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3 (one run measured here gives the others, as the emulation scaled); measure 2g.20gb, where the OOM risk is low: completed here, emulated, in 1 run") {
+		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3 (one run measured here gives the others, as the emulation scaled); measure 2g.20gb, where the OOM risk is low: completed in its emulation, 1 run") {
 		t.Errorf("exit %d\n%s%s", code, text, errOut)
 	}
 }

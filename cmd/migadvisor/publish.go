@@ -61,7 +61,7 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 		return err
 	}
 	defer st.Close()
-	pub, err := publishIn(ctx, st, o.Dir)
+	pub, err := publishIn(ctx, st, o.Dir, w.Err)
 	if err != nil {
 		return err
 	}
@@ -73,12 +73,25 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 }
 
 // publishIn publishes st in dir, which must be a directory already: a
-// mistyped path is not created.
-func publishIn(ctx context.Context, st *history.Store, dir string) (index.Published, error) {
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return index.Published{}, fmt.Errorf("publish: %s is not a directory (create it, writable by the publisher only)", dir)
+// mistyped path is not created. A history that links no job to a script
+// publishes an index that advises on nothing: said on stderr.
+func publishIn(ctx context.Context, st *history.Store, dir string, stderr io.Writer) (index.Published, error) {
+	if err := checkPublishDir(dir); err != nil {
+		return index.Published{}, err
 	}
-	return index.Publish(ctx, st, dir)
+	pub, err := index.Publish(ctx, st, dir)
+	if err == nil && pub.Scripts == 0 {
+		fmt.Fprintln(stderr, "migadvisor: no job in the history is linked to a script yet, so the index advises on nothing: 'collect --all-users' links them through slurmdbd's stored scripts")
+	}
+	return pub, err
+}
+
+// checkPublishDir refuses a directory to publish in that is not there.
+func checkPublishDir(dir string) error {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("publish: %s is not a directory (create it, writable by the publisher only)", dir)
+	}
+	return nil
 }
 
 // publishReport is publish's --json output (and collect's "published").

@@ -48,6 +48,27 @@ func TestCollectPublishes(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("publish created the mistyped directory")
 	}
+	// collect --publish into a missing directory refuses before importing.
+	dump2 := filepath.Join(t.TempDir(), "more.psv")
+	os.WriteFile(dump2, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName|User\n6|6|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|train|alice\n"), 0o644)
+	if _, errOut, code = migadvisor(t, "collect", "--sacct-file", dump2, "--publish", missing); code != 1 || !strings.Contains(errOut, "is not a directory") {
+		t.Errorf("collect --publish into a missing directory: exit %d: %s", code, errOut)
+	}
+	if text, _, _ = migadvisor(t, "history", "--json"); strings.Contains(text, `"job_id": "6"`) {
+		t.Error("collect imported before refusing the directory to publish in")
+	}
+	// Publishing into the live history's own directory would replace it.
+	home := t.TempDir()
+	live := filepath.Join(home, index.SnapshotName) // the default name, history.db
+	if _, errOut, code = migadvisor(t, "--db", live, "collect", "--sacct-file", dump); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, errOut, code = migadvisor(t, "--db", live, "publish", home); code != 1 || !strings.Contains(errOut, "is the history being published") {
+		t.Errorf("publishing over the live history: exit %d: %s", code, errOut)
+	}
+	if info, err := os.Stat(live); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the live history after: %v %v", info, err)
+	}
 	// The snapshot is a history any host reads, read-only.
 	t.Setenv("MIGADVISOR_DB", filepath.Join(shared, index.SnapshotName))
 	if text, errOut, code = migadvisor(t, "history", "--json"); code != 0 || !strings.Contains(text, `"job_id": "5"`) {

@@ -12,7 +12,8 @@ submission. It never blocks a submission, and leaves it as you wrote it
 unless you ask: with MIGADVISOR_APPLY=1 (or sbatch --mig-apply) it changes
 the submission to the advised profile (and the --partition, --time or --mem
 that profile needs), saying so on stderr. MIGADVISOR_DISABLE=1 turns it off
-for a shell; MIGADVISOR_QUIET=1 keeps it silent.
+for a shell; MIGADVISOR_QUIET=1 silences its lines about its own problems
+(not the advice).
   migadvisor recommend job.sh     the full advice for a script
   migadvisor sbatch --help        what the wrapper does
 ]])

@@ -13,7 +13,7 @@ proc ModulesHelp { } {
     puts stderr "you ask: with MIGADVISOR_APPLY=1 (or sbatch --mig-apply) it changes the"
     puts stderr "submission to the advised profile (and the --partition, --time or --mem that"
     puts stderr "profile needs), saying so on stderr. MIGADVISOR_DISABLE=1 turns it off;"
-    puts stderr "MIGADVISOR_QUIET=1 keeps it silent."
+    puts stderr "MIGADVISOR_QUIET=1 silences its lines about its own problems (not the advice)."
 }
 
 prepend-path PATH $prefix/bin
