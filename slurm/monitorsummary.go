@@ -99,6 +99,16 @@ func ReadMonitorSummary(path string) (*MonitorSummary, error) {
 	return ParseMonitorSummary(path, data)
 }
 
+// FirstMonitorDevice is the first device of the summary file at path
+// (a job's own GPU); false when the file cannot be read or names none.
+func FirstMonitorDevice(path string) (*MonitorDevice, bool) {
+	sum, err := ReadMonitorSummary(path)
+	if err != nil || len(sum.Devices) == 0 {
+		return nil, false
+	}
+	return &sum.Devices[0], true
+}
+
 // ParseMonitorSummary reads the summary file at path from its bytes,
 // refusing versions this build does not know.
 func ParseMonitorSummary(path string, data []byte) (*MonitorSummary, error) {

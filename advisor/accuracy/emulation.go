@@ -80,16 +80,8 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 
 // utilizationOf is the GPU and memory utilization in a monitor summary.
 func utilizationOf(path string) (util, mem float64, ok bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	sum, err := slurm.ParseMonitorSummary(path, data)
-	if err != nil || len(sum.Devices) == 0 {
-		return 0, 0, false
-	}
-	d := sum.Devices[0]
-	if d.UtilGPUMean == nil || d.UtilMemMean == nil {
+	d, ok := slurm.FirstMonitorDevice(path)
+	if !ok || d.UtilGPUMean == nil || d.UtilMemMean == nil {
 		return 0, 0, false
 	}
 	return *d.UtilGPUMean, *d.UtilMemMean, true

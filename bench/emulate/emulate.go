@@ -242,13 +242,8 @@ func withClock(m *slurm.SliceMeasure, dir, summary string) *slurm.SliceMeasure {
 	if m == nil || summary == "" {
 		return m
 	}
-	path := filepath.Join(dir, summary)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return m
-	}
-	if sum, err := slurm.ParseMonitorSummary(path, data); err == nil && len(sum.Devices) > 0 && sum.Devices[0].SMClockMean != nil {
-		m.ClockMHz = math.Round(*sum.Devices[0].SMClockMean)
+	if d, ok := slurm.FirstMonitorDevice(filepath.Join(dir, summary)); ok && d.SMClockMean != nil {
+		m.ClockMHz = math.Round(*d.SMClockMean)
 	}
 	return m
 }

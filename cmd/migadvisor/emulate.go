@@ -111,13 +111,8 @@ func deviceOf(dir string, runs []emulate.Result) string {
 		if r.Summary == "" {
 			continue
 		}
-		path := filepath.Join(dir, r.Summary)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		if sum, err := slurm.ParseMonitorSummary(path, data); err == nil && len(sum.Devices) > 0 {
-			return sum.Devices[0].Name
+		if d, ok := slurm.FirstMonitorDevice(filepath.Join(dir, r.Summary)); ok {
+			return d.Name
 		}
 	}
 	return ""
