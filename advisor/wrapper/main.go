@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"context"
+	"io"
 	"os"
 	"time"
 
@@ -9,15 +10,21 @@ import (
 	"github.com/migadvisor/migadvisor/internal/xdg"
 )
 
-// Main is one submission of this process: its arguments (sbatch's), its
-// environment, working directory and standard streams, Slurm's sbatch, and
-// the indexes and site files on disk. It returns the exit status.
-func Main(args []string) int {
+// ProcessOptions are the options of one submission by this process: its
+// arguments (sbatch's), environment and standard streams as given, its
+// working directory, Slurm's sbatch, and the indexes and site files on disk.
+func ProcessOptions(args, env []string, stdin io.Reader, stdout, stderr io.Writer) Options {
 	self, _ := os.Executable()
 	wd, _ := os.Getwd() // "": paths are then the process's own, and --output directories go unchecked
-	return Run(context.Background(), Options{
-		Args: args, Env: os.Environ(), Now: time.Now, WorkDir: wd, DefaultDB: xdg.HistoryDB(),
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+	return Options{
+		Args: args, Env: env, Now: time.Now, WorkDir: wd, DefaultDB: xdg.HistoryDB(),
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Sbatch: SlurmSbatch{Self: self}, LoadSite: catalog.Resolve,
-	})
+	}
+}
+
+// Main is one submission of this process with its own environment and
+// standard streams; it returns the exit status.
+func Main(args []string) int {
+	return Run(context.Background(), ProcessOptions(args, os.Environ(), os.Stdin, os.Stdout, os.Stderr))
 }

@@ -6,13 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/wrapper"
-	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/xdg"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -92,20 +89,7 @@ func sbatchOptionsFrom(c *cli.Context) sbatchOptions {
 // arguments, environment, working directory and standard streams, Slurm's
 // sbatch and the advice indexes and site files on disk.
 func wrapSbatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	self, _ := os.Executable()
-	wd, _ := os.Getwd() // "": paths are then the process's own, and --output directories go unchecked
-	return wrapper.Run(ctx, wrapper.Options{
-		Args:      args,
-		Env:       env,
-		Now:       time.Now,
-		WorkDir:   wd,
-		DefaultDB: xdg.HistoryDB(),
-		Stdin:     stdin,
-		Stdout:    stdout,
-		Stderr:    stderr,
-		Sbatch:    wrapper.SlurmSbatch{Self: self},
-		LoadSite:  catalog.Resolve,
-	})
+	return wrapper.Run(ctx, wrapper.ProcessOptions(args, env, stdin, stdout, stderr))
 }
 
 // isSbatchName reports whether the program was started as "sbatch" (a link
