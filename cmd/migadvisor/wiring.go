@@ -36,23 +36,29 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 			return err
 		}
 		err = work(c.Context, o, writersOf(c))
-		if err == nil && writesHistory[c.Command.FullName()] && !siteWideCollect(c) {
+		if err == nil && addsRuns(c) {
 			refreshOwnIndex(c.Context, dbPath(c), writersOf(c).Err)
 		}
 		return err
 	}
 }
 
-// writesHistory are the commands that may write the user's history (or move
-// the wrapper's spooled submissions into it).
-var writesHistory = map[string]bool{"collect": true, "track": true, "wait": true, "sweep": true, "recommend": true,
-	"status": true, "benchmark run": true}
-
-// siteWideCollect is a collect of a site-wide history (every user's jobs,
-// or published for the login nodes): its index is the published one, and a
-// private one of a whole cluster would cost the collect tens of seconds.
-func siteWideCollect(c *cli.Context) bool {
-	return c.Command.Name == "collect" && (c.Bool("all-users") || c.String("publish") != "")
+// addsRuns reports whether the command may have added runs to the user's
+// history, so that their advice index needs rewriting: not recommend or
+// status, which only read (and move the wrapper's spooled submissions in),
+// and must stay fast; not a collect of a site-wide history (every user's
+// jobs, or published), whose index is the published one and would cost
+// the collect tens of seconds.
+func addsRuns(c *cli.Context) bool {
+	switch c.Command.FullName() {
+	case "track", "wait", "sweep", "benchmark run":
+		return true
+	case "collect":
+		return !c.Bool("all-users") && c.String("publish") == ""
+	case "recommend":
+		return c.Bool("probe") // sweep, submit, wait, collect, then advise
+	}
+	return false
 }
 
 // refreshOwnIndex rebuilds the user's advice index, which the sbatch
