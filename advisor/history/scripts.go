@@ -93,3 +93,22 @@ func (s *Store) UnlinkedNamed(ctx context.Context, names []string, limit int) (i
 	}
 	return ids, total, rows.Err()
 }
+
+// Fingerprints are the fingerprints of every script the history links jobs
+// to, in order: what an index of the history walks, one script at a time.
+func (s *Store) Fingerprints(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT fingerprint FROM submissions ORDER BY fingerprint`)
+	if err != nil {
+		return nil, fmt.Errorf("list the scripts: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var fp string
+		if err := rows.Scan(&fp); err != nil {
+			return nil, fmt.Errorf("list the scripts: %w", err)
+		}
+		out = append(out, fp)
+	}
+	return out, rows.Err()
+}
