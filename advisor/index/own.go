@@ -2,13 +2,11 @@ package index
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/atomicfile"
 )
 
 // OwnPath is the user's own index of the history at db: beside it, with
@@ -36,7 +34,7 @@ func Refresh(ctx context.Context, db string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, atomicfile.WriteFunc(own, 0o600, func(w io.Writer) error { return Write(w, entries) })
+	return true, writeFile(own, entries, 0o600)
 }
 
 // stale reports whether the history at db (or its WAL) was modified after

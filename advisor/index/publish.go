@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -19,8 +20,10 @@ const (
 
 // WriteFile writes entries as the index at path, world-readable, in place
 // of what is there only once it is complete.
-func WriteFile(path string, entries map[Key][]byte) error {
-	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error { return Write(w, entries) })
+func WriteFile(path string, entries map[Key][]byte) error { return writeFile(path, entries, 0o644) }
+
+func writeFile(path string, entries map[Key][]byte, mode os.FileMode) error {
+	return atomicfile.WriteFunc(path, mode, func(w io.Writer) error { return Write(w, entries) })
 }
 
 // Published says what a publish wrote.

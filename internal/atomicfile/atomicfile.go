@@ -29,13 +29,13 @@ func WriteFunc(file string, mode os.FileMode, fn func(io.Writer) error) error {
 	return write(file, mode, true, fn)
 }
 
-func write(file string, mode os.FileMode, sync bool, write func(io.Writer) error) error {
+func write(file string, mode os.FileMode, sync bool, body func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := fill(tmp, mode, sync, write); err != nil {
+	if err := fill(tmp, mode, sync, body); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", file, err)
 	}
@@ -64,9 +64,9 @@ func Replace(from, file string) error {
 	return nil
 }
 
-func fill(f *os.File, mode os.FileMode, sync bool, write func(io.Writer) error) error {
+func fill(f *os.File, mode os.FileMode, sync bool, body func(io.Writer) error) error {
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := write(w); err != nil {
+	if err := body(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
