@@ -195,26 +195,23 @@ func elsewherePoints(site *catalog.Site, runs []Run) []Point {
 // the job's times, for a job measured here on one profile only (its own
 // points cannot tell how it scales): the emulation's times are not the
 // site's, but the share of its time that scales with a resource carries
-// over. It returns the GPU the emulation ran on, "" when there is none to
-// use.
-func (a *analysis) shapeFromElsewhere() (Scaling, string) {
+// over. False when there is none to use.
+func (a *analysis) shapeFromElsewhere() (Scaling, bool) {
 	if distinct(usable(a.points)) != 1 || distinct(usable(a.elsewhere)) < 2 {
-		return Scaling{}, ""
+		return Scaling{}, false
 	}
-	device := ""
-	for _, r := range a.runs {
-		if r.Emulated != "" && !sameGPU(a.site, r.Emulated) {
-			device = r.Emulated
-		}
+	emulated, ok := a.emulatedElsewhere()
+	if !ok {
+		return Scaling{}, false
 	}
 	fit, ok := a.explain(a.elsewhere)
-	if !ok || device == "" {
-		return Scaling{}, ""
+	if !ok {
+		return Scaling{}, false
 	}
-	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", boundWords(fit), device,
-		profileList(a.elsewhere), a.points[0].Profile)
+	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", boundWords(fit),
+		emulated.Emulated, profileList(a.elsewhere), a.points[0].Profile)
 	fit.Source = "the emulation's scaling, " + fit.Source
-	return fit, device
+	return fit, true
 }
 
 func profileList(points []Point) string {

@@ -274,7 +274,7 @@ func (a *analysis) prepare() {
 		return bound > 0
 	})
 	fit, ok := a.explain(a.points)
-	if shaped, from := a.shapeFromElsewhere(); from != "" {
+	if shaped, shapedOK := a.shapeFromElsewhere(); shapedOK {
 		fit, ok = shaped, true
 	}
 	if !ok {
