@@ -9,6 +9,7 @@
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model against the naive 1/SM one on the public tables
 #   make reference  regenerate docs/reference/ from the commands' --help (make test checks it)
+#   make generate   regenerate catalog/models_gen.go from catalog/data/gpus.toml (make test checks it)
 #   make site     build the MkDocs site into bin/site (needs mkdocs and mkdocs-material)
 
 GO       ?= go
@@ -27,7 +28,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference generate site accuracy clean
 
 all: build
 
@@ -149,6 +150,9 @@ installable:
 # TestCommandReference (in make test) fails when it is out of date.
 reference:
 	$(GO) test -count=1 ./cmd/migadvisor -run '^TestCommandReference$$' -update
+
+generate:
+	$(GO) test -count=1 ./catalog -run '^TestBuiltinModels$$' -update
 
 site:
 	mkdocs build --strict --site-dir bin/site

@@ -1,10 +1,8 @@
 package catalog
 
 import (
-	_ "embed"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // GPUModel is a GPU and the MIG GPU-instance profiles it can be cut into.
@@ -31,24 +29,15 @@ type MIGProfile struct {
 	MaxInstances  int    `toml:"max_instances"`
 }
 
-//go:embed data/gpus.toml
-var gpusTOML []byte
-
-// builtinModels is read at first use: a program that never asks (the sbatch
-// wrapper, most of the time) does not pay for it at start-up.
-var builtinModels = sync.OnceValue(mustLoadModels)
+// builtinModels is the GPU table of data/gpus.toml, compiled into
+// models_gen.go: parsing it on every start cost the sbatch wrapper about a
+// millisecond of the three it may add to a submission. TestBuiltinModels
+// fails when the two differ ('make generate' writes the Go file again).
+func builtinModels() []GPUModel { return generatedModels }
 
 type modelFile struct {
 	Version int        `toml:"version"`
 	Models  []GPUModel `toml:"models"`
-}
-
-func mustLoadModels() []GPUModel {
-	models, err := loadModels("gpus.toml", gpusTOML)
-	if err != nil {
-		panic(fmt.Sprintf("built-in GPU table: %v", err))
-	}
-	return models
 }
 
 // loadModels reads a GPU table, fills defaults and checks it.
