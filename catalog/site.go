@@ -161,22 +161,27 @@ func LoadFile(file string) (*Site, error) {
 }
 
 // Parse reads a site file's contents; name is used in error messages.
+// The file is decoded once (the sbatch wrapper reads it on every
+// submission); its version is checked before anything else is judged, so
+// a newer format is named as such rather than by one of its new keys.
 func Parse(name string, data []byte) (*Site, error) {
-	var head struct {
-		Version int `toml:"version"`
-	}
-	if _, err := toml.Decode(string(data), &head); err != nil {
+	s := &Site{Source: name}
+	md, err := toml.Decode(string(data), s)
+	if err != nil {
+		var head struct {
+			Version int `toml:"version"`
+		}
+		if _, herr := toml.Decode(string(data), &head); herr == nil {
+			if verr := checkVersion(name, data, head.Version); verr != nil {
+				return nil, verr
+			}
+		}
 		return nil, decodeError(name, err)
 	}
-	switch {
-	case head.Version == 0:
-		return nil, &FileError{name, 1, fmt.Sprintf("the site file must start with version = %d", FormatVersion)}
-	case head.Version != FormatVersion:
-		return nil, &FileError{name, lineOf(locateKeys(data), "", 0, "version"),
-			fmt.Sprintf("site format version %d is not supported (this migadvisor reads version %d)", head.Version, FormatVersion)}
+	if err := checkVersion(name, data, s.Version); err != nil {
+		return nil, err
 	}
-	s := &Site{Source: name}
-	if err := decodeStrict(name, data, s); err != nil {
+	if err := undecodedError(name, data, md); err != nil {
 		return nil, err
 	}
 	if err := s.resolve(name, data); err != nil {
@@ -185,32 +190,51 @@ func Parse(name string, data []byte) (*Site, error) {
 	return s, nil
 }
 
+// checkVersion refuses a site file of another format version, or of none.
+func checkVersion(name string, data []byte, version int) error {
+	switch {
+	case version == 0:
+		return &FileError{name, 1, fmt.Sprintf("the site file must start with version = %d", FormatVersion)}
+	case version != FormatVersion:
+		return &FileError{name, lineOf(locateKeys(data), "", 0, "version"),
+			fmt.Sprintf("site format version %d is not supported (this migadvisor reads version %d)", version, FormatVersion)}
+	}
+	return nil
+}
+
 // decodeStrict decodes TOML and rejects keys the target does not have.
 func decodeStrict(name string, data []byte, v any) error {
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		return decodeError(name, err)
 	}
-	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		k := undecoded[0]
-		table, key := "", k.String()
-		if len(k) > 1 {
-			table, key = strings.Join(k[:len(k)-1], "."), k[len(k)-1]
-		}
-		line := 0
-		for _, p := range locateKeys(data) {
-			if p.table == table && p.key == key {
-				line = p.line
-				break
-			}
-		}
-		where := "at the top level"
-		if table != "" {
-			where = "in [" + table + "]"
-		}
-		return &FileError{name, line, fmt.Sprintf("unknown key %q %s", key, where)}
+	return undecodedError(name, data, md)
+}
+
+// undecodedError names the first key of the file its target has no field
+// for, with its line; nil when there is none.
+func undecodedError(name string, data []byte, md toml.MetaData) error {
+	undecoded := md.Undecoded()
+	if len(undecoded) == 0 {
+		return nil
 	}
-	return nil
+	k := undecoded[0]
+	table, key := "", k.String()
+	if len(k) > 1 {
+		table, key = strings.Join(k[:len(k)-1], "."), k[len(k)-1]
+	}
+	line := 0
+	for _, p := range locateKeys(data) {
+		if p.table == table && p.key == key {
+			line = p.line
+			break
+		}
+	}
+	where := "at the top level"
+	if table != "" {
+		where = "in [" + table + "]"
+	}
+	return &FileError{name, line, fmt.Sprintf("unknown key %q %s", key, where)}
 }
 
 func decodeError(name string, err error) error {
