@@ -16,7 +16,8 @@ import (
 
 // Write puts data in file with mode, not synced: a small file written on
 // a path that must stay fast (the sbatch wrapper's record), which a crash
-// of the host may lose but never leaves half written.
+// of the host may lose but never leaves half written. It is written in one
+// call, with no buffer between.
 func Write(file string, data []byte, mode os.FileMode) error {
 	return write(file, mode, false, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -24,9 +25,16 @@ func Write(file string, data []byte, mode os.FileMode) error {
 	})
 }
 
-// WriteFunc puts what write writes in file with mode, synced.
+// WriteFunc puts what write writes in file with mode, synced, through a
+// buffer: its writer may write a little at a time.
 func WriteFunc(file string, mode os.FileMode, fn func(io.Writer) error) error {
-	return write(file, mode, true, fn)
+	return write(file, mode, true, func(w io.Writer) error {
+		b := bufio.NewWriterSize(w, 1<<20)
+		if err := fn(b); err != nil {
+			return err
+		}
+		return b.Flush()
+	})
 }
 
 func write(file string, mode os.FileMode, sync bool, body func(io.Writer) error) error {
@@ -34,21 +42,24 @@ func write(file string, mode os.FileMode, sync bool, body func(io.Writer) error)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
-	defer os.Remove(tmp.Name())
 	if err := fill(tmp, mode, sync, body); err != nil {
 		tmp.Close()
+		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", file, err)
 	}
-	if !sync {
-		if err := os.Rename(tmp.Name(), file); err != nil {
-			return fmt.Errorf("write %s: %w", file, err)
-		}
-		return nil
+	if sync {
+		err = Replace(tmp.Name(), file)
+	} else if err = os.Rename(tmp.Name(), file); err != nil {
+		err = fmt.Errorf("write %s: %w", file, err)
 	}
-	return Replace(tmp.Name(), file)
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // Replace renames the finished file from onto file, and syncs the
@@ -65,15 +76,15 @@ func Replace(from, file string) error {
 }
 
 func fill(f *os.File, mode os.FileMode, sync bool, body func(io.Writer) error) error {
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := body(w); err != nil {
+	if err := body(f); err != nil {
 		return err
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
+	// A umask wider than 077 would leave the file narrower than asked: only
+	// then, or for another mode, is it changed.
+	if info, err := f.Stat(); err != nil || info.Mode().Perm() != mode {
+		if err := f.Chmod(mode); err != nil {
+			return err
+		}
 	}
 	if !sync {
 		return nil
