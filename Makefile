@@ -55,7 +55,9 @@ test-unit:
 
 # The integration tests submit real jobs to a single-node Slurm 22.05 that
 # scripts/dev-cluster.sh installs (Debian packages) and starts; it stays up
-# for the next run (scripts/dev-cluster.sh down stops it).
+# for the next run (scripts/dev-cluster.sh down stops it). The site store's
+# tests use the MariaDB that slurmdbd keeps its accounts in, in databases of
+# their own.
 test-slurm:
 ifeq ($(SKIP_SLURM),1)
 	@echo "test-slurm: SKIPPED because SKIP_SLURM=1: the integration tests against a real Slurm did not run"
@@ -65,6 +67,7 @@ else
 		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi
 	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
 	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
+	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/history/mariadb
 endif
 
 # The real-GPU tests (build tag gpu): on a machine with an NVIDIA GPU, its

@@ -12,6 +12,10 @@
 # a100_10g x2, a100_20g, a100_40g and a100 (fake device files, symlinks to /dev/null).
 # Partitions gpu (default), debug_gpu and general; QoS standard, low and debug.
 #
+# MariaDB also holds the databases of the site store's tests (migadvisor_test
+# and migadvisor_test*, for user migadvisor), and $STATE/migadvisor-site-store.cnf
+# is their option file.
+#
 # Environment:
 #   DEV_CLUSTER_STATE   state directory (default /var/tmp/slurm-local)
 #   SLURM_LOCAL_NOCGROUP=1  do not use cgroups even if the kernel allows them
@@ -259,7 +263,20 @@ CREATE DATABASE IF NOT EXISTS slurm_acct_db;
 CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmdbpass';
 ALTER USER 'slurm'@'localhost' IDENTIFIED BY 'slurmdbpass';
 GRANT ALL PRIVILEGES ON slurm_acct_db.* TO 'slurm'@'localhost';
+CREATE DATABASE IF NOT EXISTS migadvisor_test;
+CREATE USER IF NOT EXISTS 'migadvisor'@'localhost' IDENTIFIED BY 'migadvisor-dev';
+ALTER USER 'migadvisor'@'localhost' IDENTIFIED BY 'migadvisor-dev';
+GRANT ALL PRIVILEGES ON `migadvisor\_test%`.* TO 'migadvisor'@'localhost';
 FLUSH PRIVILEGES;
+EOF
+	# The site store's integration tests (make test-mariadb) connect as that
+	# user, with an option file as a site's admin would keep it.
+	install_file "$STATE/migadvisor-site-store.cnf" 0600 root:root <<EOF
+[client]
+user = migadvisor
+password = migadvisor-dev
+socket = /run/mysqld/mysqld.sock
+database = migadvisor_test
 EOF
 }
 

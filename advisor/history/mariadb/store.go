@@ -1,0 +1,182 @@
+// Package mariadb keeps a site's history in MariaDB or MySQL, for sites
+// that prefer a database server to the SQLite file of advisor/history:
+// several collectors, dashboards on the history, a server already run
+// beside slurmdbd. Its tables and columns are the history's; its schema is
+// versioned by embedded migrations (pressly/goose), and a schema newer
+// than this build's is refused, never misread. The credentials come from a
+// MySQL option file readable by the admin alone (ReadOptionFile).
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is an open site store.
+type Store struct {
+	db    *sql.DB
+	where string // "user@host:port/database", for messages
+}
+
+// Open connects to the site store the option file names and migrates its
+// schema to this build's. Two collectors that open a store at once wait for
+// each other's migration (a named lock on the server).
+func Open(ctx context.Context, opt Options) (*Store, error) {
+	s := &Store{where: opt.where()}
+	db, err := sql.Open("mysql", opt.config().FormatDSN())
+	if err != nil {
+		return nil, s.fail("open", err)
+	}
+	s.db = db
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, s.fail("connect", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB is the connection pool, for the store's own packages and tests.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Where names the store: user@host:port/database.
+func (s *Store) Where() string { return s.where }
+
+// ErrNewerSchema means a newer migadvisor migrated the store.
+var ErrNewerSchema = errors.New("the site store was written by a newer migadvisor")
+
+// migrateLock is the server's named lock held while the schema is migrated.
+const migrateLock = "migadvisor.migrate"
+
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.fail("connect", err)
+	}
+	defer conn.Close()
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLock).Scan(&got); err != nil || got.Int64 != 1 {
+		return s.fail("lock the schema for its migration", cmpErr(err, errors.New("another collector held the lock for 60 s")))
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLock)
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	current, target, err := p.GetVersions(ctx)
+	if err != nil {
+		return s.fail("read the schema version", err)
+	}
+	if current > target {
+		return fmt.Errorf("%s: %w (schema %d; this one knows up to %d)", s.where, ErrNewerSchema, current, target)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return s.fail("migrate the schema", err)
+	}
+	return nil
+}
+
+func (s *Store) provider() (*goose.Provider, error) {
+	p, err := goose.NewProvider(goose.DialectMySQL, s.db, migrationFiles(),
+		goose.WithDisableGlobalRegistry(true), goose.WithTableName("migadvisor_schema"))
+	if err != nil {
+		return nil, fmt.Errorf("site store %s: the built-in migrations: %w", s.where, err)
+	}
+	return p, nil
+}
+
+// Version is the store's schema version.
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	p, err := s.provider()
+	if err != nil {
+		return 0, err
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, s.fail("read the schema version", err)
+	}
+	return v, nil
+}
+
+// fail is one sentence: the store, what failed, and why in the server's words.
+func (s *Store) fail(what string, err error) error {
+	var me *mysql.MySQLError
+	var ne net.Error
+	switch {
+	case errors.As(err, &me) && me.Number == 1045:
+		return fmt.Errorf("site store %s: could not %s: the server refused the user and password (%s): check the option file", s.where, what, me.Message)
+	case errors.As(err, &me) && me.Number == 1049:
+		return fmt.Errorf("site store %s: could not %s: the database does not exist: create it (CREATE DATABASE) and grant the user its privileges", s.where, what)
+	case errors.As(err, &ne):
+		return fmt.Errorf("site store %s: could not %s: the server did not answer: %w", s.where, what, err)
+	}
+	return fmt.Errorf("site store %s: could not %s: %w", s.where, what, err)
+}
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// config is the driver's configuration: the option file's, with
+// timeouts that keep an unreachable server from holding a collect for
+// long, and the client's time zone left out (times are unix seconds).
+func (o Options) config() *mysql.Config {
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.DBName = o.User, o.Password, o.Database
+	if o.local() {
+		c.Net, c.Addr = "unix", o.socket()
+	} else {
+		c.Net, c.Addr = "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.port()))
+	}
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = 10*time.Second, 5*time.Minute, 5*time.Minute
+	c.MultiStatements = false
+	c.Params = map[string]string{"sql_mode": "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"}
+	return c
+}
+
+// local is the server on this host, reached through its socket: as
+// MySQL's own clients take host "localhost" (or none).
+func (o Options) local() bool { return o.Host == "" || o.Host == "localhost" }
+
+func (o Options) socket() string {
+	if o.Socket != "" {
+		return o.Socket
+	}
+	return "/run/mysqld/mysqld.sock"
+}
+
+func (o Options) port() int {
+	if o.Port > 0 {
+		return o.Port
+	}
+	return 3306
+}
+
+func (o Options) where() string {
+	at := o.Host + ":" + strconv.Itoa(o.port())
+	if o.local() {
+		at = "localhost (" + o.socket() + ")"
+	}
+	return o.User + "@" + at + "/" + o.Database
+}
