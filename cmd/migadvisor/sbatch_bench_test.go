@@ -21,7 +21,9 @@ import (
 // reports the medians and the median of the differences: with nothing to
 // advise from (record only), with a run of the script in the user's advice
 // index, and with it in a site's index as large as a 1M-job history
-// publishes (advice computed and printed, then the record).
+// publishes (advice computed and printed, then the record); and, as the
+// floor of a wrapper that runs sbatch as its child, a Go program that does
+// only that (testdata/passthrough).
 func BenchmarkSbatchWrapper(b *testing.B) {
 	bin := sbatchBinary(b)
 	shim, _ := filepath.Abs("../../scripts/sbatch") // as installed: the shim, then the lean binary
@@ -30,11 +32,13 @@ func BenchmarkSbatchWrapper(b *testing.B) {
 	os.WriteFile(stub, []byte("#!/bin/sh\necho \"Submitted batch job $$\"\n"), 0o755)
 	script := filepath.Join(dir, "job.sh")
 	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	for _, name := range []string{"empty-history", "advice", "advice-site-1M"} {
+	for _, name := range []string{"passthrough-floor", "empty-history", "advice", "advice-site-1M"} {
 		b.Run(name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "history.db")
-			site := "wulver"
+			site, bin := "wulver", bin
 			switch name {
+			case "passthrough-floor":
+				bin = passthroughBinary(b)
 			case "advice":
 				historyWithJob2(b, db, script)
 			case "advice-site-1M":
@@ -88,6 +92,17 @@ func siteWithLargeIndex(b *testing.B, script string) string {
 	site := filepath.Join(dir, "site.toml")
 	os.WriteFile(site, append(wulver, []byte("\n[history]\nsite_db = \""+filepath.Join(pub, index.SnapshotName)+"\"\n")...), 0o644)
 	return site
+}
+
+// passthroughBinary builds testdata/passthrough as the wrapper is built (no cgo).
+func passthroughBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "passthrough")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/passthrough")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the passthrough: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func timeRun(b *testing.B, env []string, name string, args ...string) float64 {
