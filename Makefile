@@ -47,6 +47,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags noreport ./cmd/migadvisor
+	$(GO) vet -tags mariadb ./advisor/history/mariadb
 
 test: lint test-unit test-slurm
 
