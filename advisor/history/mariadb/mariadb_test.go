@@ -17,8 +17,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	_ "github.com/mattn/go-sqlite3"
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // The integration tests run against the dev cluster's MariaDB (make test
