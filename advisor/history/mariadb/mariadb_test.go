@@ -22,8 +22,9 @@ import (
 )
 
 // The integration tests run against the dev cluster's MariaDB (make test
-// starts it: scripts/dev-cluster.sh), as the user its option file names,
-// each in a database of its own that it drops at the end.
+// starts it: scripts/dev-cluster.sh), as the user its option file names
+// ($DEV_CLUSTER_STATE/migadvisor-site-store.cnf), each in a database of
+// its own that it drops at the end.
 const devOptionFile = "/var/tmp/slurm-local/migadvisor-site-store.cnf"
 
 // testStore is the options of a new, empty database of the dev cluster's
@@ -31,8 +32,8 @@ const devOptionFile = "/var/tmp/slurm-local/migadvisor-site-store.cnf"
 func testStore(t *testing.T) Options {
 	t.Helper()
 	file := devOptionFile
-	if f := os.Getenv("MIGADVISOR_TEST_SITE_STORE"); f != "" {
-		file = f
+	if dir := os.Getenv("DEV_CLUSTER_STATE"); dir != "" { // as scripts/dev-cluster.sh reads it
+		file = filepath.Join(dir, "migadvisor-site-store.cnf")
 	}
 	opt, err := ReadOptionFile(file)
 	if err != nil {

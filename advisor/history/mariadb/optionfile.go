@@ -98,12 +98,9 @@ func isRead(group string) bool {
 
 // set applies one "name = value" line; strict refuses a name it does not know.
 func (o *Options) set(text string, strict bool) error {
-	name, value, hasValue := strings.Cut(text, "=")
+	name, raw, hasValue := strings.Cut(text, "=")
 	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
-	value, err := optionValue(strings.TrimSpace(value))
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
+	value := optionValue(raw)
 	target := map[string]*string{"host": &o.Host, "socket": &o.Socket, "user": &o.User, "password": &o.Password, "database": &o.Database}
 	if p, ok := target[name]; ok {
 		if !hasValue {
@@ -126,36 +123,45 @@ func (o *Options) set(text string, strict bool) error {
 	return nil
 }
 
-// optionValue unquotes a value as MySQL's clients do: quotes around it go,
-// and in a quoted one the escapes \n \t \\ \' \" \s stand for their
-// characters; a '#' after a space outside quotes starts a comment.
-func optionValue(v string) (string, error) {
-	if v == "" || (v[0] != '"' && v[0] != '\'') {
-		if i := strings.Index(v, " #"); i >= 0 {
-			v = strings.TrimSpace(v[:i])
-		}
-		return v, nil
-	}
-	quote := v[0]
-	var b strings.Builder
-	for i := 1; i < len(v); i++ {
+// optionValue reads a value as MySQL's clients do (mysys's my_default.c):
+// a '#' outside quotes starts a comment (a quote left open leaves the rest
+// as it is); quotes around the whole value go; and the escapes \b \t \n
+// \r \s \\ stand for their characters, quoted or not.
+func optionValue(v string) string {
+	var quote byte
+	end := len(v)
+	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
-		case c == quote:
-			if rest := strings.TrimSpace(v[i+1:]); rest != "" && rest[0] != '#' {
-				return "", fmt.Errorf("text after the closing quote: %q", rest)
-			}
-			return b.String(), nil
-		case c == '\\' && i+1 < len(v):
+		case c == '\\':
 			i++
-			if r, ok := map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 's': ' ', '\\': '\\', '\'': '\'', '"': '"'}[v[i]]; ok {
-				b.WriteByte(r)
-			} else {
-				b.WriteByte('\\')
-				b.WriteByte(v[i])
-			}
-		default:
-			b.WriteByte(c)
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		case quote == 0 && c == '#':
+			end = i
+		}
+		if end < len(v) {
+			break
 		}
 	}
-	return "", fmt.Errorf("no closing quote")
+	v = strings.TrimSpace(v[:end])
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' || i+1 == len(v) {
+			b.WriteByte(v[i])
+			continue
+		}
+		i++
+		if r, ok := map[byte]byte{'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', 's': ' ', '\\': '\\', '\'': '\'', '"': '"'}[v[i]]; ok {
+			b.WriteByte(r)
+		} else {
+			b.WriteByte('\\')
+			b.WriteByte(v[i])
+		}
+	}
+	return b.String()
 }

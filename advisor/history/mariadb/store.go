@@ -26,15 +26,16 @@ var migrations embed.FS
 
 // Store is an open site store.
 type Store struct {
-	db    *sql.DB
-	where string // "user@host:port/database", for messages
+	db       *sql.DB
+	where    string // "user@host:port/database", for messages
+	database string
 }
 
 // Open connects to the site store the option file names and migrates its
 // schema to this build's. Two collectors that open a store at once wait for
 // each other's migration (a named lock on the server).
 func Open(ctx context.Context, opt Options) (*Store, error) {
-	s := &Store{where: opt.where()}
+	s := &Store{where: opt.where(), database: opt.Database}
 	db, err := sql.Open("mysql", opt.config().FormatDSN())
 	if err != nil {
 		return nil, s.fail("open", err)
@@ -63,8 +64,9 @@ func (s *Store) Where() string { return s.where }
 // ErrNewerSchema means a newer migadvisor migrated the store.
 var ErrNewerSchema = errors.New("the site store was written by a newer migadvisor")
 
-// migrateLock is the server's named lock held while the schema is migrated.
-const migrateLock = "migadvisor.migrate"
+// migrateLock is the server's named lock held while a store's schema is
+// migrated (server-wide: one per database).
+func migrateLock(database string) string { return "migadvisor.migrate." + database }
 
 func (s *Store) migrate(ctx context.Context) error {
 	conn, err := s.db.Conn(ctx)
@@ -73,10 +75,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer conn.Close()
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLock).Scan(&got); err != nil || got.Int64 != 1 {
-		return s.fail("lock the schema for its migration", cmpErr(err, errors.New("another collector held the lock for 60 s")))
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLock(s.database)).Scan(&got); err != nil {
+		return s.fail("lock the schema for its migration", err)
+	} else if got.Int64 != 1 {
+		return s.fail("lock the schema for its migration", errors.New("another collector held the lock for 60 s, or the server refused it"))
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLock)
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", migrateLock(s.database))
 	p, err := s.provider()
 	if err != nil {
 		return err
@@ -129,13 +133,6 @@ func (s *Store) fail(what string, err error) error {
 		return fmt.Errorf("site store %s: could not %s: the server did not answer: %w", s.where, what, err)
 	}
 	return fmt.Errorf("site store %s: could not %s: %w", s.where, what, err)
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // config is the driver's configuration: the option file's, with

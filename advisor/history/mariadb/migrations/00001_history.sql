@@ -3,9 +3,11 @@
 -- that is part of a key is VARCHAR (a key holds at most 3072 bytes, 768
 -- characters of utf8mb4); the binary collation compares it as SQLite does,
 -- case and all. TestMariaDBSchemaIsTheHistorys keeps the two the same.
+-- MySQL commits each CREATE TABLE on its own, so a migration cut short
+-- leaves some tables and no version: IF NOT EXISTS lets the next one finish.
 
 -- +goose Up
-CREATE TABLE scripts (
+CREATE TABLE IF NOT EXISTS scripts (
 	fingerprint VARCHAR(128) NOT NULL PRIMARY KEY,
 	path        TEXT NOT NULL,
 	first_seen  BIGINT NOT NULL,
@@ -13,7 +15,7 @@ CREATE TABLE scripts (
 	INDEX scripts_by_path (path(255))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE sweeps (
+CREATE TABLE IF NOT EXISTS sweeps (
 	id          BIGINT NOT NULL PRIMARY KEY,
 	dir         VARCHAR(768) NOT NULL UNIQUE,
 	fingerprint VARCHAR(128) NOT NULL,
@@ -22,7 +24,7 @@ CREATE TABLE sweeps (
 	INDEX sweeps_by_fingerprint (fingerprint)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE variants (
+CREATE TABLE IF NOT EXISTS variants (
 	sweep_id BIGINT NOT NULL,
 	profile  VARCHAR(128) NOT NULL,
 	file     TEXT NOT NULL,
@@ -31,7 +33,7 @@ CREATE TABLE variants (
 	PRIMARY KEY (sweep_id, profile)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE jobs (
+CREATE TABLE IF NOT EXISTS jobs (
 	cluster       VARCHAR(128) NOT NULL,
 	job_key       VARCHAR(128) NOT NULL,
 	updated       BIGINT NOT NULL,
@@ -61,7 +63,7 @@ CREATE TABLE jobs (
 	INDEX jobs_unsettled (unsettled, cluster, user)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE submissions (
+CREATE TABLE IF NOT EXISTS submissions (
 	cluster     VARCHAR(128) NOT NULL,
 	job_id      VARCHAR(128) NOT NULL,
 	fingerprint VARCHAR(128) NOT NULL,
@@ -78,7 +80,7 @@ CREATE TABLE submissions (
 	INDEX submissions_by_workload (workload)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE outputs (
+CREATE TABLE IF NOT EXISTS outputs (
 	cluster      VARCHAR(128) NOT NULL,
 	job_key      VARCHAR(128) NOT NULL,
 	path         TEXT NOT NULL,
@@ -109,31 +111,31 @@ CREATE TABLE outputs (
 	PRIMARY KEY (cluster, job_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE unscripted (
+CREATE TABLE IF NOT EXISTS unscripted (
 	cluster VARCHAR(128) NOT NULL,
 	job_key VARCHAR(128) NOT NULL,
 	PRIMARY KEY (cluster, job_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE watermarks (
+CREATE TABLE IF NOT EXISTS watermarks (
 	scope   VARCHAR(768) NOT NULL PRIMARY KEY,
 	since   BIGINT NOT NULL,
 	updated BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE settings (
+CREATE TABLE IF NOT EXISTS settings (
 	`key` VARCHAR(255) NOT NULL PRIMARY KEY,
 	value TEXT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE script_names (
+CREATE TABLE IF NOT EXISTS script_names (
 	name        VARCHAR(384) NOT NULL,
 	user        VARCHAR(128) NOT NULL,
 	fingerprint VARCHAR(128) NOT NULL,
 	PRIMARY KEY (name, user, fingerprint)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE emulated_runs (
+CREATE TABLE IF NOT EXISTS emulated_runs (
 	cluster     VARCHAR(128) NOT NULL,
 	job_key     VARCHAR(128) NOT NULL,
 	profile     VARCHAR(128) NOT NULL,
