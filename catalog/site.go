@@ -171,10 +171,11 @@ func Parse(name string, data []byte) (*Site, error) {
 		var head struct {
 			Version int `toml:"version"`
 		}
-		if _, herr := toml.Decode(string(data), &head); herr == nil {
-			if verr := checkVersion(name, data, head.Version); verr != nil {
-				return nil, verr
-			}
+		if _, herr := toml.Decode(string(data), &head); herr != nil {
+			return nil, decodeError(name, herr) // the version itself does not decode
+		}
+		if verr := checkVersion(name, data, head.Version); verr != nil {
+			return nil, verr
 		}
 		return nil, decodeError(name, err)
 	}
