@@ -42,13 +42,17 @@ func write(file string, mode os.FileMode, sync bool, body func(io.Writer) error)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
+	renamed := false
+	defer func() { // on every way out but the rename, a panicking body's too
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
 	if err := fill(tmp, mode, sync, body); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	if sync {
@@ -56,9 +60,7 @@ func write(file string, mode os.FileMode, sync bool, body func(io.Writer) error)
 	} else if err = os.Rename(tmp.Name(), file); err != nil {
 		err = fmt.Errorf("write %s: %w", file, err)
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	renamed = err == nil
 	return err
 }
 

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,5 +25,20 @@ func TestWrite(t *testing.T) {
 	// A directory that cannot be written keeps the old file and says which.
 	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
 		t.Error("writing into a missing directory succeeded")
+	}
+}
+
+// A writer that panics leaves no temporary file behind, and no file.
+func TestWriteFuncPanicLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	func() {
+		defer func() { recover() }()
+		WriteFunc(filepath.Join(dir, "f"), 0o644, func(w io.Writer) error {
+			io.WriteString(w, "half")
+			panic("the writer's bug")
+		})
+	}()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
