@@ -269,7 +269,7 @@ ALTER USER 'migadvisor'@'localhost' IDENTIFIED BY 'migadvisor-dev';
 GRANT ALL PRIVILEGES ON `migadvisor\_test%`.* TO 'migadvisor'@'localhost';
 FLUSH PRIVILEGES;
 EOF
-	# The site store's integration tests (make test-mariadb) connect as that
+	# The site store's integration tests (TestMariaDB*, in make test) connect as that
 	# user, with an option file as a site's admin would keep it.
 	install_file "$STATE/migadvisor-site-store.cnf" 0600 root:root <<EOF
 [client]
