@@ -104,6 +104,8 @@ func TestSiteFileErrors(t *testing.T) {
 		{"future version", strings.Replace(minimalSite, "version = 1", "version = 2", 1), "site.toml:1: site format version 2 is not supported"},
 		{"future version with a key of another type", strings.Replace(strings.Replace(minimalSite, "version = 1", "version = 2", 1), "16.0", "\"sixteen\"", 1),
 			"site.toml:1: site format version 2 is not supported"},
+		{"version of another type, and a key too", strings.Replace(strings.Replace(minimalSite, "version = 1", "version = \"one\"", 1), "16.0", "\"sixteen\"", 1),
+			"site.toml:1:"},
 		{"no version", strings.Replace(minimalSite, "version = 1\n", "", 1), "site.toml:1: the site file must start with version = 1"},
 		{"bad size", strings.Replace(minimalSite, "\"80G\"", "\"80 furlongs\"", 1), "site.toml:7: \"80 furlongs\" is not a memory size"},
 		{"wrong type", strings.Replace(minimalSite, "16.0", "\"sixteen\"", 1), "site.toml:6:"},
