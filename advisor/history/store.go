@@ -209,6 +209,11 @@ var migrations = []string{
 	// scales its time from where it ran.
 	`ALTER TABLE emulated_runs ADD COLUMN sm_share REAL;
 	ALTER TABLE emulated_runs ADD COLUMN bw_share REAL;`,
+
+	// 12: the outbox of a history whose changes go on to a site store in
+	// MariaDB (advisor/history/mariadb): while outbox_on holds a row,
+	// triggers note the key of every row written or deleted.
+	outboxSchema(outboxTables12),
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;

@@ -1,0 +1,269 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// A collector whose site keeps its history in MariaDB keeps its own
+// history as well, and that history is the site store's outbox: while it
+// is on (KeepOutbox), triggers note the key of every row written or
+// deleted, in every table, in the order written. OutboxBatch reads the
+// changes as the rows are now (a row since deleted is a deletion), and
+// OutboxSent drops them once the site store has committed them. A push cut
+// short (the server stopped, the connection lost) leaves them for the next,
+// and sending a row twice changes nothing: nothing committed is lost.
+
+// OutboxTable is a table whose changes go to the site store, and its key.
+type OutboxTable struct {
+	Name string
+	Key  []string
+}
+
+// outboxTables12 are the tables of schema 12 and their keys: what its
+// migration made triggers for. Never edit it: a table added later gets its
+// triggers in its own migration, and joins OutboxTables.
+var outboxTables12 = []OutboxTable{
+	{"scripts", []string{"fingerprint"}},
+	{"sweeps", []string{"id"}},
+	{"variants", []string{"sweep_id", "profile"}},
+	{"jobs", []string{"cluster", "job_key"}},
+	{"submissions", []string{"cluster", "job_id"}},
+	{"outputs", []string{"cluster", "job_key"}},
+	{"unscripted", []string{"cluster", "job_key"}},
+	{"watermarks", []string{"scope"}},
+	{"settings", []string{"key"}},
+	{"script_names", []string{"name", "user", "fingerprint"}},
+	{"emulated_runs", []string{"cluster", "job_key", "profile"}},
+}
+
+// OutboxTables are every table of the history a site store holds, in an
+// order in which each is written after those it refers to.
+var OutboxTables = outboxTables12
+
+// outboxSchema is the outbox and its triggers for tables.
+func outboxSchema(tables []OutboxTable) string {
+	var b strings.Builder
+	b.WriteString(`CREATE TABLE outbox (
+		seq INTEGER PRIMARY KEY, -- the order the changes were made in
+		tbl TEXT NOT NULL,       -- the table changed
+		k1, k2, k3               -- the key of the row written or deleted
+	);
+	CREATE TABLE outbox_on (
+		store TEXT NOT NULL      -- the site store the changes go to (a row: on; none: off)
+	);
+`)
+	for _, t := range tables {
+		for _, ev := range []struct{ name, row string }{{"insert", "NEW"}, {"update", "NEW"}, {"delete", "OLD"}} {
+			var ks, vs []string
+			for i, c := range t.Key {
+				ks, vs = append(ks, fmt.Sprintf("k%d", i+1)), append(vs, ev.row+"."+c)
+			}
+			fmt.Fprintf(&b, "\tCREATE TRIGGER outbox_%s_%s AFTER %s ON %s WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN\n\t\tINSERT INTO outbox(tbl, %s) VALUES ('%s', %s); END;\n",
+				t.Name, ev.name, strings.ToUpper(ev.name), t.Name, strings.Join(ks, ", "), t.Name, strings.Join(vs, ", "))
+		}
+	}
+	return b.String()
+}
+
+// KeepOutbox turns the outbox on for the site store named store, and
+// returns how many rows it holds. Turned on for the first time, or for
+// another store, every row of the history goes in: the store gets the
+// history whole.
+func (s *Store) KeepOutbox(ctx context.Context, store string) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: %w", err)
+	}
+	defer tx.Rollback()
+	var current string
+	err = tx.QueryRowContext(ctx, `SELECT store FROM outbox_on`).Scan(&current)
+	if err != nil && err != sql.ErrNoRows {
+		return 0, fmt.Errorf("outbox: %w", err)
+	}
+	if err == sql.ErrNoRows || current != store {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox; DELETE FROM outbox_on; INSERT INTO outbox_on(store) VALUES (?)`, store); err != nil {
+			return 0, fmt.Errorf("outbox: %w", err)
+		}
+		for _, t := range OutboxTables {
+			q := fmt.Sprintf(`INSERT INTO outbox(tbl, %s) SELECT '%s', %s FROM %s`, keyColumns(len(t.Key)), t.Name, strings.Join(t.Key, ", "), t.Name)
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return 0, fmt.Errorf("outbox: %s: %w", t.Name, err)
+			}
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("outbox: %w", err)
+	}
+	return n, tx.Commit()
+}
+
+// keyColumns are the outbox's key columns for a key of n columns: "k1, k2".
+func keyColumns(n int) string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = fmt.Sprintf("k%d", i+1)
+	}
+	return strings.Join(ks, ", ")
+}
+
+// OutboxBatch is the changes of one push: each table's rows as they are
+// now, and the keys of those deleted since.
+type OutboxBatch struct {
+	After   int64 // the change before its first
+	Through int64 // the last change it holds: OutboxSent's argument
+	Changes int   // how many changes it holds
+	Tables  []TableChanges
+}
+
+// TableChanges are one table's rows to write and keys to delete.
+type TableChanges struct {
+	OutboxTable
+	Columns []string // of Rows, in the table's order
+	Rows    [][]any
+	Deleted [][]any // keys, in Key's order
+}
+
+// OutboxBatch reads the changes after the one numbered after (0: from the
+// first), up to limit of them (a row changed twice is sent once), oldest
+// first; a batch with no changes: none left. A pusher may read the next
+// batch while it sends this one.
+func (s *Store) OutboxBatch(ctx context.Context, after int64, limit int) (*OutboxBatch, error) {
+	b := &OutboxBatch{After: after}
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), count(*) FROM (SELECT seq FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?)`, after, limit).
+		Scan(&b.Through, &b.Changes)
+	if err != nil || b.Changes == 0 {
+		return b, wrapOutbox(err)
+	}
+	for _, t := range OutboxTables {
+		tc, err := s.tableChanges(ctx, t, after, b.Through)
+		if err != nil {
+			return nil, wrapOutbox(fmt.Errorf("%s: %w", t.Name, err))
+		}
+		if len(tc.Rows) > 0 || len(tc.Deleted) > 0 {
+			b.Tables = append(b.Tables, tc)
+		}
+	}
+	return b, nil
+}
+
+func wrapOutbox(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("outbox: %w", err)
+}
+
+// tableChanges are table t's changes after seq after up to seq through: the
+// rows that are there (written), and the keys that are not (deleted).
+func (s *Store) tableChanges(ctx context.Context, t OutboxTable, after, through int64) (TableChanges, error) {
+	tc := TableChanges{OutboxTable: t}
+	keys := keyColumns(len(t.Key))
+	var on []string
+	for i, c := range t.Key {
+		on = append(on, fmt.Sprintf("t.%s = o.k%d", c, i+1))
+	}
+	changed := fmt.Sprintf(`(SELECT DISTINCT %s FROM outbox WHERE tbl = '%s' AND seq > ? AND seq <= ?) o`, keys, t.Name)
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT t.* FROM %s JOIN %s t ON %s`, changed, t.Name, strings.Join(on, " AND ")), after, through)
+	if err != nil {
+		return tc, err
+	}
+	tc.Columns, tc.Rows, err = scanAll(rows)
+	if err != nil {
+		return tc, err
+	}
+	rows, err = s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)`,
+		keys, changed, t.Name, strings.Join(on, " AND ")), after, through)
+	if err != nil {
+		return tc, err
+	}
+	_, tc.Deleted, err = scanAll(rows)
+	return tc, err
+}
+
+// scanAll reads every row of rows as values, and closes it.
+func scanAll(rows *sql.Rows) ([]string, [][]any, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, vals)
+	}
+	return cols, out, rows.Err()
+}
+
+// OutboxSent drops the changes up to seq through, which the site store has
+// committed.
+func (s *Store) OutboxSent(ctx context.Context, through int64) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM outbox WHERE seq <= ?`, through)
+	return wrapOutbox(err)
+}
+
+// OutboxLen is how many changes wait in the outbox.
+func (s *Store) OutboxLen(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM outbox`).Scan(&n)
+	return n, wrapOutbox(err)
+}
+
+// LoadTable writes rows of table (columns cols) into the history in one
+// transaction, replacing rows of the same key: a site store copied into a
+// new history, to publish it.
+func (s *Store) LoadTable(ctx context.Context, table string, cols []string, next func() ([]any, bool, error)) (int, error) {
+	if !isOutboxTable(table) {
+		return 0, fmt.Errorf("load %s: not a table of the history", table)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("load %s: %w", table, err)
+	}
+	defer tx.Rollback()
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+	}
+	stmt, err := tx.PrepareContext(ctx, fmt.Sprintf(`INSERT OR REPLACE INTO %s(%s) VALUES (%s)`,
+		table, strings.Join(quoted, ", "), strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")))
+	if err != nil {
+		return 0, fmt.Errorf("load %s: %w", table, err)
+	}
+	defer stmt.Close()
+	n := 0
+	for {
+		vals, ok, err := next()
+		if err != nil {
+			return n, fmt.Errorf("load %s: %w", table, err)
+		}
+		if !ok {
+			break
+		}
+		if _, err := stmt.ExecContext(ctx, vals...); err != nil {
+			return n, fmt.Errorf("load %s: %w", table, err)
+		}
+		n++
+	}
+	return n, tx.Commit()
+}
+
+func isOutboxTable(name string) bool {
+	for _, t := range OutboxTables {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
