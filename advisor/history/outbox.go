@@ -138,7 +138,14 @@ func (s *Store) OutboxBatch(ctx context.Context, after int64, limit int) (*Outbo
 	if err != nil || b.Changes == 0 {
 		return b, wrapOutbox(err)
 	}
+	touched, err := s.touchedTables(ctx, after, b.Through)
+	if err != nil {
+		return nil, wrapOutbox(err)
+	}
 	for _, t := range OutboxTables {
+		if !touched[t.Name] {
+			continue
+		}
 		tc, err := s.tableChanges(ctx, t, after, b.Through)
 		if err != nil {
 			return nil, wrapOutbox(fmt.Errorf("%s: %w", t.Name, err))
@@ -148,6 +155,24 @@ func (s *Store) OutboxBatch(ctx context.Context, after int64, limit int) (*Outbo
 		}
 	}
 	return b, nil
+}
+
+// touchedTables are the tables with changes after seq after up to through.
+func (s *Store) touchedTables(ctx context.Context, after, through int64) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT tbl FROM outbox WHERE seq > ? AND seq <= ?`, after, through)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out[t] = true
+	}
+	return out, rows.Err()
 }
 
 func wrapOutbox(err error) error {
