@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
-// Keys per DELETE of a push.
+// Rows per INSERT, and keys per DELETE, of a push.
 const rowsPerStatement = 500
 
 // changesPerPush is how many of the outbox's changes one transaction of the
@@ -91,7 +92,7 @@ func (s *Store) apply(ctx context.Context, b *history.OutboxBatch) error {
 	defer tx.Rollback()
 	for _, t := range b.Tables {
 		for start := 0; start < len(t.Rows); start += rowsPerLoad {
-			if err := load(ctx, tx, t, t.Rows[start:min(start+rowsPerLoad, len(t.Rows))]); err != nil {
+			if err := s.write(ctx, tx, t, t.Rows[start:min(start+rowsPerLoad, len(t.Rows))]); err != nil {
 				return s.fail("write "+t.Name, err)
 			}
 			if start == 0 && testHookInBatch != nil {
@@ -108,6 +109,57 @@ func (s *Store) apply(ctx context.Context, b *history.OutboxBatch) error {
 		return s.fail("commit", err)
 	}
 	return nil
+}
+
+// write writes rows by LOAD DATA LOCAL, or where the server refuses it
+// (MySQL 8 turns local_infile off by default) by multi-row INSERTs, from
+// then on.
+func (s *Store) write(ctx context.Context, tx *sql.Tx, t history.TableChanges, rows [][]any) error {
+	if !s.noLoadData.Load() {
+		err := load(ctx, tx, t, rows)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || (me.Number != erNotAllowedCommand && me.Number != erLocalFilesDisabled) {
+			return err
+		}
+		s.noLoadData.Store(true) // the statement failed alone: the transaction goes on
+	}
+	for start := 0; start < len(rows); start += rowsPerStatement {
+		if err := upsert(ctx, tx, t, rows[start:min(start+rowsPerStatement, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The server's refusals of LOAD DATA LOCAL: "The used command is not
+// allowed with this MariaDB/MySQL version", and MySQL 8's "Loading local
+// data is disabled".
+const (
+	erNotAllowedCommand  = 1148
+	erLocalFilesDisabled = 3948
+)
+
+func upsert(ctx context.Context, tx *sql.Tx, t history.TableChanges, rows [][]any) error {
+	cols := make([]string, len(t.Columns))
+	update := make([]string, 0, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = quote(c)
+		update = append(update, fmt.Sprintf("%s = VALUES(%s)", cols[i], cols[i]))
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	var q strings.Builder
+	fmt.Fprintf(&q, "INSERT INTO %s (%s) VALUES ", quote(t.Name), strings.Join(cols, ", "))
+	args := make([]any, 0, len(rows)*len(cols))
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(tuple)
+		args = append(args, r...)
+	}
+	fmt.Fprintf(&q, " ON DUPLICATE KEY UPDATE %s", strings.Join(update, ", "))
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
 }
 
 // rowsPerLoad are the rows of one LOAD DATA: a few MB of text.

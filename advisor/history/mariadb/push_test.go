@@ -115,12 +115,21 @@ func firstDiff(a, b []string) string {
 // its jobs, then a change and a deletion; and the store copied into a new
 // history (what a publish starts from) is the collector's again.
 func TestMariaDBPushAndCopyBack(t *testing.T) {
+	for _, by := range []string{"LOAD DATA", "INSERT"} {
+		t.Run(by, func(t *testing.T) { pushAndCopyBack(t, by == "INSERT") })
+	}
+}
+
+// pushAndCopyBack is the test, with rows sent by LOAD DATA LOCAL or, as to
+// a server that refuses it, by INSERT.
+func pushAndCopyBack(t *testing.T, refused bool) {
 	ctx := context.Background()
 	store, err := Open(ctx, testStore(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
+	store.noLoadData.Store(refused)
 	h, path := collectorHistory(t, store, 3000)
 	sent, err := store.Push(ctx, h, nil)
 	if err != nil || sent < 3000 {

@@ -17,6 +17,7 @@ import (
 	"log"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -30,7 +31,10 @@ var migrations embed.FS
 type Store struct {
 	db       *sql.DB
 	where    string // "user@host:port/database", for messages
+	id       string // "host:port/database"
 	database string
+	// noLoadData: the server refused LOAD DATA LOCAL; rows go by INSERT.
+	noLoadData atomic.Bool
 }
 
 // Open connects to the site store the option file names and migrates its
@@ -40,7 +44,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	// The driver would log a lost connection on stderr as well: the error
 	// it returns says it, in one sentence.
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
-	s := &Store{where: opt.where(), database: opt.Database}
+	s := &Store{where: opt.where(), id: opt.id(), database: opt.Database}
 	db, err := sql.Open("mysql", opt.config().FormatDSN())
 	if err != nil {
 		return nil, s.fail("open", err)
@@ -57,6 +61,10 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// Connect is a connection pool with the options' credentials, the
+// schema left as it is: for tools and tests that make or drop databases.
+func Connect(opt Options) (*sql.DB, error) { return sql.Open("mysql", opt.config().FormatDSN()) }
+
 // Close closes the connections.
 func (s *Store) Close() error { return s.db.Close() }
 
@@ -65,6 +73,9 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Where names the store: user@host:port/database.
 func (s *Store) Where() string { return s.where }
+
+// ID is the store whoever connects: host:port/database (where, less the user).
+func (s *Store) ID() string { return s.id }
 
 // ErrNewerSchema means a newer migadvisor migrated the store.
 var ErrNewerSchema = errors.New("the site store was written by a newer migadvisor")
@@ -176,10 +187,12 @@ func (o Options) port() int {
 	return 3306
 }
 
-func (o Options) where() string {
+func (o Options) where() string { return o.User + "@" + o.id() }
+
+func (o Options) id() string {
 	at := o.Host + ":" + strconv.Itoa(o.port())
 	if o.local() {
 		at = "localhost (" + o.socket() + ")"
 	}
-	return o.User + "@" + at + "/" + o.Database
+	return at + "/" + o.Database
 }
