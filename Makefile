@@ -4,7 +4,7 @@
 #                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
-#   make bench    Go benchmarks (figures in docs/performance.md)
+#   make bench    Go benchmarks (figures in docs/performance.md); make bench-mariadb the site store's
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model against the naive 1/SM one on the public tables
@@ -28,7 +28,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench fuzz demo install installable reference generate site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-mariadb fuzz demo install installable reference generate site accuracy clean
 
 all: build
 
@@ -47,7 +47,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags noreport ./cmd/migadvisor
-	$(GO) vet -tags mariadb ./advisor/history/mariadb
+	$(GO) vet -tags mariadb ./advisor/history/mariadb ./cmd/migadvisor
 
 test: lint test-unit test-slurm
 
@@ -68,7 +68,7 @@ else
 		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi
 	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
 	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
-	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/history/mariadb
+	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/history/mariadb ./cmd/migadvisor
 endif
 
 # The real-GPU tests (build tag gpu): on a machine with an NVIDIA GPU, its
@@ -83,6 +83,11 @@ gpu-bundle: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The site store's benchmark: a collect into the dev cluster's MariaDB
+# (scripts/dev-cluster.sh up first, as root).
+bench-mariadb:
+	$(GO) test -run '^$$' -tags mariadb -bench MariaDB -benchtime 3x ./advisor/history/mariadb
 
 # Each target in turn (go test fuzzes one at a time). New interesting
 # inputs are minimized for a few seconds at most: the default minute, on

@@ -69,6 +69,11 @@ type History struct {
 	// SiteIndex is the site's advice index (migadvisor publish), which the
 	// sbatch wrapper reads; "": advice.idx beside site_db.
 	SiteIndex string `toml:"site_index"`
+	// SiteStore is the MySQL option file of a site history kept in
+	// MariaDB/MySQL (advisor/history/mariadb), which collect --all-users
+	// writes and publish publishes from; "": none. Only its path is here:
+	// the file, with the password, is readable by the admins alone.
+	SiteStore string `toml:"site_store"`
 }
 
 // SiteIndexPath is the site's advice index: site_index, else advice.idx
@@ -309,6 +314,9 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if idx := s.History.SiteIndex; idx != "" && !path.IsAbs(idx) {
 		return fail("history", 0, "site_index", "site_index must be an absolute path (users read it from anywhere), not %q", idx)
+	}
+	if f := s.History.SiteStore; f != "" && !path.IsAbs(f) {
+		return fail("history", 0, "site_store", "site_store must be an absolute path (the admins' option file), not %q", f)
 	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {

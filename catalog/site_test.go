@@ -123,6 +123,8 @@ func TestSiteFileErrors(t *testing.T) {
 			"site.toml:18: site_db must be an absolute path"},
 		{"relative site index", minimalSite + "\n[history]\nsite_index = \"advice.idx\"\n",
 			"site.toml:18: site_index must be an absolute path"},
+		{"relative site store", minimalSite + "\n[history]\nsite_store = \"store.cnf\"\n",
+			"site.toml:18: site_store must be an absolute path"},
 		{"request not a GPU", strings.Replace(minimalSite, "--gres=gpu:a100_10g:1", "--partition=gpu", 1), "site.toml:14: profile \"1g.10gb\": request"},
 	}
 	for _, tc := range tests {

@@ -57,6 +57,14 @@ placeholder. A collect with --since starts there; it moves the watermark
 unless that would skip a stretch no collect has read. A collect that
 fails or is killed leaves the watermark where it was.
 
+Where the site keeps its history in MariaDB or MySQL (the site file's
+[history] site_store names the option file that reaches it, readable by the
+admins alone), collect --all-users connects to it before importing, then
+sends it every row the collect wrote or deleted: a transaction per 20,000,
+so that a store that stops midway keeps what it committed and the next
+collect sends the rest. --site-store FILE names another option file, off
+none. The collecting host's own history (--db) stays the store's outbox.
+
 Importing is idempotent: the same records twice change nothing, and a job
 seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
 of 5,000 as sacct's output streams in: memory stays small for a million
@@ -73,7 +81,8 @@ Examples:
    migadvisor collect --sacct-file dump.txt --cluster wulver    # on a laptop, away from Slurm
    migadvisor collect --all-users --since 2026-11-01 --json
    migadvisor --db /var/lib/migadvisor/site.db collect --all-users --since 2026-01-01 --publish /shared/migadvisor   # a site-wide history, once
-   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor   # then from a timer: what changed`,
+   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor   # then from a timer: what changed
+   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --site-store /etc/migadvisor/site-store.cnf --publish /shared/migadvisor   # into MariaDB`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved dump of 'sacct --parsable2' (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},
@@ -87,6 +96,7 @@ Examples:
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			&cli.StringFlag{Name: "publish", EnvVars: []string{"MIGADVISOR_PUBLISH"}, Usage: "then publish the history's snapshot and advice index in this directory (see 'migadvisor publish')"},
+			siteStoreFlag("with --all-users, send what the collect wrote to the site history in MariaDB/MySQL that this option file reaches"),
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
@@ -113,6 +123,8 @@ type collectReport struct {
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
 	Published *publishReport `json:"published,omitempty"`
+	// Store is what went to the site store.
+	Store *collect.StoreReport `json:"site_store,omitempty"`
 }
 
 // refiledJobs counts the jobs filed under a fallback name that were found
@@ -152,6 +164,10 @@ type collectOptions struct {
 	Strict    bool
 	JSON      bool
 	Publish   string // the directory to publish in after collecting; "": none
+	// SiteStore is --site-store: the site store's option file, "off", or
+	// "" for the site file's with --all-users.
+	SiteStore string
+	AllUsers  bool
 }
 
 func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
@@ -172,7 +188,8 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 		Clusters: splitList(c.String("clusters"))}
 	o := collectOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
 		Selection: collect.NewSelection(c.String("sacct-file"), q, scripts, me), Outputs: c.StringSlice("outputs"),
-		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json"), Publish: c.String("publish")}
+		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json"), Publish: c.String("publish"),
+		SiteStore: c.String("site-store"), AllUsers: c.Bool("all-users")}
 	if o.Overlap < 0 {
 		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
 	}
@@ -190,6 +207,19 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		return err
 	}
 	defer col.Store.Close()
+	// The site store is reached before anything is imported: one that is
+	// down or refuses the password fails the collect at once, and the next
+	// collect imports what this one would have.
+	store, err := openSiteStoreFor(ctx, o.SiteStore, col.Site.History.SiteStore, o.AllUsers)
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		defer store.Close()
+		if err := collect.KeepForStore(ctx, col.Store, store); err != nil {
+			return err
+		}
+	}
 	done := showImportProgress(w.Err, col)
 	res, err := collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
 		Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
@@ -205,11 +235,18 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		return err
 	}
 	rep := collectReportOf(res)
+	if store != nil {
+		sent, err := collect.PushToStore(ctx, col.Store, store, showPushProgress(w.Err))
+		if err != nil {
+			return err // what was sent is committed; the rest waits for the next collect
+		}
+		rep.Store = &sent
+	}
 	if o.Publish != "" {
 		// Published after every collect that committed, so readers on the
 		// login nodes see what it imported; a failed publish leaves the
 		// previous files and fails the collect (cron reports it).
-		pub, err := publishIn(ctx, col.Store, o.Publish, w.Err)
+		pub, err := publishFrom(ctx, col.Store, store, o.Publish, w.Err)
 		if err != nil {
 			return err
 		}
@@ -350,6 +387,12 @@ func printCollect(w io.Writer, rep collectReport) {
 		// A site-wide collect can miss thousands (other users' files it cannot
 		// see): name a few, count the rest; --json lists them all.
 		fmt.Fprintf(w, "no output file found for %s (point --outputs at their directory)\n", textutil.JobsNamed(o.Missing, 10))
+	}
+	switch {
+	case rep.Store != nil && rep.Store.Changes == 0:
+		fmt.Fprintf(w, "site store: %s already had everything\n", rep.Store.Store)
+	case rep.Store != nil:
+		fmt.Fprintf(w, "site store: %s written or deleted in %s\n", textutil.Plural(rep.Store.Changes, "row"), rep.Store.Store)
 	}
 	if rep.Published != nil {
 		printPublished(w, *rep.Published)

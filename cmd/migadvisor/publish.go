@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
@@ -32,36 +36,55 @@ world-readable (0644).
 Keep the live history on a local disk of the publishing host (SQLite's WAL
 needs its readers and writer on one host) and point the site file's
 [history] site_db at DIR/history.db. 'collect --publish DIR' collects and
-then publishes, for a systemd timer or cron.
+then publishes, for a systemd timer or cron. Where the site keeps its
+history in MariaDB or MySQL ([history] site_store, or --site-store), that
+is what is published: copied into a new history on this host, then
+published as above.
 
 Examples:
    migadvisor --db /var/lib/migadvisor/site.db publish /shared/migadvisor
    migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor`,
-		Flags:  []cli.Flag{jsonFlag()},
+		Flags:  []cli.Flag{jsonFlag(), siteStoreFlag("publish the site history in MariaDB/MySQL that this option file reaches, not --db")},
 		Action: bindAction(publishOptionsFrom, runPublish),
 	})
 }
 
 type publishOptions struct {
-	Global globalFlags
-	Dir    string
-	JSON   bool
+	Global    globalFlags
+	Dir       string
+	JSON      bool
+	SiteStore string // --site-store: an option file, "off", or "" for the site file's
 }
 
 func publishOptionsFrom(c *cli.Context) (publishOptions, error) {
 	if c.NArg() != 1 {
 		return publishOptions{}, usageError{"publish needs the directory to publish in: migadvisor publish DIR"}
 	}
-	return publishOptions{Global: globalFlagsFrom(c), Dir: c.Args().First(), JSON: c.Bool("json")}, nil
+	return publishOptions{Global: globalFlagsFrom(c), Dir: c.Args().First(), JSON: c.Bool("json"), SiteStore: c.String("site-store")}, nil
 }
 
 func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
-	st, err := history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true})
+	if err := checkPublishDir(o.Dir); err != nil {
+		return err
+	}
+	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	pub, err := publishIn(ctx, st, o.Dir, w.Err)
+	store, err := openSiteStoreFor(ctx, o.SiteStore, site.History.SiteStore, true)
+	if err != nil {
+		return err
+	}
+	var st *history.Store
+	if store != nil {
+		defer store.Close()
+	} else {
+		if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
+	pub, err := publishFrom(ctx, st, store, o.Dir, w.Err)
 	if err != nil {
 		return err
 	}
@@ -72,14 +95,21 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 	return nil
 }
 
-// publishIn publishes st in dir, which must be a directory already: a
-// mistyped path is not created. A history that links no job to a script
-// publishes an index that advises on nothing: said on stderr.
-func publishIn(ctx context.Context, st *history.Store, dir string, stderr io.Writer) (index.Published, error) {
+// publishFrom publishes the site store when there is one, else st, in dir,
+// which must be a directory already: a mistyped path is not created. A
+// history that links no job to a script publishes an index that advises on
+// nothing: said on stderr.
+func publishFrom(ctx context.Context, st *history.Store, store *mariadb.Store, dir string, stderr io.Writer) (index.Published, error) {
 	if err := checkPublishDir(dir); err != nil {
 		return index.Published{}, err
 	}
-	pub, err := index.Publish(ctx, st, dir)
+	var pub index.Published
+	var err error
+	if store != nil {
+		pub, err = collect.PublishStore(ctx, store, dir)
+	} else {
+		pub, err = index.Publish(ctx, st, dir)
+	}
 	if err == nil && pub.Scripts == 0 {
 		fmt.Fprintln(stderr, "migadvisor: no job in the history is linked to a script yet, so the index advises on nothing: 'collect --all-users' links them through slurmdbd's stored scripts")
 	}
@@ -108,4 +138,44 @@ func publishReportOf(p index.Published) publishReport {
 
 func printPublished(out io.Writer, p publishReport) {
 	fmt.Fprintf(out, "published %s and %s (%s of %s)\n", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
+}
+
+// siteStoreFlag is --site-store (MIGADVISOR_SITE_STORE): the option file of
+// the site history in MariaDB/MySQL, for what usage says.
+func siteStoreFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "site-store", EnvVars: []string{"MIGADVISOR_SITE_STORE"},
+		DefaultText: "the site file's [history] site_store", Usage: usage + " (" + collect.StoreOff + ": none)"}
+}
+
+// openSiteStoreFor connects to the site store: flag's option file, else
+// (when byDefault) the site file's; none when the flag says off or there
+// is none.
+func openSiteStoreFor(ctx context.Context, flag, siteFile string, byDefault bool) (*mariadb.Store, error) {
+	file := flag
+	if file == "" && byDefault {
+		file = siteFile
+	}
+	if file == "" || file == collect.StoreOff {
+		return nil, nil
+	}
+	return collect.OpenSiteStore(ctx, file)
+}
+
+// showPushProgress draws a bar of the rows sent to the site store on a
+// terminal; nil elsewhere.
+func showPushProgress(stderr io.Writer) func(sent, total int) {
+	if !isTTY(stderr) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(sent, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sending to the site store"),
+				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+		}
+		_ = bar.Set(sent)
+		if sent >= total {
+			_ = bar.Finish()
+		}
+	}
 }

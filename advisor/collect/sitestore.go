@@ -1,0 +1,73 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
+	"github.com/migadvisor/migadvisor/advisor/index"
+)
+
+// StoreOff is the --site-store value that collects and publishes without
+// the site's store.
+const StoreOff = "off"
+
+// OpenSiteStore connects to the site history in MariaDB/MySQL that the
+// option file names. A file this user may not read is the admins': the
+// error says how to go on without it.
+func OpenSiteStore(ctx context.Context, optionFile string) (*mariadb.Store, error) {
+	opt, err := mariadb.ReadOptionFile(optionFile)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("%w (the site's store is its admins': --site-store %s keeps to your own history)", err, StoreOff)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mariadb.Open(ctx, opt)
+}
+
+// StoreReport is what a collect sent to the site store.
+type StoreReport struct {
+	Store   string `json:"store"`   // user@host:port/database
+	Changes int    `json:"changes"` // rows written or deleted
+}
+
+// KeepForStore turns on the history's outbox for the store before a
+// collect writes to it, so that every row it writes is sent; turned on
+// for the first time (or for another store), the whole history waits to be
+// sent.
+func KeepForStore(ctx context.Context, h *history.Store, store *mariadb.Store) error {
+	_, err := h.KeepOutbox(ctx, store.ID())
+	return err
+}
+
+// PushToStore sends what waits in the history's outbox to the store.
+func PushToStore(ctx context.Context, h *history.Store, store *mariadb.Store, progress func(sent, total int)) (StoreReport, error) {
+	n, err := store.Push(ctx, h, progress)
+	return StoreReport{Store: store.Where(), Changes: n}, err
+}
+
+// PublishStore publishes the site store in dir as a history is published
+// (index.Publish): the store is copied into a new history in a temporary
+// directory of this host, which is published, then removed.
+func PublishStore(ctx context.Context, store *mariadb.Store, dir string) (index.Published, error) {
+	tmp, err := os.MkdirTemp("", "migadvisor-publish-")
+	if err != nil {
+		return index.Published{}, fmt.Errorf("publish the site store: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	h, err := history.Open(ctx, filepath.Join(tmp, "history.db"))
+	if err != nil {
+		return index.Published{}, fmt.Errorf("publish the site store: %w", err)
+	}
+	defer h.Close()
+	if _, err := store.CopyInto(ctx, h); err != nil {
+		return index.Published{}, err
+	}
+	return index.Publish(ctx, h, dir)
+}

@@ -1,0 +1,112 @@
+//go:build mariadb
+
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
+	"github.com/migadvisor/migadvisor/advisor/index"
+)
+
+// storeOptionFile is an option file, as an admin keeps it (0600), for a new
+// database of the dev cluster's MariaDB, dropped when the test ends; and a
+// copy with a wrong password.
+func storeOptionFile(t *testing.T) (file, wrong string) {
+	t.Helper()
+	dev := "/var/tmp/slurm-local/migadvisor-site-store.cnf"
+	if dir := os.Getenv("DEV_CLUSTER_STATE"); dir != "" {
+		dev = filepath.Join(dir, "migadvisor-site-store.cnf")
+	}
+	opt, err := mariadb.ReadOptionFile(dev)
+	if err != nil {
+		t.Fatalf("the dev cluster's site store (scripts/dev-cluster.sh up makes it): %v", err)
+	}
+	db, err := mariadb.Connect(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	name := "migadvisor_test_" + hex.EncodeToString(b)
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Exec("DROP DATABASE " + name); db.Close() })
+	write := func(base, password string) string {
+		f := filepath.Join(t.TempDir(), base)
+		text := fmt.Sprintf("[client]\nuser = %s\npassword = \"%s\"\nsocket = %s\ndatabase = %s\n", opt.User, password, opt.Socket, name)
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	return write("site-store.cnf", opt.Password), write("wrong.cnf", "not-"+opt.Password)
+}
+
+// The admin's flow with the site history in MariaDB: collect --all-users
+// sends what it imported to the store and publishes the store; publish
+// alone publishes the store too; a store that refuses the password fails
+// the collect before it imports, in one sentence naming it.
+func TestMariaDBCollectAndPublish(t *testing.T) {
+	isolate(t)
+	live := filepath.Join(t.TempDir(), "site.db")
+	t.Setenv("MIGADVISOR_DB", live)
+	store, wrong := storeOptionFile(t)
+	shared := t.TempDir()
+	dump := "../../testdata/sacct/devcluster-22.05.psv"
+	text, errOut, code := migadvisor(t, "collect", "--all-users", "--scripts=false", "--sacct-file", dump, "--cluster", "migdev",
+		"--site-store", store, "--publish", shared, "--json")
+	var rep collectReport
+	if err := json.Unmarshal([]byte(text), &rep); code != 0 || err != nil || rep.Store == nil || rep.Published == nil {
+		t.Fatalf("exit %d, %v: %s%s", code, err, text, errOut)
+	}
+	jobs := rep.New
+	if jobs == 0 || rep.Store.Changes < jobs || !strings.Contains(rep.Store.Store, "/migadvisor_test_") {
+		t.Errorf("%d new jobs, the store got %+v", jobs, rep.Store)
+	}
+	if n := snapshotJobs(t, filepath.Join(shared, index.SnapshotName)); n != jobs {
+		t.Errorf("the snapshot published from the store holds %d jobs, want %d", n, jobs)
+	}
+
+	again := t.TempDir()
+	text, errOut, code = migadvisor(t, "publish", again, "--site-store", store)
+	if code != 0 || !strings.HasPrefix(text, "published "+filepath.Join(again, index.SnapshotName)) {
+		t.Fatalf("publish: exit %d: %s%s", code, text, errOut)
+	}
+	if n := snapshotJobs(t, filepath.Join(again, index.SnapshotName)); n != jobs {
+		t.Errorf("publish from the store: %d jobs, want %d", n, jobs)
+	}
+
+	before, _ := os.ReadFile(live)
+	_, errOut, code = migadvisor(t, "collect", "--all-users", "--scripts=false", "--sacct-file", dump, "--cluster", "migdev", "--site-store", wrong)
+	if code == 0 || strings.Count(strings.TrimSpace(errOut), "\n") > 0 ||
+		!strings.Contains(errOut, "could not connect: the server refused the user and password") || strings.Contains(errOut, "not-") {
+		t.Errorf("a wrong password: exit %d: %q", code, errOut)
+	}
+	if after, _ := os.ReadFile(live); len(after) != len(before) {
+		t.Error("the collect imported before it reached the store")
+	}
+}
+
+func snapshotJobs(t *testing.T, path string) int {
+	t.Helper()
+	st, err := history.OpenWith(t.Context(), path, history.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, err := st.History(t.Context(), history.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(recs)
+}
