@@ -46,9 +46,12 @@ func KeepForStore(ctx context.Context, h *history.Store, store *mariadb.Store) e
 	return err
 }
 
-// PushToStore sends what waits in the history's outbox to the store.
-func PushToStore(ctx context.Context, h *history.Store, store *mariadb.Store, progress func(sent, total int)) (StoreReport, error) {
-	n, err := store.Push(ctx, h, progress)
+// PushWhile runs collect (a Run into h) and sends to the store what it
+// writes as it commits, then the rest: the import and the store's writes
+// overlap. collect's error comes first; a push that fails leaves what it
+// did not send in the outbox, for the next collect.
+func PushWhile(ctx context.Context, h *history.Store, store *mariadb.Store, collect func() error, progress func(sent, total int)) (StoreReport, error) {
+	n, err := store.PushWhile(ctx, h, collect, progress)
 	return StoreReport{Store: store.Where(), Changes: n}, err
 }
 

@@ -221,27 +221,34 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		}
 	}
 	done := showImportProgress(w.Err, col)
-	res, err := collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
-		Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
-		OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
-		OnAccounted: func(r collect.Report) {
-			done()
-			if o.Selection.Dump != "" {
-				warnSkipped(w.Err, r.Source, r.Accounting)
-			}
-		}})
-	done()
-	if err != nil {
+	var res collect.Report
+	run := func() (err error) {
+		res, err = collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
+			Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
+			OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
+			OnAccounted: func(r collect.Report) {
+				done()
+				if o.Selection.Dump != "" {
+					warnSkipped(w.Err, r.Source, r.Accounting)
+				}
+			}})
+		done()
+		return err
+	}
+	var sent *collect.StoreReport
+	if store != nil {
+		// What the collect commits goes on to the store as it goes; what
+		// was sent is committed there, the rest waits for the next collect.
+		r, err := collect.PushWhile(ctx, col.Store, store, run, showPushProgress(w.Err))
+		if err != nil {
+			return err
+		}
+		sent = &r
+	} else if err := run(); err != nil {
 		return err
 	}
 	rep := collectReportOf(res)
-	if store != nil {
-		sent, err := collect.PushToStore(ctx, col.Store, store, showPushProgress(w.Err))
-		if err != nil {
-			return err // what was sent is committed; the rest waits for the next collect
-		}
-		rep.Store = &sent
-	}
+	rep.Store = sent
 	if o.Publish != "" {
 		// Published after every collect that committed, so readers on the
 		// login nodes see what it imported; a failed publish leaves the

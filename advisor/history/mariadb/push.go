@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -81,6 +83,45 @@ func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, 
 	}
 	return sent, ctx.Err()
 }
+
+// PushWhile runs write (a collect's import into h) and meanwhile sends to
+// the store what write has committed, then the rest once write is done
+// (or has failed): the import and the store's writes overlap. A failed
+// push stops the sending, not write, and what was not sent waits in the
+// outbox; write's error comes first.
+func (s *Store) PushWhile(ctx context.Context, h *history.Store, write func() error, progress func(sent, total int)) (int, error) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var sent int
+	var pushErr error
+	go func() {
+		defer close(done)
+		for {
+			n, err := s.Push(ctx, h, nil)
+			if sent += n; err != nil {
+				pushErr = err
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(pushWhilePause):
+			}
+		}
+	}()
+	werr := write()
+	close(stop)
+	<-done
+	if pushErr != nil {
+		return sent, cmp.Or(werr, pushErr)
+	}
+	// What write committed goes to the store, even when it failed after.
+	n, err := s.Push(ctx, h, progress)
+	return sent + n, cmp.Or(werr, err)
+}
+
+// pushWhilePause is how long PushWhile waits, the outbox empty, for write
+// to commit more.
+const pushWhilePause = 50 * time.Millisecond
 
 // apply writes one batch in one transaction: the rows written, by key
 // (INSERT ... ON DUPLICATE KEY UPDATE), then the rows deleted.

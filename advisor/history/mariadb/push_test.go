@@ -5,11 +5,13 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
@@ -222,4 +224,39 @@ func TestMariaDBPushCutShortLosesNothing(t *testing.T) {
 		t.Fatalf("the next push: %d, %v", rest, err)
 	}
 	sameTables(t, "after the next push", tableText(t, store.DB(), quote), sqliteText(t, path))
+}
+
+// PushWhile sends what the import commits while it runs, then the rest:
+// the store ends with the history whole; an import that fails says so
+// first, and what it committed has gone to the store.
+func TestMariaDBPushWhileImporting(t *testing.T) {
+	ctx := context.Background()
+	store, err := Open(ctx, testStore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h, path := collectorHistory(t, store, 0)
+	steps := 0
+	sent, err := store.PushWhile(ctx, h, func() error {
+		for ; steps < 4; steps++ {
+			importJobs(t, h, sacctgen.FirstJobID+steps*5000, 5000)
+			time.Sleep(3 * pushWhilePause)
+		}
+		return nil
+	}, nil)
+	if err != nil || sent < 20000 {
+		t.Fatalf("sent %d: %v", sent, err)
+	}
+	sameTables(t, "after importing and pushing together", tableText(t, store.DB(), quote), sqliteText(t, path))
+	failed := errors.New("sacct failed")
+	_, err = store.PushWhile(ctx, h, func() error {
+		importJobs(t, h, sacctgen.FirstJobID+50000, 100)
+		return failed
+	}, nil)
+	var jobs int
+	store.DB().QueryRow("SELECT count(*) FROM jobs").Scan(&jobs)
+	if !errors.Is(err, failed) || jobs != 20100 {
+		t.Errorf("an import that failed: %v, %d jobs in the store (want its 100 sent too: 20100)", err, jobs)
+	}
 }

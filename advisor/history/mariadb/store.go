@@ -41,9 +41,6 @@ type Store struct {
 // schema to this build's. Two collectors that open a store at once wait for
 // each other's migration (a named lock on the server).
 func Open(ctx context.Context, opt Options) (*Store, error) {
-	// The driver would log a lost connection on stderr as well: the error
-	// it returns says it, in one sentence.
-	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	s := &Store{where: opt.where(), id: opt.id(), database: opt.Database}
 	db, err := sql.Open("mysql", opt.config().FormatDSN())
 	if err != nil {
@@ -164,6 +161,9 @@ func (o Options) config() *mysql.Config {
 	}
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = 10*time.Second, 5*time.Minute, 5*time.Minute
 	c.MultiStatements = false
+	// The driver would log a lost connection on stderr as well: the error
+	// it returns says it, in one sentence.
+	c.Logger = log.New(io.Discard, "", 0)
 	c.InterpolateParams = true // one round trip a statement, not three (prepare, execute, close)
 	c.Params = map[string]string{"sql_mode": "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'"}
 	return c
