@@ -39,7 +39,7 @@ func testStore(t testing.TB) Options {
 	if err != nil {
 		t.Fatalf("the dev cluster's site store (scripts/dev-cluster.sh up makes it): %v", err)
 	}
-	admin, err := sql.Open("mysql", opt.config().FormatDSN())
+	admin, err := Connect(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

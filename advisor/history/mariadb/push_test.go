@@ -185,7 +185,7 @@ func TestMariaDBPushCutShortLosesNothing(t *testing.T) {
 	defer store.Close()
 	h, path := collectorHistory(t, store, 3*changesPerPush/2) // two batches and a half: the jobs, then their outputs' rows
 	total, _ := h.OutboxLen(ctx)
-	admin, err := sql.Open("mysql", opt.config().FormatDSN())
+	admin, err := Connect(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ type Store struct {
 // each other's migration (a named lock on the server).
 func Open(ctx context.Context, opt Options) (*Store, error) {
 	s := &Store{where: opt.where(), id: opt.id(), database: opt.Database}
-	db, err := sql.Open("mysql", opt.config().FormatDSN())
+	db, err := Connect(opt)
 	if err != nil {
 		return nil, s.fail("open", err)
 	}
@@ -60,7 +60,13 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 
 // Connect is a connection pool with the options' credentials, the
 // schema left as it is: for tools and tests that make or drop databases.
-func Connect(opt Options) (*sql.DB, error) { return sql.Open("mysql", opt.config().FormatDSN()) }
+func Connect(opt Options) (*sql.DB, error) {
+	c, err := mysql.NewConnector(opt.config()) // a DSN would lose the config's logger
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
 
 // Close closes the connections.
 func (s *Store) Close() error { return s.db.Close() }
