@@ -90,7 +90,7 @@ func openEmpty(ctx context.Context, path string) (*Store, error) {
 	}
 	// Each connection to :memory: is a database of its own: one for all.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path, schema: SchemaVersion}
+	s := &Store{db: db, path: path, schema: SchemaVersion, inMemory: true}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

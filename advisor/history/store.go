@@ -27,6 +27,9 @@ type Store struct {
 	// schema is the version of the schema read: SchemaVersion, or an older
 	// one that a read-only open reads (oldestReadable at least).
 	schema int
+	// inMemory: a history stored nowhere (openEmpty), which no other
+	// process can migrate.
+	inMemory bool
 }
 
 // migrations bring the schema from version i to i+1. Never edit one that has
@@ -499,39 +502,6 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 
 // ErrNewerSchema means the database was written by a newer migadvisor.
 var ErrNewerSchema = errors.New("the history was written by a newer migadvisor")
-
-func (s *Store) migrate(ctx context.Context) error {
-	// Opening an up-to-date history takes no lock: the version is read
-	// outside a transaction, and read again under the write lock only when
-	// it needs migrating (another process may have done it meanwhile).
-	if v, err := s.Version(ctx); err != nil || v == SchemaVersion {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return err
-	}
-	if v > SchemaVersion {
-		return fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
-	}
-	if v == SchemaVersion {
-		return nil
-	}
-	for ; v < SchemaVersion; v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("migrate schema to %d: %w", v+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
 
 // Sweep is what the history keeps of a sweep.
 type Sweep struct {

@@ -187,6 +187,47 @@ func TestOlderSchemaIsMigrated(t *testing.T) {
 	if v, _ := s.Version(ctx); v != SchemaVersion {
 		t.Errorf("version %d, want %d", v, SchemaVersion)
 	}
+	// goose, which ran the migrations after schema 2, records every one,
+	// those before it too, each once.
+	if got := appliedVersions(t, s); got != fmt.Sprint(versionsThrough(SchemaVersion)) {
+		t.Errorf("goose's record: %s", got)
+	}
+}
+
+// A new history's migrations are goose's, each recorded once.
+func TestNewHistoryRecordsItsMigrations(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := appliedVersions(t, s); got != fmt.Sprint(versionsThrough(SchemaVersion)) {
+		t.Errorf("goose's record: %s", got)
+	}
+}
+
+func appliedVersions(t *testing.T, s *Store) string {
+	t.Helper()
+	rows, err := s.db.Query(`SELECT version_id FROM migadvisor_schema WHERE is_applied ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var vs []int
+	for rows.Next() {
+		var v int
+		rows.Scan(&v)
+		vs = append(vs, v)
+	}
+	return fmt.Sprint(vs)
+}
+
+func versionsThrough(n int) []int {
+	vs := make([]int, n+1)
+	for i := range vs {
+		vs[i] = i
+	}
+	return vs
 }
 
 // memUtilLine is a monitor's line with the memory utilization (mem_util).
