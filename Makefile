@@ -161,7 +161,7 @@ reference:
 	$(GO) test -count=1 ./cmd/migadvisor -run '^TestCommandReference$$' -update
 
 generate:
-	$(GO) test -count=1 ./catalog -run '^TestBuiltinModels$$' -update
+	$(GO) test -count=1 ./catalog -run '^TestBuiltin(Models|SitesAndReferences)$$' -update
 
 site:
 	mkdocs build --strict --site-dir bin/site

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 )
 
 // A reference set is a site's published benchmark tables: measured runs of
@@ -145,17 +147,39 @@ func (set *ReferenceSet) Recognise(texts ...string) (*Benchmark, bool) {
 	return nil, false
 }
 
-func loadReferenceSet(dir string) (*ReferenceSet, error) {
-	root := path.Join("data/reference", dir)
-	index, err := referenceFS.ReadFile(path.Join(root, "index.toml"))
+// referenceFile is a reference set's index.toml.
+type referenceFile struct {
+	Version int `toml:"version"`
+	ReferenceSet
+}
+
+// referenceIndex is the set's index.toml, decoded at build time where it
+// is built in (builtin_gen.go), as the built-in sites are.
+func referenceIndex(dir string) (*referenceFile, error) {
+	if decoded, ok := generatedReferenceIndexes[dir]; ok {
+		return decoded(), nil
+	}
+	return decodeReferenceIndex(dir)
+}
+
+// decodeReferenceIndex decodes the set's index.toml.
+func decodeReferenceIndex(dir string) (*referenceFile, error) {
+	name := path.Join("data/reference", dir, "index.toml")
+	data, err := referenceFS.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	var file struct {
-		Version int `toml:"version"`
-		ReferenceSet
+	file := &referenceFile{}
+	if err := decodeStrict(name, data, file); err != nil {
+		return nil, err
 	}
-	if err := decodeStrict(path.Join(root, "index.toml"), index, &file); err != nil {
+	return file, nil
+}
+
+func loadReferenceSet(dir string) (*ReferenceSet, error) {
+	root := path.Join("data/reference", dir)
+	file, err := referenceIndex(dir)
+	if err != nil {
 		return nil, err
 	}
 	if file.Version != 1 {
@@ -258,7 +282,7 @@ func (b *Benchmark) parse(data []byte, site *Site) error {
 	return nil
 }
 
-var nominalGB = regexp.MustCompile(`(?i)(\d+)\s*g`)
+var nominalGB = lazyre.New(`(?i)(\d+)\s*g`)
 
 // ProfileForLabel reads the names tables give a profile: its own name,
 // alone or in a label ("1g.10gb", "MIG 1g.5gb", "1g.10gb:1"); the whole GPU

@@ -170,6 +170,19 @@ func LoadFile(file string) (*Site, error) {
 // submission); its version is checked before anything else is judged, so
 // a newer format is named as such rather than by one of its new keys.
 func Parse(name string, data []byte) (*Site, error) {
+	s, err := decodeSite(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolve(name, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decodeSite decodes a site file, checks its version and that it has no
+// key the Site does not, and resolves nothing.
+func decodeSite(name string, data []byte) (*Site, error) {
 	s := &Site{Source: name}
 	md, err := toml.Decode(string(data), s)
 	if err != nil {
@@ -188,9 +201,6 @@ func Parse(name string, data []byte) (*Site, error) {
 		return nil, err
 	}
 	if err := undecodedError(name, data, md); err != nil {
-		return nil, err
-	}
-	if err := s.resolve(name, data); err != nil {
 		return nil, err
 	}
 	return s, nil
