@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -98,7 +98,7 @@ func (l *linter) add(line int, sev, code, format string, args ...any) {
 	l.findings = append(l.findings, Finding{Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-var commentedDirective = regexp.MustCompile(`^(\s+#\s*SBATCH|#\s+SBATCH|#sbatch|#Sbatch)\b`)
+var commentedDirective = lazyre.New(`^(\s+#\s*SBATCH|#\s+SBATCH|#sbatch|#Sbatch)\b`)
 
 // commentedDirectives flags header lines that look like directives but are
 // comments to sbatch. "##SBATCH" is the usual way to disable one and is left alone.
@@ -125,7 +125,7 @@ func (l *linter) lateDirectives() {
 	}
 }
 
-var shellVariable = regexp.MustCompile(`\$(\{?[A-Za-z_][A-Za-z0-9_]*)`)
+var shellVariable = lazyre.New(`\$(\{?[A-Za-z_][A-Za-z0-9_]*)`)
 
 func (l *linter) unexpandedVariables() {
 	for _, o := range l.s.Options {

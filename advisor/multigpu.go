@@ -3,10 +3,10 @@ package advisor
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -174,7 +174,7 @@ var printOnly = map[string]bool{"echo": true, "printf": true, "cat": true, ":": 
 var prefixes = map[string]bool{"then": true, "do": true, "else": true, "elif": true, "if": true, "while": true,
 	"until": true, "!": true, "{": true, "}": true, "time": true, "exec": true, "nohup": true, "command": true, "env": true}
 
-var reAssignment = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+var reAssignment = lazyre.New(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
 
 // launchers are the commands whose flags say how many GPU processes run.
 var launchers = map[string]bool{"torchrun": true, "accelerate": true, "deepspeed": true, "horovodrun": true,
@@ -308,7 +308,7 @@ func commandName(words []string) string {
 	return name
 }
 
-var reVariable = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?$`)
+var reVariable = lazyre.New(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?$`)
 
 // expand gives a word's value where it is a variable the script set to a
 // literal ($NGPUS, ${NGPUS}, ${NGPUS:-4}); other words are as written.

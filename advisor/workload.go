@@ -4,9 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -19,7 +19,7 @@ const (
 
 // pythonFile finds the Python (or shell) files a script runs: "python
 // train.py", "srun python3 -u src/finetune.py", "bash run.sh".
-var pythonFile = regexp.MustCompile(`(?:^|[\s'"=])([\w./~-]+\.(?:py|sh))\b`)
+var pythonFile = lazyre.New(`(?:^|[\s'"=])([\w./~-]+\.(?:py|sh))\b`)
 
 // RecogniseWorkload finds the reference benchmark a script looks like, from
 // its own text and the code files it names (relative to the script's

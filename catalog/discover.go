@@ -3,9 +3,10 @@ package catalog
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 )
 
 // DiscoveredGPU is a GPU and its MIG GPU-instance profiles as the driver
@@ -32,7 +33,7 @@ type DiscoveredProfile struct {
 	MemorySlicesN int    `json:"memory_slices_total"`
 }
 
-var gpuFamily = regexp.MustCompile(`(?i)\b([A-Z]{1,2}\d{2,3}[A-Z]?)\b`)
+var gpuFamily = lazyre.New(`(?i)\b([A-Z]{1,2}\d{2,3}[A-Z]?)\b`)
 
 // GRESPrefix is a short lower-case family name ("h100") for GRES type names.
 func (g DiscoveredGPU) GRESPrefix() string {

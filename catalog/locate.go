@@ -1,9 +1,10 @@
 package catalog
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 )
 
 // keyPos is where a key is set in a TOML file.
@@ -69,7 +70,7 @@ func lineOf(positions []keyPos, table string, index int, key string) int {
 	return 0
 }
 
-var quotedPart = regexp.MustCompile(`"([^"]*)"|'([^']*)'`)
+var quotedPart = lazyre.New(`"([^"]*)"|'([^']*)'`)
 
 func cleanKey(k string) string {
 	k = quotedPart.ReplaceAllString(strings.TrimSpace(k), "$1$2")
@@ -118,7 +119,7 @@ func bracketBalance(s string) int {
 	return n
 }
 
-var tomlLine = regexp.MustCompile(`line (\d+)`)
+var tomlLine = lazyre.New(`line (\d+)`)
 
 // lineFromDecodeError digs the line number out of a decoder error.
 func lineFromDecodeError(msg string) int {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 )
 
 // Client runs Slurm's commands: always an argument vector, never a shell,
@@ -346,7 +348,7 @@ func (b *tailBuffer) String() string {
 }
 
 // startAt is how `sbatch --test-only` reports when a job would start.
-var startAt = lazyRE(`to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)`)
+var startAt = lazyre.New(`to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)`)
 
 // StartEstimate asks the scheduler, without submitting, when the script
 // would start (`sbatch --test-only`, run in dir). It gives up after 10 s:
@@ -367,7 +369,7 @@ func (c *Client) StartEstimate(ctx context.Context, dir, script string) (time.Ti
 		}
 		return time.Time{}, &CommandError{Name: "sbatch", Args: []string{"--test-only", script}, Status: status, Stderr: string(out), Err: err}
 	}
-	m := startAt.get().FindSubmatch(out)
+	m := startAt.Get().FindSubmatch(out)
 	if m == nil {
 		return time.Time{}, fmt.Errorf("sbatch --test-only gave no start time: %q", strings.TrimSpace(string(out)))
 	}

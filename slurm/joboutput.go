@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 )
 
 // OOM kinds.
@@ -83,23 +85,23 @@ type ScanOptions struct {
 const maxLine = 64 << 10 // longer lines are read up to this much
 
 var (
-	reTorchOOM   = lazyRE(`(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
-	reTorchInUse = lazyRE(`this process has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
-	reTorchProc  = lazyRE(`Process \d+ has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
-	reTorchAlloc = lazyRE(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
-	reTorchByPT  = lazyRE(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
-	reMIGAssert  = lazyRE(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
-	reTFOOM      = lazyRE(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
-	reJAXOOM     = lazyRE(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
-	reCUDAOOM    = lazyRE(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
-	reHostOOM    = lazyRE(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
-	reCancelled  = lazyRE(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
-	reWork       = lazyRE(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
-	reMetric     = lazyRE(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
-	reVersion    = lazyRE(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
-	reMonitor    = lazyRE(MonitorLinePrefix + `\s+peak_mib=`)
-	reGromacs    = lazyRE(`^Performance:\s+([\d.]+)\s+[\d.]+`)
-	reHFSamples  = lazyRE(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
+	reTorchOOM   = lazyre.New(`(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
+	reTorchInUse = lazyre.New(`this process has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchProc  = lazyre.New(`Process \d+ has ([\d.]+ (?:bytes|[KMGT]iB)) memory in use`)
+	reTorchAlloc = lazyre.New(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
+	reTorchByPT  = lazyre.New(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
+	reMIGAssert  = lazyre.New(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
+	reTFOOM      = lazyre.New(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
+	reJAXOOM     = lazyre.New(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
+	reCUDAOOM    = lazyre.New(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
+	reHostOOM    = lazyre.New(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
+	reCancelled  = lazyre.New(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
+	reWork       = lazyre.New(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
+	reMetric     = lazyre.New(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
+	reVersion    = lazyre.New(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
+	reMonitor    = lazyre.New(MonitorLinePrefix + `\s+peak_mib=`)
+	reGromacs    = lazyre.New(`^Performance:\s+([\d.]+)\s+[\d.]+`)
+	reHFSamples  = lazyre.New(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
 
 // maxVersions bounds the MIGADVISOR_VERSION names kept from one output.
@@ -292,7 +294,7 @@ func gpuOOM(text string) *OOMEvent {
 		need := Unknown * 1.0
 		if tried, ok := parseTorchSize(m[1]); ok {
 			held := 0.0
-			for _, re := range []*lazyRegexp{reTorchInUse, reTorchAlloc, reTorchByPT} {
+			for _, re := range []*lazyre.Regexp{reTorchInUse, reTorchAlloc, reTorchByPT} {
 				if h := re.FindStringSubmatch(text); h != nil {
 					held, _ = parseTorchSize(h[1])
 					break
