@@ -43,10 +43,11 @@ var outboxTables12 = []OutboxTable{
 // order in which each is written after those it refers to.
 var OutboxTables = outboxTables12
 
-// outboxSchema is the outbox and its triggers for tables.
-func outboxSchema(tables []OutboxTable) string {
-	var b strings.Builder
-	b.WriteString(`CREATE TABLE outbox (
+// outboxMigration is migration 12: the outbox and a trigger for each write
+// to each of outboxTables12, written out (outbox_test.go's outboxSchema
+// wrote it) so that no program pays for building it at start-up: the sbatch
+// wrapper links this package.
+const outboxMigration = `CREATE TABLE outbox (
 		seq INTEGER PRIMARY KEY, -- the order the changes were made in
 		tbl TEXT NOT NULL,       -- the table changed
 		k1, k2, k3               -- the key of the row written or deleted
@@ -54,19 +55,73 @@ func outboxSchema(tables []OutboxTable) string {
 	CREATE TABLE outbox_on (
 		store TEXT NOT NULL      -- the site store the changes go to (a row: on; none: off)
 	);
-`)
-	for _, t := range tables {
-		for _, ev := range []struct{ name, row string }{{"insert", "NEW"}, {"update", "NEW"}, {"delete", "OLD"}} {
-			var ks, vs []string
-			for i, c := range t.Key {
-				ks, vs = append(ks, fmt.Sprintf("k%d", i+1)), append(vs, ev.row+"."+c)
-			}
-			fmt.Fprintf(&b, "\tCREATE TRIGGER outbox_%s_%s AFTER %s ON %s WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN\n\t\tINSERT INTO outbox(tbl, %s) VALUES ('%s', %s); END;\n",
-				t.Name, ev.name, strings.ToUpper(ev.name), t.Name, strings.Join(ks, ", "), t.Name, strings.Join(vs, ", "))
-		}
-	}
-	return b.String()
-}
+	CREATE TRIGGER outbox_scripts_insert AFTER INSERT ON scripts WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('scripts', NEW.fingerprint); END;
+	CREATE TRIGGER outbox_scripts_update AFTER UPDATE ON scripts WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('scripts', NEW.fingerprint); END;
+	CREATE TRIGGER outbox_scripts_delete AFTER DELETE ON scripts WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('scripts', OLD.fingerprint); END;
+	CREATE TRIGGER outbox_sweeps_insert AFTER INSERT ON sweeps WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('sweeps', NEW.id); END;
+	CREATE TRIGGER outbox_sweeps_update AFTER UPDATE ON sweeps WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('sweeps', NEW.id); END;
+	CREATE TRIGGER outbox_sweeps_delete AFTER DELETE ON sweeps WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('sweeps', OLD.id); END;
+	CREATE TRIGGER outbox_variants_insert AFTER INSERT ON variants WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('variants', NEW.sweep_id, NEW.profile); END;
+	CREATE TRIGGER outbox_variants_update AFTER UPDATE ON variants WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('variants', NEW.sweep_id, NEW.profile); END;
+	CREATE TRIGGER outbox_variants_delete AFTER DELETE ON variants WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('variants', OLD.sweep_id, OLD.profile); END;
+	CREATE TRIGGER outbox_jobs_insert AFTER INSERT ON jobs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('jobs', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_jobs_update AFTER UPDATE ON jobs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('jobs', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_jobs_delete AFTER DELETE ON jobs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('jobs', OLD.cluster, OLD.job_key); END;
+	CREATE TRIGGER outbox_submissions_insert AFTER INSERT ON submissions WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('submissions', NEW.cluster, NEW.job_id); END;
+	CREATE TRIGGER outbox_submissions_update AFTER UPDATE ON submissions WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('submissions', NEW.cluster, NEW.job_id); END;
+	CREATE TRIGGER outbox_submissions_delete AFTER DELETE ON submissions WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('submissions', OLD.cluster, OLD.job_id); END;
+	CREATE TRIGGER outbox_outputs_insert AFTER INSERT ON outputs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('outputs', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_outputs_update AFTER UPDATE ON outputs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('outputs', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_outputs_delete AFTER DELETE ON outputs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('outputs', OLD.cluster, OLD.job_key); END;
+	CREATE TRIGGER outbox_unscripted_insert AFTER INSERT ON unscripted WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('unscripted', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_unscripted_update AFTER UPDATE ON unscripted WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('unscripted', NEW.cluster, NEW.job_key); END;
+	CREATE TRIGGER outbox_unscripted_delete AFTER DELETE ON unscripted WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2) VALUES ('unscripted', OLD.cluster, OLD.job_key); END;
+	CREATE TRIGGER outbox_watermarks_insert AFTER INSERT ON watermarks WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('watermarks', NEW.scope); END;
+	CREATE TRIGGER outbox_watermarks_update AFTER UPDATE ON watermarks WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('watermarks', NEW.scope); END;
+	CREATE TRIGGER outbox_watermarks_delete AFTER DELETE ON watermarks WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('watermarks', OLD.scope); END;
+	CREATE TRIGGER outbox_settings_insert AFTER INSERT ON settings WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('settings', NEW.key); END;
+	CREATE TRIGGER outbox_settings_update AFTER UPDATE ON settings WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('settings', NEW.key); END;
+	CREATE TRIGGER outbox_settings_delete AFTER DELETE ON settings WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1) VALUES ('settings', OLD.key); END;
+	CREATE TRIGGER outbox_script_names_insert AFTER INSERT ON script_names WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('script_names', NEW.name, NEW.user, NEW.fingerprint); END;
+	CREATE TRIGGER outbox_script_names_update AFTER UPDATE ON script_names WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('script_names', NEW.name, NEW.user, NEW.fingerprint); END;
+	CREATE TRIGGER outbox_script_names_delete AFTER DELETE ON script_names WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('script_names', OLD.name, OLD.user, OLD.fingerprint); END;
+	CREATE TRIGGER outbox_emulated_runs_insert AFTER INSERT ON emulated_runs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('emulated_runs', NEW.cluster, NEW.job_key, NEW.profile); END;
+	CREATE TRIGGER outbox_emulated_runs_update AFTER UPDATE ON emulated_runs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('emulated_runs', NEW.cluster, NEW.job_key, NEW.profile); END;
+	CREATE TRIGGER outbox_emulated_runs_delete AFTER DELETE ON emulated_runs WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN
+		INSERT INTO outbox(tbl, k1, k2, k3) VALUES ('emulated_runs', OLD.cluster, OLD.job_key, OLD.profile); END;
+`
 
 // KeepOutbox turns the outbox on for the site store named store, and
 // returns how many rows it holds. Turned on for the first time, or for

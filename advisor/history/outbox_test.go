@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -87,4 +89,36 @@ func fmt1(v any) string {
 	}
 	s, _ := v.(string)
 	return s
+}
+
+// Migration 12, written out, is the outbox of schema 12's tables.
+func TestOutboxMigrationIsItsTables(t *testing.T) {
+	if outboxSchema(outboxTables12) != outboxMigration {
+		t.Error("outboxMigration is not outboxSchema(outboxTables12): a shipped migration changed?")
+	}
+}
+
+// outboxSchema is the outbox and its triggers for tables.
+func outboxSchema(tables []OutboxTable) string {
+	var b strings.Builder
+	b.WriteString(`CREATE TABLE outbox (
+		seq INTEGER PRIMARY KEY, -- the order the changes were made in
+		tbl TEXT NOT NULL,       -- the table changed
+		k1, k2, k3               -- the key of the row written or deleted
+	);
+	CREATE TABLE outbox_on (
+		store TEXT NOT NULL      -- the site store the changes go to (a row: on; none: off)
+	);
+`)
+	for _, t := range tables {
+		for _, ev := range []struct{ name, row string }{{"insert", "NEW"}, {"update", "NEW"}, {"delete", "OLD"}} {
+			var ks, vs []string
+			for i, c := range t.Key {
+				ks, vs = append(ks, fmt.Sprintf("k%d", i+1)), append(vs, ev.row+"."+c)
+			}
+			fmt.Fprintf(&b, "\tCREATE TRIGGER outbox_%s_%s AFTER %s ON %s WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN\n\t\tINSERT INTO outbox(tbl, %s) VALUES ('%s', %s); END;\n",
+				t.Name, ev.name, strings.ToUpper(ev.name), t.Name, strings.Join(ks, ", "), t.Name, strings.Join(vs, ", "))
+		}
+	}
+	return b.String()
 }

@@ -216,7 +216,7 @@ var migrations = []string{
 	// 12: the outbox of a history whose changes go on to a site store in
 	// MariaDB (advisor/history/mariadb): while outbox_on holds a row,
 	// triggers note the key of every row written or deleted.
-	outboxSchema(outboxTables12),
+	outboxMigration,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
