@@ -22,8 +22,9 @@ import (
 // advise from (record only), with a run of the script in the user's advice
 // index, and with it in a site's index as large as a 1M-job history
 // publishes (advice computed and printed, then the record); and, as the
-// floor of a wrapper that runs sbatch as its child, a Go program that does
-// only that (testdata/passthrough).
+// floors, a Go program that only runs sbatch as its child
+// (testdata/passthrough), and one that only execs it in its own place
+// (testdata/execfloor): what no Go wrapper can go below.
 func BenchmarkSbatchWrapper(b *testing.B) {
 	bin := sbatchBinary(b)
 	shim, _ := filepath.Abs("../../scripts/sbatch") // as installed: the shim, then the lean binary
@@ -32,13 +33,15 @@ func BenchmarkSbatchWrapper(b *testing.B) {
 	os.WriteFile(stub, []byte("#!/bin/sh\necho \"Submitted batch job $$\"\n"), 0o755)
 	script := filepath.Join(dir, "job.sh")
 	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	for _, name := range []string{"passthrough-floor", "empty-history", "advice", "advice-site-1M"} {
+	for _, name := range []string{"exec-floor", "passthrough-floor", "empty-history", "advice", "advice-site-1M"} {
 		b.Run(name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "history.db")
 			site, bin := "wulver", bin
 			switch name {
+			case "exec-floor":
+				bin = testdataBinary(b, "execfloor")
 			case "passthrough-floor":
-				bin = passthroughBinary(b)
+				bin = testdataBinary(b, "passthrough")
 			case "advice":
 				historyWithJob2(b, db, script)
 			case "advice-site-1M":
@@ -94,13 +97,13 @@ func siteWithLargeIndex(b *testing.B, script string) string {
 	return site
 }
 
-// passthroughBinary builds testdata/passthrough as the wrapper is built (no cgo).
-func passthroughBinary(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "passthrough")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/passthrough")
+// testdataBinary builds testdata/NAME as the wrapper is built (no cgo).
+func testdataBinary(b *testing.B, name string) string {
+	bin := filepath.Join(b.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build the passthrough: %v\n%s", err, out)
+		b.Fatalf("build testdata/%s: %v\n%s", name, err, out)
 	}
 	return bin
 }
