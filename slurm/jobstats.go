@@ -79,6 +79,18 @@ type jobstatsJSON struct {
 // ErrNotJobstats; a summary that cannot be read, or is larger than any job
 // makes, is an error that says which. It never reads more than its bounds.
 func DecodeJobstats(field string) (*Jobstats, error) {
+	var d jobstatsDecoder
+	return d.decode(field)
+}
+
+// jobstatsDecoder decodes summaries one after another with one gzip
+// reader, which a million jobs' summaries would otherwise each allocate.
+type jobstatsDecoder struct {
+	zr  *gzip.Reader
+	buf bytes.Buffer
+}
+
+func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
 	field = strings.TrimSpace(field)
 	switch {
 	case field == "":
@@ -94,14 +106,20 @@ func DecodeJobstats(field string) (*Jobstats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobstats summary: not base64: %w", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if d.zr == nil {
+		d.zr, err = gzip.NewReader(bytes.NewReader(raw))
+	} else {
+		err = d.zr.Reset(bytes.NewReader(raw))
+	}
 	if err != nil {
+		d.zr = nil
 		return nil, fmt.Errorf("jobstats summary: not gzip: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, maxJobstatsDecoded+1))
-	if err != nil {
+	d.buf.Reset()
+	if _, err := d.buf.ReadFrom(io.LimitReader(d.zr, maxJobstatsDecoded+1)); err != nil {
 		return nil, fmt.Errorf("jobstats summary: %w", err)
 	}
+	data := d.buf.Bytes()
 	if len(data) > maxJobstatsDecoded {
 		return nil, fmt.Errorf("jobstats summary over %d MiB once decompressed: refused", maxJobstatsDecoded>>20)
 	}

@@ -17,7 +17,7 @@ import (
 var SacctFields = []string{
 	"JobIDRaw", "JobID", "Cluster", "User", "Account", "Partition", "QOS", "State", "ExitCode",
 	"Submit", "Start", "End", "ElapsedRaw", "TimelimitRaw", "NNodes", "AllocCPUS", "NTasks",
-	"ReqMem", "MaxRSS", "AllocTRES", "ReqTRES", "TRESUsageInMax", "NodeList", "WorkDir", "JobName",
+	"ReqMem", "MaxRSS", "AllocTRES", "ReqTRES", "TRESUsageInMax", "NodeList", "WorkDir", "AdminComment", "JobName",
 }
 
 // SacctDelimiter separates fields when migadvisor runs sacct itself: a control
@@ -52,6 +52,11 @@ type AcctJob struct {
 	GPUCount    int
 	GPUMemMiB   float64 // gres/gpumem of TRESUsageInMax, max over steps
 	GPUUtil     float64 // gres/gpuutil of TRESUsageInMax, max over steps
+	// Jobstats is the jobstats summary in the job's AdminComment (nil: none,
+	// or the site's own note); JobstatsErr why one could not be read (the
+	// job is imported all the same).
+	Jobstats    *Jobstats
+	JobstatsErr error
 
 	HasJobLine bool // the allocation's own line was in the input
 	ReqTRES    string
@@ -125,6 +130,7 @@ const (
 	colTRESUsageInMax
 	colNodeList
 	colWorkDir
+	colAdminComment
 	colJobName
 	numCols
 )
@@ -137,7 +143,7 @@ var colByName = map[string]int{
 	"timelimit": colTimelimit, "nnodes": colNNodes, "alloccpus": colAllocCPUS, "ncpus": colNCPUS,
 	"ntasks": colNTasks, "reqmem": colReqMem, "maxrss": colMaxRSS, "alloctres": colAllocTRES,
 	"reqtres": colReqTRES, "tresusageinmax": colTRESUsageInMax, "nodelist": colNodeList,
-	"workdir": colWorkDir, "jobname": colJobName,
+	"workdir": colWorkDir, "admincomment": colAdminComment, "jobname": colJobName,
 }
 
 // SacctReader reads `sacct --parsable2` output that starts with its header
@@ -159,6 +165,8 @@ type SacctReader struct {
 	fields []string
 	cur    *AcctJob
 	err    error
+
+	jobstats jobstatsDecoder // one gzip reader for every summary of the stream
 
 	// Skipped lists the records that could not be read, in input order:
 	// the first MaxSkippedKept of them (a garbled dump of millions of lines
@@ -458,6 +466,12 @@ func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
 	j.Name = s.get(rec, colJobName)
 	j.WorkDir = s.get(rec, colWorkDir)
 	j.NodeList = s.get(rec, colNodeList)
+	if c := s.get(rec, colAdminComment); c != "" {
+		j.Jobstats, j.JobstatsErr = s.jobstats.decode(c)
+		if errors.Is(j.JobstatsErr, ErrNotJobstats) {
+			j.JobstatsErr = nil
+		}
+	}
 	j.State, j.CancelledBy = splitState(s.get(rec, colState))
 	j.ExitCode, j.ExitSignal, err = parseExitCode(s.get(rec, colExitCode))
 	if err != nil {

@@ -77,10 +77,10 @@ func TestImportIsIdempotent(t *testing.T) {
 func TestImportUpdatesRunningJobAndKeepsFullRecordOverStub(t *testing.T) {
 	s := openTemp(t)
 	header := strings.Join(slurm.SacctFields, "|") + "\n"
-	running := header + "40|40|c1|u|a|gpu|normal|RUNNING|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|Unknown|5|60|1|2||8G||cpu=2,gres/gpu:a100_20g=1,gres/gpu=1,mem=8G,node=1|cpu=2,gres/gpu:a100_20g=1,mem=8G||vm|/w|train\n"
+	running := header + "40|40|c1|u|a|gpu|normal|RUNNING|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|Unknown|5|60|1|2||8G||cpu=2,gres/gpu:a100_20g=1,gres/gpu=1,mem=8G,node=1|cpu=2,gres/gpu:a100_20g=1,mem=8G||vm|/w||train\n"
 	done := strings.Replace(running, "RUNNING|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|Unknown|5", "COMPLETED|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|2026-11-21T01:10:01|600", 1) +
-		"40.batch|40.batch|c1||a|||COMPLETED|0:0||||600||1|2|1||2048000K|||mem=2048000K|vm||batch\n"
-	stub := header + "40|40|c1|root|a||Unknown|COMPLETED|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|2026-11-21T01:10:01|600||1|2||16?||cpu=2,mem=8G|||vm||allocation\n"
+		"40.batch|40.batch|c1||a|||COMPLETED|0:0||||600||1|2|1||2048000K|||mem=2048000K|vm|||batch\n"
+	stub := header + "40|40|c1|root|a||Unknown|COMPLETED|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|2026-11-21T01:10:01|600||1|2||16?||cpu=2,mem=8G|||vm|||allocation\n"
 
 	if st := importText(t, s, running); st.New != 1 {
 		t.Fatalf("running: %+v", st)

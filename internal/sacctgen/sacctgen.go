@@ -4,6 +4,10 @@
 package sacctgen
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -25,6 +29,10 @@ const runningEvery = 200
 // Reader streams a dump of n jobs (3 lines each) plus the header, with
 // migadvisor's field list and the given delimiter ("|" or slurm.SacctDelimiter).
 type Reader struct {
+	// Jobstats: the GPU jobs that ended carry a jobstats summary in their
+	// AdminComment, as at a site that runs Princeton's jobstats.
+	Jobstats bool
+
 	n, i  int
 	first int
 	delim string
@@ -78,9 +86,9 @@ func (r *Reader) appendJob(b []byte, n int) []byte {
 	start, elapsed := 1_790_000_000+i*7, 60+i%7200
 	d := r.delim
 	times := ts(start-30) + d + ts(start) + d + ts(start+elapsed)
-	line := func(jobID, user, part, qos, st, ex, limit, ntasks, reqMem, rss, alloc, req, usage, work, name string) {
+	line := func(jobID, user, part, qos, st, ex, limit, ntasks, reqMem, rss, alloc, req, usage, work, admin, name string) {
 		for k, f := range []string{jobID, jobID, "wulver", user, "ab12", part, qos, st, ex, times, strconv.Itoa(elapsed), limit, "1",
-			strconv.Itoa(cpus), ntasks, reqMem, rss, alloc, req, usage, "n0042", work, name} {
+			strconv.Itoa(cpus), ntasks, reqMem, rss, alloc, req, usage, "n0042", work, admin, name} {
 			if k > 0 {
 				b = append(b, d...)
 			}
@@ -89,12 +97,16 @@ func (r *Reader) appendJob(b []byte, n int) []byte {
 		b = append(b, '\n')
 	}
 	jid := strconv.Itoa(id)
+	admin := ""
+	if r.Jobstats && gpu != "" && state != "RUNNING" {
+		admin = JobstatsSummary(gpu, i)
+	}
 	line(jid, "user"+strconv.Itoa(i%500), "gpu", "standard", state, exit, "4320", "", strconv.Itoa(4000*cpus)+"M", "", tres, tres, "",
-		"/project/ab12/user/run"+strconv.Itoa(i%100), "train-"+strconv.Itoa(i%1000))
+		"/project/ab12/user/run"+strconv.Itoa(i%100), admin, "train-"+strconv.Itoa(i%1000))
 	rss := strconv.Itoa(100_000+(i*7919)%4_000_000) + "K"
 	usage := "cpu=00:10:00,energy=0,fs/disk=8309,mem=" + rss + ",pages=0,vmem=" + rss
-	line(jid+".batch", "", "", "", strings.Fields(state)[0], exit, "", "1", "", rss, tres, "", usage, "", "batch")
-	line(jid+".extern", "", "", "", "COMPLETED", "0:0", "", "1", "", "108K", tres, "", "cpu=00:00:00,mem=108K", "", "extern")
+	line(jid+".batch", "", "", "", strings.Fields(state)[0], exit, "", "1", "", rss, tres, "", usage, "", "", "batch")
+	line(jid+".extern", "", "", "", "COMPLETED", "0:0", "", "1", "", "108K", tres, "", "cpu=00:00:00,mem=108K", "", "", "extern")
 	return b
 }
 
@@ -107,4 +119,25 @@ func ts(unix int) string {
 func Bytes(n int, delim string) []byte {
 	data, _ := io.ReadAll(New(n, delim))
 	return data
+}
+
+// slices are the GPU memory of each generated GPU type, MiB.
+var sliceMiB = map[string]int{"a100_10g": 9728, "a100_20g": 19968, "a100_40g": 40448, "a100": 81920}
+
+// JobstatsSummary is the AdminComment jobstats writes for job i on one GPU
+// of type gpu: a slice's memory and no utilization (as on MIG), the whole
+// GPU's with it, the peak in use between 1 and 9 GiB by i.
+func JobstatsSummary(gpu string, i int) string {
+	total, used := int64(sliceMiB[gpu])<<20, int64(1+i%9)<<30
+	gpuStats := fmt.Sprintf(`"gpu_total_memory":{"0":%d},"gpu_used_memory":{"0":%d}`, total, used)
+	if gpu == "a100" {
+		gpuStats += fmt.Sprintf(`,"gpu_utilization":{"0":%d}`, 20+i%80)
+	}
+	js := fmt.Sprintf(`{"gpus":1,"nodes":{"n0042":{"cpus":4,%s,"total_memory":17179869184,"total_time":120.5,"used_memory":1073741824}},"total_time":%d}`,
+		gpuStats, 60+i%7200)
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(js))
+	zw.Close()
+	return "JS1:" + base64.StdEncoding.EncodeToString(b.Bytes())
 }
