@@ -369,6 +369,10 @@ type JobRecord struct {
 	Profile                                                string
 	AcctGPUMemMiB, GPUUtil                                 *float64
 	Stub                                                   bool
+	// What jobstats recorded (its summary in AdminComment): the largest GPU
+	// memory in use, sampled every 30 s or so, that GPU's total, and the
+	// mean utilization of the GPUs that report one.
+	JobstatsPeakMiB, JobstatsTotalMiB, JobstatsUtil *float64
 
 	// The submission, when the job is linked to a script.
 	Fingerprint, Script, RequestedProfile, SweepDir, Workload, Stdout string
@@ -426,14 +430,39 @@ func (r *JobRecord) OOM() string {
 	return ""
 }
 
-// GPUMemPeakMiB is the job's peak GPU memory: the monitor's (its processes'
-// where the driver reported them), else accounting's gres/gpumem.
+// GPUMemPeakMiB is the job's peak GPU memory from the most trustworthy of
+// its sources (GPUMemSource): the monitor's, sampled in the job every half
+// second (its processes' where the driver reported them); else jobstats',
+// sampled every 30 s or so on every GPU of the job; else accounting's
+// gres/gpumem, sampled as often, of one GPU of a step before Slurm 24.05.1.
 func (r *JobRecord) GPUMemPeakMiB() *float64 {
-	if r.MonitorPeakMiB != nil {
+	switch {
+	case r.MonitorPeakMiB != nil:
 		return r.MonitorPeakMiB
+	case r.JobstatsPeakMiB != nil:
+		return r.JobstatsPeakMiB
 	}
 	return r.AcctGPUMemMiB
 }
+
+// GPUMemPeaks are every source's peak GPU memory of the job, by source
+// (monitor, jobstats, sacct); those missing are left out.
+func (r *JobRecord) GPUMemPeaks() map[string]float64 {
+	out := map[string]float64{}
+	for source, v := range map[string]*float64{PeakMonitor: r.MonitorPeakMiB, PeakJobstats: r.JobstatsPeakMiB, PeakSacct: r.AcctGPUMemMiB} {
+		if v != nil {
+			out[source] = *v
+		}
+	}
+	return out
+}
+
+// Sources of a job's peak GPU memory, most trustworthy first.
+const (
+	PeakMonitor  = "monitor"
+	PeakJobstats = "jobstats"
+	PeakSacct    = "sacct"
+)
 
 // ReachedTimeLimit reports whether the job ended at its time limit: Slurm
 // says TIMEOUT, or its output said the limit was hit (a job that trapped
@@ -443,11 +472,14 @@ func (r *JobRecord) ReachedTimeLimit() bool {
 }
 
 // GPUUtilizationPct is the job's mean GPU utilization, %: the monitor's
-// where the device reports utilization, else accounting's gres/gpuutil; nil
-// when neither has one (an A100 MIG slice reports none).
+// where the device reports utilization, else jobstats', else accounting's
+// gres/gpuutil; nil when none has one (an A100 MIG slice reports none).
 func (r *JobRecord) GPUUtilizationPct() *float64 {
-	if r.MonitorUtilMean != nil && r.MonitorUtil == "supported" {
+	switch {
+	case r.MonitorUtilMean != nil && r.MonitorUtil == "supported":
 		return r.MonitorUtilMean
+	case r.JobstatsUtil != nil:
+		return r.JobstatsUtil
 	}
 	return r.GPUUtil
 }
@@ -463,13 +495,16 @@ func (r *JobRecord) GPUMemUtilizationPct() *float64 {
 	return nil
 }
 
-// GPUMemSource says where GPUMemPeakMiB comes from: "monitor", "sacct", or "".
+// GPUMemSource says where GPUMemPeakMiB comes from: PeakMonitor,
+// PeakJobstats, PeakSacct, or "".
 func (r *JobRecord) GPUMemSource() string {
 	switch {
 	case r.MonitorPeakMiB != nil:
-		return "monitor"
+		return PeakMonitor
+	case r.JobstatsPeakMiB != nil:
+		return PeakJobstats
 	case r.AcctGPUMemMiB != nil:
-		return "sacct"
+		return PeakSacct
 	}
 	return ""
 }
@@ -511,7 +546,7 @@ const (
 const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.user, j.account, j.partition, j.qos,
 	j.node_list, j.work_dir, j.state, j.cancelled_by, j.exit_code, j.exit_signal, j.submit, j.start, j.end,
 	j.elapsed_s, j.timelimit_min, j.nodes, j.cpus, j.req_mem_mib, j.max_rss_mib, j.gpu_type, j.gpu_count,
-	j.profile, j.gpu_mem_mib, j.gpu_util, j.stub,
+	j.profile, j.gpu_mem_mib, j.gpu_util, j.stub, j.jobstats_peak_mib, j.jobstats_total_mib, j.jobstats_util,
 	s.fingerprint, s.script, s.profile, s.sweep_dir, s.workload, s.stdout,
 	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
@@ -519,13 +554,17 @@ const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.us
 	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max`
 
 // readColumns are recordColumns as the schema read has them: a read-only
-// history of a schema before schemaMemUtil has no memory utilization,
-// read as unknown.
+// history of a schema before schemaMemUtil has no memory utilization, one
+// before schemaJobstats no jobstats figures, read as unknown.
 func (s *Store) readColumns() string {
-	if s.schema < schemaMemUtil {
-		return strings.Replace(recordColumns, "o.gpu_mem_util_mean, o.gpu_mem_util_max", "NULL, NULL", 1)
+	cols := recordColumns
+	if s.schema < schemaJobstats {
+		cols = strings.Replace(cols, "j.jobstats_peak_mib, j.jobstats_total_mib, j.jobstats_util", "NULL, NULL, NULL", 1)
 	}
-	return recordColumns
+	if s.schema < schemaMemUtil {
+		cols = strings.Replace(cols, "o.gpu_mem_util_mean, o.gpu_mem_util_max", "NULL, NULL", 1)
+	}
+	return cols
 }
 
 // newestFirst orders job records as History lists them.
@@ -841,7 +880,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
 		&r.ElapsedS, &r.TimeLimitMin, &r.Nodes, &r.CPUs, &r.ReqMemMiB, &r.MaxRSSMiB, &r.GPUType, &r.GPUCount,
-		&r.Profile, &r.AcctGPUMemMiB, &r.GPUUtil, &r.Stub,
+		&r.Profile, &r.AcctGPUMemMiB, &r.GPUUtil, &r.Stub, &r.JobstatsPeakMiB, &r.JobstatsTotalMiB, &r.JobstatsUtil,
 		&fp, &script, &reqProfile, &sweepDir, &workload, &stdout,
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,

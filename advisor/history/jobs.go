@@ -1,11 +1,13 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,9 +17,10 @@ import (
 // jobColumns are the accounting columns of a job, in the order jobValues gives them.
 const jobColumns = `job_id, array_job, name, user, account, partition, qos, node_list, work_dir,
 	state, cancelled_by, exit_code, exit_signal, submit, start, end, elapsed_s, timelimit_min,
-	nodes, cpus, req_mem_mib, max_rss_mib, gpu_type, gpu_count, profile, gpu_mem_mib, gpu_util, stub, unsettled`
+	nodes, cpus, req_mem_mib, max_rss_mib, gpu_type, gpu_count, profile, gpu_mem_mib, gpu_util, stub, unsettled,
+	jobstats_peak_mib, jobstats_total_mib, jobstats_util`
 
-const numJobColumns = 29
+const numJobColumns = 32
 
 // stubColumn is stub's place in jobColumns, from 1.
 const stubColumn = 28
@@ -41,14 +44,30 @@ type ImportStats struct {
 	New, Updated, Unchanged int
 	Stubs                   int // placeholder records that did not replace a full one
 	Partial                 int // step records whose job line was not in the input
+	// Jobstats counts the jobs with a jobstats summary read; BadJobstats
+	// those whose summary could not be (imported all the same), the first
+	// MaxBadJobstatsKept of them named in BadJobstatsJobs.
+	Jobstats, BadJobstats int
+	BadJobstatsJobs       []BadSummary
 }
+
+// BadSummary is a job whose jobstats summary could not be read, and why.
+type BadSummary struct {
+	JobID string
+	Err   string
+}
+
+// MaxBadJobstatsKept bounds the unreadable summaries an import names.
+const MaxBadJobstatsKept = 20
 
 // Total is how many jobs the import read.
 func (s ImportStats) Total() int { return s.New + s.Updated + s.Unchanged + s.Stubs + s.Partial }
 
 // Add is the sum of two imports' counts.
 func (s ImportStats) Add(o ImportStats) ImportStats {
-	return ImportStats{s.New + o.New, s.Updated + o.Updated, s.Unchanged + o.Unchanged, s.Stubs + o.Stubs, s.Partial + o.Partial}
+	bad := append(slices.Clone(s.BadJobstatsJobs), o.BadJobstatsJobs...)
+	return ImportStats{s.New + o.New, s.Updated + o.Updated, s.Unchanged + o.Unchanged, s.Stubs + o.Stubs, s.Partial + o.Partial,
+		s.Jobstats + o.Jobstats, s.BadJobstats + o.BadJobstats, bad[:min(len(bad), MaxBadJobstatsKept)]}
 }
 
 // ImportJobs stores the jobs next yields until it returns io.EOF. Importing is
@@ -241,6 +260,14 @@ func importJob(ctx context.Context, stmts *importStmts, j *slurm.AcctJob, opt Im
 		st.Partial++
 		return err
 	}
+	switch {
+	case j.Jobstats != nil:
+		st.Jobstats++
+	case j.JobstatsErr != nil:
+		if st.BadJobstats++; len(st.BadJobstatsJobs) < MaxBadJobstatsKept {
+			st.BadJobstatsJobs = append(st.BadJobstatsJobs, BadSummary{j.ID, j.JobstatsErr.Error()})
+		}
+	}
 	jobValues(args[3:], j, opt)
 	n, err := stmts.exec(ctx, stmts.insert, args)
 	if err != nil {
@@ -282,9 +309,47 @@ func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
 		j.State, j.CancelledBy, known(j.ExitCode), known(j.ExitSignal), unix(j.Submit), unix(j.Start), unix(j.End),
 		knownSeconds(j.Elapsed), limit, known(j.Nodes), known(j.CPUs), knownF(j.ReqMemMiB), knownF(j.MaxRSSMiB),
 		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(), unsettled(j),
+		jobstatsPeak(j), jobstatsTotal(j), jobstatsUtil(j),
 	} {
 		args[i].Value = v
 	}
+}
+
+// jobstatsPeak is the largest GPU memory jobstats saw the job use, MiB;
+// nil without a summary with GPUs.
+func jobstatsPeak(j *slurm.AcctJob) driver.Value {
+	if j.Jobstats == nil || len(j.Jobstats.GPUs) == 0 {
+		return nil
+	}
+	return j.Jobstats.PeakMiB()
+}
+
+// jobstatsTotal is the memory of the GPU that peaked, MiB (a slice's on MIG).
+func jobstatsTotal(j *slurm.AcctJob) driver.Value {
+	if j.Jobstats == nil || len(j.Jobstats.GPUs) == 0 {
+		return nil
+	}
+	g := slices.MaxFunc(j.Jobstats.GPUs, func(a, b slurm.JobstatsGPU) int { return cmp.Compare(a.UsedMiB, b.UsedMiB) })
+	return g.TotalMiB
+}
+
+// jobstatsUtil is the mean utilization of the job's GPUs that report one; nil
+// where none does (MIG).
+func jobstatsUtil(j *slurm.AcctJob) driver.Value {
+	if j.Jobstats == nil {
+		return nil
+	}
+	var sum float64
+	n := 0
+	for _, g := range j.Jobstats.GPUs {
+		if g.Utilization >= 0 {
+			sum, n = sum+g.Utilization, n+1
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return sum / float64(n)
 }
 
 // unsettled reports whether a job's record may still change: it has not

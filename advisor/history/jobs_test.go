@@ -3,6 +3,8 @@ package history
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +214,47 @@ func TestQueueWaitIsTheMedianOfTheNewestJobsOfAType(t *testing.T) {
 	}
 	if w, _ := s.QueueWait(ctx, []string{"a100_10g"}, time.Unix(1_900_000_000, 0), 1000); w.Jobs != 0 {
 		t.Errorf("since the future: %+v", w)
+	}
+}
+
+// Jobstats summaries in AdminComment are imported with their jobs: the
+// peak, total and utilization they give are the jobs' (the peak's source
+// said), and one that cannot be read is counted and named, its job
+// imported all the same.
+func TestImportReadsJobstatsSummaries(t *testing.T) {
+	s := openTemp(t)
+	gen := sacctgen.New(10, "|")
+	gen.Jobstats = true
+	dump, _ := io.ReadAll(gen)
+	bad := strings.Replace(string(dump), sacctgen.JobstatsSummary("a100_20g", 1), "JS1:!!!", 1)
+	if bad == string(dump) {
+		t.Fatal("job 1 has no summary to break")
+	}
+	st := importText(t, s, bad)
+	// Jobs 0..9: the GPU types cycle a100_10g, a100_20g, a100_40g, a100, none;
+	// job 1 (a100_20g) has the broken summary.
+	if st.New != 10 || st.Jobstats != 7 || st.BadJobstats != 1 || len(st.BadJobstatsJobs) != 1 ||
+		st.BadJobstatsJobs[0].JobID != fmt.Sprint(sacctgen.FirstJobID+1) || !strings.Contains(st.BadJobstatsJobs[0].Err, "not base64") {
+		t.Fatalf("import: %+v", st)
+	}
+	recs, err := s.History(context.Background(), HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]JobRecord{}
+	for _, r := range recs {
+		byID[r.JobID] = r
+	}
+	full := byID[fmt.Sprint(sacctgen.FirstJobID+3)] // a100, job 3: 4 GiB used, utilization 23%
+	if p := full.GPUMemPeakMiB(); p == nil || *p != 4096 || full.GPUMemSource() != PeakJobstats ||
+		*full.JobstatsTotalMiB != 81920 || *full.GPUUtilizationPct() != 23 {
+		t.Errorf("job 3: peak %v from %q, total %v, util %v", p, full.GPUMemSource(), full.JobstatsTotalMiB, full.GPUUtilizationPct())
+	}
+	slice := byID[fmt.Sprint(sacctgen.FirstJobID+5)] // a100_10g, job 5: 6 GiB, no utilization on MIG
+	if p := slice.GPUMemPeakMiB(); p == nil || *p != 6144 || slice.GPUUtilizationPct() != nil {
+		t.Errorf("job 5: peak %v, util %v", p, slice.GPUUtilizationPct())
+	}
+	if broken := byID[fmt.Sprint(sacctgen.FirstJobID+1)]; broken.GPUMemPeakMiB() != nil || broken.State == "" {
+		t.Errorf("job 1, its summary broken: %+v", broken)
 	}
 }

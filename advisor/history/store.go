@@ -217,6 +217,13 @@ var migrations = []string{
 	// MariaDB (advisor/history/mariadb): while outbox_on holds a row,
 	// triggers note the key of every row written or deleted.
 	outboxMigration,
+
+	// 13: what Princeton's jobstats recorded of a job's GPUs (its summary in
+	// sacct's AdminComment): the largest memory in use of its GPUs, sampled
+	// every 30 s or so, that GPU's total, and the mean utilization.
+	`ALTER TABLE jobs ADD COLUMN jobstats_peak_mib REAL;
+	ALTER TABLE jobs ADD COLUMN jobstats_total_mib REAL;
+	ALTER TABLE jobs ADD COLUMN jobstats_util REAL;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
@@ -230,6 +237,10 @@ const schemaEmulated = 10
 // schemaRanAt is the first schema with emulated runs' measured shares; a
 // read-only history of an older one reads them as unknown.
 const schemaRanAt = 11
+
+// schemaJobstats is the first schema with the jobs' jobstats figures; a
+// read-only history of an older one reads them as unknown.
+const schemaJobstats = 13
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and

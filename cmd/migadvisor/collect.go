@@ -107,18 +107,23 @@ Examples:
 
 // collectReport is collect's --json output.
 type collectReport struct {
-	Source       string                 `json:"source"` // sacct, the dump's file name, or "none"
-	Read         int                    `json:"jobs_read"`
-	New          int                    `json:"new"`
-	Updated      int                    `json:"updated"`
-	Unchanged    int                    `json:"unchanged"`
-	Stubs        int                    `json:"stubs"`
-	Skipped      []skippedLine          `json:"skipped"` // the first 1,000
-	SkippedTotal int                    `json:"skipped_total"`
-	Outputs      outputReport           `json:"outputs"`
-	Scripts      *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
-	Window       *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
-	Refiled      []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
+	Source       string        `json:"source"` // sacct, the dump's file name, or "none"
+	Read         int           `json:"jobs_read"`
+	New          int           `json:"new"`
+	Updated      int           `json:"updated"`
+	Unchanged    int           `json:"unchanged"`
+	Stubs        int           `json:"stubs"`
+	Skipped      []skippedLine `json:"skipped"` // the first 1,000
+	SkippedTotal int           `json:"skipped_total"`
+	// Jobstats counts the jobs whose jobstats summary (AdminComment) was
+	// read; BadJobstats those whose could not be, the first named.
+	Jobstats        int                    `json:"jobstats"`
+	BadJobstats     int                    `json:"jobstats_unreadable"`
+	BadJobstatsJobs []badSummaryJSON       `json:"jobstats_unreadable_jobs"`
+	Outputs         outputReport           `json:"outputs"`
+	Scripts         *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
+	Window          *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
+	Refiled         []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
@@ -133,6 +138,11 @@ type refiledJobs struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	Jobs int    `json:"jobs"`
+}
+
+type badSummaryJSON struct {
+	JobID  string `json:"job_id"`
+	Reason string `json:"reason"`
 }
 
 type skippedLine struct {
@@ -278,6 +288,10 @@ func collectReportOf(res collect.Report) collectReport {
 		UnknownToSlurm: nonNil(res.UnknownToSlurm),
 		Outputs: outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
 			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
+	rep.Jobstats, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.BadJobstats, []badSummaryJSON{}
+	for _, b := range acct.BadJobstatsJobs {
+		rep.BadJobstatsJobs = append(rep.BadJobstatsJobs, badSummaryJSON{b.JobID, b.Err})
+	}
 	for _, s := range acct.Skipped {
 		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
 	}
@@ -339,6 +353,14 @@ func printCollect(w io.Writer, rep collectReport) {
 		}
 		if n := rep.SkippedTotal; n > 0 {
 			fmt.Fprintf(w, "; %d records skipped", n)
+		}
+		fmt.Fprintln(w)
+	}
+	if rep.Jobstats > 0 || rep.BadJobstats > 0 {
+		fmt.Fprintf(w, "jobstats: GPU figures of %s read from AdminComment", textutil.Plural(rep.Jobstats, "job"))
+		if rep.BadJobstats > 0 {
+			b := rep.BadJobstatsJobs[0]
+			fmt.Fprintf(w, "; %d summaries could not be read, imported without them (job %s: %s)", rep.BadJobstats, b.JobID, b.Reason)
 		}
 		fmt.Fprintln(w)
 	}

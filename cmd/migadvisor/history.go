@@ -79,7 +79,8 @@ type historyJob struct {
 	ReqMemMiB        *float64           `json:"req_mem_mib"`
 	MaxRSSMiB        *float64           `json:"max_rss_mib"`
 	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
-	GPUMemSource     *string            `json:"gpu_mem_source"` // monitor or sacct (gres/gpumem)
+	GPUMemSource     *string            `json:"gpu_mem_source"` // the peak's: monitor, jobstats or sacct (gres/gpumem)
+	GPUMemPeaks      map[string]float64 `json:"gpu_mem_peaks"`  // every source's peak, MiB
 	GPUMemTotalMiB   *float64           `json:"gpu_mem_total_mib"`
 	GPUUtil          *string            `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
 	GPUUtilPct       *float64           `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
@@ -266,6 +267,13 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		h.History = "site"
 	}
 	h.GPUMemSource, h.GPUMemTotalMiB = strPtr(r.GPUMemSource()), roundPtr(r.MonitorTotalMiB)
+	if h.GPUMemTotalMiB == nil && r.GPUMemSource() == history.PeakJobstats {
+		h.GPUMemTotalMiB = roundPtr(r.JobstatsTotalMiB)
+	}
+	h.GPUMemPeaks = r.GPUMemPeaks()
+	for source, v := range h.GPUMemPeaks {
+		h.GPUMemPeaks[source] = math.Round(v*10) / 10 // as roundPtr
+	}
 	h.GPUUtil, h.GPUUtilPct = strPtr(r.MonitorUtil), roundPtr(r.GPUUtilizationPct())
 	h.GPUMemUtilPct = roundPtr(r.GPUMemUtilizationPct())
 	for i := range r.Emulated {
