@@ -29,7 +29,8 @@ type Run struct {
 	ExitCode  int64
 
 	NeedMiB        float64 // lower bound from a GPU OOM message
-	PeakMiB        float64 // peak GPU memory (the monitor's, else gres/gpumem)
+	PeakMiB        float64 // peak GPU memory (the monitor's, else jobstats', else gres/gpumem)
+	PeakSource     string  // where PeakMiB comes from: history.PeakMonitor, PeakJobstats or PeakSacct
 	AllocatedMiB   float64 // the framework's allocated peak (AllocatedMetric)
 	Work           float64 // work done, in WorkUnit
 	WorkUnit       string
@@ -86,7 +87,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		run.ExitCode = *r.ExitCode
 	}
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
-	run.PeakMiB = deref(r.GPUMemPeakMiB(), -1)
+	run.PeakMiB, run.PeakSource = deref(r.GPUMemPeakMiB(), -1), r.GPUMemSource()
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
@@ -157,7 +158,7 @@ func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
-			Emulated: r.Emulated != ""})
+			Emulated: r.Emulated != "", PeakSampled: sampledPeak(r.PeakSource)})
 	}
 	return out
 }
@@ -232,4 +233,16 @@ func RecordCharge(site *catalog.Site, r *history.JobRecord) (ch catalog.Charge, 
 	}
 	ch, err = site.Charge(job)
 	return ch, err == nil
+}
+
+// sampledPeak names the tool whose peak a run's is when that tool sampled
+// the GPU every 30 s or so; "" for the in-job monitor, or no peak.
+func sampledPeak(source string) string {
+	switch source {
+	case history.PeakJobstats:
+		return "jobstats"
+	case history.PeakSacct:
+		return "sacct's gres/gpumem"
+	}
+	return ""
 }

@@ -115,8 +115,9 @@ type MemoryNeedJSON struct {
 	MiB       float64 `json:"mib"`
 	Runs      int     `json:"runs"`
 	Source    string  `json:"source"`
-	Kind      string  `json:"kind"`    // allocated, peak or oom
-	Profile   string  `json:"profile"` // where the deciding figure was seen
+	Kind      string  `json:"kind"`        // allocated, peak or oom
+	By        string  `json:"measured_by"` // monitor, jobstats, sacct, framework or OOM message
+	Profile   string  `json:"profile"`     // where the deciding figure was seen
 	OnProfile int     `json:"runs_on_profile"`
 	SeenMiB   float64 `json:"seen_mib"` // the figure itself; mib adds the margin of an earlier version
 	Earlier   bool    `json:"earlier_version"`
@@ -262,7 +263,7 @@ func (a *analysis) prepare() {
 	a.need = EstimateNeed(a.memRuns)
 	if a.need.Known() {
 		n := a.need
-		a.rec.GPUMemNeed = &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, Profile: n.Profile,
+		a.rec.GPUMemNeed = &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
 			OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
 	}
 	a.hostMemory()

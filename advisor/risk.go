@@ -34,8 +34,12 @@ type MemoryRun struct {
 	Completed bool    // ended COMPLETED, without a GPU OOM
 	GPUOOM    bool
 	NeedMiB   float64 // lower bound from the OOM message; < 0 if none
-	PeakMiB   float64 // measured peak (the monitor's, else gres/gpumem); < 0 if none
-	Emulated  bool    // under MPS limits on a whole GPU (emulated.go)
+	PeakMiB   float64 // measured peak (the monitor's, else jobstats', else gres/gpumem); < 0 if none
+	// PeakSampled names the tool whose peak PeakMiB is, when it sampled the
+	// GPU every 30 s or so (jobstats, sacct's gres/gpumem) and so may have
+	// missed a spike between samples; "": the in-job monitor's.
+	PeakSampled string
+	Emulated    bool // under MPS limits on a whole GPU (emulated.go)
 	// AllocatedMiB is the framework's own peak of allocated memory (e.g.
 	// MIGADVISOR_METRIC peak_allocated_mib): unlike a peak seen by NVML it is
 	// not inflated by a caching allocator that grows into a bigger slice.
@@ -49,8 +53,15 @@ type MemoryRun struct {
 // an edit (a bigger batch, another model) may need more.
 const EarlierMargin = 1.25
 
-// figure is a run's memory figure as the need reads it: with the margin of
-// an earlier version, and its words.
+// SampledMargin widens a peak sampled every 30 s or so (jobstats, sacct's
+// gres/gpumem): a spike between samples (an evaluation pass, a checkpoint
+// gathered on the GPU) is not in it. The in-job monitor samples every half
+// second and needs none.
+const SampledMargin = 1.2
+
+// figure is a run's memory figure as the need reads it (v: the figure with
+// any margin of its source): with the margin of an earlier version, and its
+// words.
 func (r MemoryRun) figure(v float64, what string) (float64, string) {
 	if !r.Earlier {
 		return v, what + " on " + r.Profile
@@ -69,11 +80,21 @@ type MemoryNeed struct {
 	// that with EarlierMargin for an earlier version), and whether the run
 	// was of an earlier version.
 	Kind      string // NeedAllocated, NeedPeak or NeedOOM
+	By        string // what measured it: MeasuredBy*
 	Profile   string
 	OnProfile int
 	SeenMiB   float64
 	Earlier   bool
 }
+
+// What measured a need's deciding figure.
+const (
+	MeasuredByMonitor   = "monitor"     // migadvisor's NVML monitor in the job
+	MeasuredByJobstats  = "jobstats"    // the site's jobstats summary
+	MeasuredBySacct     = "sacct"       // Slurm's gres/gpumem accounting
+	MeasuredByFramework = "framework"   // the job's own report of its allocated peak
+	MeasuredByOOM       = "OOM message" // the lower bound an out-of-memory message gives
+)
 
 // Kinds of memory figure.
 const (
@@ -93,9 +114,15 @@ func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
 func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	need := MemoryNeed{MiB: unknownMiB}
 	take := func(r MemoryRun, kind string, seen float64) {
-		v, source := r.figure(seen, kindWords[kind])
+		what := kindWords[kind]
+		v := seen
+		if kind == NeedPeak && r.PeakSampled != "" {
+			what, v = "peak "+r.PeakSampled+" sampled (×1.2 for what fell between its samples)", seen*SampledMargin
+		}
+		v, source := r.figure(v, what)
 		if v > need.MiB {
 			need.MiB, need.Source, need.Kind, need.Profile, need.SeenMiB, need.Earlier = v, source, kind, r.Profile, seen, r.Earlier
+			need.By = measuredBy(r, kind)
 		}
 	}
 	allocated, peakRuns := 0, []MemoryRun{}
@@ -132,6 +159,21 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 		}
 	}
 	return need
+}
+
+// measuredBy is what measured a run's figure of a kind.
+func measuredBy(r MemoryRun, kind string) string {
+	switch {
+	case kind == NeedAllocated:
+		return MeasuredByFramework
+	case kind == NeedOOM:
+		return MeasuredByOOM
+	case r.PeakSampled == "jobstats":
+		return MeasuredByJobstats
+	case r.PeakSampled != "":
+		return MeasuredBySacct
+	}
+	return MeasuredByMonitor
 }
 
 var kindWords = map[string]string{NeedAllocated: "allocated peak", NeedPeak: "peak", NeedOOM: "OOM lower bound"}

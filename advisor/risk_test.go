@@ -120,3 +120,20 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 		t.Errorf("need %+v, want the OOM bound of its 9558 MiB peak", need)
 	}
 }
+
+// A peak sampled every 30 s (jobstats, sacct's gres/gpumem) counts with
+// SampledMargin, the monitor's as seen; the need says which measured it.
+func TestSampledPeakHasAMargin(t *testing.T) {
+	run := func(sampled string) MemoryRun {
+		return MemoryRun{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSampled: sampled}
+	}
+	for sampled, want := range map[string]struct {
+		mib float64
+		by  string
+	}{"": {3000, MeasuredByMonitor}, "jobstats": {3600, MeasuredByJobstats}, "sacct's gres/gpumem": {3600, MeasuredBySacct}} {
+		n := EstimateNeed([]MemoryRun{run(sampled)})
+		if n.MiB != want.mib || n.SeenMiB != 3000 || n.By != want.by || (sampled != "" && !strings.Contains(n.Source, sampled+" sampled")) {
+			t.Errorf("sampled by %q: %+v", sampled, n)
+		}
+	}
+}

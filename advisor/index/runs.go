@@ -44,6 +44,7 @@ type run struct {
 	ExitCode     int64           `json:"exit,omitempty"`
 	NeedMiB      float64         `json:"need"`
 	PeakMiB      float64         `json:"peak"`
+	PeakSource   string          `json:"psrc,omitempty"` // "": the monitor's
 	AllocatedMiB float64         `json:"alloc"`
 	Work         float64         `json:"work"`
 	WorkUnit     string          `json:"unit,omitempty"`
@@ -70,6 +71,9 @@ func fromRun(r advisor.Run, private bool) run {
 		AllocatedMiB: r.AllocatedMiB, Work: r.Work, WorkUnit: r.WorkUnit, Util: r.Utilization, MemUtil: r.MemUtilization,
 		CPUs: r.CPUs, ReqMemMiB: r.ReqMemMiB, MaxRSSMiB: r.MaxRSSMiB, QueueWaitS: r.QueueWaitS, GPUs: r.GPUs, Swept: r.Swept,
 		Emulated: r.Emulated, Whole: r.EmulatedWhole, RanAt: r.RanAt, Outcome: r.Outcome.Kind, AnyProfile: r.Outcome.AnyProfile}
+	if r.PeakSource != history.PeakMonitor {
+		x.PeakSource = r.PeakSource
+	}
 	if !r.Submitted.IsZero() {
 		x.Submitted = r.Submitted.Unix()
 	}
@@ -84,8 +88,11 @@ func (x run) toRun() advisor.Run {
 		TimedOut: x.TimedOut, GPUOOM: x.GPUOOM, HostOOM: x.HostOOM, ExitCode: x.ExitCode, NeedMiB: x.NeedMiB, PeakMiB: x.PeakMiB,
 		AllocatedMiB: x.AllocatedMiB, Work: x.Work, WorkUnit: x.WorkUnit, Utilization: x.Util, MemUtilization: x.MemUtil,
 		CPUs: x.CPUs, ReqMemMiB: x.ReqMemMiB, MaxRSSMiB: x.MaxRSSMiB, QueueWaitS: x.QueueWaitS, GPUs: x.GPUs, Swept: x.Swept,
-		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt,
+		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource,
 		Outcome: advisor.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
+	if x.PeakMiB >= 0 && x.PeakSource == "" {
+		r.PeakSource = history.PeakMonitor
+	}
 	if x.Submitted != 0 {
 		r.Submitted = time.Unix(x.Submitted, 0).UTC()
 	}

@@ -272,6 +272,9 @@ func evidenceWords(rec *advisor.Recommendation) string {
 	if rec.Basis == advisor.BasisNone && rec.Runs > 0 {
 		basis = ""
 	}
+	if n := rec.GPUMemNeed; n != nil && n.By != "" && rec.Prior == nil {
+		basis += ", GPU memory measured (" + n.By + ")"
+	}
 	switch {
 	case rec.Basis == advisor.BasisPrior || rec.Prior != nil:
 		return fmt.Sprintf("no runs of this script yet; the figures are the %s reference benchmark's (basis: prior)", rec.Prior.Benchmark)

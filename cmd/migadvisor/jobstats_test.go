@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor"
+)
+
+// A site that runs jobstats: two runs of a script on a full A100 whose
+// summaries (testdata/jobstats/full-3gib.psv: 3 and 3.2 GiB in use, 35%
+// busy) are all the evidence. recommend reads their peak as jobstats'
+// sampled one, with its margin, judges every slice a low risk and says
+// the memory was measured by jobstats; history lists the peaks' source.
+func TestRecommendFromJobstats(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dir := t.TempDir()
+	script := filepath.Join(dir, "job.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\n#SBATCH --mem=16G\n#SBATCH -c 4\npython train.py\n"), 0o644)
+	text, errOut, code := migadvisor(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--cluster", "wulver")
+	if code != 0 || !strings.Contains(text, "jobstats: GPU figures of 2 jobs read from AdminComment") {
+		t.Fatalf("collect: exit %d: %s%s", code, text, errOut)
+	}
+	if _, errOut, code = migadvisor(t, "track", "--cluster", "wulver", script, "501", "502"); code != 0 {
+		t.Fatalf("track: exit %d: %s", code, errOut)
+	}
+	text, errOut, code = migadvisor(t, "recommend", script)
+	if code != 0 || !strings.Contains(text, "2 runs in the history; basis: predicted, GPU memory measured (jobstats)") {
+		t.Fatalf("recommend: exit %d: %s%s", code, text, errOut)
+	}
+	text, _, _ = migadvisor(t, "recommend", "--json", script)
+	var rec advisor.Recommendation
+	if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.GPUMemNeed == nil {
+		t.Fatalf("recommend --json: %v: %s", err, text)
+	}
+	// 3.2 GiB, the larger peak, × 1.2 for what fell between jobstats' samples.
+	if n := rec.GPUMemNeed; n.By != advisor.MeasuredByJobstats || n.SeenMiB != 3277 || n.MiB != 3932 {
+		t.Errorf("the need: %+v", n)
+	}
+	for _, pa := range rec.Profiles {
+		if pa.OOMRisk != advisor.RiskLow {
+			t.Errorf("%s: risk %s (%s)", pa.Profile, pa.OOMRisk, pa.OOMRiskReason)
+		}
+	}
+	text, _, _ = migadvisor(t, "history", "--json", script)
+	if !strings.Contains(text, `"gpu_mem_source": "jobstats"`) || !strings.Contains(text, `"gpu_mem_peaks": {`) || !strings.Contains(text, `"jobstats": 3276.8`) {
+		t.Errorf("history --json: %s", text)
+	}
+}
