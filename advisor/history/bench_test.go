@@ -53,6 +53,30 @@ func BenchmarkImportJobs(b *testing.B) {
 	b.ReportMetric(float64(jobs*b.N)/total.Seconds(), "jobs/s")
 }
 
+// BenchmarkImportJobsWithJobstats imports 200k jobs whose GPU jobs carry a
+// jobstats summary in AdminComment, and the same 200k without: the target
+// is 80% of the speed without (jobs/s, "share").
+func BenchmarkImportJobsWithJobstats(b *testing.B) {
+	const jobs = 200_000
+	plain := sacctgen.Bytes(jobs, slurm.SacctDelimiter)
+	gen := sacctgen.New(jobs, slurm.SacctDelimiter)
+	gen.Jobstats = true
+	summaries, _ := io.ReadAll(gen)
+	b.ResetTimer()
+	var with, without time.Duration
+	for i := 0; i < b.N; i++ {
+		st, d := benchImport(b, jobs, bytes.NewReader(summaries))
+		if st.Jobstats == 0 {
+			b.Fatal("no summary read")
+		}
+		with += d
+		_, d = benchImport(b, jobs, bytes.NewReader(plain))
+		without += d
+	}
+	b.ReportMetric(float64(jobs*b.N)/with.Seconds(), "jobs/s")
+	b.ReportMetric(without.Seconds()/with.Seconds(), "share")
+}
+
 // BenchmarkImport1MJobs is the whole-cluster case: a 1M-job dump (3M lines)
 // streamed into a fresh history. Targets: under 20 s on 2 cores, under 200 MB
 // of peak resident memory (the process's high-water mark, reset first).
