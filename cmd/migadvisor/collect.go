@@ -62,8 +62,9 @@ Where the site keeps its history in MariaDB or MySQL (the site file's
 admins alone), collect --all-users connects to it before importing, then
 sends it every row the collect wrote or deleted: a transaction per 20,000,
 so that a store that stops midway keeps what it committed and the next
-collect sends the rest. --site-store FILE names another option file, off
-none. The collecting host's own history (--db) stays the store's outbox.
+collect sends the rest. --site-store FILE names another option file (and
+sends to it without --all-users too); --site-store off sends nowhere. The
+collecting host's own history (--db) stays the store's outbox.
 
 Importing is idempotent: the same records twice change nothing, and a job
 seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
@@ -96,7 +97,7 @@ Examples:
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			&cli.StringFlag{Name: "publish", EnvVars: []string{"MIGADVISOR_PUBLISH"}, Usage: "then publish the history's snapshot and advice index in this directory (see 'migadvisor publish')"},
-			siteStoreFlag("with --all-users, send what the collect wrote to the site history in MariaDB/MySQL that this option file reaches"),
+			siteStoreFlag("send what the collect writes to the site history in MariaDB/MySQL that this option file reaches (by default, with --all-users, the site file's [history] site_store)"),
 			clusterFlag(),
 			slurmBinFlag(),
 			jsonFlag(),
@@ -232,8 +233,9 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	}
 	done := showImportProgress(w.Err, col)
 	var res collect.Report
-	run := func() (err error) {
-		res, err = collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
+	var runErr error
+	run := func() error {
+		res, runErr = collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
 			Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
 			OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
 			OnAccounted: func(r collect.Report) {
@@ -243,13 +245,16 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 				}
 			}})
 		done()
-		return err
+		return runErr
 	}
 	var sent *collect.StoreReport
 	if store != nil {
 		// What the collect commits goes on to the store as it goes; what
 		// was sent is committed there, the rest waits for the next collect.
 		r, err := collect.PushWhile(ctx, col.Store, store, run, showPushProgress(w.Err))
+		if err != nil && runErr == nil {
+			return fmt.Errorf("%w; what this collect imported is in %s, and the next collect sends it", err, o.Global.DB)
+		}
 		if err != nil {
 			return err
 		}
@@ -267,7 +272,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		if err != nil {
 			return err
 		}
-		p := publishReportOf(pub)
+		p := publishReportOf(pub, col.Store, store)
 		rep.Published = &p
 	}
 	if o.JSON {

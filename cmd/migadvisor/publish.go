@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -44,7 +45,7 @@ published as above.
 Examples:
    migadvisor --db /var/lib/migadvisor/site.db publish /shared/migadvisor
    migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor`,
-		Flags:  []cli.Flag{jsonFlag(), siteStoreFlag("publish the site history in MariaDB/MySQL that this option file reaches, not --db")},
+		Flags:  []cli.Flag{jsonFlag(), siteStoreFlag("publish the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)")},
 		Action: bindAction(publishOptionsFrom, runPublish),
 	})
 }
@@ -89,9 +90,9 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(w.Out, publishReportOf(pub))
+		return writeJSON(w.Out, publishReportOf(pub, st, store))
 	}
-	printPublished(w.Out, publishReportOf(pub))
+	printPublished(w.Out, publishReportOf(pub, st, store))
 	return nil
 }
 
@@ -111,7 +112,7 @@ func publishFrom(ctx context.Context, st *history.Store, store *mariadb.Store, d
 		pub, err = index.Publish(ctx, st, dir)
 	}
 	if err == nil && pub.Scripts == 0 {
-		fmt.Fprintln(stderr, "migadvisor: no job in the history is linked to a script yet, so the index advises on nothing: 'collect --all-users' links them through slurmdbd's stored scripts")
+		fmt.Fprintln(stderr, "migadvisor: no job in the history is linked to a script yet, so the index advises on nothing: 'collect --all-users' (its --scripts) links them through slurmdbd's stored scripts")
 	}
 	return pub, err
 }
@@ -130,21 +131,32 @@ type publishReport struct {
 	Index    string `json:"index"`
 	Scripts  int    `json:"scripts"`
 	Runs     int    `json:"runs"`
+	From     string `json:"from"` // the history published: a file, or "site store user@host:port/database"
 }
 
-func publishReportOf(p index.Published) publishReport {
-	return publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs}
+func publishReportOf(p index.Published, st *history.Store, store *mariadb.Store) publishReport {
+	from := ""
+	switch {
+	case store != nil:
+		from = "site store " + store.Where()
+	case st != nil:
+		from = st.Path()
+	}
+	return publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs, From: from}
 }
 
 func printPublished(out io.Writer, p publishReport) {
-	fmt.Fprintf(out, "published %s and %s (%s of %s)\n", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
+	fmt.Fprintf(out, "published %s and %s (%s of %s)", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
+	if strings.HasPrefix(p.From, "site store ") {
+		fmt.Fprintf(out, " from the %s", p.From)
+	}
+	fmt.Fprintln(out)
 }
 
 // siteStoreFlag is --site-store (MIGADVISOR_SITE_STORE): the option file of
 // the site history in MariaDB/MySQL, for what usage says.
 func siteStoreFlag(usage string) cli.Flag {
-	return &cli.StringFlag{Name: "site-store", EnvVars: []string{"MIGADVISOR_SITE_STORE"},
-		DefaultText: "the site file's [history] site_store", Usage: usage + " (" + collect.StoreOff + ": none)"}
+	return &cli.StringFlag{Name: "site-store", EnvVars: []string{"MIGADVISOR_SITE_STORE"}, Usage: usage + "; " + collect.StoreOff + ": none"}
 }
 
 // openSiteStoreFor connects to the site store: flag's option file, else

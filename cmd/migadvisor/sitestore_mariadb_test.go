@@ -79,7 +79,7 @@ func TestMariaDBCollectAndPublish(t *testing.T) {
 
 	again := t.TempDir()
 	text, errOut, code = migadvisor(t, "publish", again, "--site-store", store)
-	if code != 0 || !strings.HasPrefix(text, "published "+filepath.Join(again, index.SnapshotName)) {
+	if code != 0 || !strings.HasPrefix(text, "published "+filepath.Join(again, index.SnapshotName)) || !strings.Contains(text, " from the site store ") {
 		t.Fatalf("publish: exit %d: %s%s", code, text, errOut)
 	}
 	if n := snapshotJobs(t, filepath.Join(again, index.SnapshotName)); n != jobs {

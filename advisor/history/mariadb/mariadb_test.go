@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -187,5 +189,30 @@ func TestMariaDBConnectionErrorsSaySo(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(err), opt.Password) {
 		t.Errorf("the password is in the message: %v", err)
+	}
+	// A server that takes the connection and never answers: the connect
+	// timeout, not a statement's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent
+		}
+	}()
+	defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
+	connectTimeout = time.Second
+	silent := opt
+	silent.Host, silent.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
+	start := time.Now()
+	_, err = Open(ctx, silent)
+	if err == nil || !strings.Contains(err.Error(), "could not connect: the server did not answer") || time.Since(start) > 10*time.Second {
+		t.Errorf("a silent server: %v after %v", err, time.Since(start))
 	}
 }

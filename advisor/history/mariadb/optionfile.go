@@ -100,6 +100,9 @@ func isRead(group string) bool {
 func (o *Options) set(text string, strict bool) error {
 	name, raw, hasValue := strings.Cut(text, "=")
 	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
+	if strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("not an option line (name = value)")
+	}
 	value := optionValue(raw)
 	target := map[string]*string{"host": &o.Host, "socket": &o.Socket, "user": &o.User, "password": &o.Password, "database": &o.Database}
 	if p, ok := target[name]; ok {

@@ -73,6 +73,7 @@ func TestOptionFileErrors(t *testing.T) {
 		{"unknown option of ours", "[migadvisor]\nuser = u\nhots = h\n", 0o600, `:3: unknown option "hots"`},
 		{"bad port", "[client]\nuser = u\nport = 33o6\n", 0o600, `:3: port "33o6" is not a port number`},
 		{"include", "!include /etc/my.cnf\n", 0o600, ":1: !include is not read here"},
+		{"no equals sign", "[client]\nuser = u\npassword S3cret\n", 0o600, ":3: not an option line (name = value)"},
 		{"header", "[client\n", 0o600, ":1: a group header needs a closing ']'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

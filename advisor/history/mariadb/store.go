@@ -10,6 +10,7 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -47,7 +48,11 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return nil, s.fail("open", err)
 	}
 	s.db = db
-	if err := db.PingContext(ctx); err != nil {
+	// A server that takes the connection and never answers is given the
+	// connect timeout, not the read timeout of a statement.
+	pingCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
 		return nil, s.fail("connect", err)
 	}
@@ -148,11 +153,18 @@ func (s *Store) fail(what string, err error) error {
 		return fmt.Errorf("site store %s: could not %s: the server refused the user and password (%s): check the option file", s.where, what, me.Message)
 	case errors.As(err, &me) && me.Number == 1049:
 		return fmt.Errorf("site store %s: could not %s: the database does not exist: create it (CREATE DATABASE) and grant the user its privileges", s.where, what)
-	case errors.As(err, &ne):
-		return fmt.Errorf("site store %s: could not %s: the server did not answer: %w", s.where, what, err)
+	case errors.As(err, &me) && me.Number == 1044:
+		return fmt.Errorf("site store %s: could not %s: the user may not use that database (%s): GRANT ALL PRIVILEGES ON it TO the user, or name another in the option file", s.where, what, me.Message)
+	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded), errors.Is(err, mysql.ErrInvalidConn), errors.Is(err, driver.ErrBadConn):
+		return fmt.Errorf("site store %s: could not %s: the server did not answer (within %v, or it dropped the connection): %w", s.where, what, connectTimeout, err)
 	}
 	return fmt.Errorf("site store %s: could not %s: %w", s.where, what, err)
 }
+
+// connectTimeout bounds reaching the server and its first answer; a
+// statement's answer may take a minute (a batch of 20,000 rows is written
+// in under a second on the 2-core machine).
+var connectTimeout = 10 * time.Second // a variable: its test waits less
 
 // config is the driver's configuration: the option file's, with
 // timeouts that keep an unreachable server from holding a collect for
@@ -165,7 +177,7 @@ func (o Options) config() *mysql.Config {
 	} else {
 		c.Net, c.Addr = "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.port()))
 	}
-	c.Timeout, c.ReadTimeout, c.WriteTimeout = 10*time.Second, 5*time.Minute, 5*time.Minute
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = connectTimeout, time.Minute, time.Minute
 	c.MultiStatements = false
 	// The driver would log a lost connection on stderr as well: the error
 	// it returns says it, in one sentence.
