@@ -87,7 +87,9 @@ func DecodeJobstats(field string) (*Jobstats, error) {
 // reader, which a million jobs' summaries would otherwise each allocate.
 type jobstatsDecoder struct {
 	zr  *gzip.Reader
-	buf bytes.Buffer
+	raw []byte       // the field, base64-decoded
+	in  bytes.Reader // over raw
+	buf bytes.Buffer // the JSON
 }
 
 func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
@@ -102,14 +104,17 @@ func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
 	case len(field) > maxJobstatsField:
 		return nil, fmt.Errorf("jobstats summary of %d characters: refused (a job's is a few thousand)", len(field))
 	}
-	raw, err := base64.StdEncoding.DecodeString(field[len(jobstatsPrefix):])
+	enc := field[len(jobstatsPrefix):]
+	d.raw = slices.Grow(d.raw[:0], base64.StdEncoding.DecodedLen(len(enc)))[:base64.StdEncoding.DecodedLen(len(enc))]
+	n, err := base64.StdEncoding.Decode(d.raw, []byte(enc))
 	if err != nil {
 		return nil, fmt.Errorf("jobstats summary: not base64: %w", err)
 	}
+	d.in.Reset(d.raw[:n])
 	if d.zr == nil {
-		d.zr, err = gzip.NewReader(bytes.NewReader(raw))
+		d.zr, err = gzip.NewReader(&d.in)
 	} else {
-		err = d.zr.Reset(bytes.NewReader(raw))
+		err = d.zr.Reset(&d.in)
 	}
 	if err != nil {
 		d.zr = nil

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/migadvisor/migadvisor/slurm"
@@ -136,8 +137,12 @@ func JobstatsSummary(gpu string, i int) string {
 	js := fmt.Sprintf(`{"gpus":1,"nodes":{"n0042":{"cpus":4,%s,"total_memory":17179869184,"total_time":120.5,"used_memory":1073741824}},"total_time":%d}`,
 		gpuStats, 60+i%7200)
 	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
+	zw := gzipWriters.Get().(*gzip.Writer) // a writer is a megabyte: a million would be garbage
+	zw.Reset(&b)
 	zw.Write([]byte(js))
 	zw.Close()
+	gzipWriters.Put(zw)
 	return "JS1:" + base64.StdEncoding.EncodeToString(b.Bytes())
 }
+
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
