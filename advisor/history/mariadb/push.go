@@ -181,16 +181,24 @@ const (
 )
 
 func upsert(ctx context.Context, tx *sql.Tx, t history.TableChanges, rows [][]any) error {
-	cols := make([]string, len(t.Columns))
-	update := make([]string, 0, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = quote(c)
-		update = append(update, fmt.Sprintf("%s = VALUES(%s)", cols[i], cols[i]))
+	cols := quoteAll(t.Columns)
+	update := make([]string, len(cols))
+	for i, c := range cols {
+		update[i] = fmt.Sprintf("%s = VALUES(%s)", c, c)
 	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 	var q strings.Builder
 	fmt.Fprintf(&q, "INSERT INTO %s (%s) VALUES ", quote(t.Name), strings.Join(cols, ", "))
-	args := make([]any, 0, len(rows)*len(cols))
+	args := tuples(&q, len(cols), rows)
+	fmt.Fprintf(&q, " ON DUPLICATE KEY UPDATE %s", strings.Join(update, ", "))
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
+}
+
+// tuples writes "(?, ?), (?, ?)" to q for rows of n values, and returns
+// the rows' values as the statement's arguments.
+func tuples(q *strings.Builder, n int, rows [][]any) []any {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+	args := make([]any, 0, len(rows)*n)
 	for i, r := range rows {
 		if i > 0 {
 			q.WriteString(", ")
@@ -198,9 +206,16 @@ func upsert(ctx context.Context, tx *sql.Tx, t history.TableChanges, rows [][]an
 		q.WriteString(tuple)
 		args = append(args, r...)
 	}
-	fmt.Fprintf(&q, " ON DUPLICATE KEY UPDATE %s", strings.Join(update, ", "))
-	_, err := tx.ExecContext(ctx, q.String(), args...)
-	return err
+	return args
+}
+
+// quoteAll quotes each name.
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = quote(n)
+	}
+	return out
 }
 
 // rowsPerLoad are the rows of one LOAD DATA: a few MB of text.
@@ -227,10 +242,7 @@ func load(ctx context.Context, tx *sql.Tx, t history.TableChanges, rows [][]any)
 	name := fmt.Sprintf("migadvisor-%d", loads.Add(1))
 	mysql.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(buf.Bytes()) })
 	defer mysql.DeregisterReaderHandler(name)
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = quote(c)
-	}
+	cols := quoteAll(t.Columns)
 	_, err := tx.ExecContext(ctx, fmt.Sprintf("LOAD DATA LOCAL INFILE 'Reader::%s' REPLACE INTO TABLE %s CHARACTER SET utf8mb4 (%s)",
 		name, quote(t.Name), strings.Join(cols, ", ")))
 	return err
@@ -264,21 +276,10 @@ func writeField(buf *bytes.Buffer, v any) {
 }
 
 func remove(ctx context.Context, tx *sql.Tx, t history.TableChanges, keys [][]any) error {
-	cols := make([]string, len(t.Key))
-	for i, c := range t.Key {
-		cols[i] = quote(c)
-	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	cols := quoteAll(t.Key)
 	var q strings.Builder
 	fmt.Fprintf(&q, "DELETE FROM %s WHERE (%s) IN (", quote(t.Name), strings.Join(cols, ", "))
-	args := make([]any, 0, len(keys)*len(cols))
-	for i, k := range keys {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(tuple)
-		args = append(args, k...)
-	}
+	args := tuples(&q, len(cols), keys)
 	q.WriteString(")")
 	_, err := tx.ExecContext(ctx, q.String(), args...)
 	return err
