@@ -80,7 +80,7 @@ type historyJob struct {
 	MaxRSSMiB        *float64           `json:"max_rss_mib"`
 	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
 	GPUMemSource     *string            `json:"gpu_mem_source"` // the peak's: monitor, jobstats or sacct (gres/gpumem)
-	GPUMemPeaks      map[string]float64 `json:"gpu_mem_peaks"`  // every source's peak, MiB
+	GPUMemPeaks      map[string]float64 `json:"gpu_mem_peaks"`  // every source's peak, MiB; "framework": the job's own allocated peak
 	GPUMemTotalMiB   *float64           `json:"gpu_mem_total_mib"`
 	GPUUtil          *string            `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
 	GPUUtilPct       *float64           `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
@@ -271,6 +271,9 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		h.GPUMemTotalMiB = roundPtr(r.JobstatsTotalMiB)
 	}
 	h.GPUMemPeaks = r.GPUMemPeaks()
+	if v, ok := r.Metrics[advisor.AllocatedMetric]; ok && v > 0 {
+		h.GPUMemPeaks["framework"] = v // what the job's framework allocated at most (MIGADVISOR_METRIC)
+	}
 	for source, v := range h.GPUMemPeaks {
 		h.GPUMemPeaks[source] = math.Round(v*10) / 10 // as roundPtr
 	}

@@ -51,3 +51,41 @@ func TestRecommendFromJobstats(t *testing.T) {
 		t.Errorf("history --json: %s", text)
 	}
 }
+
+// Every source's peak is in history --json: jobstats' summary and the
+// framework's own allocated peak, printed in the job's output; and
+// --site-store off, in any case, reaches for no store, even one the site
+// file names.
+func TestHistoryListsEveryPeak(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	site, _ := os.ReadFile("../../catalog/sites/wulver.toml")
+	siteFile := filepath.Join(t.TempDir(), "site.toml")
+	os.WriteFile(siteFile, append(site, []byte("\n[history]\nsite_store = \"/nonexistent/site-store.cnf\"\n")...), 0o644)
+	t.Setenv("MIGADVISOR_SITE", siteFile)
+	outputs := t.TempDir()
+	os.WriteFile(filepath.Join(outputs, "slurm-501.out"), []byte("MIGADVISOR_METRIC peak_allocated_mib 2048\n"), 0o644)
+	text, errOut, code := migadvisor(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--cluster", "wulver",
+		"--outputs", outputs, "--all-users", "--scripts=false", "--site-store", "OFF")
+	if code != 0 || strings.Contains(text+errOut, "site store") {
+		t.Fatalf("collect --site-store OFF: exit %d: %s%s", code, text, errOut)
+	}
+	text, _, _ = migadvisor(t, "history", "--json")
+	var jobs []historyJob
+	if err := json.Unmarshal([]byte(text), &jobs); err != nil {
+		t.Fatalf("%v: %s", err, text)
+	}
+	found := false
+	for _, h := range jobs {
+		if h.JobID != "501" {
+			continue
+		}
+		found = true
+		if h.GPUMemPeaks["framework"] != 2048 || h.GPUMemPeaks["jobstats"] != 3072 || *h.GPUMemSource != "jobstats" {
+			t.Errorf("job 501: peaks %v, source %v", h.GPUMemPeaks, h.GPUMemSource)
+		}
+	}
+	if !found {
+		t.Errorf("no job 501 in %s", text)
+	}
+}

@@ -167,7 +167,7 @@ func openSiteStoreFor(ctx context.Context, flag, siteFile string, byDefault bool
 	if file == "" && byDefault {
 		file = siteFile
 	}
-	if file == "" || file == collect.StoreOff {
+	if file == "" || strings.EqualFold(file, collect.StoreOff) {
 		return nil, nil
 	}
 	return collect.OpenSiteStore(ctx, file)
