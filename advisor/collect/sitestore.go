@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
@@ -17,10 +18,19 @@ import (
 // the site's store.
 const StoreOff = "off"
 
-// OpenSiteStore connects to the site history in MariaDB/MySQL that the
-// option file names. A file this user may not read is the admins': the
+// OpenSiteStore connects to the site history in MariaDB/MySQL: the option
+// file flag names (--site-store), else, when byDefault (collect
+// --all-users, publish), the site file's; none (nil) when flag is StoreOff
+// or there is no file. A file this user may not read is the admins': the
 // error says how to go on without it.
-func OpenSiteStore(ctx context.Context, optionFile string) (*mariadb.Store, error) {
+func OpenSiteStore(ctx context.Context, flag, siteFile string, byDefault bool) (*mariadb.Store, error) {
+	optionFile := flag
+	if optionFile == "" && byDefault {
+		optionFile = siteFile
+	}
+	if optionFile == "" || strings.EqualFold(optionFile, StoreOff) {
+		return nil, nil
+	}
 	opt, err := mariadb.ReadOptionFile(optionFile)
 	if errors.Is(err, fs.ErrPermission) {
 		return nil, fmt.Errorf("%w (the site's store is its admins': --site-store %s keeps to your own history)", err, StoreOff)

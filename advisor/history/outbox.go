@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -168,7 +169,6 @@ func keyColumns(n int) string {
 // OutboxBatch is the changes of one push: each table's rows as they are
 // now, and the keys of those deleted since.
 type OutboxBatch struct {
-	After   int64 // the change before its first
 	Through int64 // the last change it holds: OutboxSent's argument
 	Changes int   // how many changes it holds
 	Tables  []TableChanges
@@ -187,7 +187,7 @@ type TableChanges struct {
 // first; a batch with no changes: none left. A pusher may read the next
 // batch while it sends this one.
 func (s *Store) OutboxBatch(ctx context.Context, after int64, limit int) (*OutboxBatch, error) {
-	b := &OutboxBatch{After: after}
+	b := &OutboxBatch{}
 	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), count(*) FROM (SELECT seq FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?)`, after, limit).
 		Scan(&b.Through, &b.Changes)
 	if err != nil || b.Changes == 0 {
@@ -273,17 +273,24 @@ func scanAll(rows *sql.Rows) ([]string, [][]any, error) {
 	}
 	var out [][]any
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := ScanRow(rows, len(cols))
+		if err != nil {
 			return nil, nil, err
 		}
 		out = append(out, vals)
 	}
 	return cols, out, rows.Err()
+}
+
+// ScanRow reads the current row of rows, of n columns, as values: the
+// rows of one database written into another.
+func ScanRow(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, rows.Scan(ptrs...)
 }
 
 // OutboxSent drops the changes up to seq through, which the site store has
@@ -340,10 +347,5 @@ func (s *Store) LoadTable(ctx context.Context, table string, cols []string, next
 }
 
 func isOutboxTable(name string) bool {
-	for _, t := range OutboxTables {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(OutboxTables, func(t OutboxTable) bool { return t.Name == name })
 }

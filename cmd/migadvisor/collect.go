@@ -221,7 +221,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	// The site store is reached before anything is imported: one that is
 	// down or refuses the password fails the collect at once, and the next
 	// collect imports what this one would have.
-	store, err := openSiteStoreFor(ctx, o.SiteStore, col.Site.History.SiteStore, o.AllUsers)
+	store, err := collect.OpenSiteStore(ctx, o.SiteStore, col.Site.History.SiteStore, o.AllUsers)
 	if err != nil {
 		return err
 	}

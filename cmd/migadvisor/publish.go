@@ -72,7 +72,7 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	store, err := openSiteStoreFor(ctx, o.SiteStore, site.History.SiteStore, true)
+	store, err := collect.OpenSiteStore(ctx, o.SiteStore, site.History.SiteStore, true)
 	if err != nil {
 		return err
 	}
@@ -157,20 +157,6 @@ func printPublished(out io.Writer, p publishReport) {
 // the site history in MariaDB/MySQL, for what usage says.
 func siteStoreFlag(usage string) cli.Flag {
 	return &cli.StringFlag{Name: "site-store", EnvVars: []string{"MIGADVISOR_SITE_STORE"}, Usage: usage + "; " + collect.StoreOff + ": none"}
-}
-
-// openSiteStoreFor connects to the site store: flag's option file, else
-// (when byDefault) the site file's; none when the flag says off or there
-// is none.
-func openSiteStoreFor(ctx context.Context, flag, siteFile string, byDefault bool) (*mariadb.Store, error) {
-	file := flag
-	if file == "" && byDefault {
-		file = siteFile
-	}
-	if file == "" || strings.EqualFold(file, collect.StoreOff) {
-		return nil, nil
-	}
-	return collect.OpenSiteStore(ctx, file)
 }
 
 // showPushProgress draws a bar of the rows sent to the site store on a

@@ -35,9 +35,12 @@ var testHookInBatch func()
 // the store writes this one. progress (may be nil) hears the changes sent
 // so far and the total. It returns how many changes it sent.
 func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, total int)) (int, error) {
-	total, err := h.OutboxLen(ctx)
-	if err != nil {
-		return 0, err
+	total := 0
+	if progress != nil { // counted only for it: PushWhile pushes every 50 ms
+		var err error
+		if total, err = h.OutboxLen(ctx); err != nil {
+			return 0, err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -123,8 +126,8 @@ func (s *Store) PushWhile(ctx context.Context, h *history.Store, write func() er
 // to commit more.
 const pushWhilePause = 50 * time.Millisecond
 
-// apply writes one batch in one transaction: the rows written, by key
-// (INSERT ... ON DUPLICATE KEY UPDATE), then the rows deleted.
+// apply writes one batch in one transaction: the rows written, each in
+// place of the row of its key (write), then the rows deleted.
 func (s *Store) apply(ctx context.Context, b *history.OutboxBatch) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -320,12 +323,8 @@ func (s *Store) copyTable(ctx context.Context, h *history.Store, table string) (
 		if !rows.Next() {
 			return nil, false, rows.Err()
 		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := history.ScanRow(rows, len(cols))
+		if err != nil {
 			return nil, false, err
 		}
 		for i, v := range vals {
