@@ -158,7 +158,7 @@ func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
-			Emulated: r.Emulated != "", PeakSampled: sampledPeak(r.PeakSource)})
+			Emulated: r.Emulated != "", PeakSource: r.PeakSource})
 	}
 	return out
 }
@@ -233,16 +233,4 @@ func RecordCharge(site *catalog.Site, r *history.JobRecord) (ch catalog.Charge, 
 	}
 	ch, err = site.Charge(job)
 	return ch, err == nil
-}
-
-// sampledPeak names the tool whose peak a run's is when that tool sampled
-// the GPU every 30 s or so; "" for the in-job monitor, or no peak.
-func sampledPeak(source string) string {
-	switch source {
-	case history.PeakJobstats:
-		return "jobstats"
-	case history.PeakSacct:
-		return "sacct's gres/gpumem"
-	}
-	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -35,11 +36,12 @@ type MemoryRun struct {
 	GPUOOM    bool
 	NeedMiB   float64 // lower bound from the OOM message; < 0 if none
 	PeakMiB   float64 // measured peak (the monitor's, else jobstats', else gres/gpumem); < 0 if none
-	// PeakSampled names the tool whose peak PeakMiB is, when it sampled the
-	// GPU every 30 s or so (jobstats, sacct's gres/gpumem) and so may have
-	// missed a spike between samples; "": the in-job monitor's.
-	PeakSampled string
-	Emulated    bool // under MPS limits on a whole GPU (emulated.go)
+	// PeakSource is what measured PeakMiB (history.PeakMonitor,
+	// PeakJobstats, PeakSacct; "": a published table's). jobstats and
+	// sacct sample the GPU every 30 s or so and may miss a spike between
+	// samples (sampledPeaks).
+	PeakSource string
+	Emulated   bool // under MPS limits on a whole GPU (emulated.go)
 	// AllocatedMiB is the framework's own peak of allocated memory (e.g.
 	// MIGADVISOR_METRIC peak_allocated_mib): unlike a peak seen by NVML it is
 	// not inflated by a caching allocator that grows into a bigger slice.
@@ -87,14 +89,18 @@ type MemoryNeed struct {
 	Earlier   bool
 }
 
-// What measured a need's deciding figure.
+// What measured a need's deciding figure: a peak's source, or one of these.
 const (
-	MeasuredByMonitor   = "monitor"     // migadvisor's NVML monitor in the job
-	MeasuredByJobstats  = "jobstats"    // the site's jobstats summary
-	MeasuredBySacct     = "sacct"       // Slurm's gres/gpumem accounting
-	MeasuredByFramework = "framework"   // the job's own report of its allocated peak
-	MeasuredByOOM       = "OOM message" // the lower bound an out-of-memory message gives
+	MeasuredByMonitor   = history.PeakMonitor  // migadvisor's NVML monitor in the job
+	MeasuredByJobstats  = history.PeakJobstats // the site's jobstats summary
+	MeasuredBySacct     = history.PeakSacct    // Slurm's gres/gpumem accounting
+	MeasuredByFramework = "framework"          // the job's own report of its allocated peak
+	MeasuredByOOM       = "OOM message"        // the lower bound an out-of-memory message gives
 )
+
+// sampledPeaks are the sources of a peak sampled every 30 s or so, in the
+// words a need's source uses.
+var sampledPeaks = map[string]string{history.PeakJobstats: "jobstats", history.PeakSacct: "sacct's gres/gpumem"}
 
 // Kinds of memory figure.
 const (
@@ -116,8 +122,8 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	take := func(r MemoryRun, kind string, seen float64) {
 		what := kindWords[kind]
 		v := seen
-		if kind == NeedPeak && r.PeakSampled != "" {
-			what, v = "peak "+r.PeakSampled+" sampled (×1.2 for what fell between its samples)", seen*SampledMargin
+		if by, sampled := sampledPeaks[r.PeakSource]; kind == NeedPeak && sampled {
+			what, v = "peak "+by+" sampled (×1.2 for what fell between its samples)", seen*SampledMargin
 		}
 		v, source := r.figure(v, what)
 		if v > need.MiB {
@@ -168,10 +174,8 @@ func measuredBy(r MemoryRun, kind string) string {
 		return MeasuredByFramework
 	case kind == NeedOOM:
 		return MeasuredByOOM
-	case r.PeakSampled == "jobstats":
-		return MeasuredByJobstats
-	case r.PeakSampled != "":
-		return MeasuredBySacct
+	case r.PeakSource != "":
+		return r.PeakSource
 	}
 	return MeasuredByMonitor
 }

@@ -3,6 +3,8 @@ package advisor
 import (
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // Usable memory of Wulver's A100 profiles, MiB.
@@ -124,16 +126,19 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 // A peak sampled every 30 s (jobstats, sacct's gres/gpumem) counts with
 // SampledMargin, the monitor's as seen; the need says which measured it.
 func TestSampledPeakHasAMargin(t *testing.T) {
-	run := func(sampled string) MemoryRun {
-		return MemoryRun{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSampled: sampled}
+	run := func(source string) MemoryRun {
+		return MemoryRun{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSource: source}
 	}
-	for sampled, want := range map[string]struct {
-		mib float64
-		by  string
-	}{"": {3000, MeasuredByMonitor}, "jobstats": {3600, MeasuredByJobstats}, "sacct's gres/gpumem": {3600, MeasuredBySacct}} {
-		n := EstimateNeed([]MemoryRun{run(sampled)})
+	for source, want := range map[string]struct {
+		mib     float64
+		by      string
+		sampled string // the words of a sampled source
+	}{history.PeakMonitor: {3000, MeasuredByMonitor, ""}, history.PeakJobstats: {3600, MeasuredByJobstats, "jobstats"},
+		history.PeakSacct: {3600, MeasuredBySacct, "sacct's gres/gpumem"}} {
+		sampled := want.sampled
+		n := EstimateNeed([]MemoryRun{run(source)})
 		if n.MiB != want.mib || n.SeenMiB != 3000 || n.By != want.by || (sampled != "" && !strings.Contains(n.Source, sampled+" sampled")) {
-			t.Errorf("sampled by %q: %+v", sampled, n)
+			t.Errorf("peak from %q: %+v", source, n)
 		}
 	}
 }

@@ -304,41 +304,28 @@ func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
 	case j.TimeLimit.Duration > 0:
 		limit = int64(j.TimeLimit.Duration / time.Minute)
 	}
+	peak, total, util := jobstatsFigures(j)
 	for i, v := range [numJobColumns]driver.Value{
 		j.ID, j.ArrayJob, j.Name, j.User, j.Account, j.Partition, j.QOS, j.NodeList, j.WorkDir,
 		j.State, j.CancelledBy, known(j.ExitCode), known(j.ExitSignal), unix(j.Submit), unix(j.Start), unix(j.End),
 		knownSeconds(j.Elapsed), limit, known(j.Nodes), known(j.CPUs), knownF(j.ReqMemMiB), knownF(j.MaxRSSMiB),
 		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(), unsettled(j),
-		jobstatsPeak(j), jobstatsTotal(j), jobstatsUtil(j),
+		peak, total, util,
 	} {
 		args[i].Value = v
 	}
 }
 
-// jobstatsPeak is the largest GPU memory jobstats saw the job use, MiB;
-// nil without a summary with GPUs.
-func jobstatsPeak(j *slurm.AcctJob) driver.Value {
+// jobstatsFigures are what the job's jobstats summary says of its GPUs:
+// the largest memory in use, MiB, the total of the GPU that peaked (a
+// slice's on MIG), and the mean utilization of the GPUs that report one
+// (none on MIG); nil where it says nothing.
+func jobstatsFigures(j *slurm.AcctJob) (peak, total, util driver.Value) {
 	if j.Jobstats == nil || len(j.Jobstats.GPUs) == 0 {
-		return nil
+		return nil, nil, nil
 	}
-	return j.Jobstats.PeakMiB()
-}
-
-// jobstatsTotal is the memory of the GPU that peaked, MiB (a slice's on MIG).
-func jobstatsTotal(j *slurm.AcctJob) driver.Value {
-	if j.Jobstats == nil || len(j.Jobstats.GPUs) == 0 {
-		return nil
-	}
-	g := slices.MaxFunc(j.Jobstats.GPUs, func(a, b slurm.JobstatsGPU) int { return cmp.Compare(a.UsedMiB, b.UsedMiB) })
-	return g.TotalMiB
-}
-
-// jobstatsUtil is the mean utilization of the job's GPUs that report one; nil
-// where none does (MIG).
-func jobstatsUtil(j *slurm.AcctJob) driver.Value {
-	if j.Jobstats == nil {
-		return nil
-	}
+	top := slices.MaxFunc(j.Jobstats.GPUs, func(a, b slurm.JobstatsGPU) int { return cmp.Compare(a.UsedMiB, b.UsedMiB) })
+	peak, total = top.UsedMiB, top.TotalMiB
 	var sum float64
 	n := 0
 	for _, g := range j.Jobstats.GPUs {
@@ -346,10 +333,10 @@ func jobstatsUtil(j *slurm.AcctJob) driver.Value {
 			sum, n = sum+g.Utilization, n+1
 		}
 	}
-	if n == 0 {
-		return nil
+	if n > 0 {
+		util = sum / float64(n)
 	}
-	return sum / float64(n)
+	return peak, total, util
 }
 
 // unsettled reports whether a job's record may still change: it has not
