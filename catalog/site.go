@@ -37,6 +37,7 @@ type Site struct {
 	WorkPatterns     []WorkPattern `toml:"work_patterns"`
 	Advice           Advice        `toml:"advice"`
 	History          History       `toml:"history"`
+	Report           Report        `toml:"report"`
 
 	Source string    `toml:"-"` // where the site was read from
 	model  *GPUModel // nil when gpu_model is not built in
@@ -87,6 +88,44 @@ func (h History) SiteIndexPath() string {
 		return path.Join(path.Dir(h.SiteDB), "advice.idx")
 	}
 	return ""
+}
+
+// Report sets the thresholds of the admins' savings report (migadvisor
+// report) and how its notices reach users. Zero values take the defaults
+// (ReportDefaults).
+type Report struct {
+	// MinSUSaved: a script (of one user) is listed, and its user told,
+	// only when a smaller slice would have saved at least this many SU in
+	// the period.
+	MinSUSaved float64 `toml:"min_su_saved"`
+	// MinRuns: the runs a script needs in the history before it is judged.
+	MinRuns int `toml:"min_runs"`
+	// NotifyCommand is the mail command notices go through: an argument
+	// vector (never a shell) whose {user} and {subject} are replaced, the
+	// message on its standard input. Empty: notices go to files only.
+	NotifyCommand []string `toml:"notify_command"`
+	// NotifyEveryDays: a user hears about a script at most once in this
+	// many days.
+	NotifyEveryDays int `toml:"notify_every_days"`
+	// NotifyContact is who users may write to, named in each notice.
+	NotifyContact string `toml:"notify_contact"`
+}
+
+// ReportDefaults are the report's thresholds where the site sets none.
+var ReportDefaults = Report{MinSUSaved: 10, MinRuns: 2, NotifyEveryDays: 30}
+
+// WithDefaults fills the thresholds the site leaves unset.
+func (r Report) WithDefaults() Report {
+	if r.MinSUSaved == 0 {
+		r.MinSUSaved = ReportDefaults.MinSUSaved
+	}
+	if r.MinRuns == 0 {
+		r.MinRuns = ReportDefaults.MinRuns
+	}
+	if r.NotifyEveryDays == 0 {
+		r.NotifyEveryDays = ReportDefaults.NotifyEveryDays
+	}
+	return r
 }
 
 // Billing holds the SU formula's parameters:
@@ -328,6 +367,9 @@ func (s *Site) resolve(file string, data []byte) error {
 	if f := s.History.SiteStore; f != "" && !path.IsAbs(f) {
 		return fail("history", 0, "site_store", "site_store must be an absolute path (the admins' option file), not %q", f)
 	}
+	if err := s.Report.check(); err != nil {
+		return fail("report", 0, err.key, "%s", err.msg)
+	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {
 			return fail("work_patterns", i, "name", "work pattern %d needs a name and a unit", i+1)
@@ -343,17 +385,18 @@ func (s *Site) resolve(file string, data []byte) error {
 	return nil
 }
 
-type profileError struct{ key, msg string }
+// keyError is a bad value of a site file key, found before its line is.
+type keyError struct{ key, msg string }
 
 // resolveProfile derives a profile's request details and fills SMs, memory,
 // bandwidth and L2 shares from the GPU model where the site does not set them.
-func (s *Site) resolveProfile(p *Profile) *profileError {
+func (s *Site) resolveProfile(p *Profile) *keyError {
 	if p.Request == "" {
-		return &profileError{"request", "needs request = \"--gres=gpu:TYPE:1\" (the exact sbatch option)"}
+		return &keyError{"request", "needs request = \"--gres=gpu:TYPE:1\" (the exact sbatch option)"}
 	}
 	gpu, err := slurm.ParseGPURequest(p.Request)
 	if err != nil {
-		return &profileError{"request", err.Error()}
+		return &keyError{"request", err.Error()}
 	}
 	p.GRESType, p.GPUCount = gpu.Type, gpu.Count
 	if p.Slice == "" {
@@ -367,20 +410,20 @@ func (s *Site) resolveProfile(p *Profile) *profileError {
 	setDefault(&p.L2Share, p.BandwidthShare)
 	switch {
 	case p.SMs <= 0:
-		return &profileError{"sms", "needs sms (the GPU model does not give it)"}
+		return &keyError{"sms", "needs sms (the GPU model does not give it)"}
 	case p.UsableMemory <= 0:
-		return &profileError{"usable_memory", "needs usable_memory (the GPU model does not give it)"}
+		return &keyError{"usable_memory", "needs usable_memory (the GPU model does not give it)"}
 	case p.BilledMemory <= 0:
-		return &profileError{"billed_memory", "needs billed_memory (the GPU memory the SU formula charges)"}
+		return &keyError{"billed_memory", "needs billed_memory (the GPU memory the SU formula charges)"}
 	case p.BandwidthShare <= 0 || p.BandwidthShare > 1:
-		return &profileError{"bandwidth_share", "needs bandwidth_share between 0 and 1"}
+		return &keyError{"bandwidth_share", "needs bandwidth_share between 0 and 1"}
 	case p.L2Share <= 0 || p.L2Share > 1:
-		return &profileError{"l2_share", fmt.Sprintf("needs l2_share between 0 and 1 (a share of the GPU's L2 cache), not %g", p.L2Share)}
+		return &keyError{"l2_share", fmt.Sprintf("needs l2_share between 0 and 1 (a share of the GPU's L2 cache), not %g", p.L2Share)}
 	}
 	return nil
 }
 
-func (s *Site) fillFromModel(p *Profile) *profileError {
+func (s *Site) fillFromModel(p *Profile) *keyError {
 	m := s.model
 	if m == nil {
 		return nil
@@ -399,7 +442,7 @@ func (s *Site) fillFromModel(p *Profile) *profileError {
 		for _, q := range m.Profiles {
 			names = append(names, q.Name)
 		}
-		return &profileError{"slice", fmt.Sprintf("%s has no MIG profile %q (it has %s, or \"full\")", m.Name, p.Slice, strings.Join(names, ", "))}
+		return &keyError{"slice", fmt.Sprintf("%s has no MIG profile %q (it has %s, or \"full\")", m.Name, p.Slice, strings.Join(names, ", "))}
 	}
 	setDefault(&p.SMs, mp.SMs)
 	setDefault(&p.UsableMemory, mp.Memory)
@@ -526,4 +569,20 @@ func matchAny(patterns []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// check refuses thresholds that mean nothing and a notify command that
+// could not run.
+func (r Report) check() *keyError {
+	switch {
+	case r.MinSUSaved < 0:
+		return &keyError{"min_su_saved", fmt.Sprintf("min_su_saved must be 0 or more SU, not %g", r.MinSUSaved)}
+	case r.MinRuns < 0:
+		return &keyError{"min_runs", fmt.Sprintf("min_runs must be 0 or more runs, not %d", r.MinRuns)}
+	case r.NotifyEveryDays < 0:
+		return &keyError{"notify_every_days", fmt.Sprintf("notify_every_days must be 0 or more days, not %d", r.NotifyEveryDays)}
+	case len(r.NotifyCommand) > 0 && !path.IsAbs(r.NotifyCommand[0]):
+		return &keyError{"notify_command", fmt.Sprintf("notify_command must start with the command's absolute path (it runs without a shell or PATH), not %q", r.NotifyCommand[0])}
+	}
+	return nil
 }

@@ -69,18 +69,33 @@ func PushWhile(ctx context.Context, h *history.Store, store *mariadb.Store, coll
 // (index.Publish): the store is copied into a new history in a temporary
 // directory of this host, which is published, then removed.
 func PublishStore(ctx context.Context, store *mariadb.Store, dir string) (index.Published, error) {
-	tmp, err := os.MkdirTemp("", "migadvisor-publish-")
+	h, done, err := CopyStore(ctx, store)
 	if err != nil {
 		return index.Published{}, fmt.Errorf("publish the site store: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	h, err := history.Open(ctx, filepath.Join(tmp, "history.db"))
-	if err != nil {
-		return index.Published{}, fmt.Errorf("publish the site store: %w", err)
-	}
-	defer h.Close()
-	if _, err := store.CopyInto(ctx, h); err != nil {
-		return index.Published{}, err
-	}
+	defer done()
 	return index.Publish(ctx, h, dir)
+}
+
+// CopyStore copies the site store into a new history in a temporary
+// directory of this host, for a command that reads a history (publish,
+// report); done closes and removes it.
+func CopyStore(ctx context.Context, store *mariadb.Store) (h *history.Store, done func(), err error) {
+	tmp, err := os.MkdirTemp("", "migadvisor-store-")
+	if err != nil {
+		return nil, nil, err
+	}
+	if h, err = history.Open(ctx, filepath.Join(tmp, "history.db")); err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	done = func() {
+		h.Close()
+		os.RemoveAll(tmp)
+	}
+	if _, err := store.CopyInto(ctx, h); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return h, done, nil
 }

@@ -516,8 +516,18 @@ type HistoryFilter struct {
 	Workload    string    // jobs tagged with this workload
 	Tracked     bool      // only jobs linked to a script
 	Keys        [][2]string
-	Limit       int // newest first, at most this many; 0 for all
+	// Ended selects the jobs that ended in [From, Before); zero ends are
+	// open. GPU: only jobs with a GPU of a known profile.
+	Ended Period
+	GPU   bool
+	Limit int // newest first, at most this many; 0 for all
 }
+
+// Period is a span of time, [From, Before); a zero end is open.
+type Period struct{ From, Before time.Time }
+
+// IsZero reports whether the period selects every time.
+func (p Period) IsZero() bool { return p.From.IsZero() && p.Before.IsZero() }
 
 // Versions says how to find the jobs of a script's earlier versions (the
 // script edited: another fingerprint): those linked to a fingerprint last
@@ -723,6 +733,17 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.Tracked {
 		q += ` AND s.job_id IS NOT NULL`
+	}
+	if f.GPU {
+		q += ` AND j.profile <> '' AND j.gpu_count > 0`
+	}
+	if !f.Ended.From.IsZero() {
+		q += ` AND j.end >= ?`
+		args = append(args, f.Ended.From.Unix())
+	}
+	if !f.Ended.Before.IsZero() {
+		q += ` AND j.end < ?`
+		args = append(args, f.Ended.Before.Unix())
 	}
 	if len(f.Keys) > 0 {
 		var cond []string

@@ -113,11 +113,12 @@ failed, a wait that timed out), 2 usage error.`,
 			benchmarkCommand(),
 			accuracyCommand(),
 			docsCommand(),
+			reportCommand(),
 			sbatchCommand(),
 			monitorCommand(),
 			emulateCommand(),
 			measureSliceCommand(),
-		}, func(c *cli.Command) bool { return c == nil }), // docs, in the lean wrapper binary
+		}, func(c *cli.Command) bool { return c == nil }), // docs and report, in the lean wrapper binary
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,

@@ -82,4 +82,35 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 			t.Errorf("1g.10gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 		}
 	}
+	// The admin's report lists the script, with the slice that would do and
+	// the SU it saves.
+	var rep struct {
+		Scripts []struct {
+			Path        string   `json:"script"`
+			Jobs        int      `json:"jobs"`
+			RanOn       []string `json:"ran_on"`
+			Recommended string   `json:"recommended"`
+			MeasuredBy  string   `json:"measured_by"`
+			SUSpent     float64  `json:"su_spent"`
+			SUSaved     float64  `json:"su_saved"`
+		} `json:"scripts"`
+	}
+	text = mustRun(t, "report", "--since", "1d", "--min-su-saved", "0", "--json")
+	if err := json.Unmarshal([]byte(text), &rep); err != nil {
+		t.Fatalf("report --json: %v: %s", err, text)
+	}
+	found := false
+	for _, s := range rep.Scripts {
+		if s.Path != script {
+			continue
+		}
+		found = true
+		if s.Jobs != 2 || strings.Join(s.RanOn, ",") != "full" || s.Recommended == "full" || s.MeasuredBy != "jobstats" ||
+			s.SUSaved <= 0 || s.SUSaved >= s.SUSpent {
+			t.Errorf("report: %+v", s)
+		}
+	}
+	if !found {
+		t.Errorf("report does not list %s: %s", script, text)
+	}
 }

@@ -26,6 +26,7 @@ var rank = map[string]float64{
 	"advisor/history/mariadb": 2.2,
 	"advisor":                 3,
 	"advisor/index":           3.5,
+	"advisor/savings":         3.7,
 	"advisor/collect":         4,
 	"advisor/wrapper":         4,
 	"advisor/report":          4,

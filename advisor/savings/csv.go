@@ -1,0 +1,42 @@
+package savings
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CSVHeader names the columns of WriteCSV.
+var CSVHeader = []string{"user", "job_name", "script", "fingerprint", "jobs", "ran_on", "recommended", "request", "time_limit",
+	"basis", "runs", "gpu_mem_need_mib", "measured_by", "usable_mib", "runtime_ratio", "su_spent", "su_there", "su_saved", "job_ids"}
+
+// WriteCSV writes the listed scripts, one row each, most SU saved first:
+// for a spreadsheet, or for a site's own mail merge.
+func (rep *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, s := range rep.Scripts {
+		row := []string{cell(s.User), cell(s.Name), cell(s.Path), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
+			s.Request, s.TimeLimit, s.Basis, strconv.Itoa(s.Runs), number(s.NeedMiB), s.MeasuredBy, number(s.UsableMiB),
+			number(s.RuntimeRatio), number(s.SUSpent), number(s.SUThere), number(s.SUSaved), strings.Join(s.JobIDs, " ")}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// cell keeps a value a user chose (a job name) from being read as a
+// formula by the spreadsheet the admin opens the CSV in.
+func cell(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
+}

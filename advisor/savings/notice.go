@@ -1,0 +1,330 @@
+package savings
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+// Notice is one user's message: their listed scripts not told of within
+// the site's notify_every_days.
+type Notice struct {
+	User    string   `json:"user"`
+	Subject string   `json:"subject"`
+	Body    string   `json:"body"`
+	Scripts []string `json:"scripts"` // the ledger's keys of the scripts it tells of
+	To      string   `json:"to"`      // where it goes: a file or the command line, in words
+	Err     string   `json:"error,omitempty"`
+}
+
+// A Sender delivers notices.
+type Sender interface {
+	// Where says where n goes, for the report and a dry run.
+	Where(n Notice) string
+	Send(ctx context.Context, n Notice) error
+}
+
+// safeUser is a user name that may go into a file name or a command's
+// arguments: POSIX's portable characters, not starting with '-' (which a
+// mail command would read as an option).
+var safeUser = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
+
+// DirSender writes each notice to DIR/USER-DATE.txt.
+type DirSender struct {
+	Dir string
+	Now time.Time
+}
+
+// Where names the file.
+func (d DirSender) Where(n Notice) string {
+	return filepath.Join(d.Dir, n.User+"-"+d.Now.Format("2006-01-02")+".txt")
+}
+
+// Send writes the file, mode 0600: a notice is about one user's jobs.
+func (d DirSender) Send(_ context.Context, n Notice) error {
+	text := "Subject: " + n.Subject + "\n\n" + n.Body
+	return atomicfile.Write(d.Where(n), []byte(text), 0o600)
+}
+
+// CommandSender runs the site's mail command for each notice: an argument
+// vector, never a shell, with {user} and {subject} replaced, the body on
+// its standard input.
+type CommandSender struct {
+	Argv    []string
+	Timeout time.Duration // per notice; 0: a minute
+}
+
+func (c CommandSender) argv(n Notice) []string {
+	out := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		out[i] = strings.NewReplacer("{user}", n.User, "{subject}", n.Subject).Replace(a)
+	}
+	return out
+}
+
+// Where is the command line, each argument quoted where it needs to be.
+func (c CommandSender) Where(n Notice) string {
+	var words []string
+	for _, a := range c.argv(n) {
+		words = append(words, quoteWord(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// Send runs the command; its exit status and first line of stderr make the
+// error.
+func (c CommandSender) Send(ctx context.Context, n Notice) error {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := c.argv(n)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = strings.NewReader(n.Body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n"); line != "" {
+			return fmt.Errorf("%s: %w: %s", argv[0], err, line)
+		}
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	return nil
+}
+
+func quoteWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}~#!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// NotifyRequest says whom to tell, through what, and what they were told
+// before.
+type NotifyRequest struct {
+	Report *Report
+	Site   *catalog.Site
+	Ledger string // the file that remembers who was told of what, and when
+	Sender Sender
+	DryRun bool // build and show the notices; send nothing, record nothing
+	Now    time.Time
+}
+
+// NotifyResult is what Notify did.
+type NotifyResult struct {
+	Notices []Notice `json:"notices"` // sent, or for a dry run that would be; failures carry Err
+	// Told: scripts left out because their user was told of them within
+	// notify_every_days.
+	Told   int `json:"already_told"`
+	Failed int `json:"failed"`
+}
+
+// Notify writes one message per user listed in the report, about the
+// scripts they were not told of within the site's notify_every_days, and
+// records in the ledger each one sent. A user whose notice cannot be sent
+// does not stop the others; the next run tries them again.
+func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
+	var res NotifyResult
+	unlock, err := lockLedger(req.Ledger, req.DryRun)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	led, err := readLedger(req.Ledger)
+	if err != nil {
+		return res, err
+	}
+	th := req.Site.Report.WithDefaults()
+	every := time.Duration(th.NotifyEveryDays) * 24 * time.Hour
+	led.forget(req.Now, every)
+	for _, user := range usersOf(req.Report) {
+		var scripts []Script
+		for _, s := range req.Report.Scripts {
+			if s.User != user {
+				continue
+			}
+			if at, ok := led.Sent[ledgerKey(user, s)]; ok && req.Now.Sub(at) < every {
+				res.Told++
+				continue
+			}
+			scripts = append(scripts, s)
+		}
+		if len(scripts) == 0 {
+			continue
+		}
+		n := compose(req.Report, req.Site, th, user, scripts)
+		n.To = req.Sender.Where(n)
+		if !req.DryRun {
+			if err := send(ctx, req.Sender, n); err != nil {
+				n.Err = err.Error()
+				res.Failed++
+			} else if err := led.record(req.Ledger, n, req.Now); err != nil {
+				return res, err
+			}
+		}
+		res.Notices = append(res.Notices, n)
+	}
+	return res, nil
+}
+
+// send refuses a user name that could be misread in a file name or by the
+// mail command.
+func send(ctx context.Context, s Sender, n Notice) error {
+	if !safeUser.MatchString(n.User) {
+		return fmt.Errorf("user name %q is not one a notice can be addressed to", n.User)
+	}
+	return s.Send(ctx, n)
+}
+
+// usersOf lists the users with listed scripts, in order of SU saved.
+func usersOf(rep *Report) []string {
+	var users []string
+	for _, s := range rep.Scripts {
+		if !slices.Contains(users, s.User) {
+			users = append(users, s.User)
+		}
+	}
+	return users
+}
+
+// compose writes a user's notice: short, polite, and concrete: per script
+// the slice that would do, the SU it would save, and the line to change.
+func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, scripts []Script) Notice {
+	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Title)}
+	jobs, saved := 0, 0.0
+	for _, s := range scripts {
+		jobs += s.Jobs
+		saved += s.SUSaved
+		n.Scripts = append(n.Scripts, ledgerKey(user, s))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hello %s,\n\n", user)
+	they, them := "they", "them"
+	if jobs == 1 {
+		they, them = "it", "it"
+	}
+	fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
+		"A smaller slice would have run %s for about %s SU less:\n\n",
+		periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
+		advisor.FormatSU(advisor.RoundSU(saved)))
+	for _, s := range scripts {
+		writeScript(&b, s)
+	}
+	b.WriteString("To see the evidence and the exact lines to change, run this on a login node:\n\n")
+	fmt.Fprintf(&b, "    migadvisor recommend %s\n\n", scriptToName(scripts))
+	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these scripts again for %d days.",
+		site.Title, th.NotifyEveryDays)
+	if th.NotifyContact != "" {
+		fmt.Fprintf(&b, " Questions are welcome at %s.", th.NotifyContact)
+	}
+	b.WriteString("\n")
+	n.Body = b.String()
+	return n
+}
+
+func writeScript(b *strings.Builder, s Script) {
+	what := fmt.Sprintf("job %q", s.Name)
+	if f := s.File(); f != "" {
+		what = fmt.Sprintf("%s (job %q)", f, s.Name)
+	}
+	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
+	fmt.Fprintf(b, "  GPU memory: it needs %s (measured by %s); %s has %s.\n", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.Recommended,
+		advisor.FormatMiB(s.UsableMiB))
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended)
+	fmt.Fprintf(b, "  To switch, ask for it in the script: #SBATCH %s\n", s.Request)
+	if s.TimeLimit != "" {
+		fmt.Fprintf(b, "  and allow it more time there: #SBATCH --time=%s\n", s.TimeLimit)
+	}
+	b.WriteString("\n")
+}
+
+// scriptToName is the path of the first script whose path is known, for
+// the recommend command the notice suggests; else a placeholder.
+func scriptToName(scripts []Script) string {
+	for _, s := range scripts {
+		if f := s.File(); f != "" {
+			return quoteWord(f)
+		}
+	}
+	return "path/to/your/job.sh"
+}
+
+
+// periodWords is the report's period as a sentence opener.
+func periodWords(rep *Report) string {
+	const day = "2006-01-02"
+	switch {
+	case !rep.From.IsZero() && !rep.Until.IsZero():
+		return fmt.Sprintf("Between %s and %s", rep.From.Format(day), rep.Until.Format(day))
+	case !rep.From.IsZero():
+		return "Since " + rep.From.Format(day)
+	case !rep.Until.IsZero():
+		return "Before " + rep.Until.Format(day)
+	}
+	return "Recently"
+}
+
+// ledgerKey is a user's script as the ledger knows it.
+func ledgerKey(user string, s Script) string {
+	if s.Fingerprint != "" {
+		return user + " " + s.Fingerprint
+	}
+	return user + " name:" + s.Name
+}
+
+// ledger remembers when each user was last told of each script.
+type ledger struct {
+	Version int                  `json:"version"`
+	Sent    map[string]time.Time `json:"sent"` // ledgerKey → when
+}
+
+const ledgerVersion = 1
+
+func readLedger(path string) (*ledger, error) {
+	led := &ledger{Version: ledgerVersion, Sent: map[string]time.Time{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return led, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the notice ledger: %w", err)
+	}
+	if err := decodeLedger(path, data, led); err != nil {
+		return nil, err
+	}
+	if led.Sent == nil {
+		led.Sent = map[string]time.Time{}
+	}
+	return led, nil
+}
+
+// record notes a sent notice and saves the ledger at once: a run cut
+// short after a send does not send it again.
+func (l *ledger) record(path string, n Notice, now time.Time) error {
+	for _, k := range n.Scripts {
+		l.Sent[k] = now
+	}
+	data, err := encodeLedger(l)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("record the notice to %s in %s: %w", n.User, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package savings
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+func noticeReport() *Report {
+	return &Report{Site: "wulver", From: november.From, Until: november.Before, Scripts: []Script{
+		{User: "alice", Name: "train", Path: "/home/alice/train.sh", Fingerprint: "aa11", Jobs: 3, RanOn: []string{"full"}, Recommended: "1g.10gb",
+			Request: "--gres=gpu:a100_10g:1", TimeLimit: "02:00:00", NeedMiB: 3932, MeasuredBy: "jobstats", UsableMiB: 9728,
+			SUSpent: 60, SUThere: 30, SUSaved: 30},
+		{User: "bob", Name: "sim", Path: "sacct:wulver/7", Fingerprint: "bb22", Jobs: 1, RanOn: []string{"full"}, Recommended: "2g.20gb",
+			Request: "--gres=gpu:a100_20g:1", NeedMiB: 12000, MeasuredBy: "monitor", UsableMiB: 19968, SUSpent: 20, SUThere: 8, SUSaved: 12},
+		{User: "alice", Name: "eval", Jobs: 2, RanOn: []string{"3g.40gb", "full"}, Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1",
+			NeedMiB: 2000, MeasuredBy: "sacct", UsableMiB: 9728, SUSpent: 30, SUThere: 10, SUSaved: 20},
+	}}
+}
+
+func noticeSite(t *testing.T, r catalog.Report) *catalog.Site {
+	s := site(t)
+	s.Report = r
+	return s
+}
+
+// One message per user, naming each of their scripts with its slice, SU
+// and line; each is sent once per notify_every_days, and again after.
+func TestNotifyOncePerPeriod(t *testing.T) {
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "notices.json")
+	s := noticeSite(t, catalog.Report{NotifyContact: "hpc@example.edu", NotifyEveryDays: 30})
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	req := NotifyRequest{Report: noticeReport(), Site: s, Ledger: ledger, Sender: DirSender{Dir: dir, Now: now}, Now: now}
+	res, err := Notify(context.Background(), req)
+	if err != nil || len(res.Notices) != 2 || res.Failed != 0 || res.Told != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	body, err := os.ReadFile(filepath.Join(dir, "alice-2026-12-01.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(body)
+	for _, want := range []string{"Subject: Your GPU jobs on NJIT Wulver could use a smaller GPU slice", "Hello alice,",
+		"5 GPU jobs of yours", "about 50 SU less", "/home/alice/train.sh (job \"train\"): 3 jobs on full; 1g.10gb would do.",
+		"#SBATCH --gres=gpu:a100_10g:1", "#SBATCH --time=02:00:00", "job \"eval\": 2 jobs on 3g.40gb, full",
+		"migadvisor recommend /home/alice/train.sh", "again for 30 days", "hpc@example.edu"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("alice's notice lacks %q:\n%s", want, text)
+		}
+	}
+	if bob, _ := os.ReadFile(filepath.Join(dir, "bob-2026-12-01.txt")); strings.Contains(string(bob), "sacct:") || strings.Contains(string(bob), "alice") {
+		t.Errorf("bob's notice:\n%s", bob)
+	}
+	// A week later: everyone was told.
+	req.Now = now.AddDate(0, 0, 7)
+	if res, err = Notify(context.Background(), req); err != nil || len(res.Notices) != 0 || res.Told != 3 {
+		t.Errorf("a week later: %v %+v", err, res)
+	}
+	// A new script of alice's is news; the old ones are not.
+	req.Report.Scripts = append(req.Report.Scripts, Script{User: "alice", Name: "new", Fingerprint: "cc33", Jobs: 1, RanOn: []string{"full"},
+		Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1", SUSpent: 20, SUThere: 6, SUSaved: 14})
+	if res, err = Notify(context.Background(), req); err != nil || len(res.Notices) != 1 || res.Told != 3 ||
+		!strings.Contains(res.Notices[0].Body, `job "new"`) || strings.Contains(res.Notices[0].Body, "train") {
+		t.Errorf("a new script: %v %+v", err, res)
+	}
+	// Past the period, the old ones are due again.
+	req.Now = now.AddDate(0, 0, 31)
+	if res, err = Notify(context.Background(), req); err != nil || len(res.Notices) != 2 {
+		t.Errorf("a month later: %v %+v", err, res)
+	}
+}
+
+// A dry run builds the same messages and sends and records nothing.
+func TestNotifyDryRun(t *testing.T) {
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "notices.json")
+	now := time.Now()
+	req := NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}), Ledger: ledger, Sender: DirSender{Dir: dir, Now: now},
+		DryRun: true, Now: now}
+	res, err := Notify(context.Background(), req)
+	if err != nil || len(res.Notices) != 2 || !strings.HasSuffix(res.Notices[0].To, ".txt") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a dry run wrote %v", entries)
+	}
+}
+
+// The mail command gets its argument vector, {user} and {subject}
+// replaced, and the message on stdin; one that fails is counted and not
+// recorded, and the others still go; a user name a command could misread
+// is refused.
+func TestNotifyThroughACommand(t *testing.T) {
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "notices.json")
+	rep := noticeReport()
+	rep.Scripts = append(rep.Scripts, Script{User: "-rf", Name: "x", Fingerprint: "dd44", Jobs: 1, SUSaved: 11})
+	tee := CommandSender{Argv: []string{"/usr/bin/tee", filepath.Join(dir, "{user}.mail")}}
+	res, err := Notify(context.Background(), NotifyRequest{Report: rep, Site: noticeSite(t, catalog.Report{}), Ledger: ledger, Sender: tee, Now: time.Now()})
+	if err != nil || len(res.Notices) != 3 || res.Failed != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	mail, err := os.ReadFile(filepath.Join(dir, "alice.mail"))
+	if err != nil || string(mail) != res.Notices[0].Body {
+		t.Errorf("alice's mail: %v\n%s", err, mail)
+	}
+	if n := res.Notices[2]; n.User != "-rf" || !strings.Contains(n.Err, "not one a notice can be addressed to") {
+		t.Errorf("-rf: %+v", n)
+	}
+	// A command that fails: nothing recorded, so the next run tries again.
+	fail := CommandSender{Argv: []string{"/bin/sh", "-c", "echo mailbox full >&2; exit 3"}}
+	ledger2 := filepath.Join(dir, "other.json")
+	res, err = Notify(context.Background(), NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}), Ledger: ledger2, Sender: fail, Now: time.Now()})
+	if err != nil || res.Failed != 2 || !strings.Contains(res.Notices[0].Err, "exit status 3: mailbox full") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if _, err := os.Stat(ledger2); !os.IsNotExist(err) {
+		t.Errorf("a failed notice was recorded: %v", err)
+	}
+}
+
+// A ledger written by another version is refused, naming it.
+func TestLedgerOfAnotherVersion(t *testing.T) {
+	ledger := filepath.Join(t.TempDir(), "notices.json")
+	os.WriteFile(ledger, []byte(`{"version": 9, "sent": {}}`), 0o600)
+	_, err := Notify(context.Background(), NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}), Ledger: ledger,
+		Sender: DirSender{Dir: t.TempDir()}, Now: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), ledger+": notice ledger format version 9 is not supported") {
+		t.Errorf("%v", err)
+	}
+}

@@ -1,0 +1,521 @@
+// Package savings is the admins' report of where the site's GPU service
+// units go: over the GPU jobs that ended in a period, per user and per
+// script, the jobs whose evidence says a smaller profile would have done
+// (by recommend's own risk model and runtime model), what they spent and
+// what the recommended profile would have cost; totals per profile, per
+// user and for the cluster; the jobs that ran out of GPU memory on a slice
+// too small; and, never silently, the jobs that could not be judged and
+// why. Notices to users (notice.go) and the CSV (csv.go) are built from it.
+package savings
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// Request says what to report on.
+type Request struct {
+	Site   *catalog.Site
+	Period history.Period // the jobs that ended in it
+	User   string         // one user's jobs; "": everyone's
+	// Thresholds: the site's [report] with its defaults filled
+	// (catalog.Report.WithDefaults) and the command line's overrides.
+	Thresholds catalog.Report
+}
+
+// Report is the report. SU figures are the site's list price of each job
+// as it ran (its CPUs, memory, profile and elapsed time).
+type Report struct {
+	Site       string         `json:"site"`
+	From       time.Time      `json:"from"`
+	Until      time.Time      `json:"until"`
+	User       string         `json:"user,omitempty"`
+	Thresholds Thresholds     `json:"thresholds"`
+	Total      Tally          `json:"total"`
+	Profiles   []ProfileTally `json:"profiles"` // by the profile the jobs ran on, smallest first
+	Users      []UserTally    `json:"users"`    // most SU saved first
+	Scripts    []Script       `json:"scripts"`  // at or above the thresholds, most SU saved first
+	// Below counts the smaller-slice jobs of the scripts under the
+	// thresholds: in the totals, not listed.
+	Below     Tally      `json:"below_thresholds"`
+	BelowRuns int        `json:"below_thresholds_scripts"`
+	OOMs      []OOMJob   `json:"out_of_memory"` // most SU first
+	Unjudged  []Unjudged `json:"unjudged"`      // most SU first
+}
+
+// Thresholds are the ones the report applied.
+type Thresholds struct {
+	MinSUSaved float64 `json:"min_su_saved"`
+	MinRuns    int     `json:"min_runs"`
+}
+
+// Tally counts GPU jobs and their SU.
+type Tally struct {
+	Jobs int     `json:"jobs"`
+	SU   float64 `json:"su"` // what they spent (jobs with an SU figure)
+	// Smaller: the jobs a smaller profile would have done, what they
+	// spent, and what the recommended profile would have cost.
+	Smaller        int     `json:"smaller_jobs"`
+	SmallerSU      float64 `json:"smaller_su"`
+	SmallerSUThere float64 `json:"smaller_su_there"`
+	Saved          float64 `json:"su_saved"`
+	// OOM: the jobs that ran out of GPU memory, and what they spent.
+	OOM   int     `json:"oom_jobs"`
+	OOMSU float64 `json:"oom_su"`
+}
+
+// ProfileTally is a profile's jobs, as they ran.
+type ProfileTally struct {
+	Profile string `json:"profile"`
+	Tally
+}
+
+// UserTally is a user's jobs.
+type UserTally struct {
+	User    string `json:"user"`
+	Scripts int    `json:"scripts"` // listed scripts
+	Tally
+}
+
+// Script is one user's script whose jobs a smaller profile would have
+// done. A job not linked to a script (its script unknown to slurmdbd) is
+// grouped with the user's jobs of the same name, CPUs, memory and
+// partition.
+type Script struct {
+	User        string   `json:"user"`
+	Name        string   `json:"job_name"`
+	Fingerprint string   `json:"fingerprint,omitempty"` // "" for jobs grouped by name
+	Path        string   `json:"script,omitempty"`      // where it was submitted from, when known
+	Jobs        int      `json:"jobs"`                  // its jobs that a smaller profile would have done
+	JobIDs      []string `json:"job_ids"`               // the first MaxJobIDs of them
+	RanOn       []string `json:"ran_on"`                // the profiles they ran on
+	Recommended string   `json:"recommended"`
+	Request     string   `json:"request"`              // the sbatch option that asks for it
+	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
+	Basis       string   `json:"basis"`
+	Runs        int      `json:"runs"` // the runs the judgement rests on
+	NeedMiB     float64  `json:"gpu_mem_need_mib"`
+	MeasuredBy  string   `json:"measured_by"`
+	UsableMiB   float64  `json:"usable_mib"` // the recommended profile's
+	// RuntimeRatio is the recommended profile's runtime over the one the
+	// jobs ran on (>1: slower there).
+	RuntimeRatio float64 `json:"runtime_ratio"`
+	SUSpent      float64 `json:"su_spent"`
+	SUThere      float64 `json:"su_there"`
+	SUSaved      float64 `json:"su_saved"`
+	Why          string  `json:"why"`
+}
+
+// File is the script's file where the user submitted it from; "" when
+// only slurmdbd's copy of it is known (a site-wide collect links a job to
+// it as sacct:CLUSTER/ID) or none is.
+func (s Script) File() string {
+	if strings.HasPrefix(s.Path, "sacct:") {
+		return ""
+	}
+	return s.Path
+}
+
+// OOMJob is a job that ran out of GPU memory.
+type OOMJob struct {
+	User    string  `json:"user"`
+	JobID   string  `json:"job_id"`
+	Name    string  `json:"job_name"`
+	Profile string  `json:"profile"`
+	SU      float64 `json:"su"`
+	NeedMiB float64 `json:"gpu_mem_need_mib,omitempty"` // what the error asked for, when it said
+	Fits    string  `json:"fits,omitempty"`             // the profile recommend names for its script, when bigger
+}
+
+// Unjudged is why some jobs could not be judged.
+type Unjudged struct {
+	Reason string  `json:"reason"`
+	Jobs   int     `json:"jobs"`
+	SU     float64 `json:"su"`
+}
+
+// MaxJobIDs bounds the job ids a script lists.
+const MaxJobIDs = 8
+
+// Why jobs go unjudged.
+const (
+	noCharge     = "no SU figure: elapsed time or CPUs missing from accounting"
+	noMemory     = "no GPU memory figure: neither the monitor, jobstats nor Slurm's gres/gpumem measured them"
+	noRuntime    = "the runtime on the smaller profile is unknown"
+	notAdvisable = "recommend could not judge the script"
+)
+
+func fewRuns(n int) string {
+	return fmt.Sprintf("fewer than %d runs of the script (the site's min_runs)", n)
+}
+
+// Build reads the GPU jobs that ended in the period from st and judges
+// each user's scripts as recommend would.
+func Build(ctx context.Context, st *history.Store, req Request) (*Report, error) {
+	recs, err := st.History(ctx, history.HistoryFilter{Ended: req.Period, GPU: true})
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
+	}
+	th := req.Thresholds
+	b := &builder{site: req.Site, th: th, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
+		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
+		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
+	for _, p := range advisor.OrderedProfiles(req.Site) {
+		b.order = append(b.order, p.Name)
+	}
+	groups := b.group(recs, req.User)
+	for _, g := range groups {
+		if err := b.judge(ctx, st, g); err != nil {
+			return nil, err
+		}
+	}
+	b.finish()
+	return b.rep, nil
+}
+
+type builder struct {
+	site     *catalog.Site
+	th       catalog.Report
+	rep      *Report
+	profiles map[string]*Tally
+	users    map[string]*UserTally
+	unjudged map[string]*Unjudged
+	order    []string // the site's profiles, smallest first
+}
+
+// job is a job of the period with its price as it ran.
+type job struct {
+	rec *history.JobRecord
+	su  float64
+	ok  bool // su is known
+}
+
+// group is one user's jobs of one script.
+type group struct {
+	user, name, fingerprint, path string
+	jobs                          []job
+}
+
+// group prices every job, counts it in the totals, and groups the jobs by
+// user and script, in a stable order.
+func (b *builder) group(recs []history.JobRecord, user string) []*group {
+	byKey := map[string]*group{}
+	var keys []string
+	for i := range recs {
+		r := &recs[i]
+		if user != "" && r.User != user || !slurm.TerminalState(r.State) {
+			continue
+		}
+		ch, ok := advisor.RecordCharge(b.site, r)
+		j := job{rec: r, su: ch.SU, ok: ok}
+		b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
+		if !ok {
+			b.skip(noCharge, j)
+			continue
+		}
+		key := r.User + "\x00" + groupKey(r)
+		g := byKey[key]
+		if g == nil {
+			g = &group{user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
+			byKey[key] = g
+			keys = append(keys, key)
+		}
+		g.jobs = append(g.jobs, j)
+	}
+	slices.Sort(keys)
+	out := make([]*group, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
+	}
+	return out
+}
+
+// groupKey is the script of a job: its fingerprint, else its name and the
+// resources it asked for.
+func groupKey(r *history.JobRecord) string {
+	if r.Fingerprint != "" {
+		return "fp:" + r.Fingerprint
+	}
+	cpus, mem := int64(0), 0.0
+	if r.CPUs != nil {
+		cpus = *r.CPUs
+	}
+	if r.ReqMemMiB != nil {
+		mem = *r.ReqMemMiB
+	}
+	return fmt.Sprintf("name:%s\x00%d\x00%g\x00%s", r.Name, cpus, mem, r.Partition)
+}
+
+// count adds to the tallies of the job's profile, its user and the total.
+func (b *builder) count(r *history.JobRecord, add func(*Tally)) {
+	p := b.profiles[r.Profile]
+	if p == nil {
+		p = &Tally{}
+		b.profiles[r.Profile] = p
+	}
+	u := b.users[r.User]
+	if u == nil {
+		u = &UserTally{User: r.User}
+		b.users[r.User] = u
+	}
+	add(p)
+	add(&u.Tally)
+	add(&b.rep.Total)
+}
+
+func (b *builder) skip(reason string, j job) {
+	u := b.unjudged[reason]
+	if u == nil {
+		u = &Unjudged{Reason: reason}
+		b.unjudged[reason] = u
+	}
+	u.Jobs++
+	u.SU += j.su
+}
+
+// judge recommends a profile for the group's script from every run the
+// history has of it, then sorts its jobs of the period: out of memory, on
+// a bigger profile than needed (with what the recommended one would have
+// cost), right-sized, or not judged and why.
+func (b *builder) judge(ctx context.Context, st *history.Store, g *group) error {
+	runs, err := b.evidence(ctx, st, g)
+	if err != nil {
+		return err
+	}
+	newest := g.jobs[0].rec // History lists the newest first
+	var rec *advisor.Recommendation
+	if len(runs) >= b.th.MinRuns {
+		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user}, advisor.Options{Objective: advisor.ObjectiveSU})
+	}
+	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
+	for _, j := range g.jobs {
+		b.place(&sc, rec, err, j, len(runs))
+	}
+	if sc.Jobs == 0 {
+		return nil
+	}
+	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
+	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
+	if sc.SUSaved < b.th.MinSUSaved {
+		b.rep.Below.Smaller += sc.Jobs
+		b.rep.Below.SmallerSU += sc.SUSpent
+		b.rep.Below.SmallerSUThere += sc.SUThere
+		b.rep.Below.Saved += sc.SUSaved
+		b.rep.BelowRuns++
+		return nil
+	}
+	b.users[g.user].Scripts++
+	b.rep.Scripts = append(b.rep.Scripts, sc)
+	return nil
+}
+
+// evidence is every run the history has of the group's script (every
+// user's: the same script needs the same memory), or, for jobs not linked
+// to one, the group's own jobs.
+func (b *builder) evidence(ctx context.Context, st *history.Store, g *group) ([]advisor.Run, error) {
+	if g.fingerprint != "" {
+		runs, err := advisor.GatherRuns(ctx, g.fingerprint, st)
+		if err != nil {
+			return nil, fmt.Errorf("read the runs of script %s: %w", g.fingerprint, err)
+		}
+		return runs, nil
+	}
+	var runs []advisor.Run
+	for _, j := range g.jobs {
+		runs = append(runs, advisor.RunsFromRecord(j.rec)...)
+	}
+	return runs, nil
+}
+
+// place sorts one job of the group by the script's recommendation.
+func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job, runs int) {
+	r := j.rec
+	if r.OOM() == slurm.OOMGPU {
+		b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
+		o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: j.su}
+		if r.GPUNeedMiB != nil {
+			o.NeedMiB = *r.GPUNeedMiB
+		}
+		if rec != nil && rec.Recommended != nil && b.rank(*rec.Recommended) > b.rank(r.Profile) {
+			o.Fits = *rec.Recommended
+		}
+		b.rep.OOMs = append(b.rep.OOMs, o)
+		return
+	}
+	switch {
+	case recErr != nil:
+		b.skip(notAdvisable+": "+recErr.Error(), j)
+		return
+	case rec == nil:
+		b.skip(fewRuns(b.th.MinRuns), j)
+		return
+	case rec.GPUMemNeed == nil:
+		b.skip(noMemory, j)
+		return
+	case rec.Recommended == nil || b.rank(*rec.Recommended) >= b.rank(r.Profile):
+		return // right-sized: nothing smaller is safe, or cheaper
+	}
+	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
+	if there == nil || here == nil || there.OOMRisk != advisor.RiskLow {
+		return
+	}
+	ratio, ok := runtimeRatio(there, here)
+	if !ok {
+		b.skip(noRuntime, j)
+		return
+	}
+	alt, ok := chargeOn(b.site, r, there, ratio)
+	if !ok || alt >= j.su {
+		return // the smaller profile would not have cost less
+	}
+	b.count(r, func(t *Tally) {
+		t.Smaller++
+		t.SmallerSU += j.su
+		t.SmallerSUThere += alt
+		t.Saved += j.su - alt
+	})
+	b.addJob(sc, rec, there, ratio, j, alt)
+}
+
+// addJob adds a smaller-slice job to its script's row.
+func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there *advisor.ProfileAdvice, ratio float64, j job, alt float64) {
+	if sc.Jobs == 0 {
+		sc.Recommended, sc.Basis, sc.RuntimeRatio = there.Profile, rec.Basis, math.Round(ratio*100)/100
+		if p, ok := b.site.ProfileNamed(there.Profile); ok {
+			sc.Request = p.Request
+		}
+		sc.TimeLimit, sc.UsableMiB = there.TimeLimit, there.UsableMiB
+		sc.NeedMiB, sc.MeasuredBy = rec.GPUMemNeed.MiB, rec.GPUMemNeed.By
+		sc.Why = fmt.Sprintf("needs %s of the %s usable on %s (%s)", advisor.FormatMiB(sc.NeedMiB), advisor.FormatMiB(sc.UsableMiB),
+			sc.Recommended, sc.MeasuredBy)
+	}
+	sc.Jobs++
+	if len(sc.JobIDs) < MaxJobIDs {
+		sc.JobIDs = append(sc.JobIDs, j.rec.JobID)
+	}
+	if !slices.Contains(sc.RanOn, j.rec.Profile) {
+		sc.RanOn = append(sc.RanOn, j.rec.Profile)
+		slices.SortFunc(sc.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })
+	}
+	sc.SUSpent += j.su
+	sc.SUThere += alt
+}
+
+func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {
+	for i := range rec.Profiles {
+		if rec.Profiles[i].Profile == profile {
+			return &rec.Profiles[i]
+		}
+	}
+	return nil
+}
+
+// runtimeRatio is how much longer the job runs on there than here: both
+// runtimes known, neither only a lower bound.
+func runtimeRatio(there, here *advisor.ProfileAdvice) (float64, bool) {
+	if there.RuntimeS == nil || here.RuntimeS == nil || there.RuntimeAtLeast || here.RuntimeAtLeast || *here.RuntimeS <= 0 {
+		return 0, false
+	}
+	return *there.RuntimeS / *here.RuntimeS, true
+}
+
+// chargeOn prices the job as it would have run on there's profile, in
+// its partition, for its elapsed time × ratio.
+func chargeOn(site *catalog.Site, r *history.JobRecord, there *advisor.ProfileAdvice, ratio float64) (float64, bool) {
+	alt := *r
+	alt.Profile, alt.Partition = there.Profile, there.Partition
+	elapsed := int64(math.Round(float64(*r.ElapsedS) * ratio))
+	alt.ElapsedS = &elapsed
+	ch, ok := advisor.RecordCharge(site, &alt)
+	return ch.SU, ok
+}
+
+// rank is a profile's place from the smallest; -1 for one the site lacks.
+func (b *builder) rank(profile string) int {
+	return slices.Index(b.order, profile)
+}
+
+// label names the group's script for recommend's messages.
+func (g *group) label() string {
+	if g.path != "" {
+		return g.path
+	}
+	return g.name
+}
+
+// resourcesOf is what a job asked for, read back from its accounting: the
+// script's resources where the script itself is not at hand.
+func resourcesOf(site *catalog.Site, r *history.JobRecord) slurm.Resources {
+	res := slurm.Resources{Partition: r.Partition, QoS: r.QOS, Account: r.Account, JobName: r.Name, NTasks: 1}
+	nodes := int64(1)
+	if r.Nodes != nil && *r.Nodes > 1 {
+		nodes = *r.Nodes
+		res.Nodes = int(nodes)
+	}
+	if r.CPUs != nil {
+		res.CPUsPerTask = int(*r.CPUs)
+	}
+	if r.ReqMemMiB != nil && *r.ReqMemMiB > 0 {
+		res.MemMiB = int64(math.Ceil(*r.ReqMemMiB / float64(nodes)))
+	}
+	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
+		res.Time = slurm.TimeLimit{Duration: time.Duration(*r.TimeLimitMin) * time.Minute}
+	}
+	if p, ok := site.ProfileNamed(r.Profile); ok {
+		res.GPUs = []slurm.GPURequest{{Option: slurm.OptGres, Type: p.GRESType, Count: int(max(r.GPUCount, 1))}}
+	}
+	return res
+}
+
+// finish orders and rounds what the report lists.
+func (b *builder) finish() {
+	rep := b.rep
+	for _, p := range b.order {
+		if t, ok := b.profiles[p]; ok {
+			rep.Profiles = append(rep.Profiles, ProfileTally{Profile: p, Tally: t.rounded()})
+		}
+	}
+	for _, u := range b.users {
+		u.Tally = u.Tally.rounded()
+		rep.Users = append(rep.Users, *u)
+	}
+	slices.SortFunc(rep.Users, func(x, y UserTally) int {
+		return cmp.Or(cmp.Compare(y.Saved, x.Saved), cmp.Compare(y.SU, x.SU), cmp.Compare(x.User, y.User))
+	})
+	slices.SortStableFunc(rep.Scripts, func(x, y Script) int { return cmp.Compare(y.SUSaved, x.SUSaved) })
+	slices.SortStableFunc(rep.OOMs, func(x, y OOMJob) int { return cmp.Or(cmp.Compare(y.SU, x.SU), compareIDs(x.JobID, y.JobID)) })
+	for _, u := range b.unjudged {
+		u.SU = advisor.RoundSU(u.SU)
+		rep.Unjudged = append(rep.Unjudged, *u)
+	}
+	slices.SortFunc(rep.Unjudged, func(x, y Unjudged) int { return cmp.Or(cmp.Compare(y.SU, x.SU), cmp.Compare(x.Reason, y.Reason)) })
+	rep.Total, rep.Below = rep.Total.rounded(), rep.Below.rounded()
+}
+
+func (t Tally) rounded() Tally {
+	t.SU, t.SmallerSU, t.SmallerSUThere, t.OOMSU = advisor.RoundSU(t.SU), advisor.RoundSU(t.SmallerSU), advisor.RoundSU(t.SmallerSUThere), advisor.RoundSU(t.OOMSU)
+	t.Saved = advisor.RoundSU(t.Saved)
+	return t
+}
+
+// compareIDs orders job ids numerically where they are numbers.
+func compareIDs(x, y string) int {
+	a, errA := strconv.ParseInt(x, 10, 64)
+	c, errC := strconv.ParseInt(y, 10, 64)
+	if errA == nil && errC == nil {
+		return cmp.Compare(a, c)
+	}
+	return cmp.Compare(x, y)
+}

@@ -1,0 +1,282 @@
+package savings
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// jobstats is the AdminComment jobstats' epilog writes: base64 of gzip of
+// its JSON, the GPU's peak memory in use and, on a whole GPU, utilization.
+func jobstats(usedGiB float64, totalGiB, util int) string {
+	used, total := int64(usedGiB*(1<<30)), int64(totalGiB)<<30
+	js := fmt.Sprintf(`{"gpus":1,"nodes":{"n1":{"cpus":4,"gpu_total_memory":{"0":%d},"gpu_used_memory":{"0":%d}`, total, used)
+	if util >= 0 {
+		js += fmt.Sprintf(`,"gpu_utilization":{"0":%d}`, util)
+	}
+	js += `}},"total_time":1800}`
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(js))
+	zw.Close()
+	return "JS1:" + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+const header = "JobIDRaw|JobID|Cluster|User|Partition|State|ExitCode|Submit|Start|End|ElapsedRaw|AllocCPUS|ReqMem|AllocTRES|AdminComment|JobName\n"
+
+// line is one job of a dump: ended at end (2026-11-DDTHH:MM), one GPU of
+// type gpu, 4 CPUs and 16G, for elapsed seconds.
+func line(id int, user, gpu, state, end string, elapsed int, comment, name string) string {
+	e, _ := time.ParseInLocation("2006-01-02T15:04", end, time.Local)
+	start := e.Add(-time.Duration(elapsed) * time.Second).Format("2006-01-02T15:04:05")
+	return fmt.Sprintf("%d|%d|wulver|%s|gpu|%s|0:0|%s|%s|%s|%d|4|16G|cpu=4,gres/gpu:%s=1,gres/gpu=1,mem=16G,node=1|%s|%s\n",
+		id, id, user, state, start, start, e.Format("2006-01-02T15:04:05"), elapsed, gpu, comment, name)
+}
+
+func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := slurm.NewSacctReader(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	profileOf := func(gpuType string, count int) string {
+		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
+			return p.Name
+		}
+		return ""
+	}
+	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+var november = history.Period{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local), Before: time.Date(2026, 12, 1, 0, 0, 0, 0, time.Local)}
+
+// site is Wulver with its thresholds low enough for a few half-hour jobs.
+func site(t *testing.T) *catalog.Site {
+	s, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A month of a small cluster: alice's training runs a whole A100 at 3 GiB
+// and 10% busy; bob's fills it; carol's have no GPU memory figure; dave
+// ran once; erin's ran out of memory on 1g.10gb and fit 2g.20gb; one of
+// alice's ended in October.
+func month() string {
+	var b strings.Builder
+	b.WriteString(header)
+	for i := 0; i < 3; i++ {
+		b.WriteString(line(100+i, "alice", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT10:00", i), 3600, jobstats(3, 80, 10), "train"))
+	}
+	b.WriteString(line(99, "alice", "a100", "COMPLETED", "2026-10-20T10:00", 3600, jobstats(3, 80, 10), "train"))
+	for i := 0; i < 2; i++ {
+		b.WriteString(line(200+i, "bob", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), 3600, jobstats(70, 80, 90), "big"))
+		b.WriteString(line(300+i, "carol", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT12:00", i), 3600, "", "sim"))
+	}
+	b.WriteString(line(400, "dave", "a100", "COMPLETED", "2026-11-15T13:00", 3600, jobstats(2, 80, 10), "once"))
+	b.WriteString(line(500, "erin", "a100_10g", "FAILED", "2026-11-16T14:00", 600, jobstats(9.4, 10, -1), "llm"))
+	b.WriteString(line(501, "erin", "a100_20g", "COMPLETED", "2026-11-17T14:00", 3600, jobstats(12, 20, -1), "llm"))
+	b.WriteString(line(502, "erin", "a100_20g", "COMPLETED", "2026-11-18T14:00", 3600, jobstats(12, 20, -1), "llm"))
+	return b.String()
+}
+
+const oomText = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 9.50 GiB of which 1.10 GiB is free.\n"
+
+func recordOOM(t *testing.T, st *history.Store, key string) {
+	t.Helper()
+	ev, err := slurm.ScanOutput(strings.NewReader(oomText), slurm.ScanOptions{})
+	if err != nil || ev.GPUOOM == nil {
+		t.Fatalf("scan: %v %+v", err, ev)
+	}
+	if err := st.RecordOutput(context.Background(), "wulver", key, "/home/erin/slurm-"+key+".out", 100, time.Now(), ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// charge is the site's price of a 4-CPU, 16G job on profile for seconds.
+func charge(t *testing.T, s *catalog.Site, profile string, seconds float64) float64 {
+	t.Helper()
+	j, err := s.JobOf(catalog.Usage{Profile: profile, CPUs: 4, MemMiB: 16384, Hours: seconds / 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Charge(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.SU
+}
+
+func TestBuildSortsEveryJob(t *testing.T) {
+	s := site(t)
+	st := historyOf(t, s, month())
+	recordOOM(t, st, "500")
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every job that ended in November, and only those, is counted once.
+	if rep.Total.Jobs != 11 {
+		t.Errorf("jobs: %d, want 11 (alice's October run left out)", rep.Total.Jobs)
+	}
+	full := charge(t, s, "full", 3600)
+	if len(rep.Scripts) != 1 {
+		t.Fatalf("scripts: %+v", rep.Scripts)
+	}
+	sc := rep.Scripts[0]
+	if sc.User != "alice" || sc.Name != "train" || sc.Jobs != 3 || sc.Fingerprint != "" || strings.Join(sc.RanOn, ",") != "full" {
+		t.Errorf("alice's script: %+v", sc)
+	}
+	if sc.Recommended == "full" || sc.Recommended == "" || sc.MeasuredBy != advisor.MeasuredByJobstats {
+		t.Errorf("recommended %q, measured by %q", sc.Recommended, sc.MeasuredBy)
+	}
+	// What it would have cost is the same jobs on the recommended slice for
+	// the runtime the model predicts there.
+	there := charge(t, s, sc.Recommended, 3600*sc.RuntimeRatio)
+	if math.Abs(sc.SUSpent-3*full) > 0.01 || math.Abs(sc.SUThere-3*there) > 0.05*3*there || sc.SUSaved <= 0 ||
+		math.Abs(sc.SUSaved-(sc.SUSpent-sc.SUThere)) > 0.01 {
+		t.Errorf("SU: spent %g (want %g), there %g (want about %g), saved %g", sc.SUSpent, 3*full, sc.SUThere, 3*there, sc.SUSaved)
+	}
+	if p := profileTally(rep, "full"); p.Jobs != 8 || p.Smaller != 3 || p.Saved != sc.SUSaved {
+		t.Errorf("full: %+v", p)
+	}
+	if rep.Total.Saved != sc.SUSaved || rep.Total.Smaller != 3 {
+		t.Errorf("total: %+v", rep.Total)
+	}
+	// Erin's OOM on 1g.10gb is listed with the slice her script fits.
+	if len(rep.OOMs) != 1 || rep.OOMs[0].JobID != "500" || rep.OOMs[0].Profile != "1g.10gb" || rep.OOMs[0].Fits != "2g.20gb" {
+		t.Errorf("OOMs: %+v", rep.OOMs)
+	}
+	if p := profileTally(rep, "1g.10gb"); p.OOM != 1 || p.OOMSU != charge(t, s, "1g.10gb", 600) {
+		t.Errorf("1g.10gb: %+v", p)
+	}
+	// Carol's runs have no memory figure; dave's script ran once.
+	want := map[string]int{noMemory: 2, fewRuns(2): 1}
+	for _, u := range rep.Unjudged {
+		if want[u.Reason] != u.Jobs {
+			t.Errorf("unjudged %q: %d jobs", u.Reason, u.Jobs)
+		}
+		delete(want, u.Reason)
+	}
+	if len(want) > 0 {
+		t.Errorf("not unjudged: %v (got %+v)", want, rep.Unjudged)
+	}
+	// Bob's fill the GPU: right-sized, in no list.
+	for _, u := range rep.Users {
+		if u.User == "bob" && (u.Jobs != 2 || u.Smaller != 0 || u.Scripts != 0) {
+			t.Errorf("bob: %+v", u)
+		}
+	}
+}
+
+func profileTally(rep *Report, name string) Tally {
+	for _, p := range rep.Profiles {
+		if p.Profile == name {
+			return p.Tally
+		}
+	}
+	return Tally{}
+}
+
+// A script whose saving is under min_su_saved is not listed, but its jobs
+// and saving stay in the totals; --user keeps one user's jobs.
+func TestThresholdsAndUser(t *testing.T) {
+	s := site(t)
+	st := historyOf(t, s, month())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1e6, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 0 || rep.BelowRuns != 1 || rep.Below.Smaller != 3 || rep.Total.Saved != rep.Below.Saved || rep.Total.Saved <= 0 {
+		t.Errorf("below: scripts %d, below %d %+v, total %+v", len(rep.Scripts), rep.BelowRuns, rep.Below, rep.Total)
+	}
+	rep, err = Build(context.Background(), st, Request{Site: s, Period: november, User: "bob", Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Total.Jobs != 2 || len(rep.Users) != 1 || rep.Users[0].User != "bob" || len(rep.Scripts) != 0 {
+		t.Errorf("bob alone: %+v", rep)
+	}
+	// min_runs 1: dave's single run is judged too.
+	rep, err = Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 2 {
+		t.Errorf("min_runs 1: %+v", rep.Scripts)
+	}
+}
+
+// A script linked to its fingerprint is judged on every run the history
+// has of it, by anyone, at any time: one run in the period is enough when
+// earlier ones give the evidence.
+func TestLinkedScriptUsesEveryRun(t *testing.T) {
+	s := site(t)
+	dump := header + line(600, "frank", "a100", "COMPLETED", "2026-10-02T10:00", 3600, jobstats(3, 80, 10), "fit") +
+		line(601, "grace", "a100", "COMPLETED", "2026-10-03T10:00", 3600, jobstats(3, 80, 10), "fit") +
+		line(602, "frank", "a100", "COMPLETED", "2026-11-04T10:00", 3600, jobstats(3, 80, 10), "fit")
+	st := historyOf(t, s, dump)
+	var subs []history.Submission
+	for _, id := range []string{"600", "601", "602"} {
+		subs = append(subs, history.Submission{Cluster: "wulver", JobID: id, Fingerprint: "f1e2d3c4b5a69788", Source: "/home/frank/fit.sh",
+			Script: "/home/frank/fit.sh", Submitted: time.Now()})
+	}
+	if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 1 || rep.Scripts[0].Jobs != 1 || rep.Scripts[0].Runs != 3 || rep.Scripts[0].Path != "/home/frank/fit.sh" {
+		t.Fatalf("scripts: %+v (unjudged %+v)", rep.Scripts, rep.Unjudged)
+	}
+}
+
+// No job in the period is an empty report, not an error.
+func TestEmptyPeriod(t *testing.T) {
+	s := site(t)
+	st := historyOf(t, s, month())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: history.Period{Before: november.From.AddDate(0, -2, 0)}})
+	if err != nil || rep.Total.Jobs != 0 || len(rep.Scripts) != 0 || len(rep.Profiles) != 0 {
+		t.Errorf("%v %+v", err, rep)
+	}
+}
+
+func TestCSVKeepsFormulasOut(t *testing.T) {
+	rep := &Report{Scripts: []Script{{User: "alice", Name: "=HYPERLINK(\"x\")", Jobs: 2, RanOn: []string{"full"}, Recommended: "1g.10gb",
+		SUSpent: 20, SUThere: 6, SUSaved: 14, JobIDs: []string{"1", "2"}}}}
+	var b bytes.Buffer
+	if err := rep.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || lines[0] != strings.Join(CSVHeader, ",") {
+		t.Fatalf("%q", lines)
+	}
+	if !strings.HasPrefix(lines[1], `alice,"'=HYPERLINK(""x"")"`) || !strings.Contains(lines[1], ",20,6,14,1 2") {
+		t.Errorf("row: %s", lines[1])
+	}
+}

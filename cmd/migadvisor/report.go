@@ -1,0 +1,385 @@
+//go:build !noreport
+
+// The report command writes its docs page with the report package's
+// plotting library; like docs, it is left out of the sbatch wrapper's
+// binary.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/report"
+	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+func reportCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:  "report",
+		Usage: "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
+		Description: `Reads the GPU jobs that ended in the period (--since, --until) from the site
+history and judges each user's scripts as recommend would, from every run
+the history has of them: GPU memory from the monitor, jobstats or Slurm's
+gres/gpumem, with recommend's OOM risk model and runtime model. A job is
+counted as one a smaller slice would have done when the profile recommend
+names for its script is smaller than the one it ran on, a low OOM risk, and
+cheaper for the job's own CPUs, memory and elapsed time (scaled by the
+predicted runtime there). Jobs not linked to a script (slurmdbd keeps no
+scripts) are grouped by user, job name, CPUs, memory and partition.
+
+It prints the totals (GPU jobs, SU spent, SU a smaller slice would have
+saved), the users' scripts that would save at least min_su_saved SU in the
+period (site file [report], --min-su-saved), with the slice to ask for;
+totals per profile and per user; the jobs that ran out of GPU memory; and
+the jobs it could not judge, with why. --json prints all of it, --csv the
+scripts, --page DIR writes gpu-savings.md and gpu-savings.svg for the site's
+docs (counts and SU only: no user or job names).
+
+--notify tells each listed user, in one short message, which of their
+scripts could use which slice and the line to change: through the site
+file's notify_command (an argument vector, {user} and {subject} replaced,
+the message on stdin, never a shell), or as files in --notify-dir. A user
+hears about a script at most once in notify_every_days (30): a ledger
+(--ledger, default notices.json beside --db) remembers. --dry-run shows
+the messages and where they would go, and sends nothing.
+
+Where the site keeps its history in MariaDB/MySQL ([history] site_store, or
+--site-store), that is what is read.
+
+Exit status: 0 success; 1 failure, or a notice that could not be sent (the
+others are sent; the next run tries it again).
+
+Examples:
+   migadvisor --db /var/lib/migadvisor/site.db report
+   migadvisor --db /var/lib/migadvisor/site.db report --since 2026-10-01 --until 2026-11-01 --json
+   migadvisor --db /var/lib/migadvisor/site.db report --csv > gpu-savings.csv
+   migadvisor --db /var/lib/migadvisor/site.db report --page docs/admin --format mkdocs
+   migadvisor --db /var/lib/migadvisor/site.db report --notify --dry-run
+   migadvisor --db /var/lib/migadvisor/site.db report --notify-dir /var/lib/migadvisor/notices`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
+			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time (default: now)", DefaultText: "now"},
+			&cli.StringFlag{Name: "user", Usage: "one user's jobs only"},
+			&cli.Float64Flag{Name: "min-su-saved", Usage: "list a user's script from this many SU saved (default: the site file's min_su_saved, else 10)"},
+			&cli.IntFlag{Name: "min-runs", Usage: "runs a script needs before it is judged (default: the site file's min_runs, else 2)"},
+			jsonFlag(),
+			&cli.BoolFlag{Name: "csv", Usage: "print the listed scripts as CSV"},
+			&cli.StringFlag{Name: "page", Usage: "write gpu-savings.md and gpu-savings.svg for the site's docs in this directory"},
+			&cli.StringFlag{Name: "format", Value: report.FormatMD, Usage: "the page's format: md or mkdocs"},
+			&cli.BoolFlag{Name: "notify", Usage: "tell each listed user through the site file's notify_command"},
+			&cli.StringFlag{Name: "notify-dir", Usage: "write each user's notice as a file in this directory instead (implies --notify)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "with --notify: show the notices and where they would go; send nothing"},
+			&cli.StringFlag{Name: "ledger", EnvVars: []string{"MIGADVISOR_NOTICE_LEDGER"}, DefaultText: "notices.json beside --db",
+				Usage: "the file that remembers who was told of which script, and when"},
+			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
+		},
+		Action: bindAction(reportOptionsFrom, runReport),
+	})
+}
+
+type reportOptions struct {
+	Global            globalFlags
+	Period            history.Period
+	User              string
+	MinSUSaved        *float64
+	MinRuns           *int
+	JSON, CSV         bool
+	Page, Format      string
+	Notify, DryRun    bool
+	NotifyDir, Ledger string
+	SiteStore         string
+	Now               time.Time
+}
+
+func reportOptionsFrom(c *cli.Context) (reportOptions, error) {
+	o := reportOptions{Global: globalFlagsFrom(c), User: c.String("user"), JSON: c.Bool("json"), CSV: c.Bool("csv"),
+		Page: c.String("page"), Format: c.String("format"), Notify: c.Bool("notify") || c.String("notify-dir") != "",
+		DryRun: c.Bool("dry-run"), NotifyDir: c.String("notify-dir"), Ledger: c.String("ledger"), SiteStore: c.String("site-store"),
+		Now: time.Now()}
+	if c.NArg() > 0 {
+		return o, usageError{"report takes no arguments: its flags select the jobs (--since, --until, --user)"}
+	}
+	var err error
+	if o.Period.From, err = parseSince(c.String("since"), o.Now); err != nil {
+		return o, err
+	}
+	o.Period.Before = o.Now
+	if u := c.String("until"); u != "" {
+		if o.Period.Before, err = parseSince(u, o.Now); err != nil {
+			return o, usageError{strings.Replace(err.Error(), "--since", "--until", 1)}
+		}
+	}
+	if !o.Period.From.IsZero() && !o.Period.From.Before(o.Period.Before) {
+		return o, usageError{fmt.Sprintf("--since (%s) must be before --until (%s)", o.Period.From.Format(time.DateTime), o.Period.Before.Format(time.DateTime))}
+	}
+	if c.IsSet("min-su-saved") {
+		v := c.Float64("min-su-saved")
+		o.MinSUSaved = &v
+	}
+	if c.IsSet("min-runs") {
+		v := c.Int("min-runs")
+		o.MinRuns = &v
+	}
+	if o.DryRun && !o.Notify {
+		return o, usageError{"--dry-run shows the notices --notify would send: give --notify (or --notify-dir) with it"}
+	}
+	if o.JSON && o.CSV {
+		return o, usageError{"--json and --csv both print the report: give one"}
+	}
+	if o.Page != "" && !slices.Contains([]string{report.FormatMD, report.FormatMkDocs}, o.Format) {
+		return o, usageError{fmt.Sprintf("--format %q: the page is md or mkdocs", o.Format)}
+	}
+	if o.Ledger == "" {
+		o.Ledger = filepath.Join(filepath.Dir(o.Global.DB), "notices.json")
+	}
+	return o, nil
+}
+
+// reportJSON is report --json: the report, and what --notify did.
+type reportJSON struct {
+	*savings.Report
+	History string                `json:"history"`
+	Notify  *savings.NotifyResult `json:"notify,omitempty"`
+	Page    []string              `json:"page_files,omitempty"`
+}
+
+func runReport(ctx context.Context, o reportOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
+	if err != nil {
+		return err
+	}
+	th := site.Report.WithDefaults()
+	if o.MinSUSaved != nil {
+		th.MinSUSaved = *o.MinSUSaved
+	}
+	if o.MinRuns != nil {
+		th.MinRuns = *o.MinRuns
+	}
+	if o.Notify && o.NotifyDir == "" && len(th.NotifyCommand) == 0 {
+		return fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
+	}
+	st, from, done, err := openReportHistory(ctx, o, site)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th})
+	if err != nil {
+		return err
+	}
+	out := reportJSON{Report: rep, History: from}
+	if o.Page != "" {
+		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: from}
+		if out.Page, err = report.WriteSavings(o.Page, rep, site, opt); err != nil {
+			return err
+		}
+	}
+	if o.Notify {
+		res, err := notify(ctx, o, rep, site)
+		if err != nil {
+			return err
+		}
+		out.Notify = &res
+	}
+	switch {
+	case o.JSON:
+		err = writeJSON(w.Out, out)
+	case o.CSV:
+		err = rep.WriteCSV(w.Out)
+	default:
+		printReport(w.Out, out, o.DryRun)
+	}
+	if err == nil && out.Notify != nil && out.Notify.Failed > 0 {
+		return fmt.Errorf("%s could not be sent; the next report --notify tries again", textutil.Plural(out.Notify.Failed, "notice"))
+	}
+	return err
+}
+
+// openReportHistory opens what the report reads: the site store where
+// there is one (copied into a history here), else --db, read-only.
+func openReportHistory(ctx context.Context, o reportOptions, site *catalog.Site) (st *history.Store, from string, done func(), err error) {
+	store, err := collect.OpenSiteStore(ctx, o.SiteStore, site.History.SiteStore, true)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if store != nil {
+		defer store.Close()
+		st, done, err := collect.CopyStore(ctx, store)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("read the site store %s: %w", store.Where(), err)
+		}
+		return st, "the site store " + store.Where(), done, nil
+	}
+	if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
+		return nil, "", nil, err
+	}
+	return st, o.Global.DB, func() { st.Close() }, nil
+}
+
+func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *catalog.Site) (savings.NotifyResult, error) {
+	var sender savings.Sender = savings.CommandSender{Argv: site.Report.NotifyCommand}
+	if o.NotifyDir != "" {
+		if info, err := os.Stat(o.NotifyDir); err != nil || !info.IsDir() {
+			return savings.NotifyResult{}, fmt.Errorf("--notify-dir: %s is not a directory (create it, readable by the admins only)", o.NotifyDir)
+		}
+		sender = savings.DirSender{Dir: o.NotifyDir, Now: o.Now}
+	}
+	return savings.Notify(ctx, savings.NotifyRequest{Report: rep, Site: site, Ledger: o.Ledger, Sender: sender, DryRun: o.DryRun, Now: o.Now})
+}
+
+// printReport writes the report as text: the headline, the scripts, the
+// totals per profile and user, the out-of-memory jobs, what was not
+// judged, and what --notify did.
+func printReport(w io.Writer, out reportJSON, dryRun bool) {
+	rep := out.Report
+	fmt.Fprintf(w, "GPU jobs that ended %s, site %s, from %s: %s, %s SU\n", periodText(rep), rep.Site, out.History,
+		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
+	if rep.Total.Jobs == 0 {
+		fmt.Fprintln(w, "nothing to judge: no GPU job of a known profile ended in the period in this history (a site history is filled by 'collect --all-users')")
+		return
+	}
+	t := rep.Total
+	if t.Smaller > 0 {
+		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of the GPU SU)\n",
+			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), share(t.Saved, t.SU))
+	} else {
+		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
+	}
+	if t.OOM > 0 {
+		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), advisor.FormatSU(t.OOMSU))
+	}
+	printScripts(w, rep)
+	printProfiles(w, rep)
+	printOOMs(w, rep)
+	printUnjudged(w, rep)
+	if out.Notify != nil {
+		printNotices(w, out.Notify, dryRun)
+	}
+	for _, f := range out.Page {
+		fmt.Fprintf(w, "wrote %s\n", f)
+	}
+}
+
+func periodText(rep *savings.Report) string {
+	const layout = "2006-01-02 15:04"
+	switch {
+	case rep.From.IsZero():
+		return "before " + rep.Until.Format(layout)
+	}
+	return rep.From.Format(layout) + " to " + rep.Until.Format(layout)
+}
+
+func share(part, whole float64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*part/whole)
+}
+
+func printScripts(w io.Writer, rep *savings.Report) {
+	if len(rep.Scripts) > 0 {
+		fmt.Fprintln(w)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tUSE\tSU SPENT\tSU THERE\tSAVED\tWHY")
+		for _, s := range rep.Scripts {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.User, scriptLabel(s), s.Jobs, strings.Join(s.RanOn, ","), s.Recommended,
+				advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), advisor.FormatSU(s.SUSaved), s.Why)
+		}
+		tw.Flush()
+	}
+	if rep.BelowRuns > 0 {
+		fmt.Fprintf(w, "not listed: %s saving under %s SU each (min_su_saved): %s, %s SU saved, counted in the totals\n",
+			textutil.Plural(rep.BelowRuns, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Smaller, "job"),
+			advisor.FormatSU(rep.Below.Saved))
+	}
+}
+
+// scriptLabel names a script for an admin: its file, else its job name,
+// with the start of its fingerprint.
+func scriptLabel(s savings.Script) string {
+	name := s.Name
+	if f := s.File(); f != "" {
+		name = filepath.Base(f)
+	}
+	if fp := s.Fingerprint; len(fp) >= 8 {
+		return name + " (" + fp[:8] + ")"
+	}
+	return name + " (by name)"
+}
+
+func printProfiles(w io.Writer, rep *savings.Report) {
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM")
+	row := func(name string, t savings.Tally) {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, advisor.FormatSU(t.SU), t.Smaller, advisor.FormatSU(t.SmallerSU),
+			advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.OOM)
+	}
+	for _, p := range rep.Profiles {
+		row(p.Profile, p.Tally)
+	}
+	row("all", rep.Total)
+	tw.Flush()
+}
+
+func printOOMs(w io.Writer, rep *savings.Report) {
+	if len(rep.OOMs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nran out of GPU memory:")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "USER\tJOB\tNAME\tPROFILE\tSU\tFITS ON")
+	for _, o := range rep.OOMs {
+		fits := o.Fits
+		if fits == "" {
+			fits = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.User, o.JobID, o.Name, o.Profile, advisor.FormatSU(o.SU), fits)
+	}
+	tw.Flush()
+}
+
+func printUnjudged(w io.Writer, rep *savings.Report) {
+	if len(rep.Unjudged) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnot judged:")
+	for _, u := range rep.Unjudged {
+		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU), u.Reason)
+	}
+}
+
+func printNotices(w io.Writer, res *savings.NotifyResult, dryRun bool) {
+	fmt.Fprintln(w)
+	if len(res.Notices) == 0 {
+		fmt.Fprintf(w, "no notice to send: %s already told within notify_every_days\n", textutil.Plural(res.Told, "script"))
+		return
+	}
+	for _, n := range res.Notices {
+		switch {
+		case dryRun:
+			fmt.Fprintf(w, "would send to %s: %s\n--- Subject: %s\n%s---\n", n.User, n.To, n.Subject, n.Body)
+		case n.Err != "":
+			fmt.Fprintf(w, "not sent to %s: %s\n", n.User, n.Err)
+		default:
+			fmt.Fprintf(w, "sent to %s: %s\n", n.User, n.To)
+		}
+	}
+	if res.Told > 0 {
+		fmt.Fprintf(w, "%s left out: their users were told within notify_every_days\n", textutil.Plural(res.Told, "script"))
+	}
+}
