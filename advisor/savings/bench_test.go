@@ -1,0 +1,57 @@
+package savings
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// BenchmarkBuild reports on a month of a large site: 100k jobs (80k on a
+// GPU, with jobstats summaries) by 500 users, 1,000 groups of one user's
+// jobs of one name, each judged by recommend.
+func BenchmarkBuild(b *testing.B) {
+	const jobs = 100_000
+	ctx := context.Background()
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	gen := sacctgen.New(jobs, slurm.SacctDelimiter)
+	gen.Jobstats = true
+	r, err := slurm.NewSacctReader(gen)
+	if err != nil {
+		b.Fatal(err)
+	}
+	profileOf := func(gpuType string, count int) string {
+		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
+			return p.Name
+		}
+		return ""
+	}
+	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
+		b.Fatal(err)
+	}
+	req := Request{Site: site, Thresholds: site.Report.WithDefaults()}
+	b.ResetTimer()
+	var rep *Report
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if rep, err = Build(ctx, st, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rep.Total.Jobs*b.N)/time.Since(start).Seconds(), "jobs/s")
+	b.ReportMetric(float64(len(rep.Scripts)), "scripts")
+	b.ReportMetric(float64(rep.Total.Smaller), "smaller")
+}
