@@ -34,7 +34,9 @@ func jobstatsField(t *testing.T, usedMiB, totalMiB, util float64) string {
 // each given its summary (3 GiB in use) while it runs, as jobstats'
 // slurmctld epilog does at its end (22.05's sacctmgr would lowercase it);
 // slurmdbd keeps it, collect reads it from sacct, and recommend judges
-// every slice by it: GPU memory measured (jobstats), 1g.10gb a low risk.
+// every slice by it: GPU memory measured (jobstats), 1g.10gb a low risk
+// and the slice to use; the admins' report lists the script with the SU
+// 1g.10gb would have saved.
 func TestSlurmJobstatsFromAccounting(t *testing.T) {
 	work := slurmWorkDir(t)
 	script := writeScript(t, work, "train.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=64M -t 2\nsleep 4\n")
@@ -82,6 +84,11 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 			t.Errorf("1g.10gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 		}
 	}
+	// 1 CPU and 64M: the GPU is most of the price, and 3 GiB at 40% busy
+	// costs least on the smallest slice.
+	if rec.Recommended == nil || *rec.Recommended != "1g.10gb" {
+		t.Errorf("recommended %v: %s", rec.Recommended, dump(rec))
+	}
 	// The admin's report lists the script, with the slice that would do and
 	// the SU it saves.
 	var rep struct {
@@ -105,7 +112,7 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 			continue
 		}
 		found = true
-		if s.Jobs != 2 || strings.Join(s.RanOn, ",") != "full" || s.Recommended == "full" || s.MeasuredBy != "jobstats" ||
+		if s.Jobs != 2 || strings.Join(s.RanOn, ",") != "full" || s.Recommended != "1g.10gb" || s.MeasuredBy != "jobstats" ||
 			s.SUSaved <= 0 || s.SUSaved >= s.SUSpent {
 			t.Errorf("report: %+v", s)
 		}
