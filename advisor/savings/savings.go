@@ -306,8 +306,9 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group) error 
 	if sc.Jobs == 0 {
 		return nil
 	}
-	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
+	// Saved from the unrounded sums, as the tallies add it up.
 	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
+	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
 	if sc.SUSaved < b.th.MinSUSaved {
 		b.rep.Below.Smaller += sc.Jobs
 		b.rep.Below.SmallerSU += sc.SUSpent

@@ -246,7 +246,11 @@ func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *cat
 // judged, and what --notify did.
 func printReport(w io.Writer, out reportJSON, dryRun bool) {
 	rep := out.Report
-	fmt.Fprintf(w, "GPU jobs that ended %s, site %s, from %s: %s, %s SU\n", periodText(rep), rep.Site, out.History,
+	whose := ""
+	if rep.User != "" {
+		whose = " of " + rep.User
+	}
+	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, periodText(rep), rep.Site, out.History,
 		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
 	if rep.Total.Jobs == 0 {
 		fmt.Fprintln(w, "nothing to judge: no GPU job of a known profile ended in the period in this history (a site history is filled by 'collect --all-users')")
