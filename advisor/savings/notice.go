@@ -264,7 +264,6 @@ func scriptToName(scripts []Script) string {
 	return "path/to/your/job.sh"
 }
 
-
 // periodWords is the report's period as a sentence opener.
 func periodWords(rep *Report) string {
 	const day = "2006-01-02"
