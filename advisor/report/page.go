@@ -136,6 +136,11 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 	if v := rep.Versions(); len(v) > 0 {
 		out = append(out, "Software: "+strings.Join(v, "; ")+".")
 	}
+	return append(out, opt.generatedLine())
+}
+
+// generatedLine says what wrote a page, when, and from which history.
+func (opt PageOptions) generatedLine() string {
 	gen := "Generated"
 	if opt.Generator != "" {
 		gen += " by " + opt.Generator
@@ -146,7 +151,7 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 	if opt.History != "" {
 		gen += " from " + path.Base(opt.History)
 	}
-	return append(out, gen+".")
+	return gen + "."
 }
 
 func countText(pr *ProfileResult) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -206,17 +205,7 @@ func savingsProvenance(rep *savings.Report, site *catalog.Site, opt PageOptions)
 		fmt.Sprintf("Thresholds: a script is judged once the history has %s of it, and listed for its user when a smaller slice would have saved at least %s SU in the period.",
 			textutil.Plural(th.MinRuns, "run"), advisor.FormatSU(th.MinSUSaved)),
 	}
-	gen := "Generated"
-	if opt.Generator != "" {
-		gen += " by " + opt.Generator
-	}
-	if !opt.Generated.IsZero() {
-		gen += " on " + opt.Generated.UTC().Format("2006-01-02")
-	}
-	if opt.History != "" {
-		gen += " from " + path.Base(opt.History)
-	}
-	return append(out, gen+".")
+	return append(out, opt.generatedLine())
 }
 
 // SavingsChart draws, per profile the jobs ran on, the SU they spent beside

@@ -183,7 +183,11 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	}
 	out := reportJSON{Report: rep, History: from}
 	if o.Page != "" {
+		// A public page names the history's file, never the store's user and host.
 		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: from}
+		if strings.HasPrefix(from, "the site store") {
+			opt.History = "the site store"
+		}
 		if out.Page, err = report.WriteSavings(o.Page, rep, site, opt); err != nil {
 			return err
 		}
