@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -367,7 +368,10 @@ func (s *Site) resolve(file string, data []byte) error {
 	if f := s.History.SiteStore; f != "" && !path.IsAbs(f) {
 		return fail("history", 0, "site_store", "site_store must be an absolute path (the admins' option file), not %q", f)
 	}
-	if err := s.Report.check(); err != nil {
+	set := func(key string) bool {
+		return slices.ContainsFunc(locateKeys(data), func(p keyPos) bool { return p.table == "report" && p.key == key })
+	}
+	if err := s.Report.check(set); err != nil {
 		return fail("report", 0, err.key, "%s", err.msg)
 	}
 	for i, w := range s.WorkPatterns {
@@ -572,16 +576,24 @@ func matchAny(patterns []string, name string) bool {
 }
 
 // check refuses thresholds that mean nothing and a notify command that
-// could not run.
-func (r Report) check() *keyError {
-	switch {
-	case r.MinSUSaved < 0:
-		return &keyError{"min_su_saved", fmt.Sprintf("min_su_saved must be 0 or more SU, not %g", r.MinSUSaved)}
-	case r.MinRuns < 0:
-		return &keyError{"min_runs", fmt.Sprintf("min_runs must be 0 or more runs, not %d", r.MinRuns)}
-	case r.NotifyEveryDays < 0:
-		return &keyError{"notify_every_days", fmt.Sprintf("notify_every_days must be 0 or more days, not %d", r.NotifyEveryDays)}
-	case len(r.NotifyCommand) > 0 && !path.IsAbs(r.NotifyCommand[0]):
+// could not run. set says whether the file sets a key: a zero it sets is
+// refused, since an unset one takes the default.
+func (r Report) check(set func(key string) bool) *keyError {
+	positive := func(v float64, key, unit string, def float64) *keyError {
+		if v < 0 || v == 0 && set(key) {
+			return &keyError{key, fmt.Sprintf("%s must be more than 0 %s (leave it out for %g), not %g", key, unit, def, v)}
+		}
+		return nil
+	}
+	d := ReportDefaults
+	for _, e := range []*keyError{positive(r.MinSUSaved, "min_su_saved", "SU", d.MinSUSaved),
+		positive(float64(r.MinRuns), "min_runs", "runs", float64(d.MinRuns)),
+		positive(float64(r.NotifyEveryDays), "notify_every_days", "days", float64(d.NotifyEveryDays))} {
+		if e != nil {
+			return e
+		}
+	}
+	if len(r.NotifyCommand) > 0 && !path.IsAbs(r.NotifyCommand[0]) {
 		return &keyError{"notify_command", fmt.Sprintf("notify_command must start with the command's absolute path (it runs without a shell or PATH), not %q", r.NotifyCommand[0])}
 	}
 	return nil

@@ -127,7 +127,8 @@ func TestSiteFileErrors(t *testing.T) {
 			"site.toml:18: site_store must be an absolute path"},
 		{"relative notify command", minimalSite + "\n[report]\nmin_runs = 3\nnotify_command = [\"mail\", \"{user}\"]\n",
 			"site.toml:19: notify_command must start with the command's absolute path (it runs without a shell or PATH), not \"mail\""},
-		{"negative saving", minimalSite + "\n[report]\nmin_su_saved = -1\n", "site.toml:18: min_su_saved must be 0 or more SU"},
+		{"negative saving", minimalSite + "\n[report]\nmin_su_saved = -1\n", "site.toml:18: min_su_saved must be more than 0 SU (leave it out for 10), not -1"},
+		{"zero is not the default", minimalSite + "\n[report]\nmin_su_saved = 5\nnotify_every_days = 0\n", "site.toml:19: notify_every_days must be more than 0 days (leave it out for 30), not 0"},
 		{"unknown report key", minimalSite + "\n[report]\nnotify_every = 30\n", "site.toml:18: unknown key \"notify_every\" in [report]"},
 		{"request not a GPU", strings.Replace(minimalSite, "--gres=gpu:a100_10g:1", "--partition=gpu", 1), "site.toml:14: profile \"1g.10gb\": request"},
 	}

@@ -517,11 +517,16 @@ type HistoryFilter struct {
 	Tracked     bool      // only jobs linked to a script
 	Keys        [][2]string
 	// Ended selects the jobs that ended in [From, Before); zero ends are
-	// open. GPU: only jobs with a GPU of a known profile.
+	// open. GPU: only jobs with a GPU (of a profile the site knows or not).
+	// Named: only the jobs of these users of these job names.
 	Ended Period
 	GPU   bool
+	Named []UserJobName
 	Limit int // newest first, at most this many; 0 for all
 }
+
+// UserJobName is one user's jobs of one name.
+type UserJobName struct{ User, Name string }
 
 // Period is a span of time, [From, Before); a zero end is open.
 type Period struct{ From, Before time.Time }
@@ -735,7 +740,13 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		q += ` AND s.job_id IS NOT NULL`
 	}
 	if f.GPU {
-		q += ` AND j.profile <> '' AND j.gpu_count > 0`
+		q += ` AND j.gpu_count > 0`
+	}
+	if len(f.Named) > 0 {
+		q += ` AND (j.user, j.name) IN (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", len(f.Named)), ", ") + `)`
+		for _, n := range f.Named {
+			args = append(args, n.User, n.Name)
+		}
 	}
 	if !f.Ended.From.IsZero() {
 		q += ` AND j.end >= ?`

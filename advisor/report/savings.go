@@ -2,12 +2,10 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"image/color"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -34,11 +32,6 @@ const savingsTitle = "GPU SU per profile: spent and needed"
 // light and dark docs themes.
 var neededColour = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 
-// notJudgedByRecommend is the start of savings' reason for a script
-// recommend refused; the rest is recommend's error, which may quote the
-// job's account, partition or script, so the public page drops it.
-const notJudgedByRecommend = "recommend could not judge the script"
-
 // SavingsPage is the site's Markdown page of where the GPU SU went in the
 // report's period. Docs are often public: it names no user, job, script or
 // fingerprint, only counts and SU.
@@ -53,7 +46,7 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 	} else {
 		b.WriteString(headline(rep, site) + "\n\n")
 		b.WriteString(MarkdownTable(savingsRows(rep)) + "\n")
-		if rep.BelowRuns > 0 {
+		if rep.Below.Scripts > 0 {
 			b.WriteString(belowText(rep) + "\n\n")
 		}
 		if len(rep.Profiles) > 0 { // the chart is written only then
@@ -140,7 +133,7 @@ func tallyRow(label string, t savings.Tally) []string {
 func belowText(rep *savings.Report) string {
 	return fmt.Sprintf("%s under the site's thresholds (too little saved to tell their users) had %s a smaller slice would have done, "+
 		"%s SU saved: they are in the figures above.",
-		textutil.Plural(rep.BelowRuns, "script"), textutil.Plural(rep.Below.Smaller, "job"), advisor.FormatSU(rep.Below.Saved))
+		textutil.Plural(rep.Below.Scripts, "script"), textutil.Plural(rep.Below.Jobs, "job"), advisor.FormatSU(rep.Below.Saved))
 }
 
 // savingsNote says how SU and the recommended slice's cost are computed.
@@ -167,30 +160,14 @@ func writeNote(b *strings.Builder, format, text string) {
 	fmt.Fprintf(b, "> **Note:** %s\n\n", text)
 }
 
-// writeUnjudged lists why jobs went unjudged, recommend's refusals merged
-// into one line without their details (notJudgedByRecommend).
+// writeUnjudged lists why jobs went unjudged, with no example: those name
+// users and jobs.
 func writeUnjudged(b *strings.Builder, unjudged []savings.Unjudged) {
 	if len(unjudged) == 0 {
 		return
 	}
-	var merged []savings.Unjudged
-	at := map[string]int{}
-	for _, u := range unjudged {
-		if strings.HasPrefix(u.Reason, notJudgedByRecommend) {
-			u.Reason = notJudgedByRecommend
-		}
-		if i, ok := at[u.Reason]; ok {
-			merged[i].Jobs += u.Jobs
-			merged[i].SU += u.SU
-			continue
-		}
-		at[u.Reason] = len(merged)
-		merged = append(merged, u)
-	}
-	// Merging may have made a reason weigh more: most SU first, as savings lists them.
-	slices.SortStableFunc(merged, func(x, y savings.Unjudged) int { return cmp.Compare(y.SU, x.SU) })
 	b.WriteString("## Not judged\n\nThese jobs are in the totals, but whether a smaller slice would have done them is unknown:\n\n")
-	for _, u := range merged {
+	for _, u := range unjudged { // their examples name users: not here
 		fmt.Fprintf(b, "- %s: %s, %s SU.\n", u.Reason, textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU))
 	}
 	b.WriteString("\n")

@@ -33,13 +33,12 @@ func savingsReport() *savings.Report {
 		Users:    []savings.UserTally{{User: "alice", Scripts: 1, Tally: full}, {User: "bob", Tally: small}},
 		Scripts: []savings.Script{{User: "alice", Name: "train_secret", Path: "/home/alice/train.sh", Fingerprint: "deadbeefcafe",
 			Jobs: 6, JobIDs: []string{"987654"}, RanOn: []string{"full"}, Recommended: "2g.20gb", SUSpent: 600, SUThere: 100, SUSaved: 500}},
-		Below:     savings.Tally{Smaller: 2, SmallerSU: 20, SmallerSUThere: 7.5, Saved: 12.5},
-		BelowRuns: 1,
-		OOMs:      []savings.OOMJob{{User: "bob", JobID: "123456", Name: "oom_job_name", Profile: "1g.10gb", SU: 1.75}},
+		Below: savings.Below{Scripts: 1, Jobs: 2, SU: 20, SUThere: 7.5, Saved: 12.5},
+		OOMs:  []savings.OOMJob{{User: "bob", JobID: "123456", Name: "oom_job_name", Profile: "1g.10gb", SU: 1.75}},
 		Unjudged: []savings.Unjudged{
 			{Reason: "the runtime on the smaller profile is unknown", Jobs: 3, SU: 45.25},
-			{Reason: `recommend could not judge the script: account "alice_lab" unknown`, Jobs: 1, SU: 2},
-			{Reason: "recommend could not judge the script: partition unknown", Jobs: 2, SU: 1},
+			{Reason: "recommend could not judge the script", Jobs: 3, SU: 3,
+				Examples: []string{`alice train: account "alice_lab" unknown`, "carol sim: partition unknown"}},
 		},
 	}
 }
@@ -145,7 +144,7 @@ func TestSavingsPageNoteStyles(t *testing.T) {
 // shown as 0%.
 func TestSavingsPageLeavesOutWhatIsNotThere(t *testing.T) {
 	rep := savingsReport()
-	rep.Unjudged, rep.BelowRuns, rep.Below = nil, 0, savings.Tally{}
+	rep.Unjudged, rep.Below = nil, savings.Below{}
 	rep.Total.Saved, rep.Total.SU = 1, 1000
 	page, _ := SavingsPage(rep, builtinWulver(t), savingsOpt)
 	for _, lack := range []string{"## Not judged", "under the site's thresholds"} {

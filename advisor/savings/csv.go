@@ -19,7 +19,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		return err
 	}
 	for _, s := range rep.Scripts {
-		row := []string{cell(s.User), cell(s.Name), cell(s.Path), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
+		row := []string{s.User, cell(s.Name), cell(s.Path), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
 			s.Request, s.TimeLimit, s.Basis, strconv.Itoa(s.Runs), number(s.NeedMiB), s.MeasuredBy, number(s.UsableMiB),
 			number(s.RuntimeRatio), number(s.SUSpent), number(s.SUThere), number(s.SUSaved), strings.Join(s.JobIDs, " ")}
 		if err := cw.Write(row); err != nil {
@@ -32,8 +32,9 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 
 func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// cell keeps a value a user chose (a job name) from being read as a
-// formula by the spreadsheet the admin opens the CSV in.
+// cell keeps a value a user chose (a job name, a script's path) from being
+// read as a formula by the spreadsheet the admin opens the CSV in. User
+// names and requests are the site's, and stay as they are for a mail merge.
 func cell(v string) string {
 	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
 		return "'" + v

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
@@ -42,7 +43,8 @@ type Sender interface {
 // mail command would read as an option).
 var safeUser = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
 
-// DirSender writes each notice to DIR/USER-DATE.txt.
+// DirSender writes each notice to DIR/USER-YYYYMMDD-HHMMSS.txt: a second
+// run the same day adds its own files.
 type DirSender struct {
 	Dir string
 	Now time.Time
@@ -50,7 +52,7 @@ type DirSender struct {
 
 // Where names the file.
 func (d DirSender) Where(n Notice) string {
-	return filepath.Join(d.Dir, n.User+"-"+d.Now.Format("2006-01-02")+".txt")
+	return filepath.Join(d.Dir, n.User+"-"+d.Now.Format("20060102-150405")+".txt")
 }
 
 // Send writes the file, mode 0600: a notice is about one user's jobs.
@@ -84,8 +86,9 @@ func (c CommandSender) Where(n Notice) string {
 	return strings.Join(words, " ")
 }
 
-// Send runs the command; its exit status and first line of stderr make the
-// error.
+// Send runs the command in its own process group, killed whole at the
+// timeout (mail hands over to sendmail, a child that would outlive it);
+// its exit status and first line of stderr make the error.
 func (c CommandSender) Send(ctx context.Context, n Notice) error {
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -98,7 +101,14 @@ func (c CommandSender) Send(ctx context.Context, n Notice) error {
 	cmd.Stdin = strings.NewReader(n.Body)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second // a grandchild holding stderr open does not hold us
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%s did not finish within %s: stopped", argv[0], timeout)
+	}
+	if err != nil {
 		if line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n"); line != "" {
 			return fmt.Errorf("%s: %w: %s", argv[0], err, line)
 		}
@@ -132,6 +142,9 @@ type NotifyResult struct {
 	// notify_every_days.
 	Told   int `json:"already_told"`
 	Failed int `json:"failed"`
+	// Refused: users a notice cannot be addressed to (a name a command
+	// could misread); never sent, and not a failure to retry.
+	Refused int `json:"refused"`
 }
 
 // Notify writes one message per user listed in the report, about the
@@ -152,6 +165,13 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 	th := req.Site.Report.WithDefaults()
 	every := time.Duration(th.NotifyEveryDays) * 24 * time.Hour
 	led.forget(req.Now, every)
+	if !req.DryRun {
+		// A ledger that cannot be written would send the same notices
+		// again next time: find out before the first.
+		if err := led.save(req.Ledger); err != nil {
+			return res, err
+		}
+	}
 	for _, user := range usersOf(req.Report) {
 		var scripts []Script
 		for _, s := range req.Report.Scripts {
@@ -169,8 +189,14 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 		}
 		n := compose(req.Report, req.Site, th, user, scripts)
 		n.To = req.Sender.Where(n)
-		if !req.DryRun {
-			if err := send(ctx, req.Sender, n); err != nil {
+		switch {
+		case !safeUser.MatchString(n.User):
+			// A name a file name or the mail command could misread.
+			n.Err = fmt.Sprintf("user name %q is not one a notice can be addressed to", n.User)
+			res.Refused++
+		case req.DryRun:
+		default:
+			if err := req.Sender.Send(ctx, n); err != nil {
 				n.Err = err.Error()
 				res.Failed++
 			} else if err := led.record(req.Ledger, n, req.Now); err != nil {
@@ -180,15 +206,6 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 		res.Notices = append(res.Notices, n)
 	}
 	return res, nil
-}
-
-// send refuses a user name that could be misread in a file name or by the
-// mail command.
-func send(ctx context.Context, s Sender, n Notice) error {
-	if !safeUser.MatchString(n.User) {
-		return fmt.Errorf("user name %q is not one a notice can be addressed to", n.User)
-	}
-	return s.Send(ctx, n)
 }
 
 // usersOf lists the users with listed scripts, in order of SU saved.
@@ -225,7 +242,7 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	for _, s := range scripts {
 		writeScript(&b, s)
 	}
-	b.WriteString("To see the evidence and the exact lines to change, run this on a login node:\n\n")
+	b.WriteString("To see the evidence and the exact lines to change, run recommend on the script, on a login node:\n\n")
 	fmt.Fprintf(&b, "    migadvisor recommend %s\n\n", scriptToName(scripts))
 	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these scripts again for %d days.",
 		site.Title, th.NotifyEveryDays)
@@ -238,19 +255,28 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 }
 
 func writeScript(b *strings.Builder, s Script) {
-	what := fmt.Sprintf("job %q", s.Name)
+	what := "jobs named “" + s.Name + "”"
 	if f := s.File(); f != "" {
-		what = fmt.Sprintf("%s (job %q)", f, s.Name)
+		what = f + " (jobs named “" + s.Name + "”)"
 	}
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
-	fmt.Fprintf(b, "  GPU memory: it needs %s (measured by %s); %s has %s.\n", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.Recommended,
+	fmt.Fprintf(b, "  GPU memory: they need %s (measured by %s); %s has %s.\n", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.Recommended,
 		advisor.FormatMiB(s.UsableMiB))
-	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended)
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s%s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended, slower(s.RuntimeRatio))
 	fmt.Fprintf(b, "  To switch, ask for it in the script: #SBATCH %s\n", s.Request)
 	if s.TimeLimit != "" {
-		fmt.Fprintf(b, "  and allow it more time there: #SBATCH --time=%s\n", s.TimeLimit)
+		fmt.Fprintf(b, "  and give the slower slice time enough, to the top of the expected range: #SBATCH --time=%s\n", s.TimeLimit)
 	}
 	b.WriteString("\n")
+}
+
+// slower says how much longer the jobs are expected to run there, when
+// noticeably.
+func slower(ratio float64) string {
+	if ratio < 1.05 {
+		return ""
+	}
+	return fmt.Sprintf(", where they would run about %.1f× as long", ratio)
 }
 
 // scriptToName is the path of the first script whose path is known, for
@@ -318,12 +344,19 @@ func (l *ledger) record(path string, n Notice, now time.Time) error {
 	for _, k := range n.Scripts {
 		l.Sent[k] = now
 	}
+	if err := l.save(path); err != nil {
+		return fmt.Errorf("the notice to %s was sent but not recorded: %w", n.User, err)
+	}
+	return nil
+}
+
+func (l *ledger) save(path string) error {
 	data, err := encodeLedger(l)
 	if err != nil {
 		return err
 	}
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return fmt.Errorf("record the notice to %s in %s: %w", n.User, path, err)
+		return fmt.Errorf("write the notice ledger: %w", err)
 	}
 	return nil
 }

@@ -41,20 +41,20 @@ func TestNotifyOncePerPeriod(t *testing.T) {
 	if err != nil || len(res.Notices) != 2 || res.Failed != 0 || res.Told != 0 {
 		t.Fatalf("%v %+v", err, res)
 	}
-	body, err := os.ReadFile(filepath.Join(dir, "alice-2026-12-01.txt"))
+	body, err := os.ReadFile(filepath.Join(dir, "alice-20261201-090000.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(body)
 	for _, want := range []string{"Subject: Your GPU jobs on NJIT Wulver could use a smaller GPU slice", "Hello alice,",
-		"5 GPU jobs of yours", "about 50 SU less", "/home/alice/train.sh (job \"train\"): 3 jobs on full; 1g.10gb would do.",
-		"#SBATCH --gres=gpu:a100_10g:1", "#SBATCH --time=02:00:00", "job \"eval\": 2 jobs on 3g.40gb, full",
+		"5 GPU jobs of yours", "about 50 SU less", "/home/alice/train.sh (jobs named “train”): 3 jobs on full; 1g.10gb would do.",
+		"#SBATCH --gres=gpu:a100_10g:1", "#SBATCH --time=02:00:00", "jobs named “eval”: 2 jobs on 3g.40gb, full",
 		"migadvisor recommend /home/alice/train.sh", "again for 30 days", "hpc@example.edu"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("alice's notice lacks %q:\n%s", want, text)
 		}
 	}
-	if bob, _ := os.ReadFile(filepath.Join(dir, "bob-2026-12-01.txt")); strings.Contains(string(bob), "sacct:") || strings.Contains(string(bob), "alice") {
+	if bob, _ := os.ReadFile(filepath.Join(dir, "bob-20261201-090000.txt")); strings.Contains(string(bob), "sacct:") || strings.Contains(string(bob), "alice") {
 		t.Errorf("bob's notice:\n%s", bob)
 	}
 	// A week later: everyone was told.
@@ -66,7 +66,7 @@ func TestNotifyOncePerPeriod(t *testing.T) {
 	req.Report.Scripts = append(req.Report.Scripts, Script{User: "alice", Name: "new", Fingerprint: "cc33", Jobs: 1, RanOn: []string{"full"},
 		Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1", SUSpent: 20, SUThere: 6, SUSaved: 14})
 	if res, err = Notify(context.Background(), req); err != nil || len(res.Notices) != 1 || res.Told != 3 ||
-		!strings.Contains(res.Notices[0].Body, `job "new"`) || strings.Contains(res.Notices[0].Body, "train") {
+		!strings.Contains(res.Notices[0].Body, "“new”") || strings.Contains(res.Notices[0].Body, "train") {
 		t.Errorf("a new script: %v %+v", err, res)
 	}
 	// Past the period, the old ones are due again.
@@ -103,7 +103,7 @@ func TestNotifyThroughACommand(t *testing.T) {
 	rep.Scripts = append(rep.Scripts, Script{User: "-rf", Name: "x", Fingerprint: "dd44", Jobs: 1, SUSaved: 11})
 	tee := CommandSender{Argv: []string{"/usr/bin/tee", filepath.Join(dir, "{user}.mail")}}
 	res, err := Notify(context.Background(), NotifyRequest{Report: rep, Site: noticeSite(t, catalog.Report{}), Ledger: ledger, Sender: tee, Now: time.Now()})
-	if err != nil || len(res.Notices) != 3 || res.Failed != 1 {
+	if err != nil || len(res.Notices) != 3 || res.Failed != 0 || res.Refused != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 	mail, err := os.ReadFile(filepath.Join(dir, "alice.mail"))
@@ -120,8 +120,8 @@ func TestNotifyThroughACommand(t *testing.T) {
 	if err != nil || res.Failed != 2 || !strings.Contains(res.Notices[0].Err, "exit status 3: mailbox full") {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if _, err := os.Stat(ledger2); !os.IsNotExist(err) {
-		t.Errorf("a failed notice was recorded: %v", err)
+	if led, err := readLedger(ledger2); err != nil || len(led.Sent) != 0 {
+		t.Errorf("a failed notice was recorded: %v %+v", err, led)
 	}
 }
 
@@ -133,5 +133,37 @@ func TestLedgerOfAnotherVersion(t *testing.T) {
 		Sender: DirSender{Dir: t.TempDir()}, Now: time.Now()})
 	if err == nil || !strings.Contains(err.Error(), ledger+": notice ledger format version 9 is not supported") {
 		t.Errorf("%v", err)
+	}
+}
+
+// A mail command that hangs, with a child of its own, is stopped whole at
+// its timeout and said so; the run goes on.
+func TestNotifyCommandThatHangs(t *testing.T) {
+	hang := CommandSender{Argv: []string{"/bin/sh", "-c", "sleep 30 & sleep 30"}, Timeout: 300 * time.Millisecond}
+	start := time.Now()
+	res, err := Notify(context.Background(), NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}),
+		Ledger: filepath.Join(t.TempDir(), "notices.json"), Sender: hang, Now: time.Now()})
+	if err != nil || res.Failed != 2 || !strings.Contains(res.Notices[0].Err, "/bin/sh did not finish within 300ms: stopped") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("two hung commands took %s", d)
+	}
+}
+
+// A ledger that cannot be written stops the run before the first notice,
+// which it would otherwise send again next time.
+func TestNotifyNeedsAWritableLedger(t *testing.T) {
+	dir := t.TempDir()
+	mail := filepath.Join(dir, "mail")
+	os.Mkdir(mail, 0o700)
+	tee := CommandSender{Argv: []string{"/usr/bin/tee", filepath.Join(mail, "{user}")}}
+	_, err := Notify(context.Background(), NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}),
+		Ledger: filepath.Join(dir, "missing", "notices.json"), Sender: tee, Now: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), "notice ledger") {
+		t.Errorf("%v", err)
+	}
+	if entries, _ := os.ReadDir(mail); len(entries) != 0 {
+		t.Errorf("sent before the ledger was found unwritable: %v", entries)
 	}
 }

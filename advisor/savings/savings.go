@@ -46,12 +46,21 @@ type Report struct {
 	Profiles   []ProfileTally `json:"profiles"` // by the profile the jobs ran on, smallest first
 	Users      []UserTally    `json:"users"`    // most SU saved first
 	Scripts    []Script       `json:"scripts"`  // at or above the thresholds, most SU saved first
-	// Below counts the smaller-slice jobs of the scripts under the
-	// thresholds: in the totals, not listed.
-	Below     Tally      `json:"below_thresholds"`
-	BelowRuns int        `json:"below_thresholds_scripts"`
-	OOMs      []OOMJob   `json:"out_of_memory"` // most SU first
-	Unjudged  []Unjudged `json:"unjudged"`      // most SU first
+	// Below counts the scripts under min_su_saved: in the totals, not
+	// listed.
+	Below    Below      `json:"below_thresholds"`
+	OOMs     []OOMJob   `json:"out_of_memory"` // most SU first
+	Unjudged []Unjudged `json:"unjudged"`      // most SU first
+}
+
+// Below is the scripts whose saving is under min_su_saved: how many, their
+// smaller-slice jobs, what those spent, would have cost, and saved.
+type Below struct {
+	Scripts int     `json:"scripts"`
+	Jobs    int     `json:"jobs"`
+	SU      float64 `json:"su"`
+	SUThere float64 `json:"su_there"`
+	Saved   float64 `json:"su_saved"`
 }
 
 // Thresholds are the ones the report applied.
@@ -143,7 +152,12 @@ type Unjudged struct {
 	Reason string  `json:"reason"`
 	Jobs   int     `json:"jobs"`
 	SU     float64 `json:"su"`
+	// Examples name the first few scripts, "user job-name: detail".
+	Examples []string `json:"examples,omitempty"`
 }
+
+// MaxExamples bounds the scripts an unjudged reason names.
+const MaxExamples = 3
 
 // MaxJobIDs bounds the job ids a script lists.
 const MaxJobIDs = 8
@@ -154,10 +168,19 @@ const (
 	noMemory     = "no GPU memory figure: neither the monitor, jobstats nor Slurm's gres/gpumem measured them"
 	noRuntime    = "the runtime on the smaller profile is unknown"
 	notAdvisable = "recommend could not judge the script"
+	noProfile    = "recommend names no profile for the script"
 )
 
 func fewRuns(n int) string {
-	return fmt.Sprintf("fewer than %d runs of the script (the site's min_runs)", n)
+	return fmt.Sprintf("fewer than %d runs of the script (min_runs)", n)
+}
+
+func unknownGPU(r *history.JobRecord) string {
+	t := r.GPUType
+	if t == "" {
+		t = "gpu (untyped)"
+	}
+	return fmt.Sprintf("GPU type %s is not a profile of the site file", t)
 }
 
 // Build reads the GPU jobs that ended in the period from st and judges
@@ -175,8 +198,12 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		b.order = append(b.order, p.Name)
 	}
 	groups := b.group(recs, req.User)
+	named, err := namedRuns(ctx, st, groups)
+	if err != nil {
+		return nil, err
+	}
 	for _, g := range groups {
-		if err := b.judge(ctx, st, g); err != nil {
+		if err := b.judge(ctx, st, g, named[g.key]); err != nil {
 			return nil, err
 		}
 	}
@@ -203,8 +230,8 @@ type job struct {
 
 // group is one user's jobs of one script.
 type group struct {
-	user, name, fingerprint, path string
-	jobs                          []job
+	key, user, name, fingerprint, path string
+	jobs                               []job
 }
 
 // group prices every job, counts it in the totals, and groups the jobs by
@@ -214,20 +241,24 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 	var keys []string
 	for i := range recs {
 		r := &recs[i]
-		if user != "" && r.User != user || !slurm.TerminalState(r.State) {
+		if user != "" && r.User != user || !slurm.TerminalState(r.State) || neverRan(r) {
 			continue
 		}
 		ch, ok := advisor.RecordCharge(b.site, r)
 		j := job{rec: r, su: ch.SU, ok: ok}
 		b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
-		if !ok {
-			b.skip(noCharge, j)
+		switch {
+		case r.Profile == "":
+			b.skip(unknownGPU(r), j, "")
+			continue
+		case !ok:
+			b.skip(noCharge, j, "")
 			continue
 		}
 		key := r.User + "\x00" + groupKey(r)
 		g := byKey[key]
 		if g == nil {
-			g = &group{user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
+			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
 			byKey[key] = g
 			keys = append(keys, key)
 		}
@@ -239,6 +270,40 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 		out[i] = byKey[k]
 	}
 	return out
+}
+
+// neverRan: a job cancelled before it started spent nothing.
+func neverRan(r *history.JobRecord) bool { return r.ElapsedS != nil && *r.ElapsedS == 0 }
+
+// namedRuns are the runs of the groups not linked to a script (grouped by
+// job name and resources), each from every job the history has of that
+// user's name and resources, by group key.
+func namedRuns(ctx context.Context, st *history.Store, groups []*group) (map[string][]advisor.Run, error) {
+	var names []history.UserJobName
+	seen := map[history.UserJobName]bool{}
+	for _, g := range groups {
+		if n := (history.UserJobName{User: g.user, Name: g.name}); g.fingerprint == "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	out := map[string][]advisor.Run{}
+	const perQuery = 400 // SQLite's parameters per statement are bounded
+	for len(names) > 0 {
+		chunk := names[:min(perQuery, len(names))]
+		names = names[len(chunk):]
+		recs, err := st.History(ctx, history.HistoryFilter{GPU: true, Named: chunk})
+		if err != nil {
+			return nil, fmt.Errorf("read the runs of jobs not linked to a script: %w", err)
+		}
+		for i := range recs {
+			if r := &recs[i]; r.Fingerprint == "" {
+				k := r.User + "\x00" + groupKey(r)
+				out[k] = append(out[k], advisor.RunsFromRecord(r)...)
+			}
+		}
+	}
+	return out, nil
 }
 
 // groupKey is the script of a job: its fingerprint, else its name and the
@@ -274,7 +339,9 @@ func (b *builder) count(r *history.JobRecord, add func(*Tally)) {
 	add(&b.rep.Total)
 }
 
-func (b *builder) skip(reason string, j job) {
+// skip counts a job that could not be judged, and names its script, up
+// to MaxExamples of them, where an example says more than the reason.
+func (b *builder) skip(reason string, j job, example string) {
 	u := b.unjudged[reason]
 	if u == nil {
 		u = &Unjudged{Reason: reason}
@@ -282,26 +349,33 @@ func (b *builder) skip(reason string, j job) {
 	}
 	u.Jobs++
 	u.SU += j.su
+	if example != "" && len(u.Examples) < MaxExamples && !slices.Contains(u.Examples, example) {
+		u.Examples = append(u.Examples, example)
+	}
 }
 
 // judge recommends a profile for the group's script from every run the
 // history has of it, then sorts its jobs of the period: out of memory, on
 // a bigger profile than needed (with what the recommended one would have
 // cost), right-sized, or not judged and why.
-func (b *builder) judge(ctx context.Context, st *history.Store, g *group) error {
-	runs, err := b.evidence(ctx, st, g)
-	if err != nil {
-		return err
+func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named []advisor.Run) error {
+	runs := named
+	if g.fingerprint != "" {
+		var err error
+		if runs, err = advisor.GatherRuns(ctx, g.fingerprint, st); err != nil {
+			return fmt.Errorf("read the runs of script %s: %w", g.fingerprint, err)
+		}
 	}
 	newest := g.jobs[0].rec // History lists the newest first
 	var rec *advisor.Recommendation
+	var err error
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
 			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user}, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
 	for _, j := range g.jobs {
-		b.place(&sc, rec, err, j, len(runs))
+		b.place(&sc, rec, err, j)
 	}
 	if sc.Jobs == 0 {
 		return nil
@@ -310,11 +384,12 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group) error 
 	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
 	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
 	if sc.SUSaved < b.th.MinSUSaved {
-		b.rep.Below.Smaller += sc.Jobs
-		b.rep.Below.SmallerSU += sc.SUSpent
-		b.rep.Below.SmallerSUThere += sc.SUThere
-		b.rep.Below.Saved += sc.SUSaved
-		b.rep.BelowRuns++
+		below := &b.rep.Below
+		below.Scripts++
+		below.Jobs += sc.Jobs
+		below.SU += sc.SUSpent
+		below.SUThere += sc.SUThere
+		below.Saved += sc.SUSaved
 		return nil
 	}
 	b.users[g.user].Scripts++
@@ -322,50 +397,28 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group) error 
 	return nil
 }
 
-// evidence is every run the history has of the group's script (every
-// user's: the same script needs the same memory), or, for jobs not linked
-// to one, the group's own jobs.
-func (b *builder) evidence(ctx context.Context, st *history.Store, g *group) ([]advisor.Run, error) {
-	if g.fingerprint != "" {
-		runs, err := advisor.GatherRuns(ctx, g.fingerprint, st)
-		if err != nil {
-			return nil, fmt.Errorf("read the runs of script %s: %w", g.fingerprint, err)
-		}
-		return runs, nil
-	}
-	var runs []advisor.Run
-	for _, j := range g.jobs {
-		runs = append(runs, advisor.RunsFromRecord(j.rec)...)
-	}
-	return runs, nil
-}
-
 // place sorts one job of the group by the script's recommendation.
-func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job, runs int) {
+func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) {
 	r := j.rec
+	example := r.User + " " + r.Name
 	if r.OOM() == slurm.OOMGPU {
-		b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
-		o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: j.su}
-		if r.GPUNeedMiB != nil {
-			o.NeedMiB = *r.GPUNeedMiB
-		}
-		if rec != nil && rec.Recommended != nil && b.rank(*rec.Recommended) > b.rank(r.Profile) {
-			o.Fits = *rec.Recommended
-		}
-		b.rep.OOMs = append(b.rep.OOMs, o)
+		b.outOfMemory(rec, j)
 		return
 	}
 	switch {
 	case recErr != nil:
-		b.skip(notAdvisable+": "+recErr.Error(), j)
+		b.skip(notAdvisable, j, example+": "+recErr.Error())
 		return
 	case rec == nil:
-		b.skip(fewRuns(b.th.MinRuns), j)
+		b.skip(fewRuns(b.th.MinRuns), j, "")
 		return
 	case rec.GPUMemNeed == nil:
-		b.skip(noMemory, j)
+		b.skip(noMemory, j, "")
 		return
-	case rec.Recommended == nil || b.rank(*rec.Recommended) >= b.rank(r.Profile):
+	case rec.Recommended == nil:
+		b.skip(noProfile, j, example+": "+rec.Reason)
+		return
+	case b.rank(*rec.Recommended) >= b.rank(r.Profile):
 		return // right-sized: nothing smaller is safe, or cheaper
 	}
 	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
@@ -374,7 +427,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 	}
 	ratio, ok := runtimeRatio(there, here)
 	if !ok {
-		b.skip(noRuntime, j)
+		b.skip(noRuntime, j, "")
 		return
 	}
 	alt, ok := chargeOn(b.site, r, there, ratio)
@@ -388,6 +441,37 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		t.Saved += j.su - alt
 	})
 	b.addJob(sc, rec, there, ratio, j, alt)
+}
+
+// outOfMemory lists a job that ran out of GPU memory, with the script's
+// need and the smallest bigger profile that fits it: the one recommend
+// names, else the smallest bigger one it judges a low risk.
+func (b *builder) outOfMemory(rec *advisor.Recommendation, j job) {
+	r := j.rec
+	b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
+	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: advisor.RoundSU(j.su)}
+	if r.GPUNeedMiB != nil {
+		o.NeedMiB = math.Round(*r.GPUNeedMiB)
+	}
+	if rec != nil && rec.GPUMemNeed != nil {
+		o.NeedMiB = rec.GPUMemNeed.MiB
+	}
+	if rec != nil {
+		o.Fits = b.fits(rec, r.Profile)
+	}
+	b.rep.OOMs = append(b.rep.OOMs, o)
+}
+
+func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
+	if rec.Recommended != nil && b.rank(*rec.Recommended) > b.rank(ran) {
+		return *rec.Recommended
+	}
+	for _, p := range b.order {
+		if pa := profileAdvice(rec, p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == advisor.RiskLow {
+			return p
+		}
+	}
+	return ""
 }
 
 // addJob adds a smaller-slice job to its script's row.
@@ -502,7 +586,8 @@ func (b *builder) finish() {
 		rep.Unjudged = append(rep.Unjudged, *u)
 	}
 	slices.SortFunc(rep.Unjudged, func(x, y Unjudged) int { return cmp.Or(cmp.Compare(y.SU, x.SU), cmp.Compare(x.Reason, y.Reason)) })
-	rep.Total, rep.Below = rep.Total.rounded(), rep.Below.rounded()
+	rep.Total = rep.Total.rounded()
+	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = advisor.RoundSU(rep.Below.SU), advisor.RoundSU(rep.Below.SUThere), advisor.RoundSU(rep.Below.Saved)
 }
 
 func (t Tally) rounded() Tally {

@@ -99,6 +99,12 @@ func month() string {
 	b.WriteString(line(500, "erin", "a100_10g", "FAILED", "2026-11-16T14:00", 600, jobstats(9.4, 10, -1), "llm"))
 	b.WriteString(line(501, "erin", "a100_20g", "COMPLETED", "2026-11-17T14:00", 3600, jobstats(12, 20, -1), "llm"))
 	b.WriteString(line(502, "erin", "a100_20g", "COMPLETED", "2026-11-18T14:00", 3600, jobstats(12, 20, -1), "llm"))
+	// hank's runs all reached their time limit: recommend names no profile.
+	b.WriteString(line(600, "hank", "a100", "TIMEOUT", "2026-11-19T15:00", 3600, jobstats(5, 80, 10), "long"))
+	b.WriteString(line(601, "hank", "a100", "TIMEOUT", "2026-11-20T15:00", 3600, jobstats(5, 80, 10), "long"))
+	// ivy's GPU is not one the site file knows; jack's job never started.
+	b.WriteString(line(700, "ivy", "h100", "COMPLETED", "2026-11-21T16:00", 3600, "", "port"))
+	b.WriteString(line(800, "jack", "a100", "CANCELLED by 0", "2026-11-21T17:00", 0, "", "never"))
 	return b.String()
 }
 
@@ -138,8 +144,8 @@ func TestBuildSortsEveryJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every job that ended in November, and only those, is counted once.
-	if rep.Total.Jobs != 11 {
-		t.Errorf("jobs: %d, want 11 (alice's October run left out)", rep.Total.Jobs)
+	if rep.Total.Jobs != 14 {
+		t.Errorf("jobs: %d, want 14 (alice's October run and jack's that never started left out)", rep.Total.Jobs)
 	}
 	full := charge(t, s, "full", 3600)
 	if len(rep.Scripts) != 1 {
@@ -159,7 +165,7 @@ func TestBuildSortsEveryJob(t *testing.T) {
 		math.Abs(sc.SUSaved-(sc.SUSpent-sc.SUThere)) > 0.01 {
 		t.Errorf("SU: spent %g (want %g), there %g (want about %g), saved %g", sc.SUSpent, 3*full, sc.SUThere, 3*there, sc.SUSaved)
 	}
-	if p := profileTally(rep, "full"); p.Jobs != 8 || p.Smaller != 3 || p.Saved != sc.SUSaved {
+	if p := profileTally(rep, "full"); p.Jobs != 10 || p.Smaller != 3 || p.Saved != sc.SUSaved {
 		t.Errorf("full: %+v", p)
 	}
 	if rep.Total.Saved != sc.SUSaved || rep.Total.Smaller != 3 {
@@ -172,11 +178,15 @@ func TestBuildSortsEveryJob(t *testing.T) {
 	if p := profileTally(rep, "1g.10gb"); p.OOM != 1 || p.OOMSU != charge(t, s, "1g.10gb", 600) {
 		t.Errorf("1g.10gb: %+v", p)
 	}
-	// Carol's runs have no memory figure; dave's script ran once.
-	want := map[string]int{noMemory: 2, fewRuns(2): 1}
+	// Carol's runs have no memory figure; dave's script ran once; hank's
+	// reached their time limits; ivy's GPU is unknown.
+	want := map[string]int{noMemory: 2, fewRuns(2): 1, noProfile: 2, "GPU type h100 is not a profile of the site file": 1}
 	for _, u := range rep.Unjudged {
 		if want[u.Reason] != u.Jobs {
 			t.Errorf("unjudged %q: %d jobs", u.Reason, u.Jobs)
+		}
+		if u.Reason == noProfile && (len(u.Examples) != 1 || !strings.HasPrefix(u.Examples[0], "hank long: ")) {
+			t.Errorf("no profile: examples %q", u.Examples)
 		}
 		delete(want, u.Reason)
 	}
@@ -209,8 +219,8 @@ func TestThresholdsAndUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Scripts) != 0 || rep.BelowRuns != 1 || rep.Below.Smaller != 3 || rep.Total.Saved != rep.Below.Saved || rep.Total.Saved <= 0 {
-		t.Errorf("below: scripts %d, below %d %+v, total %+v", len(rep.Scripts), rep.BelowRuns, rep.Below, rep.Total)
+	if len(rep.Scripts) != 0 || rep.Below.Scripts != 1 || rep.Below.Jobs != 3 || rep.Total.Saved != rep.Below.Saved || rep.Total.Saved <= 0 {
+		t.Errorf("below: scripts %d, below %d %+v, total %+v", len(rep.Scripts), rep.Below.Scripts, rep.Below, rep.Total)
 	}
 	rep, err = Build(context.Background(), st, Request{Site: s, Period: november, User: "bob", Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
 	if err != nil {
@@ -252,6 +262,21 @@ func TestLinkedScriptUsesEveryRun(t *testing.T) {
 	}
 	if len(rep.Scripts) != 1 || rep.Scripts[0].Jobs != 1 || rep.Scripts[0].Runs != 3 || rep.Scripts[0].Path != "/home/frank/fit.sh" {
 		t.Fatalf("scripts: %+v (unjudged %+v)", rep.Scripts, rep.Unjudged)
+	}
+}
+
+// Jobs not linked to a script are judged on every job of the same user,
+// name and resources in the history, not the period's alone.
+func TestNamedJobsUseEveryRun(t *testing.T) {
+	s := site(t)
+	st := historyOf(t, s, month())
+	one := history.Period{From: time.Date(2026, 11, 12, 0, 0, 0, 0, time.Local), Before: time.Date(2026, 11, 13, 0, 0, 0, 0, time.Local)}
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: one, User: "alice", Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 1 || rep.Scripts[0].Jobs != 1 || rep.Scripts[0].Runs != 4 {
+		t.Errorf("scripts %+v, unjudged %+v", rep.Scripts, rep.Unjudged)
 	}
 }
 

@@ -8,8 +8,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +33,7 @@ func reportCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "report",
 		Usage: "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
-		Description: `Reads the GPU jobs that ended in the period (--since, --until) from the site
+		Description: `Reads the GPU jobs that ended in the period (--since, --until, or --month) from the site
 history and judges each user's scripts as recommend would, from every run
 the history has of them: GPU memory from the monitor, jobstats or Slurm's
 gres/gpumem, with recommend's OOM risk model and runtime model. A job is
@@ -60,22 +62,28 @@ the messages and where they would go, and sends nothing.
 Where the site keeps its history in MariaDB/MySQL ([history] site_store, or
 --site-store), that is what is read.
 
+Jobs that never started (cancelled while pending) spent nothing and are left
+out; jobs on a GPU type the site file does not know are counted and said.
+
 Exit status: 0 success; 1 failure, or a notice that could not be sent (the
-others are sent; the next run tries it again).
+others are sent; the next run tries it again); 2 usage error (a bad date,
+flags that contradict each other).
 
 Examples:
    migadvisor --db /var/lib/migadvisor/site.db report
-   migadvisor --db /var/lib/migadvisor/site.db report --since 2026-10-01 --until 2026-11-01 --json
+   migadvisor --db /var/lib/migadvisor/site.db report --month last --json
+   migadvisor --db /var/lib/migadvisor/site.db report --since 2026-10-01 --until 2026-11-01 --user alice
    migadvisor --db /var/lib/migadvisor/site.db report --csv > gpu-savings.csv
    migadvisor --db /var/lib/migadvisor/site.db report --page docs/admin --format mkdocs
    migadvisor --db /var/lib/migadvisor/site.db report --notify --dry-run
    migadvisor --db /var/lib/migadvisor/site.db report --notify-dir /var/lib/migadvisor/notices`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
-			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time (default: now)", DefaultText: "now"},
+			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},
+			&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
 			&cli.StringFlag{Name: "user", Usage: "one user's jobs only"},
-			&cli.Float64Flag{Name: "min-su-saved", Usage: "list a user's script from this many SU saved (default: the site file's min_su_saved, else 10)"},
-			&cli.IntFlag{Name: "min-runs", Usage: "runs a script needs before it is judged (default: the site file's min_runs, else 2)"},
+			&cli.Float64Flag{Name: "min-su-saved", Usage: "list a user's script from this many SU saved", DefaultText: "the site file's min_su_saved, else 10"},
+			&cli.IntFlag{Name: "min-runs", Usage: "runs a script needs before it is judged", DefaultText: "the site file's min_runs, else 2"},
 			jsonFlag(),
 			&cli.BoolFlag{Name: "csv", Usage: "print the listed scripts as CSV"},
 			&cli.StringFlag{Name: "page", Usage: "write gpu-savings.md and gpu-savings.svg for the site's docs in this directory"},
@@ -111,42 +119,88 @@ func reportOptionsFrom(c *cli.Context) (reportOptions, error) {
 		DryRun: c.Bool("dry-run"), NotifyDir: c.String("notify-dir"), Ledger: c.String("ledger"), SiteStore: c.String("site-store"),
 		Now: time.Now()}
 	if c.NArg() > 0 {
-		return o, usageError{"report takes no arguments: its flags select the jobs (--since, --until, --user)"}
+		return o, usageError{"report takes no arguments: its flags select the jobs (--since, --until, --month, --user)"}
 	}
 	var err error
-	if o.Period.From, err = parseSince(c.String("since"), o.Now); err != nil {
+	if o.Period, err = reportPeriod(c, o.Now); err != nil {
 		return o, err
-	}
-	o.Period.Before = o.Now
-	if u := c.String("until"); u != "" {
-		if o.Period.Before, err = parseSince(u, o.Now); err != nil {
-			return o, usageError{strings.Replace(err.Error(), "--since", "--until", 1)}
-		}
-	}
-	if !o.Period.From.IsZero() && !o.Period.From.Before(o.Period.Before) {
-		return o, usageError{fmt.Sprintf("--since (%s) must be before --until (%s)", o.Period.From.Format(time.DateTime), o.Period.Before.Format(time.DateTime))}
 	}
 	if c.IsSet("min-su-saved") {
 		v := c.Float64("min-su-saved")
+		if v < 0 {
+			return o, usageError{fmt.Sprintf("--min-su-saved %g: give 0 SU or more", v)}
+		}
 		o.MinSUSaved = &v
 	}
 	if c.IsSet("min-runs") {
 		v := c.Int("min-runs")
+		if v < 1 {
+			return o, usageError{fmt.Sprintf("--min-runs %d: give 1 run or more", v)}
+		}
 		o.MinRuns = &v
 	}
-	if o.DryRun && !o.Notify {
-		return o, usageError{"--dry-run shows the notices --notify would send: give --notify (or --notify-dir) with it"}
-	}
-	if o.JSON && o.CSV {
-		return o, usageError{"--json and --csv both print the report: give one"}
-	}
-	if o.Page != "" && !slices.Contains([]string{report.FormatMD, report.FormatMkDocs}, o.Format) {
-		return o, usageError{fmt.Sprintf("--format %q: the page is md or mkdocs", o.Format)}
+	if err := o.check(c); err != nil {
+		return o, err
 	}
 	if o.Ledger == "" {
 		o.Ledger = filepath.Join(filepath.Dir(o.Global.DB), "notices.json")
 	}
 	return o, nil
+}
+
+// reportPeriod reads --month, or --since and --until.
+func reportPeriod(c *cli.Context, now time.Time) (history.Period, error) {
+	if m := c.String("month"); m != "" {
+		if c.IsSet("since") || c.IsSet("until") {
+			return history.Period{}, usageError{"--month is the period: give it without --since and --until"}
+		}
+		return monthPeriod(m, now)
+	}
+	var p history.Period
+	var err error
+	if p.From, err = parseSince(c.String("since"), now); err != nil {
+		return p, err
+	}
+	p.Before = now
+	if u := c.String("until"); u != "" {
+		if p.Before, err = parseSince(u, now); err != nil {
+			return p, usageError{strings.Replace(err.Error(), "--since", "--until", 1)}
+		}
+	}
+	if !p.From.IsZero() && !p.From.Before(p.Before) {
+		return p, usageError{fmt.Sprintf("--since (%s) must be before --until (%s)", p.From.Format(time.DateTime), p.Before.Format(time.DateTime))}
+	}
+	return p, nil
+}
+
+// monthPeriod is a calendar month, local time: 2026-10, or "last" for the
+// month before now's.
+func monthPeriod(m string, now time.Time) (history.Period, error) {
+	start, err := time.ParseInLocation("2006-01", m, time.Local)
+	if m == "last" {
+		start, err = time.Date(now.Year(), now.Month()-1, 1, 0, 0, 0, 0, time.Local), nil
+	}
+	if err != nil {
+		return history.Period{}, usageError{fmt.Sprintf("--month %q: give a month (2026-10) or last", m)}
+	}
+	return history.Period{From: start, Before: start.AddDate(0, 1, 0)}, nil
+}
+
+// check refuses flags that would be ignored or that contradict each other.
+func (o reportOptions) check(c *cli.Context) error {
+	switch {
+	case o.DryRun && !o.Notify:
+		return usageError{"--dry-run shows the notices --notify would send: give --notify (or --notify-dir) with it"}
+	case o.JSON && o.CSV:
+		return usageError{"--json and --csv both print the report: give one"}
+	case c.IsSet("format") && o.Page == "":
+		return usageError{"--format is the --page's format: give --page DIR with it"}
+	case o.Page != "" && !slices.Contains([]string{report.FormatMD, report.FormatMkDocs}, o.Format):
+		return usageError{fmt.Sprintf("--format %q: the page is md or mkdocs", o.Format)}
+	case o.Page != "" && o.User != "":
+		return usageError{"--page writes the site's docs page, of every user's jobs: give it without --user"}
+	}
+	return nil
 }
 
 // reportJSON is report --json: the report, and what --notify did.
@@ -203,7 +257,9 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	case o.JSON:
 		err = writeJSON(w.Out, out)
 	case o.CSV:
-		err = rep.WriteCSV(w.Out)
+		if err = rep.WriteCSV(w.Out); err == nil && out.Notify != nil {
+			printNotices(w.Err, out.Notify, o.DryRun) // stdout holds the CSV alone
+		}
 	default:
 		printReport(w.Out, out, o.DryRun)
 	}
@@ -228,10 +284,22 @@ func openReportHistory(ctx context.Context, o reportOptions, site *catalog.Site)
 		}
 		return st, "the site store " + store.Where(), done, nil
 	}
+	if _, err := os.Stat(o.Global.DB); errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil, noReportHistory(o.Global.DB, site)
+	}
 	if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
 		return nil, "", nil, err
 	}
 	return st, o.Global.DB, func() { st.Close() }, nil
+}
+
+// noReportHistory says where the site history is, when --db is not.
+func noReportHistory(db string, site *catalog.Site) error {
+	msg := fmt.Sprintf("no history at %s: report reads the site history that 'collect --all-users' fills; name it with --db or MIGADVISOR_DB", db)
+	if site.History.SiteDB != "" {
+		msg += fmt.Sprintf(" (the site's published one: --db %s)", site.History.SiteDB)
+	}
+	return errors.New(msg)
 }
 
 func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *catalog.Site) (savings.NotifyResult, error) {
@@ -247,8 +315,18 @@ func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *cat
 
 // printReport writes the report as text: the headline, the scripts, the
 // totals per profile and user, the out-of-memory jobs, what was not
-// judged, and what --notify did.
+// judged, and what --notify and --page did.
 func printReport(w io.Writer, out reportJSON, dryRun bool) {
+	printJudged(w, out)
+	if out.Notify != nil {
+		printNotices(w, out.Notify, dryRun)
+	}
+	for _, f := range out.Page {
+		fmt.Fprintf(w, "wrote %s\n", f)
+	}
+}
+
+func printJudged(w io.Writer, out reportJSON) {
 	rep := out.Report
 	whose := ""
 	if rep.User != "" {
@@ -257,7 +335,12 @@ func printReport(w io.Writer, out reportJSON, dryRun bool) {
 	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, periodText(rep), rep.Site, out.History,
 		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
 	if rep.Total.Jobs == 0 {
-		fmt.Fprintln(w, "nothing to judge: no GPU job of a known profile ended in the period in this history (a site history is filled by 'collect --all-users')")
+		if rep.User != "" {
+			fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
+		} else {
+			fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
+		}
+		printUnjudged(w, rep)
 		return
 	}
 	t := rep.Total
@@ -272,14 +355,29 @@ func printReport(w io.Writer, out reportJSON, dryRun bool) {
 	}
 	printScripts(w, rep)
 	printProfiles(w, rep)
+	printUsers(w, rep)
 	printOOMs(w, rep)
 	printUnjudged(w, rep)
-	if out.Notify != nil {
-		printNotices(w, out.Notify, dryRun)
+}
+
+// printUsers lists the users a smaller slice or more memory concerns, most
+// SU saved first.
+func printUsers(w io.Writer, rep *savings.Report) {
+	tw := newTable(w)
+	shown := false
+	for _, u := range rep.Users {
+		if u.Smaller == 0 && u.OOM == 0 {
+			continue
+		}
+		if !shown {
+			fmt.Fprintln(w)
+			fmt.Fprintln(tw, "USER\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
+			shown = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, advisor.FormatSU(u.SU), u.Smaller, advisor.FormatSU(u.SmallerSU),
+			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
-	for _, f := range out.Page {
-		fmt.Fprintf(w, "wrote %s\n", f)
-	}
+	tw.Flush()
 }
 
 func periodText(rep *savings.Report) string {
@@ -292,10 +390,14 @@ func periodText(rep *savings.Report) string {
 }
 
 func share(part, whole float64) string {
-	if whole <= 0 {
+	switch pct := 100 * part / whole; {
+	case whole <= 0:
 		return "-"
+	case part > 0 && pct < 0.5:
+		return "under 1%"
+	default:
+		return fmt.Sprintf("%.0f%%", pct)
 	}
-	return fmt.Sprintf("%.0f%%", 100*part/whole)
 }
 
 func printScripts(w io.Writer, rep *savings.Report) {
@@ -309,9 +411,9 @@ func printScripts(w io.Writer, rep *savings.Report) {
 		}
 		tw.Flush()
 	}
-	if rep.BelowRuns > 0 {
+	if rep.Below.Scripts > 0 {
 		fmt.Fprintf(w, "not listed: %s saving under %s SU each (min_su_saved): %s, %s SU saved, counted in the totals\n",
-			textutil.Plural(rep.BelowRuns, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Smaller, "job"),
+			textutil.Plural(rep.Below.Scripts, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Jobs, "job"),
 			advisor.FormatSU(rep.Below.Saved))
 	}
 }
@@ -368,17 +470,24 @@ func printUnjudged(w io.Writer, rep *savings.Report) {
 	fmt.Fprintln(w, "\nnot judged:")
 	for _, u := range rep.Unjudged {
 		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU), u.Reason)
+		for _, e := range u.Examples {
+			fmt.Fprintf(w, "    %s\n", e)
+		}
 	}
 }
 
+// printNotices says what --notify did, or with --dry-run would do, user by
+// user.
 func printNotices(w io.Writer, res *savings.NotifyResult, dryRun bool) {
 	fmt.Fprintln(w)
-	if len(res.Notices) == 0 {
-		fmt.Fprintf(w, "no notice to send: %s already told within notify_every_days\n", textutil.Plural(res.Told, "script"))
+	if len(res.Notices) == 0 && res.Told == 0 {
+		fmt.Fprintln(w, "no notice to send: no script is listed")
 		return
 	}
 	for _, n := range res.Notices {
 		switch {
+		case n.Err != "" && dryRun:
+			fmt.Fprintf(w, "would not send to %s: %s\n", n.User, n.Err)
 		case dryRun:
 			fmt.Fprintf(w, "would send to %s: %s\n--- Subject: %s\n%s---\n", n.User, n.To, n.Subject, n.Body)
 		case n.Err != "":
@@ -387,7 +496,10 @@ func printNotices(w io.Writer, res *savings.NotifyResult, dryRun bool) {
 			fmt.Fprintf(w, "sent to %s: %s\n", n.User, n.To)
 		}
 	}
-	if res.Told > 0 {
-		fmt.Fprintf(w, "%s left out: their users were told within notify_every_days\n", textutil.Plural(res.Told, "script"))
+	switch {
+	case res.Told == 1:
+		fmt.Fprintln(w, "1 script left out: its user was told of it within notify_every_days")
+	case res.Told > 1:
+		fmt.Fprintf(w, "%d scripts left out: their users were told of them within notify_every_days\n", res.Told)
 	}
 }

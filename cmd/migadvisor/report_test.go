@@ -123,7 +123,7 @@ func TestReportNotifies(t *testing.T) {
 		t.Errorf("the ledger beside --db: %v", err)
 	}
 	text, _, code = migadvisor(t, "report", "--since", "2026-11-01", "--notify")
-	if code != 0 || !strings.Contains(text, "no notice to send: 1 script already told within notify_every_days") {
+	if code != 0 || !strings.Contains(text, "1 script left out: its user was told of it within notify_every_days") {
 		t.Errorf("again: exit %d: %s", code, text)
 	}
 	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
@@ -146,7 +146,38 @@ func TestReportSaysWhyItIsEmpty(t *testing.T) {
 		t.Fatalf("collect: exit %d: %s", code, errOut)
 	}
 	text, _, code := migadvisor(t, "report", "--since", "2026-01-01", "--until", "2026-02-01")
-	if code != 0 || !strings.Contains(text, ": 0 jobs, 0 SU") || !strings.Contains(text, "nothing to judge: no GPU job of a known profile ended in the period") {
+	if code != 0 || !strings.Contains(text, ": 0 jobs, 0 SU") || !strings.Contains(text, "nothing to judge: no GPU job ended in the period in this history") {
 		t.Errorf("exit %d: %s", code, text)
+	}
+}
+
+// The period as a calendar month, and flags that contradict each other
+// or would be ignored, refused with a usage error.
+func TestReportFlags(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "site.db"))
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false"); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	text, errOut, code := migadvisor(t, "report", "--month", "2026-11", "--min-su-saved", "0")
+	if code != 0 || !strings.Contains(text, "ended 2026-11-01 00:00 to 2026-12-01 00:00") || !strings.Contains(text, "alice  train (by name)") {
+		t.Errorf("--month: exit %d: %s%s", code, text, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--month", "2026-13"}, `--month "2026-13": give a month (2026-10) or last`},
+		{[]string{"--month", "last", "--since", "7d"}, "--month is the period: give it without --since and --until"},
+		{[]string{"--since", "2026-11-02", "--until", "2026-11-01"}, "--since (2026-11-02 00:00:00) must be before --until (2026-11-01 00:00:00)"},
+		{[]string{"--format", "mkdocs"}, "--format is the --page's format: give --page DIR with it"},
+		{[]string{"--page", t.TempDir(), "--user", "alice"}, "--page writes the site's docs page, of every user's jobs: give it without --user"},
+		{[]string{"--min-runs", "0"}, "--min-runs 0: give 1 run or more"},
+		{[]string{"--min-su-saved", "-1"}, "--min-su-saved -1: give 0 SU or more"},
+		{[]string{"--json", "--csv"}, "--json and --csv both print the report: give one"},
+	} {
+		if _, errOut, code := migadvisor(t, append([]string{"report"}, c.args...)...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		}
 	}
 }
