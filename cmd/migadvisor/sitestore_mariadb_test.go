@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -94,6 +95,36 @@ func TestMariaDBCollectAndPublish(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(live); len(after) != len(before) {
 		t.Error("the collect imported before it reached the store")
+	}
+}
+
+// report reads the site store where there is one, and finds there what
+// it finds in the collector's own history: the same jobs, scripts and SU.
+func TestMariaDBReport(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "site.db"))
+	store, _ := storeOptionFile(t)
+	if _, errOut, code := migadvisor(t, "collect", "--all-users", "--scripts=false", "--sacct-file", "testdata/jobstats/full-3gib.psv",
+		"--site-store", store); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	read := func(from string) (string, map[string]any) {
+		text, errOut, code := migadvisor(t, "report", "--month", "2026-11", "--min-su-saved", "0", "--json", "--site-store", from)
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(text), &rep); code != 0 || err != nil {
+			t.Fatalf("report --site-store %s: exit %d, %v: %s%s", from, code, err, text, errOut)
+		}
+		where, _ := rep["history"].(string)
+		delete(rep, "history")
+		return where, rep
+	}
+	fromStore, viaStore := read(store)
+	_, own := read("off")
+	if !strings.HasPrefix(fromStore, "the site store ") || !reflect.DeepEqual(viaStore, own) {
+		t.Errorf("from %s:\n%v\nfrom the history:\n%v", fromStore, viaStore, own)
+	}
+	if scripts, _ := viaStore["scripts"].([]any); len(scripts) != 1 {
+		t.Errorf("scripts from the store: %v", viaStore["scripts"])
 	}
 }
 
