@@ -516,12 +516,13 @@ type HistoryFilter struct {
 	Workload    string    // jobs tagged with this workload
 	Tracked     bool      // only jobs linked to a script
 	Keys        [][2]string
-	// Ended selects the jobs that ended in [From, Before); zero ends are
-	// open. GPU: only jobs with a GPU (of a profile the site knows or not).
+	// Ended selects the jobs that ended in [From, Before), EndedOutside
+	// those that ended before From or from Before on; zero ends are open.
+	// GPU: only jobs with a GPU (of a profile the site knows or not).
 	// Named: only the jobs of these users of these job names.
-	Ended Period
-	GPU   bool
-	Named []UserJobName
+	Ended, EndedOutside Period
+	GPU                 bool
+	Named               []UserJobName
 	Limit int // newest first, at most this many; 0 for all
 }
 
@@ -741,6 +742,18 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	}
 	if f.GPU {
 		q += ` AND j.gpu_count > 0`
+	}
+	if out := f.EndedOutside; !out.IsZero() {
+		var either []string
+		if !out.From.IsZero() {
+			either = append(either, `j.end < ?`)
+			args = append(args, out.From.Unix())
+		}
+		if !out.Before.IsZero() {
+			either = append(either, `j.end >= ?`)
+			args = append(args, out.Before.Unix())
+		}
+		q += ` AND (` + strings.Join(either, " OR ") + `)`
 	}
 	if len(f.Named) > 0 {
 		q += ` AND (j.user, j.name) IN (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", len(f.Named)), ", ") + `)`

@@ -198,7 +198,7 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		b.order = append(b.order, p.Name)
 	}
 	groups := b.group(recs, req.User)
-	named, err := namedRuns(ctx, st, groups)
+	named, err := namedRuns(ctx, st, groups, req.Period)
 	if err != nil {
 		return nil, err
 	}
@@ -277,22 +277,32 @@ func neverRan(r *history.JobRecord) bool { return r.ElapsedS != nil && *r.Elapse
 
 // namedRuns are the runs of the groups not linked to a script (grouped by
 // job name and resources), each from every job the history has of that
-// user's name and resources, by group key.
-func namedRuns(ctx context.Context, st *history.Store, groups []*group) (map[string][]advisor.Run, error) {
+// user's name and resources, by group key: the group's own jobs of the
+// period, and those that ended outside it.
+func namedRuns(ctx context.Context, st *history.Store, groups []*group, period history.Period) (map[string][]advisor.Run, error) {
 	var names []history.UserJobName
 	seen := map[history.UserJobName]bool{}
+	out := map[string][]advisor.Run{}
 	for _, g := range groups {
-		if n := (history.UserJobName{User: g.user, Name: g.name}); g.fingerprint == "" && !seen[n] {
+		if g.fingerprint != "" {
+			continue
+		}
+		for _, j := range g.jobs {
+			out[g.key] = append(out[g.key], advisor.RunsFromRecord(j.rec)...)
+		}
+		if n := (history.UserJobName{User: g.user, Name: g.name}); !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
-	out := map[string][]advisor.Run{}
+	if period.IsZero() {
+		return out, nil // every job of the history is the period's
+	}
 	const perQuery = 400 // SQLite's parameters per statement are bounded
 	for len(names) > 0 {
 		chunk := names[:min(perQuery, len(names))]
 		names = names[len(chunk):]
-		recs, err := st.History(ctx, history.HistoryFilter{GPU: true, Named: chunk})
+		recs, err := st.History(ctx, history.HistoryFilter{GPU: true, Named: chunk, EndedOutside: period})
 		if err != nil {
 			return nil, fmt.Errorf("read the runs of jobs not linked to a script: %w", err)
 		}
