@@ -523,7 +523,7 @@ type HistoryFilter struct {
 	Ended, EndedOutside Period
 	GPU                 bool
 	Named               []UserJobName
-	Limit int // newest first, at most this many; 0 for all
+	Limit               int // newest first, at most this many; 0 for all
 }
 
 // UserJobName is one user's jobs of one name.
