@@ -238,48 +238,41 @@ func wrapOutbox(err error) error {
 }
 
 // tableChanges are table t's changes after seq after up to seq through: the
-// rows that are there (written), and the keys that are not (deleted).
+// rows that are there (written), and the keys that are not (deleted), in
+// one pass over the changed keys.
 func (s *Store) tableChanges(ctx context.Context, t OutboxTable, after, through int64) (TableChanges, error) {
 	tc := TableChanges{OutboxTable: t}
-	keys := keyColumns(len(t.Key))
-	var on []string
+	nk := len(t.Key)
+	var on, okeys []string
 	for i, c := range t.Key {
 		on = append(on, fmt.Sprintf("t.%s = o.k%d", c, i+1))
+		okeys = append(okeys, fmt.Sprintf("o.k%d", i+1))
 	}
-	changed := fmt.Sprintf(`(SELECT DISTINCT %s FROM outbox WHERE tbl = '%s' AND seq > ? AND seq <= ?) o`, keys, t.Name)
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT t.* FROM %s JOIN %s t ON %s`, changed, t.Name, strings.Join(on, " AND ")), after, through)
+	changed := fmt.Sprintf(`(SELECT DISTINCT %s FROM outbox WHERE tbl = '%s' AND seq > ? AND seq <= ?) o`, keyColumns(nk), t.Name)
+	// t's key is NOT NULL: a NULL one is a key no row has any more.
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s, t.%s IS NULL, t.* FROM %s LEFT JOIN %s t ON %s`,
+		strings.Join(okeys, ", "), t.Key[0], changed, t.Name, strings.Join(on, " AND ")), after, through)
 	if err != nil {
 		return tc, err
 	}
-	tc.Columns, tc.Rows, err = scanAll(rows)
-	if err != nil {
-		return tc, err
-	}
-	rows, err = s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE %s)`,
-		keys, changed, t.Name, strings.Join(on, " AND ")), after, through)
-	if err != nil {
-		return tc, err
-	}
-	_, tc.Deleted, err = scanAll(rows)
-	return tc, err
-}
-
-// scanAll reads every row of rows as values, and closes it.
-func scanAll(rows *sql.Rows) ([]string, [][]any, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, nil, err
+		return tc, err
 	}
-	var out [][]any
+	tc.Columns = cols[nk+1:]
 	for rows.Next() {
 		vals, err := ScanRow(rows, len(cols))
 		if err != nil {
-			return nil, nil, err
+			return tc, err
 		}
-		out = append(out, vals)
+		if gone, _ := vals[nk].(int64); gone == 1 {
+			tc.Deleted = append(tc.Deleted, vals[:nk])
+		} else {
+			tc.Rows = append(tc.Rows, vals[nk+1:])
+		}
 	}
-	return cols, out, rows.Err()
+	return tc, rows.Err()
 }
 
 // ScanRow reads the current row of rows, of n columns, as values: the

@@ -65,18 +65,19 @@ func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, 
 			after = b.Through
 		}
 	}()
+	drop := dropSent(ctx, h)
 	sent := 0
 	for r := range batches {
 		if r.err != nil {
-			return sent, r.err
+			return sent, errors.Join(r.err, drop.wait())
 		}
 		if r.b.Changes == 0 {
-			return sent, nil
+			return sent, drop.wait()
 		}
 		if err := s.apply(ctx, r.b); err != nil {
-			return sent, err
+			return sent, errors.Join(err, drop.wait())
 		}
-		if err := h.OutboxSent(ctx, r.b.Through); err != nil {
+		if err := drop.upTo(r.b.Through); err != nil {
 			return sent, err
 		}
 		sent += r.b.Changes
@@ -84,7 +85,55 @@ func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, 
 			progress(sent, max(total, sent))
 		}
 	}
-	return sent, ctx.Err()
+	return sent, errors.Join(ctx.Err(), drop.wait())
+}
+
+// outboxDropper drops what the store has committed from the outbox in its
+// own goroutine, while the store writes the next batch: the deletes wait
+// on the import's write lock, and the store need not wait on them. A push
+// cut short before a drop sends those changes again, which the store's
+// REPLACE makes harmless.
+type outboxDropper struct {
+	through chan int64
+	done    chan struct{}
+	err     error
+}
+
+func dropSent(ctx context.Context, h *history.Store) *outboxDropper {
+	d := &outboxDropper{through: make(chan int64, 1), done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for t := range d.through {
+			if d.err = h.OutboxSent(ctx, t); d.err != nil {
+				return // upTo and wait see done closed
+			}
+		}
+	}()
+	return d
+}
+
+// upTo asks for the changes through t to be dropped, a newer t replacing
+// one not yet begun; it reports a drop that failed before.
+func (d *outboxDropper) upTo(t int64) error {
+	select {
+	case <-d.done:
+		return d.err
+	default:
+	}
+	for {
+		select {
+		case d.through <- t:
+			return nil
+		case <-d.through: // one not begun: t covers it
+		}
+	}
+}
+
+// wait lets the last drop finish and reports its error.
+func (d *outboxDropper) wait() error {
+	close(d.through)
+	<-d.done
+	return d.err
 }
 
 // PushWhile runs write (a collect's import into h) and meanwhile sends to
