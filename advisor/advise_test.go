@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -38,8 +39,8 @@ func siteWith(t *testing.T, db string) *catalog.Site {
 // is wanted; an unreadable site history leaves the user's, with a warning.
 func TestHistories(t *testing.T) {
 	ctx := context.Background()
-	own := historyOf(t, siteWith(t, ""), trainDump).Path()
-	shared := historyOf(t, siteWith(t, ""), trainDump).Path()
+	own := historytest.FromDump(t, siteWith(t, ""), trainDump).Path()
+	shared := historytest.FromDump(t, siteWith(t, ""), trainDump).Path()
 	missing := filepath.Join(t.TempDir(), "none.db")
 	cases := []struct {
 		name     string
@@ -102,7 +103,7 @@ func adviseFixture(t *testing.T, day time.Time) AdviseRequest {
 	at := day.UTC().Format("2006-01-02T15:04:05")
 	dump := "JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName\n" +
 		"11|11|migdev|alice|COMPLETED|0:0|" + at + "|" + at + "|" + at + "|60|1|4|16G|cpu=4,gres/gpu:a100_10g=1,gres/gpu=1,mem=16G,node=1|train.sh\n"
-	st := historyOf(t, site, dump)
+	st := historytest.FromDump(t, site, dump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py\n")
 	sub := history.Submission{Cluster: "migdev", JobID: "11", Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: day}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -40,24 +40,7 @@ func BenchmarkRecommend1MJobs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	r, err := slurm.NewSacctReader(sacctgen.New(1_000_000, slurm.SacctDelimiter))
-	if err != nil {
-		b.Fatal(err)
-	}
-	profileOf := func(t string, n int) string {
-		if p, ok := site.ProfileForType(t); ok && n > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Cluster: "wulver", Profile: profileOf}); err != nil {
-		b.Fatal(err)
-	}
+	st := historytest.FromReader(b, site, sacctgen.New(1_000_000, slurm.SacctDelimiter), "wulver")
 	data := []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_40g:1\n#SBATCH --time=4:00:00\npython train.py\n")
 	script := slurm.Parse("train.sh", data)
 	var subs []history.Submission

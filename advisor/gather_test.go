@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // trainDump: alice's runs of train.sh (4 CPUs, 16G) and bob's of his own
@@ -24,37 +24,13 @@ const trainDump = `JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|E
 
 const trainV1 = "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py --epochs 2\n"
 
-func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := slurm.NewSacctReader(strings.NewReader(dump))
-	if err != nil {
-		t.Fatal(err)
-	}
-	profileOf := func(gpuType string, count int) string {
-		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // The user edits the script they ran (--epochs 2 to 3): its runs, tracked
 // under the old fingerprint at the same path, are still its evidence,
 // marked as an earlier version's, and a note says so.
 func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st := historyOf(t, site, trainDump)
+	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	v1 := testutil.WriteScript(t, path, trainV1)
 	var subs []history.Submission
@@ -102,7 +78,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	siteWide := historyOf(t, site, trainDump)
+	siteWide := historytest.FromDump(t, site, trainDump)
 	var subs []history.Submission
 	for _, id := range []string{"11", "12", "13"} {
 		src := "sacct:migdev/" + id
@@ -111,7 +87,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	if err := siteWide.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	own := historyOf(t, site, trainDump) // the same jobs in the user's own history, not linked there
+	own := historytest.FromDump(t, site, trainDump) // the same jobs in the user's own history, not linked there
 	path := filepath.Join(t.TempDir(), "train.sh")
 	edited := testutil.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: edited, User: "alice"}, own, siteWide)
@@ -143,7 +119,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st := historyOf(t, site, trainDump)
+	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "new.sh")
 	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
 	var subs []history.Submission
@@ -169,7 +145,7 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st := historyOf(t, site, trainDump)
+	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	s := testutil.WriteScript(t, path, trainV1)
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
@@ -202,7 +178,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 // A user with no history of their own yet reads the site-wide one alone.
 func TestHistoryWithoutTheUsersOwn(t *testing.T) {
 	site := testutil.Wulver(t)
-	siteWide := historyOf(t, site, trainDump)
+	siteWide := historytest.FromDump(t, site, trainDump)
 	recs, err := History(context.Background(), nil, 0, nil, siteWide)
 	if err != nil || len(recs) != 4 || !recs[0].SiteWide {
 		t.Fatalf("%d records, %v", len(recs), err)

@@ -491,6 +491,19 @@ func (s *Site) ProfileNamed(name string) (*Profile, bool) {
 	return s.ProfileForType(name)
 }
 
+// ProfileNameOf is the profile of count GPUs of type gpuType, as
+// accounting records them (AllocTRES gres/gpu:a100_10g=1); "" for none, or
+// a GPU the site has no profile for.
+func (s *Site) ProfileNameOf(gpuType string, count int) string {
+	if count <= 0 {
+		return ""
+	}
+	if p, ok := s.ProfileForType(gpuType); ok {
+		return p.Name
+	}
+	return ""
+}
+
 // ProfileForType maps a Slurm GPU type (from --gres, --gpus or accounting) to
 // a profile; "" is an untyped request, which gets the site's untyped_gpu.
 func (s *Site) ProfileForType(gresType string) (*Profile, bool) {

@@ -44,20 +44,8 @@ type ImportResult struct {
 	Lines        int
 }
 
-// ProfileOf maps accounting's typed GPU to the site's profile.
-func (c *Collector) ProfileOf(gpuType string, count int) string {
-	if count <= 0 {
-		return ""
-	}
-	p, ok := c.Site.ProfileForType(gpuType)
-	if !ok {
-		return ""
-	}
-	return p.Name
-}
-
 func (c *Collector) importOptions() history.ImportOptions {
-	return history.ImportOptions{Cluster: c.Cluster, Profile: c.ProfileOf, Progress: c.Progress}
+	return history.ImportOptions{Cluster: c.Cluster, Profile: c.Site.ProfileNameOf, Progress: c.Progress}
 }
 
 // ImportDump imports a saved `sacct --parsable2` dump with its header line,

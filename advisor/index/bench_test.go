@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -21,24 +22,7 @@ func benchHistory(b *testing.B) *history.Store {
 	b.Helper()
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	r, err := slurm.NewSacctReader(sacctgen.New(1_000_000, slurm.SacctDelimiter))
-	if err != nil {
-		b.Fatal(err)
-	}
-	profileOf := func(t string, n int) string {
-		if p, ok := site.ProfileForType(t); ok && n > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Cluster: "wulver", Profile: profileOf}); err != nil {
-		b.Fatal(err)
-	}
+	st := historytest.FromReader(b, site, sacctgen.New(1_000_000, slurm.SacctDelimiter), "wulver")
 	var subs []history.Submission
 	for i := range 1_000_000 {
 		subs = append(subs, history.Submission{Cluster: "wulver", JobID: fmt.Sprint(1_000_000 + i),

@@ -5,12 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -29,24 +29,7 @@ func historyWith(t *testing.T) (*history.Store, string, *slurm.Script, *slurm.Sc
 	t.Helper()
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
-	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := slurm.NewSacctReader(strings.NewReader(dump))
-	if err != nil {
-		t.Fatal(err)
-	}
-	profileOf := func(gpuType string, count int) string {
-		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
-		t.Fatal(err)
-	}
+	st := historytest.FromDump(t, site, dump)
 	path := filepath.Join(t.TempDir(), "train.sh")
 	v1 := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 2\n")
 	v2 := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 3\n")

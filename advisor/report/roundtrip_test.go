@@ -133,12 +133,7 @@ func storeRuns(t *testing.T, site *catalog.Site, jobs []*slurm.AcctJob, subs []h
 		}
 		next++
 		return jobs[next-1], nil
-	}, history.ImportOptions{Profile: func(gpuType string, n int) string {
-		if p, ok := site.ProfileForType(gpuType); ok {
-			return p.Name
-		}
-		return ""
-	}})
+	}, history.ImportOptions{Profile: site.ProfileNameOf})
 	if err != nil {
 		t.Fatal(err)
 	}

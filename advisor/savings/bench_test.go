@@ -2,11 +2,11 @@ package savings
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -23,26 +23,9 @@ func BenchmarkBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
 	gen := sacctgen.New(jobs, slurm.SacctDelimiter)
 	gen.Jobstats = true
-	r, err := slurm.NewSacctReader(gen)
-	if err != nil {
-		b.Fatal(err)
-	}
-	profileOf := func(gpuType string, count int) string {
-		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
-		b.Fatal(err)
-	}
+	st := historytest.FromReader(b, site, gen, "")
 	// sacctgen's job i starts at 1,790,000,000 + 7i.
 	req := Request{Site: site, Thresholds: site.Report.WithDefaults(), Period: history.Period{From: time.Unix(1_790_000_000+7*jobs/2, 0)}}
 	b.ResetTimer()

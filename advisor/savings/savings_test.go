@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -43,30 +43,6 @@ func line(id int, user, gpu, state, end string, elapsed int, comment, name strin
 	start := e.Add(-time.Duration(elapsed) * time.Second).Format("2006-01-02T15:04:05")
 	return fmt.Sprintf("%d|%d|wulver|%s|gpu|%s|0:0|%s|%s|%s|%d|4|16G|cpu=4,gres/gpu:%s=1,gres/gpu=1,mem=16G,node=1|%s|%s\n",
 		id, id, user, state, start, start, e.Format("2006-01-02T15:04:05"), elapsed, gpu, comment, name)
-}
-
-func historyOf(t *testing.T, site *catalog.Site, dump string) *history.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := slurm.NewSacctReader(strings.NewReader(dump))
-	if err != nil {
-		t.Fatal(err)
-	}
-	profileOf := func(gpuType string, count int) string {
-		if p, ok := site.ProfileForType(gpuType); ok && count > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 var november = history.Period{From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local), Before: time.Date(2026, 12, 1, 0, 0, 0, 0, time.Local)}
@@ -137,7 +113,7 @@ func charge(t *testing.T, s *catalog.Site, profile string, seconds float64) floa
 
 func TestBuildSortsEveryJob(t *testing.T) {
 	s := site(t)
-	st := historyOf(t, s, month())
+	st := historytest.FromDump(t, s, month())
 	recordOOM(t, st, "500")
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
 	if err != nil {
@@ -214,7 +190,7 @@ func profileTally(rep *Report, name string) Tally {
 // and saving stay in the totals; --user keeps one user's jobs.
 func TestThresholdsAndUser(t *testing.T) {
 	s := site(t)
-	st := historyOf(t, s, month())
+	st := historytest.FromDump(t, s, month())
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1e6, MinRuns: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +223,7 @@ func TestLinkedScriptUsesEveryRun(t *testing.T) {
 	dump := header + line(600, "frank", "a100", "COMPLETED", "2026-10-02T10:00", 3600, jobstats(3, 80, 10), "fit") +
 		line(601, "grace", "a100", "COMPLETED", "2026-10-03T10:00", 3600, jobstats(3, 80, 10), "fit") +
 		line(602, "frank", "a100", "COMPLETED", "2026-11-04T10:00", 3600, jobstats(3, 80, 10), "fit")
-	st := historyOf(t, s, dump)
+	st := historytest.FromDump(t, s, dump)
 	var subs []history.Submission
 	for _, id := range []string{"600", "601", "602"} {
 		subs = append(subs, history.Submission{Cluster: "wulver", JobID: id, Fingerprint: "f1e2d3c4b5a69788", Source: "/home/frank/fit.sh",
@@ -269,7 +245,7 @@ func TestLinkedScriptUsesEveryRun(t *testing.T) {
 // name and resources in the history, not the period's alone.
 func TestNamedJobsUseEveryRun(t *testing.T) {
 	s := site(t)
-	st := historyOf(t, s, month())
+	st := historytest.FromDump(t, s, month())
 	one := history.Period{From: time.Date(2026, 11, 12, 0, 0, 0, 0, time.Local), Before: time.Date(2026, 11, 13, 0, 0, 0, 0, time.Local)}
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: one, User: "alice", Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 4}})
 	if err != nil {
@@ -283,7 +259,7 @@ func TestNamedJobsUseEveryRun(t *testing.T) {
 // No job in the period is an empty report, not an error.
 func TestEmptyPeriod(t *testing.T) {
 	s := site(t)
-	st := historyOf(t, s, month())
+	st := historytest.FromDump(t, s, month())
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: history.Period{Before: november.From.AddDate(0, -2, 0)}})
 	if err != nil || rep.Total.Jobs != 0 || len(rep.Scripts) != 0 || len(rep.Profiles) != 0 {
 		t.Errorf("%v %+v", err, rep)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -170,19 +171,7 @@ func historyWithJob2(t *testing.T, db, fingerprint, source string) {
 		t.Fatal(err)
 	}
 	defer dump.Close()
-	r, err := slurm.NewSacctReader(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	profileOf := func(gpuType string, n int) string {
-		if p, ok := site.ProfileForType(gpuType); ok && n > 0 {
-			return p.Name
-		}
-		return ""
-	}
-	if _, err := st.ImportJobs(ctx, r.Next, history.ImportOptions{Profile: profileOf}); err != nil {
-		t.Fatal(err)
-	}
+	historytest.Import(t, st, site, dump, "")
 	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "2", Fingerprint: fingerprint,
 		Source: source, Script: source, Profile: "1g.10gb", Submitted: time.Unix(1_790_000_000, 0)}}); err != nil {
 		t.Fatal(err)
