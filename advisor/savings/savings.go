@@ -32,6 +32,8 @@ type Request struct {
 	// Thresholds: the site's [report] with its defaults filled
 	// (catalog.Report.WithDefaults) and the command line's overrides.
 	Thresholds catalog.Report
+	// Progress, when set, hears how many of the scripts were judged.
+	Progress func(done, total int)
 }
 
 // Report is the report. SU figures are the site's list price of each job
@@ -202,9 +204,12 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range groups {
+	for i, g := range groups {
 		if err := b.judge(ctx, st, g, named[g.key]); err != nil {
 			return nil, err
+		}
+		if req.Progress != nil {
+			req.Progress(i+1, len(groups))
 		}
 	}
 	b.finish()

@@ -115,9 +115,16 @@ func TestBuildSortsEveryJob(t *testing.T) {
 	s := site(t)
 	st := historytest.FromDump(t, s, month())
 	recordOOM(t, st, "500")
-	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	var calls, last, total int
+	progress := func(done, n int) { calls, last, total = calls+1, done, n }
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2},
+		Progress: progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One call per group of a user's script, the last with their count.
+	if calls == 0 || last != total || calls != total {
+		t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
 	}
 	// Every job that ended in November, and only those, is counted once.
 	if rep.Total.Jobs != 14 {

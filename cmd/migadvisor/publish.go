@@ -162,17 +162,23 @@ func siteStoreFlag(usage string) cli.Flag {
 // showPushProgress draws a bar of the rows sent to the site store on a
 // terminal; nil elsewhere.
 func showPushProgress(stderr io.Writer) func(sent, total int) {
+	return showProgress(stderr, "sending to the site store")
+}
+
+// showProgress draws a bar of a long step's progress on a terminal; nil
+// elsewhere (a cron job's mail stays clean).
+func showProgress(stderr io.Writer, what string) func(done, total int) {
 	if !isTTY(stderr) {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
-	return func(sent, total int) {
+	return func(done, total int) {
 		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("sending to the site store"),
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(what),
 				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
 		}
-		_ = bar.Set(sent)
-		if sent >= total {
+		_ = bar.Set(done)
+		if done >= total {
 			_ = bar.Finish()
 		}
 	}

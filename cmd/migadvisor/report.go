@@ -231,7 +231,8 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		return err
 	}
 	defer done()
-	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th})
+	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
+		Progress: showProgress(w.Err, "judging the scripts")})
 	if err != nil {
 		return err
 	}
