@@ -26,7 +26,7 @@ import (
 const SavingsName = "gpu-savings"
 
 // savingsTitle is the chart's title, and the page's image alt text.
-const savingsTitle = "GPU SU per profile: spent and needed"
+const savingsTitle = "GPU SU per profile: spent, and had the smaller-slice jobs moved"
 
 // neededColour is the second series: distinct from suColour (spent) in
 // light and dark docs themes.
@@ -42,7 +42,7 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 	var b strings.Builder
 	b.WriteString("# Where the GPU service units go\n\n")
 	if rep.Total.Jobs == 0 {
-		fmt.Fprintf(&b, "No GPU job at %s ended %s.\n\n", site.Title, periodText(rep))
+		fmt.Fprintf(&b, "No GPU job at %s ended %s.\n\n", site.Title, rep.Period())
 	} else {
 		b.WriteString(headline(rep, site) + "\n\n")
 		b.WriteString(MarkdownTable(savingsRows(rep)) + "\n")
@@ -62,25 +62,11 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 	return b.String(), nil
 }
 
-// periodText says when the jobs ended, in UTC dates; either end may be open.
-func periodText(rep *savings.Report) string {
-	from, until := rep.From.UTC().Format("2006-01-02"), rep.Until.UTC().Format("2006-01-02")
-	switch {
-	case rep.From.IsZero() && rep.Until.IsZero():
-		return "in the history"
-	case rep.Until.IsZero():
-		return "on or after " + from + " (UTC)"
-	case rep.From.IsZero():
-		return "before " + until + " (UTC)"
-	}
-	return fmt.Sprintf("from %s up to %s (UTC, the end excluded)", from, until)
-}
-
 // headline is the paragraph of the cluster's figures.
 func headline(rep *savings.Report, site *catalog.Site) string {
 	t := rep.Total
-	s := fmt.Sprintf("Of the GPU jobs at %s that ended %s: %s spent %s SU.",
-		site.Title, periodText(rep), textutil.Plural(t.Jobs, "GPU job"), advisor.FormatSU(t.SU))
+	s := fmt.Sprintf("%s at %s ended %s, and spent %s SU.",
+		textutil.Plural(t.Jobs, "GPU job"), site.Title, rep.Period(), advisor.FormatSU(t.SU))
 	if t.Smaller == 0 {
 		s += " None of them would have done as well on a smaller MIG slice."
 	} else {
@@ -104,9 +90,9 @@ func shareText(part, whole float64) string {
 	}
 	pct := math.Round(part / whole * 100)
 	if pct == 0 && part > 0 {
-		return " (under 1% of the GPU SU)"
+		return " (under 1% of what the GPU jobs spent)"
 	}
-	return fmt.Sprintf(" (%s%% of the GPU SU)", strconv.FormatFloat(pct, 'f', 0, 64))
+	return fmt.Sprintf(" (%s%% of what the GPU jobs spent)", strconv.FormatFloat(pct, 'f', 0, 64))
 }
 
 // savingsRows is the table, the header first: a row per profile the jobs
@@ -141,7 +127,7 @@ func savingsNote(site *catalog.Site) string {
 	return fmt.Sprintf("SU are %s's list price for each job's CPUs, memory and GPU profile as it ran%s. "+
 		"A job a smaller slice would have done is priced again on the recommended slice, for the runtime "+
 		"migadvisor's runtime model expects there; a job counts only where its measured GPU memory fits that slice "+
-		"with a low risk of running out.", site.Title, siteFormula(site))
+		"with a low risk of running out. Jobs in a QoS or partition the site does not charge count 0 SU.", site.Title, siteFormula(site))
 }
 
 // siteFormula is the site's SU formula as the workload pages write it:
@@ -214,7 +200,7 @@ func SavingsChart(rep *savings.Report) ([]byte, error) {
 		offset vg.Length
 	}{
 		{"SU spent", spent, suColour, -width / 2},
-		{"SU needed, smaller-slice jobs on the recommended slice", needed, neededColour, width / 2},
+		{"SU had the smaller-slice jobs moved", needed, neededColour, width / 2},
 	} {
 		if err := addSeries(p, s.name, s.values, s.c, vg.Points(width), s.offset, top); err != nil {
 			return nil, fmt.Errorf("savings chart: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/internal/textutil"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Notice is one user's message: their listed scripts not told of within
@@ -258,26 +260,42 @@ func writeScript(b *strings.Builder, s Script) {
 	what := "jobs named “" + s.Name + "”"
 	if f := s.File(); f != "" {
 		what = f + " (jobs named “" + s.Name + "”)"
+	} else if s.CPUs > 0 {
+		what += fmt.Sprintf(" with %s and %s of memory", textutil.Plural(int(s.CPUs), "CPU"), advisor.FormatMiB(s.MemMiB))
 	}
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
-	fmt.Fprintf(b, "  GPU memory: they need %s (measured by %s); %s has %s.\n", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.Recommended,
-		advisor.FormatMiB(s.UsableMiB))
-	fmt.Fprintf(b, "  SU: %s spent; about %s on %s%s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended, slower(s.RuntimeRatio))
-	fmt.Fprintf(b, "  To switch, ask for it in the script: #SBATCH %s\n", s.Request)
+	if s.SeenMiB <= 0 { // the need came from an OOM message, not a peak
+		fmt.Fprintf(b, "  GPU memory: they need %s (by %s)", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy)
+	} else {
+		fmt.Fprintf(b, "  GPU memory: they used at most %s (measured by %s)", advisor.FormatMiB(s.SeenMiB), s.MeasuredBy)
+	}
+	if s.SeenMiB > 0 && s.NeedMiB > s.SeenMiB*1.01 {
+		fmt.Fprintf(b, ", %s with a margin for what its samples miss", advisor.FormatMiB(s.NeedMiB))
+	}
+	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, advisor.FormatMiB(s.UsableMiB))
+	if s.RanS > 0 && s.RuntimeS > 0 {
+		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", minutes(s.RanS), strings.Join(s.RanOn, ", "),
+			minutes(s.RuntimeS), s.Recommended)
+		if s.RuntimeMaxS > s.RuntimeS*1.05 {
+			fmt.Fprintf(b, ", at most about %s", minutes(s.RuntimeMaxS))
+		}
+		b.WriteString(".\n")
+	}
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended)
+	if s.RanRequest != "" {
+		fmt.Fprintf(b, "  To switch, replace %s with %s in the script's #SBATCH lines.\n", s.RanRequest, s.Request)
+	} else {
+		fmt.Fprintf(b, "  To switch, ask for it in the script: #SBATCH %s\n", s.Request)
+	}
 	if s.TimeLimit != "" {
-		fmt.Fprintf(b, "  and give the slower slice time enough, to the top of the expected range: #SBATCH --time=%s\n", s.TimeLimit)
+		fmt.Fprintf(b, "  And a time limit that covers the slowest of that: #SBATCH --time=%s\n", s.TimeLimit)
 	}
 	b.WriteString("\n")
 }
 
-// slower says how much longer the jobs are expected to run there, when
-// noticeably.
-func slower(ratio float64) string {
-	if ratio < 1.05 {
-		return ""
-	}
-	return fmt.Sprintf(", where they would run about %.1f× as long", ratio)
-}
+// minutes writes an estimate of a runtime to the minute, as sbatch's
+// --time reads it: seconds would claim a precision it does not have.
+func minutes(seconds float64) string { return slurm.FormatSeconds(math.Round(seconds/60) * 60) }
 
 // scriptToName is the path of the first script whose path is known, for
 // the recommend command the notice suggests; else a placeholder.
@@ -292,16 +310,8 @@ func scriptToName(scripts []Script) string {
 
 // periodWords is the report's period as a sentence opener.
 func periodWords(rep *Report) string {
-	const day = "2006-01-02"
-	switch {
-	case !rep.From.IsZero() && !rep.Until.IsZero():
-		return fmt.Sprintf("Between %s and %s", rep.From.Format(day), rep.Until.Format(day))
-	case !rep.From.IsZero():
-		return "Since " + rep.From.Format(day)
-	case !rep.Until.IsZero():
-		return "Before " + rep.Until.Format(day)
-	}
-	return "Recently"
+	p := rep.Period()
+	return strings.ToUpper(p[:1]) + p[1:]
 }
 
 // ledgerKey is a user's script as the ledger knows it.

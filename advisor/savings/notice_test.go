@@ -14,12 +14,12 @@ import (
 func noticeReport() *Report {
 	return &Report{Site: "wulver", From: november.From, Until: november.Before, Scripts: []Script{
 		{User: "alice", Name: "train", Path: "/home/alice/train.sh", Fingerprint: "aa11", Jobs: 3, RanOn: []string{"full"}, Recommended: "1g.10gb",
-			Request: "--gres=gpu:a100_10g:1", TimeLimit: "02:00:00", NeedMiB: 3932, MeasuredBy: "jobstats", UsableMiB: 9728,
-			SUSpent: 60, SUThere: 30, SUSaved: 30},
+			Request: "--gres=gpu:a100_10g:1", RanRequest: "--gres=gpu:a100:1", TimeLimit: "20:00:00", SeenMiB: 3277, NeedMiB: 3932,
+			MeasuredBy: "jobstats", UsableMiB: 9728, RanS: 14400, RuntimeS: 26100, RuntimeMaxS: 67000, SUSpent: 60, SUThere: 30, SUSaved: 30},
 		{User: "bob", Name: "sim", Path: "sacct:wulver/7", Fingerprint: "bb22", Jobs: 1, RanOn: []string{"full"}, Recommended: "2g.20gb",
-			Request: "--gres=gpu:a100_20g:1", NeedMiB: 12000, MeasuredBy: "monitor", UsableMiB: 19968, SUSpent: 20, SUThere: 8, SUSaved: 12},
-		{User: "alice", Name: "eval", Jobs: 2, RanOn: []string{"3g.40gb", "full"}, Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1",
-			NeedMiB: 2000, MeasuredBy: "sacct", UsableMiB: 9728, SUSpent: 30, SUThere: 10, SUSaved: 20},
+			Request: "--gres=gpu:a100_20g:1", SeenMiB: 12000, NeedMiB: 12000, MeasuredBy: "monitor", UsableMiB: 19968, SUSpent: 20, SUThere: 8, SUSaved: 12},
+		{User: "alice", Name: "eval", CPUs: 4, MemMiB: 16384, Jobs: 2, RanOn: []string{"3g.40gb", "full"}, Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1",
+			SeenMiB: 1700, NeedMiB: 2040, MeasuredBy: "sacct", UsableMiB: 9728, SUSpent: 30, SUThere: 10, SUSaved: 20},
 	}}
 }
 
@@ -48,7 +48,10 @@ func TestNotifyOncePerPeriod(t *testing.T) {
 	text := string(body)
 	for _, want := range []string{"Subject: Your GPU jobs on NJIT Wulver could use a smaller GPU slice", "Hello alice,",
 		"5 GPU jobs of yours", "about 50 SU less", "/home/alice/train.sh (jobs named “train”): 3 jobs on full; 1g.10gb would do.",
-		"#SBATCH --gres=gpu:a100_10g:1", "#SBATCH --time=02:00:00", "jobs named “eval”: 2 jobs on 3g.40gb, full",
+		"they used at most 3.2 GiB (measured by jobstats), 3.8 GiB with a margin for what its samples miss; 1g.10gb has 9.5 GiB.",
+		"Time: a run took about 04:00:00 on full; expect about 07:15:00 on 1g.10gb, at most about 18:37:00.",
+		"replace --gres=gpu:a100:1 with --gres=gpu:a100_10g:1 in the script's #SBATCH lines.", "#SBATCH --time=20:00:00",
+		"jobs named “eval” with 4 CPUs and 16.0 GiB of memory: 2 jobs on 3g.40gb, full", "ask for it in the script: #SBATCH --gres=gpu:a100_10g:1",
 		"migadvisor recommend /home/alice/train.sh", "again for 30 days", "hpc@example.edu"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("alice's notice lacks %q:\n%s", want, text)

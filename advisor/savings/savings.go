@@ -116,16 +116,66 @@ type Script struct {
 	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
 	Basis       string   `json:"basis"`
 	Runs        int      `json:"runs"` // the runs the judgement rests on
-	NeedMiB     float64  `json:"gpu_mem_need_mib"`
-	MeasuredBy  string   `json:"measured_by"`
-	UsableMiB   float64  `json:"usable_mib"` // the recommended profile's
+	// The GPU memory the jobs used at most (SeenMiB, as MeasuredBy saw it)
+	// and the need judged from it (NeedMiB: with a margin for what a
+	// sampler's interval misses).
+	SeenMiB    float64 `json:"gpu_mem_seen_mib"`
+	NeedMiB    float64 `json:"gpu_mem_need_mib"`
+	MeasuredBy string  `json:"measured_by"`
+	UsableMiB  float64 `json:"usable_mib"` // the recommended profile's
+	// The resources the newest job asked for: what tells apart scripts
+	// grouped by job name.
+	CPUs   int64   `json:"cpus"`
+	MemMiB float64 `json:"mem_mib"`
+	// RanRequest is the sbatch option of the profile the jobs ran on,
+	// when they all ran on one: the line to replace.
+	RanRequest string `json:"ran_request,omitempty"`
 	// RuntimeRatio is the recommended profile's runtime over the one the
-	// jobs ran on (>1: slower there).
+	// jobs ran on (>1: slower there); RanS the runtime there, RuntimeS
+	// and RuntimeMaxS the one expected on the recommended profile and the
+	// top of its range (0: unknown).
 	RuntimeRatio float64 `json:"runtime_ratio"`
+	RanS         float64 `json:"ran_s"`
+	RuntimeS     float64 `json:"runtime_s"`
+	RuntimeMaxS  float64 `json:"runtime_max_s"`
 	SUSpent      float64 `json:"su_spent"`
 	SUThere      float64 `json:"su_there"`
 	SUSaved      float64 `json:"su_saved"`
 	Why          string  `json:"why"`
+}
+
+// Period says when the jobs ended, in the report's own time zone: a
+// calendar month as one ("in November 2026 (CET)"), whole days as dates
+// with the last one included ("from 2026-11-01 to 2026-11-14"), else
+// times, the end excluded.
+func (rep *Report) Period() string {
+	from, until := rep.From, rep.Until
+	ref := until
+	if ref.IsZero() {
+		ref = from
+	}
+	zone, _ := ref.Zone()
+	midnight := func(t time.Time) bool {
+		return t.IsZero() || t.Equal(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location()))
+	}
+	days := midnight(from) && midnight(until)
+	switch {
+	case from.IsZero() && until.IsZero():
+		return "at any time"
+	case days && !from.IsZero() && from.Day() == 1 && until.Equal(from.AddDate(0, 1, 0)):
+		return fmt.Sprintf("in %s (%s)", from.Format("January 2006"), zone)
+	case days && from.IsZero():
+		return fmt.Sprintf("up to and including %s (%s)", until.AddDate(0, 0, -1).Format(time.DateOnly), zone)
+	case days && until.IsZero():
+		return fmt.Sprintf("since %s (%s)", from.Format(time.DateOnly), zone)
+	case days:
+		return fmt.Sprintf("from %s to %s (%s)", from.Format(time.DateOnly), until.AddDate(0, 0, -1).Format(time.DateOnly), zone)
+	case from.IsZero():
+		return fmt.Sprintf("before %s (%s)", until.Format("2006-01-02 15:04"), zone)
+	case until.IsZero():
+		return fmt.Sprintf("since %s (%s)", from.Format("2006-01-02 15:04"), zone)
+	}
+	return fmt.Sprintf("from %s to %s (%s)", from.Format("2006-01-02 15:04"), until.Format("2006-01-02 15:04"), zone)
 }
 
 // File is the script's file where the user submitted it from; "" when
@@ -167,10 +217,10 @@ const MaxJobIDs = 8
 // Why jobs go unjudged.
 const (
 	noCharge     = "no SU figure: elapsed time or CPUs missing from accounting"
-	noMemory     = "no GPU memory figure: neither the monitor, jobstats nor Slurm's gres/gpumem measured them"
+	noMemory     = "no GPU memory figure (neither the monitor, jobstats nor Slurm's gres/gpumem measured them)"
 	noRuntime    = "the runtime on the smaller profile is unknown"
 	notAdvisable = "recommend could not judge the script"
-	noProfile    = "recommend names no profile for the script"
+	noProfile    = "no profile is safe to recommend yet (runs that reached their time limit, failed, or ran out of host memory)"
 )
 
 func fewRuns(n int) string {
@@ -455,7 +505,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		t.SmallerSUThere += alt
 		t.Saved += j.su - alt
 	})
-	b.addJob(sc, rec, there, ratio, j, alt)
+	b.addJob(sc, rec, there, here, ratio, j, alt)
 }
 
 // outOfMemory lists a job that ran out of GPU memory, with the script's
@@ -490,14 +540,24 @@ func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
 }
 
 // addJob adds a smaller-slice job to its script's row.
-func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there *advisor.ProfileAdvice, ratio float64, j job, alt float64) {
+func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *advisor.ProfileAdvice, ratio float64, j job, alt float64) {
 	if sc.Jobs == 0 {
 		sc.Recommended, sc.Basis, sc.RuntimeRatio = there.Profile, rec.Basis, math.Round(ratio*100)/100
 		if p, ok := b.site.ProfileNamed(there.Profile); ok {
 			sc.Request = p.Request
 		}
 		sc.TimeLimit, sc.UsableMiB = there.TimeLimit, there.UsableMiB
-		sc.NeedMiB, sc.MeasuredBy = rec.GPUMemNeed.MiB, rec.GPUMemNeed.By
+		sc.SeenMiB, sc.NeedMiB, sc.MeasuredBy = rec.GPUMemNeed.SeenMiB, rec.GPUMemNeed.MiB, rec.GPUMemNeed.By
+		sc.RanS, sc.RuntimeS = *here.RuntimeS, *there.RuntimeS
+		if r := there.RuntimeRangeS; r != nil {
+			sc.RuntimeMaxS = r[1]
+		}
+		if j.rec.CPUs != nil {
+			sc.CPUs = *j.rec.CPUs
+		}
+		if j.rec.ReqMemMiB != nil {
+			sc.MemMiB = *j.rec.ReqMemMiB
+		}
 		sc.Why = fmt.Sprintf("needs %s of the %s usable on %s (%s)", advisor.FormatMiB(sc.NeedMiB), advisor.FormatMiB(sc.UsableMiB),
 			sc.Recommended, sc.MeasuredBy)
 	}
@@ -508,6 +568,10 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there *advisor
 	if !slices.Contains(sc.RanOn, j.rec.Profile) {
 		sc.RanOn = append(sc.RanOn, j.rec.Profile)
 		slices.SortFunc(sc.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })
+	}
+	sc.RanRequest = ""
+	if p, ok := b.site.ProfileNamed(sc.RanOn[0]); ok && len(sc.RanOn) == 1 {
+		sc.RanRequest = p.Request
 	}
 	sc.SUSpent += j.su
 	sc.SUThere += alt

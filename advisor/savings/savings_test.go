@@ -288,3 +288,24 @@ func TestCSVKeepsFormulasOut(t *testing.T) {
 		t.Errorf("row: %s", lines[1])
 	}
 }
+
+func TestPeriodInWords(t *testing.T) {
+	cet := time.FixedZone("CET", 3600)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, cet) }
+	for _, c := range []struct {
+		from, until time.Time
+		want        string
+	}{
+		{day(2026, 11, 1), day(2026, 12, 1), "in November 2026 (CET)"},
+		{day(2026, 12, 1), day(2027, 1, 1), "in December 2026 (CET)"},
+		{day(2026, 11, 1), day(2026, 11, 15), "from 2026-11-01 to 2026-11-14 (CET)"},
+		{day(2026, 11, 1), time.Time{}, "since 2026-11-01 (CET)"},
+		{time.Time{}, day(2026, 11, 15), "up to and including 2026-11-14 (CET)"},
+		{day(2026, 11, 1).Add(8 * time.Hour), day(2026, 11, 2).Add(90 * time.Minute), "from 2026-11-01 08:00 to 2026-11-02 01:30 (CET)"},
+		{time.Time{}, time.Time{}, "at any time"},
+	} {
+		if got := (&Report{From: c.from, Until: c.until}).Period(); got != c.want {
+			t.Errorf("%v–%v: %q, want %q", c.from, c.until, got, c.want)
+		}
+	}
+}

@@ -209,6 +209,8 @@ type reportJSON struct {
 	History string                `json:"history"`
 	Notify  *savings.NotifyResult `json:"notify,omitempty"`
 	Page    []string              `json:"page_files,omitempty"`
+
+	noticeFiles bool // the notices went to files, not a mail command
 }
 
 func runReport(ctx context.Context, o reportOptions, w outWriters) error {
@@ -248,6 +250,10 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		}
 	}
 	if o.Notify {
+		if th.NotifyContact == "" {
+			fmt.Fprintf(w.Err, "migadvisor: the notices name no one to write to: set notify_contact in the site file's [report]\n")
+		}
+		out.noticeFiles = o.NotifyDir != ""
 		res, err := notify(ctx, o, rep, site)
 		if err != nil {
 			return err
@@ -259,7 +265,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		err = writeJSON(w.Out, out)
 	case o.CSV:
 		if err = rep.WriteCSV(w.Out); err == nil && out.Notify != nil {
-			printNotices(w.Err, out.Notify, o.DryRun) // stdout holds the CSV alone
+			printNotices(w.Err, out.Notify, o.DryRun, out.noticeFiles) // stdout holds the CSV alone
 		}
 	default:
 		printReport(w.Out, out, o.DryRun)
@@ -320,7 +326,7 @@ func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *cat
 func printReport(w io.Writer, out reportJSON, dryRun bool) {
 	printJudged(w, out)
 	if out.Notify != nil {
-		printNotices(w, out.Notify, dryRun)
+		printNotices(w, out.Notify, dryRun, out.noticeFiles)
 	}
 	for _, f := range out.Page {
 		fmt.Fprintf(w, "wrote %s\n", f)
@@ -333,7 +339,7 @@ func printJudged(w io.Writer, out reportJSON) {
 	if rep.User != "" {
 		whose = " of " + rep.User
 	}
-	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, periodText(rep), rep.Site, out.History,
+	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, rep.Period(), rep.Site, out.History,
 		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
 	if rep.Total.Jobs == 0 {
 		if rep.User != "" {
@@ -346,7 +352,7 @@ func printJudged(w io.Writer, out reportJSON) {
 	}
 	t := rep.Total
 	if t.Smaller > 0 {
-		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of the GPU SU)\n",
+		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
 			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), share(t.Saved, t.SU))
 	} else {
 		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
@@ -379,15 +385,6 @@ func printUsers(w io.Writer, rep *savings.Report) {
 			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
 	tw.Flush()
-}
-
-func periodText(rep *savings.Report) string {
-	const layout = "2006-01-02 15:04"
-	switch {
-	case rep.From.IsZero():
-		return "before " + rep.Until.Format(layout)
-	}
-	return rep.From.Format(layout) + " to " + rep.Until.Format(layout)
 }
 
 func share(part, whole float64) string {
@@ -479,7 +476,7 @@ func printUnjudged(w io.Writer, rep *savings.Report) {
 
 // printNotices says what --notify did, or with --dry-run would do, user by
 // user.
-func printNotices(w io.Writer, res *savings.NotifyResult, dryRun bool) {
+func printNotices(w io.Writer, res *savings.NotifyResult, dryRun, files bool) {
 	fmt.Fprintln(w)
 	if len(res.Notices) == 0 && res.Told == 0 {
 		fmt.Fprintln(w, "no notice to send: no script is listed")
@@ -493,6 +490,8 @@ func printNotices(w io.Writer, res *savings.NotifyResult, dryRun bool) {
 			fmt.Fprintf(w, "would send to %s: %s\n--- Subject: %s\n%s---\n", n.User, n.To, n.Subject, n.Body)
 		case n.Err != "":
 			fmt.Fprintf(w, "not sent to %s: %s\n", n.User, n.Err)
+		case files:
+			fmt.Fprintf(w, "wrote the notice for %s: %s\n", n.User, n.To)
 		default:
 			fmt.Fprintf(w, "sent to %s: %s\n", n.User, n.To)
 		}
