@@ -266,7 +266,11 @@ func (s *Store) tableChanges(ctx context.Context, t OutboxTable, after, through 
 		if err != nil {
 			return tc, err
 		}
-		if gone, _ := vals[nk].(int64); gone == 1 {
+		gone, ok := vals[nk].(int64)
+		if !ok {
+			return tc, fmt.Errorf("%s: the key test read as %T, not an integer", t.Name, vals[nk])
+		}
+		if gone == 1 {
 			tc.Deleted = append(tc.Deleted, vals[:nk])
 		} else {
 			tc.Rows = append(tc.Rows, vals[nk+1:])

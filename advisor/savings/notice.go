@@ -91,12 +91,12 @@ func (c CommandSender) Where(n Notice) string {
 // Send runs the command in its own process group, killed whole at the
 // timeout (mail hands over to sendmail, a child that would outlive it);
 // its exit status and first line of stderr make the error.
-func (c CommandSender) Send(ctx context.Context, n Notice) error {
+func (c CommandSender) Send(parent context.Context, n Notice) error {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	argv := c.argv(n)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -107,7 +107,7 @@ func (c CommandSender) Send(ctx context.Context, n Notice) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second // a grandchild holding stderr open does not hold us
 	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
 		return fmt.Errorf("%s did not finish within %s: stopped", argv[0], timeout)
 	}
 	if err != nil {
@@ -175,12 +175,15 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 		}
 	}
 	for _, user := range usersOf(req.Report) {
+		if err := ctx.Err(); err != nil {
+			return res, err // interrupted: the rest wait for the next run
+		}
 		var scripts []Script
 		for _, s := range req.Report.Scripts {
 			if s.User != user {
 				continue
 			}
-			if at, ok := led.Sent[ledgerKey(user, s)]; ok && req.Now.Sub(at) < every {
+			if _, ok := led.Sent[ledgerKey(user, s)]; ok { // forget dropped those told before every
 				res.Told++
 				continue
 			}
@@ -262,6 +265,9 @@ func writeScript(b *strings.Builder, s Script) {
 		what = f + " (jobs named “" + s.Name + "”)"
 	} else if s.CPUs > 0 {
 		what += fmt.Sprintf(" with %s and %s of memory", textutil.Plural(int(s.CPUs), "CPU"), advisor.FormatMiB(s.MemMiB))
+		if s.Partition != "" {
+			what += " in " + s.Partition
+		}
 	}
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
 	if s.SeenMiB <= 0 { // the need came from an OOM message, not a peak
@@ -273,7 +279,7 @@ func writeScript(b *strings.Builder, s Script) {
 		fmt.Fprintf(b, ", %s with a margin for what its samples miss", advisor.FormatMiB(s.NeedMiB))
 	}
 	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, advisor.FormatMiB(s.UsableMiB))
-	if s.RanS > 0 && s.RuntimeS > 0 {
+	if s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1 { // the runtimes are of one profile's runs
 		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", minutes(s.RanS), strings.Join(s.RanOn, ", "),
 			minutes(s.RuntimeS), s.Recommended)
 		if s.RuntimeMaxS > s.RuntimeS*1.05 {
@@ -314,12 +320,13 @@ func periodWords(rep *Report) string {
 	return strings.ToUpper(p[:1]) + p[1:]
 }
 
-// ledgerKey is a user's script as the ledger knows it.
+// ledgerKey is a user's script as the ledger knows it: its fingerprint,
+// else what groups jobs by name (name, CPUs, memory, partition).
 func ledgerKey(user string, s Script) string {
 	if s.Fingerprint != "" {
 		return user + " " + s.Fingerprint
 	}
-	return user + " name:" + s.Name
+	return fmt.Sprintf("%s name:%s/%d/%g/%s", user, s.Name, s.CPUs, s.MemMiB, s.Partition)
 }
 
 // ledger remembers when each user was last told of each script.

@@ -125,8 +125,9 @@ type Script struct {
 	UsableMiB  float64 `json:"usable_mib"` // the recommended profile's
 	// The resources the newest job asked for: what tells apart scripts
 	// grouped by job name.
-	CPUs   int64   `json:"cpus"`
-	MemMiB float64 `json:"mem_mib"`
+	CPUs      int64   `json:"cpus"`
+	MemMiB    float64 `json:"mem_mib"`
+	Partition string  `json:"partition"`
 	// RanRequest is the sbatch option of the profile the jobs ran on,
 	// when they all ran on one: the line to replace.
 	RanRequest string `json:"ran_request,omitempty"`
@@ -211,6 +212,10 @@ type Unjudged struct {
 // MaxExamples bounds the scripts an unjudged reason names.
 const MaxExamples = 3
 
+// UnknownProfile names the row of the jobs on a GPU type the site file
+// does not know.
+const UnknownProfile = "(unknown GPU type)"
+
 // MaxJobIDs bounds the job ids a script lists.
 const MaxJobIDs = 8
 
@@ -221,6 +226,8 @@ const (
 	noRuntime    = "the runtime on the smaller profile is unknown"
 	notAdvisable = "recommend could not judge the script"
 	noProfile    = "no profile is safe to recommend yet (runs that reached their time limit, failed, or ran out of host memory)"
+	notLowRisk   = "the smaller profile recommend names is not a low risk of running out of GPU memory"
+	notPriced    = "the smaller profile recommend names has no price for the job (its partition or QoS)"
 )
 
 func fewRuns(n int) string {
@@ -445,7 +452,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	if sc.Jobs == 0 {
 		return nil
 	}
-	// Saved from the unrounded sums, as the tallies add it up.
+	// Saved from the script's unrounded sums, as the tallies add it up.
 	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
 	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
 	if sc.SUSaved < b.th.MinSUSaved {
@@ -488,6 +495,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 	}
 	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
 	if there == nil || here == nil || there.OOMRisk != advisor.RiskLow {
+		b.skip(notLowRisk, j, example+": "+*rec.Recommended)
 		return
 	}
 	ratio, ok := runtimeRatio(there, here)
@@ -496,7 +504,11 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		return
 	}
 	alt, ok := chargeOn(b.site, r, there, ratio)
-	if !ok || alt >= j.su {
+	switch {
+	case !ok:
+		b.skip(notPriced, j, example+": "+*rec.Recommended)
+		return
+	case alt >= j.su:
 		return // the smaller profile would not have cost less
 	}
 	b.count(r, func(t *Tally) {
@@ -558,6 +570,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 		if j.rec.ReqMemMiB != nil {
 			sc.MemMiB = *j.rec.ReqMemMiB
 		}
+		sc.Partition = j.rec.Partition
 		sc.Why = fmt.Sprintf("needs %s of the %s usable on %s (%s)", advisor.FormatMiB(sc.NeedMiB), advisor.FormatMiB(sc.UsableMiB),
 			sc.Recommended, sc.MeasuredBy)
 	}
@@ -596,7 +609,8 @@ func runtimeRatio(there, here *advisor.ProfileAdvice) (float64, bool) {
 }
 
 // chargeOn prices the job as it would have run on there's profile, in
-// its partition, for its elapsed time × ratio.
+// its partition, for its elapsed time × ratio. ElapsedS is known: the job
+// was priced as it ran (RecordCharge needs it).
 func chargeOn(site *catalog.Site, r *history.JobRecord, there *advisor.ProfileAdvice, ratio float64) (float64, bool) {
 	alt := *r
 	alt.Profile, alt.Partition = there.Profile, there.Partition
@@ -638,7 +652,8 @@ func resourcesOf(site *catalog.Site, r *history.JobRecord) slurm.Resources {
 		res.Time = slurm.TimeLimit{Duration: time.Duration(*r.TimeLimitMin) * time.Minute}
 	}
 	if p, ok := site.ProfileNamed(r.Profile); ok {
-		res.GPUs = []slurm.GPURequest{{Option: slurm.OptGres, Type: p.GRESType, Count: int(max(r.GPUCount, 1))}}
+		// --gpus: accounting's count is the job's, not one node's (--gres).
+		res.GPUs = []slurm.GPURequest{{Option: slurm.OptGPUs, Type: p.GRESType, Count: int(max(r.GPUCount, 1))}}
 	}
 	return res
 }
@@ -650,6 +665,9 @@ func (b *builder) finish() {
 		if t, ok := b.profiles[p]; ok {
 			rep.Profiles = append(rep.Profiles, ProfileTally{Profile: p, Tally: t.rounded()})
 		}
+	}
+	if t, ok := b.profiles[""]; ok { // so that the rows add up to the total
+		rep.Profiles = append(rep.Profiles, ProfileTally{Profile: UnknownProfile, Tally: t.rounded()})
 	}
 	for _, u := range b.users {
 		u.Tally = u.Tally.rounded()

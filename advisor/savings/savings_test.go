@@ -151,6 +151,13 @@ func TestBuildSortsEveryJob(t *testing.T) {
 	if p := profileTally(rep, "full"); p.Jobs != 10 || p.Smaller != 3 || p.Saved != sc.SUSaved {
 		t.Errorf("full: %+v", p)
 	}
+	jobs := 0
+	for _, p := range rep.Profiles {
+		jobs += p.Jobs
+	}
+	if jobs != rep.Total.Jobs || profileTally(rep, UnknownProfile).Jobs != 1 {
+		t.Errorf("the profile rows hold %d jobs of %d: %+v", jobs, rep.Total.Jobs, rep.Profiles)
+	}
 	if rep.Total.Saved != sc.SUSaved || rep.Total.Smaller != 3 {
 		t.Errorf("total: %+v", rep.Total)
 	}

@@ -166,6 +166,9 @@ func reportPeriod(c *cli.Context, now time.Time) (history.Period, error) {
 		if p.Before, err = parseSince(u, now); err != nil {
 			return p, usageError{strings.Replace(err.Error(), "--since", "--until", 1)}
 		}
+		if !c.IsSet("since") { // the 30 days before --until, not before now
+			p.From = p.Before.AddDate(0, 0, -30)
+		}
 	}
 	if !p.From.IsZero() && !p.From.Before(p.Before) {
 		return p, usageError{fmt.Sprintf("--since (%s) must be before --until (%s)", p.From.Format(time.DateTime), p.Before.Format(time.DateTime))}
@@ -228,7 +231,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	if o.Notify && o.NotifyDir == "" && len(th.NotifyCommand) == 0 {
 		return fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
 	}
-	st, from, done, err := openReportHistory(ctx, o, site)
+	st, from, public, done, err := openReportHistory(ctx, o, site)
 	if err != nil {
 		return err
 	}
@@ -240,11 +243,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	}
 	out := reportJSON{Report: rep, History: from}
 	if o.Page != "" {
-		// A public page names the history's file, never the store's user and host.
-		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: from}
-		if strings.HasPrefix(from, "the site store") {
-			opt.History = "the site store"
-		}
+		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: public}
 		if out.Page, err = report.WriteSavings(o.Page, rep, site, opt); err != nil {
 			return err
 		}
@@ -277,27 +276,29 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 }
 
 // openReportHistory opens what the report reads: the site store where
-// there is one (copied into a history here), else --db, read-only.
-func openReportHistory(ctx context.Context, o reportOptions, site *catalog.Site) (st *history.Store, from string, done func(), err error) {
+// there is one (copied into a history here), else --db, read-only. from
+// names it for the admin; public for a page anyone may read (no store
+// user or host).
+func openReportHistory(ctx context.Context, o reportOptions, site *catalog.Site) (st *history.Store, from, public string, done func(), err error) {
 	store, err := collect.OpenSiteStore(ctx, o.SiteStore, site.History.SiteStore, true)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	if store != nil {
 		defer store.Close()
 		st, done, err := collect.CopyStore(ctx, store)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("read the site store %s: %w", store.Where(), err)
+			return nil, "", "", nil, fmt.Errorf("read the site store %s: %w", store.Where(), err)
 		}
-		return st, "the site store " + store.Where(), done, nil
+		return st, "the site store " + store.Where(), "the site store", done, nil
 	}
 	if _, err := os.Stat(o.Global.DB); errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil, noReportHistory(o.Global.DB, site)
+		return nil, "", "", nil, noReportHistory(o.Global.DB, site)
 	}
 	if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
-	return st, o.Global.DB, func() { st.Close() }, nil
+	return st, o.Global.DB, o.Global.DB, func() { st.Close() }, nil
 }
 
 // noReportHistory says where the site history is, when --db is not.

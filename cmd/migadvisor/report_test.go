@@ -171,6 +171,10 @@ func TestReportFlags(t *testing.T) {
 	if code != 0 || !strings.Contains(text, "ended in November 2026 ("+novemberZone()+")") || !strings.Contains(text, "alice  train (by name)") {
 		t.Errorf("--month: exit %d: %s%s", code, text, errOut)
 	}
+	text, errOut, code = migadvisor(t, "report", "--until", "2026-12-01", "--min-su-saved", "0")
+	if code != 0 || !strings.Contains(text, "ended in November 2026 (") {
+		t.Errorf("--until alone, the 30 days before it: exit %d: %s%s", code, text, errOut)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
