@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -243,6 +242,9 @@ func decodeSite(name string, data []byte) (*Site, error) {
 	if err := undecodedError(name, data, md); err != nil {
 		return nil, err
 	}
+	if err := s.Report.zeroSet(func(key string) bool { return md.IsDefined("report", key) }); err != nil {
+		return nil, &FileError{name, lineOf(locateKeys(data), "report", 0, err.key), err.msg}
+	}
 	return s, nil
 }
 
@@ -368,10 +370,7 @@ func (s *Site) resolve(file string, data []byte) error {
 	if f := s.History.SiteStore; f != "" && !path.IsAbs(f) {
 		return fail("history", 0, "site_store", "site_store must be an absolute path (the admins' option file), not %q", f)
 	}
-	set := func(key string) bool {
-		return slices.ContainsFunc(locateKeys(data), func(p keyPos) bool { return p.table == "report" && p.key == key })
-	}
-	if err := s.Report.check(set); err != nil {
+	if err := s.Report.check(); err != nil {
 		return fail("report", 0, err.key, "%s", err.msg)
 	}
 	for i, w := range s.WorkPatterns {
@@ -588,26 +587,45 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
-// check refuses thresholds that mean nothing and a notify command that
-// could not run. set says whether the file sets a key: a zero it sets is
-// refused, since an unset one takes the default.
-func (r Report) check(set func(key string) bool) *keyError {
-	positive := func(v float64, key, unit string, def float64) *keyError {
-		if v < 0 || v == 0 && set(key) {
-			return &keyError{key, fmt.Sprintf("%s must be more than 0 %s (leave it out for %g), not %g", key, unit, def, v)}
-		}
-		return nil
-	}
+// threshold is one of the report's numbers, for the checks.
+type threshold struct {
+	v         float64
+	key, unit string
+	def       float64
+}
+
+func (r Report) thresholds() []threshold {
 	d := ReportDefaults
-	for _, e := range []*keyError{positive(r.MinSUSaved, "min_su_saved", "SU", d.MinSUSaved),
-		positive(float64(r.MinRuns), "min_runs", "runs", float64(d.MinRuns)),
-		positive(float64(r.NotifyEveryDays), "notify_every_days", "days", float64(d.NotifyEveryDays))} {
-		if e != nil {
-			return e
+	return []threshold{{r.MinSUSaved, "min_su_saved", "SU", d.MinSUSaved}, {float64(r.MinRuns), "min_runs", "runs", float64(d.MinRuns)},
+		{float64(r.NotifyEveryDays), "notify_every_days", "days", float64(d.NotifyEveryDays)}}
+}
+
+func (t threshold) refused() *keyError {
+	return &keyError{t.key, fmt.Sprintf("%s must be more than 0 %s (leave it out for %g), not %g", t.key, t.unit, t.def, t.v)}
+}
+
+// check refuses thresholds that mean nothing and a notify command that
+// could not run.
+func (r Report) check() *keyError {
+	for _, t := range r.thresholds() {
+		if t.v < 0 {
+			return t.refused()
 		}
 	}
 	if len(r.NotifyCommand) > 0 && !path.IsAbs(r.NotifyCommand[0]) {
 		return &keyError{"notify_command", fmt.Sprintf("notify_command must start with the command's absolute path (it runs without a shell or PATH), not %q", r.NotifyCommand[0])}
+	}
+	return nil
+}
+
+// zeroSet refuses a threshold the file sets to 0, which would read as
+// unset and take the default. set says whether the file sets a key (the
+// decoder's metadata: only files are checked, never a built-in site).
+func (r Report) zeroSet(set func(key string) bool) *keyError {
+	for _, t := range r.thresholds() {
+		if t.v == 0 && set(t.key) {
+			return t.refused()
+		}
 	}
 	return nil
 }
