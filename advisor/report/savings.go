@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,7 +70,7 @@ func headline(rep *savings.Report, site *catalog.Site) string {
 		s += " None of them would have done as well on a smaller MIG slice."
 	} else {
 		s += fmt.Sprintf(" A smaller MIG slice would have done %d of them, which spent %s SU and would have cost %s SU there: %s SU saved%s.",
-			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), shareText(t.Saved, t.SU))
+			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), shareText(t))
 	}
 	switch t.OOM {
 	case 0:
@@ -82,17 +81,12 @@ func headline(rep *savings.Report, site *catalog.Site) string {
 	return s
 }
 
-// shareText is part of whole as a whole percent, never a bare 0% for a
-// saving there is.
-func shareText(part, whole float64) string {
-	if whole <= 0 {
-		return ""
+// shareText is the tally's saving as a share, in brackets; "" for none.
+func shareText(t savings.Tally) string {
+	if sh := t.SavedShare(); sh != "" {
+		return " (" + sh + " of what the GPU jobs spent)"
 	}
-	pct := math.Round(part / whole * 100)
-	if pct == 0 && part > 0 {
-		return " (under 1% of what the GPU jobs spent)"
-	}
-	return fmt.Sprintf(" (%s%% of what the GPU jobs spent)", strconv.FormatFloat(pct, 'f', 0, 64))
+	return ""
 }
 
 // savingsRows is the table, the header first: a row per profile the jobs

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -43,7 +43,7 @@ type Sender interface {
 // safeUser is a user name that may go into a file name or a command's
 // arguments: POSIX's portable characters, not starting with '-' (which a
 // mail command would read as an option).
-var safeUser = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
+var safeUser = lazyre.New(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
 
 // DirSender writes each notice to DIR/USER-YYYYMMDD-HHMMSS.txt: a second
 // run the same day adds its own files.
@@ -83,7 +83,7 @@ func (c CommandSender) argv(n Notice) []string {
 func (c CommandSender) Where(n Notice) string {
 	var words []string
 	for _, a := range c.argv(n) {
-		words = append(words, quoteWord(a))
+		words = append(words, slurm.ShellWord(a))
 	}
 	return strings.Join(words, " ")
 }
@@ -117,13 +117,6 @@ func (c CommandSender) Send(parent context.Context, n Notice) error {
 		return fmt.Errorf("%s: %w", argv[0], err)
 	}
 	return nil
-}
-
-func quoteWord(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}~#!") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // NotifyRequest says whom to tell, through what, and what they were told
@@ -308,7 +301,7 @@ func minutes(seconds float64) string { return slurm.FormatSeconds(math.Round(sec
 func scriptToName(scripts []Script) string {
 	for _, s := range scripts {
 		if f := s.File(); f != "" {
-			return quoteWord(f)
+			return slurm.ShellWord(f)
 		}
 	}
 	return "path/to/your/job.sh"

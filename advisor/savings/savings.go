@@ -86,6 +86,20 @@ type Tally struct {
 	OOMSU float64 `json:"oom_su"`
 }
 
+// SavedShare is what the smaller slices would have saved as a share of
+// what the jobs spent: a whole percent ("17%"), never a bare 0% for a
+// saving there is; "" when they spent nothing.
+func (t Tally) SavedShare() string {
+	if t.SU <= 0 {
+		return ""
+	}
+	pct := math.Round(t.Saved / t.SU * 100)
+	if pct == 0 && t.Saved > 0 {
+		return "under 1%"
+	}
+	return strconv.FormatFloat(pct, 'f', 0, 64) + "%"
+}
+
 // ProfileTally is a profile's jobs, as they ran.
 type ProfileTally struct {
 	Profile string `json:"profile"`
@@ -287,7 +301,6 @@ type builder struct {
 type job struct {
 	rec *history.JobRecord
 	su  float64
-	ok  bool // su is known
 }
 
 // group is one user's jobs of one script.
@@ -307,7 +320,7 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 			continue
 		}
 		ch, ok := advisor.RecordCharge(b.site, r)
-		j := job{rec: r, su: ch.SU, ok: ok}
+		j := job{rec: r, su: ch.SU}
 		b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
 		switch {
 		case r.Profile == "":
@@ -317,7 +330,7 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 			b.skip(noCharge, j, "")
 			continue
 		}
-		key := r.User + "\x00" + groupKey(r)
+		key := groupKey(r)
 		g := byKey[key]
 		if g == nil {
 			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
@@ -370,7 +383,7 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 		}
 		for i := range recs {
 			if r := &recs[i]; r.Fingerprint == "" {
-				k := r.User + "\x00" + groupKey(r)
+				k := groupKey(r)
 				out[k] = append(out[k], advisor.RunsFromRecord(r)...)
 			}
 		}
@@ -378,11 +391,11 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 	return out, nil
 }
 
-// groupKey is the script of a job: its fingerprint, else its name and the
-// resources it asked for.
+// groupKey is a job's user and script: its fingerprint, else its name and
+// the resources it asked for.
 func groupKey(r *history.JobRecord) string {
 	if r.Fingerprint != "" {
-		return "fp:" + r.Fingerprint
+		return r.User + "\x00fp:" + r.Fingerprint
 	}
 	cpus, mem := int64(0), 0.0
 	if r.CPUs != nil {
@@ -391,7 +404,7 @@ func groupKey(r *history.JobRecord) string {
 	if r.ReqMemMiB != nil {
 		mem = *r.ReqMemMiB
 	}
-	return fmt.Sprintf("name:%s\x00%d\x00%g\x00%s", r.Name, cpus, mem, r.Partition)
+	return fmt.Sprintf("%s\x00name:%s\x00%d\x00%g\x00%s", r.User, r.Name, cpus, mem, r.Partition)
 }
 
 // count adds to the tallies of the job's profile, its user and the total.

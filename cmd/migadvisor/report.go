@@ -354,7 +354,7 @@ func printJudged(w io.Writer, out reportJSON) {
 	t := rep.Total
 	if t.Smaller > 0 {
 		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
-			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), share(t.Saved, t.SU))
+			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.SavedShare())
 	} else {
 		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
 	}
@@ -386,17 +386,6 @@ func printUsers(w io.Writer, rep *savings.Report) {
 			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
 	tw.Flush()
-}
-
-func share(part, whole float64) string {
-	switch pct := 100 * part / whole; {
-	case whole <= 0:
-		return "-"
-	case part > 0 && pct < 0.5:
-		return "under 1%"
-	default:
-		return fmt.Sprintf("%.0f%%", pct)
-	}
 }
 
 func printScripts(w io.Writer, rep *savings.Report) {
