@@ -117,6 +117,10 @@ type AdviseRequest struct {
 	Options    Options
 	Prior      string // the reference benchmark to judge from when the script has no runs; "": the one it looks like
 	SubmitDir  string // where sbatch would run it: its --output directories, the start estimates
+	// Peers are other scripts' times on two profiles or more (the advice
+	// indexes', as the sbatch wrapper reads them): a job measured on one
+	// profile is scaled like them.
+	Peers []Peer
 }
 
 // AdviseDeps are what Advise reads besides the script.
@@ -172,7 +176,7 @@ func gatherEvidence(ctx context.Context, req AdviseRequest, deps AdviseDeps) (Jo
 	if err != nil {
 		return job, err
 	}
-	job.Source, job.Now = req.Script, req.Now
+	job.Source, job.Now, job.Peers = req.Script, req.Now, req.Peers
 	if len(job.Runs) == 0 {
 		job.Prior, err = priorFor(req.Site, req.Script, req.Prior)
 	}

@@ -228,7 +228,7 @@ func profileList(points []Point) string {
 // a fixed part on the SMs from a bound on bandwidth: the emulated runs'
 // memory utilization chooses the resource, when it says.
 func (a *analysis) explain(points []Point) (Scaling, bool) {
-	refs := ReferencesOf(a.site)
+	refs := a.refs
 	var util, mem float64
 	emulated := false
 	for _, r := range a.runs {

@@ -73,6 +73,10 @@ type Job struct {
 	Notes       []string           // what gathering the evidence found worth saying (jobs not collected yet, ...)
 	Now         time.Time          // for the runs per month; zero: the newest run's submission
 	User        string             // whose rate of runs the monthly saving is at; "": every run's
+	// Peers are other scripts' times on two profiles or more, from the
+	// histories' advice indexes: a job measured on one profile is scaled
+	// like them.
+	Peers []Peer
 }
 
 // Recommendation is the advice for one script.
@@ -172,7 +176,8 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	if err != nil {
 		return nil, err
 	}
-	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured}
+	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured,
+		refs: ReferencesOf(site).WithPeers(PeerPoints(site, job.Peers))}
 	a.rec = &Recommendation{Fingerprint: job.Fingerprint, Site: site.Name, Script: job.Script, Objective: opt.Objective,
 		Basis: BasisNone, Notes: append([]string{}, job.Notes...)}
 	if base.Profile != nil {
@@ -228,7 +233,8 @@ type analysis struct {
 	opt   Options
 	base  catalog.Job // the script's CPUs, memory, QoS and partition
 	runs  []Run
-	basis string // of figures from runs: measured or prior
+	refs  References // the site's reference benchmarks and the job's peers
+	basis string     // of figures from runs: measured or prior
 	rec   *Recommendation
 
 	need        MemoryNeed
@@ -280,7 +286,7 @@ func (a *analysis) prepare() {
 	}
 	if !ok {
 		gpu, memory := a.utilizationOn(a.points)
-		fit = PriorScaling(a.site, gpu, memory, a.points)
+		fit = PriorScaling(a.refs, gpu, memory, a.points)
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets

@@ -2,10 +2,12 @@ package advisor
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // BenchmarkPoints are a benchmark's completed runs as points on the site.
@@ -28,9 +30,9 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 // utilization m (%, the time device memory was read or written; < 0:
 // unknown) says what the busy part waits on (boundBy). Without either, the
 // site's reference benchmarks give it.
-func PriorScaling(site *catalog.Site, utilization, memUtilization float64, measured []Point) Scaling {
+func PriorScaling(refs References, utilization, memUtilization float64, measured []Point) Scaling {
 	if utilization < 0 || utilization > 100 || len(measured) != 1 {
-		return ReferencesOf(site).Prior()
+		return refs.Prior()
 	}
 	r, busy := boundBy(utilization, memUtilization)
 	u, sh := utilization/100, measured[0].Shares.Of(r)
@@ -79,11 +81,13 @@ func boundBy(utilization, memUtilization float64) (catalog.Resource, string) {
 
 // References are what a site already measured: its reference benchmarks'
 // completed profiles, a set per benchmark, less those named to leave out
-// (the benchmark being scored, which must not predict itself).
+// (the benchmark being scored, which must not predict itself); and the
+// peers, the other scripts its histories measured on two profiles or more.
 type References struct {
 	site    *catalog.Site
 	exclude []string
 	sets    []referencePoints
+	peers   [][]Point
 }
 
 type referencePoints struct {
@@ -123,28 +127,106 @@ func (refs References) calibrationExclude() string {
 	return refs.exclude[0]
 }
 
-// Prior is the scaling of a job measured on one profile, from the site's
-// reference benchmarks: the median of their fixed shares fitted on the SMs
-// (on Wulver's tables it predicts one profile's pair better than the
-// bandwidth or both). Leaving a job's own benchmark out measures how well
-// the prior serves a job the references do not already hold.
-func (refs References) Prior() Scaling {
-	var fs []float64
-	refs.each(func(_ string, points []Point) {
-		if f, ok := fitFixed(catalog.SMs, points); ok {
-			fs = append(fs, f)
+// WithPeers are the references with the peers: other scripts' completed
+// times, one point per profile (PeerPoints). Those measured on fewer than
+// two profiles say nothing of scaling and are left out.
+func (refs References) WithPeers(peers [][]Point) References {
+	refs.peers = nil
+	for _, p := range peers {
+		if p = usable(p); distinctShares(catalog.SMs, p) >= 2 {
+			refs.peers = append(refs.peers, p)
 		}
-	})
+	}
+	return refs
+}
+
+// Prior is the scaling of a job measured on one profile. How the site's
+// other jobs scaled is the best guess of how this one does: the median of
+// the peers' fixed shares fitted on the SMs, its range reaching the
+// farthest of them; without peers, the same median over the site's
+// reference benchmarks, its range reaching a job bound by SMs alone. The
+// peers come first: they are the site's own jobs, where the reference
+// benchmarks are a few a docs team chose (Wulver's five are all far from
+// GPU-bound, and a GEMM there scales with the SMs alone). Leaving a job's
+// own benchmark out measures how well the prior serves a job the
+// references do not already hold.
+func (refs References) Prior() Scaling {
+	if fs := peerFixedShares(refs.peers); len(fs) > 0 {
+		f := median(fs)
+		return Scaling{Resource: catalog.SMs, Fixed: f, exclude: refs.calibrationExclude(), spread: fixedRange{fs[0], fs[len(fs)-1], true},
+			Why: fmt.Sprintf("one profile measured: scaled like the median of %s measured on two profiles or more (%.0f%% of the time fixed; from %.0f%% to %.0f%%)",
+				textutil.Plural(len(fs), "other script"), 100*f, 100*fs[0], 100*fs[len(fs)-1]),
+			Source: fmt.Sprintf("fixed share %.2f, the median of %s measured on two profiles or more", f, textutil.Plural(len(fs), "other script"))}
+	}
+	var sets [][]Point
+	refs.each(func(_ string, points []Point) { sets = append(sets, points) })
+	fs := fixedShares(sets)
 	exclude := refs.calibrationExclude()
 	if len(fs) == 0 {
 		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude, guess: true,
-			Why: "one profile measured and no reference benchmarks: a guess halfway between GPU-bound and not"}
+			Why: "one profile measured, no other script measured on two profiles and no reference benchmarks: a guess halfway between GPU-bound and not"}
 	}
-	slices.Sort(fs)
 	f := median(fs)
-	why := fmt.Sprintf("one profile measured: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
+	why := fmt.Sprintf("one profile measured, and no other script measured on two profiles: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
 	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude, guess: true,
 		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), refs.site.Name)}
+}
+
+// fixedShares are the fixed shares of each set of points fitted on the
+// SMs, sorted.
+func fixedShares(sets [][]Point) []float64 {
+	var fs []float64
+	for _, points := range sets {
+		if f, ok := fitFixed(catalog.SMs, points); ok {
+			fs = append(fs, f)
+		}
+	}
+	slices.Sort(fs)
+	return fs
+}
+
+// peerFixedShares are the peers' fixed shares on the SMs, sorted: none
+// for a peer whose times are in the ratio of its SMs within run-to-run
+// noise (a least-squares fit would read the noise as a fixed share), else
+// fitted. Cheap: the wrapper may weigh a few hundred peers.
+func peerFixedShares(peers [][]Point) []float64 {
+	var fs []float64
+	for _, points := range peers {
+		if pureOnSMs(points) {
+			fs = append(fs, 0)
+		} else if f, ok := fitFixed(catalog.SMs, points); ok {
+			fs = append(fs, f)
+		}
+	}
+	slices.Sort(fs)
+	return fs
+}
+
+// pureOnSMs reports whether times are in the ratio of the points' SM
+// shares within run-to-run noise, as pureOfTwo judges two.
+func pureOnSMs(points []Point) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range points {
+		work := math.Log(p.Seconds * p.Shares.SM)
+		lo, hi = math.Min(lo, work), math.Max(hi, work)
+	}
+	return hi-lo <= 2*runNoise
+}
+
+// PeerPoints are the peers' times as points on the site's profiles; a
+// profile the site lacks is left out.
+func PeerPoints(site *catalog.Site, peers []Peer) [][]Point {
+	out := make([][]Point, 0, len(peers))
+	for _, peer := range peers {
+		var points []Point
+		for _, name := range slices.Sorted(maps.Keys(peer)) {
+			if p, ok := site.Profile(name); ok {
+				points = append(points, Point{Profile: name, Shares: site.Shares(p), Seconds: peer[name]})
+			}
+		}
+		out = append(out, points)
+	}
+	return out
 }
 
 // forPair is the explanation that, fitted on the same two profiles of each

@@ -39,6 +39,15 @@ type Scaling struct {
 	// guess marks a prior from the site's typical job: the job may as well
 	// be bound by SMs alone, and its range reaches that.
 	guess bool
+	// spread is the range of fixed shares a prior from peers saw: the
+	// prediction's range reaches the farthest of them.
+	spread fixedRange
+}
+
+// fixedRange is a range of fixed shares; ok is false for none.
+type fixedRange struct {
+	lo, hi float64
+	ok     bool
 }
 
 // Point is a measured wall time on a profile with the given shares.
@@ -93,9 +102,15 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 		b.lo, b.hi = math.Min(b.lo, e), math.Max(b.hi, e)
 	}
 	lo, hi = seconds*math.Exp(b.lo), seconds*math.Exp(b.hi)
+	var reach []float64
 	if s.guess {
-		bySMs := (Scaling{Resource: catalog.SMs}).scale(from, to, 0)
-		lo, hi = math.Min(lo, bySMs), math.Max(hi, bySMs)
+		reach = append(reach, (Scaling{Resource: catalog.SMs}).scale(from, to, 0))
+	}
+	if s.spread.ok {
+		reach = append(reach, s.scale(from, to, s.spread.lo), s.scale(from, to, s.spread.hi))
+	}
+	for _, t := range reach {
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
 	return seconds, lo, hi, from
 }

@@ -157,16 +157,16 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 	site := testutil.Wulver(t)
 	full := job(catalog.SMs, 0, "full")
 	for u, want := range map[float64]float64{100: 0, 50: 0.5, 10: 0.9} {
-		if s := PriorScaling(site, u, -1, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
+		if s := PriorScaling(ReferencesOf(site), u, -1, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
 			t.Errorf("utilization %.0f%% on the whole GPU: %+v, want fixed share %.1f", u, s, want)
 		}
 	}
 	// Busy half the time on a slice of 1/8: the fixed part is 1/(1/8+1) of the whole-GPU time... 8/9 of it.
 	small := []Point{{Profile: "x", Shares: catalog.Shares{SM: 0.125, Bandwidth: 0.125}, Seconds: 10}}
-	if s := PriorScaling(site, 50, -1, small); math.Abs(s.Fixed-8.0/9) > 1e-9 {
+	if s := PriorScaling(ReferencesOf(site), 50, -1, small); math.Abs(s.Fixed-8.0/9) > 1e-9 {
 		t.Errorf("half busy on 1/8: %+v", s)
 	}
-	ref := PriorScaling(site, -1, -1, full)
+	ref := PriorScaling(ReferencesOf(site), -1, -1, full)
 	if !strings.Contains(ref.Source, "median of 5 wulver reference benchmarks") || ref.Fixed <= 0.3 || ref.Fixed >= 0.95 {
 		t.Errorf("reference prior: %+v", ref)
 	}
@@ -180,7 +180,7 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 	if _, lo, _, _ := ref.Predict(one, catalog.Shares{SM: 1, Bandwidth: 1}); lo > 1000*14.0/108+1e-9 {
 		t.Errorf("full from 1g.10gb: the range starts at %.0f s, above the SM-bound %.0f s", lo, 1000*14.0/108)
 	}
-	if _, lo, _, _ := PriorScaling(site, 30, -1, one).Predict(one, catalog.Shares{SM: 1, Bandwidth: 1}); lo <= 1000*14.0/108 {
+	if _, lo, _, _ := PriorScaling(ReferencesOf(site), 30, -1, one).Predict(one, catalog.Shares{SM: 1, Bandwidth: 1}); lo <= 1000*14.0/108 {
 		t.Errorf("a monitored run's prior is no guess: its range need not reach the SM-bound time, yet starts at %.0f s", lo)
 	}
 }
@@ -254,7 +254,7 @@ func TestUtilizationPriorOnAnH100(t *testing.T) {
 	whole := []Point{{Profile: "full", Shares: catalog.Shares{SM: 1, Bandwidth: 1}, Seconds: 1}}
 	prior := func(name string) Scaling {
 		r := rows[name][100]
-		return PriorScaling(site, r.util, r.mem, whole)
+		return PriorScaling(ReferencesOf(site), r.util, r.mem, whole)
 	}
 	if r := prior("gemm_fp16_8192").Resource; r != catalog.SMs {
 		t.Errorf("the GEMM is taken to be bound by %s", r)

@@ -111,9 +111,14 @@ func (n Naive) Predict(_ Case, known []advisor.Point, target advisor.Point) (flo
 
 // Model is migadvisor's runtime model as recommend uses it: the
 // explanation the known points support, or with one point the prior from
-// the site's reference benchmarks; the case's own benchmark is left out of
-// the prior and of the ranges' calibration when it is one of them.
-type Model struct{ Site *catalog.Site }
+// the job's peers (the set's other cases, as recommend's are the history's
+// other scripts), else from the site's reference benchmarks; the case's own
+// benchmark is left out of the references and of the ranges' calibration
+// when it is one of them.
+type Model struct {
+	Site  *catalog.Site
+	Cases []Case // the set scored: each case's peers are the others
+}
 
 func (Model) Name() string { return "migadvisor" }
 
@@ -121,7 +126,13 @@ func (m Model) Predict(c Case, known []advisor.Point, target advisor.Point) (flo
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	refs := advisor.ReferencesOf(m.Site, c.benchmark())
+	var peers [][]advisor.Point
+	for _, o := range m.Cases {
+		if o.Name != c.Name {
+			peers = append(peers, o.Points)
+		}
+	}
+	refs := advisor.ReferencesOf(m.Site, c.benchmark()).WithPeers(peers)
 	s, ok := advisor.ExplainTimes(known, refs)
 	if !ok {
 		s = refs.Prior()
@@ -228,7 +239,7 @@ const Overall = "all three"
 func Compare(set string, site *catalog.Site, cases []Case) []Row {
 	cases = identified(site, cases)
 	row := func(name string, ps ...Protocol) Row {
-		r := Row{set, name, Evaluate(Model{site}, cases, ps...), Evaluate(Naive{site}, cases, ps...),
+		r := Row{set, name, Evaluate(Model{site, cases}, cases, ps...), Evaluate(Naive{site}, cases, ps...),
 			Evaluate(GeometricMean{site}, cases, ps...), nil}
 		if !slices.Contains(ps, OneKnown) { // hindsight has nothing to choose among from one profile
 			h := Evaluate(Hindsight{}, cases, ps...)

@@ -135,12 +135,18 @@ func TestAccuracyOnWulversTables(t *testing.T) {
 	if loo := matmul[0]; loo.Model.MAPE > loo.Naive.MAPE {
 		t.Errorf("matmul leave one out: the model %.1f%% against the naive %.1f%%", loo.Model.MAPE, loo.Naive.MAPE)
 	}
+	// One profile of a compute-bound job: its peer (the other precision)
+	// scaled with the SMs alone, and so does the prior.
+	if all := matmul[len(matmul)-1]; all.Model.MAPE > all.Naive.MAPE+1e-9 {
+		t.Errorf("matmul over all three: the model %.2f%% against the naive %.2f%%", all.Model.MAPE, all.Naive.MAPE)
+	}
 }
 
 // A job bound by SMs alone, timed with run-to-run noise, must not be read
 // as anything else: noise is no floor and no fixed share. Two hundred such
 // jobs on Wulver's profiles, each time off by up to ±3%: the model within
-// half a point of the naive model, which is exact for them but for the noise.
+// half a point of the naive model, which is exact for them but for the
+// noise; from one profile too, where the other jobs are its peers.
 func TestNoiseIsNotAnExplanation(t *testing.T) {
 	site := testutil.Wulver(t)
 	rng := rand.New(rand.NewPCG(20, 26))
@@ -153,8 +159,8 @@ func TestNoiseIsNotAnExplanation(t *testing.T) {
 		}
 		cases = append(cases, c)
 	}
-	for _, p := range []Protocol{LeaveOneOut, TwoKnown} {
-		model, naive := Evaluate(Model{site}, cases, p), Evaluate(Naive{site}, cases, p)
+	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
+		model, naive := Evaluate(Model{site, cases}, cases, p), Evaluate(Naive{site}, cases, p)
 		if model.MAPE > naive.MAPE+0.5 || float64(*model.Covered) < 0.9*float64(model.Trials) {
 			t.Errorf("%s: the model %.2f%% (worst %+.1f%%, %d of %d in range) against the naive %.2f%%",
 				p, model.MAPE, model.Worst, *model.Covered, model.Trials, naive.MAPE)

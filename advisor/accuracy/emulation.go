@@ -148,9 +148,10 @@ func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case)
 		}
 	}
 	bound := advisor.BoundBy(emulated.Utilization, emulated.MemUtilization)
-	fit, ok := advisor.ExplainTimesOn(bound, emulated.Points, advisor.ReferencesOf(site, published.benchmark()))
+	refs := advisor.ReferencesOf(site, published.benchmark())
+	fit, ok := advisor.ExplainTimesOn(bound, emulated.Points, refs)
 	if !ok {
-		fit = advisor.PriorScaling(site, -1, -1, emulated.Points)
+		fit = advisor.PriorScaling(refs, -1, -1, emulated.Points)
 	}
 	at := func(profile string) float64 {
 		p, _ := site.Profile(profile)

@@ -108,7 +108,7 @@ type Options struct {
 
 // Stats say what went into an index.
 type Stats struct {
-	Scripts, Runs, Paths int
+	Scripts, Runs, Paths, Peers int
 }
 
 // Build is the index of the history: the runs of every script it links
@@ -121,6 +121,7 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 	}
 	entries := make(map[Key][]byte, len(fps))
 	paths := map[string][]seenAt{}
+	var peers []advisor.DatedPeer
 	var stats Stats
 	for _, fp := range fps {
 		recs, err := st.History(ctx, history.HistoryFilter{Fingerprint: fp})
@@ -133,6 +134,9 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 		}
 		if len(s.Runs) == 0 {
 			continue
+		}
+		if peer, ok := peerOf(fp, s); ok {
+			peers = append(peers, peer)
 		}
 		data, err := json.Marshal(s)
 		if err != nil {
@@ -155,6 +159,14 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 		entries[KeyOf("path", p)] = data
 	}
 	stats.Paths = len(paths)
+	if peers = advisor.NewestPeers(peers); len(peers) > 0 {
+		data, err := json.Marshal(peerSet{peers})
+		if err != nil {
+			return nil, stats, err
+		}
+		entries[peersKey] = data
+		stats.Peers = len(peers)
+	}
 	return entries, stats, nil
 }
 

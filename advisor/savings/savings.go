@@ -34,6 +34,8 @@ type Request struct {
 	Thresholds catalog.Report
 	// Progress, when set, hears how many of the scripts were judged.
 	Progress func(done, total int)
+	// Peers scale a script measured on one profile, as recommend's do.
+	Peers []advisor.Peer
 }
 
 // Report is the report. SU figures are the site's list price of each job
@@ -264,7 +266,7 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
 	}
 	th := req.Thresholds
-	b := &builder{site: req.Site, th: th, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
+	b := &builder{site: req.Site, th: th, peers: req.Peers, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
 		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
 		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
 	for _, p := range advisor.OrderedProfiles(req.Site) {
@@ -295,6 +297,7 @@ type builder struct {
 	users    map[string]*UserTally
 	unjudged map[string]*Unjudged
 	order    []string // the site's profiles, smallest first
+	peers    []advisor.Peer
 }
 
 // job is a job of the period with its price as it ran.
@@ -456,7 +459,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	var err error
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user}, advisor.Options{Objective: advisor.ObjectiveSU})
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: b.peers}, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
 	for _, j := range g.jobs {

@@ -115,13 +115,13 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	}
 	adv.site = site
 	adv.lint = advisor.SubmissionProblems(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
-	runs, err := w.runs(ctx, adv, file)
+	runs, peers, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err
 	}
 	// Now and User make the monthly rate the user's, up to today.
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
-		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user()}
+		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers}
 	rec, err := advisor.Recommend(site, job, advisor.Options{})
 	if err != nil {
 		return adv, fmt.Errorf("recommend: %w", err)
@@ -141,10 +141,11 @@ func (w *wrapper) scriptFile(path string) string {
 
 // runs are the script's runs, and its earlier versions' (those at its
 // path), in the user's advice index (beside their history) and the site's
-// (published beside its snapshot), each job once. An index that cannot be
-// read leaves the other, and a warning in adv; the user's not written yet
-// (no collect, track or wait since it was) is no problem.
-func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.Run, error) {
+// (published beside its snapshot), each job once; and the peers both hold,
+// as recommend reads them. An index that cannot be read leaves the other,
+// and a warning in adv; the user's not written yet (no collect, track or
+// wait since it was) is no problem.
+func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.Run, []advisor.Peer, error) {
 	own, err := w.opt.OpenIndex(index.OwnPath(w.dbPath()))
 	switch {
 	case err == nil:
@@ -167,5 +168,10 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.R
 			}
 		}
 	}
-	return index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
+	runs, err := index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
+	if err != nil || len(runs) == 0 {
+		return runs, nil, err
+	}
+	peers, err := index.ReadPeers(own, site...)
+	return runs, peers, err
 }

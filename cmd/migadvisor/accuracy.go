@@ -152,7 +152,10 @@ func readTable(file string, site *catalog.Site) ([]accuracy.Case, error) {
 // row of all protocols.
 func accuracyVerdict(r accuracy.Row) string {
 	verb := "beats"
-	if r.Model.MAPE >= r.Naive.MAPE {
+	switch m, n := fmt.Sprintf("%.1f", r.Model.MAPE), fmt.Sprintf("%.1f", r.Naive.MAPE); {
+	case m == n:
+		verb = "matches"
+	case r.Model.MAPE > r.Naive.MAPE:
 		verb = "does not beat"
 	}
 	return fmt.Sprintf("%s: migadvisor %s the naive 1/SM model overall: %.1f%% mean error against %.1f%%, over %d trials",

@@ -14,7 +14,9 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -156,7 +158,7 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 		}
 	}
 	req := advisor.AdviseRequest{Path: opt.path, Script: script, Site: site, UserDB: opt.Global.DB, User: opt.user, Now: opt.now(),
-		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir()}
+		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir(), Peers: readPeers(opt.Global.DB, site, env.Err)}
 	rec, err := advisor.Advise(ctx, req, adviseDeps(env))
 	if err != nil {
 		return priorUsage(err)
@@ -176,6 +178,16 @@ func adviseDeps(env commandEnv) advisor.AdviseDeps {
 		Starts: bench.SlurmStarts{Client: env.client()},
 		Warn:   func(msg string) { fmt.Fprintf(env.Err, "migadvisor: %s\n", msg) },
 	}
+}
+
+// readPeers are the peers of the advice indexes, as the sbatch wrapper
+// reads them; one that cannot be read is said on stderr and left out.
+func readPeers(db string, site *catalog.Site, stderr io.Writer) []advisor.Peer {
+	peers, err := index.PeersBeside(db, site)
+	if err != nil {
+		fmt.Fprintf(stderr, "migadvisor: a job measured on one profile is scaled without that advice index's other scripts: %v\n", err)
+	}
+	return peers
 }
 
 // readHistories open the user's history to read (saying on stderr where

@@ -237,7 +237,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	}
 	defer done()
 	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
-		Progress: showProgress(w.Err, "judging the scripts")})
+		Progress: showProgress(w.Err, "judging the scripts"), Peers: readPeers(o.Global.DB, site, w.Err)})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,129 @@
+package advisor
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/testutil"
+)
+
+// smBound is a peer whose times are in the ratio of its profiles' SMs.
+func smBound(site *catalog.Site, seconds float64, profiles ...string) Peer {
+	peer := Peer{}
+	for _, name := range profiles {
+		p, _ := site.Profile(name)
+		peer[name] = seconds / site.Shares(p).SM
+	}
+	return peer
+}
+
+// A job measured on one profile is scaled like the site's other scripts
+// when its histories hold some measured on two profiles or more: three
+// GEMM-like peers bound by the SMs alone make the whole GPU 108/14 times as
+// fast as 1g.10gb, where Wulver's reference benchmarks (all far from
+// GPU-bound) would say about twice; the range spans the peers' fixed shares.
+func TestPriorFromPeers(t *testing.T) {
+	site := testutil.Wulver(t)
+	p, _ := site.Profile("1g.10gb")
+	one := []Point{{Profile: "1g.10gb", Shares: site.Shares(p), Seconds: 1000}}
+	full := catalog.Shares{SM: 1, Bandwidth: 1}
+	refsOnly, _, _, _ := ReferencesOf(site).Prior().Predict(one, full)
+
+	peers := []Peer{smBound(site, 100, "1g.10gb", "2g.20gb", "3g.40gb", "full"), smBound(site, 50, "2g.20gb", "full"),
+		smBound(site, 70, "1g.10gb", "3g.40gb", "full"), {"full": 30}} // the last ran on one profile: no peer
+	refs := ReferencesOf(site).WithPeers(PeerPoints(site, peers))
+	s := refs.Prior()
+	if s.Fixed > 0.01 || !strings.Contains(s.Why, "3 other scripts") {
+		t.Errorf("the prior from SM-bound peers: %+v", s)
+	}
+	sec, lo, hi, _ := s.Predict(one, full)
+	if want := 1000 * 14.0 / 108; math.Abs(sec/want-1) > 0.01 || lo > sec || hi < sec {
+		t.Errorf("full from 1g.10gb: %.0f s [%.0f, %.0f], want %.0f s as the peers scaled", sec, lo, hi, want)
+	}
+	if refsOnly < 2*sec {
+		t.Errorf("the reference benchmarks alone should scale far less (%.0f s against %.0f s): the peers made no difference", refsOnly, sec)
+	}
+
+	// Peers that disagree: the median, and a range reaching both ends.
+	slow := Peer{"1g.10gb": 100, "full": 80} // hardly faster on the whole GPU
+	mixed := ReferencesOf(site).WithPeers(PeerPoints(site, []Peer{peers[0], peers[1], slow}))
+	sec, lo, hi, _ = mixed.Prior().Predict(one, full)
+	if math.Abs(sec/(1000*14.0/108)-1) > 0.01 || hi < 800-1e-6 || lo > 1000*14.0/108+1e-6 {
+		t.Errorf("two SM-bound peers and a flat one: %.0f s [%.0f, %.0f], want the SM-bound time with a range up to 800 s", sec, lo, hi)
+	}
+
+	// Without peers, the reference benchmarks' prior says there were none.
+	if why := ReferencesOf(site).WithPeers(nil).Prior().Why; !strings.Contains(why, "no other script measured on two profiles") {
+		t.Errorf("the prior without peers: %s", why)
+	}
+}
+
+// A peer is a script's completed runs on the profiles themselves, the
+// median per profile; emulated, failed or multi-GPU runs are not its times.
+func TestPeerOf(t *testing.T) {
+	shares := catalog.Shares{SM: 0.5, Bandwidth: 0.5}
+	runs := []Run{
+		{Profile: "1g.10gb", Completed: true, Seconds: 90},
+		{Profile: "1g.10gb", Completed: true, Seconds: 110},
+		{Profile: "1g.10gb", Completed: true, Seconds: 400},
+		{Profile: "full", Completed: false, Seconds: 5},
+		{Profile: "2g.20gb", Completed: true, Seconds: 10, Emulated: "NVIDIA H100", RanAt: &shares},
+		{Profile: "3g.40gb", Completed: true, Seconds: 10, GPUs: 2},
+	}
+	if p, ok := PeerOf(runs); ok {
+		t.Errorf("one profile of its own: %v is no peer", p)
+	}
+	runs = append(runs, Run{Profile: "full", Completed: true, Seconds: 20})
+	p, ok := PeerOf(runs)
+	if !ok || len(p) != 2 || p["1g.10gb"] != 110 || p["full"] != 20 {
+		t.Errorf("peer %v (ok %v), want 1g.10gb 110 s (the median) and full 20 s", p, ok)
+	}
+}
+
+// The newest peers, each script once: the first set's where two hold it.
+func TestNewestPeers(t *testing.T) {
+	own := []DatedPeer{{Script: "a", Peer: Peer{"full": 1}, At: 10}, {Script: "b", At: 30}}
+	site := []DatedPeer{{Script: "a", Peer: Peer{"full": 2}, At: 10}, {Script: "c", At: 20}}
+	got := NewestPeers(own, site)
+	if len(got) != 3 || got[0].Script != "b" || got[1].Script != "c" || got[2].Peer["full"] != 1 {
+		t.Errorf("%+v", got)
+	}
+	var many []DatedPeer
+	for i := range MaxPeers + 10 {
+		many = append(many, DatedPeer{Script: string(rune('a' + i)), At: int64(i)})
+	}
+	if got := NewestPeers(many); len(got) != MaxPeers || got[0].At != MaxPeers+9 {
+		t.Errorf("%d peers kept, the first at %d", len(got), got[0].At)
+	}
+}
+
+// Recommend scales a job measured on one profile like its peers: the
+// runtime it predicts on 1g.10gb, and that it says why.
+func TestRecommendScalesLikeThePeers(t *testing.T) {
+	site := testutil.Wulver(t)
+	job := Job{Script: "gemm.sh", Runs: []Run{newRun("full", 100).peak(2048), newRun("full", 100).peak(2048)}}
+	predicted := func(job Job) (float64, *Recommendation) {
+		rec, err := Recommend(site, job, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rec.Profiles {
+			if p.Profile == "1g.10gb" && p.RuntimeS != nil {
+				return *p.RuntimeS, rec
+			}
+		}
+		t.Fatalf("no runtime on 1g.10gb: %+v", rec.Profiles)
+		return 0, nil
+	}
+	alone, _ := predicted(job)
+	job.Peers = []Peer{smBound(site, 100, "1g.10gb", "3g.40gb", "full"), smBound(site, 40, "2g.20gb", "full")}
+	withPeers, rec := predicted(job)
+	if want := 100 * 108 / 14.0; math.Abs(withPeers/want-1) > 0.01 || alone > 0.6*withPeers {
+		t.Errorf("1g.10gb: %.0f s with SM-bound peers (want %.0f s), %.0f s without", withPeers, want, alone)
+	}
+	if !strings.Contains(rec.RuntimeWhy, "2 other scripts measured on two profiles") {
+		t.Errorf("why: %s", rec.RuntimeWhy)
+	}
+}
