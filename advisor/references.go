@@ -152,11 +152,15 @@ func (refs References) WithPeers(peers [][]Point) References {
 // references do not already hold.
 func (refs References) Prior() Scaling {
 	if fs := peerFixedShares(refs.peers); len(fs) > 0 {
-		f := median(fs)
+		f, peers := median(fs), textutil.Plural(len(fs), "other script")
+		spread := ""
+		if lo, hi := math.Round(100*fs[0]), math.Round(100*fs[len(fs)-1]); lo != hi {
+			spread = fmt.Sprintf("; theirs from %.0f%% to %.0f%%", lo, hi)
+		}
 		return Scaling{Resource: catalog.SMs, Fixed: f, exclude: refs.calibrationExclude(), spread: fixedRange{fs[0], fs[len(fs)-1], true},
-			Why: fmt.Sprintf("one profile measured: scaled like the median of %s measured on two profiles or more (%.0f%% of the time fixed; from %.0f%% to %.0f%%)",
-				textutil.Plural(len(fs), "other script"), 100*f, 100*fs[0], 100*fs[len(fs)-1]),
-			Source: fmt.Sprintf("fixed share %.2f, the median of %s measured on two profiles or more", f, textutil.Plural(len(fs), "other script"))}
+			Why: fmt.Sprintf("one profile measured: scaled like the median of %s measured on two profiles or more (%.0f%% of the time fixed%s)",
+				peers, 100*f, spread),
+			Source: fmt.Sprintf("fixed share %.2f, the median of %s measured on two profiles or more", f, peers)}
 	}
 	var sets [][]Point
 	refs.each(func(_ string, points []Point) { sets = append(sets, points) })
