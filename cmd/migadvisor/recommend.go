@@ -157,6 +157,10 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 			return err
 		}
 	}
+	// The user's index up to date first: a history changed since it was
+	// written (the wrapper's spooled submissions moved in) would hide its
+	// newest peers.
+	refreshOwnIndex(ctx, opt.Global.DB, env.Err)
 	req := advisor.AdviseRequest{Path: opt.path, Script: script, Site: site, UserDB: opt.Global.DB, User: opt.user, Now: opt.now(),
 		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir(), Peers: readPeers(opt.Global.DB, site, env.Err)}
 	rec, err := advisor.Advise(ctx, req, adviseDeps(env))

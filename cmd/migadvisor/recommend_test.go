@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func TestRecommendPriorWithoutHistory(t *testing.T) {
@@ -276,4 +280,75 @@ func fullGPUJobWithJob2DaysAgo(t *testing.T, days int) string {
 	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
 	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -days)))
 	return file
+}
+
+// A script measured on one profile is scaled like its peers, the plain
+// flow: collect a dump, link the jobs to their scripts (as track would),
+// recommend. sweep.sh ran 771 s on 1g.10gb and 100 s on the whole GPU, in
+// the ratio of their SMs; once.sh ran 200 s on the whole GPU alone, so it
+// is predicted 1542 s on 1g.10gb, where Wulver's reference benchmarks
+// alone would say far less. The history changed after collect wrote the
+// advice index: recommend brings it up to date itself.
+func TestRecommendScalesLikeItsPeers(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	dump := filepath.Join(dir, "sacct.psv")
+	os.WriteFile(dump, []byte(`JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName
+31|31|migdev|carol|physics|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:05|2026-11-20T01:12:56|771|1|1|4G|cpu=1,gres/gpu:a100_10g=1,gres/gpu=1,mem=4G,node=1|sweep
+32|32|migdev|carol|physics|COMPLETED|0:0|2026-11-20T02:00:00|2026-11-20T02:00:05|2026-11-20T02:01:45|100|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|sweep
+33|33|migdev|carol|physics|COMPLETED|0:0|2026-11-20T03:00:00|2026-11-20T03:00:05|2026-11-20T03:03:25|200|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|once
+`), 0o644)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 {
+		t.Fatalf("collect: %s", errOut)
+	}
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=4G\n"+body), 0o644)
+		return path
+	}
+	sweep, once := write("sweep.sh", "python sweep.py\n"), write("once.sh", "python once.py\n")
+	link := func(script string, ids ...string) {
+		st, err := history.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		s, _ := slurm.ReadScript(script)
+		var subs []history.Submission
+		for _, id := range ids {
+			subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: script, Script: script, Submitted: time.Unix(1_790_000_000, 0)})
+		}
+		if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onSmallest := func() (float64, string) {
+		out, errOut, code := migadvisor(t, "recommend", once, "--json")
+		if code != 0 {
+			t.Fatalf("recommend: exit %d: %s", code, errOut)
+		}
+		var rec struct {
+			Why      string `json:"runtime_why"`
+			Profiles []struct {
+				P       string   `json:"profile"`
+				Runtime *float64 `json:"runtime_s"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Profiles[0].P != "1g.10gb" || rec.Profiles[0].Runtime == nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return *rec.Profiles[0].Runtime, rec.Why
+	}
+	link(once, "33")
+	alone, why := onSmallest()
+	if !strings.Contains(why, "no other script measured on two profiles") {
+		t.Errorf("with no peer: %s", why)
+	}
+	link(sweep, "31", "32")
+	scaled, why := onSmallest()
+	if math.Abs(scaled-1542) > 2 || !strings.Contains(why, "1 other script measured on two profiles") || alone > 0.6*scaled {
+		t.Errorf("1g.10gb: %.0f s with sweep.sh as its peer (%s), want 1542 s; %.0f s without", scaled, why, alone)
+	}
 }
