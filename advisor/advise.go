@@ -179,6 +179,8 @@ func gatherEvidence(ctx context.Context, req AdviseRequest, deps AdviseDeps) (Jo
 	job.Source, job.Now, job.Peers = req.Script, req.Now, req.Peers
 	if len(job.Runs) == 0 {
 		job.Prior, err = priorFor(req.Site, req.Script, req.Prior)
+	} else {
+		job.Resembles, err = priorFor(req.Site, req.Script, req.Prior)
 	}
 	return job, err
 }

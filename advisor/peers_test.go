@@ -127,3 +127,28 @@ func TestRecommendScalesLikeThePeers(t *testing.T) {
 		t.Errorf("why: %s", rec.RuntimeWhy)
 	}
 }
+
+// A script that looks like one of the site's reference benchmarks, measured
+// on one profile, is scaled as that benchmark scaled, before any peer:
+// Wulver's CIFAR-10 deep CNN ran 1.86× as long on 1g.10gb as on 3g.40gb.
+func TestPriorFromTheBenchmarkItLooksLike(t *testing.T) {
+	site := testutil.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	cnn, _ := set.Benchmark("pytorch_cifar10_deepcnn")
+	job := Job{Script: "cifar.sh", Runs: []Run{newRun("3g.40gb", 100).peak(600)}, Resembles: cnn,
+		Peers: []Peer{smBound(site, 100, "1g.10gb", "3g.40gb", "full")}}
+	rec, err := Recommend(site, job, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rec.Profiles[0]; p.Profile != "1g.10gb" || p.RuntimeS == nil || math.Abs(*p.RuntimeS/186-1) > 0.05 {
+		t.Errorf("1g.10gb: %+v, want about 186 s as the deep CNN scaled", p)
+	}
+	if !strings.Contains(rec.RuntimeWhy, "pytorch_cifar10_deepcnn reference benchmark it looks like") {
+		t.Errorf("why: %s", rec.RuntimeWhy)
+	}
+	// The benchmark being scored is left out: it cannot predict itself.
+	if s := ReferencesOf(site, cnn.Name).Like(cnn).Prior(); strings.Contains(s.Why, "looks like") {
+		t.Errorf("a left-out benchmark was the prior: %s", s.Why)
+	}
+}

@@ -75,8 +75,10 @@ type Job struct {
 	User        string             // whose rate of runs the monthly saving is at; "": every run's
 	// Peers are other scripts' times on two profiles or more, from the
 	// histories' advice indexes: a job measured on one profile is scaled
-	// like them.
-	Peers []Peer
+	// like them; before them, like the reference benchmark its script looks
+	// like (Resembles; nil: none).
+	Peers     []Peer
+	Resembles *catalog.Benchmark
 }
 
 // Recommendation is the advice for one script.
@@ -177,7 +179,7 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		return nil, err
 	}
 	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured,
-		refs: ReferencesOf(site).WithPeers(PeerPoints(site, job.Peers))}
+		refs: ReferencesOf(site).WithPeers(PeerPoints(site, job.Peers)).Like(job.Resembles)}
 	a.rec = &Recommendation{Fingerprint: job.Fingerprint, Site: site.Name, Script: job.Script, Objective: opt.Objective,
 		Basis: BasisNone, Notes: append([]string{}, job.Notes...)}
 	if base.Profile != nil {

@@ -88,6 +88,7 @@ type References struct {
 	exclude []string
 	sets    []referencePoints
 	peers   [][]Point
+	like    *referencePoints // the benchmark the job looks like, if any
 }
 
 type referencePoints struct {
@@ -140,8 +141,47 @@ func (refs References) WithPeers(peers [][]Point) References {
 	return refs
 }
 
-// Prior is the scaling of a job measured on one profile. How the site's
-// other jobs scaled is the best guess of how this one does: the median of
+// Like are the references with the benchmark the job's script looks like
+// (RecogniseWorkload; nil: none): a job measured on one profile is scaled
+// as that benchmark's own profiles explain it, before any peer. A benchmark
+// left out (the one being scored) is not.
+func (refs References) Like(b *catalog.Benchmark) References {
+	refs.like = nil
+	if b != nil && b.IsPrior() && !slices.Contains(refs.exclude, b.Name) {
+		refs.like = &referencePoints{b.Name, usable(BenchmarkPoints(refs.site, b))}
+	}
+	return refs
+}
+
+// likePrior is the scaling of the benchmark the job looks like, as its own
+// profiles explain it (the other benchmarks deciding between two); ok is
+// false without one measured on two profiles.
+func (refs References) likePrior() (Scaling, bool) {
+	l := refs.like
+	if l == nil {
+		return Scaling{}, false
+	}
+	others := refs
+	others.like, others.exclude = nil, append(slices.Clone(refs.exclude), l.name)
+	others.sets = slices.DeleteFunc(slices.Clone(refs.sets), func(r referencePoints) bool { return r.name == l.name })
+	s, ok := ExplainTimes(l.points, others)
+	if !ok {
+		return Scaling{}, false
+	}
+	why := boundWords(s)
+	if len(s.own) > 0 {
+		why += fmt.Sprintf(", which predicts each of its %d profiles from the others to %.1f%%", len(l.points), 100*meanAbs(s.own))
+	}
+	s.exclude, s.guess, s.own = refs.calibrationExclude(), true, nil
+	s.Source = fmt.Sprintf("the %s reference benchmark's: %s", l.name, s.Source)
+	s.Why = fmt.Sprintf("one profile measured: scaled like the %s reference benchmark it looks like (%s)", l.name, why)
+	return s, true
+}
+
+// Prior is the scaling of a job measured on one profile: like the
+// reference benchmark its script looks like, where it looks like one.
+// Otherwise how the site's other jobs scaled is the best guess of how this
+// one does: the median of
 // the peers' fixed shares fitted on the SMs, its range reaching the
 // farthest of them; without peers, the same median over the site's
 // reference benchmarks, its range reaching a job bound by SMs alone. The
@@ -151,6 +191,9 @@ func (refs References) WithPeers(peers [][]Point) References {
 // own benchmark out measures how well the prior serves a job the
 // references do not already hold.
 func (refs References) Prior() Scaling {
+	if s, ok := refs.likePrior(); ok {
+		return s
+	}
 	if fs := peerFixedShares(refs.peers); len(fs) > 0 {
 		f, peers := median(fs), textutil.Plural(len(fs), "other script")
 		spread := ""
