@@ -117,10 +117,11 @@ type AdviseRequest struct {
 	Options    Options
 	Prior      string // the reference benchmark to judge from when the script has no runs; "": the one it looks like
 	SubmitDir  string // where sbatch would run it: its --output directories, the start estimates
-	// Peers are other scripts' times on two profiles or more (the advice
-	// indexes', as the sbatch wrapper reads them): a job measured on one
-	// profile is scaled like them.
-	Peers []Peer
+	// Peers reads other scripts' times on two profiles or more, less the
+	// script's own (the advice indexes', as the sbatch wrapper reads them):
+	// a job measured on one profile is scaled like them. Called only for
+	// such a job; nil: none. Its error is warned of, never fatal.
+	Peers func(fingerprint string) ([]Peer, error)
 }
 
 // AdviseDeps are what Advise reads besides the script.
@@ -176,13 +177,24 @@ func gatherEvidence(ctx context.Context, req AdviseRequest, deps AdviseDeps) (Jo
 	if err != nil {
 		return job, err
 	}
-	job.Source, job.Now, job.Peers = req.Script, req.Now, req.Peers
+	job.Source, job.Now = req.Script, req.Now
 	if len(job.Runs) == 0 {
 		job.Prior, err = priorFor(req.Site, req.Script, req.Prior)
-	} else {
-		job.Resembles, err = priorFor(req.Site, req.Script, req.Prior)
+		return job, err
 	}
-	return job, err
+	if _, scaled := PeerOf(job.Runs); scaled {
+		return job, nil // measured on two profiles: no prior
+	}
+	if job.Resembles, err = priorFor(req.Site, req.Script, req.Prior); err != nil {
+		return job, err
+	}
+	if req.Peers != nil {
+		var perr error
+		if job.Peers, perr = req.Peers(job.Fingerprint); perr != nil && deps.Warn != nil {
+			deps.Warn("the advice goes on without other scripts' runtimes: " + perr.Error())
+		}
+	}
+	return job, nil
 }
 
 // inFile names the script in a script error that names no file.

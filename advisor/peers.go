@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -37,13 +38,16 @@ func PeerOf(runs []Run) (Peer, bool) {
 	return peer, true
 }
 
+// SortedProfiles are the peer's profiles by name.
+func SortedProfiles(p Peer) []string { return slices.Sorted(maps.Keys(p)) }
+
 // DatedPeer is a peer, a key for its script that names nothing (the same
 // in a user's history and the site's, so that it counts once), and when
 // the script last ran (unix seconds), to keep the newest.
 type DatedPeer struct {
-	Script string `json:"k"`
-	Peer   Peer   `json:"t"`
-	At     int64  `json:"at,omitempty"`
+	Script string
+	Peer   Peer
+	At     int64
 }
 
 // NewestPeers are the peers of the sets, each script once (the first
@@ -61,13 +65,4 @@ func NewestPeers(sets ...[]DatedPeer) []DatedPeer {
 	}
 	slices.SortStableFunc(all, func(a, b DatedPeer) int { return cmp.Compare(b.At, a.At) })
 	return all[:min(len(all), MaxPeers)]
-}
-
-// PeersOf are the peers without their keys and dates.
-func PeersOf(dated []DatedPeer) []Peer {
-	out := make([]Peer, len(dated))
-	for i, p := range dated {
-		out[i] = p.Peer
-	}
-	return out
 }

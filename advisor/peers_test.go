@@ -35,7 +35,7 @@ func TestPriorFromPeers(t *testing.T) {
 		smBound(site, 70, "1g.10gb", "3g.40gb", "full"), {"full": 30}} // the last ran on one profile: no peer
 	refs := ReferencesOf(site).WithPeers(PeerPoints(site, peers))
 	s := refs.Prior()
-	if s.Fixed > 0.01 || !strings.Contains(s.Why, "3 other scripts") {
+	if s.Fixed > 0.01 || !strings.Contains(s.Why, "the median of 3 other scripts") {
 		t.Errorf("the prior from SM-bound peers: %+v", s)
 	}
 	sec, lo, hi, _ := s.Predict(one, full)
@@ -54,8 +54,27 @@ func TestPriorFromPeers(t *testing.T) {
 		t.Errorf("two SM-bound peers and a flat one: %.0f s [%.0f, %.0f], want the SM-bound time with a range up to 800 s", sec, lo, hi)
 	}
 
+	// Among many, one outlier does not stretch the range: it spans the 10th
+	// to the 90th percentile of the peers' fixed shares.
+	many := []Peer{slow}
+	for i := range 9 {
+		many = append(many, smBound(site, float64(10+i), "1g.10gb", "full"))
+	}
+	_, _, hi, _ = ReferencesOf(site).WithPeers(PeerPoints(site, many)).Prior().Predict(one, full)
+	if hi > 600 {
+		t.Errorf("nine SM-bound peers and a flat one: the range reaches %.0f s, the outlier's 800 s", hi)
+	}
+
+	// One peer is thin evidence: it gives the time, and the range reaches
+	// what the reference benchmarks would say.
+	lone := ReferencesOf(site).WithPeers(PeerPoints(site, peers[:1])).Prior()
+	sec, lo, hi, _ = lone.Predict(one, full)
+	if math.Abs(sec/(1000*14.0/108)-1) > 0.01 || hi < refsOnly-1e-6 || !strings.Contains(lone.Why, "scaled like the one other script") {
+		t.Errorf("one peer: %.0f s [%.0f, %.0f] (%s), want the SM-bound time with a range up to the references' %.0f s", sec, lo, hi, lone.Why, refsOnly)
+	}
+
 	// Without peers, the reference benchmarks' prior says there were none.
-	if why := ReferencesOf(site).WithPeers(nil).Prior().Why; !strings.Contains(why, "no other script measured on two profiles") {
+	if why := ReferencesOf(site).WithPeers(nil).Prior().Why; !strings.Contains(why, "no other script known to have run on two profiles or more") {
 		t.Errorf("the prior without peers: %s", why)
 	}
 }

@@ -179,7 +179,7 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		return nil, err
 	}
 	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured,
-		refs: ReferencesOf(site).WithPeers(PeerPoints(site, job.Peers)).Like(job.Resembles)}
+		refs: ReferencesOf(site).Like(job.Resembles)}
 	a.rec = &Recommendation{Fingerprint: job.Fingerprint, Site: site.Name, Script: job.Script, Objective: opt.Objective,
 		Basis: BasisNone, Notes: append([]string{}, job.Notes...)}
 	if base.Profile != nil {
@@ -235,7 +235,7 @@ type analysis struct {
 	opt   Options
 	base  catalog.Job // the script's CPUs, memory, QoS and partition
 	runs  []Run
-	refs  References // the site's reference benchmarks and the job's peers
+	refs  References // the site's reference benchmarks and the one the script looks like
 	basis string     // of figures from runs: measured or prior
 	rec   *Recommendation
 
@@ -288,7 +288,9 @@ func (a *analysis) prepare() {
 	}
 	if !ok {
 		gpu, memory := a.utilizationOn(a.points)
-		fit = PriorScaling(a.refs, gpu, memory, a.points)
+		// The peers only here: most jobs need no prior, and the wrapper
+		// weighs a few hundred.
+		fit = PriorScaling(a.refs.WithPeers(PeerPoints(a.site, a.job.Peers)), gpu, memory, a.points)
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets

@@ -2,12 +2,10 @@ package advisor
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // BenchmarkPoints are a benchmark's completed runs as points on the site.
@@ -181,42 +179,74 @@ func (refs References) likePrior() (Scaling, bool) {
 // Prior is the scaling of a job measured on one profile: like the
 // reference benchmark its script looks like, where it looks like one.
 // Otherwise how the site's other jobs scaled is the best guess of how this
-// one does: the median of
-// the peers' fixed shares fitted on the SMs, its range reaching the
-// farthest of them; without peers, the same median over the site's
-// reference benchmarks, its range reaching a job bound by SMs alone. The
-// peers come first: they are the site's own jobs, where the reference
-// benchmarks are a few a docs team chose (Wulver's five are all far from
-// GPU-bound, and a GEMM there scales with the SMs alone). Leaving a job's
-// own benchmark out measures how well the prior serves a job the
-// references do not already hold.
+// one does: the median of the peers' fixed shares on the SMs, the range
+// reaching the 10th and 90th percentiles of them (all of them, with fewer
+// than ten). The peers come first: they are the site's own jobs, where the
+// reference benchmarks are a few that a docs team chose (Wulver's five are
+// all far from GPU-bound, and a GEMM there scales with the SMs alone).
+// Fewer than fewPeers are thin evidence: the range also reaches the
+// reference benchmarks' median. Without peers, that median itself, its
+// range reaching a job bound by SMs alone. Leaving a job's own benchmark
+// out measures how well the prior serves a job the references do not
+// already hold.
 func (refs References) Prior() Scaling {
 	if s, ok := refs.likePrior(); ok {
 		return s
 	}
-	if fs := peerFixedShares(refs.peers); len(fs) > 0 {
-		f, peers := median(fs), textutil.Plural(len(fs), "other script")
-		spread := ""
-		if lo, hi := math.Round(100*fs[0]), math.Round(100*fs[len(fs)-1]); lo != hi {
-			spread = fmt.Sprintf("; theirs from %.0f%% to %.0f%%", lo, hi)
-		}
-		return Scaling{Resource: catalog.SMs, Fixed: f, exclude: refs.calibrationExclude(), spread: fixedRange{fs[0], fs[len(fs)-1], true},
-			Why: fmt.Sprintf("one profile measured: scaled like the median of %s measured on two profiles or more (%.0f%% of the time fixed%s)",
-				peers, 100*f, spread),
-			Source: fmt.Sprintf("fixed share %.2f, the median of %s measured on two profiles or more", f, peers)}
+	byRefs := refs.referencePrior()
+	fs := peerFixedShares(refs.peers)
+	if len(fs) == 0 {
+		return byRefs
 	}
+	f, lo, hi := median(fs), fs[0], fs[len(fs)-1]
+	if len(fs) >= 10 {
+		lo, hi = quantile(fs, 0.1), quantile(fs, 0.9)
+	}
+	if len(fs) < fewPeers {
+		lo, hi = math.Min(lo, byRefs.Fixed), math.Max(hi, byRefs.Fixed)
+	}
+	scripts := "the one other script"
+	if len(fs) > 1 {
+		scripts = fmt.Sprintf("the median of %d other scripts", len(fs))
+	}
+	why := fmt.Sprintf("one profile measured: scaled like %s measured on two profiles or more (%.0f%% of the time fixed", scripts, 100*f)
+	if len(fs) > 1 && math.Round(100*fs[0]) != math.Round(100*fs[len(fs)-1]) {
+		why += fmt.Sprintf("; theirs range from %.0f%% to %.0f%%", 100*fs[0], 100*fs[len(fs)-1])
+	}
+	return Scaling{Resource: catalog.SMs, Fixed: f, exclude: refs.calibrationExclude(), spread: fixedRange{lo, hi, true},
+		Why:    why + ")",
+		Source: fmt.Sprintf("fixed share %.2f, %s measured on two profiles or more", f, scripts)}
+}
+
+// fewPeers is how many peers the prior needs before the range leaves the
+// reference benchmarks behind.
+const fewPeers = 3
+
+// referencePrior is the prior without peers: the median of the reference
+// benchmarks' fixed shares on the SMs, else a guess halfway.
+func (refs References) referencePrior() Scaling {
 	var sets [][]Point
 	refs.each(func(_ string, points []Point) { sets = append(sets, points) })
 	fs := fixedShares(sets)
 	exclude := refs.calibrationExclude()
 	if len(fs) == 0 {
 		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude, guess: true,
-			Why: "one profile measured, no other script measured on two profiles and no reference benchmarks: a guess halfway between GPU-bound and not"}
+			Why: "one profile measured, no other script known to have run on two profiles or more, and no reference benchmarks: a guess halfway between GPU-bound and not"}
 	}
 	f := median(fs)
-	why := fmt.Sprintf("one profile measured, and no other script measured on two profiles: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
+	why := fmt.Sprintf("one profile measured, and no other script known to have run on two profiles or more: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
 	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude, guess: true,
 		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), refs.site.Name)}
+}
+
+// quantile is the q-quantile of sorted values, linearly interpolated.
+func quantile(sorted []float64, q float64) float64 {
+	x := q * float64(len(sorted)-1)
+	i := int(x)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (x-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // fixedShares are the fixed shares of each set of points fitted on the
@@ -266,7 +296,7 @@ func PeerPoints(site *catalog.Site, peers []Peer) [][]Point {
 	out := make([][]Point, 0, len(peers))
 	for _, peer := range peers {
 		var points []Point
-		for _, name := range slices.Sorted(maps.Keys(peer)) {
+		for _, name := range SortedProfiles(peer) {
 			if p, ok := site.Profile(name); ok {
 				points = append(points, Point{Profile: name, Shares: site.Shares(p), Seconds: peer[name]})
 			}

@@ -136,10 +136,39 @@ func TestAccuracyOnWulversTables(t *testing.T) {
 	if loo := matmul[0]; loo.Model.MAPE > loo.Naive.MAPE {
 		t.Errorf("matmul leave one out: the model %.1f%% against the naive %.1f%%", loo.Model.MAPE, loo.Naive.MAPE)
 	}
-	// One profile of a compute-bound job: its peer (the other precision)
-	// scaled with the SMs alone, and so does the prior.
+	// One profile of a compute-bound job: its peer (the other precision, the
+	// one other job of its set) scaled with the SMs alone, and so does the
+	// prior. With only other codes for peers (the workloads), the prior is
+	// theirs and misses by far: the table says how far.
 	if all := matmul[len(matmul)-1]; all.Model.MAPE > all.Naive.MAPE+1e-9 {
 		t.Errorf("matmul over all three: the model %.2f%% against the naive %.2f%%", all.Model.MAPE, all.Naive.MAPE)
+	}
+	mm := identified(site, wulverMatmul(t, site))
+	strangers := Evaluate(Model{site, identified(site, ReferenceCases(site))}, mm, OneKnown)
+	t.Logf("wulver matmul, one profile known, with the five workloads for peers instead of its other precision: %.1f%% over %d trials", strangers.MAPE, strangers.Trials)
+	if strangers.MAPE < 20 {
+		t.Errorf("matmul among strangers: %.1f%%: the workloads scale far less than a GEMM", strangers.MAPE)
+	}
+}
+
+// A case is never its own peer: a job bound by SMs alone among jobs that
+// hardly gain is predicted from one profile like them, not like itself.
+func TestACaseIsNotItsOwnPeer(t *testing.T) {
+	site := testutil.Wulver(t)
+	var cases []Case
+	for i, f := range []float64{0, 0, 0.9, 0.9} { // with itself, the median would be 0.45
+		c := Case{Name: fmt.Sprintf("job%d", i)}
+		for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb", "full"} {
+			p, _ := site.Profile(name)
+			c.Points = append(c.Points, point(site, name, 100*(f+(1-f)/site.Shares(p).SM)))
+		}
+		cases = append(cases, c)
+	}
+	m := Model{site, cases}
+	gemm := cases[0]
+	sec, _, _, _ := m.Predict(gemm, gemm.Points[3:], gemm.Points[0]) // 1g.10gb from full
+	if want := gemm.Points[0].Seconds; sec > 0.5*want {
+		t.Errorf("1g.10gb from full: %.0f s, %.0f s measured: it was predicted like itself, not its peers", sec, want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -84,5 +85,46 @@ func BenchmarkLookup(b *testing.B) {
 	}
 	if b.N >= 100 && found < b.N/2 {
 		b.Fatalf("%d of %d scripts found", found, b.N)
+	}
+}
+
+// BenchmarkReadPeers is what the wrapper adds for a job measured on one
+// profile: the peers of two indexes (the user's and the site's), full,
+// and the job's own left out.
+func BenchmarkReadPeers(b *testing.B) {
+	var peers []advisor.DatedPeer
+	for i := range advisor.MaxPeers {
+		peers = append(peers, advisor.DatedPeer{Script: peerKey(fmt.Sprint(i)), At: int64(i),
+			Peer: advisor.Peer{"1g.10gb": 700 + float64(i), "2g.20gb": 360, "3g.40gb": 250, "full": 100}})
+	}
+	data, err := encodePeers(peers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	var paths []string
+	for _, name := range []string{"own.idx", "site.idx"} {
+		path := filepath.Join(dir, name)
+		if err := WriteFile(path, map[Key][]byte{peersKey: data}); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	b.ResetTimer()
+	for range b.N {
+		own, err := Open(paths[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		site, err := Open(paths[1])
+		if err != nil {
+			b.Fatal(err)
+		}
+		set, err := ReadPeers(own, site)
+		if err != nil || len(set.Except("0")) != advisor.MaxPeers-1 {
+			b.Fatalf("%d peers, %v", len(set), err)
+		}
+		own.Close()
+		site.Close()
 	}
 }

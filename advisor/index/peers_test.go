@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -58,32 +60,41 @@ func TestIndexPeers(t *testing.T) {
 		t.Fatalf("peers %+v %v, want sweep.sh's 360 s on 1g.10gb (the median of 300 and 420) and 60 s on full", peers, err)
 	}
 
-	// The user's own index holds the same script: PeersBeside counts it once.
+	// The user's own index holds the same script: PeersBeside counts it once,
+	// and a script is never its own peer.
 	if _, err := Refresh(ctx, st.Path()); err != nil {
 		t.Fatal(err)
 	}
 	withSite := *site
 	withSite.History = catalog.History{SiteIndex: pub.Index}
 	both, err := PeersBeside(st.Path(), &withSite)
-	if err != nil || len(both) != 1 {
+	if err != nil || len(both) != 1 || len(both.Except(once.Fingerprint())) != 1 || len(both.Except(sweep.Fingerprint())) != 0 {
 		t.Errorf("own and site: %d peers, %v", len(both), err)
 	}
 
-	// A damaged site index is said, naming it, beside the own index's peers.
-	bad := filepath.Join(dir, "bad.idx")
-	if err := os.WriteFile(bad, []byte("not an index"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	withSite.History.SiteIndex = bad
-	if got, err := PeersBeside(st.Path(), &withSite); err == nil || len(got) != 1 || !strings.Contains(err.Error(), bad) {
-		t.Errorf("with a damaged site index: %d peers, %v", len(got), err)
-	}
-
-	// An index without the peers' entry (an earlier build's) has none.
+	// A site index that will not open, or whose peers' entry is damaged, is
+	// said, naming it, beside the own index's peers.
 	entries, _, err := Build(ctx, st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	damaged := filepath.Join(dir, "damaged.idx")
+	entries[peersKey] = []byte(`{"peers": [{"k": "x", "p": ["full"], "s": []}]}`)
+	if err := WriteFile(damaged, entries); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.idx")
+	if err := os.WriteFile(bad, []byte("not an index"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{bad, damaged} {
+		withSite.History.SiteIndex = path
+		if got, err := PeersBeside(st.Path(), &withSite); err == nil || len(got) != 1 || !strings.Contains(err.Error(), path) {
+			t.Errorf("with %s as the site's index: %d peers, %v", filepath.Base(path), len(got), err)
+		}
+	}
+
+	// An index without the peers' entry (an earlier build's) has none.
 	delete(entries, peersKey)
 	old := filepath.Join(dir, "old.idx")
 	if err := WriteFile(old, entries); err != nil {
@@ -97,4 +108,30 @@ func TestIndexPeers(t *testing.T) {
 	if got, err := ro.Peers(); err != nil || len(got) != 0 {
 		t.Errorf("an index without peers: %v %v", got, err)
 	}
+}
+
+// Any bytes in the peers' entry are read or refused, never a panic or a
+// huge allocation; what reads writes back the same.
+func FuzzDecodePeers(f *testing.F) {
+	good, err := encodePeers([]advisor.DatedPeer{{Script: peerKey("a"), At: 7, Peer: advisor.Peer{"1g.10gb": 360, "full": 60}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)-3])
+	f.Add([]byte{0, 0, 255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		peers, err := decodePeers(data)
+		if err != nil {
+			return
+		}
+		again, err := encodePeers(peers)
+		if err != nil {
+			return // a peer the writer would not write (a key of another size)
+		}
+		back, err := decodePeers(again)
+		if err != nil || !reflect.DeepEqual(back, peers) {
+			t.Errorf("%v read back as %v (%v)", peers, back, err)
+		}
+	})
 }

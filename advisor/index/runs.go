@@ -160,7 +160,7 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 	}
 	stats.Paths = len(paths)
 	if peers = advisor.NewestPeers(peers); len(peers) > 0 {
-		data, err := json.Marshal(peerSet{peers})
+		data, err := encodePeers(peers)
 		if err != nil {
 			return nil, stats, err
 		}

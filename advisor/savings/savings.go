@@ -34,8 +34,10 @@ type Request struct {
 	Thresholds catalog.Report
 	// Progress, when set, hears how many of the scripts were judged.
 	Progress func(done, total int)
-	// Peers scale a script measured on one profile, as recommend's do.
-	Peers []advisor.Peer
+	// Peers are the peers of a script (less its own: fingerprint) that
+	// scale it when it was measured on one profile, as recommend's do; nil:
+	// none.
+	Peers func(fingerprint string) []advisor.Peer
 }
 
 // Report is the report. SU figures are the site's list price of each job
@@ -297,7 +299,7 @@ type builder struct {
 	users    map[string]*UserTally
 	unjudged map[string]*Unjudged
 	order    []string // the site's profiles, smallest first
-	peers    []advisor.Peer
+	peers    func(fingerprint string) []advisor.Peer
 }
 
 // job is a job of the period with its price as it ran.
@@ -457,9 +459,13 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	newest := g.jobs[0].rec // History lists the newest first
 	var rec *advisor.Recommendation
 	var err error
+	var peers []advisor.Peer
+	if _, scaled := advisor.PeerOf(runs); !scaled && b.peers != nil {
+		peers = b.peers(g.fingerprint)
+	}
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: b.peers}, advisor.Options{Objective: advisor.ObjectiveSU})
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers}, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
 	for _, j := range g.jobs {

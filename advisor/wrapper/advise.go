@@ -122,7 +122,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	// Now and User make the monthly rate the user's, up to today.
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
 		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers}
-	if _, scaled := advisor.PeerOf(runs); !scaled { // as recommend would, the workload it looks like
+	if _, scaled := advisor.PeerOf(runs); !scaled { // a prior, as recommend's: the workload it looks like
 		if set, ok := catalog.ReferenceFor(site); ok {
 			job.Resembles, _ = advisor.RecogniseWorkload(set, script)
 		}
@@ -147,7 +147,8 @@ func (w *wrapper) scriptFile(path string) string {
 // runs are the script's runs, and its earlier versions' (those at its
 // path), in the user's advice index (beside their history) and the site's
 // (published beside its snapshot), each job once; and the peers both hold,
-// as recommend reads them. An index that cannot be read leaves the other,
+// as recommend reads them, when the runs leave the job to a prior. An index
+// (or its peers) that cannot be read leaves the other,
 // and a warning in adv; the user's not written yet (no collect, track or
 // wait since it was) is no problem.
 func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.Run, []advisor.Peer, error) {
@@ -174,9 +175,12 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.R
 		}
 	}
 	runs, err := index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
-	if err != nil || len(runs) == 0 {
-		return runs, nil, err
+	if _, scaled := advisor.PeerOf(runs); err != nil || len(runs) == 0 || scaled {
+		return runs, nil, err // measured on two profiles: no prior, no peers to read
 	}
 	peers, err := index.ReadPeers(own, site...)
-	return runs, peers, err
+	if err != nil && adv.warning == "" {
+		adv.warning = fmt.Sprintf("the advice goes on without other scripts' runtimes: %v", err)
+	}
+	return runs, peers.Except(adv.script.Fingerprint()), nil
 }

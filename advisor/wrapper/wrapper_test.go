@@ -608,3 +608,26 @@ func TestUserCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// A job measured on one profile reads the indexes' peers; a damaged peers'
+// entry in the site's index costs one line, never the advice.
+func TestRunAdvisesWithADamagedPeersEntry(t *testing.T) {
+	f := newFixture(t)
+	f.withJob2(t, f.script(t, "job.sh", fullA100)) // 7 s on 1g.10gb alone
+	dir := t.TempDir()
+	siteIndex := filepath.Join(dir, index.IndexName)
+	if err := index.WriteFile(siteIndex, map[index.Key][]byte{index.KeyOf("peers", "v1"): []byte(`{"peers": [{"k": 1}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	f.loadSite = func(string) (*catalog.Site, error) {
+		site, err := catalog.Builtin("wulver")
+		site.History.SiteIndex = siteIndex
+		return site, err
+	}
+	code := f.run("-J", "x", "job.sh")
+	if c := f.sbatch.submitted(t); code != 0 || !reflect.DeepEqual(c.Args, []string{"-J", "x", "job.sh"}) ||
+		!strings.Contains(f.stderr.String(), "\nmigadvisor: this script completed on 1g.10gb") || !strings.Contains(f.stderr.String(), "without other scripts' runtimes") ||
+		!strings.Contains(f.stderr.String(), siteIndex) {
+		t.Errorf("exit %d, %q", code, f.stderr.String())
+	}
+}

@@ -157,12 +157,8 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 			return err
 		}
 	}
-	// The user's index up to date first: a history changed since it was
-	// written (the wrapper's spooled submissions moved in) would hide its
-	// newest peers.
-	refreshOwnIndex(ctx, opt.Global.DB, env.Err)
 	req := advisor.AdviseRequest{Path: opt.path, Script: script, Site: site, UserDB: opt.Global.DB, User: opt.user, Now: opt.now(),
-		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir(), Peers: readPeers(opt.Global.DB, site, env.Err)}
+		WaitsSince: opt.waitSince, Options: opt.advice, Prior: opt.prior, SubmitDir: workingDir(), Peers: peersBeside(opt.Global.DB, site)}
 	rec, err := advisor.Advise(ctx, req, adviseDeps(env))
 	if err != nil {
 		return priorUsage(err)
@@ -184,14 +180,13 @@ func adviseDeps(env commandEnv) advisor.AdviseDeps {
 	}
 }
 
-// readPeers are the peers of the advice indexes, as the sbatch wrapper
-// reads them; one that cannot be read is said on stderr and left out.
-func readPeers(db string, site *catalog.Site, stderr io.Writer) []advisor.Peer {
-	peers, err := index.PeersBeside(db, site)
-	if err != nil {
-		fmt.Fprintf(stderr, "migadvisor: a job measured on one profile is scaled without that advice index's other scripts: %v\n", err)
+// peersBeside reads the peers of the advice indexes, as the sbatch wrapper
+// does (index.PeersBeside).
+func peersBeside(db string, site *catalog.Site) func(string) ([]advisor.Peer, error) {
+	return func(fingerprint string) ([]advisor.Peer, error) {
+		set, err := index.PeersBeside(db, site)
+		return set.Except(fingerprint), err
 	}
-	return peers
 }
 
 // readHistories open the user's history to read (saying on stderr where

@@ -283,12 +283,11 @@ func fullGPUJobWithJob2DaysAgo(t *testing.T, days int) string {
 }
 
 // A script measured on one profile is scaled like its peers, the plain
-// flow: collect a dump, link the jobs to their scripts (as track would),
+// flow: the jobs linked to their scripts (as track does), collect, then
 // recommend. sweep.sh ran 771 s on 1g.10gb and 100 s on the whole GPU, in
 // the ratio of their SMs; once.sh ran 200 s on the whole GPU alone, so it
 // is predicted 1542 s on 1g.10gb, where Wulver's reference benchmarks
-// alone would say far less. The history changed after collect wrote the
-// advice index: recommend brings it up to date itself.
+// alone would say far less.
 func TestRecommendScalesLikeItsPeers(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
@@ -300,8 +299,10 @@ func TestRecommendScalesLikeItsPeers(t *testing.T) {
 32|32|migdev|carol|physics|COMPLETED|0:0|2026-11-20T02:00:00|2026-11-20T02:00:05|2026-11-20T02:01:45|100|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|sweep
 33|33|migdev|carol|physics|COMPLETED|0:0|2026-11-20T03:00:00|2026-11-20T03:00:05|2026-11-20T03:03:25|200|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|once
 `), 0o644)
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 {
-		t.Fatalf("collect: %s", errOut)
+	collect := func() {
+		if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 {
+			t.Fatalf("collect: %s", errOut)
+		}
 	}
 	write := func(name, body string) string {
 		path := filepath.Join(dir, name)
@@ -342,13 +343,15 @@ func TestRecommendScalesLikeItsPeers(t *testing.T) {
 		return *rec.Profiles[0].Runtime, rec.Why
 	}
 	link(once, "33")
+	collect()
 	alone, why := onSmallest()
-	if !strings.Contains(why, "no other script measured on two profiles") {
+	if !strings.Contains(why, "no other script known to have run on two profiles or more") {
 		t.Errorf("with no peer: %s", why)
 	}
 	link(sweep, "31", "32")
+	collect()
 	scaled, why := onSmallest()
-	if math.Abs(scaled-1542) > 2 || !strings.Contains(why, "1 other script measured on two profiles") || alone > 0.6*scaled {
+	if math.Abs(scaled-1542) > 2 || !strings.Contains(why, "scaled like the one other script measured on two profiles or more") || alone > 0.6*scaled {
 		t.Errorf("1g.10gb: %.0f s with sweep.sh as its peer (%s), want 1542 s; %.0f s without", scaled, why, alone)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/advisor/savings"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -236,8 +237,12 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		return err
 	}
 	defer done()
+	peers, err := index.PeersBeside(o.Global.DB, site)
+	if err != nil {
+		fmt.Fprintf(w.Err, "migadvisor: scripts measured on one profile are judged without other scripts' runtimes: %v\n", err)
+	}
 	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
-		Progress: showProgress(w.Err, "judging the scripts"), Peers: readPeers(o.Global.DB, site, w.Err)})
+		Progress: showProgress(w.Err, "judging the scripts"), Peers: peers.Except})
 	if err != nil {
 		return err
 	}
