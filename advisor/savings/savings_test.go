@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,25 @@ func TestPeriodInWords(t *testing.T) {
 		if got := (&Report{From: c.from, Until: c.until}).Period(); got != c.want {
 			t.Errorf("%v–%v: %q, want %q", c.from, c.until, got, c.want)
 		}
+	}
+}
+
+// A script measured on one profile is judged with the peers recommend
+// would read, asked for by its fingerprint (none, for a group of a job
+// name): the report and recommend agree.
+func TestBuildAsksForPeers(t *testing.T) {
+	s := site(t)
+	st := historytest.FromDump(t, s, month())
+	var asked []string
+	peers := func(fp string) []advisor.Peer {
+		asked = append(asked, fp)
+		return []advisor.Peer{{"1g.10gb": 771, "full": 100}}
+	}
+	if _, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2},
+		Peers: peers}); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) == 0 || slices.ContainsFunc(asked, func(fp string) bool { return fp != "" }) {
+		t.Errorf("peers asked for %q: want the name groups' (\"\")", asked)
 	}
 }
