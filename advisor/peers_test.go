@@ -171,3 +171,15 @@ func TestPriorFromTheBenchmarkItLooksLike(t *testing.T) {
 		t.Errorf("a left-out benchmark was the prior: %s", s.Why)
 	}
 }
+
+// A peer measured on more profiles weighs more: one script probed on four
+// profiles, bound by the SMs, outweighs two that ran on two profiles each
+// and hardly gained (unweighed, the median would be theirs).
+func TestPeersWeighByTheirProfiles(t *testing.T) {
+	site := testutil.Wulver(t)
+	peers := []Peer{smBound(site, 100, "1g.10gb", "2g.20gb", "3g.40gb", "full"), {"1g.10gb": 100, "full": 80}, {"2g.20gb": 90, "full": 80}}
+	s := ReferencesOf(site).WithPeers(PeerPoints(site, peers)).Prior()
+	if s.Fixed != 0 || !strings.Contains(s.Why, "the median of 3 other scripts") {
+		t.Errorf("%+v", s)
+	}
+}

@@ -179,9 +179,10 @@ func (refs References) likePrior() (Scaling, bool) {
 // Prior is the scaling of a job measured on one profile: like the
 // reference benchmark its script looks like, where it looks like one.
 // Otherwise how the site's other jobs scaled is the best guess of how this
-// one does: the median of the peers' fixed shares on the SMs, the range
-// reaching the 10th and 90th percentiles of them (all of them, with fewer
-// than ten). The peers come first: they are the site's own jobs, where the
+// one does: the median of the peers' fixed shares on the SMs, each weighed
+// by the profiles it was measured on (peerFixedShares), the range reaching
+// the 10th and 90th percentiles of them (all of them, with fewer than ten
+// peers). The peers come first: they are the site's own jobs, where the
 // reference benchmarks are a few that a docs team chose (Wulver's five are
 // all far from GPU-bound, and a GEMM there scales with the SMs alone).
 // Fewer than fewPeers are thin evidence: the range also reaches the
@@ -194,23 +195,23 @@ func (refs References) Prior() Scaling {
 		return s
 	}
 	byRefs := refs.referencePrior()
-	fs := peerFixedShares(refs.peers)
-	if len(fs) == 0 {
+	fs, n := peerFixedShares(refs.peers)
+	if n == 0 {
 		return byRefs
 	}
 	f, lo, hi := median(fs), fs[0], fs[len(fs)-1]
-	if len(fs) >= 10 {
+	if n >= 10 {
 		lo, hi = quantile(fs, 0.1), quantile(fs, 0.9)
 	}
-	if len(fs) < fewPeers {
+	if n < fewPeers {
 		lo, hi = math.Min(lo, byRefs.Fixed), math.Max(hi, byRefs.Fixed)
 	}
 	scripts := "the one other script"
-	if len(fs) > 1 {
-		scripts = fmt.Sprintf("the median of %d other scripts", len(fs))
+	if n > 1 {
+		scripts = fmt.Sprintf("the median of %d other scripts", n)
 	}
 	why := fmt.Sprintf("one profile measured: scaled like %s measured on two profiles or more (%.0f%% of the time fixed", scripts, 100*f)
-	if len(fs) > 1 && math.Round(100*fs[0]) != math.Round(100*fs[len(fs)-1]) {
+	if n > 1 && math.Round(100*fs[0]) != math.Round(100*fs[len(fs)-1]) {
 		why += fmt.Sprintf("; theirs range from %.0f%% to %.0f%%", 100*fs[0], 100*fs[len(fs)-1])
 	}
 	return Scaling{Resource: catalog.SMs, Fixed: f, exclude: refs.calibrationExclude(), spread: fixedRange{lo, hi, true},
@@ -262,21 +263,29 @@ func fixedShares(sets [][]Point) []float64 {
 	return fs
 }
 
-// peerFixedShares are the peers' fixed shares on the SMs, sorted: none
-// for a peer whose times are in the ratio of its SMs within run-to-run
-// noise (a least-squares fit would read the noise as a fixed share), else
-// fitted. Cheap: the wrapper may weigh a few hundred peers.
-func peerFixedShares(peers [][]Point) []float64 {
-	var fs []float64
+// peerFixedShares are the peers' fixed shares on the SMs, sorted, each
+// weighed by how much it says of scaling: as many times as the profiles it
+// was measured on beyond the first (a script probed on six profiles is
+// surer evidence than two times that any fixed share fits exactly); and how
+// many peers they are. A peer whose times are in the ratio of its SMs
+// within run-to-run noise has none (a least-squares fit would read the
+// noise as one). Cheap: the wrapper may weigh a few hundred peers.
+func peerFixedShares(peers [][]Point) (weighed []float64, n int) {
 	for _, points := range peers {
-		if pureOnSMs(points) {
-			fs = append(fs, 0)
-		} else if f, ok := fitFixed(catalog.SMs, points); ok {
-			fs = append(fs, f)
+		f, ok := 0.0, true
+		if !pureOnSMs(points) {
+			f, ok = fitFixed(catalog.SMs, points)
+		}
+		if !ok {
+			continue
+		}
+		n++
+		for range distinctShares(catalog.SMs, points) - 1 {
+			weighed = append(weighed, f)
 		}
 	}
-	slices.Sort(fs)
-	return fs
+	slices.Sort(weighed)
+	return weighed, n
 }
 
 // pureOnSMs reports whether times are in the ratio of the points' SM
