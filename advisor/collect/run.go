@@ -50,6 +50,7 @@ type Report struct {
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string
 	Refiled        []history.Refiled // jobs filed under a real cluster name
+	Linked         int               // the wrapper's submissions linked to their jobs (history.LinkPending)
 	Scripts        *ScriptsResult    // when the selection links scripts
 	Outputs        OutputResult
 }
@@ -70,6 +71,10 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	// A job filed under "local" (Slurm could not be asked) that a real name
 	// holds too is one job: filed there, with the submissions that link it.
 	if rep.Refiled, err = col.FileTogether(ctx); err != nil {
+		return rep, err
+	}
+	// The wrapper's records whose job ids it never saw find their jobs.
+	if rep.Linked, err = col.Store.LinkPending(ctx, time.Now()); err != nil {
 		return rep, err
 	}
 	if opt.Selection.Scripts {
@@ -123,13 +128,41 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	if err != nil {
 		return Report{}, err
 	}
-	if q.Jobs = history.Unended(tracked); len(q.Jobs) == 0 {
-		return Report{Source: SourceNone}, nil
+	oldest, pending, err := c.Store.OldestPending(ctx)
+	if err != nil {
+		return Report{}, err
 	}
-	q.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
-	res, unknown, err := c.ImportByID(ctx, q)
-	return Report{Source: SourceSacct, Accounting: res, UnknownToSlurm: unknown}, err
+	var rep Report
+	if q.Jobs = history.Unended(tracked); len(q.Jobs) > 0 {
+		byID := q
+		byID.AllUsers = true // sbatch ids are unique; -a lets root and operators read them too
+		res, unknown, err := c.ImportByID(ctx, byID)
+		rep = Report{Source: SourceSacct, Accounting: res, UnknownToSlurm: unknown}
+		if err != nil {
+			return rep, err
+		}
+	}
+	if !pending {
+		if rep.Source == "" {
+			rep.Source = SourceNone
+		}
+		return rep, nil
+	}
+	// The wrapper's submissions whose ids it never saw: the user's own
+	// jobs submitted since the oldest of them.
+	q.Jobs, q.Since = nil, oldest.Add(-pendingSlack)
+	res, err := c.ImportSacct(ctx, q)
+	rep.Source = SourceSacct
+	rep.Accounting.Add(res.ImportStats)
+	rep.Accounting.Skipped = append(rep.Accounting.Skipped, res.Skipped...)
+	rep.Accounting.SkippedTotal += res.SkippedTotal
+	rep.Accounting.Lines += res.Lines
+	return rep, err
 }
+
+// pendingSlack is how far before the oldest pending submission collect
+// asks sacct from: the login node's clock may run ahead of slurmctld's.
+const pendingSlack = time.Minute
 
 // importDumpFile imports the dump the selection names, its errors told by
 // the file's name (and line).

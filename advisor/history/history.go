@@ -29,6 +29,11 @@ type Submission struct {
 	Stdout      string
 	Stderr      string
 	Submitted   time.Time
+	// JobName and User find the job of a submission recorded without its
+	// id (JobID ""): the wrapper's advice beside Slurm's sbatch never sees
+	// sbatch's answer. It waits in pending_submissions until LinkPending.
+	JobName string `json:",omitempty"`
+	User    string `json:",omitempty"`
 }
 
 // RecordSubmissions stores submissions (and their scripts) in one
@@ -46,6 +51,14 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 			ON CONFLICT(fingerprint) DO UPDATE SET path = excluded.path, last_seen = max(last_seen, excluded.last_seen)`,
 			sub.Fingerprint, sub.Source, at, at); err != nil {
 			return fmt.Errorf("record submission %s: %w", sub.JobID, err)
+		}
+		if sub.JobID == "" {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending_submissions(fingerprint, submitted, user, job_name,
+				work_dir, cluster, script, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sub.Fingerprint, sub.Submitted.UnixMicro(),
+				sub.User, sub.JobName, sub.WorkDir, sub.Cluster, sub.Script, sub.Profile); err != nil {
+				return fmt.Errorf("record a submission of %s: %w", sub.Script, err)
+			}
+			continue
 		}
 		// A record without a cluster name (the wrapper's, from the spool)
 		// that a collect already named (AdoptSubmissions) is not recorded

@@ -109,8 +109,8 @@ func readSpooled(file string) (Submission, error) {
 	if err := json.Unmarshal(data, &sub); err != nil {
 		return sub, fmt.Errorf("%s: %w", file, err)
 	}
-	if sub.JobID == "" || sub.Fingerprint == "" {
-		return sub, fmt.Errorf("%s: no job id or fingerprint", file)
+	if sub.Fingerprint == "" || (sub.JobID == "" && sub.JobName == "") {
+		return sub, fmt.Errorf("%s: no fingerprint, or neither a job id nor a job name", file)
 	}
 	return sub, nil
 }

@@ -224,6 +224,21 @@ var migrations = []string{
 	`ALTER TABLE jobs ADD COLUMN jobstats_peak_mib REAL;
 	ALTER TABLE jobs ADD COLUMN jobstats_total_mib REAL;
 	ALTER TABLE jobs ADD COLUMN jobstats_util REAL;`,
+	// 14: submissions whose job id is not known yet: the sbatch wrapper's
+	// advice beside Slurm's sbatch (the shim runs sbatch itself) records
+	// the submission without sbatch's answer; collect links it to its job
+	// by user, job name, directory and submit time (LinkPending).
+	`CREATE TABLE pending_submissions (
+		fingerprint TEXT NOT NULL REFERENCES scripts(fingerprint),
+		submitted   INTEGER NOT NULL,  -- unix microseconds, as the wrapper saw them
+		user        TEXT NOT NULL,
+		job_name    TEXT NOT NULL,     -- the name sbatch gives the job
+		work_dir    TEXT NOT NULL,
+		cluster     TEXT NOT NULL,     -- '' when sbatch was not told one
+		script      TEXT NOT NULL,
+		profile     TEXT NOT NULL,
+		PRIMARY KEY (fingerprint, submitted)
+	);`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;

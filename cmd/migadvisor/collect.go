@@ -125,6 +125,9 @@ type collectReport struct {
 	Scripts         *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
 	Window          *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
 	Refiled         []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
+	// Linked counts the sbatch wrapper's submissions linked to their jobs
+	// (recorded beside sbatch, without the id it printed).
+	Linked int `json:"wrapper_submissions_linked"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
@@ -303,6 +306,7 @@ func collectReportOf(res collect.Report) collectReport {
 	for _, m := range res.Refiled {
 		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
 	}
+	rep.Linked = res.Linked
 	return rep
 }
 
@@ -374,6 +378,10 @@ func printCollect(w io.Writer, rep collectReport) {
 	}
 	if len(rep.UnknownToSlurm) > 0 {
 		fmt.Fprintln(w, bench.NoSuchJob(rep.UnknownToSlurm))
+	}
+	if rep.Linked > 0 {
+		fmt.Fprintf(w, "%s through the sbatch wrapper linked to %s\n", textutil.Plural(rep.Linked, "submission"),
+			map[bool]string{true: "its job", false: "their jobs"}[rep.Linked == 1])
 	}
 	for _, m := range rep.Refiled {
 		if m.Jobs == 1 {
