@@ -33,6 +33,9 @@ const (
 	EnvSite    = "MIGADVISOR_SITE"    // the site (a name or a file), as --site
 	EnvDB      = "MIGADVISOR_DB"      // the user's history
 	EnvCluster = "MIGADVISOR_CLUSTER" // the cluster of a job sbatch did not name one for
+	// EnvBeside "1": the shim runs Slurm's sbatch itself and this process
+	// beside it (Beside): advice and a record without the job id, no sbatch.
+	EnvBeside = "MIGADVISOR_BESIDE"
 )
 
 // ApplyFlag is the wrapper's own option; sbatch never sees it.
@@ -88,6 +91,10 @@ func Run(ctx context.Context, opt Options) int {
 	w := newWrapper(opt)
 	cl, apply := userCommandLine(opt.Args)
 	apply = apply || w.getenv(EnvApply) == "1"
+	if w.getenv(EnvBeside) == "1" {
+		w.beside(ctx, cl)
+		return 0
+	}
 	path, err := opt.Sbatch.Find(w.getenv)
 	if err != nil {
 		fmt.Fprintf(w.stderr, "migadvisor: %v\n", err)

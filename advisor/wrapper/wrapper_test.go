@@ -631,3 +631,38 @@ func TestRunAdvisesWithADamagedPeersEntry(t *testing.T) {
 		t.Errorf("exit %d, %q", code, f.stderr.String())
 	}
 }
+
+// Beside Slurm's sbatch (the shim runs it, and this in the background):
+// the advice as always, no sbatch, and a record without the job id that
+// collect links by the job's name, directory, user and submit time.
+func TestRunBeside(t *testing.T) {
+	f := newFixture(t)
+	f.withJob2(t, f.script(t, "job.sh", fullA100))
+	f.setenv(EnvBeside, "1")
+	f.setenv("USER", "ab12")
+	if code := f.run("-J", "x", "job.sh"); code != 0 || !adviceLine.MatchString(f.stderr.String()) || f.stdout.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, f.stdout.String(), f.stderr.String())
+	}
+	if len(f.sbatch.calls) != 0 {
+		t.Errorf("sbatch ran beside itself: %+v", f.sbatch.calls)
+	}
+	subs := f.spooled(t)
+	if len(subs) != 1 || subs[0].JobID != "" || subs[0].JobName != "x" || subs[0].WorkDir != f.dir || subs[0].User != "ab12" ||
+		subs[0].Profile != "full" || !subs[0].Submitted.Equal(f.now) {
+		t.Fatalf("recorded %+v", subs)
+	}
+	// No -J: the script's name; --chdir: that directory, from where sbatch runs.
+	f.script(t, "named.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -D out\npython train.py\n")
+	f.run("named.sh")
+	subs = f.spooled(t)
+	if last := subs[len(subs)-1]; last.JobName != "named.sh" || last.WorkDir != filepath.Join(f.dir, "out") {
+		t.Errorf("recorded %+v", last)
+	}
+	// Nothing to record: --test-only and --wrap submit no script's job.
+	before := len(subs)
+	f.run("--test-only", "job.sh")
+	f.run("--wrap", "hostname")
+	if n := len(f.spooled(t)); n != before {
+		t.Errorf("%d records after --test-only and --wrap, want %d", n, before)
+	}
+}
