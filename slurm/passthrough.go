@@ -27,7 +27,7 @@ const ShimEnv = "MIGADVISOR_SHIM"
 // that a wrapper installed as sbatch never calls itself.
 func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 	isWrapper := func(p string) bool {
-		return fsutil.SameFile(p, self) || (getenv(ShimEnv) != "" && fsutil.SameFile(p, getenv(ShimEnv)))
+		return fsutil.SameFile(p, self) || (getenv(ShimEnv) != "" && fsutil.SameFile(p, getenv(ShimEnv))) || isShim(p)
 	}
 	if p := getenv(SbatchEnv); p != "" {
 		if isWrapper(p) {
@@ -48,6 +48,24 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no sbatch on PATH other than migadvisor itself; set %s to Slurm's sbatch", SbatchEnv)
+}
+
+// ShimMark begins the second line of migadvisor's sbatch shim
+// (scripts/sbatch): another copy of it on PATH is no sbatch of Slurm's, and
+// running it would run the wrapper again.
+const ShimMark = "# sbatch: the migadvisor login-node shim"
+
+// isShim reports whether the file at p is a copy of the shim.
+func isShim(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	_, second, _ := strings.Cut(string(head[:n]), "\n")
+	return strings.HasPrefix(second, ShimMark)
 }
 
 // RunSbatch runs the real sbatch with the user's exact arguments, standard

@@ -34,6 +34,10 @@ type Submission struct {
 	// sbatch's answer. It waits in pending_submissions until LinkPending.
 	JobName string `json:",omitempty"`
 	User    string `json:",omitempty"`
+	// Token tells apart submissions recorded without their ids: unique to
+	// one (the wrapper's process and clock), the same however often it is
+	// drained.
+	Token string `json:",omitempty"`
 }
 
 // RecordSubmissions stores submissions (and their scripts) in one
@@ -53,9 +57,9 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 			return fmt.Errorf("record submission %s: %w", sub.JobID, err)
 		}
 		if sub.JobID == "" {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending_submissions(fingerprint, submitted, user, job_name,
-				work_dir, cluster, script, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sub.Fingerprint, sub.Submitted.UnixMicro(),
-				sub.User, sub.JobName, sub.WorkDir, sub.Cluster, sub.Script, sub.Profile); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending_submissions(fingerprint, submitted, token, user, job_name,
+				work_dir, cluster, script, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, sub.Fingerprint, sub.Submitted.UnixMicro(),
+				sub.Token, sub.User, sub.JobName, sub.WorkDir, sub.Cluster, sub.Script, sub.Profile); err != nil {
 				return fmt.Errorf("record a submission of %s: %w", sub.Script, err)
 			}
 			continue

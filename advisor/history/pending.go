@@ -38,6 +38,15 @@ func (s *Store) OldestPending(ctx context.Context) (at time.Time, ok bool, err e
 	return time.UnixMicro(*us), true, nil
 }
 
+// PendingCount is how many submissions wait for their jobs.
+func (s *Store) PendingCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pending_submissions`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read pending submissions: %w", err)
+	}
+	return n, nil
+}
+
 // LinkPending files each pending submission as the submission of its job:
 // the job of the same user (when the record names one), name, directory
 // and cluster (when it names one), submitted from pendingEarly before to
@@ -45,8 +54,8 @@ func (s *Store) OldestPending(ctx context.Context) (at time.Time, ok bool, err e
 // nearest in time. Those older than PendingKept at now that found none are
 // dropped. It returns how many were linked.
 func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, submitted, user, job_name, work_dir, cluster, script, profile
-		FROM pending_submissions ORDER BY submitted`)
+	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, submitted, token, user, job_name, work_dir, cluster, script, profile
+		FROM pending_submissions ORDER BY submitted, token`)
 	if err != nil {
 		return 0, fmt.Errorf("read pending submissions: %w", err)
 	}
@@ -57,7 +66,7 @@ func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
 	var all []pending
 	for rows.Next() {
 		var p pending
-		if err := rows.Scan(&p.sub.Fingerprint, &p.us, &p.sub.User, &p.sub.JobName, &p.sub.WorkDir, &p.sub.Cluster,
+		if err := rows.Scan(&p.sub.Fingerprint, &p.us, &p.sub.Token, &p.sub.User, &p.sub.JobName, &p.sub.WorkDir, &p.sub.Cluster,
 			&p.sub.Script, &p.sub.Profile); err != nil {
 			rows.Close()
 			return 0, err
@@ -84,7 +93,7 @@ func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
 		case err == nil:
 		case errors.Is(err, sql.ErrNoRows):
 			if now.Sub(sub.Submitted) > PendingKept {
-				if err := s.dropPending(ctx, sub.Fingerprint, p.us); err != nil {
+				if err := s.dropPending(ctx, sub); err != nil {
 					return linked, err
 				}
 			}
@@ -92,11 +101,12 @@ func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
 		default:
 			return linked, fmt.Errorf("link a pending submission: %w", err)
 		}
+		pendingSub := p.sub
 		sub.Source = sub.Script
 		if err := s.RecordSubmissions(ctx, []Submission{sub}); err != nil {
 			return linked, err
 		}
-		if err := s.dropPending(ctx, sub.Fingerprint, p.us); err != nil {
+		if err := s.dropPending(ctx, pendingSub); err != nil {
 			return linked, err
 		}
 		linked++
@@ -104,8 +114,9 @@ func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
 	return linked, nil
 }
 
-func (s *Store) dropPending(ctx context.Context, fingerprint string, us int64) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM pending_submissions WHERE fingerprint = ? AND submitted = ?`, fingerprint, us); err != nil {
+func (s *Store) dropPending(ctx context.Context, sub Submission) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM pending_submissions WHERE fingerprint = ? AND submitted = ? AND token = ?`,
+		sub.Fingerprint, sub.Submitted.UnixMicro(), sub.Token); err != nil {
 		return fmt.Errorf("drop a pending submission: %w", err)
 	}
 	return nil

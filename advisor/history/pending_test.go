@@ -1,13 +1,9 @@
-package history_test
+package history
 
 import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/history/historytest"
-	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
 // carol submitted train.sh twice a second apart from /home/carol/a, and
@@ -26,7 +22,8 @@ const pendingDump = `JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|S
 // day later, and kept until then.
 func TestLinkPending(t *testing.T) {
 	ctx := context.Background()
-	st := historytest.FromDump(t, testutil.Wulver(t), pendingDump)
+	st := openTemp(t)
+	importText(t, st, pendingDump)
 	at := func(clock string) time.Time {
 		ts, err := time.ParseInLocation("2006-01-02T15:04:05.000", "2026-11-20T"+clock, time.Local)
 		if err != nil {
@@ -34,18 +31,23 @@ func TestLinkPending(t *testing.T) {
 		}
 		return ts
 	}
-	sub := func(fp, name, dir, clock string) history.Submission {
-		return history.Submission{Fingerprint: fp, Source: dir + "/" + name, Script: dir + "/" + name, WorkDir: dir, JobName: name,
+	sub := func(fp, name, dir, clock string) Submission {
+		return Submission{Fingerprint: fp, Source: dir + "/" + name, Script: dir + "/" + name, WorkDir: dir, JobName: name,
 			User: "carol", Submitted: at(clock)}
 	}
-	subs := []history.Submission{
+	subs := []Submission{
 		sub("fp-train", "train.sh", "/home/carol/a", "10:00:00.900"),
 		sub("fp-train", "train.sh", "/home/carol/a", "10:00:01.800"),
 		sub("fp-eval", "eval.sh", "/home/carol/b", "10:00:01.500"),
-		sub("fp-lost", "lost.sh", "/home/carol/a", "10:00:03.000"), // sbatch refused it
+		sub("fp-lost", "lost.sh", "/home/carol/a", "10:00:03.000"), // sbatch refused it, twice in the same microsecond
+		sub("fp-lost", "lost.sh", "/home/carol/a", "10:00:03.000"),
 	}
+	subs[3].Token, subs[4].Token = "1-100", "1-101"
 	if err := st.RecordSubmissions(ctx, append(subs, subs[0])); err != nil { // drained twice: once
 		t.Fatal(err)
+	}
+	if n, err := st.PendingCount(ctx); err != nil || n != 5 {
+		t.Fatalf("%d pending, %v: want the five submissions", n, err)
 	}
 	if oldest, ok, err := st.OldestPending(ctx); err != nil || !ok || !oldest.Equal(subs[0].Submitted) {
 		t.Fatalf("oldest pending: %v %v %v", oldest, ok, err)
@@ -54,7 +56,7 @@ func TestLinkPending(t *testing.T) {
 	if err != nil || linked != 3 {
 		t.Fatalf("linked %d, %v", linked, err)
 	}
-	recs, err := st.History(ctx, history.HistoryFilter{})
+	recs, err := st.History(ctx, HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +67,11 @@ func TestLinkPending(t *testing.T) {
 	if got["41"] != "fp-train" || got["42"] != "fp-train" || got["43"] != "fp-eval" || got["44"] != "" {
 		t.Errorf("linked: %v", got)
 	}
-	// The refused one waits a day, then goes.
-	if _, ok, _ := st.OldestPending(ctx); !ok {
-		t.Error("the unlinked submission went before its day")
+	// The refused ones wait a day, then go.
+	if n, _ := st.PendingCount(ctx); n != 2 {
+		t.Errorf("%d pending after linking, want the two refused", n)
 	}
-	if n, err := st.LinkPending(ctx, at("10:00:03.000").Add(history.PendingKept+time.Minute)); err != nil || n != 0 {
+	if n, err := st.LinkPending(ctx, at("10:00:03.000").Add(PendingKept+time.Minute)); err != nil || n != 0 {
 		t.Fatalf("a day later: %d, %v", n, err)
 	}
 	if _, ok, _ := st.OldestPending(ctx); ok {

@@ -231,13 +231,14 @@ var migrations = []string{
 	`CREATE TABLE pending_submissions (
 		fingerprint TEXT NOT NULL REFERENCES scripts(fingerprint),
 		submitted   INTEGER NOT NULL,  -- unix microseconds, as the wrapper saw them
+		token       TEXT NOT NULL,     -- the wrapper's: one submission, whichever process drains it
 		user        TEXT NOT NULL,
 		job_name    TEXT NOT NULL,     -- the name sbatch gives the job
 		work_dir    TEXT NOT NULL,
 		cluster     TEXT NOT NULL,     -- '' when sbatch was not told one
 		script      TEXT NOT NULL,
 		profile     TEXT NOT NULL,
-		PRIMARY KEY (fingerprint, submitted)
+		PRIMARY KEY (fingerprint, submitted, token)
 	);`,
 }
 

@@ -3,7 +3,9 @@ package wrapper
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -122,6 +124,7 @@ func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine) (histor
 	}
 	sub.WorkDir = w.jobDir(cl, script)
 	sub.User = w.user()
+	sub.Token = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
 	return sub, true, nil
 }
 

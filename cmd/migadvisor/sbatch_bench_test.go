@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,16 +16,17 @@ import (
 )
 
 // BenchmarkSbatchWrapper measures what the wrapper adds to a submission: the
-// same stub sbatch run directly and through the sbatch shim and the lean
-// binary it runs (`migadvisor-sbatch sbatch`), one after the other, as
-// separate processes (so the shell's and the wrapper's start-up count). It
-// reports the medians and the median of the differences: with nothing to
+// same stub sbatch run directly and through the sbatch shim, one after the
+// other, as separate processes, timed until the process exits (the prompt
+// is back: added-p50-ms) and until the wrapper beside sbatch has printed
+// its advice and spooled its record (advice-done-p50-ms). With nothing to
 // advise from (record only), with a run of the script in the user's advice
 // index, and with it in a site's index as large as a 1M-job history
-// publishes (advice computed and printed, then the record); and, as the
-// floors, a Go program that only runs sbatch as its child
-// (testdata/passthrough), and one that only execs it in its own place
-// (testdata/execfloor): what no Go wrapper can go below.
+// publishes; then that last with the advice applied, where the shim runs
+// the wrapper in its place (it advises, runs sbatch as its child and records
+// the id it prints). As the floors of that path, a Go program that only runs
+// sbatch as its child (testdata/passthrough), and one that only execs it in
+// its own place (testdata/execfloor).
 func BenchmarkSbatchWrapper(b *testing.B) {
 	bin := sbatchBinary(b)
 	shim, _ := filepath.Abs("../../scripts/sbatch") // as installed: the shim, then the lean binary
@@ -33,30 +35,34 @@ func BenchmarkSbatchWrapper(b *testing.B) {
 	os.WriteFile(stub, []byte("#!/bin/sh\necho \"Submitted batch job $$\"\n"), 0o755)
 	script := filepath.Join(dir, "job.sh")
 	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	for _, name := range []string{"exec-floor", "passthrough-floor", "empty-history", "advice", "advice-site-1M"} {
+	for _, name := range []string{"exec-floor", "passthrough-floor", "empty-history", "advice", "advice-site-1M", "advice-site-1M-applied"} {
 		b.Run(name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "history.db")
-			site, bin := "wulver", bin
+			site, bin, apply := "wulver", bin, "0"
 			switch name {
 			case "exec-floor":
-				bin = testdataBinary(b, "execfloor")
+				bin, apply = testdataBinary(b, "execfloor"), "1" // in the wrapper's place, as applying the advice runs it
 			case "passthrough-floor":
-				bin = testdataBinary(b, "passthrough")
+				bin, apply = testdataBinary(b, "passthrough"), "1"
 			case "advice":
 				historyWithJob2(b, db, script)
 			case "advice-site-1M":
 				site = siteWithLargeIndex(b, script)
+			case "advice-site-1M-applied":
+				site, apply = siteWithLargeIndex(b, script), "1"
 			}
-			env := append(os.Environ(), "MIGADVISOR_DB="+db, "MIGADVISOR_SBATCH="+stub, "MIGADVISOR_SITE="+site, "MIGADVISOR_BIN="+bin)
-			direct, wrapped, added := make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N)
+			env := append(os.Environ(), "MIGADVISOR_DB="+db, "MIGADVISOR_SBATCH="+stub, "MIGADVISOR_SITE="+site, "MIGADVISOR_BIN="+bin,
+				"MIGADVISOR_APPLY="+apply)
+			direct, wrapped, added, advised := make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N)
 			for range b.N {
-				d := timeRun(b, env, stub, script)
-				w := timeRun(b, env, shim, script)
-				direct, wrapped, added = append(direct, d), append(wrapped, w), append(added, w-d)
+				d, _ := timeRun(b, env, stub, script)
+				w, all := timeRun(b, env, shim, script)
+				direct, wrapped, added, advised = append(direct, d), append(wrapped, w), append(added, w-d), append(advised, all-d)
 			}
 			b.ReportMetric(median(direct), "direct-p50-ms")
 			b.ReportMetric(median(wrapped), "wrapped-p50-ms")
 			b.ReportMetric(median(added), "added-p50-ms")
+			b.ReportMetric(median(advised), "advice-done-p50-ms")
 			b.ReportMetric(0, "ns/op") // the per-op time mixes both runs; the medians say it
 		})
 	}
@@ -108,14 +114,36 @@ func testdataBinary(b *testing.B, name string) string {
 	return bin
 }
 
-func timeRun(b *testing.B, env []string, name string, args ...string) float64 {
+// timeRun runs a command as a terminal would: until it exits (sbatch has
+// answered and the shell's prompt is back), in ms; and until the last
+// writer of its stderr is done with it (the wrapper beside sbatch has
+// printed its advice and written its record), which does not hold up the
+// submission but must not overlap the next run's.
+func timeRun(b *testing.B, env []string, name string, args ...string) (exited, done float64) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.CreateTemp(b.TempDir(), "out")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = out, w // files: Wait returns when the process exits
 	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("%s: %v\n%s", name, err, out)
+	err = cmd.Run()
+	exited = float64(time.Since(start).Microseconds()) / 1000
+	w.Close()
+	errOut, _ := io.ReadAll(r)
+	done = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		stdout, _ := os.ReadFile(out.Name())
+		b.Fatalf("%s: %v\n%s%s", name, err, stdout, errOut)
 	}
-	return float64(time.Since(start).Microseconds()) / 1000
+	return exited, done
 }
 
 func median(xs []float64) float64 {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // TestSbatchShim runs scripts/sbatch as a login node would: first on PATH,
@@ -74,5 +78,61 @@ func TestSbatchHelpIsSlurmsThroughTheShim(t *testing.T) {
 	out, err = exec.Command(bin, "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "see 'migadvisor sbatch --help'") {
 		t.Errorf("migadvisor-sbatch --help: %v %q", err, out)
+	}
+}
+
+// The shim runs Slurm's sbatch in its own place and the wrapper beside it:
+// sbatch's exit status and input are the user's; a second copy of the shim
+// on PATH is no sbatch of Slurm's; the record waits for collect (no job id,
+// and whether sbatch took the job is not known) unless the advice is
+// applied, when the wrapper runs sbatch and reads the id it prints.
+func TestSbatchShimBesideSbatch(t *testing.T) {
+	isolate(t)
+	bin := sbatchBinary(t)
+	shimDir, copyDir, slurmDir := t.TempDir(), t.TempDir(), t.TempDir()
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
+	os.WriteFile(filepath.Join(copyDir, "sbatch"), shim, 0o755)
+	input := filepath.Join(slurmDir, "stdin")
+	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\ncat > '"+input+"'\necho 'Submitted batch job 78'\nexit ${STUB_EXIT:-0}\n"), 0o755)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	t.Setenv("PATH", shimDir+":"+copyDir+":"+slurmDir+":"+os.Getenv("PATH"))
+	script := wrapperScript(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		id   string // the record's job id: "" beside sbatch
+		exit int
+	}{
+		{"beside", []string{"STUB_EXIT=3"}, "", 3},
+		{"applied", []string{"MIGADVISOR_APPLY=1"}, "78", 0},
+	} {
+		os.RemoveAll(db + ".spool")
+		cmd := exec.Command("sbatch", script)
+		cmd.Env = append(os.Environ(), append(tc.env, "MIGADVISOR_BIN="+bin)...)
+		cmd.Stdin = strings.NewReader("on stdin\n")
+		out, err := cmd.Output()
+		code := 0
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			code = -1
+		}
+		if code != tc.exit || string(out) != "Submitted batch job 78\n" {
+			t.Errorf("%s: %v, output %q: want Slurm's sbatch's exit status %d and its output", tc.name, err, out, tc.exit)
+		}
+		if got, _ := os.ReadFile(input); tc.id == "" && string(got) != "on stdin\n" {
+			t.Errorf("%s: Slurm's sbatch read %q on stdin", tc.name, got)
+		}
+		files, _ := history.SpoolFor(db).Pending()
+		if len(files) != 1 {
+			t.Fatalf("%s: %d records spooled", tc.name, len(files))
+		}
+		data, _ := os.ReadFile(files[0])
+		var sub history.Submission
+		if json.Unmarshal(data, &sub); sub.JobID != tc.id || sub.Fingerprint == "" {
+			t.Errorf("%s: recorded %+v", tc.name, sub)
+		}
 	}
 }

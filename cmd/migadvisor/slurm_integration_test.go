@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -431,6 +432,49 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 3 {
 		t.Errorf("status: %v %s", err, dump(tracked))
 	}
+}
+
+// The shim as installed on a login node: Slurm's real sbatch runs in its
+// place, the wrapper beside it prints the advice and records the submission
+// without the id; the plain collect finds the job in accounting and links it
+// to its script, so its history has the run.
+func TestSlurmShimBesideSbatch(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	t.Chdir(work)
+	libexec := filepath.Join(work, "libexec")
+	os.Mkdir(libexec, 0o755)
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(libexec, "sbatch"), shim, 0o755)
+	if err := os.Symlink(sbatchBinary(t), filepath.Join(libexec, "migadvisor-sbatch")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", libexec+":"+os.Getenv("PATH"))
+	job := writeScript(t, work, "beside.sh", uniqueRun(wrappedScript))
+	cmd := exec.Command("sbatch", "--parsable", job)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v\n%s", err, errOut.String())
+	}
+	id := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("scancel", id).Run() })
+	if _, err := strconv.Atoi(id); err != nil || errOut.String() != "" {
+		t.Fatalf("sbatch --parsable printed %q, stderr %q", out, errOut.String())
+	}
+	mustRun(t, "wait", id, "--timeout", "1m")
+	collected := mustRun(t, "collect")
+	if !strings.Contains(collected, "1 submission through the sbatch wrapper linked to its job") {
+		t.Errorf("collect: %s", collected)
+	}
+	var hist []historyJob
+	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 || hist[0].JobID != id {
+		t.Fatalf("history of %s (job %s): %v %s", job, id, err, dump(hist))
+	}
+	checkJob(t, hist[0], "full", "COMPLETED", 0, 0)
 }
 
 // A site-wide history: admins collect every user's jobs, and jobs that were
