@@ -32,7 +32,12 @@ nothing useful to say.
 
 After sbatch it records the job (id, script fingerprint, profile asked for)
 in the history's spool, which any migadvisor command moves into the history,
-so 'migadvisor collect' gathers its evidence later.
+so 'migadvisor collect' gathers its evidence later. The sbatch shim
+(scripts/sbatch) runs Slurm's sbatch itself and this command beside it with
+MIGADVISOR_BESIDE=1: the advice the same, sbatch not run, and the record
+without the id, which collect finds by the job's name, directory, user and
+submit time. With the advice applied, the shim runs this command in
+sbatch's place.
 
 It opens no database: the indexes are files that 'collect', 'track' and
 'wait' (yours) and 'collect --publish' (the site's) write. Nothing it does
