@@ -128,10 +128,6 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	if err != nil {
 		return Report{}, err
 	}
-	oldest, pending, err := c.Store.OldestPending(ctx)
-	if err != nil {
-		return Report{}, err
-	}
 	var rep Report
 	if q.Jobs = history.Unended(tracked); len(q.Jobs) > 0 {
 		byID := q
@@ -142,27 +138,63 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 			return rep, err
 		}
 	}
-	if !pending {
-		if rep.Source == "" {
-			rep.Source = SourceNone
-		}
-		return rep, nil
+	res, asked, err := c.importPending(ctx, q)
+	switch {
+	case asked:
+		rep.Source = SourceSacct
+		rep.Accounting.Add(res.ImportStats)
+		rep.Accounting.Skipped = append(rep.Accounting.Skipped, res.Skipped...)
+		rep.Accounting.SkippedTotal += res.SkippedTotal
+		rep.Accounting.Lines += res.Lines
+	case rep.Source == "":
+		rep.Source = SourceNone
 	}
-	// The wrapper's submissions whose ids it never saw: the user's own
-	// jobs submitted since the oldest of them.
-	q.Jobs, q.Since = nil, oldest.Add(-pendingSlack)
-	res, err := c.ImportSacct(ctx, q)
-	rep.Source = SourceSacct
-	rep.Accounting.Add(res.ImportStats)
-	rep.Accounting.Skipped = append(rep.Accounting.Skipped, res.Skipped...)
-	rep.Accounting.SkippedTotal += res.SkippedTotal
-	rep.Accounting.Lines += res.Lines
 	return rep, err
 }
 
 // pendingSlack is how far before the oldest pending submission collect
 // asks sacct from: the login node's clock may run ahead of slurmctld's.
 const pendingSlack = time.Minute
+
+// importPending asks sacct (q's users and clusters) for the jobs submitted
+// since the oldest of the wrapper's submissions recorded without their ids
+// (history.OldestPending); asked is false when there is none.
+func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res ImportResult, asked bool, err error) {
+	oldest, pending, err := c.Store.OldestPending(ctx)
+	if err != nil || !pending {
+		return ImportResult{}, false, err
+	}
+	q.Jobs, q.Since = nil, oldest.Add(-pendingSlack)
+	res, err = c.ImportSacct(ctx, q)
+	return res, true, err
+}
+
+// FindPending links the sbatch wrapper's submissions recorded without
+// their ids to their jobs, asking sacct for the user's jobs since the
+// oldest of them (nothing is asked when there is none): what status and
+// wait do first, so that a job submitted through the shim is theirs to
+// show. It names the cluster first if c has none. waiting counts those
+// made in the last history.PendingLate that found no job: slurmdbd may not
+// have the job yet.
+func (c *Collector) FindPending(ctx context.Context) (linked, waiting int, err error) {
+	if _, pending, err := c.Store.OldestPending(ctx); err != nil || !pending {
+		return 0, 0, err
+	}
+	if c.Cluster == "" {
+		if err := c.NameCluster(ctx, "", nil); err != nil {
+			return 0, 0, err
+		}
+	}
+	if _, _, err := c.importPending(ctx, slurm.SacctQuery{}); err != nil {
+		return 0, 0, err
+	}
+	now := time.Now()
+	if linked, err = c.Store.LinkPending(ctx, now); err != nil {
+		return linked, 0, err
+	}
+	waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))
+	return linked, waiting, err
+}
 
 // importDumpFile imports the dump the selection names, its errors told by
 // the file's name (and line).

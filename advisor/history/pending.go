@@ -13,11 +13,11 @@ import (
 // shim runs in its own place). Each waits until collect has the job's
 // accounting record, then LinkPending files it as a submission.
 const (
-	// pendingEarly and pendingLate bound the job's submit time around the
+	// pendingEarly and PendingLate bound the job's submit time around the
 	// wrapper's: clocks of login nodes and slurmctld differ by a little,
 	// and sbatch may retry a busy controller for a while.
 	pendingEarly = 5 * time.Second
-	pendingLate  = 2 * time.Minute
+	PendingLate  = 2 * time.Minute
 	// PendingKept is how long a pending submission waits for its job: a
 	// job Slurm accepted is in accounting within seconds, so one that never
 	// shows was refused by sbatch.
@@ -38,10 +38,15 @@ func (s *Store) OldestPending(ctx context.Context) (at time.Time, ok bool, err e
 	return time.UnixMicro(*us), true, nil
 }
 
-// PendingCount is how many submissions wait for their jobs.
-func (s *Store) PendingCount(ctx context.Context) (int, error) {
+// PendingCount is how many submissions made since a time (zero: ever)
+// wait for their jobs.
+func (s *Store) PendingCount(ctx context.Context, since time.Time) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pending_submissions`).Scan(&n); err != nil {
+	from := int64(0)
+	if !since.IsZero() {
+		from = since.UnixMicro()
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pending_submissions WHERE submitted >= ?`, from).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read pending submissions: %w", err)
 	}
 	return n, nil
@@ -88,7 +93,7 @@ func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
 				AND NOT EXISTS (SELECT 1 FROM submissions t WHERE t.cluster = j.cluster AND t.job_id = j.array_job)
 			ORDER BY abs(j.submit - ?), j.array_job LIMIT 1`,
 			sub.JobName, sub.WorkDir, sub.User, sub.User, sub.Cluster, sub.Cluster,
-			at-int64(pendingEarly/time.Second), at+int64(pendingLate/time.Second), at).Scan(&sub.Cluster, &sub.JobID)
+			at-int64(pendingEarly/time.Second), at+int64(PendingLate/time.Second), at).Scan(&sub.Cluster, &sub.JobID)
 		switch {
 		case err == nil:
 		case errors.Is(err, sql.ErrNoRows):

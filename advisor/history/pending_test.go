@@ -46,7 +46,7 @@ func TestLinkPending(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, append(subs, subs[0])); err != nil { // drained twice: once
 		t.Fatal(err)
 	}
-	if n, err := st.PendingCount(ctx); err != nil || n != 5 {
+	if n, err := st.PendingCount(ctx, time.Time{}); err != nil || n != 5 {
 		t.Fatalf("%d pending, %v: want the five submissions", n, err)
 	}
 	if oldest, ok, err := st.OldestPending(ctx); err != nil || !ok || !oldest.Equal(subs[0].Submitted) {
@@ -68,7 +68,7 @@ func TestLinkPending(t *testing.T) {
 		t.Errorf("linked: %v", got)
 	}
 	// The refused ones wait a day, then go.
-	if n, _ := st.PendingCount(ctx); n != 2 {
+	if n, _ := st.PendingCount(ctx, time.Time{}); n != 2 {
 		t.Errorf("%d pending after linking, want the two refused", n)
 	}
 	if n, err := st.LinkPending(ctx, at("10:00:03.000").Add(PendingKept+time.Minute)); err != nil || n != 0 {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/sacctgen"
@@ -144,7 +145,7 @@ func TestLoginNodesUnderLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pending, err := st.PendingCount(t.Context()) // recorded beside sbatch: collect links them to their jobs
+		pending, err := st.PendingCount(t.Context(), time.Time{}) // recorded beside sbatch: collect links them to their jobs
 		st.Close()
 		if err != nil || pending != submissions {
 			t.Errorf("node %d: %d submissions in the history, %v", n, pending, err)

@@ -436,8 +436,8 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 
 // The shim as installed on a login node: Slurm's real sbatch runs in its
 // place, the wrapper beside it prints the advice and records the submission
-// without the id; the plain collect finds the job in accounting and links it
-// to its script, so its history has the run.
+// without the id; status, wait and collect with no ids find the job in
+// accounting and link it to its script, so its history has the run.
 func TestSlurmShimBesideSbatch(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
@@ -465,10 +465,16 @@ func TestSlurmShimBesideSbatch(t *testing.T) {
 	if _, err := strconv.Atoi(id); err != nil || errOut.String() != "" {
 		t.Fatalf("sbatch --parsable printed %q, stderr %q", out, errOut.String())
 	}
-	mustRun(t, "wait", id, "--timeout", "1m")
-	collected := mustRun(t, "collect")
-	if !strings.Contains(collected, "1 submission through the sbatch wrapper linked to its job") {
-		t.Errorf("collect: %s", collected)
+	// wait and status, with no ids, find the job the shim submitted (wait
+	// gives slurmdbd a few seconds to have it).
+	if waited := mustRun(t, "wait", "--timeout", "1m"); !strings.Contains(waited, id) {
+		t.Errorf("wait: %s", waited)
+	}
+	var tracked []struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 1 || tracked[0].JobID != id {
+		t.Errorf("status: %v %s", err, dump(tracked))
 	}
 	var hist []historyJob
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 || hist[0].JobID != id {

@@ -84,6 +84,9 @@ var recentWindowText = textutil.Plural(int(bench.RecentWindow/(24*time.Hour)), "
 
 func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
+	if len(opt.ids) == 0 && opt.sweep == "" {
+		findPending(ctx, env, 0)
+	}
 	st, err := env.openHistory(ctx)
 	if err != nil {
 		return err

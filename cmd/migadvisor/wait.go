@@ -104,6 +104,9 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(opt.ids) == 0 && opt.sweep == "" {
+		findPending(ctx, env, pendingPatience)
+	}
 	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, historyPerCall{env})
 	if err != nil {
 		return err
@@ -133,6 +136,44 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		return interrupted(ctx, env.Err, err, "the jobs have ended, but not all their records are collected: 'migadvisor collect' reads them")
 	}
 	return printEnded(env.Out, opt.json, ended)
+}
+
+// pendingPatience is how long wait gives a job submitted through the shim
+// a moment ago to reach accounting.
+const pendingPatience = 15 * time.Second
+
+// findPending links the submissions the sbatch shim made (the wrapper
+// beside sbatch records them without their ids) to their jobs, so that wait
+// and status with no ids have them. A job submitted a moment ago may not be
+// in accounting yet: for up to patience, it asks again each second. What is
+// left waiting, or a failure, is one line; the command goes on with the
+// jobs it tracks.
+func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
+	col, err := env.openCollector(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+		return
+	}
+	defer col.Store.Close()
+	deadline := time.Now().Add(patience)
+	for {
+		_, waiting, err := col.FindPending(ctx)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+			return
+		case waiting == 0:
+			return
+		case time.Now().After(deadline):
+			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(waiting, "submission"))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // resumeWait is the wait command that takes this one up again.
