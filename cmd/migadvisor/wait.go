@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -149,12 +150,22 @@ const pendingPatience = 15 * time.Second
 // left waiting, or a failure, is one line; the command goes on with the
 // jobs it tracks.
 func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
-	col, err := env.openCollector(ctx)
+	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
+		return // no history and nothing on its way in: nothing to find
+	}
+	col, err := openCollectorFor(ctx, env.global, env.slurm)
 	if err != nil {
 		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
 		return
 	}
 	defer col.Store.Close()
+	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
+		return // the status or wait says what is wrong with the history
+	}
+	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
+		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+		return
+	}
 	deadline := time.Now().Add(patience)
 	for {
 		_, waiting, err := col.FindPending(ctx)
@@ -288,4 +299,10 @@ func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
 	}
 	return t.Flush()
+}
+
+// exists reports whether a file is there.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
