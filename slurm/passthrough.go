@@ -39,7 +39,7 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, "sbatch")
+		p := dir + string(filepath.Separator) + "sbatch" // "./sbatch", not "sbatch", which exec would look up on PATH
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			continue
 		}

@@ -24,7 +24,10 @@ func ProcessOptions(args, env []string, stdin io.Reader, stdout, stderr io.Write
 }
 
 // Main is one submission of this process with its own environment and
-// standard streams; it returns the exit status.
-func Main(args []string) int {
-	return Run(context.Background(), ProcessOptions(args, os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+// standard streams (beside Slurm's sbatch: Options.Beside); it returns the
+// exit status.
+func Main(args []string, beside bool) int {
+	opt := ProcessOptions(args, os.Environ(), os.Stdin, os.Stdout, os.Stderr)
+	opt.Beside = beside
+	return Run(context.Background(), opt)
 }

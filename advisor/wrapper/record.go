@@ -95,7 +95,7 @@ func profileAsked(site *catalog.Site, cl *slurm.CommandLine, script *slurm.Scrip
 }
 
 // beside is the wrapper's part when the shim runs Slurm's sbatch itself, in
-// its own place, and this process in the background (EnvBeside): the advice,
+// its own place, and this process in the background (Options.Beside): the advice,
 // on stderr, then the submission's record without the job id, which this
 // process never sees; collect links it to its job (history.LinkPending) by
 // the user, the job's name and directory, and when it was submitted. The

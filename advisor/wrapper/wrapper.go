@@ -33,10 +33,13 @@ const (
 	EnvSite    = "MIGADVISOR_SITE"    // the site (a name or a file), as --site
 	EnvDB      = "MIGADVISOR_DB"      // the user's history
 	EnvCluster = "MIGADVISOR_CLUSTER" // the cluster of a job sbatch did not name one for
-	// EnvBeside "1": the shim runs Slurm's sbatch itself and this process
-	// beside it (Beside): advice and a record without the job id, no sbatch.
-	EnvBeside = "MIGADVISOR_BESIDE"
 )
+
+// BesideCommand is the command the shim runs the wrapper beside Slurm's
+// sbatch with ("$migadvisor" sbatch-beside "$@"): Options.Beside. A command
+// of its own, not a variable or an option a user could set by mistake and
+// so lose a submission.
+const BesideCommand = "sbatch-beside"
 
 // ApplyFlag is the wrapper's own option; sbatch never sees it.
 const ApplyFlag = "--mig-apply"
@@ -55,6 +58,9 @@ const (
 // environment and standard streams, and what the wrapper depends on.
 type Options struct {
 	Args []string // sbatch's arguments as the user gave them, --mig-apply included
+	// Beside: the shim runs Slurm's sbatch itself, in its own place, and
+	// this beside it: the advice and a record without the job id, no sbatch.
+	Beside bool
 	// Env is the process's environment ("NAME=value", the last one of a
 	// name wins): the wrapper's settings, SBATCH_* for the job's resources,
 	// and, less the shim's note to the wrapper, sbatch's environment.
@@ -91,7 +97,7 @@ func Run(ctx context.Context, opt Options) int {
 	w := newWrapper(opt)
 	cl, apply := userCommandLine(opt.Args)
 	apply = apply || w.getenv(EnvApply) == "1"
-	if w.getenv(EnvBeside) == "1" {
+	if opt.Beside {
 		w.beside(ctx, cl)
 		return 0
 	}

@@ -72,6 +72,7 @@ type fixture struct {
 	openIndex      func(string) (*index.Reader, error)
 	loadSite       func(string) (*catalog.Site, error)
 	user           string       // Options.User
+	beside         bool         // Options.Beside
 	opened         atomic.Int32 // indexes opened
 }
 
@@ -104,7 +105,7 @@ func (f *fixture) run(args ...string) int {
 			f.opened.Add(1)
 			return f.openIndex(path)
 		},
-		LoadSite: f.loadSite, User: f.user,
+		LoadSite: f.loadSite, User: f.user, Beside: f.beside,
 	})
 }
 
@@ -638,7 +639,7 @@ func TestRunAdvisesWithADamagedPeersEntry(t *testing.T) {
 func TestRunBeside(t *testing.T) {
 	f := newFixture(t)
 	f.withJob2(t, f.script(t, "job.sh", fullA100))
-	f.setenv(EnvBeside, "1")
+	f.beside = true
 	f.setenv("USER", "ab12")
 	if code := f.run("-J", "x", "job.sh"); code != 0 || !adviceLine.MatchString(f.stderr.String()) || f.stdout.Len() != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, f.stdout.String(), f.stderr.String())

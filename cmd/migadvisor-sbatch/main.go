@@ -16,7 +16,8 @@ import (
 
 func main() {
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "sbatch" { // the shim runs "$migadvisor" sbatch "$@"
+	beside := len(args) > 0 && args[0] == wrapper.BesideCommand // the shim: "$migadvisor" sbatch-beside "$@"
+	if len(args) > 0 && (args[0] == "sbatch" || beside) { // or, applying the advice, "$migadvisor" sbatch "$@"
 		args = args[1:]
 	}
 	if os.Getenv(slurm.ShimEnv) == "" && len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
@@ -24,5 +25,5 @@ func main() {
 		fmt.Println("migadvisor-sbatch [SBATCH OPTIONS...] [JOB.sh [ARGS...]]: sbatch with advice at submission; see 'migadvisor sbatch --help'")
 		return
 	}
-	os.Exit(wrapper.Main(args))
+	os.Exit(wrapper.Main(args, beside))
 }

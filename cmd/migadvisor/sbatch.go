@@ -33,9 +33,9 @@ nothing useful to say.
 After sbatch it records the job (id, script fingerprint, profile asked for)
 in the history's spool, which any migadvisor command moves into the history,
 so 'migadvisor collect' gathers its evidence later. The sbatch shim
-(scripts/sbatch) runs Slurm's sbatch itself and this command beside it with
-MIGADVISOR_BESIDE=1: the advice the same, sbatch not run, and the record
-without the id, which collect finds by the job's name, directory, user and
+(scripts/sbatch) runs Slurm's sbatch itself and this command beside it (as
+'migadvisor sbatch-beside'): the advice the same, sbatch not run, and the
+record without the id, which collect finds by the job's name, directory, user and
 submit time. With the advice applied, the shim runs this command in
 sbatch's place.
 
@@ -71,6 +71,22 @@ func sbatchCommand() *cli.Command {
 				return nil
 			}
 			return silentExit(wrapSbatch(c.Context, opt.args, os.Stdin, c.App.Writer, c.App.ErrWriter, os.Environ()))
+		},
+	}
+}
+
+// sbatchBesideCommand is the wrapper beside Slurm's sbatch, which the shim
+// runs itself (wrapper.Options.Beside): hidden, for the shim alone.
+func sbatchBesideCommand() *cli.Command {
+	return &cli.Command{
+		Name:            wrapper.BesideCommand,
+		Usage:           "the sbatch wrapper beside Slurm's sbatch (the shim runs it)",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			opt := wrapper.ProcessOptions(c.Args().Slice(), os.Environ(), os.Stdin, c.App.Writer, c.App.ErrWriter)
+			opt.Beside = true
+			return silentExit(wrapper.Run(c.Context, opt))
 		},
 	}
 }

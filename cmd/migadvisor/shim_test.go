@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,16 +32,19 @@ func TestSbatchShim(t *testing.T) {
 	args := []string{"--export=ALL,X=1 2", "-J", "it's", wrapperScript(t), "a b"}
 	for _, tc := range []struct {
 		name   string
+		shim   string // the shim run: the first on PATH, or the installed one
 		env    []string
 		record bool
 	}{
-		{"through migadvisor", []string{"MIGADVISOR_BIN=" + bin}, true},
-		{"through the migadvisor-sbatch beside it", []string{"PATH=" + installed + ":" + slurmDir + ":" + os.Getenv("PATH")}, true},
-		{"migadvisor missing", []string{"MIGADVISOR_BIN=/nonexistent/migadvisor"}, false},
-		{"disabled", []string{"MIGADVISOR_BIN=" + bin, "MIGADVISOR_DISABLE=1"}, false},
+		{"through migadvisor", "sbatch", []string{"MIGADVISOR_BIN=" + bin}, true},
+		{"through the migadvisor-sbatch beside it", filepath.Join(installed, "sbatch"), nil, true},
+		{"migadvisor missing", "sbatch", []string{"MIGADVISOR_BIN=/nonexistent/migadvisor"}, false},
+		{"disabled", "sbatch", []string{"MIGADVISOR_BIN=" + bin, "MIGADVISOR_DISABLE=1"}, false},
+		{"disabled, another copy of the shim on PATH", "sbatch", []string{"MIGADVISOR_DISABLE=1",
+			"PATH=" + shimDir + ":" + installed + ":" + slurmDir + ":" + os.Getenv("PATH")}, false},
 	} {
 		os.RemoveAll(os.Getenv("MIGADVISOR_DB") + ".spool")
-		cmd := exec.Command("sbatch", args...)
+		cmd := exec.Command(tc.shim, args...)
 		cmd.Env = append(os.Environ(), tc.env...)
 		out, err := cmd.CombinedOutput()
 		logged, _ := os.ReadFile(log)
@@ -134,5 +138,37 @@ func TestSbatchShimBesideSbatch(t *testing.T) {
 		if json.Unmarshal(data, &sub); sub.JobID != tc.id || sub.Fingerprint == "" {
 			t.Errorf("%s: recorded %+v", tc.name, sub)
 		}
+	}
+}
+
+// What sbatch, and so the job, gets from the shim is the caller's
+// environment, unchanged: a shell exports what it imported, so a name the
+// shim used for itself (dir, arg, self, _) would reach the job.
+func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
+	isolate(t)
+	bin := sbatchBinary(t)
+	shimDir, slurmDir := t.TempDir(), t.TempDir()
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
+	envOut := filepath.Join(slurmDir, "env")
+	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\nenv > '"+envOut+"'\necho 'Submitted batch job 79'\n"), 0o755)
+	caller := append(os.Environ(), "PATH="+shimDir+":"+slurmDir+":"+os.Getenv("PATH"), "MIGADVISOR_BIN="+bin,
+		"MIGADVISOR_DB="+filepath.Join(t.TempDir(), "history.db"),
+		"dir=/scratch/mine", "arg=mine", "self=mine", "here=mine", "sbatch=mine", "apply=mine", "second=mine", "_=/usr/bin/sbatch")
+	envOf := func(name string) []string {
+		cmd := exec.Command(name, wrapperScript(t))
+		cmd.Env = caller
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		data, _ := os.ReadFile(envOut)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		slices.Sort(lines)
+		return lines
+	}
+	direct := envOf(filepath.Join(slurmDir, "sbatch"))
+	if shimmed := envOf(filepath.Join(shimDir, "sbatch")); !slices.Equal(shimmed, direct) {
+		t.Errorf("sbatch's environment through the shim differs:\n%s\nagainst run directly:\n%s",
+			strings.Join(shimmed, "\n"), strings.Join(direct, "\n"))
 	}
 }
