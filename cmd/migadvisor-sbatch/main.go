@@ -17,7 +17,7 @@ import (
 func main() {
 	args := os.Args[1:]
 	beside := len(args) > 0 && args[0] == wrapper.BesideCommand // the shim: "$migadvisor" sbatch-beside "$@"
-	if len(args) > 0 && (args[0] == "sbatch" || beside) { // or, applying the advice, "$migadvisor" sbatch "$@"
+	if len(args) > 0 && (args[0] == "sbatch" || beside) {       // or, applying the advice, "$migadvisor" sbatch "$@"
 		args = args[1:]
 	}
 	if os.Getenv(slurm.ShimEnv) == "" && len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {

@@ -78,12 +78,25 @@ func sbatchCommand() *cli.Command {
 // sbatchBesideCommand is the wrapper beside Slurm's sbatch, which the shim
 // runs itself (wrapper.Options.Beside): hidden, for the shim alone.
 func sbatchBesideCommand() *cli.Command {
+	const help = `The sbatch shim (scripts/sbatch) runs Slurm's sbatch itself, in its own
+place, and this in the background with the same arguments: the advice of
+'migadvisor sbatch' on stderr, and the submission's record without its job
+id, which collect links to the job. It never runs sbatch, and exits 0.
+
+Examples:
+   migadvisor sbatch-beside job.sh </dev/null >/dev/null &   # as the shim runs it`
 	return &cli.Command{
 		Name:            wrapper.BesideCommand,
 		Usage:           "the sbatch wrapper beside Slurm's sbatch (the shim runs it)",
+		ArgsUsage:       "[SBATCH OPTIONS...] [JOB.sh [ARGS...]]",
+		Description:     help,
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
+			if opt := sbatchOptionsFrom(c); opt.help {
+				fmt.Fprintf(c.App.Writer, "migadvisor %s %s\n\n%s\n", wrapper.BesideCommand, c.Command.ArgsUsage, help)
+				return nil
+			}
 			opt := wrapper.ProcessOptions(c.Args().Slice(), os.Environ(), os.Stdin, c.App.Writer, c.App.ErrWriter)
 			opt.Beside = true
 			return silentExit(wrapper.Run(c.Context, opt))
