@@ -51,8 +51,11 @@ type Report struct {
 	UnknownToSlurm []string
 	Refiled        []history.Refiled // jobs filed under a real cluster name
 	Linked         int               // the wrapper's submissions linked to their jobs (history.LinkPending)
-	Scripts        *ScriptsResult    // when the selection links scripts
-	Outputs        OutputResult
+	// pendingAsked is when sacct was asked about every job submitted since,
+	// for the wrapper's records without ids (zero: it was not).
+	pendingAsked time.Time
+	Scripts      *ScriptsResult // when the selection links scripts
+	Outputs      OutputResult
 }
 
 // Run is one collect: accounting from the selection (a dump, the tracked
@@ -74,7 +77,7 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 		return rep, err
 	}
 	// The wrapper's records whose job ids it never saw find their jobs.
-	if rep.Linked, err = col.Store.LinkPending(ctx, time.Now()); err != nil {
+	if rep.Linked, err = col.Store.LinkPending(ctx, time.Now(), rep.pendingAsked); err != nil {
 		return rep, err
 	}
 	if opt.Selection.Scripts {
@@ -140,8 +143,8 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	}
 	res, asked, err := c.importPending(ctx, q)
 	switch {
-	case asked:
-		rep.Source = SourceSacct
+	case !asked.IsZero():
+		rep.Source, rep.pendingAsked = SourceSacct, asked
 		rep.Accounting.Add(res.ImportStats)
 		rep.Accounting.Skipped = append(rep.Accounting.Skipped, res.Skipped...)
 		rep.Accounting.SkippedTotal += res.SkippedTotal
@@ -152,21 +155,22 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	return rep, err
 }
 
-// pendingSlack is how far before the oldest pending submission collect
-// asks sacct from: the login node's clock may run ahead of slurmctld's.
-const pendingSlack = time.Minute
-
 // importPending asks sacct (q's users and clusters) for the jobs submitted
 // since the oldest of the wrapper's submissions recorded without their ids
-// (history.OldestPending); asked is false when there is none.
-func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res ImportResult, asked bool, err error) {
+// (history.OldestPending), those older than history.PendingKept dropped
+// first; asked is when the window began, zero when there was none to ask
+// about.
+func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res ImportResult, asked time.Time, err error) {
+	if err := c.Store.DropStalePending(ctx, time.Now()); err != nil {
+		return ImportResult{}, time.Time{}, err
+	}
 	oldest, pending, err := c.Store.OldestPending(ctx)
 	if err != nil || !pending {
-		return ImportResult{}, false, err
+		return ImportResult{}, time.Time{}, err
 	}
-	q.Jobs, q.Since = nil, oldest.Add(-pendingSlack)
+	q.Jobs, q.Since = nil, oldest.Add(-history.PendingEarly)
 	res, err = c.ImportSacct(ctx, q)
-	return res, true, err
+	return res, q.Since, err
 }
 
 // FindPending links the sbatch wrapper's submissions recorded without
@@ -185,11 +189,12 @@ func (c *Collector) FindPending(ctx context.Context) (linked, waiting int, err e
 			return 0, 0, err
 		}
 	}
-	if _, _, err := c.importPending(ctx, slurm.SacctQuery{}); err != nil {
+	_, asked, err := c.importPending(ctx, slurm.SacctQuery{})
+	if err != nil {
 		return 0, 0, err
 	}
 	now := time.Now()
-	if linked, err = c.Store.LinkPending(ctx, now); err != nil {
+	if linked, err = c.Store.LinkPending(ctx, now, asked); err != nil {
 		return linked, 0, err
 	}
 	waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))

@@ -1,10 +1,11 @@
 package history
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -13,15 +14,15 @@ import (
 // shim runs in its own place). Each waits until collect has the job's
 // accounting record, then LinkPending files it as a submission.
 const (
-	// pendingEarly and PendingLate bound the job's submit time around the
-	// wrapper's: clocks of login nodes and slurmctld differ by a little,
-	// and sbatch may retry a busy controller for a while.
-	pendingEarly = 5 * time.Second
+	// PendingEarly and PendingLate bound the job's submit time around the
+	// wrapper's record: the clocks of a login node and of slurmctld differ
+	// by a little, and sbatch may retry a busy controller for a while.
+	PendingEarly = time.Minute
 	PendingLate  = 2 * time.Minute
-	// PendingKept is how long a pending submission waits for its job: a
-	// job Slurm accepted is in accounting within seconds, so one that never
-	// shows was refused by sbatch.
-	PendingKept = 24 * time.Hour
+	// PendingKept is how long a record waits for accounting to be asked
+	// about its time: a collect that asked and found no job drops it (sbatch
+	// refused the job); one that never asked gives up after this.
+	PendingKept = 7 * 24 * time.Hour
 )
 
 // OldestPending is when the oldest pending submission was made; ok is
@@ -52,71 +53,127 @@ func (s *Store) PendingCount(ctx context.Context, since time.Time) (int, error) 
 	return n, nil
 }
 
-// LinkPending files each pending submission as the submission of its job:
-// the job of the same user (when the record names one), name, directory
-// and cluster (when it names one), submitted from pendingEarly before to
-// pendingLate after it, that no submission claims yet; of several, the
-// nearest in time. Those older than PendingKept at now that found none are
-// dropped. It returns how many were linked.
-func (s *Store) LinkPending(ctx context.Context, now time.Time) (int, error) {
+// DropStalePending drops the records older than PendingKept at now: their
+// jobs, if Slurm took them, were never asked about (no collect for a week),
+// and asking sacct for a longer window on every collect would cost more
+// than they are worth.
+func (s *Store) DropStalePending(ctx context.Context, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM pending_submissions WHERE submitted < ?`, now.Add(-PendingKept).UnixMicro()); err != nil {
+		return fmt.Errorf("drop old pending submissions: %w", err)
+	}
+	return nil
+}
+
+// pendingJob is a job a pending submission may be: one sbatch answer (an
+// array's tasks are one), not yet any submission's.
+type pendingJob struct {
+	cluster, id, name, dir, user string
+	submit                       int64 // unix seconds
+}
+
+// LinkPending files pending submissions as the submissions of their jobs:
+// a job of the same name, directory (as paths, cleaned), user and cluster
+// (where the record names them), submitted from PendingEarly before to
+// PendingLate after the record, that no submission claims. Pairs are made
+// nearest in time first, each record and job once: a submission sbatch
+// refused does not take the job of the corrected one that followed it.
+// Where accounting was asked about every job submitted since asked (the
+// zero time: it was not), a record from then on, older than PendingLate,
+// that found no job was refused by sbatch and is dropped. It returns how
+// many were linked.
+func (s *Store) LinkPending(ctx context.Context, now, asked time.Time) (int, error) {
+	recs, err := s.pendingRecords(ctx)
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	jobs, err := s.pendingJobs(ctx, recs[0].Submitted.Add(-PendingEarly), recs[len(recs)-1].Submitted.Add(PendingLate))
+	if err != nil {
+		return 0, err
+	}
+	type pair struct {
+		rec, job int
+		gap      time.Duration
+	}
+	var pairs []pair
+	for i, r := range recs {
+		for k, j := range jobs {
+			at := time.Unix(j.submit, 0)
+			if j.name != r.JobName || filepath.Clean(j.dir) != filepath.Clean(r.WorkDir) || (r.User != "" && j.user != r.User) ||
+				(r.Cluster != "" && j.cluster != r.Cluster) || at.Before(r.Submitted.Add(-PendingEarly)) || at.After(r.Submitted.Add(PendingLate)) {
+				continue
+			}
+			pairs = append(pairs, pair{i, k, (at.Sub(r.Submitted)).Abs()})
+		}
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(a.gap, b.gap) })
+	linkedRec, usedJob := map[int]bool{}, map[int]bool{}
+	for _, p := range pairs {
+		if linkedRec[p.rec] || usedJob[p.job] {
+			continue
+		}
+		linkedRec[p.rec], usedJob[p.job] = true, true
+		sub := recs[p.rec]
+		sub.Cluster, sub.JobID, sub.Source = jobs[p.job].cluster, jobs[p.job].id, sub.Script
+		if err := s.RecordSubmissions(ctx, []Submission{sub}); err != nil {
+			return len(linkedRec) - 1, err
+		}
+		if err := s.dropPending(ctx, recs[p.rec]); err != nil {
+			return len(linkedRec), err
+		}
+	}
+	for i, r := range recs {
+		if !linkedRec[i] && !asked.IsZero() && !r.Submitted.Before(asked) && now.Sub(r.Submitted) > PendingLate {
+			if err := s.dropPending(ctx, r); err != nil {
+				return len(linkedRec), err
+			}
+		}
+	}
+	return len(linkedRec), nil
+}
+
+// pendingRecords are the pending submissions, oldest first.
+func (s *Store) pendingRecords(ctx context.Context) ([]Submission, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, submitted, token, user, job_name, work_dir, cluster, script, profile
 		FROM pending_submissions ORDER BY submitted, token`)
 	if err != nil {
-		return 0, fmt.Errorf("read pending submissions: %w", err)
+		return nil, fmt.Errorf("read pending submissions: %w", err)
 	}
-	type pending struct {
-		sub Submission
-		us  int64
-	}
-	var all []pending
+	defer rows.Close()
+	var out []Submission
 	for rows.Next() {
-		var p pending
-		if err := rows.Scan(&p.sub.Fingerprint, &p.us, &p.sub.Token, &p.sub.User, &p.sub.JobName, &p.sub.WorkDir, &p.sub.Cluster,
-			&p.sub.Script, &p.sub.Profile); err != nil {
-			rows.Close()
-			return 0, err
+		var sub Submission
+		var us int64
+		if err := rows.Scan(&sub.Fingerprint, &us, &sub.Token, &sub.User, &sub.JobName, &sub.WorkDir, &sub.Cluster,
+			&sub.Script, &sub.Profile); err != nil {
+			return nil, err
 		}
-		p.sub.Submitted = time.UnixMicro(p.us)
-		all = append(all, p)
+		sub.Submitted = time.UnixMicro(us)
+		out = append(out, sub)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
+	return out, rows.Err()
+}
+
+// pendingJobs are the jobs submitted between two times that no submission
+// claims, one per sbatch answer (an array's tasks share it).
+func (s *Store) pendingJobs(ctx context.Context, from, to time.Time) ([]pendingJob, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.array_job, coalesce(j.name, ''), coalesce(j.work_dir, ''),
+		coalesce(j.user, ''), min(j.submit) FROM jobs j
+		WHERE j.submit BETWEEN ? AND ? AND j.stub = 0
+			AND NOT EXISTS (SELECT 1 FROM submissions t WHERE t.cluster = j.cluster AND t.job_id = j.array_job)
+		GROUP BY j.cluster, j.array_job`, from.Unix(), to.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs of pending submissions: %w", err)
 	}
-	linked := 0
-	for _, p := range all {
-		sub := p.sub
-		at := sub.Submitted.Unix()
-		err := s.db.QueryRowContext(ctx, `SELECT j.cluster, j.array_job FROM jobs j
-			WHERE j.name = ? AND coalesce(j.work_dir, '') = ? AND (? = '' OR coalesce(j.user, '') = ?) AND (? = '' OR j.cluster = ?)
-				AND j.submit BETWEEN ? AND ? AND j.stub = 0
-				AND NOT EXISTS (SELECT 1 FROM submissions t WHERE t.cluster = j.cluster AND t.job_id = j.array_job)
-			ORDER BY abs(j.submit - ?), j.array_job LIMIT 1`,
-			sub.JobName, sub.WorkDir, sub.User, sub.User, sub.Cluster, sub.Cluster,
-			at-int64(pendingEarly/time.Second), at+int64(PendingLate/time.Second), at).Scan(&sub.Cluster, &sub.JobID)
-		switch {
-		case err == nil:
-		case errors.Is(err, sql.ErrNoRows):
-			if now.Sub(sub.Submitted) > PendingKept {
-				if err := s.dropPending(ctx, sub); err != nil {
-					return linked, err
-				}
-			}
-			continue
-		default:
-			return linked, fmt.Errorf("link a pending submission: %w", err)
+	defer rows.Close()
+	var out []pendingJob
+	for rows.Next() {
+		var j pendingJob
+		if err := rows.Scan(&j.cluster, &j.id, &j.name, &j.dir, &j.user, &j.submit); err != nil {
+			return nil, err
 		}
-		pendingSub := p.sub
-		sub.Source = sub.Script
-		if err := s.RecordSubmissions(ctx, []Submission{sub}); err != nil {
-			return linked, err
-		}
-		if err := s.dropPending(ctx, pendingSub); err != nil {
-			return linked, err
-		}
-		linked++
+		out = append(out, j)
 	}
-	return linked, nil
+	return out, rows.Err()
 }
 
 func (s *Store) dropPending(ctx context.Context, sub Submission) error {

@@ -6,20 +6,24 @@ import (
 	"time"
 )
 
-// carol submitted train.sh twice a second apart from /home/carol/a, and
-// eval.sh from /home/carol/b; dave's job of the same name ran in his own
-// directory.
+// carol submitted train.sh twice a second apart from /home/carol/a,
+// eval.sh from /home/carol/b (with --chdir ./b, as Slurm keeps it), and
+// fixed.sh after sbatch refused broken.sh of the same name; dave's job of
+// the same name ran in his own directory.
 const pendingDump = `JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|WorkDir|JobName
 41|41|migdev|carol|physics|COMPLETED|0:0|2026-11-20T10:00:01|2026-11-20T10:00:05|2026-11-20T10:01:05|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/carol/a|train.sh
 42|42|migdev|carol|physics|COMPLETED|0:0|2026-11-20T10:00:02|2026-11-20T10:00:05|2026-11-20T10:01:05|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/carol/a|train.sh
-43|43|migdev|carol|physics|COMPLETED|0:0|2026-11-20T10:00:02|2026-11-20T10:00:05|2026-11-20T10:01:05|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/carol/b|eval.sh
+43|43|migdev|carol|physics|COMPLETED|0:0|2026-11-20T10:00:02|2026-11-20T10:00:05|2026-11-20T10:01:05|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/carol/./b|eval.sh
 44|44|migdev|dave|physics|COMPLETED|0:0|2026-11-20T10:00:01|2026-11-20T10:00:05|2026-11-20T10:01:05|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/dave|train.sh
+51|51|migdev|carol|physics|COMPLETED|0:0|2026-11-20T10:00:31|2026-11-20T10:00:35|2026-11-20T10:01:35|60|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|/home/carol/a|run
 `
 
 // Submissions recorded without their job ids are linked by collect to the
 // jobs of the same user, name and directory, submitted about when the
-// wrapper saw them, each job once; one whose job never came is dropped a
-// day later, and kept until then.
+// wrapper saw them, nearest first and each job once: a refused submission
+// does not take the job of the corrected one after it. Once accounting was
+// asked about their time, those that found no job are dropped; until then
+// they wait.
 func TestLinkPending(t *testing.T) {
 	ctx := context.Background()
 	st := openTemp(t)
@@ -32,28 +36,26 @@ func TestLinkPending(t *testing.T) {
 		return ts
 	}
 	sub := func(fp, name, dir, clock string) Submission {
-		return Submission{Fingerprint: fp, Source: dir + "/" + name, Script: dir + "/" + name, WorkDir: dir, JobName: name,
-			User: "carol", Submitted: at(clock)}
+		return Submission{Fingerprint: fp, Source: dir + "/x", Script: dir + "/x", WorkDir: dir, JobName: name,
+			User: "carol", Submitted: at(clock), Token: fp + clock}
 	}
 	subs := []Submission{
 		sub("fp-train", "train.sh", "/home/carol/a", "10:00:00.900"),
 		sub("fp-train", "train.sh", "/home/carol/a", "10:00:01.800"),
-		sub("fp-eval", "eval.sh", "/home/carol/b", "10:00:01.500"),
-		sub("fp-lost", "lost.sh", "/home/carol/a", "10:00:03.000"), // sbatch refused it, twice in the same microsecond
-		sub("fp-lost", "lost.sh", "/home/carol/a", "10:00:03.000"),
+		sub("fp-eval", "eval.sh", "/home/carol/b/", "10:00:01.500"),
+		sub("fp-broken", "run", "/home/carol/a", "10:00:20.000"), // refused by sbatch
+		sub("fp-fixed", "run", "/home/carol/a", "10:00:30.500"),
+		sub("fp-later", "later.sh", "/home/carol/a", "10:30:00.000"), // its job not in accounting yet
 	}
-	subs[3].Token, subs[4].Token = "1-100", "1-101"
 	if err := st.RecordSubmissions(ctx, append(subs, subs[0])); err != nil { // drained twice: once
 		t.Fatal(err)
 	}
-	if n, err := st.PendingCount(ctx, time.Time{}); err != nil || n != 5 {
-		t.Fatalf("%d pending, %v: want the five submissions", n, err)
+	if n, err := st.PendingCount(ctx, time.Time{}); err != nil || n != len(subs) {
+		t.Fatalf("%d pending, %v: want %d", n, err, len(subs))
 	}
-	if oldest, ok, err := st.OldestPending(ctx); err != nil || !ok || !oldest.Equal(subs[0].Submitted) {
-		t.Fatalf("oldest pending: %v %v %v", oldest, ok, err)
-	}
-	linked, err := st.LinkPending(ctx, at("10:05:00.000"))
-	if err != nil || linked != 3 {
+	// A dump imported: accounting not asked about the records' times.
+	linked, err := st.LinkPending(ctx, at("10:31:00.000"), time.Time{})
+	if err != nil || linked != 4 {
 		t.Fatalf("linked %d, %v", linked, err)
 	}
 	recs, err := st.History(ctx, HistoryFilter{})
@@ -64,17 +66,24 @@ func TestLinkPending(t *testing.T) {
 	for _, r := range recs {
 		got[r.JobID] = r.Fingerprint
 	}
-	if got["41"] != "fp-train" || got["42"] != "fp-train" || got["43"] != "fp-eval" || got["44"] != "" {
+	if got["41"] != "fp-train" || got["42"] != "fp-train" || got["43"] != "fp-eval" || got["44"] != "" || got["51"] != "fp-fixed" {
 		t.Errorf("linked: %v", got)
 	}
-	// The refused ones wait a day, then go.
 	if n, _ := st.PendingCount(ctx, time.Time{}); n != 2 {
-		t.Errorf("%d pending after linking, want the two refused", n)
+		t.Errorf("%d pending, want the refused and the later one (accounting was not asked)", n)
 	}
-	if n, err := st.LinkPending(ctx, at("10:00:03.000").Add(PendingKept+time.Minute)); err != nil || n != 0 {
-		t.Fatalf("a day later: %d, %v", n, err)
+	// Accounting asked since 09:59: the refused one goes, the later one,
+	// a minute old, still waits.
+	if _, err := st.LinkPending(ctx, at("10:31:00.000"), at("09:59:00.000")); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.PendingCount(ctx, time.Time{}); n != 1 {
+		t.Errorf("%d pending, want the later one alone", n)
+	}
+	if err := st.DropStalePending(ctx, at("10:30:00.000").Add(PendingKept+time.Minute)); err != nil {
+		t.Fatal(err)
 	}
 	if _, ok, _ := st.OldestPending(ctx); ok {
-		t.Error("the unlinked submission outlived its day")
+		t.Error("a record outlived PendingKept")
 	}
 }

@@ -95,29 +95,67 @@ func profileAsked(site *catalog.Site, cl *slurm.CommandLine, script *slurm.Scrip
 }
 
 // beside is the wrapper's part when the shim runs Slurm's sbatch itself, in
-// its own place, and this process in the background (Options.Beside): the advice,
-// on stderr, then the submission's record without the job id, which this
-// process never sees; collect links it to its job (history.LinkPending) by
-// the user, the job's name and directory, and when it was submitted. The
+// its own place, and this process in the background (Options.Beside): the
+// advice, on stderr, then the submission's record without the job id, which
+// this process never sees; collect links it to its job (history.LinkPending)
+// by the user, the job's name and directory, and when it was submitted. The
 // submission waits for none of it: it is the user's sbatch, untouched.
+//
+// sbatch may have read the script and returned before this process starts,
+// and a loop may then remove or rewrite it: the script is read first, and
+// a script gone, or changed since this process started, is no record (its
+// fingerprint would be another script's).
 func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 	if w.getenv(EnvDisable) == "1" {
 		return
 	}
+	started := w.opt.Now()
+	script, ok := w.scriptAsSubmitted(cl, time.Now()) // the file system's clock, not the record's
 	_, read := w.adviseWithin(ctx, cl, false)
-	if err := w.spool(ctx, func() (history.Submission, bool, error) { return w.pendingSubmission(read, cl) }); err != nil {
+	if !ok {
+		return
+	}
+	if read == nil {
+		read = &advice{}
+	}
+	read.script = script
+	if err := w.spool(ctx, func() (history.Submission, bool, error) { return w.pendingSubmission(read, cl, started) }); err != nil {
 		w.warn("the job is submitted but not in the history: %v", err)
 	}
 }
 
+// scriptAsSubmitted is the submission's script as sbatch read it: false
+// where there is none (--wrap, stdin), it is gone, or it changed after
+// started.
+func (w *wrapper) scriptAsSubmitted(cl *slurm.CommandLine, started time.Time) (*slurm.Script, bool) {
+	if cl.Script() == "" || cl.Has("test-only") {
+		return nil, false
+	}
+	file := w.scriptFile(cl.Script())
+	before, err := os.Stat(file)
+	if err != nil || before.ModTime().After(started) {
+		return nil, false
+	}
+	script, err := slurm.ReadScript(file)
+	if err != nil {
+		return nil, false
+	}
+	if after, err := os.Stat(file); err != nil || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+		return nil, false
+	}
+	return script, true
+}
+
 // pendingSubmission is the record of a submission whose job id is not
-// known: what collect finds its job by. False where nothing is submitted
-// (--test-only) or there is no file to fingerprint (--wrap, stdin).
-func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine) (history.Submission, bool, error) {
+// known, made at a time: what collect finds its job by. False where
+// nothing is submitted (--test-only) or there is no file to fingerprint
+// (--wrap, stdin).
+func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine, at time.Time) (history.Submission, bool, error) {
 	sub, script, ok, err := w.submissionOf(read, cl)
 	if err != nil || !ok {
 		return sub, ok, err
 	}
+	sub.Submitted = at
 	sub.JobName = cl.Resources(script, w.opt.Env).JobName
 	if sub.JobName == "" { // sbatch names a job after its script
 		sub.JobName = filepath.Base(cl.Script())
@@ -128,8 +166,11 @@ func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine) (histor
 	return sub, true, nil
 }
 
-// jobDir is the directory the job runs in, as sbatch sets it: --chdir on
-// the command line, else in the script, else where sbatch runs.
+// jobDir is the directory the job runs in, as sbatch sets it and
+// accounting keeps it: --chdir on the command line, else in the script, as
+// given when absolute and after the directory sbatch runs in when not; else
+// that directory, with its links resolved (sbatch asks getcwd, which knows
+// no $PWD).
 func (w *wrapper) jobDir(cl *slurm.CommandLine, script *slurm.Script) string {
 	dir := ""
 	if o := script.LastOption("chdir"); o != nil {
@@ -140,11 +181,15 @@ func (w *wrapper) jobDir(cl *slurm.CommandLine, script *slurm.Script) string {
 			dir = o.Value
 		}
 	}
+	cwd := w.opt.WorkDir
+	if physical, err := filepath.EvalSymlinks(cwd); err == nil && cwd != "" {
+		cwd = physical
+	}
 	switch {
 	case dir == "":
-		return w.opt.WorkDir
-	case filepath.IsAbs(dir) || w.opt.WorkDir == "":
-		return filepath.Clean(dir)
+		return cwd
+	case filepath.IsAbs(dir) || cwd == "":
+		return dir
 	}
-	return filepath.Join(w.opt.WorkDir, dir)
+	return cwd + "/" + dir
 }

@@ -659,11 +659,26 @@ func TestRunBeside(t *testing.T) {
 	if last := subs[len(subs)-1]; last.JobName != "named.sh" || last.WorkDir != filepath.Join(f.dir, "out") {
 		t.Errorf("recorded %+v", last)
 	}
-	// Nothing to record: --test-only and --wrap submit no script's job.
+	// Nothing to record: --test-only and --wrap submit no script's job; a
+	// script gone, or rewritten, after sbatch read it is another's now.
 	before := len(subs)
 	f.run("--test-only", "job.sh")
 	f.run("--wrap", "hostname")
+	f.run("gone.sh")
+	later := f.script(t, "later.sh", fullA100)
+	os.Chtimes(later, time.Now().Add(time.Minute), time.Now().Add(time.Minute))
+	f.run("later.sh")
 	if n := len(f.spooled(t)); n != before {
-		t.Errorf("%d records after --test-only and --wrap, want %d", n, before)
+		t.Errorf("%d records after --test-only, --wrap, a script gone and one rewritten, want %d", n, before)
+	}
+	// Run from a directory reached through a link, the job's directory is
+	// the one sbatch's getcwd gives: the link resolved.
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(f.dir, link)
+	physical, _ := filepath.EvalSymlinks(f.dir)
+	f.dir = link
+	f.run("job.sh")
+	if subs = f.spooled(t); subs[len(subs)-1].WorkDir != physical {
+		t.Errorf("from %s: recorded the directory %q, want %q", link, subs[len(subs)-1].WorkDir, physical)
 	}
 }
