@@ -51,6 +51,7 @@ type Report struct {
 	UnknownToSlurm []string
 	Refiled        []history.Refiled // jobs filed under a real cluster name
 	Linked         int               // the wrapper's submissions linked to their jobs (history.LinkPending)
+	Unlinked       int               // those dropped, accounting having had no job for them after history.PendingRefused
 	// pendingAsked is when sacct was asked about every job submitted since,
 	// for the wrapper's records without ids (zero: it was not).
 	pendingAsked time.Time
@@ -77,7 +78,7 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 		return rep, err
 	}
 	// The wrapper's records whose job ids it never saw find their jobs.
-	if rep.Linked, err = col.Store.LinkPending(ctx, time.Now(), rep.pendingAsked); err != nil {
+	if rep.Linked, rep.Unlinked, err = col.Store.LinkPending(ctx, time.Now(), rep.pendingAsked); err != nil {
 		return rep, err
 	}
 	if opt.Selection.Scripts {
@@ -173,32 +174,37 @@ func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res 
 	return res, q.Since, err
 }
 
+// PendingResult is what FindPending did: the wrapper's submissions linked
+// to their jobs, those dropped (accounting had no job for them a day
+// later), and those made in the last history.PendingLate still waiting
+// (slurmdbd may not have their jobs yet).
+type PendingResult struct{ Linked, Dropped, Waiting int }
+
 // FindPending links the sbatch wrapper's submissions recorded without
 // their ids to their jobs, asking sacct for the user's jobs since the
 // oldest of them (nothing is asked when there is none): what status and
 // wait do first, so that a job submitted through the shim is theirs to
-// show. It names the cluster first if c has none. waiting counts those
-// made in the last history.PendingLate that found no job: slurmdbd may not
-// have the job yet.
-func (c *Collector) FindPending(ctx context.Context) (linked, waiting int, err error) {
+// show. It names the cluster first if c has none.
+func (c *Collector) FindPending(ctx context.Context) (PendingResult, error) {
+	var res PendingResult
 	if _, pending, err := c.Store.OldestPending(ctx); err != nil || !pending {
-		return 0, 0, err
+		return res, err
 	}
 	if c.Cluster == "" {
 		if err := c.NameCluster(ctx, "", nil); err != nil {
-			return 0, 0, err
+			return res, err
 		}
 	}
 	_, asked, err := c.importPending(ctx, slurm.SacctQuery{})
 	if err != nil {
-		return 0, 0, err
+		return res, err
 	}
 	now := time.Now()
-	if linked, err = c.Store.LinkPending(ctx, now, asked); err != nil {
-		return linked, 0, err
+	if res.Linked, res.Dropped, err = c.Store.LinkPending(ctx, now, asked); err != nil {
+		return res, err
 	}
-	waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))
-	return linked, waiting, err
+	res.Waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))
+	return res, err
 }
 
 // importDumpFile imports the dump the selection names, its errors told by

@@ -19,9 +19,13 @@ const (
 	// by a little, and sbatch may retry a busy controller for a while.
 	PendingEarly = time.Minute
 	PendingLate  = 2 * time.Minute
-	// PendingKept is how long a record waits for accounting to be asked
-	// about its time: a collect that asked and found no job drops it (sbatch
-	// refused the job); one that never asked gives up after this.
+	// PendingRefused is how long a record whose time accounting was asked
+	// about may go without a job before it is taken for one sbatch refused
+	// and dropped: slurmdbd may lag slurmctld by minutes, even hours when it
+	// was down.
+	PendingRefused = 24 * time.Hour
+	// PendingKept is how long any record waits: one whose time accounting
+	// was never asked about (no collect for a week) goes too.
 	PendingKept = 7 * 24 * time.Hour
 )
 
@@ -78,17 +82,17 @@ type pendingJob struct {
 // nearest in time first, each record and job once: a submission sbatch
 // refused does not take the job of the corrected one that followed it.
 // Where accounting was asked about every job submitted since asked (the
-// zero time: it was not), a record from then on, older than PendingLate,
-// that found no job was refused by sbatch and is dropped. It returns how
-// many were linked.
-func (s *Store) LinkPending(ctx context.Context, now, asked time.Time) (int, error) {
+// zero time: it was not), a record from then on, older than
+// PendingRefused, that found no job was refused by sbatch and is dropped.
+// It returns how many were linked and how many dropped.
+func (s *Store) LinkPending(ctx context.Context, now, asked time.Time) (linked, dropped int, err error) {
 	recs, err := s.pendingRecords(ctx)
 	if err != nil || len(recs) == 0 {
-		return 0, err
+		return 0, 0, err
 	}
 	jobs, err := s.pendingJobs(ctx, recs[0].Submitted.Add(-PendingEarly), recs[len(recs)-1].Submitted.Add(PendingLate))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	type pair struct {
 		rec, job int
@@ -115,20 +119,21 @@ func (s *Store) LinkPending(ctx context.Context, now, asked time.Time) (int, err
 		sub := recs[p.rec]
 		sub.Cluster, sub.JobID, sub.Source = jobs[p.job].cluster, jobs[p.job].id, sub.Script
 		if err := s.RecordSubmissions(ctx, []Submission{sub}); err != nil {
-			return len(linkedRec) - 1, err
+			return len(linkedRec) - 1, 0, err
 		}
 		if err := s.dropPending(ctx, recs[p.rec]); err != nil {
-			return len(linkedRec), err
+			return len(linkedRec), 0, err
 		}
 	}
 	for i, r := range recs {
-		if !linkedRec[i] && !asked.IsZero() && !r.Submitted.Before(asked) && now.Sub(r.Submitted) > PendingLate {
+		if !linkedRec[i] && !asked.IsZero() && !r.Submitted.Before(asked) && now.Sub(r.Submitted) > PendingRefused {
 			if err := s.dropPending(ctx, r); err != nil {
-				return len(linkedRec), err
+				return len(linkedRec), dropped, err
 			}
+			dropped++
 		}
 	}
-	return len(linkedRec), nil
+	return len(linkedRec), dropped, nil
 }
 
 // pendingRecords are the pending submissions, oldest first.

@@ -22,8 +22,8 @@ const pendingDump = `JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|S
 // jobs of the same user, name and directory, submitted about when the
 // wrapper saw them, nearest first and each job once: a refused submission
 // does not take the job of the corrected one after it. Once accounting was
-// asked about their time, those that found no job are dropped; until then
-// they wait.
+// asked about their time, those that found no job a day later are dropped;
+// until then they wait.
 func TestLinkPending(t *testing.T) {
 	ctx := context.Background()
 	st := openTemp(t)
@@ -54,9 +54,9 @@ func TestLinkPending(t *testing.T) {
 		t.Fatalf("%d pending, %v: want %d", n, err, len(subs))
 	}
 	// A dump imported: accounting not asked about the records' times.
-	linked, err := st.LinkPending(ctx, at("10:31:00.000"), time.Time{})
-	if err != nil || linked != 4 {
-		t.Fatalf("linked %d, %v", linked, err)
+	linked, dropped, err := st.LinkPending(ctx, at("10:31:00.000"), time.Time{})
+	if err != nil || linked != 4 || dropped != 0 {
+		t.Fatalf("linked %d, dropped %d, %v", linked, dropped, err)
 	}
 	recs, err := st.History(ctx, HistoryFilter{})
 	if err != nil {
@@ -72,10 +72,13 @@ func TestLinkPending(t *testing.T) {
 	if n, _ := st.PendingCount(ctx, time.Time{}); n != 2 {
 		t.Errorf("%d pending, want the refused and the later one (accounting was not asked)", n)
 	}
-	// Accounting asked since 09:59: the refused one goes, the later one,
-	// a minute old, still waits.
-	if _, err := st.LinkPending(ctx, at("10:31:00.000"), at("09:59:00.000")); err != nil {
-		t.Fatal(err)
+	// Accounting asked since 09:59: slurmdbd may lag, so they wait a day;
+	// then the refused one goes, the later one still waits.
+	if _, dropped, err := st.LinkPending(ctx, at("10:31:00.000"), at("09:59:00.000")); err != nil || dropped != 0 {
+		t.Fatalf("dropped %d within the day, %v", dropped, err)
+	}
+	if _, dropped, err := st.LinkPending(ctx, at("10:20:00.000").Add(PendingRefused), at("09:59:00.000")); err != nil || dropped != 1 {
+		t.Fatalf("dropped %d a day later, %v", dropped, err)
 	}
 	if n, _ := st.PendingCount(ctx, time.Time{}); n != 1 {
 		t.Errorf("%d pending, want the later one alone", n)

@@ -126,8 +126,10 @@ type collectReport struct {
 	Window          *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
 	Refiled         []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
 	// Linked counts the sbatch wrapper's submissions linked to their jobs
-	// (recorded beside sbatch, without the id it printed).
-	Linked int `json:"wrapper_submissions_linked"`
+	// (recorded beside sbatch, without the id it printed); Unlinked those
+	// dropped, accounting having had no job for them after a day.
+	Linked   int `json:"wrapper_submissions_linked"`
+	Unlinked int `json:"wrapper_submissions_dropped"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
@@ -306,7 +308,7 @@ func collectReportOf(res collect.Report) collectReport {
 	for _, m := range res.Refiled {
 		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
 	}
-	rep.Linked = res.Linked
+	rep.Linked, rep.Unlinked = res.Linked, res.Unlinked
 	return rep
 }
 
@@ -378,6 +380,10 @@ func printCollect(w io.Writer, rep collectReport) {
 	}
 	if len(rep.UnknownToSlurm) > 0 {
 		fmt.Fprintln(w, bench.NoSuchJob(rep.UnknownToSlurm))
+	}
+	if rep.Unlinked > 0 {
+		fmt.Fprintf(w, "%s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
+			textutil.Plural(rep.Unlinked, "submission"))
 	}
 	if rep.Linked > 0 {
 		fmt.Fprintf(w, "%s through the sbatch wrapper linked to %s\n", textutil.Plural(rep.Linked, "submission"),

@@ -168,15 +168,19 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 	}
 	deadline := time.Now().Add(patience)
 	for {
-		_, waiting, err := col.FindPending(ctx)
+		res, err := col.FindPending(ctx)
+		if res.Dropped > 0 {
+			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
+				textutil.Plural(res.Dropped, "submission"))
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
 			return
-		case waiting == 0:
+		case res.Waiting == 0:
 			return
 		case time.Now().After(deadline):
-			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(waiting, "submission"))
+			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(res.Waiting, "submission"))
 			return
 		}
 		select {
