@@ -17,7 +17,7 @@ import (
 // putting it in the history's spool: a small file, which no database lock
 // can hold up (within spoolDeadline). Any migadvisor command that opens the
 // history moves the spool in first, so collect, status and recommend see
-// every submission.
+// every submission the wrapper ran sbatch for (in sbatch's place).
 func (w *wrapper) record(ctx context.Context, read *advice, cl *slurm.CommandLine, out []byte) error {
 	return w.spool(ctx, func() (history.Submission, bool, error) { return w.submission(read, cl, out) })
 }

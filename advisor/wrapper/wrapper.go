@@ -1,8 +1,11 @@
-// Package wrapper is the sbatch wrapper of login nodes: before Slurm's sbatch
-// runs, the advice from the user's and the site's histories and the lint
-// lines that say what the job will not get; then sbatch with the user's
-// arguments, or with the advice's change when asked to apply it; then the
-// job's record in the history's spool.
+// Package wrapper is the sbatch wrapper of login nodes. Beside Slurm's
+// sbatch, which the scripts/sbatch shim runs itself (Options.Beside): the
+// advice from the user's and the site's advice indexes and the lint lines
+// that say what the job will not get, then the submission's record in the
+// history's spool, without the job id (collect links it). In sbatch's place
+// (the advice applied, or run directly): the advice, then sbatch with the
+// user's arguments or the advice's change, then the record of the job id
+// sbatch printed.
 //
 // Nothing it does can stop a submission: every step but sbatch itself fails
 // open, with at most one line on stderr (none with MIGADVISOR_QUIET=1), and

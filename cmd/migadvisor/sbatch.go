@@ -14,30 +14,32 @@ import (
 )
 
 const sbatchHelp = `Runs Slurm's sbatch with the arguments, standard input and output it was
-given, and exits with sbatch's status. Installed as "sbatch" on login nodes
-(the scripts/sbatch shim, or a link named sbatch), "sbatch --help" is Slurm's
-own help.
+given, and exits with sbatch's status, with migadvisor's advice on stderr.
+On login nodes it is installed as "sbatch" through the scripts/sbatch shim,
+which runs Slurm's sbatch itself, in its own place, and the wrapper beside
+it in the background ('migadvisor sbatch-beside'); "sbatch --help" is
+Slurm's own help.
 
-Before sbatch runs, when the runs of this script (in your advice index,
-beside your history, and in the site's, published beside [history] site_db)
-show a cheaper profile that is safe for it, or a safe one instead of a
-profile it ran out of memory on, it says so on stderr with the change to make, and prints the script's lint
-errors and what the job will not get as its script reads (an #SBATCH line
-sbatch ignores, more GPU processes than GPUs). Nothing when there is
-nothing useful to say.
+The advice: when the runs of this script (in your advice index, beside
+your history, and in the site's, published beside [history] site_db) show
+a cheaper profile that is safe for it, or a safe one instead of a profile
+it ran out of memory on, it says so with the change to make, and prints the
+script's lint errors and what the job will not get as its script reads (an
+#SBATCH line sbatch ignores, more GPU processes than GPUs). Nothing when
+there is nothing useful to say.
 
   --mig-apply, MIGADVISOR_APPLY=1   submit with the advice's change (the GPU
                                     request, and --partition, --time or --mem
-                                    where it needs others), shown on stderr
+                                    where it needs others), shown on stderr;
+                                    the shim then runs this command in
+                                    sbatch's place
 
-After sbatch it records the job (id, script fingerprint, profile asked for)
-in the history's spool, which any migadvisor command moves into the history,
-so 'migadvisor collect' gathers its evidence later. The sbatch shim
-(scripts/sbatch) runs Slurm's sbatch itself and this command beside it (as
-'migadvisor sbatch-beside'): the advice the same, sbatch not run, and the
-record without the id, which collect finds by the job's name, directory, user and
-submit time. With the advice applied, the shim runs this command in
-sbatch's place.
+The record: beside sbatch, the submission (script fingerprint, profile
+asked for, the job's name and directory, the time) goes to the history's
+spool without the job id; 'migadvisor collect', 'status' or 'wait' without
+job ids finds the job in accounting and links it. Run in sbatch's place
+(this command itself, --mig-apply), it advises before sbatch runs and
+records the id sbatch prints.
 
 It opens no database: the indexes are files that 'collect', 'track' and
 'wait' (yours) and 'collect --publish' (the site's) write. Nothing it does
