@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
@@ -129,7 +130,11 @@ func TestSbatchShimBesideSbatch(t *testing.T) {
 		if got, _ := os.ReadFile(input); tc.id == "" && string(got) != "on stdin\n" {
 			t.Errorf("%s: Slurm's sbatch read %q on stdin", tc.name, got)
 		}
-		files, _ := history.SpoolFor(db).Pending()
+		// Beside sbatch, the record comes a moment after sbatch exits.
+		var files []string
+		for deadline := time.Now().Add(5 * time.Second); len(files) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			files, _ = history.SpoolFor(db).Pending()
+		}
 		if len(files) != 1 {
 			t.Fatalf("%s: %d records spooled", tc.name, len(files))
 		}
