@@ -44,6 +44,15 @@ type ImportResult struct {
 	Lines        int
 }
 
+// Plus is r with o's figures added: two imports reported as one.
+func (r ImportResult) Plus(o ImportResult) ImportResult {
+	r.ImportStats = r.ImportStats.Add(o.ImportStats)
+	r.Skipped = append(slices.Clone(r.Skipped), o.Skipped...)
+	r.SkippedTotal += o.SkippedTotal
+	r.Lines += o.Lines
+	return r
+}
+
 func (c *Collector) importOptions() history.ImportOptions {
 	return history.ImportOptions{Cluster: c.Cluster, Profile: c.Site.ProfileNameOf, Progress: c.Progress}
 }

@@ -146,10 +146,7 @@ func (c *Collector) importTracked(ctx context.Context, q slurm.SacctQuery) (Repo
 	switch {
 	case !asked.IsZero():
 		rep.Source, rep.pendingAsked = SourceSacct, asked
-		rep.Accounting.Add(res.ImportStats)
-		rep.Accounting.Skipped = append(rep.Accounting.Skipped, res.Skipped...)
-		rep.Accounting.SkippedTotal += res.SkippedTotal
-		rep.Accounting.Lines += res.Lines
+		rep.Accounting = rep.Accounting.Plus(res)
 	case rep.Source == "":
 		rep.Source = SourceNone
 	}

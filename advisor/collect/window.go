@@ -175,9 +175,7 @@ func (c *Collector) recheck(ctx context.Context, q slurm.SacctQuery, unsettled m
 			if err != nil {
 				return n, err
 			}
-			res.ImportStats = res.ImportStats.Add(more.ImportStats)
-			res.Skipped = append(res.Skipped, more.Skipped...)
-			res.SkippedTotal += more.SkippedTotal
+			*res = res.Plus(more)
 			n += len(chunk)
 		}
 	}
