@@ -182,8 +182,8 @@ func gatherEvidence(ctx context.Context, req AdviseRequest, deps AdviseDeps) (Jo
 		job.Prior, err = priorFor(req.Site, req.Script, req.Prior)
 		return job, err
 	}
-	if _, scaled := PeerOf(job.Runs); scaled {
-		return job, nil // measured on two profiles: no prior
+	if !NeedsPrior(job.Runs) {
+		return job, nil
 	}
 	if job.Resembles, err = priorFor(req.Site, req.Script, req.Prior); err != nil {
 		return job, err

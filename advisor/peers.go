@@ -38,6 +38,14 @@ func PeerOf(runs []Run) (Peer, bool) {
 	return peer, true
 }
 
+// NeedsPrior reports whether a script's runs leave its scaling to a prior
+// (they cover fewer than two profiles: PeerOf), so that its peers and the
+// reference benchmark it looks like are worth reading.
+func NeedsPrior(runs []Run) bool {
+	_, scaled := PeerOf(runs)
+	return !scaled
+}
+
 // SortedProfiles are the peer's profiles by name.
 func SortedProfiles(p Peer) []string { return slices.Sorted(maps.Keys(p)) }
 

@@ -194,17 +194,17 @@ func (refs References) Prior() Scaling {
 	if s, ok := refs.likePrior(); ok {
 		return s
 	}
-	byRefs := refs.referencePrior()
 	fs, n := peerFixedShares(refs.peers)
 	if n == 0 {
-		return byRefs
+		return refs.referencePrior()
 	}
 	f, lo, hi := median(fs), fs[0], fs[len(fs)-1]
 	if n >= 10 {
 		lo, hi = quantile(fs, 0.1), quantile(fs, 0.9)
 	}
 	if n < fewPeers {
-		lo, hi = math.Min(lo, byRefs.Fixed), math.Max(hi, byRefs.Fixed)
+		byRefs := refs.referencePrior().Fixed
+		lo, hi = math.Min(lo, byRefs), math.Max(hi, byRefs)
 	}
 	scripts := "the one other script"
 	if n > 1 {

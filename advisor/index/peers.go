@@ -33,14 +33,14 @@ func peerKey(fingerprint string) string {
 	return string(k[:peerKeySize])
 }
 
-// peerOf is the peer a script's entry makes, keyed by peerKey and dated by
+// peerOf is the peer a script's runs make, keyed by peerKey and dated by
 // its newest submission.
-func peerOf(fingerprint string, s script) (advisor.DatedPeer, bool) {
-	runs := make([]advisor.Run, len(s.Runs))
+func peerOf(fingerprint string, runs []advisor.Run) (advisor.DatedPeer, bool) {
 	var at int64
-	for i, x := range s.Runs {
-		runs[i] = x.toRun()
-		at = max(at, x.Submitted)
+	for _, r := range runs {
+		if !r.Submitted.IsZero() {
+			at = max(at, r.Submitted.Unix())
+		}
 	}
 	peer, ok := advisor.PeerOf(runs)
 	return advisor.DatedPeer{Script: peerKey(fingerprint), Peer: peer, At: at}, ok

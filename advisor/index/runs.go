@@ -128,14 +128,14 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 		if err != nil {
 			return nil, stats, fmt.Errorf("read the history: %w", err)
 		}
-		s, seen := scriptOf(recs, opt.Private)
+		s, runs, seen := scriptOf(recs, opt.Private)
 		for p, at := range seen {
 			paths[p] = append(paths[p], seenAt{fp, at})
 		}
 		if len(s.Runs) == 0 {
 			continue
 		}
-		if peer, ok := peerOf(fp, s); ok {
+		if peer, ok := peerOf(fp, runs); ok {
 			peers = append(peers, peer)
 		}
 		data, err := json.Marshal(s)
@@ -176,11 +176,13 @@ type seenAt struct {
 	at          time.Time
 }
 
-// scriptOf is the entry of one script's records (newest first): its runs,
+// scriptOf is the entry of one script's records (newest first): its runs
+// (and the same as the advisor's, for its peer),
 // the newest PerProfile per profile; and, for a user's own index, the
 // paths it was submitted from with its newest job there.
-func scriptOf(recs []history.JobRecord, private bool) (script, map[string]time.Time) {
+func scriptOf(recs []history.JobRecord, private bool) (script, []advisor.Run, map[string]time.Time) {
 	var s script
+	var runs []advisor.Run
 	kept := map[string]int{}
 	paths := map[string]time.Time{}
 	for i := range recs {
@@ -200,9 +202,10 @@ func scriptOf(recs []history.JobRecord, private bool) (script, map[string]time.T
 			}
 			kept[r.Profile]++
 			s.Runs = append(s.Runs, fromRun(r, private))
+			runs = append(runs, r)
 		}
 	}
-	return s, paths
+	return s, runs, paths
 }
 
 // Runs are the runs of the script with this fingerprint in the index.

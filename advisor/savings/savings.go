@@ -460,7 +460,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	var rec *advisor.Recommendation
 	var err error
 	var peers []advisor.Peer
-	if _, scaled := advisor.PeerOf(runs); !scaled && b.peers != nil {
+	if b.peers != nil && advisor.NeedsPrior(runs) {
 		peers = b.peers(g.fingerprint)
 	}
 	if len(runs) >= b.th.MinRuns {

@@ -101,12 +101,16 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		return adv, nil // --wrap or stdin: no file to fingerprint
 	}
 	file := w.scriptFile(path)
-	script, err := slurm.ReadScript(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return adv, nil // sbatch says so itself
-	}
-	if err != nil {
-		return nil, err
+	script := w.submitted
+	if script == nil {
+		var err error
+		script, err = slurm.ReadScript(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return adv, nil // sbatch says so itself
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	adv.script = script
 	site, err := w.opt.LoadSite(w.getenv(EnvSite))
@@ -115,17 +119,15 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	}
 	adv.site = site
 	adv.lint = advisor.SubmissionProblems(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
-	runs, peers, err := w.runs(ctx, adv, file)
+	runs, peers, prior, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err
 	}
 	// Now and User make the monthly rate the user's, up to today.
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
 		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers}
-	if _, scaled := advisor.PeerOf(runs); !scaled { // a prior, as recommend's: the workload it looks like
-		if set, ok := catalog.ReferenceFor(site); ok {
-			job.Resembles, _ = advisor.RecogniseWorkload(set, script)
-		}
+	if set, ok := catalog.ReferenceFor(site); ok && prior { // as recommend's prior: the workload it looks like
+		job.Resembles, _ = advisor.RecogniseWorkload(set, script)
 	}
 	rec, err := advisor.Recommend(site, job, advisor.Options{})
 	if err != nil {
@@ -147,11 +149,11 @@ func (w *wrapper) scriptFile(path string) string {
 // runs are the script's runs, and its earlier versions' (those at its
 // path), in the user's advice index (beside their history) and the site's
 // (published beside its snapshot), each job once; and the peers both hold,
-// as recommend reads them, when the runs leave the job to a prior. An index
-// (or its peers) that cannot be read leaves the other,
-// and a warning in adv; the user's not written yet (no collect, track or
-// wait since it was) is no problem.
-func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.Run, []advisor.Peer, error) {
+// as recommend reads them, when the runs leave the job to a prior (prior).
+// An index (or its peers) that cannot be read leaves the other, and a
+// warning in adv; the user's not written yet (no collect, track or wait
+// since it was) is no problem.
+func (w *wrapper) runs(_ context.Context, adv *advice, file string) (runs []advisor.Run, peers []advisor.Peer, prior bool, err error) {
 	own, err := w.opt.OpenIndex(index.OwnPath(w.dbPath()))
 	switch {
 	case err == nil:
@@ -174,13 +176,13 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) ([]advisor.R
 			}
 		}
 	}
-	runs, err := index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
-	if _, scaled := advisor.PeerOf(runs); err != nil || len(runs) == 0 || scaled {
-		return runs, nil, err // measured on two profiles: no prior, no peers to read
+	runs, err = index.ScriptRuns(advisor.KeyOf(file, adv.script, adv.site, w.user()), own, site...)
+	if err != nil || len(runs) == 0 || !advisor.NeedsPrior(runs) {
+		return runs, nil, false, err // measured on two profiles: no prior, no peers to read
 	}
-	peers, err := index.ReadPeers(own, site...)
+	set, err := index.ReadPeers(own, site...)
 	if err != nil && adv.warning == "" {
 		adv.warning = fmt.Sprintf("the advice goes on without other scripts' runtimes: %v", err)
 	}
-	return runs, peers.Except(adv.script.Fingerprint()), nil
+	return runs, set.Except(adv.script.Fingerprint()), true, nil
 }

@@ -111,14 +111,14 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 	}
 	started := w.opt.Now()
 	script, ok := w.scriptAsSubmitted(cl, time.Now()) // the file system's clock, not the record's
+	w.submitted = script
 	_, read := w.adviseWithin(ctx, cl, false)
 	if !ok {
 		return
 	}
-	if read == nil {
-		read = &advice{}
+	if read == nil { // the advice ran out of time: the script is still the one read
+		read = &advice{script: script}
 	}
-	read.script = script
 	if err := w.spool(ctx, func() (history.Submission, bool, error) { return w.pendingSubmission(read, cl, started) }); err != nil {
 		w.warn("the job is submitted but not in the history: %v", err)
 	}

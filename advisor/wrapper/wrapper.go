@@ -134,6 +134,9 @@ type wrapper struct {
 	opt    Options
 	stderr io.Writer
 	warned bool
+	// submitted is the script as sbatch read it, where beside has read it
+	// first: the advice reads it no more.
+	submitted *slurm.Script
 }
 
 func newWrapper(opt Options) *wrapper {

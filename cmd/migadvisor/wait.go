@@ -153,9 +153,12 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
 		return // no history and nothing on its way in: nothing to find
 	}
+	failed := func(err error) {
+		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+	}
 	col, err := openCollectorFor(ctx, env.global, env.slurm)
 	if err != nil {
-		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+		failed(err)
 		return
 	}
 	defer col.Store.Close()
@@ -163,7 +166,7 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 		return // the status or wait says what is wrong with the history
 	}
 	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
-		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+		failed(err)
 		return
 	}
 	deadline := time.Now().Add(patience)
@@ -175,7 +178,7 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 		}
 		switch {
 		case err != nil:
-			fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+			failed(err)
 			return
 		case res.Waiting == 0:
 			return
