@@ -425,7 +425,10 @@ func (d daemon) start() error {
 	return nil
 }
 
-// stop asks the daemon to quit; it does so once its clients are gone.
+// stop asks the daemon to quit, which it does once its clients are gone,
+// and waits up to stopWait for its processes to end: quit returns at once,
+// and a server still exiting would hold the GPU into the next profile's run
+// (seen on the H100 right after the last run).
 func (d daemon) stop() error {
 	cmd := exec.Command(d.control)
 	cmd.Env = append(slices.Clone(d.env), d.mpsEnv()...)
@@ -435,5 +438,41 @@ func (d daemon) stop() error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%v %s", err, bytes.TrimSpace(out.Bytes()))
 	}
-	return nil
+	for deadline := time.Now().Add(stopWait); ; time.Sleep(20 * time.Millisecond) {
+		left := d.processes()
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("its processes %v were still running %v after quit", left, stopWait)
+		}
+	}
+}
+
+// stopWait is how long stop waits for the daemon's processes to end.
+var stopWait = 10 * time.Second
+
+// processes are the daemon's own processes: those whose environment names
+// its pipe directory (the control daemon and the server it starts inherit
+// it) and no client's share of the SMs (the job's processes have both).
+// Where /proc cannot be read, none are known.
+func (d daemon) processes() []int {
+	pipe := []byte("\x00" + d.mpsEnv()[0] + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		env = append(append([]byte{0}, env...), 0)
+		if bytes.Contains(env, pipe) && !bytes.Contains(env, []byte("\x00CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

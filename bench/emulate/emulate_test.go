@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -243,5 +244,44 @@ func TestAClientThatCannotUseTheGPUFallsBackToAPlainRun(t *testing.T) {
 	}
 	if calls, _ := os.ReadFile(filepath.Join(dir, "mps-1g.10gb", "log", "calls")); string(calls) != "start\nquit\n" {
 		t.Errorf("the daemon: %q", calls)
+	}
+}
+
+// Stopping a daemon waits for its processes to end (quit returns before
+// they do), and says so when they outlive the wait; the job's own
+// processes, which carry a client's share, are not the daemon's.
+func TestStopWaitsForTheDaemonToEnd(t *testing.T) {
+	t.Setenv("FAKE_MPS_LINGER", "0.3")
+	d := daemon{control: fakeControl(t), dir: t.TempDir(), env: os.Environ()}
+	if err := d.start(); err != nil {
+		t.Fatal(err)
+	}
+	client := exec.Command("sleep", "5")
+	client.Env = append(os.Environ(), d.clientEnv(Target{SMShare: 0.13, MemoryMiB: 9728})...)
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = client.Process.Kill(); _ = client.Wait() }()
+	for deadline := time.Now().Add(2 * time.Second); len(d.processes()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake daemon's process never showed")
+		}
+	}
+	start := time.Now()
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond || len(d.processes()) != 0 {
+		t.Errorf("stop returned after %v with %v left; want after the daemon's 0.3 s, none left", took, d.processes())
+	}
+
+	t.Setenv("FAKE_MPS_LINGER", "3")
+	defer func(w time.Duration) { stopWait = w }(stopWait)
+	stopWait = 200 * time.Millisecond
+	if err := d.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.stop(); err == nil || !strings.Contains(err.Error(), "still running") {
+		t.Errorf("a daemon outliving the wait: %v", err)
 	}
 }
