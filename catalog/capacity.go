@@ -71,3 +71,34 @@ func (s *Site) fullSMs() int {
 	}
 	return n
 }
+
+// Times scales each share by the other's: shares of one GPU expressed in
+// another's, given how much of the other the first GPU's whole is.
+func (sh Shares) Times(by Shares) Shares {
+	return Shares{SM: sh.SM * by.SM, Bandwidth: sh.Bandwidth * by.Bandwidth}
+}
+
+// Relative is the whole of GPU model from as shares of the whole of model
+// to: its SMs times their clock and their FP32 cores (Hopper's SM does
+// twice an Ampere SM's work per clock), and its memory bandwidth. An H100
+// is 3.4 A100s in SM throughput and 1.6 A100 80GBs in bandwidth, so a job
+// emulated on an H100 slice of 16 SMs ran with 42% of an A100's SM
+// throughput, three times a 1g.10gb's. False when either model lacks the
+// figures.
+func Relative(from, to *GPUModel) (Shares, bool) {
+	if from == nil || to == nil {
+		return Shares{}, false
+	}
+	if from.Name == to.Name {
+		return Shares{SM: 1, Bandwidth: 1}, true
+	}
+	a, b := from.smThroughput(), to.smThroughput()
+	if a <= 0 || b <= 0 || from.BandwidthGBs <= 0 || to.BandwidthGBs <= 0 {
+		return Shares{}, false
+	}
+	return Shares{SM: a / b, Bandwidth: from.BandwidthGBs / to.BandwidthGBs}, true
+}
+
+func (m *GPUModel) smThroughput() float64 {
+	return float64(m.SMs) * float64(m.ClockMHz) * float64(m.CoresPerSM)
+}

@@ -16,6 +16,11 @@ type GPUModel struct {
 	MemorySlices  int          `toml:"memory_slices"`
 	ComputeSlices int          `toml:"compute_slices"`
 	Profiles      []MIGProfile `toml:"profiles"`
+	// The datasheet's boost clock, FP32 cores per SM and memory bandwidth:
+	// how much one model's whole GPU does against another's (Relative).
+	ClockMHz     int     `toml:"sm_clock_mhz"`
+	CoresPerSM   int     `toml:"fp32_cores_per_sm"`
+	BandwidthGBs float64 `toml:"bandwidth_gb_s"`
 }
 
 // MIGProfile is one GPU-instance profile of a model, e.g. 1g.10gb.

@@ -133,3 +133,36 @@ func parseSite(t *testing.T, text string) *Site {
 	}
 	return s
 }
+
+// TestRelative: an H100 against the A100 80GB in SM throughput (SMs × boost
+// clock × FP32 cores) and bandwidth, the two A100s against each other, and
+// a model without the figures.
+func TestRelative(t *testing.T) {
+	model := func(name string) *GPUModel {
+		m, ok := LookupModel(name)
+		if !ok {
+			t.Fatalf("no model %s", name)
+		}
+		return m
+	}
+	h100, a100, a40 := model("NVIDIA H100 80GB HBM3"), model("A100-80GB"), model("A100-40GB")
+	for _, c := range []struct {
+		from, to *GPUModel
+		sm, bw   float64
+	}{
+		{h100, a100, 132 * 1980 * 128 / (108 * 1410 * 64.0), 3350 / 2039.0},
+		{a100, h100, 108 * 1410 * 64 / (132 * 1980 * 128.0), 2039 / 3350.0},
+		{a40, a100, 1, 1555 / 2039.0},
+		{h100, h100, 1, 1},
+	} {
+		got, ok := Relative(c.from, c.to)
+		if !ok || math.Abs(got.SM/c.sm-1) > 1e-9 || math.Abs(got.Bandwidth/c.bw-1) > 1e-9 {
+			t.Errorf("Relative(%s, %s) = %+v, %v; want SM %.3f, bandwidth %.3f", c.from.Name, c.to.Name, got, ok, c.sm, c.bw)
+		}
+	}
+	bare := *a100
+	bare.Name, bare.ClockMHz = "custom", 0
+	if got, ok := Relative(h100, &bare); ok {
+		t.Errorf("Relative to a model without a clock = %+v; want none", got)
+	}
+}
