@@ -185,10 +185,36 @@ func elsewherePoints(site *catalog.Site, runs []Run) []Point {
 	for _, p := range site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && elsewhere(r) }
 		if m, _, ok := medianOf(runs, onP, func(r Run) float64 { return r.Seconds }); ok {
-			points = append(points, Point{Profile: p.Name, Shares: ranAt(site, &p, runs, onP), Seconds: m})
+			at := ranAt(site, &p, runs, onP)
+			if i := slices.IndexFunc(runs, onP); i >= 0 {
+				at, _ = OnSiteGPU(site, runs[i].Emulated, at)
+			}
+			points = append(points, Point{Profile: p.Name, Shares: at, Seconds: m})
 		}
 	}
 	return points
+}
+
+// OnSiteGPU is at, shares of the whole GPU named device, as shares of the
+// site's GPU: an emulated slice of an H100 ran with more of an A100's SM
+// throughput than its share of the H100's SMs says, and a job with a fixed
+// part (start-up, data loading) scales with the absolute speed of what it
+// ran on, not with its share. Unchanged, and false, where either GPU lacks
+// the figures to compare (catalog.Relative).
+func OnSiteGPU(site *catalog.Site, device string, at catalog.Shares) (catalog.Shares, bool) {
+	to, ok := site.Model()
+	if !ok {
+		return at, false
+	}
+	from, ok := catalog.LookupModel(strings.TrimSpace(device))
+	if !ok {
+		return at, false
+	}
+	rel, ok := catalog.Relative(from, to)
+	if !ok {
+		return at, false
+	}
+	return at.Times(rel), true
 }
 
 // shapeFromElsewhere is the explanation an emulation on another GPU gives

@@ -161,9 +161,12 @@ func TestEmulatedTimesAreExplainedByWhatTheJobWaitsOn(t *testing.T) {
 
 // An emulation on another GPU says how the job scales, not how long it
 // takes here: with one profile measured on the site's GPU, the others are
-// predicted from it as the emulation scaled (here an SM-bound job with a
-// fixed fifth: 1g.10gb about 6.4× the full GPU's time, not 7.7×); without
-// one, nothing is predicted.
+// predicted from it as the emulation scaled; without one, nothing is
+// predicted. Here an SM-bound job with a fixed fifth of its time on the
+// H100: the A100's SMs do 1/3.4 of the H100's work, so its GPU part is
+// longer and the fixed part a smaller share of it on the A100 (1g.10gb
+// about 7.3× the full GPU's time; the fixed fifth carried over as a share
+// would say 6.4×, no fixed part 7.7×).
 func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 	h100 := "NVIDIA H100 80GB HBM3"
 	scaled := func(sm float64) float64 { return 0.2 + 0.8/sm }
@@ -186,9 +189,11 @@ func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 	}
 	rec = recommend(t, "", append(emulated, newRun("full", 100).peak(2000)), Options{})
 	site := testutil.Wulver(t)
+	k := (132 * 1980 * 128.0) / (108 * 1410 * 64) // the H100's SM work over the A100's
+	onA100 := func(sm float64) float64 { return 0.2 + 0.8*k/sm }
 	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
 		p, _ := site.Profile(name)
-		want := 100 * scaled(site.Shares(p).SM)
+		want := 100 * onA100(site.Shares(p).SM) / onA100(1)
 		if got := profileOf(t, rec, name); got.RuntimeS == nil || math.Abs(*got.RuntimeS-want) > 0.03*want {
 			t.Errorf("%s: %v s, want about %.0f (%s)", name, deref(got.RuntimeS, -1), want, rec.RuntimeWhy)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -67,6 +68,7 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		if sm, bw, ok := rec.RanAt(run); ok {
 			at = catalog.Shares{SM: sm, Bandwidth: bw}
 		}
+		at, _ = advisor.OnSiteGPU(site, rec.GPU, at)
 		c.Points = append(c.Points, advisor.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r})
 		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
 			util, mem = util+u, mem+m
@@ -76,6 +78,51 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		c.Utilization, c.MemUtilization = util, mem // their ratio is what tells
 	}
 	return c, nil
+}
+
+// ReadEmulations reads repeated emulations of one workload (ReadEmulation
+// on each directory) as one case: per profile, the median time per unit of
+// work and the median of the shares its slices were measured to have, as
+// recommend takes the median of a profile's runs. A job whose time is
+// mostly CPU time varies by a fifth from one emulation to the next on the
+// same GPU, more than the slices' differences.
+func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs ...string) (EmulatedCase, error) {
+	all := EmulatedCase{Name: name, Utilization: -1, MemUtilization: -1}
+	byProfile := map[string][]advisor.Point{}
+	var order []string
+	for _, dir := range dirs {
+		c, err := ReadEmulation(site, name, dir, rate)
+		if err != nil {
+			return all, err
+		}
+		for _, p := range c.Points {
+			if _, ok := byProfile[p.Profile]; !ok {
+				order = append(order, p.Profile)
+			}
+			byProfile[p.Profile] = append(byProfile[p.Profile], p)
+		}
+		if c.Utilization > 0 {
+			all.Utilization, all.MemUtilization = max(all.Utilization, 0)+c.Utilization, max(all.MemUtilization, 0)+c.MemUtilization
+		}
+	}
+	for _, profile := range order {
+		points := byProfile[profile]
+		pick := func(f func(advisor.Point) float64) float64 {
+			v := make([]float64, len(points))
+			for i, p := range points {
+				v[i] = f(p)
+			}
+			slices.Sort(v)
+			if n := len(v); n%2 == 0 {
+				return (v[n/2-1] + v[n/2]) / 2
+			}
+			return v[len(v)/2]
+		}
+		all.Points = append(all.Points, advisor.Point{Profile: profile, Seconds: pick(func(p advisor.Point) float64 { return p.Seconds }),
+			Shares: catalog.Shares{SM: pick(func(p advisor.Point) float64 { return p.Shares.SM }),
+				Bandwidth: pick(func(p advisor.Point) float64 { return p.Shares.Bandwidth })}})
+	}
+	return all, nil
 }
 
 // utilizationOf is the GPU and memory utilization in a monitor summary.

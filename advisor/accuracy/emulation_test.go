@@ -56,7 +56,8 @@ func TestAccuracyOfEmulation(t *testing.T) {
 		if name == "" {
 			name = w.published
 		}
-		c, err := ReadEmulation(site, name, filepath.Join("..", "..", "testdata", "nvml", "h100-emulate-workloads", w.dir), w.rate)
+		dirs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "nvml", "h100-emulate-workloads", w.dir+"*"))
+		c, err := ReadEmulations(site, name, w.rate, dirs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,19 +73,21 @@ func TestAccuracyOfEmulation(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 
-	clean := map[string]bool{"matrix_multiplication FP16": true, "matrix_multiplication FP32": true, "copy": true, "pytorch_cifar10_deepcnn": true}
+	// The kernels, each as Wulver ran it (or a slice's share of bandwidth):
+	// within the 15% of every ratio. The training jobs are reported,
+	// not held to it: their CPU time on this machine is not Wulver's (see
+	// README), and one emulation of them varies by a fifth.
+	kernels := map[string]bool{"matrix_multiplication FP16": true, "matrix_multiplication FP16, beside copies": true,
+		"matrix_multiplication FP32": true, "copy": true, "triad": true}
 	var plain, corrected float64
 	for _, r := range rows {
 		plain += math.Abs(r.PlainError())
 		corrected += math.Abs(r.CorrectedError())
-		// The kernels the emulation reproduces as Wulver ran them, each
-		// alone in its run (one mean clock fits it): within the 15%
-		// of every ratio.
-		if clean[r.Workload] && math.Abs(r.CorrectedError()) > 0.15 {
+		if kernels[r.Workload] && math.Abs(r.CorrectedError()) > 0.15 {
 			t.Errorf("%s %s: corrected %+.0f%% off the published ratio", r.Workload, r.Profile, 100*r.CorrectedError())
 		}
 	}
-	if corrected > plain {
-		t.Errorf("the correction made the ratios worse: %.0f%% against %.0f%% in all", 100*corrected, 100*plain)
+	if n := float64(len(rows)); corrected > plain || corrected/n > 0.10 {
+		t.Errorf("corrected ratios %.0f%% off on average, as emulated %.0f%%: want the correction better, and within 10%%", 100*corrected/n, 100*plain/n)
 	}
 }
