@@ -9,6 +9,13 @@ prints what migadvisor reads from a job's output:
     MIGADVISOR_METRIC <name> <value>     training_time_s, test_accuracy_pct, ...
     MIGADVISOR_VERSION <name> <value>    python, torch, cuda, device
 
+Images reach the model as in a usual training script: a DataLoader with
+--workers worker processes turns each stored 8-bit image into a normalized
+tensor (and, for CIFAR-10's training set, crops and flips it at random), on
+the job's CPUs, while the GPU trains. That CPU work is part of the job's
+time on every profile, as it is on Wulver's. --preload transforms every image
+once, before training, instead.
+
 --synthetic trains on random data of the real shapes (no download): each label
 is the argmax of a fixed random projection of the image's coarse structure, so the task is
 learnable and the accuracy means something, but it is not the real dataset's.
@@ -109,41 +116,77 @@ MODELS = {"simplecnn": SimpleCNN, "deepcnn": DeepCNN, "resnet": ResNet}
 
 
 def synthetic(dataset, n_train, n_test, seed):
-    """Random images of the dataset's shape, labelled by a fixed random projection
-    of their coarse (4x4) structure, which a CNN can learn."""
+    """Random 8-bit images of the dataset's shape, labelled by a fixed random
+    projection of their coarse (4x4) structure, which a CNN can learn."""
     c, h, w, _, _ = SHAPES[dataset]
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n_train + n_test, c, h, w, generator=g)
-    coarse = F.adaptive_avg_pool2d(x, 4).flatten(1)
+    x = (torch.randn(n_train + n_test, c, h, w, generator=g) * 64 + 128).clamp_(0, 255).to(torch.uint8)
+    coarse = F.adaptive_avg_pool2d(x.float(), 4).flatten(1)
     proj = torch.randn(coarse.shape[1], 10, generator=g)
-    y = (coarse @ proj).argmax(1)
+    y = ((coarse - coarse.mean(0)) @ proj).argmax(1)
     return (x[:n_train], y[:n_train]), (x[n_train:], y[n_train:])
 
 
 def real(dataset, data_dir, n_train, n_test):
-    """The real dataset through torchvision (downloaded to data_dir once), as tensors."""
+    """The real dataset through torchvision (downloaded to data_dir once), as
+    8-bit images (N, C, H, W) and labels."""
     try:
         import torchvision
-        import torchvision.transforms as T
     except ImportError:
         sys.exit("vision_train.py: torchvision is needed to download %s; install it or use --synthetic" % dataset)
     cls = {"mnist": torchvision.datasets.MNIST, "cifar10": torchvision.datasets.CIFAR10}[dataset]
-    tf = T.Compose([T.ToTensor(), T.Normalize((0.5,) * SHAPES[dataset][0], (0.5,) * SHAPES[dataset][0])])
     out = []
     for train, n in ((True, n_train), (False, n_test)):
-        ds = cls(data_dir, train=train, download=True, transform=tf)
-        n = min(n, len(ds))
-        xs = torch.stack([ds[i][0] for i in range(n)])
-        ys = torch.tensor([int(ds[i][1]) for i in range(n)])
-        out.append((xs, ys))
+        ds = cls(data_dir, train=train, download=True)
+        x = torch.as_tensor(ds.data)[:n]  # MNIST: (N, 28, 28); CIFAR-10: (N, 32, 32, 3)
+        x = x.unsqueeze(1) if x.dim() == 3 else x.permute(0, 3, 1, 2)
+        out.append((x.contiguous(), torch.as_tensor(ds.targets)[:n].long()))
     return out[0], out[1]
 
 
-def batches(x, y, size, shuffle, g):
-    order = torch.randperm(len(x), generator=g) if shuffle else torch.arange(len(x))
-    for i in range(0, len(x), size):
-        idx = order[i:i + size]
-        yield x[idx], y[idx]
+class Images(torch.utils.data.Dataset):
+    """8-bit images made into normalized tensors one at a time, as
+    torchvision's ToTensor and Normalize do; augment adds the usual CIFAR-10
+    training augmentation (a random 32x32 crop of the image padded by 4, a
+    random horizontal flip)."""
+
+    def __init__(self, x, y, augment):
+        self.x, self.y, self.augment = x, y, augment
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        img = self.x[i].float().div_(255).sub_(0.5).div_(0.5)
+        if self.augment:
+            _, h, w = img.shape
+            padded = F.pad(img, (4, 4, 4, 4))
+            top, left = torch.randint(0, 9, (2,)).tolist()
+            img = padded[:, top:top + h, left:left + w]
+            if torch.rand(()) < 0.5:
+                img = img.flip(2)
+        return img, self.y[i]
+
+
+def loader(x, y, size, shuffle, augment, workers, seed, pin):
+    g = torch.Generator().manual_seed(seed)
+    return torch.utils.data.DataLoader(Images(x, y, augment), batch_size=size, shuffle=shuffle, generator=g,
+                                       num_workers=workers, pin_memory=pin, persistent_workers=workers > 0)
+
+
+def preloaded(x, y, size, shuffle, seed):
+    """Every image transformed once, then batches of the resulting tensors."""
+    x = x.float().div_(255).sub_(0.5).div_(0.5)
+    g = torch.Generator().manual_seed(seed)
+
+    class Batches:
+        def __iter__(self):
+            order = torch.randperm(len(x), generator=g) if shuffle else torch.arange(len(x))
+            for i in range(0, len(x), size):
+                idx = order[i:i + size]
+                yield x[idx], y[idx]
+
+    return Batches()
 
 
 def main():
@@ -158,6 +201,8 @@ def main():
     ap.add_argument("--data", default="data", help="where the real dataset is downloaded")
     ap.add_argument("--synthetic", action="store_true", help="random data of the real shapes, no download")
     ap.add_argument("--device", default="auto", help="auto (CUDA when there is one), cuda or cpu")
+    ap.add_argument("--workers", type=int, default=1, help="DataLoader worker processes (0: in the training process)")
+    ap.add_argument("--preload", action="store_true", help="transform every image once before training, no DataLoader")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
 
@@ -186,9 +231,17 @@ def main():
     print("data: %d training and %d test images (%s) in %.1f s" %
           (len(xtr), len(xte), "synthetic" if a.synthetic else a.dataset, time.perf_counter() - t0), flush=True)
 
+    pin = device == "cuda"
+    if a.preload:
+        train_batches = preloaded(xtr, ytr, a.batch_size, True, a.seed)
+        test_batches = preloaded(xte, yte, 1000, False, a.seed)
+    else:
+        train_batches = loader(xtr, ytr, a.batch_size, True, a.dataset == "cifar10", a.workers, a.seed, pin)
+        test_batches = loader(xte, yte, 1000, False, False, a.workers, a.seed, pin)
+    print("MIGADVISOR_VERSION loader %s" % ("preloaded" if a.preload else "DataLoader, %d workers" % a.workers))
+
     model = MODELS[a.model](c, h).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
-    g = torch.Generator().manual_seed(a.seed)
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
         torch.cuda.synchronize()
@@ -197,7 +250,7 @@ def main():
     for epoch in range(1, a.epochs + 1):
         model.train()
         total = 0.0
-        for xb, yb in batches(xtr, ytr, a.batch_size, True, g):
+        for xb, yb in train_batches:
             xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
             opt.zero_grad(set_to_none=True)
             loss = F.cross_entropy(model(xb), yb)
@@ -213,7 +266,7 @@ def main():
     model.eval()
     correct = 0
     with torch.no_grad():
-        for xb, yb in batches(xte, yte, 1000, False, g):
+        for xb, yb in test_batches:
             correct += (model(xb.to(device)).argmax(1).cpu() == yb).sum().item()
     acc = 100.0 * correct / len(xte)
 
