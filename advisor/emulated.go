@@ -189,10 +189,31 @@ func elsewherePoints(site *catalog.Site, runs []Run) []Point {
 			if i := slices.IndexFunc(runs, onP); i >= 0 {
 				at, _ = OnSiteGPU(site, runs[i].Emulated, at)
 			}
-			points = append(points, Point{Profile: p.Name, Shares: at, Seconds: m})
+			points = append(points, Point{Profile: p.Name, Shares: at, Seconds: m, Busy: busyOf(runs, onP, func(r Run) float64 { return r.Seconds })})
 		}
 	}
 	return points
+}
+
+// busyOf is the median time the GPU was busy in the emulated runs keep
+// holds, in the units of time (the runs' mean GPU utilization times it); 0
+// unless every one of them is emulated and reports its utilization.
+func busyOf(runs []Run, keep func(Run) bool, time func(Run) float64) float64 {
+	var busy []float64
+	for _, r := range runs {
+		if !keep(r) || time(r) <= 0 {
+			continue
+		}
+		if r.Emulated == "" || r.Utilization <= 0 || r.Utilization > 100 {
+			return 0
+		}
+		busy = append(busy, r.Utilization/100*time(r))
+	}
+	if len(busy) == 0 {
+		return 0
+	}
+	slices.Sort(busy)
+	return median(busy)
 }
 
 // OnSiteGPU is at, shares of the whole GPU named device, as shares of the
@@ -236,6 +257,9 @@ func (a *analysis) shapeFromElsewhere() (Scaling, bool) {
 	}
 	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", boundWords(fit),
 		emulated.Emulated, profileList(a.elsewhere), a.points[0].Profile)
+	if fit.busyWhy != "" {
+		fit.Why += "; " + fit.busyWhy
+	}
 	fit.Source = "the emulation's scaling, " + fit.Source
 	return fit, true
 }
@@ -269,7 +293,7 @@ func (a *analysis) explain(points []Point) (Scaling, bool) {
 	if !emulated || util == 0 {
 		return ExplainTimes(points, refs)
 	}
-	return ExplainTimesOn(BoundBy(util, mem), points, refs)
+	return ExplainEmulated(BoundBy(util, mem), points, refs)
 }
 
 // sameGPU reports whether a device name is the site's GPU model.

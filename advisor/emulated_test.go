@@ -170,6 +170,7 @@ func TestEmulatedTimesAreExplainedByWhatTheJobWaitsOn(t *testing.T) {
 func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 	h100 := "NVIDIA H100 80GB HBM3"
 	scaled := func(sm float64) float64 { return 0.2 + 0.8/sm }
+	busyPct := func(sm float64) float64 { return 100 * (0.8 / sm) / scaled(sm) } // the GPU idle in the fixed part
 	emulated := []Run{}
 	for _, r := range []struct {
 		profile string
@@ -177,11 +178,11 @@ func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 	}{{"1g.10gb", 16.0 / 132, 0.38}, {"2g.20gb", 34.0 / 132, 0.72}, {"3g.40gb", 50.0 / 132, 0.89}} {
 		run := newRun(r.profile, 50*scaled(r.sm)).peak(2000).emulatedOn(h100) // an H100: twice as fast
 		run.RanAt = &catalog.Shares{SM: r.sm, Bandwidth: r.bw}
-		run.Utilization, run.MemUtilization = 60, 10
+		run.Utilization, run.MemUtilization = busyPct(r.sm), 10
 		emulated = append(emulated, run)
 	}
 	whole := newRun("full", 50).peak(2000).emulatedOn(h100)
-	whole.EmulatedWhole, whole.Utilization, whole.MemUtilization = true, 60, 10
+	whole.EmulatedWhole, whole.Utilization, whole.MemUtilization = true, busyPct(1), 10
 	emulated = append(emulated, whole)
 	rec := recommend(t, "", emulated, Options{})
 	if p := profileOf(t, rec, "3g.40gb"); p.RuntimeS != nil {

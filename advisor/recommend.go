@@ -421,7 +421,7 @@ func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Poi
 	for _, p := range a.site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && keep(r) }
 		if m, _, ok := medianOf(a.runs, onP, f); ok {
-			points = append(points, Point{Profile: p.Name, Shares: ranAt(a.site, &p, a.runs, onP), Seconds: m})
+			points = append(points, Point{Profile: p.Name, Shares: ranAt(a.site, &p, a.runs, onP), Seconds: m, Busy: busyOf(a.runs, onP, f)})
 		}
 	}
 	return points

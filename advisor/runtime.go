@@ -42,6 +42,9 @@ type Scaling struct {
 	// spread is the range of fixed shares a prior from peers saw: the
 	// prediction's range reaches the farthest of them.
 	spread fixedRange
+	// busyWhy says how the GPU's busy time on emulated slices gave the
+	// fixed share (ExplainWithBusy), "" when it did not.
+	busyWhy string
 }
 
 // fixedRange is a range of fixed shares; ok is false for none.
@@ -55,6 +58,9 @@ type Point struct {
 	Profile string
 	Shares  catalog.Shares
 	Seconds float64
+	// Busy is the part of Seconds the GPU was busy, its mean utilization
+	// times the time (emulated runs; 0: unknown): ExplainWithBusy.
+	Busy float64
 }
 
 // nearest is the measured point nearest the shares on resource r.

@@ -103,7 +103,7 @@ func TestExplainTimesFromTwoProfiles(t *testing.T) {
 		t.Errorf("7g→full with noise: %+v predicts 1g.5gb at %.0f s, want about %.0f", s, sec, 100*108/14.0)
 	}
 	// Slower on the bigger slice: nothing explains it, and it says so.
-	s, _ = ExplainTimes([]Point{{"1g.5gb", a100["1g.5gb"], 100}, {"full", a100["full"], 120}}, References{})
+	s, _ = ExplainTimes([]Point{{Profile: "1g.5gb", Shares: a100["1g.5gb"], Seconds: 100}, {Profile: "full", Shares: a100["full"], Seconds: 120}}, References{})
 	if s.Fixed != 1 || !strings.HasPrefix(s.Why, "neither SMs nor bandwidth explain") {
 		t.Errorf("slower when bigger: %+v", s)
 	}

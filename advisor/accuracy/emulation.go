@@ -69,10 +69,12 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 			at = catalog.Shares{SM: sm, Bandwidth: bw}
 		}
 		at, _ = advisor.OnSiteGPU(site, rec.GPU, at)
-		c.Points = append(c.Points, advisor.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r})
+		point := advisor.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r}
 		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
 			util, mem = util+u, mem+m
+			point.Busy = busyPerUnit(filepath.Join(dir, run.Output), u, run.Seconds)
 		}
+		c.Points = append(c.Points, point)
 	}
 	if util > 0 {
 		c.Utilization, c.MemUtilization = util, mem // their ratio is what tells
@@ -118,11 +120,28 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 			}
 			return v[len(v)/2]
 		}
+		busy := 0.0
+		if !slices.ContainsFunc(points, func(p advisor.Point) bool { return p.Busy <= 0 }) {
+			busy = pick(func(p advisor.Point) float64 { return p.Busy })
+		}
 		all.Points = append(all.Points, advisor.Point{Profile: profile, Seconds: pick(func(p advisor.Point) float64 { return p.Seconds }),
 			Shares: catalog.Shares{SM: pick(func(p advisor.Point) float64 { return p.Shares.SM }),
-				Bandwidth: pick(func(p advisor.Point) float64 { return p.Shares.Bandwidth })}})
+				Bandwidth: pick(func(p advisor.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy})
 	}
 	return all, nil
+}
+
+// busyPerUnit is the time the GPU was busy in a run per unit of the work
+// its output reports (MIGADVISOR_WORK): its mean utilization (%) times its
+// time, over the work. A run's rate and its work describe the same part of
+// it only where it reports the work it timed; without that, 0 (unknown),
+// and the rate's times are explained alone.
+func busyPerUnit(output string, utilization, seconds float64) float64 {
+	ev, err := slurm.ScanFile(output, slurm.ScanOptions{})
+	if err != nil || ev.Work <= 0 || seconds <= 0 {
+		return 0
+	}
+	return utilization / 100 * seconds / ev.Work
 }
 
 // utilizationOf is the GPU and memory utilization in a monitor summary.
@@ -196,7 +215,7 @@ func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case)
 	}
 	bound := advisor.BoundBy(emulated.Utilization, emulated.MemUtilization)
 	refs := advisor.ReferencesOf(site, published.benchmark())
-	fit, ok := advisor.ExplainTimesOn(bound, emulated.Points, refs)
+	fit, ok := advisor.ExplainEmulated(bound, emulated.Points, refs)
 	if !ok {
 		fit = advisor.PriorScaling(refs, -1, -1, emulated.Points)
 	}

@@ -148,3 +148,64 @@ func TestRecommendFromAnEmulation(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, text, errOut)
 	}
 }
+
+// The plain flow of a job emulated on another GPU than the site's: collect
+// finds the emulation (the CIFAR-10 deep CNN on an H100, fed by one CPU)
+// beside the job's output, a run on the site's whole A100 gives the times,
+// and recommend scales them as the emulation did, by the time the GPU was
+// busy on each emulated slice: the emulated wall times alone differ by less
+// than their noise (10.0 to 8.3 s of training from 1g.10gb to full), the
+// busy time falls from 4.5 to 1.1 s. By the wall times alone 1g.10gb would
+// take 1.06× 3g.40gb's time; by the busy time 1.3×, start-up included.
+func TestRecommendScalesByTheEmulationsBusyTime(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	dump := filepath.Join(dir, "sacct.psv")
+	if err := os.WriteFile(dump, []byte(`JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName|WorkDir
+40|40|migdev|carol|physics|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:05|2026-11-20T01:02:00|115|1|1|4G|cpu=1,gres/gpu:h100=1,gres/gpu=1,mem=4G,node=1|cnn|`+dir+`
+41|41|migdev|carol|physics|COMPLETED|0:0|2026-11-20T02:00:00|2026-11-20T02:00:05|2026-11-20T02:00:35|30|1|1|4G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=4G,node=1|cnn|`+dir+`
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emulationFrom(t, "../../testdata/nvml/h100-emulate-workloads/deepcnn", dir, "40")
+	for _, id := range []string{"40", "41"} {
+		if err := os.WriteFile(filepath.Join(dir, "slurm-"+id+".out"), []byte("done\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(dir, "cnn.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=4G\npython vision_train.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := migadvisor(t, "track", script, "40", "41"); code != 0 {
+		t.Fatalf("track: %s", errOut)
+	}
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--outputs", dir); code != 0 {
+		t.Fatalf("collect: %s", errOut)
+	}
+	out, errOut, code := migadvisor(t, "recommend", script, "--json")
+	if code != 0 {
+		t.Fatalf("recommend: exit %d: %s", code, errOut)
+	}
+	var rec struct {
+		Why      string `json:"runtime_why"`
+		Profiles []struct {
+			P       string   `json:"profile"`
+			Runtime *float64 `json:"runtime_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	runtime := map[string]float64{}
+	for _, p := range rec.Profiles {
+		if p.Runtime != nil {
+			runtime[p.P] = *p.Runtime
+		}
+	}
+	if runtime["1g.10gb"] < 1.2*runtime["3g.40gb"] || !strings.Contains(rec.Why, "the GPU was busy") || !strings.Contains(rec.Why, "emulation on NVIDIA H100") {
+		t.Errorf("1g.10gb %.0f s, 3g.40gb %.0f s (%s)", runtime["1g.10gb"], runtime["3g.40gb"], rec.Why)
+	}
+}

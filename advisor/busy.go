@@ -1,0 +1,85 @@
+package advisor
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// Times emulated on a faster GPU than the site's say little of a job that
+// spends most of its time on its CPUs (a data loader, kernel launches): on
+// an H100 slice with three times the SM throughput of an A100's 1g.10gb,
+// such a job's GPU time is a few seconds of its wall time, and the
+// differences between the slices drown in run-to-run noise (a fifth, for a
+// CNN fed by one CPU), while on the real 1g.10gb that GPU time is a third of
+// the job. The monitor's GPU utilization measures it directly, with far
+// less noise than the wall time: the time the GPU was busy on each slice
+// scales with the slice, the time it stood idle does not.
+
+// ExplainWithBusy explains emulated times by the GPU's busy time in them.
+// The busy times get their own explanation on resource r (ExplainTimesOn:
+// the busy part may have a fixed part of its own, kernels too small to
+// fill a bigger slice, or a floor); the rest of each run, the GPU idle, is
+// a fixed part, the median over the profiles. False unless every point
+// says how long the GPU was busy and two of them differ in share.
+func ExplainWithBusy(r catalog.Resource, points []Point, refs References) (Scaling, bool) {
+	points = usable(points)
+	busy := make([]Point, 0, len(points))
+	idle := make([]float64, 0, len(points))
+	for _, p := range points {
+		if p.Busy <= 0 || p.Busy > p.Seconds*(1+runNoise) {
+			return Scaling{}, false
+		}
+		busy = append(busy, Point{Profile: p.Profile, Shares: p.Shares, Seconds: p.Busy})
+		idle = append(idle, math.Max(p.Seconds-p.Busy, 0))
+	}
+	if distinct(busy) < 2 {
+		return Scaling{}, false
+	}
+	b, ok := ExplainTimesOn(r, busy, refs)
+	if !ok {
+		return Scaling{}, false
+	}
+	slices.Sort(idle)
+	rest := median(idle)
+	// The busy part is k·(fb + (1 − fb)/min(s, limit)); the whole time adds
+	// the idle part to its fixed term.
+	k := b.at(busy, catalog.Shares{SM: 1, Bandwidth: 1}) / b.g(1)
+	s := Scaling{Resource: b.Resource, Limit: b.Limit, Fixed: clamp01((rest + k*b.Fixed) / (rest + k)), exclude: b.exclude}
+	for _, p := range points {
+		s.own = append(s.own, math.Log(p.Seconds/(rest+k*b.g(p.Shares.Of(b.Resource)))))
+	}
+	lo, hi := slices.MinFunc(points, byShare(b.Resource)), slices.MaxFunc(points, byShare(b.Resource))
+	s.Source = fmt.Sprintf("fixed share %.2f, from the GPU's busy and idle time on %d emulated profiles", s.Fixed, len(points))
+	s.busyWhy = fmt.Sprintf("the GPU was busy %.0f%% of the time on %s and %.0f%% on %s: that part scales (%s), "+
+		"the rest, the GPU idle (%.3g s, the median), does not", 100*lo.Busy/lo.Seconds, lo.Profile,
+		100*hi.Busy/hi.Seconds, hi.Profile, b.Form(), rest)
+	s.Why = boundWords(s) + ": " + s.busyWhy
+	return s, true
+}
+
+// g is the model's time on share x of the resource, in units of the part
+// that scales: f + (1 − f)/min(x, limit).
+func (s Scaling) g(x float64) float64 {
+	if s.Limit > 0 {
+		x = math.Min(x, s.Limit)
+	}
+	return s.Fixed + (1-s.Fixed)/x
+}
+
+func byShare(r catalog.Resource) func(a, b Point) int {
+	return func(a, b Point) int { return cmp.Compare(a.Shares.Of(r), b.Shares.Of(r)) }
+}
+
+// ExplainEmulated is the explanation of emulated times on resource r (the
+// one their memory utilization names; Mixed weighs them all): by the GPU's
+// busy time where every profile reports it, else by the times alone.
+func ExplainEmulated(r catalog.Resource, points []Point, refs References) (Scaling, bool) {
+	if s, ok := ExplainWithBusy(r, points, refs); ok {
+		return s, true
+	}
+	return ExplainTimesOn(r, points, refs)
+}
