@@ -73,12 +73,14 @@ func TestAccuracyOfEmulation(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 
-	// The kernels, each as Wulver ran it (or a slice's share of bandwidth):
-	// within the 15% of every ratio. The training jobs are reported,
-	// not held to it: their CPU time on this machine is not Wulver's (see
-	// README), and one emulation of them varies by a fifth.
+	// The kernels, each as Wulver ran it (or a slice's share of bandwidth),
+	// and the two CNNs, explained by the GPU's busy time (by their wall
+	// times alone, 24% and 30% off on 1g.10gb): within the 15% of
+	// every ratio. The ResNet and the LoRA are reported, not held to it:
+	// neither is Wulver's workload (see README).
 	kernels := map[string]bool{"matrix_multiplication FP16": true, "matrix_multiplication FP16, beside copies": true,
-		"matrix_multiplication FP32": true, "copy": true, "triad": true}
+		"matrix_multiplication FP32": true, "copy": true, "triad": true,
+		"pytorch_mnist_simplecnn": true, "pytorch_cifar10_deepcnn": true}
 	var plain, corrected float64
 	for _, r := range rows {
 		plain += math.Abs(r.PlainError())
