@@ -24,9 +24,27 @@ import (
 // the busy part may have a fixed part of its own, kernels too small to
 // fill a bigger slice, or a floor); the rest of each run, the GPU idle, is
 // a fixed part, the median over the profiles. False unless every point
-// says how long the GPU was busy and two of them differ in share.
+// says how long the GPU was busy, two of them differ in share, and the
+// busy time falls on the bigger slice by more than run-to-run noise (a
+// GPU busy a few percent of the time says little beyond that).
 func ExplainWithBusy(r catalog.Resource, points []Point, refs References) (Scaling, bool) {
 	points = usable(points)
+	s, ok := explainWithBusy(r, points, refs)
+	if !ok {
+		return Scaling{}, false
+	}
+	// The job's own evidence of spread: each profile's wall time predicted
+	// from the others, as ExplainTimes measures its explanations.
+	for i, held := range points {
+		rest := slices.Delete(slices.Clone(points), i, i+1)
+		if fit, ok := explainWithBusy(r, rest, refs); ok {
+			s.own = append(s.own, math.Log(held.Seconds/fit.at(rest, held.Shares)))
+		}
+	}
+	return s, true
+}
+
+func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scaling, bool) {
 	busy := make([]Point, 0, len(points))
 	idle := make([]float64, 0, len(points))
 	for _, p := range points {
@@ -43,22 +61,31 @@ func ExplainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 	if !ok {
 		return Scaling{}, false
 	}
+	lo, hi := slices.MinFunc(points, byShare(b.Resource)), slices.MaxFunc(points, byShare(b.Resource))
+	if b.Fixed >= 1 || math.Log(lo.Busy/hi.Busy) <= runNoise {
+		return Scaling{}, false
+	}
 	slices.Sort(idle)
 	rest := median(idle)
 	// The busy part is k·(fb + (1 − fb)/min(s, limit)); the whole time adds
 	// the idle part to its fixed term.
 	k := b.at(busy, catalog.Shares{SM: 1, Bandwidth: 1}) / b.g(1)
 	s := Scaling{Resource: b.Resource, Limit: b.Limit, Fixed: clamp01((rest + k*b.Fixed) / (rest + k)), exclude: b.exclude}
-	for _, p := range points {
-		s.own = append(s.own, math.Log(p.Seconds/(rest+k*b.g(p.Shares.Of(b.Resource)))))
-	}
-	lo, hi := slices.MinFunc(points, byShare(b.Resource)), slices.MaxFunc(points, byShare(b.Resource))
 	s.Source = fmt.Sprintf("fixed share %.2f, from the GPU's busy and idle time on %d emulated profiles", s.Fixed, len(points))
-	s.busyWhy = fmt.Sprintf("the GPU was busy %.0f%% of the time on %s and %.0f%% on %s: that part scales (%s), "+
-		"the rest, the GPU idle (%.3g s, the median), does not", 100*lo.Busy/lo.Seconds, lo.Profile,
-		100*hi.Busy/hi.Seconds, hi.Profile, b.Form(), rest)
+	s.busyWhy = fmt.Sprintf("in the emulation the GPU was busy %.0f%% of the time on %s and %.0f%% on %s: that part scales (%s), "+
+		"the rest, the GPU idle (a median %s a run), does not", 100*lo.Busy/lo.Seconds, lo.Profile,
+		100*hi.Busy/hi.Seconds, hi.Profile, b.Form(), idleWords(rest))
 	s.Why = boundWords(s) + ": " + s.busyWhy
 	return s, true
+}
+
+// idleWords says a median idle time: seconds, or the unit-less figure of
+// a time per unit of work.
+func idleWords(t float64) string {
+	if t >= 1 {
+		return fmt.Sprintf("%.0f s", t)
+	}
+	return fmt.Sprintf("%.2g s", t)
 }
 
 // g is the model's time on share x of the resource, in units of the part

@@ -85,3 +85,41 @@ func TestBusyTimeOfAGPUBoundJob(t *testing.T) {
 		t.Errorf("without every busy time: %+v, want the times' own %+v", s, alone)
 	}
 }
+
+// A busy part with a floor (it gains nothing beyond 0.7 of the site's GPU)
+// and an idle part: the prediction is the idle time plus the busy time at
+// min(share, 0.7), also far below the smallest slice measured.
+func TestBusyTimeWithAFloor(t *testing.T) {
+	const idle, gpu, floor = 4.0, 2.0, 0.7
+	truth := func(sm float64) float64 { return idle + gpu/math.Min(sm, floor) }
+	var points []Point
+	for i, sm := range []float64{0.45, 0.6, 1.3, 3.4} {
+		points = append(points, Point{Profile: []string{"a", "b", "c", "d"}[i], Shares: catalog.Shares{SM: sm, Bandwidth: sm},
+			Seconds: truth(sm), Busy: gpu / math.Min(sm, floor)})
+	}
+	s, ok := ExplainWithBusy(catalog.SMs, points, References{})
+	if !ok || s.Limit == 0 {
+		t.Fatalf("no floor: %+v, %v", s, ok)
+	}
+	for _, sm := range []float64{0.1, 1.0 / 7, 3.0 / 7, 1} {
+		got, _, _, _ := s.Predict(points, catalog.Shares{SM: sm, Bandwidth: sm})
+		if math.Abs(got/truth(sm)-1) > 0.03 {
+			t.Errorf("at %.2f of the SMs: %.2f s, want %.2f (%s; %s)", sm, got, truth(sm), s.Form(), s.Source)
+		}
+	}
+	if f := s.Form(); !strings.Contains(f, "Amdahl in min(share, 0.70)") {
+		t.Errorf("form: %s", f)
+	}
+}
+
+// A GPU busy a few percent of the time whose busy time does not fall on a
+// bigger slice says nothing of how the job scales: its times explain it.
+func TestBusyTimeThatDoesNotFall(t *testing.T) {
+	points := []Point{
+		{Profile: "a", Shares: catalog.Shares{SM: 0.4, Bandwidth: 0.4}, Seconds: 30, Busy: 0.5},
+		{Profile: "b", Shares: catalog.Shares{SM: 1.3, Bandwidth: 1.3}, Seconds: 20, Busy: 0.6},
+	}
+	if s, ok := ExplainWithBusy(catalog.SMs, points, References{}); ok {
+		t.Errorf("explained by a busy time that rose: %+v", s)
+	}
+}

@@ -195,16 +195,17 @@ func elsewherePoints(site *catalog.Site, runs []Run) []Point {
 	return points
 }
 
-// busyOf is the median time the GPU was busy in the emulated runs keep
-// holds, in the units of time (the runs' mean GPU utilization times it); 0
-// unless every one of them is emulated and reports its utilization.
+// busyOf is the median time the GPU was busy in the runs keep holds, in
+// the units of time (the runs' mean GPU utilization times it); 0 unless
+// every one of them reports its utilization (a whole GPU's monitor does, a
+// MIG slice's does not).
 func busyOf(runs []Run, keep func(Run) bool, time func(Run) float64) float64 {
 	var busy []float64
 	for _, r := range runs {
 		if !keep(r) || time(r) <= 0 {
 			continue
 		}
-		if r.Emulated == "" || r.Utilization <= 0 || r.Utilization > 100 {
+		if r.Utilization <= 0 || r.Utilization > 100 {
 			return 0
 		}
 		busy = append(busy, r.Utilization/100*time(r))
@@ -276,24 +277,34 @@ func profileList(points []Point) string {
 // emulated slices ran at shares of their own (their bandwidth grows with
 // their SMs and levels off, unlike a real slice's), the shares cannot tell
 // a fixed part on the SMs from a bound on bandwidth: the emulated runs'
-// memory utilization chooses the resource, when it says.
+// memory utilization chooses the resource, when it says. Emulated times
+// are explained by the GPU's busy time where every profile reports it
+// (ExplainWithBusy).
 func (a *analysis) explain(points []Point) (Scaling, bool) {
 	refs := a.refs
 	var util, mem float64
-	emulated := false
+	emulated, shifted := false, false
 	for _, r := range a.runs {
-		if r.RanAt == nil || !r.Completed || !slices.ContainsFunc(points, func(p Point) bool { return p.Profile == r.Profile }) {
+		if !r.Completed || !slices.ContainsFunc(points, func(p Point) bool { return p.Profile == r.Profile }) {
 			continue
 		}
-		emulated = true
+		emulated = emulated || r.Emulated != "" || r.RanAt != nil
+		if r.RanAt == nil {
+			continue
+		}
+		shifted = true
 		if r.Utilization > 0 && r.MemUtilization >= 0 {
 			util, mem = util+r.Utilization, mem+r.MemUtilization
 		}
 	}
-	if !emulated || util == 0 {
-		return ExplainTimes(points, refs)
+	resource := catalog.Mixed
+	if shifted && util > 0 {
+		resource = BoundBy(util, mem)
 	}
-	return ExplainEmulated(BoundBy(util, mem), points, refs)
+	if emulated {
+		return ExplainEmulated(resource, points, refs)
+	}
+	return ExplainTimes(points, refs)
 }
 
 // sameGPU reports whether a device name is the site's GPU model.

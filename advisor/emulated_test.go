@@ -203,3 +203,46 @@ func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 		t.Errorf("why: %s", rec.RuntimeWhy)
 	}
 }
+
+// An emulation on the site's own GPU, of a job fed by its CPU: the whole
+// GPU's run counts as measured, its slices as emulated, and all of them
+// report the GPU's utilization, so the times are explained by the busy
+// time (60 s idle beside 19 s of the whole GPU's time), and 2g.20gb, not
+// emulated, is predicted from it.
+func TestAnEmulationOnTheSitesGPUIsExplainedByItsBusyTime(t *testing.T) {
+	a100 := "NVIDIA A100-SXM4-80GB"
+	site := testutil.Wulver(t)
+	const idle, gpu = 60.0, 19.0
+	noise := map[string]float64{"1g.10gb": 1, "3g.40gb": 1.1, "full": 1.2}
+	var runs []Run
+	for _, p := range site.Profiles {
+		if noise[p.Name] == 0 {
+			continue
+		}
+		sh := site.Shares(&p)
+		busy := gpu / sh.SM
+		run := newRun(p.Name, (idle+busy)*noise[p.Name]).peak(2000).emulatedOn(a100)
+		run.Utilization, run.MemUtilization = 100*busy/run.Seconds, 2
+		if p.Name == "full" {
+			run.EmulatedWhole = true
+		} else {
+			run.RanAt = &sh
+		}
+		runs = append(runs, run)
+	}
+	rec := recommend(t, "", runs, Options{})
+	want := idle + gpu/site.Shares(mustProfile(t, site, "2g.20gb")).SM
+	if got := profileOf(t, rec, "2g.20gb"); got.RuntimeS == nil || math.Abs(*got.RuntimeS/want-1) > 0.12 ||
+		!strings.Contains(rec.RuntimeWhy, "in the emulation the GPU was busy") {
+		t.Errorf("2g.20gb %v s, want about %.0f (%s)", deref(got.RuntimeS, -1), want, rec.RuntimeWhy)
+	}
+}
+
+func mustProfile(t *testing.T, site *catalog.Site, name string) *catalog.Profile {
+	t.Helper()
+	p, ok := site.Profile(name)
+	if !ok {
+		t.Fatalf("no profile %s", name)
+	}
+	return p
+}

@@ -79,6 +79,8 @@ func (s Scaling) at(points []Point, to catalog.Shares) float64 {
 // Form says how the time depends on the share, in a few words.
 func (s Scaling) Form() string {
 	switch {
+	case s.Limit > 0 && s.Fixed > 0:
+		return fmt.Sprintf("Amdahl in min(share, %.2f) of the %s", s.Limit, s.Resource)
 	case s.Limit > 0:
 		return fmt.Sprintf("time ∝ 1/min(share, %.2f) of the %s", s.Limit, s.Resource)
 	case s.Fixed > 0:

@@ -120,11 +120,13 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 			}
 			return v[len(v)/2]
 		}
-		busy := 0.0
+		seconds, busy := pick(func(p advisor.Point) float64 { return p.Seconds }), 0.0
 		if !slices.ContainsFunc(points, func(p advisor.Point) bool { return p.Busy <= 0 }) {
-			busy = pick(func(p advisor.Point) float64 { return p.Busy })
+			// The median share of the time busy, of the median time: the
+			// two medians of different emulations would not pair.
+			busy = seconds * pick(func(p advisor.Point) float64 { return p.Busy / p.Seconds })
 		}
-		all.Points = append(all.Points, advisor.Point{Profile: profile, Seconds: pick(func(p advisor.Point) float64 { return p.Seconds }),
+		all.Points = append(all.Points, advisor.Point{Profile: profile, Seconds: seconds,
 			Shares: catalog.Shares{SM: pick(func(p advisor.Point) float64 { return p.Shares.SM }),
 				Bandwidth: pick(func(p advisor.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy})
 	}
@@ -133,9 +135,12 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 
 // busyPerUnit is the time the GPU was busy in a run per unit of the work
 // its output reports (MIGADVISOR_WORK): its mean utilization (%) times its
-// time, over the work. A run's rate and its work describe the same part of
-// it only where it reports the work it timed; without that, 0 (unknown),
-// and the rate's times are explained alone.
+// time, over the work; 0 (unknown, and the rate's times are explained
+// alone) for a run that reports no work. The rate times only the work (a
+// training loop), the utilization covers the whole run: this counts all of
+// the run's GPU time as the work's, which holds for a job that runs no
+// kernel of note outside it (vision_train.py: a 2,000-image test pass
+// beside 50,000 images trained) and overstates the busy share otherwise.
 func busyPerUnit(output string, utilization, seconds float64) float64 {
 	ev, err := slurm.ScanFile(output, slurm.ScanOptions{})
 	if err != nil || ev.Work <= 0 || seconds <= 0 {

@@ -154,8 +154,8 @@ func TestRecommendFromAnEmulation(t *testing.T) {
 // beside the job's output, a run on the site's whole A100 gives the times,
 // and recommend scales them as the emulation did, by the time the GPU was
 // busy on each emulated slice: the emulated wall times alone differ by less
-// than their noise (10.0 to 8.3 s of training from 1g.10gb to full), the
-// busy time falls from 4.5 to 1.1 s. By the wall times alone 1g.10gb would
+// than their noise (10.0, 8.3, 8.3 and 10.1 s of training on 1g.10gb,
+// 2g.20gb, 3g.40gb and full), the busy time falls from 4.5 to 1.1 s. By the wall times alone 1g.10gb would
 // take 1.06× 3g.40gb's time; by the busy time 1.3×, start-up included.
 func TestRecommendScalesByTheEmulationsBusyTime(t *testing.T) {
 	isolate(t)
