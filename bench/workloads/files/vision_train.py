@@ -238,7 +238,8 @@ def main():
     else:
         train_batches = loader(xtr, ytr, a.batch_size, True, a.dataset == "cifar10", a.workers, a.seed, pin)
         test_batches = loader(xte, yte, 1000, False, False, a.workers, a.seed, pin)
-    print("MIGADVISOR_VERSION loader %s" % ("preloaded" if a.preload else "DataLoader, %d workers" % a.workers))
+    workers = "%d worker%s" % (a.workers, "" if a.workers == 1 else "s")
+    print("MIGADVISOR_VERSION loader %s" % ("preloaded" if a.preload else "DataLoader, " + workers))
 
     model = MODELS[a.model](c, h).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
