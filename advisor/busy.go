@@ -71,7 +71,7 @@ func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 	// the idle part to its fixed term.
 	k := b.at(busy, catalog.Shares{SM: 1, Bandwidth: 1}) / b.g(1)
 	s := Scaling{Resource: b.Resource, Limit: b.Limit, Fixed: clamp01((rest + k*b.Fixed) / (rest + k)), exclude: b.exclude}
-	s.Source = fmt.Sprintf("fixed share %.2f, from the GPU's busy and idle time on %d emulated profiles", s.Fixed, len(points))
+	s.Source = fmt.Sprintf("fixed share %.2f, from the GPU's busy and idle time on %d profiles of the emulation", s.Fixed, len(points))
 	s.busyWhy = fmt.Sprintf("in the emulation the GPU was busy %.0f%% of the time on %s and %.0f%% on %s: that part scales (%s), "+
 		"the rest, the GPU idle (a median %s a run), does not", 100*lo.Busy/lo.Seconds, lo.Profile,
 		100*hi.Busy/hi.Seconds, hi.Profile, b.Form(), idleWords(rest))
@@ -79,22 +79,13 @@ func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 	return s, true
 }
 
-// idleWords says a median idle time: seconds, or the unit-less figure of
-// a time per unit of work.
+// idleWords says a median idle time, in seconds (a job's, or per unit of
+// its work).
 func idleWords(t float64) string {
 	if t >= 1 {
 		return fmt.Sprintf("%.0f s", t)
 	}
 	return fmt.Sprintf("%.2g s", t)
-}
-
-// g is the model's time on share x of the resource, in units of the part
-// that scales: f + (1 − f)/min(x, limit).
-func (s Scaling) g(x float64) float64 {
-	if s.Limit > 0 {
-		x = math.Min(x, s.Limit)
-	}
-	return s.Fixed + (1-s.Fixed)/x
 }
 
 func byShare(r catalog.Resource) func(a, b Point) int {

@@ -90,13 +90,17 @@ func (s Scaling) Form() string {
 }
 
 func (s Scaling) scale(from Point, to catalog.Shares, f float64) float64 {
-	g := func(share float64) float64 {
-		if s.Limit > 0 {
-			share = math.Min(share, s.Limit)
-		}
-		return f + (1-f)/share
+	s.Fixed = f
+	return from.Seconds * s.g(to.Of(s.Resource)) / s.g(from.Shares.Of(s.Resource))
+}
+
+// g is the model's time on share x of the resource, in units of the part
+// that scales: f + (1 − f)/min(x, limit).
+func (s Scaling) g(x float64) float64 {
+	if s.Limit > 0 {
+		x = math.Min(x, s.Limit)
 	}
-	return from.Seconds * g(to.Of(s.Resource)) / g(from.Shares.Of(s.Resource))
+	return s.Fixed + (1-s.Fixed)/x
 }
 
 // Predict gives the wall time on a profile of the given shares, anchored on

@@ -185,27 +185,8 @@ func TestRecommendScalesByTheEmulationsBusyTime(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--outputs", dir); code != 0 {
 		t.Fatalf("collect: %s", errOut)
 	}
-	out, errOut, code := migadvisor(t, "recommend", script, "--json")
-	if code != 0 {
-		t.Fatalf("recommend: exit %d: %s", code, errOut)
-	}
-	var rec struct {
-		Why      string `json:"runtime_why"`
-		Profiles []struct {
-			P       string   `json:"profile"`
-			Runtime *float64 `json:"runtime_s"`
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	runtime := map[string]float64{}
-	for _, p := range rec.Profiles {
-		if p.Runtime != nil {
-			runtime[p.P] = *p.Runtime
-		}
-	}
-	if runtime["1g.10gb"] < 1.2*runtime["3g.40gb"] || !strings.Contains(rec.Why, "the GPU was busy") || !strings.Contains(rec.Why, "emulation on NVIDIA H100") {
-		t.Errorf("1g.10gb %.0f s, 3g.40gb %.0f s (%s)", runtime["1g.10gb"], runtime["3g.40gb"], rec.Why)
+	runtime, why := recommendedRuntimes(t, script)
+	if runtime["1g.10gb"] < 1.2*runtime["3g.40gb"] || !strings.Contains(why, "the GPU was busy") || !strings.Contains(why, "emulation on NVIDIA H100") {
+		t.Errorf("1g.10gb %.0f s, 3g.40gb %.0f s (%s)", runtime["1g.10gb"], runtime["3g.40gb"], why)
 	}
 }

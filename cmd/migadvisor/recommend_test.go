@@ -326,21 +326,11 @@ func TestRecommendScalesLikeItsPeers(t *testing.T) {
 		}
 	}
 	onSmallest := func() (float64, string) {
-		out, errOut, code := migadvisor(t, "recommend", once, "--json")
-		if code != 0 {
-			t.Fatalf("recommend: exit %d: %s", code, errOut)
+		runtimes, why := recommendedRuntimes(t, once)
+		if _, ok := runtimes["1g.10gb"]; !ok {
+			t.Fatalf("no runtime on 1g.10gb: %v (%s)", runtimes, why)
 		}
-		var rec struct {
-			Why      string `json:"runtime_why"`
-			Profiles []struct {
-				P       string   `json:"profile"`
-				Runtime *float64 `json:"runtime_s"`
-			}
-		}
-		if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Profiles[0].P != "1g.10gb" || rec.Profiles[0].Runtime == nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return *rec.Profiles[0].Runtime, rec.Why
+		return runtimes["1g.10gb"], why
 	}
 	link(once, "33")
 	collect()
@@ -354,4 +344,31 @@ func TestRecommendScalesLikeItsPeers(t *testing.T) {
 	if math.Abs(scaled-1542) > 2 || !strings.Contains(why, "scaled like the one other script measured on two profiles or more") || alone > 0.6*scaled {
 		t.Errorf("1g.10gb: %.0f s with sweep.sh as its peer (%s), want 1542 s; %.0f s without", scaled, why, alone)
 	}
+}
+
+// recommendedRuntimes are the runtimes 'recommend --json' predicts or
+// measured for the script, by profile, and why.
+func recommendedRuntimes(t *testing.T, script string) (map[string]float64, string) {
+	t.Helper()
+	out, errOut, code := migadvisor(t, "recommend", script, "--json")
+	if code != 0 {
+		t.Fatalf("recommend: exit %d: %s", code, errOut)
+	}
+	var rec struct {
+		Why      string `json:"runtime_why"`
+		Profiles []struct {
+			P       string   `json:"profile"`
+			Runtime *float64 `json:"runtime_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	runtimes := map[string]float64{}
+	for _, p := range rec.Profiles {
+		if p.Runtime != nil {
+			runtimes[p.P] = *p.Runtime
+		}
+	}
+	return runtimes, rec.Why
 }
