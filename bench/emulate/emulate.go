@@ -441,7 +441,10 @@ func (d daemon) stop() error {
 	for deadline := time.Now().Add(stopWait); ; time.Sleep(20 * time.Millisecond) {
 		left := d.processes()
 		if len(left) == 0 {
-			return nil
+			// Its sockets go with it (a results directory is copied, archived,
+			// read by collect); its log stays, for whoever asks why a run went
+			// as it did.
+			return os.RemoveAll(filepath.Join(d.dir, "pipe"))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("its processes %v were still running %v after quit", left, stopWait)

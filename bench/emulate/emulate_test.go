@@ -274,6 +274,12 @@ func TestStopWaitsForTheDaemonToEnd(t *testing.T) {
 	if took := time.Since(start); took < 250*time.Millisecond || len(d.processes()) != 0 {
 		t.Errorf("stop returned after %v with %v left; want after the daemon's 0.3 s, none left", took, d.processes())
 	}
+	if _, err := os.Stat(filepath.Join(d.dir, "pipe")); !os.IsNotExist(err) {
+		t.Errorf("the daemon's pipe directory is left behind: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, "log", "calls")); err != nil {
+		t.Errorf("its log is gone: %v", err)
+	}
 
 	t.Setenv("FAKE_MPS_LINGER", "3")
 	defer func(w time.Duration) { stopWait = w }(stopWait)
