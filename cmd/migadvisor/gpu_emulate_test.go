@@ -87,8 +87,14 @@ func TestGPUEmulate(t *testing.T) {
 			t.Errorf("%s measured %+v: at %.3f of the SMs, %.3f of the bandwidth (%v)", r.Profile, r.Measured, sm, bw, ok)
 		}
 	}
-	// -x: the process's name, not any command line that mentions it.
-	if ps, _ := exec.Command("pgrep", "-x", "nvidia-cuda-mps-server").Output(); len(strings.TrimSpace(string(ps))) > 0 {
-		t.Errorf("an MPS server is still running: %s", ps)
+	// -x: the process's name, not any command line that mentions it; the
+	// kernel keeps 15 characters of it, the same for the control daemon and
+	// the server (pgrep matches nothing longer).
+	if ps, _ := exec.Command("pgrep", "-x", "nvidia-cuda-mps").Output(); len(strings.TrimSpace(string(ps))) > 0 {
+		t.Errorf("an MPS daemon is still running: %s", ps)
+	}
+	// Each daemon took its sockets with it.
+	if pipes, _ := filepath.Glob(filepath.Join(out, "mps-*", "pipe")); len(pipes) > 0 {
+		t.Errorf("MPS pipe directories left: %v", pipes)
 	}
 }
