@@ -59,7 +59,8 @@ type Point struct {
 	Shares  catalog.Shares
 	Seconds float64
 	// Busy is the part of Seconds the GPU was busy, its mean utilization
-	// times the time (emulated runs; 0: unknown): ExplainWithBusy.
+	// times the time (0: a run did not report it; a MIG slice's monitor
+	// cannot): ExplainWithBusy reads it for emulated runs.
 	Busy float64
 }
 
