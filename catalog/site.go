@@ -39,8 +39,9 @@ type Site struct {
 	History          History       `toml:"history"`
 	Report           Report        `toml:"report"`
 
-	Source string    `toml:"-"` // where the site was read from
-	model  *GPUModel // nil when gpu_model is not built in
+	Source string           `toml:"-"` // where the site was read from
+	model  *GPUModel        // nil when gpu_model is not built in
+	acct   *accountingIndex // the GPU types accounting may name each profile by (accounting.go)
 }
 
 // WorkPattern teaches collect a tool's own report of work done in job output:
@@ -162,7 +163,7 @@ type Profile struct {
 	Slice          string   `toml:"slice"`   // MIG profile of the GPU model, or "full"; default Name
 	Partitions     []string `toml:"partitions"`
 	QoS            string   `toml:"qos"`        // the QoS this profile needs, if any
-	GRESTypes      []string `toml:"gres_types"` // other Slurm type names for this profile
+	GRESTypes      []string `toml:"gres_types"` // other Slurm type names for this profile, in scripts and accounting
 	SMs            int      `toml:"sms"`
 	UsableMemory   Size     `toml:"usable_memory"`
 	BilledMemory   Size     `toml:"billed_memory"` // GPU memory in the SU formula
@@ -330,6 +331,8 @@ func (s *Site) resolve(file string, data []byte) error {
 		}
 		partitions[p.Name] = true
 	}
+	// Type names are compared as accounting compares them (AccountingKey):
+	// A100_10g and a100-10g are one name, which one profile alone may have.
 	seenName, seenType := map[string]bool{}, map[string]string{}
 	for i := range s.Profiles {
 		p := &s.Profiles[i]
@@ -345,13 +348,19 @@ func (s *Site) resolve(file string, data []byte) error {
 				return fail("profiles", i, "partitions", "profile %q names partition %q, which the site does not declare", p.Name, part)
 			}
 		}
-		for _, t := range append([]string{p.GRESType}, p.GRESTypes...) {
-			if other, dup := seenType[t]; dup && t != "" {
-				return fail("profiles", i, "request", "profiles %q and %q both use GPU type %q", other, p.Name, t)
+		for j, t := range append([]string{p.GRESType}, p.GRESTypes...) {
+			k := AccountingKey(t)
+			if other, dup := seenType[k]; dup && k != "" && other != p.Name {
+				key := "request"
+				if j > 0 {
+					key = "gres_types"
+				}
+				return fail("profiles", i, key, "profiles %q and %q both use GPU type %q", other, p.Name, t)
 			}
-			seenType[t] = p.Name
+			seenType[k] = p.Name
 		}
 	}
+	s.acct = &accountingIndex{}
 	if s.UntypedGPU != "" && !seenName[s.UntypedGPU] {
 		return fail("", 0, "untyped_gpu", "untyped_gpu names %q, which is not a profile", s.UntypedGPU)
 	}
@@ -491,13 +500,14 @@ func (s *Site) ProfileNamed(name string) (*Profile, bool) {
 }
 
 // ProfileNameOf is the profile of count GPUs of type gpuType, as
-// accounting records them (AllocTRES gres/gpu:a100_10g=1); "" for none, or
-// a GPU the site has no profile for.
+// accounting records them (AllocTRES gres/gpu:a100_10g=1,
+// gres/gpu:nvidia_a100_3g.39gb=1: ProfileForAccounting); "" for none, or a
+// GPU the site has no profile for.
 func (s *Site) ProfileNameOf(gpuType string, count int) string {
 	if count <= 0 {
 		return ""
 	}
-	if p, ok := s.ProfileForType(gpuType); ok {
+	if p, ok := s.ProfileForAccounting(gpuType); ok {
 		return p.Name
 	}
 	return ""
