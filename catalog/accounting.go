@@ -25,12 +25,12 @@ import (
 // neither when their slices differ: guessing between two slices would
 // misprice the job, so it is reported as a type the site does not name.
 const (
-	rankSite     = iota // the request's type and gres_types: the site file's own (unique, checked on load)
-	rankName            // the profile's name and slice as written: 1g.10gb, full
-	rankDerived         // NVIDIA's name of the slice on the model: a100_1g.10gb, nvidia_a100-sxm4-80gb
-	rankSpelling        // other spellings of it: the memory rounded (3g.39gb), a +me slice without +me
-	rankWholeSlice      // a whole GPU's MIG slice of all its compute (7g.80gb), for a site with no profile of it
-	rankMemory          // the memory alone, as Wulver writes it: a100_10g, a100_80gb
+	rankSite       = iota // the request's type and gres_types: the site file's own (unique, checked on load)
+	rankName              // the profile's name and slice as written: 1g.10gb, full
+	rankDerived           // NVIDIA's name of the slice on the model: a100_1g.10gb, nvidia_a100-sxm4-80gb
+	rankSpelling          // other spellings of it: the memory rounded (3g.39gb), a +me slice without +me
+	rankWholeSlice        // a whole GPU's MIG slice of all its compute (7g.80gb), for a site with no profile of it
+	rankMemory            // the memory alone, as Wulver writes it: a100_10g, a100_80gb
 )
 
 // accountingIndex maps accounting keys (AccountingKey) to profiles. It is
