@@ -484,7 +484,7 @@ func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
 	fail("Start", e)
 	j.End, e = parseSacctTime(s.get(rec, colEnd))
 	fail("End", e)
-	j.Elapsed, e = s.elapsed(rec)
+	j.Elapsed, e = s.elapsed(rec, j.Start, j.End)
 	fail("Elapsed", e)
 	j.TimeLimit, j.PartitionLimit, e = s.timeLimit(rec)
 	fail("Timelimit", e)
@@ -555,7 +555,16 @@ func (s *SacctReader) addStep(j *AcctJob, rec []string) error {
 	return nil
 }
 
-func (s *SacctReader) elapsed(rec []string) (time.Duration, error) {
+// elapsed is the job's run time: ElapsedRaw, else Elapsed, else, in a
+// dump with neither column (jobstats asks sacct for Start and End alone),
+// End − Start of a job that has both.
+func (s *SacctReader) elapsed(rec []string, start, end time.Time) (time.Duration, error) {
+	if s.col[colElapsedRaw] < 0 && s.col[colElapsed] < 0 {
+		if start.IsZero() || end.IsZero() || end.Before(start) {
+			return Unknown, nil
+		}
+		return end.Sub(start).Truncate(time.Second), nil
+	}
 	if v := s.get(rec, colElapsedRaw); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {

@@ -322,3 +322,44 @@ func TestSacctQueryArgs(t *testing.T) {
 		t.Errorf("job query %q", jobs)
 	}
 }
+
+// A dump in the fields jobstats asks sacct for (its own tests' rows:
+// epoch times, no Elapsed column) times each job that has ended by End −
+// Start; one still running, or with an End before its Start, has no time.
+// Where the dump has an Elapsed column, its value is the time, empty or
+// not.
+func TestSacctElapsedFromStartAndEnd(t *testing.T) {
+	summary, err := os.ReadFile("testdata/jobstats/a100-full.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join([]string{
+		"JobIDRaw|Start|End|Cluster|AllocTRES|AdminComment|User|Account|State|NNodes|NCPUS|ReqMem|QOS|Partition|TimelimitRaw|JobName",
+		"10920563|1000000000|1000050400|della|billing=8,cpu=8,gres/gpu:nvidia_a100-sxm4-80gb=1,gres/gpu=1,mem=64G,node=1|" +
+			strings.TrimSpace(string(summary)) + "|aturing|physics|COMPLETED|1|8|64G|gpu-short|gpu|960|train",
+		"10920564|2026-01-02T03:04:05|2026-01-02T04:04:06|della|billing=4,cpu=4,mem=8G,node=1||aturing|physics|COMPLETED|1|4|8G|day|common|120|iso",
+		"10920565|1000000000|Unknown|della|billing=4,cpu=4,mem=8G,node=1||aturing|physics|RUNNING|1|4|8G|day|common|1440|running",
+		"10920566|1000000000|999999000|della|billing=4,cpu=4,mem=8G,node=1||aturing|physics|COMPLETED|1|4|8G|day|common|1440|backwards",
+	}, "\n")
+	jobs, r := readAllJobs(t, in)
+	if len(r.Skipped) != 0 || len(jobs) != 4 {
+		t.Fatalf("%d jobs, skipped %v", len(jobs), r.Skipped)
+	}
+	m := byKey(jobs)
+	for key, want := range map[string]time.Duration{
+		"10920563": m["10920563"].End.Sub(m["10920563"].Start), "10920564": time.Hour + time.Second,
+		"10920565": Unknown, "10920566": Unknown,
+	} {
+		if got := m[key].Elapsed; got != want {
+			t.Errorf("job %s: elapsed %v, want %v", key, got, want)
+		}
+	}
+	if j := m["10920563"]; j.Elapsed != 14*time.Hour || j.CPUs != 8 || j.GPUType != "nvidia_a100-sxm4-80gb" || j.Jobstats == nil || len(j.Jobstats.GPUs) != 1 {
+		t.Errorf("the 14-hour GPU job: %+v", j)
+	}
+
+	withColumn := "JobIDRaw|Start|End|Elapsed|State|JobName\n1|1000000000|1000003600||COMPLETED|x\n"
+	if jobs, _ := readAllJobs(t, withColumn); jobs[0].Elapsed != Unknown {
+		t.Errorf("an empty Elapsed read as %v", jobs[0].Elapsed)
+	}
+}
