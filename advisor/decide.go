@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -76,7 +77,12 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
 			return
 		}
 		if pa.excluded == "" && pa.OOMRisk == RiskUnknown && !pricedOut(&pa, choice) {
-			a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
+			if c := a.need.Ceiling; c != nil {
+				a.note("whether %s, which is smaller, would fit is not known: %s; measure it, the smallest first (%s adapts to the memory it is given)",
+					pa.Profile, pa.OOMRiskReason, cmp.Or(c.Holder.Software, "the job"))
+			} else {
+				a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
+			}
 			a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
 			return
 		}

@@ -28,10 +28,14 @@ type Run struct {
 	HostOOM   bool // killed for host memory (OUT_OF_MEMORY, oom-kill)
 	ExitCode  int64
 
-	NeedMiB        float64 // lower bound from a GPU OOM message
-	PeakMiB        float64 // peak GPU memory (the monitor's, else jobstats', else gres/gpumem)
-	PeakSource     string  // where PeakMiB comes from: history.PeakMonitor, PeakJobstats or PeakSacct
-	AllocatedMiB   float64 // the framework's allocated peak (AllocatedMetric)
+	NeedMiB      float64 // lower bound from a GPU OOM message
+	PeakMiB      float64 // peak GPU memory (the monitor's, else jobstats', else gres/gpumem)
+	PeakSource   string  // where PeakMiB comes from: history.PeakMonitor, PeakJobstats or PeakSacct
+	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
+	// Software is what the run's output showed it ran that holds GPU memory
+	// its own way (slurm.Software* names, sorted): a caching or
+	// preallocating framework's peak is no need (holder.go).
+	Software       []string
 	Work           float64 // work done, in WorkUnit
 	WorkUnit       string
 	Utilization    float64 // mean GPU utilization, %
@@ -88,6 +92,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	}
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
 	run.PeakMiB, run.PeakSource = deref(r.GPUMemPeakMiB(), -1), r.GPUMemSource()
+	run.Software = softwareOfRecord(r.Versions, r.GPUOOM)
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
@@ -148,8 +153,9 @@ func intToFloat(p *int64) *float64 {
 	return &f
 }
 
-// memoryRuns are the runs as the OOM-risk rules read them.
-func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
+// memoryRuns are the runs as the OOM-risk rules read them, each with what
+// held the job's memory.
+func memoryRuns(site *catalog.Site, runs []Run, holder MemoryHolder) []MemoryRun {
 	var out []MemoryRun
 	for _, r := range runs {
 		p, ok := site.Profile(r.Profile)
@@ -158,7 +164,7 @@ func memoryRuns(site *catalog.Site, runs []Run) []MemoryRun {
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
-			Emulated: r.Emulated != "", PeakSource: r.PeakSource})
+			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder})
 	}
 	return out
 }

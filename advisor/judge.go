@@ -362,7 +362,7 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	case RiskMedium:
 		return false, "medium OOM risk: " + pa.OOMRiskReason
 	case RiskUnknown:
-		return false, "OOM risk unknown: no GPU memory evidence"
+		return false, "OOM risk unknown: " + pa.OOMRiskReason
 	}
 	if failed := a.failedOnly(pa.Profile); failed != "" {
 		return false, failed

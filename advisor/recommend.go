@@ -100,13 +100,18 @@ type Recommendation struct {
 	MemReason   string          `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
 	Prior       *PriorRef       `json:"prior,omitempty"`
 	GPUMemNeed  *MemoryNeedJSON `json:"gpu_mem_need"`
-	Model       string          `json:"runtime_model"`
-	RuntimeWhy  string          `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
-	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
-	Profiles    []ProfileAdvice `json:"profiles"`
-	Change      *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
-	CPUOnly     bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
-	Notes       []string        `json:"notes"`
+	// GPUMemCeiling is the most the job may need where its peaks are no
+	// need (a caching or preallocating framework's); GPUMemHolder is what
+	// held its memory, and how that is known.
+	GPUMemCeiling *MemoryNeedJSON `json:"gpu_mem_ceiling,omitempty"`
+	GPUMemHolder  *MemoryHolder   `json:"gpu_mem_holder,omitempty"`
+	Model         string          `json:"runtime_model"`
+	RuntimeWhy    string          `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
+	MultiGPU      *GPUUse         `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
+	Profiles      []ProfileAdvice `json:"profiles"`
+	Change        *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
+	CPUOnly       bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
+	Notes         []string        `json:"notes"`
 }
 
 // PriorRef names the reference benchmark a prior comes from.
@@ -121,12 +126,17 @@ type MemoryNeedJSON struct {
 	MiB       float64 `json:"mib"`
 	Runs      int     `json:"runs"`
 	Source    string  `json:"source"`
-	Kind      string  `json:"kind"`        // allocated, peak or oom
+	Kind      string  `json:"kind"`        // allocated, peak, oom or ceiling
 	By        string  `json:"measured_by"` // monitor, jobstats, sacct, framework or OOM message
 	Profile   string  `json:"profile"`     // where the deciding figure was seen
 	OnProfile int     `json:"runs_on_profile"`
 	SeenMiB   float64 `json:"seen_mib"` // the figure itself; mib adds the margin of an earlier version
 	Earlier   bool    `json:"earlier_version"`
+}
+
+func needJSON(n MemoryNeed) *MemoryNeedJSON {
+	return &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
+		OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
 }
 
 // ProfileAdvice is the judgement on one profile.
@@ -267,12 +277,16 @@ func (a *analysis) usePrior(b *catalog.Benchmark) {
 // prepare estimates what every profile's judgement shares: the memory need,
 // host memory, and the runtime models.
 func (a *analysis) prepare() {
-	a.memRuns = memoryRuns(a.site, a.runs)
+	a.memRuns = memoryRuns(a.site, a.runs, a.memoryHolder())
 	a.need = EstimateNeed(a.memRuns)
 	if a.need.Known() {
-		n := a.need
-		a.rec.GPUMemNeed = &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
-			OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
+		a.rec.GPUMemNeed = needJSON(a.need)
+	}
+	if c := a.need.Ceiling; c != nil {
+		a.rec.GPUMemCeiling = needJSON(*c)
+	}
+	if h := a.need.Holder; h.Kind != HolderUnknown {
+		a.rec.GPUMemHolder = &h
 	}
 	a.hostMemory()
 	a.points = a.profilePoints(func(r Run) bool { return r.Completed && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })

@@ -131,6 +131,14 @@ func TestCompletedIsEvidenceItFits(t *testing.T) {
 	if pa := profileOf(t, rec, "2g.20gb"); pa.OOMRisk != RiskLow || !strings.Contains(pa.OOMRiskReason, "completed here") {
 		t.Errorf("2g.20gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
+	// Its peak grew with the device (19 to 29.3 GiB): a ceiling of the
+	// need, which leaves 1g.10gb unknown, not ruled out.
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskUnknown || !strings.Contains(pa.OOMRiskReason, "grew with the device") {
+		t.Errorf("1g.10gb under a 19 GiB ceiling: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
+	}
+	// The same peak on both, as a code that allocates what it uses has: a
+	// need, which rules 1g.10gb out.
+	rec = recommend(t, "", []Run{newRun("2g.20gb", 1000).peak(19456), newRun("3g.40gb", 700).peak(19500)}, Options{})
 	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskHigh {
 		t.Errorf("1g.10gb needs 19 GiB: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}

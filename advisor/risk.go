@@ -49,6 +49,9 @@ type MemoryRun struct {
 	// Earlier: the run is of an earlier version of the script. Its figures
 	// count with EarlierMargin more, and its completion is no proof.
 	Earlier bool
+	// Holder is what held the job's memory: with a caching or preallocating
+	// framework the peak is a ceiling of the need, not the need.
+	Holder MemoryHolder
 }
 
 // EarlierMargin widens the memory figures of an earlier version of a script:
@@ -87,6 +90,14 @@ type MemoryNeed struct {
 	OnProfile int
 	SeenMiB   float64
 	Earlier   bool
+
+	// Ceiling is the least memory a job was seen to hold whose peaks are
+	// no need (a caching or preallocating framework's, or peaks that grew
+	// with the device): the need is at most that. Its Kind is NeedCeiling;
+	// MiB < 0: none.
+	Ceiling *MemoryNeed
+	// Holder is what held the memory, and why that is known.
+	Holder MemoryHolder
 }
 
 // What measured a need's deciding figure: a peak's source, or one of these.
@@ -107,6 +118,7 @@ const (
 	NeedAllocated = "allocated" // the framework's allocated peak
 	NeedPeak      = "peak"      // the peak NVML saw
 	NeedOOM       = "oom"       // the lower bound an out-of-memory message gives
+	NeedCeiling   = "ceiling"   // a peak of memory held beyond the need: an upper bound
 )
 
 // Known reports whether any run gave a figure.
@@ -117,8 +129,13 @@ func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
 // one, where caching inflated it least (Wulver's LLM run reserved 8.97 GB on
 // a 10gb slice but 23.55 GB on 40gb for the same 5.68 GB allocated). OOM
 // lower bounds always count. With several runs the maximum is kept.
+//
+// Peaks of a job whose memory a caching or preallocating framework held
+// (MemoryRun.Holder), or that grew with the device they ran on, are no
+// need: the least of them is the need's Ceiling.
 func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	need := MemoryNeed{MiB: unknownMiB}
+	runs, need.Holder = heldBeyondNeed(runs)
 	take := func(r MemoryRun, kind string, seen float64) {
 		what := kindWords[kind]
 		v := seen
@@ -137,7 +154,7 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 			allocated++
 			take(r, NeedAllocated, r.AllocatedMiB)
 		}
-		if r.PeakMiB >= 0 && !r.GPUOOM { // a run out of memory peaked where it stopped, not at its need
+		if r.PeakMiB >= 0 && !r.GPUOOM && !r.Holder.Ceiling() { // a run out of memory peaked where it stopped, not at its need
 			peakRuns = append(peakRuns, r)
 		}
 	}
@@ -164,7 +181,72 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 			need.OnProfile++
 		}
 	}
+	need.Ceiling = estimateCeiling(runs)
 	return need
+}
+
+// estimateCeiling is the least peak of the runs whose peaks are ceilings,
+// with the margins of its source, or nil.
+func estimateCeiling(runs []MemoryRun) *MemoryNeed {
+	var c *MemoryNeed
+	for _, r := range runs {
+		if r.PeakMiB < 0 || r.GPUOOM || !r.Holder.Ceiling() {
+			continue
+		}
+		what, v := "peak", r.PeakMiB
+		if by, sampled := sampledPeaks[r.PeakSource]; sampled {
+			what, v = "peak "+by+" sampled (×1.2 for what fell between its samples)", v*SampledMargin
+		}
+		v, source := r.figure(v, what)
+		if c == nil || v < c.MiB {
+			c = &MemoryNeed{MiB: v, Runs: 1, Source: source, Kind: NeedCeiling, By: measuredBy(r, NeedPeak), Profile: r.Profile,
+				OnProfile: 1, SeenMiB: r.PeakMiB, Earlier: r.Earlier, Holder: r.Holder}
+		} else if v == c.MiB {
+			c.OnProfile++
+		}
+	}
+	return c
+}
+
+// Peaks that grew with the device: on a profile with at least this much
+// more memory the peak was this many times the smaller one's, and by at
+// least grewByMiB. A need does not depend on the device; a framework that
+// caches or takes a share of what it sees does.
+const (
+	grewTimes = 1.5
+	grewByMiB = 1024
+)
+
+// heldBeyondNeed is the runs with their holder: where nothing says what
+// held the memory and the completed runs' peaks grew with the device, they
+// are ceilings, said so. It returns the holder the runs share.
+func heldBeyondNeed(runs []MemoryRun) ([]MemoryRun, MemoryHolder) {
+	var small, big *MemoryRun
+	for i := range runs {
+		r := &runs[i]
+		if r.Holder.Kind != HolderUnknown {
+			return runs, r.Holder
+		}
+		if r.PeakMiB < 0 || !r.Completed || r.Earlier {
+			continue
+		}
+		if small == nil || r.UsableMiB < small.UsableMiB || r.UsableMiB == small.UsableMiB && r.PeakMiB < small.PeakMiB {
+			small = r
+		}
+		if big == nil || r.UsableMiB > big.UsableMiB || r.UsableMiB == big.UsableMiB && r.PeakMiB > big.PeakMiB {
+			big = r
+		}
+	}
+	if small == nil || big.UsableMiB <= small.UsableMiB || big.PeakMiB < grewTimes*small.PeakMiB || big.PeakMiB-small.PeakMiB < grewByMiB {
+		return runs, MemoryHolder{}
+	}
+	h := MemoryHolder{Kind: HolderCaching, Why: fmt.Sprintf("its peak grew with the device, %s on %s and %s on %s, as a framework that caches or takes a share of the device does",
+		FormatMiB(small.PeakMiB), small.Profile, FormatMiB(big.PeakMiB), big.Profile)}
+	out := slices.Clone(runs)
+	for i := range out {
+		out[i].Holder = h
+	}
+	return out, h
 }
 
 // measuredBy is what measured a run's figure of a kind.
@@ -245,6 +327,9 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 		return ProfileRisk{RiskLow, "completed on " + fitted + ", which has less memory"}
 	}
 	if !need.Known() {
+		if c := need.Ceiling; c != nil {
+			return ceilingRisk(*c, usableMiB, lowShare)
+		}
 		if earlierHere > 0 {
 			return ProfileRisk{RiskMedium, "an earlier version completed here, but no memory figure says how close it came"}
 		}
@@ -269,6 +354,18 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 		return ProfileRisk{RiskMedium, why + "; an earlier version completed here"}
 	}
 	return ProfileRisk{level, why}
+}
+
+// ceilingRisk judges a profile by a ceiling of the need: well below the
+// profile's memory it is a low risk; above, the risk is unknown, never
+// high: the framework would have held less on a smaller device.
+func ceilingRisk(c MemoryNeed, usableMiB, lowShare float64) ProfileRisk {
+	if share := c.MiB / usableMiB; share < lowShare {
+		return ProfileRisk{RiskLow, fmt.Sprintf("needs at most %s of %s usable (%.0f%%): the %s, held beyond its need (%s)",
+			FormatMiB(c.MiB), FormatMiB(usableMiB), 100*share, c.Source, c.Holder.Words())}
+	}
+	return ProfileRisk{RiskUnknown, fmt.Sprintf("the %s %s is no need but a ceiling of it (%s): only a run here, or the job's own allocated peak, tells whether it fits",
+		FormatMiB(c.SeenMiB), c.Source, c.Holder.Words())}
 }
 
 // oomWhere says where a GPU OOM that rules a profile out was seen.

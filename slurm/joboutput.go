@@ -40,8 +40,10 @@ type OutputEvidence struct {
 	WorkSource string // MIGADVISOR_WORK, gromacs, huggingface, or a site pattern's name
 
 	Metrics map[string]float64 // MIGADVISOR_METRIC name value, the last of each
-	// Versions are MIGADVISOR_VERSION name value lines (the software a job
-	// ran: python, torch, cuda, gromacs, device), the last of each.
+	// Versions are the software a job ran (python, torch, cuda, gromacs,
+	// device): its MIGADVISOR_VERSION name value lines, the last of each,
+	// and what its output shows of itself (software.go), with "" for a
+	// version it does not give.
 	Versions map[string]string
 
 	// From the monitor (MIGADVISOR_GPU lines, or its summary file): the
@@ -203,6 +205,7 @@ func (s *scanner) scan(r io.Reader, firstLine int) error {
 }
 
 func (s *scanner) line(b []byte, n int) {
+	s.software(b)
 	hit := false
 	for _, k := range interesting {
 		if bytes.Contains(b, k) {
@@ -244,12 +247,7 @@ func (s *scanner) known(text string, n int) {
 		return
 	}
 	if m := reVersion.FindStringSubmatch(text); m != nil {
-		if ev.Versions == nil {
-			ev.Versions = map[string]string{}
-		}
-		if _, ok := ev.Versions[m[1]]; ok || len(ev.Versions) < maxVersions {
-			ev.Versions[m[1]] = m[2]
-		}
+		s.setVersion(m[1], m[2])
 		return
 	}
 	if loc := reMonitor.FindStringIndex(text); loc != nil {

@@ -46,6 +46,7 @@ type run struct {
 	PeakMiB      float64         `json:"peak"`
 	PeakSource   string          `json:"psrc,omitempty"` // "": the monitor's
 	AllocatedMiB float64         `json:"alloc"`
+	Software     []string        `json:"sw,omitempty"`
 	Work         float64         `json:"work"`
 	WorkUnit     string          `json:"unit,omitempty"`
 	Util         float64         `json:"util"`
@@ -70,7 +71,8 @@ func fromRun(r advisor.Run, private bool) run {
 		TimedOut: r.TimedOut, GPUOOM: r.GPUOOM, HostOOM: r.HostOOM, ExitCode: r.ExitCode, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB,
 		AllocatedMiB: r.AllocatedMiB, Work: r.Work, WorkUnit: r.WorkUnit, Util: r.Utilization, MemUtil: r.MemUtilization,
 		CPUs: r.CPUs, ReqMemMiB: r.ReqMemMiB, MaxRSSMiB: r.MaxRSSMiB, QueueWaitS: r.QueueWaitS, GPUs: r.GPUs, Swept: r.Swept,
-		Emulated: r.Emulated, Whole: r.EmulatedWhole, RanAt: r.RanAt, Outcome: r.Outcome.Kind, AnyProfile: r.Outcome.AnyProfile}
+		Emulated: r.Emulated, Whole: r.EmulatedWhole, RanAt: r.RanAt, Outcome: r.Outcome.Kind, AnyProfile: r.Outcome.AnyProfile,
+		Software: r.Software}
 	if r.PeakSource != history.PeakMonitor {
 		x.PeakSource = r.PeakSource
 	}

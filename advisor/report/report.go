@@ -125,7 +125,8 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 			}
 		}
 		for k, v := range r.Versions {
-			if !slices.Contains(pr.Versions[k], v) {
+			// "": the output showed the software but not its version.
+			if v != "" && !slices.Contains(pr.Versions[k], v) {
 				pr.Versions[k] = append(pr.Versions[k], v)
 			}
 		}

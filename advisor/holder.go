@@ -1,0 +1,326 @@
+package advisor
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/lazyre"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// What a GPU memory peak proves depends on what held the memory. NVML,
+// sacct's gres/gpumem and jobstats see what a process reserved on the
+// device: for a compiled CUDA code (GROMACS, NAMD) that is what it uses, its
+// need; PyTorch's caching allocator keeps what it freed and grows into the
+// memory it is given (Wulver's QLoRA: 5.68 GB allocated, 8.97 GB reserved on
+// 1g.10gb, 23.55 GB on 3g.40gb); JAX takes 75% of the device at its first
+// operation and TensorFlow nearly all of it. For those a peak is a ceiling
+// of the need, which never rules a smaller profile out.
+const (
+	HolderUnknown      = ""             // nothing tells: a peak is taken as the need
+	HolderAllocates    = "allocates"    // allocates what it uses: a peak is the need
+	HolderCaching      = "caching"      // a caching allocator: a peak is a ceiling
+	HolderPreallocates = "preallocates" // takes a share of the device at start: a peak is a ceiling
+)
+
+// MemoryHolder is what held a job's GPU memory, as far as the evidence tells.
+type MemoryHolder struct {
+	Kind     string `json:"kind"`               // Holder*
+	Software string `json:"software,omitempty"` // PyTorch, JAX, TensorFlow, GROMACS, ...
+	Why      string `json:"why"`                // the evidence, in words
+}
+
+// Ceiling reports whether a peak of this holder is only a ceiling of the need.
+func (h MemoryHolder) Ceiling() bool {
+	return h.Kind == HolderCaching || h.Kind == HolderPreallocates
+}
+
+// Words say what held the memory, how it holds it and how that is known:
+// "PyTorch's caching allocator keeps what it frees and grows into the
+// memory it has; import torch in train.py, line 3".
+func (h MemoryHolder) Words() string {
+	habit := ""
+	switch {
+	case h.Software == "":
+		return h.Why
+	case h.Kind == HolderCaching:
+		habit = h.Software + " keeps the memory it frees and grows into what the device has"
+		if h.Software == "PyTorch" {
+			habit = "PyTorch's caching allocator keeps the memory it frees and grows into what the device has"
+		}
+	case h.Kind == HolderPreallocates:
+		habit = h.Software + " takes a share of the device when it starts"
+	default:
+		habit = h.Software + " allocates what it uses"
+	}
+	return habit + ": " + h.Why
+}
+
+// software is a piece of software the evidence shows a job runs.
+type software struct {
+	name string // a slurm.Software* name, or a compiled code's
+	why  string // where it was seen: "import torch in train.py, line 3"
+}
+
+// softwareKinds says how each piece of software holds GPU memory by
+// default, and its name in words. Compiled codes allocate what they use.
+var softwareKinds = map[string]struct{ kind, words string }{
+	slurm.SoftwarePyTorch:    {HolderCaching, "PyTorch"},
+	"cupy":                   {HolderCaching, "CuPy"},
+	slurm.SoftwareJAX:        {HolderPreallocates, "JAX"},
+	slurm.SoftwareTensorFlow: {HolderPreallocates, "TensorFlow"},
+	slurm.SoftwareGROMACS:    {HolderAllocates, "GROMACS"},
+	"namd":                   {HolderAllocates, "NAMD"},
+	"lammps":                 {HolderAllocates, "LAMMPS"},
+	"amber":                  {HolderAllocates, "Amber"},
+}
+
+// holderRank orders the kinds from the one whose peak proves most: with
+// several pieces of software, the least telling decides.
+var holderRank = map[string]int{HolderAllocates: 1, HolderCaching: 2, HolderPreallocates: 3}
+
+// memoryHolder decides what held the job's memory from the software seen
+// and the environment the script sets, which turns a framework's habits off.
+func memoryHolder(seen []software, env map[string]string) MemoryHolder {
+	var h MemoryHolder
+	for _, s := range seen {
+		k, ok := softwareKinds[s.name]
+		if !ok {
+			continue
+		}
+		kind, why := k.kind, s.why
+		if setting, changed := envKind(s.name, env); changed != "" {
+			kind, why = changed, why+"; "+setting
+		}
+		if holderRank[kind] > holderRank[h.Kind] {
+			h = MemoryHolder{Kind: kind, Software: k.words, Why: why}
+		}
+	}
+	return h
+}
+
+// envKind is how the environment the script sets changes the way a
+// framework holds memory: the setting in words and the kind it makes, or ""
+// when nothing changes it.
+func envKind(name string, env map[string]string) (setting, kind string) {
+	is := func(k string, vs ...string) bool { return slices.Contains(vs, strings.ToLower(env[k])) }
+	switch name {
+	case slurm.SoftwarePyTorch:
+		if is("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "true") {
+			return "PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns its cache off", HolderAllocates
+		}
+	case slurm.SoftwareJAX:
+		switch {
+		case is("XLA_PYTHON_CLIENT_ALLOCATOR", "platform"):
+			return "XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates what it uses", HolderAllocates
+		case is("XLA_PYTHON_CLIENT_PREALLOCATE", "false", "0"):
+			return "XLA_PYTHON_CLIENT_PREALLOCATE=false: it grows its pool as it needs, and keeps it", HolderCaching
+		}
+	case slurm.SoftwareTensorFlow:
+		if is("TF_FORCE_GPU_ALLOW_GROWTH", "true", "1") {
+			return "TF_FORCE_GPU_ALLOW_GROWTH=true: it grows its pool as it needs, and keeps it", HolderCaching
+		}
+	}
+	return "", ""
+}
+
+// Python packages that name the framework beneath them.
+var pythonPackages = map[string]string{
+	"torch": slurm.SoftwarePyTorch, "torchvision": slurm.SoftwarePyTorch, "lightning": slurm.SoftwarePyTorch,
+	"pytorch_lightning": slurm.SoftwarePyTorch, "transformers": slurm.SoftwarePyTorch, "peft": slurm.SoftwarePyTorch,
+	"accelerate": slurm.SoftwarePyTorch, "deepspeed": slurm.SoftwarePyTorch, "trl": slurm.SoftwarePyTorch,
+	"bitsandbytes": slurm.SoftwarePyTorch, "timm": slurm.SoftwarePyTorch,
+	"jax": slurm.SoftwareJAX, "flax": slurm.SoftwareJAX, "optax": slurm.SoftwareJAX,
+	"tensorflow": slurm.SoftwareTensorFlow, "keras": slurm.SoftwareTensorFlow, "tf_keras": slurm.SoftwareTensorFlow,
+	"cupy": "cupy", "pytorch": slurm.SoftwarePyTorch, // the last in image and environment names only
+}
+
+// reImport is a Python import of a package, at the start of a statement:
+// a file's line or a heredoc's, or python -c's text.
+var reImport = lazyre.New(`(?:^|[;"'\s])(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*)`)
+
+// Commands and modules of compiled codes, and the frameworks modules name.
+var (
+	commandSoftware = map[string]string{"gmx": slurm.SoftwareGROMACS, "gmx_mpi": slurm.SoftwareGROMACS,
+		"gmx_d": slurm.SoftwareGROMACS, "mdrun": slurm.SoftwareGROMACS, "namd2": "namd", "namd3": "namd",
+		"lmp": "lammps", "lmp_gpu": "lammps", "lmp_mpi": "lammps", "pmemd.cuda": "amber", "pmemd.cuda.MPI": "amber",
+		"torchrun": slurm.SoftwarePyTorch}
+	moduleSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "torch": slurm.SoftwarePyTorch,
+		"py-torch": slurm.SoftwarePyTorch, "pytorch-gpu": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow,
+		"tensorflow-gpu": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX, "gromacs": slurm.SoftwareGROMACS,
+		"namd": "namd", "lammps": "lammps", "amber": "amber", "cupy": "cupy"}
+	// reImageFramework finds a framework in a container image's or an
+	// environment's name: pytorch_24.01.sif, docker://tensorflow/tensorflow.
+	reImageFramework = lazyre.New(`(?i)(pytorch|torch|tensorflow|jax)`)
+)
+
+// maxScanned bounds what is read of each Python file a script runs, and
+// how many are read: the sbatch wrapper reads them at submission.
+const (
+	maxScannedBytes = 256 << 10
+	maxScannedFiles = 4
+)
+
+// scriptSoftware reads what software the script runs, and the environment
+// it sets: its commands (modules loaded, compiled codes, container images),
+// Python imports in its own lines (heredocs, python -c) and in the Python
+// files it runs, found where sbatch runs it (--chdir), beside the script or
+// in the working directory.
+func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
+	if s == nil {
+		return nil, nil
+	}
+	var seen []software
+	add := func(name, why string) {
+		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == name }) {
+			seen = append(seen, software{name, why})
+		}
+	}
+	env := map[string]string{}
+	files := 0
+	for _, cmd := range scriptCommands(s) {
+		words := cmd.words
+		for i, w := range words {
+			if m := reAssignment.FindStringSubmatch(w); m != nil && (i == 0 || words[i-1] == "export" || reAssignment.MatchString(words[i-1])) {
+				env[m[1]] = m[2]
+			}
+		}
+		line := cmd.line
+		for i, w := range words {
+			base := filepath.Base(w)
+			switch {
+			case (w == "load" || w == "add") && i > 0 && (words[i-1] == "module" || words[i-1] == "ml"),
+				i == 1 && words[0] == "ml" && w != "load":
+				for _, m := range words[i:] {
+					if name, ok := moduleSoftware[strings.ToLower(strings.SplitN(m, "/", 2)[0])]; ok {
+						add(name, fmt.Sprintf("line %d loads module %s", line, m))
+					}
+				}
+			case commandSoftware[base] != "" && !printOnly[words[0]]:
+				add(commandSoftware[base], fmt.Sprintf("line %d runs %s", line, base))
+			case strings.HasSuffix(w, ".sif") || strings.HasPrefix(w, "docker://") || i > 0 && words[i-1] == "activate":
+				if m := reImageFramework.FindStringSubmatch(base); m != nil {
+					add(pythonPackages[strings.ToLower(m[1])], fmt.Sprintf("line %d runs %s", line, w))
+				}
+			case strings.HasSuffix(w, ".py") && !strings.Contains(w, "$") && !printOnly[words[0]] && files < maxScannedFiles:
+				files++
+				if pkg, at, ok := fileImports(w, s); ok {
+					add(pythonPackages[pkg], fmt.Sprintf("%s imports %s (its line %d)", w, pkg, at))
+				}
+			}
+		}
+	}
+	for _, ln := range s.Lines {
+		if ln.Kind != slurm.LineCommand {
+			continue
+		}
+		text := s.LineText(ln.Num)
+		if words := splitShell(text); len(words) > 0 && len(words[0]) > 0 && printOnly[words[0][0]] {
+			continue // echo "import torch" prints, runs nothing
+		}
+		if pkg, ok := importsIn(text); ok {
+			add(pythonPackages[pkg], fmt.Sprintf("line %d imports %s", ln.Num, pkg))
+		}
+	}
+	return seen, env
+}
+
+// importsIn reads a line for an import of a framework's package: the
+// package's name.
+func importsIn(line string) (string, bool) {
+	if !strings.Contains(line, "import") {
+		return "", false
+	}
+	for _, m := range reImport.FindAllStringSubmatch(line, -1) {
+		if _, ok := pythonPackages[m[1]]; ok {
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
+// fileImports reads a Python file the script runs for a framework's
+// import: the package and the import's line. A relative name is looked for
+// where sbatch runs the script (its --chdir), beside the script, and in the
+// working directory.
+func fileImports(name string, s *slurm.Script) (string, int, bool) {
+	places := []string{name}
+	if !filepath.IsAbs(name) {
+		places = nil
+		if o := s.LastOption("chdir"); o != nil && filepath.IsAbs(o.Value) {
+			places = append(places, filepath.Join(o.Value, name))
+		}
+		places = append(places, filepath.Join(filepath.Dir(s.Path), name), name)
+	}
+	for _, p := range places {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxScannedBytes))
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if pkg, ok := importsIn(line); ok {
+				return pkg, i + 1, true
+			}
+		}
+		return "", 0, false
+	}
+	return "", 0, false
+}
+
+// runSoftware is the software the runs' output showed: their
+// MIGADVISOR_VERSION lines, banners and tracebacks, and the framework of
+// an out-of-memory message.
+func runSoftware(runs []Run) []software {
+	var seen []software
+	for _, r := range runs {
+		for _, name := range r.Software {
+			if !slices.ContainsFunc(seen, func(x software) bool { return x.name == name }) {
+				seen = append(seen, software{name, fmt.Sprintf("job %s's output shows %s", r.JobID, name)})
+			}
+		}
+	}
+	return seen
+}
+
+// oomSoftware names the software of an out-of-memory message's source
+// (slurm.OOMEvent.Source; "pytorch-mig-assert" is PyTorch's too).
+var oomSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX}
+
+// softwareOfRecord is the software a job's record shows it ran: the
+// names of its versions, and the framework of its OOM message.
+func softwareOfRecord(versions map[string]string, oomSource string) []string {
+	var out []string
+	for name := range versions {
+		if _, ok := softwareKinds[name]; ok {
+			out = append(out, name)
+		}
+	}
+	for source, name := range oomSoftware {
+		if strings.HasPrefix(oomSource, source) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// memoryHolder is what held the job's memory: the script's software and
+// settings first (they say why), then what its runs' output showed.
+func (a *analysis) memoryHolder() MemoryHolder {
+	seen, env := scriptSoftware(a.job.Source)
+	for _, s := range runSoftware(a.runs) {
+		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == s.name }) {
+			seen = append(seen, s)
+		}
+	}
+	return memoryHolder(seen, env)
+}

@@ -1,0 +1,40 @@
+package slurm
+
+import (
+	"strings"
+	"testing"
+)
+
+// The lines each framework prints of itself name the software the job ran,
+// which decides what its GPU memory peak proves.
+func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
+	cases := []struct {
+		name, output string
+		want         map[string]string
+	}{
+		{"PyTorch traceback", "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in _wrapped_call_impl\n", map[string]string{SoftwarePyTorch: ""}},
+		{"PyTorch Lightning banner", "GPU available: True (cuda), used: True\nTPU available: False, using: 0 TPU cores\n", map[string]string{SoftwarePyTorch: ""}},
+		{"TensorFlow's device line", "2025-01-07 10:12:01.123456: I tensorflow/core/common_runtime/gpu/gpu_device.cc:2021] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78868 MB memory:  -> device: 0, name: NVIDIA A100-SXM4-80GB, pci bus id: 0000:07:00.0, compute capability: 8.0\n", map[string]string{SoftwareTensorFlow: ""}},
+		{"JAX error", "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: something\n", map[string]string{SoftwareJAX: ""}},
+		{"GROMACS banner with its version", "                 :-) GROMACS - gmx mdrun, 2023.3 (-:\n", map[string]string{SoftwareGROMACS: "2023.3"}},
+		{"the job's own version line wins", "MIGADVISOR_VERSION torch 2.11.0\n  File \"/x/site-packages/torch/cuda/__init__.py\", line 3\n", map[string]string{SoftwarePyTorch: "2.11.0"}},
+		{"a version line after the traceback", "  File \"/x/site-packages/torch/cuda/__init__.py\", line 3\nMIGADVISOR_VERSION torch 2.11.0\n", map[string]string{SoftwarePyTorch: "2.11.0"}},
+		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\n", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev, err := ScanOutput(strings.NewReader(c.output), ScanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ev.Versions) != len(c.want) {
+				t.Fatalf("versions %q, want %q", ev.Versions, c.want)
+			}
+			for k, v := range c.want {
+				if got, ok := ev.Versions[k]; !ok || got != v {
+					t.Errorf("versions %q, want %s=%q", ev.Versions, k, v)
+				}
+			}
+		})
+	}
+}
