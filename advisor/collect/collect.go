@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,7 +43,21 @@ type ImportResult struct {
 	// SkippedTotal counts every record that could not be read.
 	SkippedTotal int
 	Lines        int
+	// JobstatsGPU counts the jobs whose jobstats summary held GPU figures
+	// (ImportStats.Jobstats counts every summary read, a CPU job's too).
+	JobstatsGPU int
+	// Unplaced counts the jobs on GPUs the site gives no profile (neither
+	// its names nor NVIDIA's for its slices: catalog.Site.ProfileNameOf),
+	// by the GPU type accounting wrote ("" for an untyped GPU): no profile,
+	// so no SU. The first MaxUnplacedKept types are kept; UnplacedMore
+	// counts the jobs on the others.
+	Unplaced     map[string]int
+	UnplacedMore int
 }
+
+// MaxUnplacedKept bounds ImportResult.Unplaced: a damaged dump could name
+// a new GPU type on every line.
+const MaxUnplacedKept = 1000
 
 // Plus is r with o's figures added: two imports reported as one.
 func (r ImportResult) Plus(o ImportResult) ImportResult {
@@ -50,7 +65,61 @@ func (r ImportResult) Plus(o ImportResult) ImportResult {
 	r.Skipped = append(slices.Clone(r.Skipped), o.Skipped...)
 	r.SkippedTotal += o.SkippedTotal
 	r.Lines += o.Lines
+	r.JobstatsGPU += o.JobstatsGPU
+	r.Unplaced = maps.Clone(r.Unplaced)
+	for t, n := range o.Unplaced {
+		r.addUnplaced(t, n)
+	}
+	r.UnplacedMore += o.UnplacedMore
 	return r
+}
+
+func (r *ImportResult) addUnplaced(gpuType string, jobs int) {
+	if _, ok := r.Unplaced[gpuType]; !ok && len(r.Unplaced) >= MaxUnplacedKept {
+		r.UnplacedMore += jobs
+		return
+	}
+	if r.Unplaced == nil {
+		r.Unplaced = map[string]int{}
+	}
+	r.Unplaced[gpuType] += jobs
+}
+
+// GPUTypeJobs is a GPU type accounting names and how many jobs ran on it.
+type GPUTypeJobs struct {
+	Type string `json:"type"` // "" for an untyped GPU
+	Jobs int    `json:"jobs"`
+}
+
+// UnplacedTypes are the GPU types of Unplaced, the most jobs first.
+func (r ImportResult) UnplacedTypes() []GPUTypeJobs {
+	out := make([]GPUTypeJobs, 0, len(r.Unplaced))
+	for t, n := range r.Unplaced {
+		out = append(out, GPUTypeJobs{t, n})
+	}
+	slices.SortFunc(out, func(a, b GPUTypeJobs) int {
+		if a.Jobs != b.Jobs {
+			return b.Jobs - a.Jobs
+		}
+		return strings.Compare(a.Type, b.Type)
+	})
+	return out
+}
+
+// count adds what a job read from accounting says to r's figures: its
+// jobstats summary's GPU figures, and a GPU the site has no profile for.
+// Only a job's own record counts (as it does in the import): steps alone
+// update its usage.
+func (c *Collector) count(r *ImportResult, j *slurm.AcctJob) {
+	if !j.HasJobLine {
+		return
+	}
+	if j.Jobstats != nil && len(j.Jobstats.GPUs) > 0 {
+		r.JobstatsGPU++
+	}
+	if j.GPUCount > 0 && c.Site.ProfileNameOf(j.GPUType, j.GPUCount) == "" {
+		r.addUnplaced(j.GPUType, 1)
+	}
 }
 
 func (c *Collector) importOptions() history.ImportOptions {
@@ -77,18 +146,22 @@ func (c *Collector) importReader(ctx context.Context, r io.Reader, seen func(*sl
 // importFrom imports the jobs sr reads (its header already read), showing
 // each to seen (when not nil) before it is stored.
 func (c *Collector) importFrom(ctx context.Context, sr *slurm.SacctReader, seen func(*slurm.AcctJob)) (ImportResult, error) {
-	next := sr.Next
-	if seen != nil {
-		next = func() (*slurm.AcctJob, error) {
-			j, err := sr.Next()
-			if j != nil {
+	var res ImportResult
+	next := func() (*slurm.AcctJob, error) {
+		// Called by the import's reader alone, which has ended when
+		// ImportJobs returns.
+		j, err := sr.Next()
+		if j != nil {
+			c.count(&res, j)
+			if seen != nil {
 				seen(j)
 			}
-			return j, err
 		}
+		return j, err
 	}
 	st, err := c.Store.ImportJobs(ctx, next, c.importOptions())
-	return ImportResult{ImportStats: st, Skipped: sr.Skipped, SkippedTotal: sr.SkippedTotal, Lines: sr.Lines}, err
+	res.ImportStats, res.Skipped, res.SkippedTotal, res.Lines = st, sr.Skipped, sr.SkippedTotal, sr.Lines
+	return res, err
 }
 
 // ImportSacct runs sacct for q and imports its output as it streams.

@@ -413,3 +413,26 @@ func TestScanOutputsMissesOnlyOutputsThatWereWritten(t *testing.T) {
 		t.Errorf("missing %q %v, want job 13's only", out.Missing, err)
 	}
 }
+
+// Two imports reported as one (a collect of tracked jobs and of the
+// wrapper's pending ones) add their GPU figures and unplaced types; the
+// types kept are bounded, the jobs on the rest counted.
+func TestImportResultPlusAddsPlacements(t *testing.T) {
+	a := ImportResult{JobstatsGPU: 1, Unplaced: map[string]int{"x": 1}}
+	b := ImportResult{JobstatsGPU: 2, Unplaced: map[string]int{"x": 2, "y": 3}}
+	sum := a.Plus(b)
+	if sum.JobstatsGPU != 3 || sum.Unplaced["x"] != 3 || sum.Unplaced["y"] != 3 || a.Unplaced["x"] != 1 {
+		t.Errorf("sum %+v (a now %+v)", sum, a)
+	}
+	if got := sum.UnplacedTypes(); len(got) != 2 || got[0] != (GPUTypeJobs{"x", 3}) || got[1] != (GPUTypeJobs{"y", 3}) {
+		t.Errorf("types %v", got)
+	}
+	var many ImportResult
+	for i := range MaxUnplacedKept + 5 {
+		many.addUnplaced(fmt.Sprint(i), 2)
+	}
+	many.addUnplaced("0", 1)
+	if len(many.Unplaced) != MaxUnplacedKept || many.UnplacedMore != 10 || many.Unplaced["0"] != 3 {
+		t.Errorf("%d types kept, %d jobs on the others", len(many.Unplaced), many.UnplacedMore)
+	}
+}

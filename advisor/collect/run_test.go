@@ -4,12 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -224,5 +227,62 @@ func TestRunWindow(t *testing.T) {
 	}
 	if c := clustersOf(t, col.Store)["300"]; c != "c1" {
 		t.Errorf("job 300 filed under %q", c)
+	}
+}
+
+var sliceCompute = regexp.MustCompile(`(\d+g)\.\d+gb`)
+
+// A dump in jobstats' fields (testdata/spellings: epoch times, no Elapsed,
+// GPU types as AutoDetect=nvml and hand-written gres.conf files spell
+// them) is priced on Wulver's profiles: every job on an A100 slice or a
+// whole A100 has its profile, its time from Start and End, and an SU
+// figure; the two on an H100 slice are counted by their type; and of five
+// jobstats summaries, the one that held GPU figures is counted as such.
+func TestRunPlacesGPUTypesAsSitesSpellThem(t *testing.T) {
+	ctx := context.Background()
+	col := runCollector(t, newFakeSlurm(t))
+	dump := filepath.Join("testdata", "spellings", "jobstats-format.psv")
+	rep, err := Run(ctx, col, RunOptions{Selection: Selection{Dump: dump}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := rep.Accounting
+	if acct.New != 11 || acct.Jobstats != 5 || acct.JobstatsGPU != 1 {
+		t.Errorf("imported %d jobs, %d summaries, %d with GPU figures; want 11, 5, 1", acct.New, acct.Jobstats, acct.JobstatsGPU)
+	}
+	if got := acct.UnplacedTypes(); !slices.Equal(got, []GPUTypeJobs{{"nvidia_h100_1g.10gb", 2}}) {
+		t.Errorf("unplaced: %v", got)
+	}
+	recs, err := col.Store.History(ctx, history.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		r := &recs[i]
+		_, priced := advisor.RecordCharge(col.Site, r)
+		h100 := strings.Contains(r.GPUType, "h100")
+		switch {
+		case r.ElapsedS == nil:
+			t.Errorf("job %s: no elapsed time", r.JobID)
+		case h100:
+			if r.Profile != "" || priced {
+				t.Errorf("job %s on %s: profile %q, priced %v", r.JobID, r.GPUType, r.Profile, priced)
+			}
+		case !priced:
+			t.Errorf("job %s on %q (profile %q): no SU", r.JobID, r.GPUType, r.Profile)
+		case r.GPUType != "":
+			// A slice's compute is in its name (3g.39gb: 3g); a type without
+			// one is a whole GPU.
+			want := catalog.FullGPU
+			if m := sliceCompute.FindStringSubmatch(strings.ToLower(r.GPUType)); m != nil {
+				want = m[1]
+			}
+			if p, ok := col.Site.Profile(r.Profile); !ok || want == catalog.FullGPU && p.Slice != want || want != catalog.FullGPU && !strings.HasPrefix(p.Slice, want+".") {
+				t.Errorf("job %s on %s placed on %q", r.JobID, r.GPUType, r.Profile)
+			}
+		}
+		if r.JobID == "7001" && (r.ElapsedS == nil || *r.ElapsedS != 14*3600 || r.Profile != catalog.FullGPU) {
+			t.Errorf("the 14-hour job: %+v", r)
+		}
 	}
 }
