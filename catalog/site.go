@@ -331,9 +331,7 @@ func (s *Site) resolve(file string, data []byte) error {
 		}
 		partitions[p.Name] = true
 	}
-	// Type names are compared as accounting compares them (AccountingKey):
-	// A100_10g and a100-10g are one name, which one profile alone may have.
-	seenName, seenType := map[string]bool{}, map[string]string{}
+	seenName := map[string]bool{}
 	for i := range s.Profiles {
 		p := &s.Profiles[i]
 		if p.Name == "" || seenName[p.Name] {
@@ -348,17 +346,9 @@ func (s *Site) resolve(file string, data []byte) error {
 				return fail("profiles", i, "partitions", "profile %q names partition %q, which the site does not declare", p.Name, part)
 			}
 		}
-		for j, t := range append([]string{p.GRESType}, p.GRESTypes...) {
-			k := AccountingKey(t)
-			if other, dup := seenType[k]; dup && k != "" && other != p.Name {
-				key := "request"
-				if j > 0 {
-					key = "gres_types"
-				}
-				return fail("profiles", i, key, "profiles %q and %q both use GPU type %q", other, p.Name, t)
-			}
-			seenType[k] = p.Name
-		}
+	}
+	if err := s.checkTypeNames(); err != nil {
+		return fail("profiles", err.profile, err.key, "%s", err.msg)
 	}
 	s.acct = &accountingIndex{}
 	if s.UntypedGPU != "" && !seenName[s.UntypedGPU] {
@@ -392,6 +382,45 @@ func (s *Site) resolve(file string, data []byte) error {
 		}
 		if re.NumSubexp() < 1 {
 			return fail("work_patterns", i, "regex", "work pattern %q: the regex needs a group around the number", w.Name)
+		}
+	}
+	return nil
+}
+
+// profileKeyError is a bad value of a profile's key.
+type profileKeyError struct {
+	profile int
+	keyError
+}
+
+// checkTypeNames refuses a Slurm type name two profiles have: the requests'
+// first, then each gres_types alias against them all, so that the error
+// names the alias that repeats a request's. Names are compared as
+// accounting compares them (AccountingKey): A100_10g and a100-10g are one.
+func (s *Site) checkTypeNames() *profileKeyError {
+	owner := map[string]int{}
+	dup := func(i int, key, t string) *profileKeyError {
+		k := AccountingKey(t)
+		other, seen := owner[k]
+		if k == "" || seen && other == i {
+			return nil
+		}
+		if seen {
+			return &profileKeyError{i, keyError{key, fmt.Sprintf("profiles %q and %q both use GPU type %q", s.Profiles[other].Name, s.Profiles[i].Name, t)}}
+		}
+		owner[k] = i
+		return nil
+	}
+	for i, p := range s.Profiles {
+		if err := dup(i, "request", p.GRESType); err != nil {
+			return err
+		}
+	}
+	for i, p := range s.Profiles {
+		for _, t := range p.GRESTypes {
+			if err := dup(i, "gres_types", t); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
