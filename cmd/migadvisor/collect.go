@@ -117,14 +117,23 @@ type collectReport struct {
 	Skipped      []skippedLine `json:"skipped"` // the first 1,000
 	SkippedTotal int           `json:"skipped_total"`
 	// Jobstats counts the jobs whose jobstats summary (AdminComment) was
-	// read; BadJobstats those whose could not be, the first named.
-	Jobstats        int                    `json:"jobstats"`
-	BadJobstats     int                    `json:"jobstats_unreadable"`
-	BadJobstatsJobs []badSummaryJSON       `json:"jobstats_unreadable_jobs"`
-	Outputs         outputReport           `json:"outputs"`
-	Scripts         *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
-	Window          *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
-	Refiled         []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
+	// read, JobstatsGPU those whose summary held GPU figures (a CPU job's
+	// holds none); BadJobstats those whose could not be, the first named.
+	Jobstats        int              `json:"jobstats"`
+	JobstatsGPU     int              `json:"jobstats_gpu_figures"`
+	BadJobstats     int              `json:"jobstats_unreadable"`
+	BadJobstatsJobs []badSummaryJSON `json:"jobstats_unreadable_jobs"`
+	// UnplacedGPUTypes are the GPU types accounting named that the site
+	// gives no profile (neither its own names nor NVIDIA's for its slices),
+	// each with its jobs, the most first ("" an untyped GPU): those jobs
+	// have no profile and no SU. UnplacedOtherJobs counts the jobs on types
+	// past the first collect.MaxUnplacedKept.
+	UnplacedGPUTypes  []collect.GPUTypeJobs  `json:"unplaced_gpu_types"`
+	UnplacedOtherJobs int                    `json:"unplaced_other_types_jobs,omitempty"`
+	Outputs           outputReport           `json:"outputs"`
+	Scripts           *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
+	Window            *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
+	Refiled           []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
 	// Linked counts the sbatch wrapper's submissions linked to their jobs
 	// (recorded beside sbatch, without the id it printed); Unlinked those
 	// dropped, accounting having had no job for them after a day.
@@ -298,7 +307,8 @@ func collectReportOf(res collect.Report) collectReport {
 		UnknownToSlurm: nonNil(res.UnknownToSlurm),
 		Outputs: outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
 			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
-	rep.Jobstats, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.BadJobstats, []badSummaryJSON{}
+	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []badSummaryJSON{}
+	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
 	for _, b := range acct.BadJobstatsJobs {
 		rep.BadJobstatsJobs = append(rep.BadJobstatsJobs, badSummaryJSON{b.JobID, b.Err})
 	}
@@ -367,8 +377,15 @@ func printCollect(w io.Writer, rep collectReport) {
 		}
 		fmt.Fprintln(w)
 	}
+	printUnplaced(w, rep)
 	if rep.Jobstats > 0 || rep.BadJobstats > 0 {
-		fmt.Fprintf(w, "jobstats: GPU figures of %s read from AdminComment", textutil.Plural(rep.Jobstats, "job"))
+		fmt.Fprintf(w, "jobstats: GPU figures of %s read from AdminComment", textutil.Plural(rep.JobstatsGPU, "job"))
+		switch others := rep.Jobstats - rep.JobstatsGPU; {
+		case others == 1:
+			fmt.Fprint(w, "; 1 other summary held none")
+		case others > 1:
+			fmt.Fprintf(w, "; %d other summaries held none", others)
+		}
 		if rep.BadJobstats > 0 {
 			b := rep.BadJobstatsJobs[0]
 			fmt.Fprintf(w, "; %d summaries could not be read, imported without them (job %s: %s)", rep.BadJobstats, b.JobID, b.Reason)
@@ -444,6 +461,43 @@ func printCollect(w io.Writer, rep collectReport) {
 	}
 	if rep.Published != nil {
 		printPublished(w, *rep.Published)
+	}
+}
+
+// unplacedShown bounds the GPU types collect names in its summary; --json
+// lists them all.
+const unplacedShown = 10
+
+// printUnplaced names the GPU types accounting gave that the site has no
+// profile for, with their jobs, and what to add to the site file: those
+// jobs have no profile and no SU until it names them.
+func printUnplaced(w io.Writer, rep collectReport) {
+	var named []string
+	jobs, untyped := rep.UnplacedOtherJobs, 0
+	for _, u := range rep.UnplacedGPUTypes {
+		if u.Type == "" {
+			untyped = u.Jobs
+			continue
+		}
+		jobs += u.Jobs
+		if len(named) < unplacedShown {
+			named = append(named, fmt.Sprintf("%s (%d)", u.Type, u.Jobs))
+		}
+	}
+	if types := len(rep.UnplacedGPUTypes) - min(untyped, 1); types > len(named) || rep.UnplacedOtherJobs > 0 {
+		named = append(named, "others")
+	}
+	switch {
+	case jobs == 1:
+		fmt.Fprintf(w, "1 job on a GPU type this site file does not name: %s; add it as gres_types in the site file\n", named[0])
+	case jobs > 1:
+		fmt.Fprintf(w, "%d jobs on GPU types this site file does not name: %s; add them as gres_types in the site file\n", jobs, strings.Join(named, ", "))
+	}
+	switch {
+	case untyped == 1:
+		fmt.Fprintln(w, "1 job on a GPU of no type, which this site file gives no profile: set untyped_gpu in the site file")
+	case untyped > 1:
+		fmt.Fprintf(w, "%d jobs on GPUs of no type, which this site file gives no profile: set untyped_gpu in the site file\n", untyped)
 	}
 }
 
