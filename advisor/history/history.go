@@ -38,6 +38,10 @@ type Submission struct {
 	// one (the wrapper's process and clock), the same however often it is
 	// drained.
 	Token string `json:",omitempty"`
+	// ScriptHash is the hash of the script's bytes as sbatch read them
+	// (ScriptHash), for a submission recorded without its id: collect
+	// checks it against the script slurmdbd stored for the job.
+	ScriptHash string `json:",omitempty"`
 }
 
 // RecordSubmissions stores submissions (and their scripts) in one
@@ -58,8 +62,8 @@ func (s *Store) RecordSubmissions(ctx context.Context, subs []Submission) error 
 		}
 		if sub.JobID == "" {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending_submissions(fingerprint, submitted, token, user, job_name,
-				work_dir, cluster, script, profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, sub.Fingerprint, sub.Submitted.UnixMicro(),
-				sub.Token, sub.User, sub.JobName, sub.WorkDir, sub.Cluster, sub.Script, sub.Profile); err != nil {
+				work_dir, cluster, script, profile, script_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, sub.Fingerprint, sub.Submitted.UnixMicro(),
+				sub.Token, sub.User, sub.JobName, sub.WorkDir, sub.Cluster, sub.Script, sub.Profile, sub.ScriptHash); err != nil {
 				return fmt.Errorf("record a submission of %s: %w", sub.Script, err)
 			}
 			continue

@@ -240,6 +240,10 @@ var migrations = []string{
 		profile     TEXT NOT NULL,
 		PRIMARY KEY (fingerprint, submitted, token)
 	);`,
+	// 15: the hash of the script's bytes a pending submission was made
+	// with (ScriptHash; '' for one recorded before), which collect checks
+	// against the script slurmdbd stored for the job it links it to.
+	`ALTER TABLE pending_submissions ADD COLUMN script_hash TEXT NOT NULL DEFAULT '';`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
