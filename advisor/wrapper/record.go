@@ -38,7 +38,7 @@ func (w *wrapper) spool(ctx context.Context, made func() (history.Submission, bo
 }
 
 // submission is what the history keeps of the job sbatch accepted, run
-// with cl; false when nothing was submitted (--test-only) or there is no
+// with cl; false when nothing was submitted (createsJob) or there is no
 // file to fingerprint (--wrap, stdin).
 func (w *wrapper) submission(read *advice, cl *slurm.CommandLine, out []byte) (history.Submission, bool, error) {
 	id, cluster := slurm.SubmittedJobID(out)
@@ -58,7 +58,7 @@ func (w *wrapper) submission(read *advice, cl *slurm.CommandLine, out []byte) (h
 // changes the command line, never the script); the profile asked for is
 // known when it read the site (collect takes it from accounting anyway).
 func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Submission, *slurm.Script, bool, error) {
-	if cl.Script() == "" || cl.Has("test-only") {
+	if !createsJob(cl, nil) {
 		return history.Submission{}, nil, false, nil
 	}
 	file := w.scriptFile(cl.Script())
@@ -73,9 +73,49 @@ func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Sub
 			return history.Submission{}, nil, false, fmt.Errorf("read the script: %w", err)
 		}
 	}
+	if !createsJob(cl, script) {
+		return history.Submission{}, nil, false, nil
+	}
 	source := fsutil.Abs(file)
 	return history.Submission{Cluster: w.getenv(EnvCluster), Fingerprint: script.Fingerprint(), Source: source,
 		Script: source, WorkDir: w.opt.WorkDir, Submitted: w.opt.Now(), Profile: profileAsked(site, cl, script, w.opt.Env)}, script, true, nil
+}
+
+// refusedScript are the problems of a script that sbatch refuses it for
+// as it reads it, before any job is made: its lines, and its directives
+// as getopt reads them (a value sbatch checks later is not judged here).
+var refusedScript = map[string]bool{"empty-script": true, "no-shebang": true, "crlf": true, "nul-byte": true,
+	"unknown-option": true, "missing-value": true, "invalid-directive": true}
+
+// createsJob reports whether sbatch run with cl can create the job of a
+// script file (script: as read, nil when not read yet): not without one
+// (--wrap, stdin), not with --test-only (it says when the job would start),
+// --help, --usage or --version (they print and exit), nor where sbatch
+// refuses the command line (an unknown option, a value missing) or the
+// script. A record of a submission that made no job would wait for one,
+// and could take another submission's.
+func createsJob(cl *slurm.CommandLine, script *slurm.Script) bool {
+	if cl.Script() == "" {
+		return false
+	}
+	for _, name := range []string{"test-only", "help", "usage", "version"} {
+		if cl.Has(name) {
+			return false
+		}
+	}
+	for _, p := range cl.Problems {
+		if p.Fatal {
+			return false
+		}
+	}
+	if script != nil {
+		for _, p := range script.Problems {
+			if p.Fatal && refusedScript[p.Code] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // profileAsked is the site's profile for the job's GPU request, "" when the
@@ -98,7 +138,8 @@ func profileAsked(site *catalog.Site, cl *slurm.CommandLine, script *slurm.Scrip
 // its own place, and this process in the background (Options.Beside): the
 // advice, on stderr, then the submission's record without the job id, which
 // this process never sees; collect links it to its job (history.LinkPending)
-// by the user, the job's name and directory, and when it was submitted. The
+// by the user, the job's name and directory, when it was submitted, and the
+// script's hash where slurmdbd stored the job's script. The
 // submission waits for none of it: it is the user's sbatch, untouched.
 //
 // sbatch may have read the script and returned before this process starts,
@@ -109,6 +150,8 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 	if w.getenv(EnvDisable) == "1" {
 		return
 	}
+	// The record's time: the shim starts this process before Slurm's
+	// sbatch, so its job was submitted after it (history.PendingEarly).
 	started := w.opt.Now()
 	script, ok := w.scriptAsSubmitted(cl, time.Now()) // the file system's clock, not the record's
 	w.submitted = script
@@ -128,7 +171,7 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 // where there is none (--wrap, stdin), it is gone, or it changed after
 // started.
 func (w *wrapper) scriptAsSubmitted(cl *slurm.CommandLine, started time.Time) (*slurm.Script, bool) {
-	if cl.Script() == "" || cl.Has("test-only") {
+	if !createsJob(cl, nil) {
 		return nil, false
 	}
 	file := w.scriptFile(cl.Script())
@@ -147,15 +190,16 @@ func (w *wrapper) scriptAsSubmitted(cl *slurm.CommandLine, started time.Time) (*
 }
 
 // pendingSubmission is the record of a submission whose job id is not
-// known, made at a time: what collect finds its job by. False where
-// nothing is submitted (--test-only) or there is no file to fingerprint
-// (--wrap, stdin).
+// known, made at a time: what collect finds its job by (its script's hash
+// is checked against the one slurmdbd stored). False where sbatch makes no
+// job (createsJob) or there is no file to fingerprint (--wrap, stdin).
 func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine, at time.Time) (history.Submission, bool, error) {
 	sub, script, ok, err := w.submissionOf(read, cl)
 	if err != nil || !ok {
 		return sub, ok, err
 	}
 	sub.Submitted = at
+	sub.ScriptHash = history.ScriptHash(script.Data)
 	sub.JobName = cl.Resources(script, w.opt.Env).JobName
 	if sub.JobName == "" { // sbatch names a job after its script
 		sub.JobName = filepath.Base(cl.Script())

@@ -682,3 +682,34 @@ func TestRunBeside(t *testing.T) {
 		t.Errorf("from %s: recorded the directory %q, want %q", link, subs[len(subs)-1].WorkDir, physical)
 	}
 }
+
+// Beside Slurm's sbatch, a submission that cannot make a job leaves no
+// record (it would wait for a job, and could take another submission's):
+// an option sbatch does not know, on the command line or in the script,
+// --help, --usage, --version, --test-only (as getopt reads it, abbreviated
+// too), a script sbatch refuses or one that is not there. A submission
+// that can is recorded with the hash of the script's bytes, which collect
+// checks against the script slurmdbd stored for the job.
+func TestRunBesideRecordsOnlySubmissionsThatMakeAJob(t *testing.T) {
+	f := newFixture(t)
+	f.beside = true
+	f.setenv("USER", "ab12")
+	f.script(t, "job.sh", fullA100)
+	f.script(t, "directive.sh", "#!/bin/bash\n#SBATCH --bogus\npython train.py\n")
+	f.script(t, "noshebang.sh", "python train.py\n")
+	for _, args := range [][]string{
+		{"--bogus", "job.sh"}, {"-y", "job.sh"}, {"--help", "job.sh"}, {"-h", "job.sh"}, {"--usage", "job.sh"},
+		{"--version", "job.sh"}, {"-V", "job.sh"}, {"--test-only", "job.sh"}, {"--test", "job.sh"},
+		{"--time=5", "--partition"}, {"directive.sh"}, {"noshebang.sh"}, {"missing.sh"},
+	} {
+		f.run(args...)
+		if subs := f.spooled(t); len(subs) != 0 {
+			t.Fatalf("sbatch %v makes no job, but the wrapper recorded %+v", args, subs)
+		}
+	}
+	f.run("-J", "x", "job.sh")
+	subs := f.spooled(t)
+	if len(subs) != 1 || subs[0].ScriptHash != history.ScriptHash([]byte(fullA100)) || subs[0].ScriptHash == "" {
+		t.Fatalf("recorded %+v, want one record with the script's hash", subs)
+	}
+}
