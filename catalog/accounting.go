@@ -172,13 +172,14 @@ func (s *Site) modelNames() []string {
 
 // modelStems are the prefixes of the model's MIG types: each name of the
 // model cut at its first dash, as Slurm cuts it (a100 of A100-SXM4-80GB,
-// a100_80gb_pcie of "A100 80GB PCIe"), and its family (a100), each once.
+// a100_80gb_pcie of "A100 80GB PCIe"), whole, and its family (a100), each
+// once.
 func (s *Site) modelStems() []string {
 	var stems []string
 	seen := map[string]bool{}
 	for _, n := range s.modelNames() {
 		for _, stem := range productStems(n) {
-			if k := AccountingKey(stem); k != "" && !seen[k] && !strings.ContainsAny(stem, "-") {
+			if k := AccountingKey(stem); k != "" && !seen[k] {
 				seen[k] = true
 				stems = append(stems, k)
 			}

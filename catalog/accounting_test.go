@@ -79,6 +79,8 @@ func TestAccountingSpellingsPlaceJobs(t *testing.T) {
 					placed(strings.TrimPrefix(auto, "nvidia_"), p)
 					placed(strings.ToUpper(auto), p)
 				}
+				// The product name whole, as a hand-written gres.conf may keep it.
+				placed(slurmGPUType(product)+"_"+d.slice, p)
 			}
 		}
 		full := profileOfSlice(t, site, FullGPU)
@@ -223,4 +225,25 @@ func TestAccountingWithoutIndex(t *testing.T) {
 	if got := bare.ProfileNameOf("nvidia_a100_3g.39gb", 1); got != "3g.40gb" {
 		t.Errorf("placed on %q", got)
 	}
+}
+
+// Any type accounting may hold is looked up without a panic, and its case
+// never changes where it is placed.
+func FuzzProfileForAccounting(f *testing.F) {
+	s, err := Builtin("wulver")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{"nvidia_a100_3g.39gb", "a100_10g", "NVIDIA A100-SXM4-80GB", "1g.10gb+me", "", "nvidia_", "+", "7g.", "a100_.gb"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, typ string) {
+		p, ok := s.ProfileForAccounting(typ)
+		if ok != (p != nil) {
+			t.Fatalf("%q: %v, %v", typ, p, ok)
+		}
+		if q, _ := s.ProfileForAccounting(strings.ToUpper(typ)); strings.ToLower(strings.ToUpper(typ)) == strings.ToLower(typ) && q != p {
+			t.Errorf("%q is placed on %v, in upper case on %v", typ, p, q)
+		}
+	})
 }
