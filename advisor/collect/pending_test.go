@@ -1,0 +1,115 @@
+package collect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+)
+
+const (
+	twinOK   = "#!/bin/bash\n#SBATCH -J twin\nexit 0\n"
+	twinFail = "#!/bin/bash\n#SBATCH -J twin\nexit 1\n"
+)
+
+// twinsSubmitted is ok.sh and fail.sh, both named twin, submitted through
+// the shim from one directory at once, at an hour ago (at): the wrapper's
+// records (ok.sh's at at+0.1 s, fail.sh's at at+0.9 s), and what sacct
+// says of their jobs (71, ok.sh's, in the next second; 72, fail.sh's, in
+// at's own) and of 70, ok.sh submitted with Slurm's own sbatch 10 s before.
+// Each record is nearer in time to the other's job.
+func twinsSubmitted(t *testing.T, col *Collector, sl *fakeSlurm) (dir string) {
+	t.Helper()
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	dir = t.TempDir()
+	sub := func(name, text string, after time.Duration) history.Submission {
+		return history.Submission{Fingerprint: "fp-" + name, Source: dir + "/" + name, Script: dir + "/" + name, WorkDir: dir,
+			JobName: "twin", User: "ann", Submitted: at.Add(after), Token: name, ScriptHash: history.ScriptHash([]byte(text))}
+	}
+	if err := col.Store.RecordSubmissions(context.Background(), []history.Submission{
+		sub("ok.sh", twinOK, 100*time.Millisecond), sub("fail.sh", twinFail, 900*time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	clock := func(d time.Duration) string { return at.Add(d).Format("2006-01-02T15:04:05") }
+	sl.file("window.psv", "JobIDRaw|JobID|User|State|ExitCode|Submit|ElapsedRaw|WorkDir|JobName\n"+
+		fmt.Sprintf("70|70|ann|COMPLETED|0:0|%s|5|%s|twin\n", clock(-10*time.Second), dir)+
+		fmt.Sprintf("71|71|ann|COMPLETED|0:0|%s|5|%s|twin\n", clock(time.Second), dir)+
+		fmt.Sprintf("72|72|ann|FAILED|1:0|%s|5|%s|twin\n", clock(0), dir))
+	return dir
+}
+
+// batchScripts is `sacct --batch-script` output for jobs.
+func batchScripts(scripts map[string]string) string {
+	var b strings.Builder
+	for id, text := range scripts {
+		fmt.Fprintf(&b, "Batch Script for %s\n%s\n%s\n", id, strings.Repeat("-", 80), text)
+	}
+	return b.String()
+}
+
+// linkedScripts maps each job id to the script a submission links it to.
+func linkedScripts(t *testing.T, st *history.Store) map[string]string {
+	t.Helper()
+	recs, err := st.History(context.Background(), history.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range recs {
+		if r.Script != "" {
+			out[r.JobID] = r.Script[strings.LastIndex(r.Script, "/")+1:]
+		}
+	}
+	return out
+}
+
+// A plain collect with two scripts of one job name submitted at once
+// through the shim, where slurmdbd has no script of their jobs: time
+// cannot tell which job is whose, so neither is linked (each record was
+// nearer the other's job: linked, the failure would be filed under the
+// script that completed), and neither is the job submitted 10 s before.
+func TestRunLeavesSameNameTwinsUnlinked(t *testing.T) {
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	col := runCollector(t, sl)
+	twinsSubmitted(t, col, sl)
+	if _, err := Run(context.Background(), col, RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := linkedScripts(t, col.Store); len(got) != 0 {
+		t.Errorf("linked %v, want no job linked", got)
+	}
+	if n, _ := col.Store.PendingCount(context.Background(), time.Time{}); n != 2 {
+		t.Errorf("%d records wait, want both", n)
+	}
+}
+
+// Where slurmdbd stored the jobs' scripts (sacct --batch-script), each
+// record is linked to the job that ran its own script, the job submitted
+// 10 s before to none.
+func TestCollectorLinkPendingChecksTheStoredScripts(t *testing.T) {
+	ctx := context.Background()
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	col := runCollector(t, sl)
+	twinsSubmitted(t, col, sl)
+	sl.file("scripts", batchScripts(map[string]string{"70": twinOK, "71": twinOK, "72": twinFail}))
+	sl.command("sacct", `case "$*" in
+*--batch-script*) cat "$d/scripts" ;;
+*) cat "$d/window.psv" ;;
+esac`)
+	if _, err := Run(ctx, col, RunOptions{}); err != nil { // accounting in; the records wait
+		t.Fatal(err)
+	}
+	res, err := col.LinkPending(ctx, time.Now(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := linkedScripts(t, col.Store)
+	if res.Linked != 2 || res.Ambiguous != 0 || got["71"] != "ok.sh" || got["72"] != "fail.sh" || got["70"] != "" {
+		t.Errorf("%+v: linked %v", res, got)
+	}
+}
