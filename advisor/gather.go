@@ -138,7 +138,7 @@ func (k ScriptKey) Filter(siteWide bool, limit int) history.HistoryFilter {
 func GatherRuns(ctx context.Context, fingerprint string, stores ...*history.Store) ([]Run, error) {
 	var all [][]Run
 	for _, st := range stores {
-		runs, err := runsIn(ctx, st, history.HistoryFilter{Fingerprint: fingerprint})
+		runs, err := runsIn(ctx, st, history.HistoryFilter{Fingerprint: fingerprint}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +150,8 @@ func GatherRuns(ctx context.Context, fingerprint string, stores ...*history.Stor
 // GatherScriptRuns reads the runs of a script from the user's history (own,
 // nil for none) and site-wide ones: those of its exact fingerprint, then
 // those of its earlier versions (the script edited: the same path, or the
-// same job name, CPUs and memory; in a site-wide history this user's jobs
+// same job name, CPUs and memory where the job's script is not another one
+// still there, liveSiblings; in a site-wide history this user's jobs
 // only), marked Earlier. Each job counts once, as the exact script's where
 // any history links it so.
 func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, siteWide ...*history.Store) ([]Run, error) {
@@ -166,10 +167,11 @@ func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, si
 		return these, err
 	}
 	all := [][]Run{these}
+	siblings := liveSiblings{}
 	for i, st := range stores {
 		f := key.Filter(own == nil || i > 0, 0) // the site-wide ones: this user's jobs only
 		f.Versions.Only = true
-		earlier, err := runsIn(ctx, st, f)
+		earlier, err := runsIn(ctx, st, f, func(r *history.JobRecord) bool { return siblings.of(key, r) })
 		if err != nil {
 			return nil, err
 		}
@@ -193,6 +195,7 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store,
 	f := history.HistoryFilter{Limit: limit}
 	var out []HistoryRecord
 	seen := map[[2]string]bool{}
+	siblings := liveSiblings{}
 	for i, st := range append([]*history.Store{own}, siteWide...) {
 		if st == nil {
 			continue
@@ -205,6 +208,9 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store,
 			return nil, fmt.Errorf("%s: %w", st.Path(), err)
 		}
 		for _, r := range recs {
+			if key != nil && siblings.of(*key, &r) {
+				continue
+			}
 			if k := [2]string{r.Cluster, r.Key}; !seen[k] {
 				seen[k] = true
 				out = append(out, HistoryRecord{JobRecord: r, SiteWide: i > 0})
@@ -218,17 +224,54 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store,
 	return out, nil
 }
 
-// runsIn reads the runs of the records f selects.
-func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter) ([]Run, error) {
+// runsIn reads the runs of the records f selects, less those skip says
+// (nil: none).
+func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter, skip func(*history.JobRecord) bool) ([]Run, error) {
 	recs, err := st.History(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", st.Path(), err)
 	}
 	var runs []Run
 	for i := range recs {
-		runs = append(runs, RunsFromRecord(&recs[i])...)
+		if skip == nil || !skip(&recs[i]) {
+			runs = append(runs, RunsFromRecord(&recs[i])...)
+		}
 	}
 	return runs, nil
+}
+
+// liveSiblings tells the jobs found by a script's job name and resources
+// (history.EarlierByName) that ran another live script, not an earlier
+// version of this one. An earlier version is an edit's history: the same
+// path (history.EarlierByPath), or a script at another path that is gone,
+// or was replaced by one that is neither the job's script nor another of
+// this job name and resources (a script moved or renamed as it was
+// edited). A second script that is still there, at another path, with the
+// same job name and resources (two scripts of a sweep, submitted from one
+// directory) is a script of its own: its jobs are its runs, not this
+// one's. Jobs linked from slurmdbd's copies (no path) keep the name's rule.
+// It reads each path once.
+type liveSiblings map[string]*slurm.Script // by path; nil: none there
+
+// of reports whether r is a job of another live script than key's.
+func (l liveSiblings) of(key ScriptKey, r *history.JobRecord) bool {
+	if !r.Earlier || r.EarlierBy != history.EarlierByName || !filepath.IsAbs(r.Script) ||
+		filepath.Clean(r.Script) == filepath.Clean(key.Versions.Path) {
+		return false
+	}
+	s, read := l[r.Script]
+	if !read {
+		s, _ = slurm.ReadScript(r.Script)
+		l[r.Script] = s
+	}
+	if s == nil {
+		return false // gone: the script may have become this one
+	}
+	if s.Fingerprint() == r.Fingerprint {
+		return true // the job's own script, still there
+	}
+	there := KeyOf(r.Script, s, nil, "").Versions
+	return there.JobNames[0] == key.Versions.JobNames[0] && there.CPUs == key.Versions.CPUs && there.MemMiB == key.Versions.MemMiB
 }
 
 // MergeRuns joins runs read from several histories, each job once: the

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // trainDump: alice's runs of train.sh (4 CPUs, 16G) and bob's of his own
@@ -182,5 +184,59 @@ func TestHistoryWithoutTheUsersOwn(t *testing.T) {
 	recs, err := History(context.Background(), nil, 0, nil, siteWide)
 	if err != nil || len(recs) != 4 || !recs[0].SiteWide {
 		t.Fatalf("%d records, %v", len(recs), err)
+	}
+}
+
+// twinDump: two jobs named twin with the same resources, of ok.sh and
+// fail.sh, two scripts in one directory.
+const twinDump = `JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|ElapsedRaw|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName
+21|21|migdev|alice|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:05|2026-11-20T01:01:05|60|1|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|twin
+22|22|migdev|alice|FAILED|1:0|2026-11-20T01:00:00|2026-11-20T01:00:05|2026-11-20T01:01:05|60|1|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|twin
+`
+
+const twinScript = "#!/bin/bash\n#SBATCH -J twin\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=4 --mem=16G\n"
+
+// Two live scripts of one job name and resources in one directory are two
+// scripts, not versions of each other: neither's runs are the other's.
+// Once one is gone, or replaced by a script of another name, its runs are
+// an earlier version's of the one left (the script renamed as it was
+// edited), marked so.
+func TestGatherASecondLiveScriptIsNotAnEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	st := historytest.FromDump(t, site, twinDump)
+	dir := t.TempDir()
+	okPath, failPath := filepath.Join(dir, "ok.sh"), filepath.Join(dir, "fail.sh")
+	ok := testutil.WriteScript(t, okPath, twinScript+"exit 0\n")
+	fail := testutil.WriteScript(t, failPath, twinScript+"exit 1\n")
+	// fail.sh has run (job 22); ok.sh's job 21 is not linked yet.
+	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "22", Fingerprint: fail.Fingerprint(),
+		Source: failPath, Script: failPath, Submitted: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	runsOf := func(path string, s *slurm.Script) []Run {
+		t.Helper()
+		job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, User: "alice", WaitsSince: time.Unix(0, 0)}, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return job.Runs
+	}
+	if runs := runsOf(okPath, ok); len(runs) != 0 {
+		t.Errorf("ok.sh has fail.sh's runs: %+v", runs)
+	}
+	key := KeyOf(okPath, ok, site, "alice")
+	if recs, err := History(ctx, &key, 0, st); err != nil || len(recs) != 0 {
+		t.Errorf("history of ok.sh: %+v, %v", recs, err)
+	}
+	// fail.sh replaced by a script of another name: its job is an earlier version's.
+	testutil.WriteScript(t, failPath, "#!/bin/bash\n#SBATCH -J other\npython other.py\n")
+	if runs := runsOf(okPath, ok); len(runs) != 1 || runs[0].JobID != "22" || !runs[0].Earlier || runs[0].EarlierBy != history.EarlierByName {
+		t.Errorf("fail.sh replaced: runs %+v", runs)
+	}
+	// Gone: the same.
+	os.Remove(failPath)
+	if runs := runsOf(okPath, ok); len(runs) != 1 || runs[0].JobID != "22" || !runs[0].Earlier {
+		t.Errorf("fail.sh gone: runs %+v", runs)
 	}
 }
