@@ -75,6 +75,11 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	if v, ok := ev.Metrics[AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
+	oomSource := ""
+	if ev.GPUOOM != nil {
+		oomSource = ev.GPUOOM.Source
+	}
+	run.Software = softwareOfRecord(ev.Versions, oomSource)
 	if ev.Work > 0 {
 		run.Work, run.WorkUnit = ev.Work, ev.WorkUnit
 	}

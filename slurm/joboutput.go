@@ -288,6 +288,13 @@ func gpuOOM(text string) *OOMEvent {
 	if strings.Contains(text, "The caller indicates that this is not a failure") {
 		return nil // TensorFlow/XLA's warning, not an error
 	}
+	if strings.Contains(text, "Failed to allocate device memory of") && strings.Contains(text, "cuda_executor") {
+		// XLA's preallocation backing off: it asks for 75% of the device,
+		// and for 90% of that again each time the device says no, and goes
+		// on with what it got. A real JAX OOM says RESOURCE_EXHAUSTED: Out
+		// of memory while trying to allocate.
+		return nil
+	}
 	if m := reTorchOOM.FindStringSubmatch(text); m != nil {
 		need := Unknown * 1.0
 		if tried, ok := parseTorchSize(m[1]); ok {

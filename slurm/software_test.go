@@ -38,3 +38,23 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		})
 	}
 }
+
+// JAX's preallocation under a memory cap (captured on the H100 under
+// migadvisor emulate, testdata/nvml/h100-memory-holders/prealloc) logs each
+// refused size as an error, CUDA_ERROR_OUT_OF_MEMORY included, takes less
+// and completes: no GPU OOM, and the output says JAX ran.
+func TestScanFileJAXPreallocationBackingOffIsNoOOM(t *testing.T) {
+	ev, err := ScanFile("../testdata/nvml/h100-memory-holders/prealloc/1g.10gb.out", ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.GPUOOM != nil {
+		t.Errorf("an OOM in a run that completed: %+v", ev.GPUOOM)
+	}
+	if v, ok := ev.Versions[SoftwareJAX]; !ok || v != "0.11.2" {
+		t.Errorf("versions %q", ev.Versions)
+	}
+	if ev.GPUPeakMiB != 9314 {
+		t.Errorf("peak %v", ev.GPUPeakMiB)
+	}
+}
