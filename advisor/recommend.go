@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -422,12 +423,39 @@ func (a *analysis) prepareWork() {
 		return r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit && (r.Completed || r.TimedOut)
 	}
 	a.workPoints = a.profilePoints(withWork, func(r Run) float64 { return r.Seconds / r.Work })
-	a.work, _, _ = medianOf(a.runs, func(r Run) bool { return withWork(r) && r.Completed }, func(r Run) float64 { return r.Work })
+	a.work = a.jobWork(withWork)
 	a.workScaling = a.scaling
 	if fit, ok := a.explain(a.workPoints); ok {
 		a.workScaling = fit
 	}
 }
+
+// SameWork is how far apart the work of completed runs may be for them to
+// have done the same job's work: a job that trains for a number of steps
+// reports the same count on every profile, give or take a last batch.
+const SameWork = 0.05
+
+// jobWork is the work the job does, when its completed runs did the same
+// (within SameWork); 0 when they did not. Runs that stop at a time (a
+// GROMACS -maxh, a training budget, a throughput benchmark) do more work on
+// a faster profile in the same time: the job has no one amount of work, and
+// each profile's SU per unit of work comes from its own rate.
+func (a *analysis) jobWork(withWork func(Run) bool) float64 {
+	done := func(r Run) bool { return withWork(r) && r.Completed }
+	work, sorted, ok := medianOf(a.runs, done, func(r Run) float64 { return r.Work })
+	if !ok {
+		return 0
+	}
+	if lo, hi := sorted[0], sorted[len(sorted)-1]; hi > lo*(1+SameWork) {
+		a.note("the runs did different amounts of work (%s to %s %s): each profile's SU per %s is its own runs' rate, not one amount of work over its runtime",
+			formatWork(lo), formatWork(hi), a.workUnit, singular(a.workUnit))
+		return 0
+	}
+	return work
+}
+
+// formatWork writes an amount of work in three significant digits.
+func formatWork(w float64) string { return strconv.FormatFloat(w, 'g', 3, 64) }
 
 // profilePoints is the median of f over the runs that keep holds, per profile.
 func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Point {

@@ -369,3 +369,45 @@ func TestRuntimesSayWhatTheyRestOn(t *testing.T) {
 		t.Errorf("two runs in the ratio of the SMs: %q", rec.RuntimeWhy)
 	}
 }
+
+// Runs that stop at a time do different work on each profile in the same
+// 10 minutes (a GROMACS -maxh: 1.0 / 1.9 / 3.6 / 3.8 ns): each profile's SU
+// per ns is its own rate's, and 3g.40gb costs least per ns (9 SU/h for 3.6
+// ns against 3 SU/h for 1.0 ns on 1g.10gb, 5 SU/h for 1.9 ns on 2g.20gb:
+// 5.3% dearer, beyond the 5% SU tolerance). One amount of work over each
+// runtime would rank by SU per hour and pick 1g.10gb.
+func TestWorkDoneInAFixedTimeIsNoConstant(t *testing.T) {
+	var runs []Run
+	for p, ns := range map[string]float64{"1g.10gb": 1.0, "2g.20gb": 1.9, "3g.40gb": 3.6, "full": 3.8} {
+		for i := range 3 { // three runs each: a spread of 0.3%, not the 10% taken for one run
+			runs = append(runs, newRun(p, 600+float64(i)).peak(2048).work(ns, "ns"))
+		}
+	}
+	rec := recommend(t, "", runs, Options{})
+	if got := recommended(rec); got != "3g.40gb" {
+		t.Errorf("recommended %s: %s", got, rec.Reason)
+	}
+	perNS := map[string]float64{}
+	for _, pa := range rec.Profiles {
+		perNS[pa.Profile] = *pa.SUPerWork
+	}
+	// SU per ns in each profile's own terms: its SU per hour × its hours per ns.
+	if r := perNS["1g.10gb"] / perNS["2g.20gb"]; r < 0.99*(3.0/1.0)/(5.0/1.9) || r > 1.01*(3.0/1.0)/(5.0/1.9) {
+		t.Errorf("SU per ns %v", perNS)
+	}
+	if !strings.Contains(strings.Join(rec.Notes, "\n"), "the runs did different amounts of work (1 to 3.8 ns)") {
+		t.Errorf("notes: %q", rec.Notes)
+	}
+	// The same work on every profile is the job's: the runtime on each
+	// profile over it.
+	var same []Run
+	for p, s := range map[string]float64{"1g.10gb": 3000, "2g.20gb": 1600, "3g.40gb": 900, "full": 800} {
+		same = append(same, newRun(p, s).peak(2048).work(100, "ns"))
+	}
+	rec = recommend(t, "", same, Options{})
+	for _, n := range rec.Notes {
+		if strings.Contains(n, "different amounts of work") {
+			t.Errorf("the same work: %s", n)
+		}
+	}
+}
