@@ -46,26 +46,80 @@ func (a *analysis) decide() {
 		return
 	}
 	key, what := a.objectiveKey(eligible)
-	best := eligible[0]
-	for _, pa := range eligible[1:] {
-		if key(pa) < key(best) {
-			best = pa
-		}
-	}
-	// Profiles are ordered from the smallest: take the first whose figure
-	// is the best's within the noise of the runs (a tie).
-	choice, margin := best, 0.0
-	for _, pa := range eligible {
-		if m := a.tieMargin(pa, best); key(pa) <= key(best)*(1+m) {
-			choice, margin = pa, m
-			break
-		}
+	choice, best, margin := a.pick(eligible, key)
+	untried, worst := a.untriedAdvantage(choice, eligible, key)
+	if untried != nil {
+		// The measured profiles alone decide; the untried one is the probe.
+		eligible = slices.DeleteFunc(eligible, func(pa *ProfileAdvice) bool { return pa.RuntimeSource != BasisMeasured })
+		choice, best, margin = a.pick(eligible, key)
 	}
 	a.rec.Recommended = &choice.Profile
 	a.rec.Basis = choice.RuntimeSource
 	a.rec.TimeLimit = choice.TimeLimit
 	a.rec.Reason = a.because(choice, best, eligible, key, what, margin)
+	if untried != nil {
+		a.rec.Reason += fmt.Sprintf("; %s, never run, may cost less (%s %s predicted) or more (%s under another explanation of the measured times): measure it",
+			untried.Profile, formatKey(key(untried), what), what, formatKey(worst, what)+" "+what)
+		a.rec.SetNext(a.probeStep(untried.TimeLimit, untried.Profile))
+		return
+	}
 	a.smallerUnknown(choice)
+}
+
+// pick is the profile with the best figure, or the first (the smallest)
+// whose figure ties with it within the noise of the runs, the best, and
+// the margin of the tie.
+func (a *analysis) pick(eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) (choice, best *ProfileAdvice, margin float64) {
+	best = eligible[0]
+	for _, pa := range eligible[1:] {
+		if key(pa) < key(best) {
+			best = pa
+		}
+	}
+	for _, pa := range eligible {
+		if m := a.tieMargin(pa, best); key(pa) <= key(best)*(1+m) {
+			return pa, best, m
+		}
+	}
+	return best, best, 0
+}
+
+// untriedAdvantage is the choice when its runtime is only predicted and
+// its advantage over the measured profiles does not hold under every
+// explanation the measured times admit (FitEach), beyond the noise; and its figure under the worst of them. From
+// 1g.10gb at 1000 s and full at 400 s, a fixed part with SM scaling puts
+// 2g.20gb at 655 s, a bound on the SMs at 500 s: one makes it cheaper than
+// 1g.10gb, the other dearer.
+func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) (*ProfileAdvice, float64) {
+	if choice.RuntimeSource != BasisPredicted || choice.RuntimeS == nil || *choice.RuntimeS <= 0 {
+		return nil, 0
+	}
+	var measured *ProfileAdvice
+	for _, pa := range eligible {
+		if pa.RuntimeSource == BasisMeasured && (measured == nil || key(pa) < key(measured)) {
+			measured = pa
+		}
+	}
+	if measured == nil {
+		return nil, 0
+	}
+	// The worst runtime the measured times admit for the choice, as a
+	// factor of the one predicted. One measured profile admits any
+	// explanation, and none is fitted on it: the prior's range stands.
+	worst := 1.0
+	for _, s := range FitEach(a.points) {
+		if sec, _, _, _ := s.Predict(a.points, choice.shares); sec > 0 {
+			worst = max(worst, sec / *choice.RuntimeS)
+		}
+	}
+	worstKey := key(choice) * worst
+	if a.opt.Objective == ObjectiveTurnaround && choice.QueueWaitS != nil {
+		worstKey = *choice.QueueWaitS + *choice.RuntimeS*worst
+	}
+	if worstKey*(1+a.tieMargin(choice, measured)) < key(measured) {
+		return nil, 0
+	}
+	return choice, worstKey
 }
 
 // smallerUnknown names the probe that would tell whether a smaller profile

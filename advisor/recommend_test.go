@@ -411,3 +411,23 @@ func TestWorkDoneInAFixedTimeIsNoConstant(t *testing.T) {
 		}
 	}
 }
+
+// Two measured runs (1g.10gb 1000 s, full 400 s) admit a fixed part with SM
+// scaling (2g.20gb 655 s, dearer than 1g.10gb) and a bound on the SMs (500
+// s, cheaper): the untried 2g.20gb is not advised over the measured
+// 1g.10gb; it is named, with the probe that tells.
+func TestMeasuredBeforePredicted(t *testing.T) {
+	rec := recommend(t, "", []Run{newRun("1g.10gb", 1000).peak(2048), newRun("full", 400).peak(2048)}, Options{})
+	if got := recommended(rec); got != "1g.10gb" || rec.Basis != BasisMeasured {
+		t.Errorf("recommended %s (%s): %s", got, rec.Basis, rec.Reason)
+	}
+	if !strings.Contains(rec.Reason, "2g.20gb, never run, may cost less") || rec.NextStep.Kind != NextProbe ||
+		strings.Join(rec.NextStep.Profiles, ",") != "2g.20gb" {
+		t.Errorf("reason %q, next %+v", rec.Reason, rec.NextStep)
+	}
+	// Measured on one profile, no explanation is fitted: the prediction stands.
+	rec = recommend(t, "", []Run{newRun("full", 3600).peak(2048)}, Options{})
+	if got := recommended(rec); got == "full" || rec.Basis != BasisPredicted {
+		t.Errorf("from one profile: %s (%s): %s", got, rec.Basis, rec.Reason)
+	}
+}
