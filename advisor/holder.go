@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -316,7 +317,7 @@ func softwareOfRecord(versions map[string]string, oomSource string) []string {
 // memoryHolder is what held the job's memory: the script's software and
 // settings first (they say why), then what its runs' output showed.
 func (a *analysis) memoryHolder() MemoryHolder {
-	seen, env := scriptSoftware(a.job.Source)
+	seen, env := scriptSoftware(cmp.Or(a.job.Source, a.job.Reads))
 	for _, s := range runSoftware(a.runs) {
 		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == s.name }) {
 			seen = append(seen, s)

@@ -39,6 +39,9 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	if a.need.Known() {
 		pa.GPUMemNeedMiB = ptr(math.Round(a.need.MiB))
 	}
+	if c := a.need.Ceiling; c != nil && (!a.need.Known() || c.MiB > a.need.MiB) {
+		pa.GPUMemCeilingMiB = ptr(math.Round(c.MiB))
+	}
 	risk := OOMRisk(p.Name, p.UsableMemory.MiB(), a.memRuns, a.need, a.opt.LowRiskShare)
 	pa.OOMRisk, pa.OOMRiskReason = risk.Level, a.fromPrior(risk.Reason)
 	a.runtime(&pa)
@@ -50,7 +53,7 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	pa.excluded = a.exclusion(p)
 	if pa.excluded != "" {
 		// It cannot run the job: no figure of it means anything.
-		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB = RiskNone, pa.excluded, nil
+		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = RiskNone, pa.excluded, nil, nil
 		pa.RuntimeS, pa.RuntimeRangeS, pa.RuntimeSource, pa.RuntimeAtLeast, pa.SU, pa.SUPerWork, pa.TimeLimit = nil, nil, "", false, nil, nil, ""
 	}
 	pa.Eligible, pa.Reason = a.eligibility(&pa)

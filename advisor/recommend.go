@@ -68,12 +68,16 @@ type Job struct {
 	Fingerprint string
 	Resources   slurm.Resources
 	Source      *slurm.Script // the script itself, for the lines to change; nil: no change is shown
-	Runs        []Run
-	Prior       *catalog.Benchmark // stands in for Runs when there are none
-	QueueWaitS  map[string]float64 // median queue wait per profile
-	Notes       []string           // what gathering the evidence found worth saying (jobs not collected yet, ...)
-	Now         time.Time          // for the runs per month; zero: the newest run's submission
-	User        string             // whose rate of runs the monthly saving is at; "": every run's
+	// Reads is the script where Source is not given (the wrapper's, which
+	// judges the command line's resources; the report's): read only for
+	// the software it runs, which says what a memory peak proves.
+	Reads      *slurm.Script
+	Runs       []Run
+	Prior      *catalog.Benchmark // stands in for Runs when there are none
+	QueueWaitS map[string]float64 // median queue wait per profile
+	Notes      []string           // what gathering the evidence found worth saying (jobs not collected yet, ...)
+	Now        time.Time          // for the runs per month; zero: the newest run's submission
+	User       string             // whose rate of runs the monthly saving is at; "": every run's
 	// Peers are other scripts' times on two profiles or more, from the
 	// histories' advice indexes: a job measured on one profile is scaled
 	// like them; before them, like the reference benchmark its script looks
@@ -142,22 +146,25 @@ func needJSON(n MemoryNeed) *MemoryNeedJSON {
 
 // ProfileAdvice is the judgement on one profile.
 type ProfileAdvice struct {
-	Profile       string      `json:"profile"`
-	Partition     string      `json:"partition,omitempty"` // where it would run
-	Runs          int         `json:"runs"`
-	Completed     int         `json:"completed"`
-	TimedOut      int         `json:"timed_out"`
-	HostOOM       int         `json:"host_oom"` // runs killed for host memory
-	OOMObserved   bool        `json:"oom_observed"`
-	GPUOOMs       int         `json:"gpu_ooms"`              // runs here that ran out of GPU memory
-	Emulated      string      `json:"emulated_on,omitempty"` // the GPU that emulated this profile's runs`
-	GPUMemNeedMiB *float64    `json:"gpu_mem_need_mib"`
-	UsableMiB     float64     `json:"usable_mib"`
-	OOMRisk       string      `json:"oom_risk"`
-	OOMRiskReason string      `json:"oom_risk_reason"`
-	RuntimeS      *float64    `json:"runtime_s"` // whole seconds, as printed
-	RuntimeRangeS *[2]float64 `json:"runtime_range_s"`
-	RuntimeSource string      `json:"runtime_source"` // measured, predicted, prior, or "" when unknown
+	Profile       string   `json:"profile"`
+	Partition     string   `json:"partition,omitempty"` // where it would run
+	Runs          int      `json:"runs"`
+	Completed     int      `json:"completed"`
+	TimedOut      int      `json:"timed_out"`
+	HostOOM       int      `json:"host_oom"` // runs killed for host memory
+	OOMObserved   bool     `json:"oom_observed"`
+	GPUOOMs       int      `json:"gpu_ooms"`              // runs here that ran out of GPU memory
+	Emulated      string   `json:"emulated_on,omitempty"` // the GPU that emulated this profile's runs`
+	GPUMemNeedMiB *float64 `json:"gpu_mem_need_mib"`
+	// GPUMemCeilingMiB is the most the job may need where its peaks are no
+	// need (Recommendation.GPUMemCeiling).
+	GPUMemCeilingMiB *float64    `json:"gpu_mem_ceiling_mib,omitempty"`
+	UsableMiB        float64     `json:"usable_mib"`
+	OOMRisk          string      `json:"oom_risk"`
+	OOMRiskReason    string      `json:"oom_risk_reason"`
+	RuntimeS         *float64    `json:"runtime_s"` // whole seconds, as printed
+	RuntimeRangeS    *[2]float64 `json:"runtime_range_s"`
+	RuntimeSource    string      `json:"runtime_source"` // measured, predicted, prior, or "" when unknown
 	// RuntimeAtLeast: the runtime (and so the SU) is only a lower bound,
 	// proven by a run that reached its time limit here or on a bigger profile.
 	RuntimeAtLeast bool `json:"runtime_at_least"`

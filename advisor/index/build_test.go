@@ -147,3 +147,30 @@ func TestAUsersIndexFindsEarlierVersions(t *testing.T) {
 		t.Errorf("v1's runs: %+v", runs)
 	}
 }
+
+// What a run's output showed it ran (the framework that held its memory)
+// travels in the index to the wrapper, as the history has it.
+func TestTheIndexKeepsTheSoftwareARunShowed(t *testing.T) {
+	ctx := context.Background()
+	st, _, _, v2 := historyWith(t)
+	ev, err := slurm.ScanFile("../../testdata/nvml/h100-memory-holders/prealloc/full.out", slurm.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordOutput(ctx, "migdev", "14", "slurm-14.out", 1, time.Now(), ev); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := Publish(ctx, st, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(pub.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	runs, err := r.Runs(v2.Fingerprint())
+	if err != nil || len(runs) != 1 || len(runs[0].Software) != 1 || runs[0].Software[0] != slurm.SoftwareJAX || runs[0].PeakMiB != 61428 {
+		t.Errorf("v2's runs: %+v %v", runs, err)
+	}
+}

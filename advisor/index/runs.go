@@ -90,7 +90,7 @@ func (x run) toRun() advisor.Run {
 		TimedOut: x.TimedOut, GPUOOM: x.GPUOOM, HostOOM: x.HostOOM, ExitCode: x.ExitCode, NeedMiB: x.NeedMiB, PeakMiB: x.PeakMiB,
 		AllocatedMiB: x.AllocatedMiB, Work: x.Work, WorkUnit: x.WorkUnit, Utilization: x.Util, MemUtilization: x.MemUtil,
 		CPUs: x.CPUs, ReqMemMiB: x.ReqMemMiB, MaxRSSMiB: x.MaxRSSMiB, QueueWaitS: x.QueueWaitS, GPUs: x.GPUs, Swept: x.Swept,
-		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource,
+		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource, Software: x.Software,
 		Outcome: advisor.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
 	if x.PeakMiB >= 0 && x.PeakSource == "" {
 		r.PeakSource = history.PeakMonitor

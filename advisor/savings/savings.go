@@ -465,7 +465,8 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	}
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers}, advisor.Options{Objective: advisor.ObjectiveSU})
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
+			advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
 	for _, j := range g.jobs {
@@ -723,4 +724,18 @@ func compareIDs(x, y string) int {
 		return cmp.Compare(a, c)
 	}
 	return cmp.Compare(x, y)
+}
+
+// scriptAt is the script at path while it is still the one judged (the
+// same fingerprint): what it runs says what its memory peaks prove, as
+// recommend reads it. nil where it is gone, changed or unreadable.
+func scriptAt(path, fingerprint string) *slurm.Script {
+	if path == "" || fingerprint == "" {
+		return nil
+	}
+	s, err := slurm.ReadScript(path)
+	if err != nil || s.Fingerprint() != fingerprint {
+		return nil
+	}
+	return s
 }

@@ -215,6 +215,22 @@ func priorUsage(err error) error {
 	return usageError{"--prior " + pe.Error()}
 }
 
+// needCell is the GPU memory need as its evidence proves it: a figure, at
+// least an out-of-memory's bound (≥), at most a ceiling (≤), or between.
+func needCell(rec *advisor.Recommendation, pa advisor.ProfileAdvice) string {
+	need, ceiling := pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB
+	lower := need != nil && rec.GPUMemNeed != nil && rec.GPUMemNeed.Kind == advisor.NeedOOM
+	switch {
+	case need != nil && ceiling != nil && lower:
+		return strings.TrimSuffix(mibOrDash(need), "G") + "-" + mibOrDash(ceiling)
+	case need == nil && ceiling != nil:
+		return "≤" + mibOrDash(ceiling)
+	case lower:
+		return "≥" + mibOrDash(need)
+	}
+	return mibOrDash(need)
+}
+
 func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 	if rec.CPUOnly { // no profile was judged: a table of dashes says nothing
 		fmt.Fprintf(w, "%s on %s: no recommendation: %s\n", rec.Script, rec.Site, rec.Reason)
@@ -238,7 +254,7 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 		if rec.Recommended != nil && *rec.Recommended == pa.Profile {
 			mark = "*"
 		}
-		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcome(pa), mibOrDash(pa.GPUMemNeedMiB),
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcome(pa), needCell(rec, pa),
 			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), suCell(pa))
 		if workUnit != "" {
 			fmt.Fprintf(t, "\t%s", suPerWorkCell(pa))
