@@ -52,6 +52,7 @@ type Report struct {
 	Refiled        []history.Refiled // jobs filed under a real cluster name
 	Linked         int               // the wrapper's submissions linked to their jobs (history.LinkPending)
 	Unlinked       int               // those dropped, accounting having had no job for them after history.PendingRefused
+	Ambiguous      int               // those left unlinked as ambiguous, for a later collect (history.PendingLinks)
 	// pendingAsked is when sacct was asked about every job submitted since,
 	// for the wrapper's records without ids (zero: it was not).
 	pendingAsked time.Time
@@ -78,9 +79,11 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 		return rep, err
 	}
 	// The wrapper's records whose job ids it never saw find their jobs.
-	if rep.Linked, rep.Unlinked, err = col.Store.LinkPending(ctx, time.Now(), rep.pendingAsked); err != nil {
+	links, err := col.LinkPending(ctx, time.Now(), rep.pendingAsked)
+	if err != nil {
 		return rep, err
 	}
+	rep.Linked, rep.Unlinked, rep.Ambiguous = links.Linked, links.Dropped, links.Ambiguous
 	if opt.Selection.Scripts {
 		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
 		if err != nil {
@@ -175,7 +178,7 @@ func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res 
 // to their jobs, those dropped (accounting had no job for them a day
 // later), and those made in the last history.PendingLate still waiting
 // (slurmdbd may not have their jobs yet).
-type PendingResult struct{ Linked, Dropped, Waiting int }
+type PendingResult struct{ Linked, Dropped, Ambiguous, Waiting int }
 
 // FindPending links the sbatch wrapper's submissions recorded without
 // their ids to their jobs, asking sacct for the user's jobs since the
@@ -197,9 +200,11 @@ func (c *Collector) FindPending(ctx context.Context) (PendingResult, error) {
 		return res, err
 	}
 	now := time.Now()
-	if res.Linked, res.Dropped, err = c.Store.LinkPending(ctx, now, asked); err != nil {
+	links, err := c.LinkPending(ctx, now, asked)
+	if err != nil {
 		return res, err
 	}
+	res.Linked, res.Dropped, res.Ambiguous = links.Linked, links.Dropped, links.Ambiguous
 	res.Waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))
 	return res, err
 }

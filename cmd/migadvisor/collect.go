@@ -139,6 +139,9 @@ type collectReport struct {
 	// dropped, accounting having had no job for them after a day.
 	Linked   int `json:"wrapper_submissions_linked"`
 	Unlinked int `json:"wrapper_submissions_dropped"`
+	// Ambiguous counts those left unlinked as ambiguous (two or more equally
+	// plausible, no stored script to tell them apart), for a later collect.
+	Ambiguous int `json:"wrapper_submissions_ambiguous"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
@@ -318,7 +321,7 @@ func collectReportOf(res collect.Report) collectReport {
 	for _, m := range res.Refiled {
 		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
 	}
-	rep.Linked, rep.Unlinked = res.Linked, res.Unlinked
+	rep.Linked, rep.Unlinked, rep.Ambiguous = res.Linked, res.Unlinked, res.Ambiguous
 	return rep
 }
 
@@ -401,6 +404,10 @@ func printCollect(w io.Writer, rep collectReport) {
 	if rep.Unlinked > 0 {
 		fmt.Fprintf(w, "%s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
 			textutil.Plural(rep.Unlinked, "submission"))
+	}
+	if rep.Ambiguous > 0 {
+		fmt.Fprintf(w, "%s through the sbatch wrapper left unlinked as ambiguous (scripts of one job name submitted from one directory at once, and slurmdbd has not stored their jobs' scripts yet): the next collect tries again\n",
+			textutil.Plural(rep.Ambiguous, "submission"))
 	}
 	if rep.Linked > 0 {
 		fmt.Fprintf(w, "%s through the sbatch wrapper linked to %s\n", textutil.Plural(rep.Linked, "submission"),
