@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -297,6 +298,11 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
 			a.probeStep("")
 	}
+	if profiles, r, ok := a.failsEverywhere(); ok {
+		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return isFailureNote(a.runs, n) }) // the reason says it
+		return fmt.Sprintf("the script fails whatever the profile: it failed on %s, and no run completed; job %s %s; fix the script before measuring it",
+			textutil.JoinAnd(profiles), r.JobID, r.outcomeText()), NextStep{}
+	}
 	if r, ok := a.scriptFailure(); ok {
 		var next NextStep
 		if r.Outcome.Kind == OutcomeNoOutputFile {
@@ -395,4 +401,42 @@ func (a *analysis) hostOOMOnly() (Run, bool) {
 		}
 	}
 	return found, found.JobID != ""
+}
+
+// failsEverywhere reports a script that failed for a reason of its own on
+// every profile it ran on, two or more, and never completed (a Python
+// import that fails, a bad argument): no profile changes that. It returns
+// the profiles, smallest first, and the newest failed run.
+func (a *analysis) failsEverywhere() ([]string, Run, bool) {
+	var newest Run
+	failedOn := map[string]bool{}
+	for _, r := range a.runs {
+		switch r.Outcome.Kind {
+		case OutcomeFailed, OutcomeCommandNotFound, OutcomeNoOutputFile:
+			failedOn[r.Profile] = true
+			if newest.JobID == "" || r.Submitted.After(newest.Submitted) {
+				newest = r
+			}
+		case OutcomeCancelled, OutcomeNodeFailure, OutcomePreempted, "":
+			// says nothing of the script
+		default:
+			return nil, Run{}, false // completed, or ran out of memory or time: the profile matters
+		}
+	}
+	if len(failedOn) < 2 {
+		return nil, Run{}, false
+	}
+	var profiles []string
+	for _, p := range OrderedProfiles(a.site) {
+		if failedOn[p.Name] {
+			profiles = append(profiles, p.Name)
+		}
+	}
+	return profiles, newest, true
+}
+
+// isFailureNote reports whether a note explains one of the runs' failures.
+func isFailureNote(runs []Run, note string) bool {
+	return strings.HasPrefix(note, "and ") && strings.Contains(note, "more run") ||
+		slices.ContainsFunc(runs, func(r Run) bool { return note == failureNote(r) })
 }

@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -236,12 +237,32 @@ func signalName(sig int64) string {
 	return ""
 }
 
-// inOutput points at the job's output file: "; slurm-5.out names it".
+// inOutput points at the job's output: its first error line where the
+// output had one ("; logs/err-5.txt line 3: ModuleNotFoundError: …"),
+// else its output file ("; slurm-5.out names it").
 func inOutput(r *history.JobRecord, verb string) string {
+	if r.ErrorText != "" {
+		where := jobPath(r, cmp.Or(r.ErrorFile, r.OutputPath))
+		if r.ErrorLine != nil && *r.ErrorLine > 0 {
+			where += fmt.Sprintf(" line %d", *r.ErrorLine)
+		}
+		return "; " + where + ": " + r.ErrorText
+	}
 	if r.OutputPath == "" {
 		return ""
 	}
-	return "; " + filepath.Base(r.OutputPath) + " " + verb
+	return "; " + jobPath(r, r.OutputPath) + " " + verb
+}
+
+// jobPath writes a file of a job's as its user finds it: relative to the
+// job's directory when it is inside it (logs/err-5.txt), else its name.
+func jobPath(r *history.JobRecord, path string) string {
+	if r.WorkDir != "" && filepath.IsAbs(path) {
+		if rel, err := filepath.Rel(r.WorkDir, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return filepath.Base(path)
 }
 
 func orWord(s, none string) string {

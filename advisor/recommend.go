@@ -372,15 +372,23 @@ const failureNotes = 3
 // lost node.
 func (a *analysis) noteFailures() {
 	var failed []Run
+	var succeeded time.Time // the newest completed run's submission: the failures before it are fixed
+	for _, r := range a.runs {
+		if r.Completed && r.Submitted.After(succeeded) {
+			succeeded = r.Submitted
+		}
+	}
 	for _, r := range a.runs {
 		switch r.Outcome.Kind {
 		case OutcomeCommandNotFound, OutcomeNoOutputFile, OutcomeFailed, OutcomeNodeFailure, OutcomePreempted:
-			failed = append(failed, r)
+			if succeeded.IsZero() || r.Submitted.IsZero() || r.Submitted.After(succeeded) {
+				failed = append(failed, r)
+			}
 		}
 	}
 	for i, r := range failed {
 		if i == failureNotes {
-			a.note("and %d more runs failed: 'migadvisor history %s' lists them", len(failed)-i, slurm.ShellWord(a.job.Script))
+			a.note("and %s failed: 'migadvisor history %s' lists them", plural(len(failed)-i, "more run"), slurm.ShellWord(a.job.Script))
 			break
 		}
 		a.note("%s", failureNote(r))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
@@ -429,5 +430,50 @@ func TestMeasuredBeforePredicted(t *testing.T) {
 	rec = recommend(t, "", []Run{newRun("full", 3600).peak(2048)}, Options{})
 	if got := recommended(rec); got == "full" || rec.Basis != BasisPredicted {
 		t.Errorf("from one profile: %s (%s): %s", got, rec.Basis, rec.Reason)
+	}
+}
+
+// A script that failed for a reason of its own on every profile it ran on
+// is not probed again: the reason says it fails whatever the profile, with
+// the newest run's first error line; once a later run completed, the old
+// failures are not repeated in the notes.
+func TestAScriptThatFailsEverywhere(t *testing.T) {
+	at := time.Date(2026, 11, 20, 1, 0, 0, 0, time.UTC)
+	fail := func(p string, minutes int, text string) Run {
+		r := newRun(p, 5)
+		r.Completed, r.State, r.ExitCode, r.JobID = false, "FAILED", 1, fmt.Sprint(100+minutes)
+		r.Submitted, r.Outcome = at.Add(time.Duration(minutes)*time.Minute), Outcome{Kind: OutcomeFailed, Text: text}
+		return r
+	}
+	runs := []Run{fail("1g.10gb", 0, "failed with exit code 1; err-100.txt line 3: ModuleNotFoundError: No module named 'x'"),
+		fail("full", 1, "failed with exit code 1; err-101.txt line 3: ModuleNotFoundError: No module named 'x'")}
+	rec := recommend(t, "", runs, Options{})
+	if rec.Recommended != nil || rec.NextStep.Kind != NextNone ||
+		rec.Reason != "the script fails whatever the profile: it failed on 1g.10gb and full, and no run completed; job 101 failed with exit code 1; err-101.txt line 3: ModuleNotFoundError: No module named 'x'; fix the script before measuring it" {
+		t.Errorf("reason %q, next %+v", rec.Reason, rec.NextStep)
+	}
+	for _, n := range rec.Notes {
+		if strings.Contains(n, "failed") {
+			t.Errorf("a note repeats the reason: %s", n)
+		}
+	}
+	// On one profile only, the profile may be the cause: measured elsewhere.
+	if rec = recommend(t, "", runs[:1], Options{}); strings.Contains(rec.Reason, "whatever the profile") {
+		t.Errorf("one profile: %s", rec.Reason)
+	}
+	// Fixed: a completed run after the failures; they are history, not notes.
+	done := newRun("1g.10gb", 60).peak(1024)
+	done.Submitted = at.Add(time.Hour)
+	rec = recommend(t, "", append(runs, done), Options{})
+	for _, n := range rec.Notes {
+		if strings.Contains(n, "job 10") {
+			t.Errorf("an old failure is repeated after a success: %s", n)
+		}
+	}
+	// A failure after the success is news.
+	late := fail("2g.20gb", 120, "failed with exit code 1")
+	rec = recommend(t, "", append(runs, done, late), Options{})
+	if !strings.Contains(strings.Join(rec.Notes, "\n"), "job 220 on 2g.20gb failed") {
+		t.Errorf("a failure after the success is not said: %q", rec.Notes)
 	}
 }

@@ -63,8 +63,20 @@ type OutputEvidence struct {
 	GPUSamples     int
 	GPUSource      string // "line" or "summary"
 
+	// FirstError is the first line that reads as an error (a Python
+	// exception, "error:", a crash): what a job that failed for a reason
+	// of its own says first about it. nil: none.
+	FirstError *ErrorLine
+
 	Bytes     int64 // bytes read
 	Truncated bool  // the file was larger than the cap: its head and tail were read
+}
+
+// ErrorLine is a line of a job's output that reads as an error.
+type ErrorLine struct {
+	File string // the file it is in ("" when read from a stream)
+	Line int    // 1-based; 0 when found in the tail of a capped file
+	Text string // the line, shortened
 }
 
 // WorkPattern is a site's own way of spotting work done in job output: a
@@ -133,7 +145,11 @@ func ScanFile(path string, opt ScanOptions) (*OutputEvidence, error) {
 		max = 64 << 20
 	}
 	if st.Size() <= max {
-		return ScanOutput(f, opt)
+		ev, err := ScanOutput(f, opt)
+		if err == nil && ev.FirstError != nil {
+			ev.FirstError.File = path
+		}
+		return ev, err
 	}
 	ev := newEvidence()
 	s := scanner{ev: ev, opt: opt}
@@ -150,6 +166,9 @@ func ScanFile(path string, opt ScanOptions) (*OutputEvidence, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ev.Truncated = true
+	if ev.FirstError != nil {
+		ev.FirstError.File = path
+	}
 	return ev, nil
 }
 
@@ -206,6 +225,9 @@ func (s *scanner) scan(r io.Reader, firstLine int) error {
 
 func (s *scanner) line(b []byte, n int) {
 	s.software(b)
+	if s.ev.FirstError == nil {
+		s.firstError(b, n)
+	}
 	hit := false
 	for _, k := range interesting {
 		if bytes.Contains(b, k) {

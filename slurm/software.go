@@ -80,3 +80,28 @@ func (s *scanner) setVersion(name, version string) {
 		ev.Versions[name] = version
 	}
 }
+
+// reErrorLine is a line that reads as an error: a Python exception
+// ("ModuleNotFoundError: No module named 'x'"), a program's or Slurm's
+// "error:" ("srun: error: ...", "error: ..."), and anywhere in a line a
+// crash as the shell reports it ("line 8: 1234 Segmentation fault").
+var reErrorLine = lazyre.New(`^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception)(?::|$)|(?:\S+: )?(?:error|ERROR|Error|FATAL|Fatal error)\b\s*[:!])|Segmentation fault|Bus error|Aborted \(core dumped\)`)
+
+// errorGates are cheap tests before reErrorLine: a line that holds none of
+// them is no error line.
+var errorGates = [][]byte{[]byte("rror"), []byte("xception"), []byte("FATAL"), []byte("fault"), []byte("Aborted")}
+
+// firstError notes the line when it is the output's first error line.
+func (s *scanner) firstError(b []byte, n int) {
+	hit := false
+	for _, g := range errorGates {
+		if bytes.Contains(b, g) {
+			hit = true
+			break
+		}
+	}
+	if !hit || !reErrorLine.Get().Match(b) {
+		return
+	}
+	s.ev.FirstError = &ErrorLine{Line: n, Text: shorten(string(bytes.TrimSpace(b)))}
+}

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,32 @@ func TestScanFileJAXPreallocationBackingOffIsNoOOM(t *testing.T) {
 	}
 	if ev.GPUPeakMiB != 9314 {
 		t.Errorf("peak %v", ev.GPUPeakMiB)
+	}
+}
+
+// The first line that reads as an error is kept, with its line: what a
+// script that fails for a reason of its own says first about it.
+func TestScanOutputKeepsTheFirstErrorLine(t *testing.T) {
+	cases := []struct{ output, want string }{
+		{"epoch 1\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    import not_a_module\nModuleNotFoundError: No module named 'not_a_module'\nValueError: later\n",
+			"5:ModuleNotFoundError: No module named 'not_a_module'"},
+		{"srun: error: gpu01: task 0: Exited with exit code 2\n", "1:srun: error: gpu01: task 0: Exited with exit code 2"},
+		{"/var/spool/slurmd/job42/slurm_script: line 8: 1234 Segmentation fault      (core dumped) ./solver\n",
+			"1:/var/spool/slurmd/job42/slurm_script: line 8: 1234 Segmentation fault      (core dumped) ./solver"},
+		{"Segmentation fault (core dumped)\n", "1:Segmentation fault (core dumped)"},
+		{"error_rate 0.12\nErrors: 0\n    raise ValueError(x)\nno errors here\n", ""},
+	}
+	for _, c := range cases {
+		ev, err := ScanOutput(strings.NewReader(c.output), ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if e := ev.FirstError; e != nil {
+			got = fmt.Sprintf("%d:%s", e.Line, e.Text)
+		}
+		if got != c.want {
+			t.Errorf("%q: %q, want %q", c.output, got, c.want)
+		}
 	}
 }

@@ -360,6 +360,9 @@ func mergeEvidence(ev, more *slurm.OutputEvidence) {
 	if more.WorkSource != "" && (ev.WorkSource == "" || more.WorkSource == "MIGADVISOR_WORK" && ev.WorkSource != "MIGADVISOR_WORK") {
 		ev.Work, ev.WorkUnit, ev.WorkSource = more.Work, more.WorkUnit, more.WorkSource
 	}
+	if ev.FirstError == nil {
+		ev.FirstError = more.FirstError
+	}
 	ev.Metrics = mergeMaps(ev.Metrics, more.Metrics)
 	ev.Versions = mergeMaps(ev.Versions, more.Versions)
 	if more.GPUSource != "" && (ev.GPUSource == "" || more.GPUPeakMiB > ev.GPUPeakMiB) {

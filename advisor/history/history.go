@@ -298,6 +298,13 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	if err != nil {
 		return err
 	}
+	var errFile, errLine, errText any
+	if e := ev.FirstError; e != nil {
+		errFile, errText = e.File, e.Text
+		if e.Line > 0 {
+			errLine = e.Line
+		}
+	}
 	var work, unit, source any
 	if ev.Work >= 0 || ev.WorkSource != "" {
 		work, unit, source = ev.Work, ev.WorkUnit, ev.WorkSource
@@ -306,14 +313,14 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
 		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions,
-		gpu_mem_util_mean, gpu_mem_util_max)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		gpu_mem_util_mean, gpu_mem_util_max, error_file, error_line, error_text)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
 		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
 		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
 		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions,
-		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax))
+		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax), errFile, errLine, errText)
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
@@ -417,6 +424,10 @@ type JobRecord struct {
 	WorkSource      string
 	Metrics         map[string]float64
 	Versions        map[string]string // software the job reported running
+	// The first line of the output that reads as an error, and its file
+	// (the --error file where there is one): ErrorLine 0 when unknown.
+	ErrorFile, ErrorText string
+	ErrorLine            *int64
 	// The monitor's figures (see slurm.OutputEvidence).
 	MonitorPeakMiB     *float64
 	MonitorUsedPeakMiB *float64
@@ -588,7 +599,7 @@ const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.us
 	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
 	o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
-	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max`
+	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max, o.error_file, o.error_line, o.error_text`
 
 // readColumns are recordColumns as the schema read has them: a read-only
 // history of a schema before schemaMemUtil has no memory utilization, one
@@ -600,6 +611,9 @@ func (s *Store) readColumns() string {
 	}
 	if s.schema < schemaMemUtil {
 		cols = strings.Replace(cols, "o.gpu_mem_util_mean, o.gpu_mem_util_max", "NULL, NULL", 1)
+	}
+	if s.schema < schemaErrorLine {
+		cols = strings.Replace(cols, "o.error_file, o.error_line, o.error_text", "NULL, NULL, NULL", 1)
 	}
 	return cols
 }
@@ -941,7 +955,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var submit, start, end sql.NullInt64
 	var fp, script, reqProfile, sweepDir, workload, stdout sql.NullString
 	var path, gpuOOM, gpuText, hostText, unit, source, metrics, versions, device sql.NullString
-	var monProfile, monUtil, monSource sql.NullString
+	var monProfile, monUtil, monSource, errFile, errText sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
@@ -951,7 +965,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
 		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
-		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax)
+		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText)
 	if err != nil {
 		return r, err
 	}
@@ -964,6 +978,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	r.HostOOM, r.HostOOMText, r.TimeLimitHit, r.Cancelled = hostOOM.Bool, hostText.String, timeLimit.Bool, cancelled.Bool
 	r.WorkUnit, r.WorkSource, r.GPUDevice = unit.String, source.String, device.String
 	r.MonitorProfile, r.MonitorUtil, r.MonitorSource = monProfile.String, monUtil.String, monSource.String
+	r.ErrorFile, r.ErrorText = errFile.String, errText.String
 	if metrics.Valid {
 		if err := json.Unmarshal([]byte(metrics.String), &r.Metrics); err != nil {
 			return r, fmt.Errorf("job %s: metrics: %w", r.JobID, err)

@@ -244,6 +244,12 @@ var migrations = []string{
 	// with (ScriptHash; '' for one recorded before), which collect checks
 	// against the script slurmdbd stored for the job it links it to.
 	`ALTER TABLE pending_submissions ADD COLUMN script_hash TEXT NOT NULL DEFAULT '';`,
+
+	// 16: the first line of a job's output that reads as an error, and its
+	// file: what a script that fails on every profile says of itself.
+	`ALTER TABLE outputs ADD COLUMN error_file TEXT;
+	ALTER TABLE outputs ADD COLUMN error_line INTEGER;
+	ALTER TABLE outputs ADD COLUMN error_text TEXT;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
@@ -261,6 +267,10 @@ const schemaRanAt = 11
 // schemaJobstats is the first schema with the jobs' jobstats figures; a
 // read-only history of an older one reads them as unknown.
 const schemaJobstats = 13
+
+// schemaErrorLine is the first schema with the outputs' first error line;
+// a read-only history of an older one has none.
+const schemaErrorLine = 16
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and
