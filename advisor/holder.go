@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -324,4 +325,16 @@ func (a *analysis) memoryHolder() MemoryHolder {
 		}
 	}
 	return memoryHolder(seen, env)
+}
+
+// HolderOfRecord is what held a job's memory as its own record shows it
+// (the software its output showed): what its peak proves, for a list of
+// jobs. recommend reads the script too.
+func HolderOfRecord(r *history.JobRecord) MemoryHolder {
+	names := softwareOfRecord(r.Versions, r.GPUOOM)
+	seen := make([]software, 0, len(names))
+	for _, n := range names {
+		seen = append(seen, software{n, fmt.Sprintf("job %s's output shows %s", r.JobID, n)})
+	}
+	return memoryHolder(seen, nil)
 }

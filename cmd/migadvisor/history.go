@@ -81,25 +81,28 @@ type historyJob struct {
 	GPUMemPeakMiB    *float64           `json:"gpu_mem_peak_mib"`
 	GPUMemSource     *string            `json:"gpu_mem_source"` // the peak's: monitor, jobstats or sacct (gres/gpumem)
 	GPUMemPeaks      map[string]float64 `json:"gpu_mem_peaks"`  // every source's peak, MiB; "framework": the job's own allocated peak
-	GPUMemTotalMiB   *float64           `json:"gpu_mem_total_mib"`
-	GPUUtil          *string            `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
-	GPUUtilPct       *float64           `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
-	GPUMemUtilPct    *float64           `json:"gpu_mem_util_pct"` // mean memory (DRAM) utilization: the monitor's
-	OOM              *string            `json:"oom"`
-	OOMMessage       *string            `json:"oom_message"`
-	GPUNeedMiB       *float64           `json:"gpu_need_mib"` // lower bound from a GPU OOM message
-	TimeLimitHit     bool               `json:"time_limit_hit"`
-	Work             *float64           `json:"work"`
-	WorkUnit         *string            `json:"work_unit"`
-	Metrics          map[string]float64 `json:"metrics"`
-	SU               *float64           `json:"su"`
-	Script           *string            `json:"script"`
-	Fingerprint      *string            `json:"fingerprint"`
-	Workload         *string            `json:"workload"`
-	Output           *string            `json:"output"`
-	Placeholder      bool               `json:"placeholder"` // slurmdbd's stub record, not final
-	Earlier          bool               `json:"earlier"`     // a job of an earlier version of JOB.sh
-	History          string             `json:"history"`     // own, or site (the site-wide history)
+	// GPUMemHeldBy is what held the memory, as the job's output shows it:
+	// a caching or preallocating framework's peak is a ceiling, no need.
+	GPUMemHeldBy   *advisor.MemoryHolder `json:"gpu_mem_held_by,omitempty"`
+	GPUMemTotalMiB *float64              `json:"gpu_mem_total_mib"`
+	GPUUtil        *string               `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
+	GPUUtilPct     *float64              `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
+	GPUMemUtilPct  *float64              `json:"gpu_mem_util_pct"` // mean memory (DRAM) utilization: the monitor's
+	OOM            *string               `json:"oom"`
+	OOMMessage     *string               `json:"oom_message"`
+	GPUNeedMiB     *float64              `json:"gpu_need_mib"` // lower bound from a GPU OOM message
+	TimeLimitHit   bool                  `json:"time_limit_hit"`
+	Work           *float64              `json:"work"`
+	WorkUnit       *string               `json:"work_unit"`
+	Metrics        map[string]float64    `json:"metrics"`
+	SU             *float64              `json:"su"`
+	Script         *string               `json:"script"`
+	Fingerprint    *string               `json:"fingerprint"`
+	Workload       *string               `json:"workload"`
+	Output         *string               `json:"output"`
+	Placeholder    bool                  `json:"placeholder"` // slurmdbd's stub record, not final
+	Earlier        bool                  `json:"earlier"`     // a job of an earlier version of JOB.sh
+	History        string                `json:"history"`     // own, or site (the site-wide history)
 	// Emulated are the runs of the emulation the job ran (migadvisor
 	// emulate), in its order; omitted for a job that ran none.
 	Emulated []historyEmulated `json:"emulated,omitempty"`
@@ -271,6 +274,9 @@ func toHistoryJob(hr *advisor.HistoryRecord, site *catalog.Site) historyJob {
 		h.GPUMemTotalMiB = roundPtr(r.JobstatsTotalMiB)
 	}
 	h.GPUMemPeaks = r.GPUMemPeaks()
+	if held := advisor.HolderOfRecord(r); held.Kind != advisor.HolderUnknown {
+		h.GPUMemHeldBy = &held
+	}
 	if v, ok := r.Metrics[advisor.AllocatedMetric]; ok && v > 0 {
 		h.GPUMemPeaks["framework"] = v // what the job's framework allocated at most (MIGADVISOR_METRIC)
 	}
@@ -306,6 +312,16 @@ func jobSU(r *history.JobRecord, site *catalog.Site) *float64 {
 	return &su
 }
 
+// peakCell is a job's GPU peak, with the framework whose peak is only a
+// ceiling of the need: "60.0G (JAX)".
+func peakCell(j historyJob) string {
+	cell := mibOrDash(j.GPUMemPeakMiB)
+	if h := j.GPUMemHeldBy; h != nil && h.Ceiling() && j.GPUMemPeakMiB != nil {
+		cell += " (" + h.Software + ")"
+	}
+	return cell
+}
+
 func printHistory(w io.Writer, jobs []historyJob) {
 	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tEXIT\tELAPSED\tCPUS\tMEM\tMAX RSS\tGPU PEAK\tOOM\tWORK\tSU")
@@ -335,7 +351,7 @@ func printHistory(w io.Writer, jobs []historyJob) {
 			id += " ~"
 		}
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, orDash(deref(j.Profile)), state, exit, elapsed,
-			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), rssOrDash(j.MaxRSSMiB), mibOrDash(j.GPUMemPeakMiB), orDash(deref(j.OOM)), work, su)
+			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), rssOrDash(j.MaxRSSMiB), peakCell(j), orDash(deref(j.OOM)), work, su)
 	}
 	t.Flush()
 	earlier, fromSite := 0, 0
