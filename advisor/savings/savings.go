@@ -21,6 +21,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -134,13 +135,24 @@ type Script struct {
 	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
 	Basis       string   `json:"basis"`
 	Runs        int      `json:"runs"` // the runs the judgement rests on
-	// The GPU memory the jobs used at most (SeenMiB, as MeasuredBy saw it)
-	// and the need judged from it (NeedMiB: with a margin for what a
-	// sampler's interval misses).
+	// The GPU memory figure recommend judged by (SeenMiB, as MeasuredBy
+	// saw it) and the need read from it (NeedMiB: with a margin for what a
+	// sampler's interval misses). MemoryKind says what it proves, as
+	// advisor.MemoryNeedJSON.Kind does: allocated or peak, the need; oom,
+	// at least that (an out-of-memory message's bound); ceiling, at most
+	// that (a caching or preallocating framework's peak, HeldBy saying
+	// whose); "": no figure, the profile fits by a run that completed
+	// (Fits).
 	SeenMiB    float64 `json:"gpu_mem_seen_mib"`
 	NeedMiB    float64 `json:"gpu_mem_need_mib"`
+	MemoryKind string  `json:"gpu_mem_kind"`
+	HeldBy     string  `json:"gpu_mem_held_by,omitempty"`
 	MeasuredBy string  `json:"measured_by"`
-	UsableMiB  float64 `json:"usable_mib"` // the recommended profile's
+	// Fits is recommend's reason that the recommended profile is a low
+	// risk, where no memory figure gives one ("completed on 1g.10gb in 2
+	// runs").
+	Fits      string  `json:"fits,omitempty"`
+	UsableMiB float64 `json:"usable_mib"` // the recommended profile's
 	// The resources the newest job asked for: what tells apart scripts
 	// grouped by job name.
 	CPUs      int64   `json:"cpus"`
@@ -244,7 +256,7 @@ const (
 	noRuntime    = "the runtime on the smaller profile is unknown"
 	notAdvisable = "recommend could not judge the script"
 	noProfile    = "no profile is safe to recommend yet (runs that reached their time limit, failed, or ran out of host memory)"
-	notLowRisk   = "the smaller profile recommend names is not a low risk of running out of GPU memory"
+	onlyCeiling  = "their GPU memory figure is only a ceiling (a caching or preallocating framework's peak), too close to a smaller slice's memory to tell whether it fits"
 	notPriced    = "the smaller profile recommend names has no price for the job (its partition or QoS)"
 )
 
@@ -507,20 +519,21 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 	case rec == nil:
 		b.skip(fewRuns(b.th.MinRuns), j, "")
 		return
-	case rec.GPUMemNeed == nil:
-		b.skip(noMemory, j, "")
-		return
 	case rec.Recommended == nil:
 		b.skip(noProfile, j, example+": "+rec.Reason)
 		return
 	case b.rank(*rec.Recommended) >= b.rank(r.Profile):
-		return // right-sized: nothing smaller is safe, or cheaper
-	}
-	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
-	if there == nil || here == nil || there.OOMRisk != advisor.RiskLow {
-		b.skip(notLowRisk, j, example+": "+*rec.Recommended)
+		// Right-sized, unless recommend could not tell whether a smaller
+		// slice fits: the memory evidence it lacks is the reason.
+		if reason, detail, open := b.unknownSmaller(rec, r.Profile); open {
+			b.skip(reason, j, example+": "+detail)
+		}
 		return
 	}
+	// The profile recommend names is one it judged a low OOM risk (by a
+	// run that completed there or on a smaller slice, or a memory figure):
+	// its choice is the report's, on no second rule.
+	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
 	ratio, ok := runtimeRatio(there, here)
 	if !ok {
 		b.skip(noRuntime, j, "")
@@ -582,7 +595,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 			sc.Request = p.Request
 		}
 		sc.TimeLimit, sc.UsableMiB = there.TimeLimit, there.UsableMiB
-		sc.SeenMiB, sc.NeedMiB, sc.MeasuredBy = rec.GPUMemNeed.SeenMiB, rec.GPUMemNeed.MiB, rec.GPUMemNeed.By
+		sc.memory(rec, there)
 		sc.RanS, sc.RuntimeS = *here.RuntimeS, *there.RuntimeS
 		if r := there.RuntimeRangeS; r != nil {
 			sc.RuntimeMaxS = r[1]
@@ -594,8 +607,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 			sc.MemMiB = *j.rec.ReqMemMiB
 		}
 		sc.Partition = j.rec.Partition
-		sc.Why = fmt.Sprintf("needs %s of the %s usable on %s (%s)", advisor.FormatMiB(sc.NeedMiB), advisor.FormatMiB(sc.UsableMiB),
-			sc.Recommended, sc.MeasuredBy)
+		sc.Why = sc.why()
 	}
 	sc.Jobs++
 	if len(sc.JobIDs) < MaxJobIDs {
@@ -613,6 +625,87 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 	sc.SUThere += alt
 }
 
+// unknownSmaller is why the job, on profile ran, is not judged right-sized
+// though recommend names no smaller profile: one smaller than ran whose OOM
+// risk recommend could not judge (it names the probe that tells), for want
+// of a memory figure or with a figure that is only a ceiling; and the
+// judgement in recommend's words.
+func (b *builder) unknownSmaller(rec *advisor.Recommendation, ran string) (reason, detail string, open bool) {
+	for _, pa := range rec.Profiles {
+		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != advisor.RiskUnknown {
+			continue
+		}
+		if rec.GPUMemNeed == nil && rec.GPUMemCeiling != nil {
+			return onlyCeiling, pa.Profile + ": " + pa.OOMRiskReason, true
+		}
+		return noMemory, pa.Profile + ": " + pa.OOMRiskReason, true
+	}
+	return "", "", false
+}
+
+// memory takes the figure recommend judged the memory by: its need, else
+// the ceiling of a framework's peak; with neither, the run that proves the
+// recommended profile fits.
+func (sc *Script) memory(rec *advisor.Recommendation, there *advisor.ProfileAdvice) {
+	n := rec.GPUMemNeed
+	if n == nil {
+		n = rec.GPUMemCeiling
+	}
+	if n == nil {
+		sc.Fits = there.OOMRiskReason
+		if there.Completed > 0 {
+			sc.Fits = fmt.Sprintf("completed on %s in %s", there.Profile, textutil.Plural(there.Completed, "run"))
+		}
+		return
+	}
+	sc.SeenMiB, sc.NeedMiB, sc.MeasuredBy, sc.MemoryKind = n.SeenMiB, n.MiB, n.By, n.Kind
+	if n.Kind == advisor.NeedCeiling {
+		sc.HeldBy = heldBy(rec.GPUMemHolder)
+	}
+}
+
+// heldBy says what held the memory of a peak that is only a ceiling:
+// "PyTorch's cache".
+func heldBy(h *advisor.MemoryHolder) string {
+	switch {
+	case h == nil || h.Software == "":
+		return "a cache that grew with the device"
+	case h.Kind == advisor.HolderPreallocates:
+		return h.Software + "'s preallocation"
+	}
+	return h.Software + "'s cache"
+}
+
+// MemoryWords say what the script's GPU memory figure proves, by its
+// kind: "needs 3.8 GiB", "needs at least 10.4 GiB" (an out-of-memory
+// message's bound), "needs at most 6.0 GiB" (a framework's peak held
+// beyond its need); "" without a figure.
+func (s Script) MemoryWords() string {
+	mib := advisor.FormatMiB(s.NeedMiB)
+	switch s.MemoryKind {
+	case "":
+		return ""
+	case advisor.NeedOOM:
+		return "needs at least " + mib
+	case advisor.NeedCeiling:
+		return "needs at most " + mib
+	}
+	return "needs " + mib
+}
+
+// why is the script's row's reason: what its memory figure proves of the
+// recommended profile, or the run that proves it fits.
+func (s Script) why() string {
+	if s.MemoryKind == "" {
+		return s.Fits + " (no GPU memory figure)"
+	}
+	by := s.MeasuredBy
+	if s.HeldBy != "" {
+		by += ": held by " + s.HeldBy
+	}
+	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), advisor.FormatMiB(s.UsableMiB), s.Recommended, by)
+}
+
 func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {
 	for i := range rec.Profiles {
 		if rec.Profiles[i].Profile == profile {
@@ -625,7 +718,7 @@ func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.Profile
 // runtimeRatio is how much longer the job runs on there than here: both
 // runtimes known, neither only a lower bound.
 func runtimeRatio(there, here *advisor.ProfileAdvice) (float64, bool) {
-	if there.RuntimeS == nil || here.RuntimeS == nil || there.RuntimeAtLeast || here.RuntimeAtLeast || *here.RuntimeS <= 0 {
+	if there == nil || here == nil || there.RuntimeS == nil || here.RuntimeS == nil || there.RuntimeAtLeast || here.RuntimeAtLeast || *here.RuntimeS <= 0 {
 		return 0, false
 	}
 	return *there.RuntimeS / *here.RuntimeS, true
