@@ -80,7 +80,7 @@ func (w *wrapper) adviseWithin(ctx context.Context, cl *slurm.CommandLine, apply
 		w.say("%s.", a.Message)
 		return cl, adv
 	case !apply:
-		w.say("%s. Use %s, or resubmit with %s=1.", a.Message, a.Use(), EnvApply)
+		w.say("%s. %s", a.Message, nextTime(a))
 		return cl, adv
 	}
 	var changes []string
@@ -90,6 +90,44 @@ func (w *wrapper) adviseWithin(ctx context.Context, cl *slurm.CommandLine, apply
 	w.say("%s.", a.Message)
 	w.say("submitting on %s: %s", a.Profile, strings.Join(changes, ", "))
 	return slurm.ParseCommandLine(cl.WithSettings(a.Settings)), adv
+}
+
+// nextTime is what the advice asks of the user when it is not applied:
+// this job is sbatch's already (beside it, it may be queued before the
+// advice is printed), so the change is for the next submission, never a
+// resubmission, which would run the job twice and be paid twice.
+func nextTime(a *advisor.SubmitAdvice) string {
+	return fmt.Sprintf("Next time, submit with %s, or with %s (or %s=1) to have it changed for you.", a.Use(), ApplyFlag, EnvApply)
+}
+
+// cancelInstead is what to do about the job sbatch just made with advice
+// that was not applied, once its id is known (in sbatch's place only):
+// cancel it while it waits, and submit it again with the change. cluster:
+// where sbatch named one, scancel needs it too.
+func cancelInstead(a *advisor.SubmitAdvice, id, cluster string) string {
+	scancel := "scancel " + id
+	if cluster != "" {
+		scancel = "scancel -M " + slurm.ShellWord(cluster) + " " + id
+	}
+	return fmt.Sprintf("to have job %s changed now, cancel it while it waits (%s) and submit it again with %s", id, scancel, a.Use())
+}
+
+// notApplied says why advice asked to be applied cannot be, "" when it
+// can or sbatch makes no job: the job has no script file to read or
+// change (a script on stdin, --wrap). The submission goes on unchanged.
+func notApplied(cl *slurm.CommandLine) string {
+	if cl.Script() != "" {
+		return ""
+	}
+	for _, name := range []string{"test-only", "help", "usage", "version"} {
+		if cl.Has(name) {
+			return ""
+		}
+	}
+	if cl.Has("wrap") {
+		return "the advice cannot be applied to a --wrap command, so it is submitted unchanged; put the command in a script file and submit that to have it applied"
+	}
+	return "the advice cannot be applied to a script on standard input, so it is submitted unchanged; pass the script as a file (sbatch " + ApplyFlag + " job.sh) to have it applied"
 }
 
 // advise judges the job from the user's history and the site's. What it

@@ -163,7 +163,8 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 		read = &advice{script: script}
 	}
 	if err := w.spool(ctx, func() (history.Submission, bool, error) { return w.pendingSubmission(read, cl, started) }); err != nil {
-		w.warn("the job is submitted but not in the history: %v", err)
+		// Beside sbatch, this process never learns whether sbatch made the job.
+		w.warn("this submission is not in the history: %v", err)
 	}
 }
 

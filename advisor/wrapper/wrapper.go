@@ -112,6 +112,9 @@ func Run(ctx context.Context, opt Options) int {
 	disabled := w.getenv(EnvDisable) == "1"
 	var read *advice // what the advice step read, for the record
 	if !disabled {
+		if why := notApplied(cl); apply && why != "" {
+			w.warn("%s", why)
+		}
 		cl, read = w.adviseWithin(ctx, cl, apply)
 	}
 	status, out, err := opt.Sbatch.Run(Command{Path: path, Args: cl.Args, Env: w.sbatchEnv(),
@@ -122,6 +125,11 @@ func Run(ctx context.Context, opt Options) int {
 	}
 	if status != 0 || disabled {
 		return status
+	}
+	// Advice not applied, and the job it was about is now sbatch's: with
+	// its id known here, cancelling it is something the user can do.
+	if id, cluster := slurm.SubmittedJobID(out); !apply && id != "" && read != nil && read.submit != nil && len(read.submit.Settings) > 0 {
+		w.say("%s.", cancelInstead(read.submit, id, cluster))
 	}
 	if err := w.record(ctx, read, cl, out); err != nil {
 		w.warn("the job is submitted but not in the history: %v", err)

@@ -308,12 +308,17 @@ func TestRunDisabled(t *testing.T) {
 }
 
 var adviceLine = regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run, at ~0\.00583 SU instead of ~[0-9.]+ SU on a full A100\. ` +
-	`Use --gres=gpu:a100_10g:1, or resubmit with MIGADVISOR_APPLY=1\.\n$`)
+	`Next time, submit with --gres=gpu:a100_10g:1, or with --mig-apply \(or MIGADVISOR_APPLY=1\) to have it changed for you\.\n`)
+
+// cancelLine is what follows the advice in sbatch's place, where the job's id is known.
+const cancelLine = "migadvisor: to have job 4242 changed now, cancel it while it waits (scancel 4242) and submit it again with --gres=gpu:a100_10g:1.\n"
 
 func TestRunAdvises(t *testing.T) {
 	f := newFixture(t)
 	f.withJob2(t, f.script(t, "job.sh", fullA100))
-	if code := f.run("-J", "x", "job.sh"); code != 0 || !adviceLine.MatchString(f.stderr.String()) {
+	code := f.run("-J", "x", "job.sh")
+	lines := strings.SplitAfter(f.stderr.String(), "\n")
+	if code != 0 || len(lines) != 3 || !adviceLine.MatchString(lines[0]) || lines[1] != cancelLine {
 		t.Fatalf("exit %d, %q", code, f.stderr.String())
 	}
 	if c := f.sbatch.submitted(t); !reflect.DeepEqual(c.Args, []string{"-J", "x", "job.sh"}) {
