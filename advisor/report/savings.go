@@ -119,9 +119,12 @@ func belowText(rep *savings.Report) string {
 // savingsNote says how SU and the recommended slice's cost are computed.
 func savingsNote(site *catalog.Site) string {
 	return fmt.Sprintf("SU are %s's list price for each job's CPUs, memory and GPU profile as it ran%s. "+
-		"A job a smaller slice would have done is priced again on the recommended slice, for the runtime "+
-		"migadvisor's runtime model expects there; a job counts only where its measured GPU memory fits that slice "+
-		"with a low risk of running out. Jobs in a QoS or partition the site does not charge count 0 SU.", site.Title, siteFormula(site))
+		"A job a smaller slice would have done is one whose script migadvisor recommends that slice for, priced again there "+
+		"for the runtime migadvisor's runtime model expects; the slice is a low risk of running out of GPU memory because the script "+
+		"completed there or on a smaller slice, or because its GPU memory figure fits: a measured peak is what the jobs used, an "+
+		"out-of-memory error's figure only a lower bound of what they need, and the peak of a framework that caches memory "+
+		"(PyTorch) or takes it at its start (JAX, TensorFlow) only an upper bound. "+
+		"Jobs in a QoS or partition the site does not charge count 0 SU.", site.Title, siteFormula(site))
 }
 
 // siteFormula is the site's SU formula as the workload pages write it:

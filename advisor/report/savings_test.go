@@ -111,6 +111,20 @@ func TestSavingsPageSaysTheFigures(t *testing.T) {
 	}
 }
 
+// The page's note says what the recommended slice rests on, and what
+// each kind of GPU memory figure proves: a peak what the jobs used, an
+// out-of-memory error's figure a lower bound, a caching framework's peak
+// an upper bound.
+func TestSavingsPageSaysWhatFiguresProve(t *testing.T) {
+	page, _ := SavingsPage(savingsReport(), builtinWulver(t), savingsOpt)
+	for _, want := range []string{"completed there or on a smaller slice", "a measured peak is what the jobs used",
+		"out-of-memory error's figure only a lower bound", "(PyTorch) or takes it at its start (JAX, TensorFlow) only an upper bound"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page's note does not say %q:\n%s", want, page)
+		}
+	}
+}
+
 // Docs are often public: the page names no user, job, script or
 // fingerprint the report holds, in either format.
 func TestSavingsPageNamesNoOne(t *testing.T) {

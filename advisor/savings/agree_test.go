@@ -2,6 +2,7 @@ package savings
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -326,5 +327,85 @@ func TestRecommendWrapperAndReportAgree(t *testing.T) {
 				t.Errorf("recommend's next step is %q, but the report leaves %d jobs unjudged (%+v).", rec.Next, unjudged, rep.Unjudged)
 			}
 		})
+	}
+}
+
+// Words follow what the evidence proves: where recommend judged a script
+// by an out-of-memory message's bound, the report's reason, the user's
+// notice and the CSV say "at least"; by a caching framework's peak, "at
+// most", held by its cache; by a peak, what the jobs used; by runs alone,
+// the runs that completed.
+func TestMemoryWordsFollowTheEvidence(t *testing.T) {
+	cases := agreeCases()
+	w := buildAgreeWorld(t, cases)
+	_, peers := w.publish(t)
+	rep, err := Build(context.Background(), w.st, Request{Site: w.site, Period: november, Thresholds: catalog.Report{MinSUSaved: 0, MinRuns: 1},
+		Peers: peers.Except})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csvText strings.Builder
+	if err := rep.WriteCSV(&csvText); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvText.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, sc := range rep.Scripts {
+		rec := w.recommend(t, sc.User, peers)
+		fig, kind := rec.GPUMemNeed, ""
+		if fig == nil {
+			fig = rec.GPUMemCeiling
+		}
+		if fig != nil {
+			kind = fig.Kind
+		}
+		kinds[kind] = true
+		notice := compose(rep, w.site, w.site.Report.WithDefaults(), sc.User, []Script{sc}).Body
+		var says, never []string
+		switch kind {
+		case advisor.NeedOOM:
+			says = []string{"needs at least " + advisor.FormatMiB(fig.MiB), "they need at least " + advisor.FormatMiB(fig.MiB)}
+			never = []string{"used at most", "needs " + advisor.FormatMiB(fig.MiB)}
+		case advisor.NeedCeiling:
+			says = []string{"needs at most " + advisor.FormatMiB(fig.MiB), "they need at most " + advisor.FormatMiB(fig.MiB), "held by PyTorch's cache",
+				"the peak PyTorch's cache held"}
+			never = []string{"used at most", "needs " + advisor.FormatMiB(fig.MiB)}
+		case "":
+			says = []string{"completed on " + sc.Recommended, "not measured, but they completed on " + sc.Recommended}
+			never = []string{"0 MiB"}
+		default:
+			says = []string{"needs " + advisor.FormatMiB(fig.MiB), "they used at most " + advisor.FormatMiB(fig.SeenMiB)}
+			never = []string{"at least"}
+		}
+		text := sc.Why + "\n" + notice
+		for _, s := range says {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s's script, judged by a GPU memory figure of kind %q, is not said to be %q: %s", sc.User, kind, s, text)
+			}
+		}
+		for _, s := range never {
+			if strings.Contains(text, s) {
+				t.Errorf("%s's script, judged by a GPU memory figure of kind %q, is worded %q, which the evidence does not prove: %s", sc.User, kind, s, text)
+			}
+		}
+		for _, row := range rows[1:] {
+			if row[0] == sc.User && row[len(row)-1] != kind {
+				t.Errorf("%s's CSV row says the memory figure is of kind %q, recommend's is %q.", sc.User, row[len(row)-1], kind)
+			}
+		}
+	}
+	for _, k := range []string{advisor.NeedOOM, advisor.NeedCeiling, advisor.NeedPeak, ""} {
+		if !kinds[k] {
+			t.Errorf("no listed script was judged by a memory figure of kind %q, so its words go untested.", k)
+		}
+	}
+	// The OOM list says what its figure proves too.
+	for _, o := range rep.OOMs {
+		if o.NeedMiB > 0 && o.NeedKind == "" {
+			t.Errorf("job %s's GPU memory figure, %g MiB, does not say what it proves.", o.JobID, o.NeedMiB)
+		}
 	}
 }

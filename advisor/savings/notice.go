@@ -263,15 +263,7 @@ func writeScript(b *strings.Builder, s Script) {
 		}
 	}
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
-	if s.SeenMiB <= 0 { // the need came from an OOM message, not a peak
-		fmt.Fprintf(b, "  GPU memory: they need %s (by %s)", advisor.FormatMiB(s.NeedMiB), s.MeasuredBy)
-	} else {
-		fmt.Fprintf(b, "  GPU memory: they used at most %s (measured by %s)", advisor.FormatMiB(s.SeenMiB), s.MeasuredBy)
-	}
-	if s.SeenMiB > 0 && s.NeedMiB > s.SeenMiB*1.01 {
-		fmt.Fprintf(b, ", %s with a margin for what its samples miss", advisor.FormatMiB(s.NeedMiB))
-	}
-	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, advisor.FormatMiB(s.UsableMiB))
+	writeMemory(b, s)
 	if s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1 { // the runtimes are of one profile's runs
 		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", minutes(s.RanS), strings.Join(s.RanOn, ", "),
 			minutes(s.RuntimeS), s.Recommended)
@@ -290,6 +282,34 @@ func writeScript(b *strings.Builder, s Script) {
 		fmt.Fprintf(b, "  And a time limit that covers the slowest of that: #SBATCH --time=%s\n", s.TimeLimit)
 	}
 	b.WriteString("\n")
+}
+
+// writeMemory says what the script's GPU memory figure proves, in the
+// words its kind allows: a peak or an allocated peak is what the jobs
+// used; an out-of-memory message's figure is a lower bound of the need; a
+// caching or preallocating framework's peak is an upper bound; with no
+// figure, the runs that completed on the slice prove it fits.
+func writeMemory(b *strings.Builder, s Script) {
+	margin := ""
+	if s.SeenMiB > 0 && s.NeedMiB > s.SeenMiB*1.01 {
+		margin = fmt.Sprintf(", %s with a margin for what its samples miss", advisor.FormatMiB(s.NeedMiB))
+	}
+	switch s.MemoryKind {
+	case "":
+		fmt.Fprintf(b, "  GPU memory: not measured, but they %s", s.Fits)
+	case advisor.NeedOOM:
+		fmt.Fprintf(b, "  GPU memory: they need at least %s (an out-of-memory message's figure)", advisor.FormatMiB(s.NeedMiB))
+	case advisor.NeedCeiling:
+		with := ""
+		if margin != "" {
+			with = ", with a margin for what its samples miss"
+		}
+		fmt.Fprintf(b, "  GPU memory: they need at most %s (measured by %s: the peak %s held, more than the jobs use%s)",
+			advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.HeldBy, with)
+	default:
+		fmt.Fprintf(b, "  GPU memory: they used at most %s (measured by %s)%s", advisor.FormatMiB(s.SeenMiB), s.MeasuredBy, margin)
+	}
+	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, advisor.FormatMiB(s.UsableMiB))
 }
 
 // minutes writes an estimate of a runtime to the minute, as sbatch's

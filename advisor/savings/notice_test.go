@@ -15,11 +15,11 @@ func noticeReport() *Report {
 	return &Report{Site: "wulver", From: november.From, Until: november.Before, Scripts: []Script{
 		{User: "alice", Name: "train", Path: "/home/alice/train.sh", Fingerprint: "aa11", Jobs: 3, RanOn: []string{"full"}, Recommended: "1g.10gb",
 			Request: "--gres=gpu:a100_10g:1", RanRequest: "--gres=gpu:a100:1", TimeLimit: "20:00:00", SeenMiB: 3277, NeedMiB: 3932,
-			MeasuredBy: "jobstats", UsableMiB: 9728, RanS: 14400, RuntimeS: 26100, RuntimeMaxS: 67000, SUSpent: 60, SUThere: 30, SUSaved: 30},
+			MemoryKind: "peak", MeasuredBy: "jobstats", UsableMiB: 9728, RanS: 14400, RuntimeS: 26100, RuntimeMaxS: 67000, SUSpent: 60, SUThere: 30, SUSaved: 30},
 		{User: "bob", Name: "sim", Path: "sacct:wulver/7", Fingerprint: "bb22", Jobs: 1, RanOn: []string{"full"}, Recommended: "2g.20gb",
-			Request: "--gres=gpu:a100_20g:1", SeenMiB: 12000, NeedMiB: 12000, MeasuredBy: "monitor", UsableMiB: 19968, SUSpent: 20, SUThere: 8, SUSaved: 12},
+			Request: "--gres=gpu:a100_20g:1", SeenMiB: 12000, NeedMiB: 12000, MemoryKind: "peak", MeasuredBy: "monitor", UsableMiB: 19968, SUSpent: 20, SUThere: 8, SUSaved: 12},
 		{User: "alice", Name: "eval", CPUs: 4, MemMiB: 16384, Jobs: 2, RanOn: []string{"3g.40gb", "full"}, Recommended: "1g.10gb", Request: "--gres=gpu:a100_10g:1",
-			SeenMiB: 1700, NeedMiB: 2040, MeasuredBy: "sacct", UsableMiB: 9728, SUSpent: 30, SUThere: 10, SUSaved: 20},
+			SeenMiB: 1700, NeedMiB: 2040, MemoryKind: "peak", MeasuredBy: "sacct", UsableMiB: 9728, SUSpent: 30, SUThere: 10, SUSaved: 20},
 	}}
 }
 

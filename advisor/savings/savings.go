@@ -227,7 +227,11 @@ type OOMJob struct {
 	Profile string  `json:"profile"`
 	SU      float64 `json:"su"`
 	NeedMiB float64 `json:"gpu_mem_need_mib,omitempty"` // what the error asked for, when it said
-	Fits    string  `json:"fits,omitempty"`             // the profile recommend names for its script, when bigger
+	// NeedKind says what NeedMiB proves (advisor.MemoryNeedJSON.Kind):
+	// oom, the error's lower bound; else the script's need as recommend
+	// judged it.
+	NeedKind string `json:"gpu_mem_kind,omitempty"`
+	Fits     string `json:"fits,omitempty"` // the profile recommend names for its script, when bigger
 }
 
 // Unjudged is why some jobs could not be judged.
@@ -564,10 +568,10 @@ func (b *builder) outOfMemory(rec *advisor.Recommendation, j job) {
 	b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
 	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: advisor.RoundSU(j.su)}
 	if r.GPUNeedMiB != nil {
-		o.NeedMiB = math.Round(*r.GPUNeedMiB)
+		o.NeedMiB, o.NeedKind = math.Round(*r.GPUNeedMiB), advisor.NeedOOM
 	}
 	if rec != nil && rec.GPUMemNeed != nil {
-		o.NeedMiB = rec.GPUMemNeed.MiB
+		o.NeedMiB, o.NeedKind = rec.GPUMemNeed.MiB, rec.GPUMemNeed.Kind
 	}
 	if rec != nil {
 		o.Fits = b.fits(rec, r.Profile)
