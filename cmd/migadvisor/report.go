@@ -39,9 +39,14 @@ history and judges each user's scripts as recommend would, from every run
 the history has of them: GPU memory from the monitor, jobstats or Slurm's
 gres/gpumem, with recommend's OOM risk model and runtime model. A job is
 counted as one a smaller slice would have done when the profile recommend
-names for its script is smaller than the one it ran on, a low OOM risk, and
-cheaper for the job's own CPUs, memory and elapsed time (scaled by the
-predicted runtime there). Jobs not linked to a script (slurmdbd keeps no
+names for its script is smaller than the one it ran on (a low OOM risk: the
+script completed there or on a smaller slice, or its GPU memory figure
+fits) and cheaper for the job's own CPUs, memory and elapsed time (scaled
+by the predicted runtime there); where recommend cannot tell whether a
+smaller slice fits, the jobs are not judged, and the report says why. The
+WHY column says what the figure proves: "needs" a measured peak, "needs at
+least" an out-of-memory error's bound, "needs at most" what a caching
+framework (PyTorch) held. Jobs not linked to a script (slurmdbd keeps no
 scripts) are grouped by user, job name, CPUs, memory and partition.
 
 It prints the totals (GPU jobs, SU spent, SU a smaller slice would have
