@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Beside sbatch the job may be queued before the advice is printed: the
@@ -117,5 +118,32 @@ func TestApplyingWithoutAScriptFileSaysSo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A probe's variant submitted through the shim (its sbatch is the user's)
+// is the probe's measurement: no advice (applied, it would move the
+// measurement to another profile) and no record of the wrapper's, which
+// collect would wait for (seen: "4 submissions through the sbatch wrapper
+// not in Slurm's accounting yet" after a probe) or link as a run of the
+// user's own; the probe records its jobs, as its sweep's.
+func TestAProbesVariantIsLeftAlone(t *testing.T) {
+	f := newFixture(t)
+	f.withJob2(t, f.script(t, "job.sh", fullA100))
+	variant, err := slurm.MonitorWrap{Binary: "/opt/migadvisor/bin/migadvisor"}.Wrap("job.sh", []byte(fullA100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.script(t, "full.sh", string(variant))
+	for _, beside := range []bool{true, false} {
+		f.beside = beside
+		f.setenv(EnvApply, map[bool]string{true: "", false: "1"}[beside])
+		f.run("--parsable", "full.sh")
+		if f.stderr.String() != "" || len(f.spooled(t)) != 0 {
+			t.Errorf("beside %v: stderr %q, recorded %+v", beside, f.stderr.String(), f.spooled(t))
+		}
+		if !beside && !reflect.DeepEqual(f.sbatch.submitted(t).Args, []string{"--parsable", "full.sh"}) {
+			t.Errorf("applied to a probe's variant: sbatch got %q", f.sbatch.submitted(t).Args)
+		}
 	}
 }
