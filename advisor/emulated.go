@@ -79,7 +79,7 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	if ev.GPUOOM != nil {
 		oomSource = ev.GPUOOM.Source
 	}
-	run.Software = softwareOfRecord(ev.Versions, oomSource)
+	run.Software, run.Settings = softwareOfRecord(ev.Versions, oomSource), ev.Settings
 	if ev.Work > 0 {
 		run.Work, run.WorkUnit = ev.Work, ev.WorkUnit
 	}

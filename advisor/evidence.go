@@ -35,7 +35,10 @@ type Run struct {
 	// Software is what the run's output showed it ran that holds GPU memory
 	// its own way (slurm.Software* names, sorted): a caching or
 	// preallocating framework's peak is no need (holder.go).
-	Software       []string
+	Software []string
+	// Settings are what the run ran with that changes how a framework
+	// holds memory (MIGADVISOR_SETTING: a probe's --no-prealloc).
+	Settings       map[string]string
 	Work           float64 // work done, in WorkUnit
 	WorkUnit       string
 	Utilization    float64 // mean GPU utilization, %
@@ -92,7 +95,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	}
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
 	run.PeakMiB, run.PeakSource = deref(r.GPUMemPeakMiB(), -1), r.GPUMemSource()
-	run.Software = softwareOfRecord(r.Versions, r.GPUOOM)
+	run.Software, run.Settings = softwareOfRecord(r.Versions, r.GPUOOM), r.Settings
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
@@ -154,8 +157,8 @@ func intToFloat(p *int64) *float64 {
 }
 
 // memoryRuns are the runs as the OOM-risk rules read them, each with what
-// held the job's memory.
-func memoryRuns(site *catalog.Site, runs []Run, holder MemoryHolder) []MemoryRun {
+// held its memory.
+func memoryRuns(site *catalog.Site, runs []Run, holder func(Run) MemoryHolder) []MemoryRun {
 	var out []MemoryRun
 	for _, r := range runs {
 		p, ok := site.Profile(r.Profile)
@@ -164,7 +167,7 @@ func memoryRuns(site *catalog.Site, runs []Run, holder MemoryHolder) []MemoryRun
 		}
 		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
-			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder})
+			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder(r)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,16 +316,28 @@ func softwareOfRecord(versions map[string]string, oomSource string) []string {
 	return out
 }
 
-// memoryHolder is what held the job's memory: the script's software and
-// settings first (they say why), then what its runs' output showed.
-func (a *analysis) memoryHolder() MemoryHolder {
+// memoryHolders says what held each run's memory: the script's software
+// and settings first (they say why), then what its runs' output showed; a
+// run's own settings (a probe's --no-prealloc) over the script's.
+func (a *analysis) memoryHolders() func(Run) MemoryHolder {
 	seen, env := scriptSoftware(cmp.Or(a.job.Source, a.job.Reads))
 	for _, s := range runSoftware(a.runs) {
 		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == s.name }) {
 			seen = append(seen, s)
 		}
 	}
-	return memoryHolder(seen, env)
+	job := memoryHolder(seen, env)
+	return func(r Run) MemoryHolder {
+		if len(r.Settings) == 0 {
+			return job
+		}
+		own := maps.Clone(env)
+		if own == nil {
+			own = map[string]string{}
+		}
+		maps.Copy(own, r.Settings)
+		return memoryHolder(seen, own)
+	}
 }
 
 // HolderOfRecord is what held a job's memory as its own record shows it

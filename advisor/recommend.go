@@ -285,7 +285,7 @@ func (a *analysis) usePrior(b *catalog.Benchmark) {
 // prepare estimates what every profile's judgement shares: the memory need,
 // host memory, and the runtime models.
 func (a *analysis) prepare() {
-	a.memRuns = memoryRuns(a.site, a.runs, a.memoryHolder())
+	a.memRuns = memoryRuns(a.site, a.runs, a.memoryHolders())
 	a.need = EstimateNeed(a.memRuns)
 	if a.need.Known() {
 		a.rec.GPUMemNeed = needJSON(a.need)

@@ -51,6 +51,10 @@ type Variant struct {
 	Monitored bool   `json:"monitored"`
 	NoMonitor string `json:"no_monitor,omitempty"` // why it is not, when monitoring was asked for
 
+	// Settings are what the variant exports for its run, as NAME=VALUE
+	// (--no-prealloc): said in the variant and in its job's output.
+	Settings []string `json:"settings,omitempty"`
+
 	// Emulates are the profiles an emulation job runs (sweep --emulate):
 	// its own profile is the whole GPU it asks for.
 	Emulates []string `json:"emulates,omitempty"`
@@ -84,6 +88,10 @@ type SweepOptions struct {
 	Emulate *slurm.EmulateWrap
 	// EmulateBudget bounds each emulated run (0: the script's --time).
 	EmulateBudget time.Duration
+	// NoPrealloc: variants export slurm.NoPreallocation, so that the
+	// frameworks that hold more than they use allocate what they use and
+	// the monitor's peak is the need (--no-prealloc).
+	NoPrealloc bool
 }
 
 // MultiGPUError refuses to sweep a script that uses several GPUs on MIG
@@ -312,6 +320,9 @@ func planVariant(opt SweepOptions, p *catalog.Profile, fingerprint string, gpus 
 			data, v.Monitored = wrapped, true
 		}
 	}
+	if data, err = withoutPrealloc(opt, data, v); err != nil {
+		return planned{}, err
+	}
 	if err := verifyVariant(file, data, opt, p, count, fingerprint); err != nil {
 		return planned{}, err
 	}
@@ -353,11 +364,32 @@ func planEmulation(opt SweepOptions, profiles []*catalog.Profile, fingerprint st
 		return planned{}, err
 	}
 	file := "emulate.sh"
+	v := &Variant{Profile: p.Name, File: file, Request: sv.GPURequest, JobName: sv.JobName,
+		Partition: sv.Partition, QoS: sv.QoS, Time: sv.Time, Emulates: wrap.Profiles}
+	if data, err = withoutPrealloc(opt, data, v); err != nil {
+		return planned{}, err
+	}
 	if err := verifyVariant(file, data, opt, p, p.GPUCount, fingerprint); err != nil {
 		return planned{}, err
 	}
-	return planned{variant: &Variant{Profile: p.Name, File: file, Request: sv.GPURequest, JobName: sv.JobName,
-		Partition: sv.Partition, QoS: sv.QoS, Time: sv.Time, Emulates: wrap.Profiles}, data: data}, nil
+	return planned{variant: v, data: data}, nil
+}
+
+// withoutPrealloc adds the --no-prealloc block to a variant, before the
+// monitor's (whose process and the job's must see the settings), and
+// lists the settings in its record.
+func withoutPrealloc(opt SweepOptions, data []byte, v *Variant) ([]byte, error) {
+	if !opt.NoPrealloc {
+		return data, nil
+	}
+	data, err := slurm.WithoutPreallocation(opt.Script.Path, data)
+	if err != nil {
+		return nil, fmt.Errorf("--no-prealloc: %w", err)
+	}
+	for _, kv := range slurm.NoPreallocation {
+		v.Settings = append(v.Settings, kv[0]+"="+kv[1])
+	}
+	return data, nil
 }
 
 // emulationSlack is what an emulation job's --time adds to its runs': each

@@ -45,6 +45,10 @@ type OutputEvidence struct {
 	// and what its output shows of itself (software.go), with "" for a
 	// version it does not give.
 	Versions map[string]string
+	// Settings are the MIGADVISOR_SETTING name value lines: the settings
+	// the job ran with that change what its figures prove (a framework's
+	// preallocation turned off), the last of each.
+	Settings map[string]string
 
 	// From the monitor (MIGADVISOR_GPU lines, or its summary file): the
 	// device with the largest peak when the job used several.
@@ -113,6 +117,7 @@ var (
 	reWork       = lazyre.New(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
 	reMetric     = lazyre.New(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
 	reVersion    = lazyre.New(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
+	reSetting    = lazyre.New(`^\s*MIGADVISOR_SETTING\s+([A-Za-z_][A-Za-z0-9_]*)\s+(\S.{0,199}?)\s*$`)
 	reMonitor    = lazyre.New(MonitorLinePrefix + `\s+peak_mib=`)
 	reGromacs    = lazyre.New(`^Performance:\s+([\d.]+)\s+[\d.]+`)
 	reHFSamples  = lazyre.New(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
@@ -270,6 +275,15 @@ func (s *scanner) known(text string, n int) {
 	}
 	if m := reVersion.FindStringSubmatch(text); m != nil {
 		s.setVersion(m[1], m[2])
+		return
+	}
+	if m := reSetting.FindStringSubmatch(text); m != nil {
+		if ev.Settings == nil {
+			ev.Settings = map[string]string{}
+		}
+		if _, ok := ev.Settings[m[1]]; ok || len(ev.Settings) < maxVersions {
+			ev.Settings[m[1]] = m[2]
+		}
 		return
 	}
 	if loc := reMonitor.FindStringIndex(text); loc != nil {

@@ -192,3 +192,33 @@ func ShellWord(s string) string {
 	}
 	return s
 }
+
+// NoPreallocation are the settings that make the frameworks that hold more
+// GPU memory than they use allocate what they use, so that a job's peak is
+// its need: JAX neither preallocates nor pools (its platform allocator),
+// TensorFlow grows its pool as it needs rather than mapping the device.
+// PyTorch keeps its cache (turning it off slows every allocation): its
+// need is its own allocated peak, which a job prints (peak_allocated_mib).
+var NoPreallocation = [][2]string{
+	{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"},
+	{"XLA_PYTHON_CLIENT_ALLOCATOR", "platform"},
+	{"TF_FORCE_GPU_ALLOW_GROWTH", "true"},
+}
+
+// SettingLinePrefix starts the line a job prints for a setting it ran
+// with: MIGADVISOR_SETTING NAME VALUE.
+const SettingLinePrefix = "MIGADVISOR_SETTING"
+
+// WithoutPreallocation returns data with a block before its first command
+// that exports NoPreallocation and prints each as a MIGADVISOR_SETTING
+// line, so the run's record says what it ran with. Its lines end in
+// AutoMarker: the fingerprint is the script's.
+func WithoutPreallocation(path string, data []byte) ([]byte, error) {
+	return wrapBody(path, data, func(Interpreter) []string {
+		lines := []string{"# Frameworks allocate what they use here, so the GPU peak is the need (migadvisor --no-prealloc)."}
+		for _, kv := range NoPreallocation {
+			lines = append(lines, "export "+kv[0]+"="+kv[1], "echo "+ShellQuote(SettingLinePrefix+" "+kv[0]+" "+kv[1]))
+		}
+		return lines
+	})
+}

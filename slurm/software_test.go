@@ -86,3 +86,26 @@ func TestScanOutputKeepsTheFirstErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// A --no-prealloc variant exports the settings before the script's first
+// command, says so, keeps the script's fingerprint, and its run's output
+// says what it ran with.
+func TestWithoutPreallocation(t *testing.T) {
+	data := []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython3 train.py\n")
+	out, err := WithoutPreallocation("job.sh", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	if !strings.Contains(text, "export XLA_PYTHON_CLIENT_ALLOCATOR=platform  "+AutoMarker+"\n") ||
+		strings.Index(text, "export TF_FORCE_GPU_ALLOW_GROWTH=true") > strings.Index(text, "python3 train.py") {
+		t.Errorf("variant:\n%s", text)
+	}
+	if Parse("job.sh", out).Fingerprint() != Parse("job.sh", data).Fingerprint() {
+		t.Error("the block changed the script's fingerprint")
+	}
+	ev, err := ScanFile("../testdata/nvml/h100-memory-holders/prealloc/whole-noprealloc.out", ScanOptions{})
+	if err != nil || ev.Settings["XLA_PYTHON_CLIENT_ALLOCATOR"] != "platform" || ev.Settings["TF_FORCE_GPU_ALLOW_GROWTH"] != "true" {
+		t.Errorf("settings %v, %v", ev.Settings, err)
+	}
+}

@@ -365,6 +365,7 @@ func mergeEvidence(ev, more *slurm.OutputEvidence) {
 	}
 	ev.Metrics = mergeMaps(ev.Metrics, more.Metrics)
 	ev.Versions = mergeMaps(ev.Versions, more.Versions)
+	ev.Settings = mergeMaps(ev.Settings, more.Settings)
 	if more.GPUSource != "" && (ev.GPUSource == "" || more.GPUPeakMiB > ev.GPUPeakMiB) {
 		ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB, ev.GPUDevice = more.GPUPeakMiB, more.GPUUsedPeakMiB, more.GPUTotalMiB, more.GPUDevice
 		ev.GPUProfile, ev.GPUUtil, ev.GPUUtilMean, ev.GPUUtilMax = more.GPUProfile, more.GPUUtil, more.GPUUtilMean, more.GPUUtilMax

@@ -298,6 +298,10 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 	if err != nil {
 		return err
 	}
+	settings, err := jsonColumn(ev.Settings)
+	if err != nil {
+		return err
+	}
 	var errFile, errLine, errText any
 	if e := ev.FirstError; e != nil {
 		errFile, errText = e.File, e.Text
@@ -313,14 +317,14 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
 		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions,
-		gpu_mem_util_mean, gpu_mem_util_max, error_file, error_line, error_text)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		gpu_mem_util_mean, gpu_mem_util_max, error_file, error_line, error_text, settings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
 		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
 		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
 		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions,
-		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax), errFile, errLine, errText)
+		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax), errFile, errLine, errText, settings)
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}
@@ -424,6 +428,7 @@ type JobRecord struct {
 	WorkSource      string
 	Metrics         map[string]float64
 	Versions        map[string]string // software the job reported running
+	Settings        map[string]string // settings it ran with (MIGADVISOR_SETTING)
 	// The first line of the output that reads as an error, and its file
 	// (the --error file where there is one): ErrorLine 0 when unknown.
 	ErrorFile, ErrorText string
@@ -599,7 +604,7 @@ const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.us
 	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
 	o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
-	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max, o.error_file, o.error_line, o.error_text`
+	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max, o.error_file, o.error_line, o.error_text, o.settings`
 
 // readColumns are recordColumns as the schema read has them: a read-only
 // history of a schema before schemaMemUtil has no memory utilization, one
@@ -613,7 +618,7 @@ func (s *Store) readColumns() string {
 		cols = strings.Replace(cols, "o.gpu_mem_util_mean, o.gpu_mem_util_max", "NULL, NULL", 1)
 	}
 	if s.schema < schemaErrorLine {
-		cols = strings.Replace(cols, "o.error_file, o.error_line, o.error_text", "NULL, NULL, NULL", 1)
+		cols = strings.Replace(cols, "o.error_file, o.error_line, o.error_text, o.settings", "NULL, NULL, NULL, NULL", 1)
 	}
 	return cols
 }
@@ -955,7 +960,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var submit, start, end sql.NullInt64
 	var fp, script, reqProfile, sweepDir, workload, stdout sql.NullString
 	var path, gpuOOM, gpuText, hostText, unit, source, metrics, versions, device sql.NullString
-	var monProfile, monUtil, monSource, errFile, errText sql.NullString
+	var monProfile, monUtil, monSource, errFile, errText, settings sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
@@ -965,7 +970,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
 		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
-		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText)
+		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText, &settings)
 	if err != nil {
 		return r, err
 	}
@@ -982,6 +987,11 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	if metrics.Valid {
 		if err := json.Unmarshal([]byte(metrics.String), &r.Metrics); err != nil {
 			return r, fmt.Errorf("job %s: metrics: %w", r.JobID, err)
+		}
+	}
+	if settings.Valid {
+		if err := json.Unmarshal([]byte(settings.String), &r.Settings); err != nil {
+			return r, fmt.Errorf("job %s: settings: %w", r.JobID, err)
 		}
 	}
 	if versions.Valid {

@@ -246,10 +246,13 @@ var migrations = []string{
 	`ALTER TABLE pending_submissions ADD COLUMN script_hash TEXT NOT NULL DEFAULT '';`,
 
 	// 16: the first line of a job's output that reads as an error, and its
-	// file: what a script that fails on every profile says of itself.
+	// file: what a script that fails on every profile says of itself; and
+	// the settings the job ran with (MIGADVISOR_SETTING), which change what
+	// its memory peak proves.
 	`ALTER TABLE outputs ADD COLUMN error_file TEXT;
 	ALTER TABLE outputs ADD COLUMN error_line INTEGER;
-	ALTER TABLE outputs ADD COLUMN error_text TEXT;`,
+	ALTER TABLE outputs ADD COLUMN error_text TEXT;
+	ALTER TABLE outputs ADD COLUMN settings TEXT;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;

@@ -32,38 +32,39 @@ type versions struct {
 // run is what an index keeps of a run: figures, no names (advisor.Run,
 // where -1 is unknown).
 type run struct {
-	Cluster      string          `json:"c,omitempty"`
-	JobID        string          `json:"j"`
-	Profile      string          `json:"p"`
-	State        string          `json:"s"`
-	Seconds      float64         `json:"t"`
-	Completed    bool            `json:"ok,omitempty"`
-	TimedOut     bool            `json:"limit,omitempty"`
-	GPUOOM       bool            `json:"goom,omitempty"`
-	HostOOM      bool            `json:"hoom,omitempty"`
-	ExitCode     int64           `json:"exit,omitempty"`
-	NeedMiB      float64         `json:"need"`
-	PeakMiB      float64         `json:"peak"`
-	PeakSource   string          `json:"psrc,omitempty"` // "": the monitor's
-	AllocatedMiB float64         `json:"alloc"`
-	Software     []string        `json:"sw,omitempty"`
-	Work         float64         `json:"work"`
-	WorkUnit     string          `json:"unit,omitempty"`
-	Util         float64         `json:"util"`
-	MemUtil      float64         `json:"mutil"`
-	CPUs         int             `json:"cpus,omitempty"`
-	ReqMemMiB    float64         `json:"mem"`
-	MaxRSSMiB    float64         `json:"rss"`
-	QueueWaitS   float64         `json:"wait"`
-	Submitted    int64           `json:"at,omitempty"` // unix seconds
-	GPUs         int             `json:"gpus,omitempty"`
-	Swept        bool            `json:"swept,omitempty"`
-	Emulated     string          `json:"emu,omitempty"`
-	Whole        bool            `json:"whole,omitempty"`
-	RanAt        *catalog.Shares `json:"at_shares,omitempty"`
-	Outcome      string          `json:"out,omitempty"`
-	AnyProfile   bool            `json:"any,omitempty"`
-	Text         string          `json:"why,omitempty"` // a user's own index only: it may quote the job's output
+	Cluster      string            `json:"c,omitempty"`
+	JobID        string            `json:"j"`
+	Profile      string            `json:"p"`
+	State        string            `json:"s"`
+	Seconds      float64           `json:"t"`
+	Completed    bool              `json:"ok,omitempty"`
+	TimedOut     bool              `json:"limit,omitempty"`
+	GPUOOM       bool              `json:"goom,omitempty"`
+	HostOOM      bool              `json:"hoom,omitempty"`
+	ExitCode     int64             `json:"exit,omitempty"`
+	NeedMiB      float64           `json:"need"`
+	PeakMiB      float64           `json:"peak"`
+	PeakSource   string            `json:"psrc,omitempty"` // "": the monitor's
+	AllocatedMiB float64           `json:"alloc"`
+	Software     []string          `json:"sw,omitempty"`
+	Settings     map[string]string `json:"set,omitempty"`
+	Work         float64           `json:"work"`
+	WorkUnit     string            `json:"unit,omitempty"`
+	Util         float64           `json:"util"`
+	MemUtil      float64           `json:"mutil"`
+	CPUs         int               `json:"cpus,omitempty"`
+	ReqMemMiB    float64           `json:"mem"`
+	MaxRSSMiB    float64           `json:"rss"`
+	QueueWaitS   float64           `json:"wait"`
+	Submitted    int64             `json:"at,omitempty"` // unix seconds
+	GPUs         int               `json:"gpus,omitempty"`
+	Swept        bool              `json:"swept,omitempty"`
+	Emulated     string            `json:"emu,omitempty"`
+	Whole        bool              `json:"whole,omitempty"`
+	RanAt        *catalog.Shares   `json:"at_shares,omitempty"`
+	Outcome      string            `json:"out,omitempty"`
+	AnyProfile   bool              `json:"any,omitempty"`
+	Text         string            `json:"why,omitempty"` // a user's own index only: it may quote the job's output
 }
 
 func fromRun(r advisor.Run, private bool) run {
@@ -72,7 +73,7 @@ func fromRun(r advisor.Run, private bool) run {
 		AllocatedMiB: r.AllocatedMiB, Work: r.Work, WorkUnit: r.WorkUnit, Util: r.Utilization, MemUtil: r.MemUtilization,
 		CPUs: r.CPUs, ReqMemMiB: r.ReqMemMiB, MaxRSSMiB: r.MaxRSSMiB, QueueWaitS: r.QueueWaitS, GPUs: r.GPUs, Swept: r.Swept,
 		Emulated: r.Emulated, Whole: r.EmulatedWhole, RanAt: r.RanAt, Outcome: r.Outcome.Kind, AnyProfile: r.Outcome.AnyProfile,
-		Software: r.Software}
+		Software: r.Software, Settings: r.Settings}
 	if r.PeakSource != history.PeakMonitor {
 		x.PeakSource = r.PeakSource
 	}
@@ -90,7 +91,7 @@ func (x run) toRun() advisor.Run {
 		TimedOut: x.TimedOut, GPUOOM: x.GPUOOM, HostOOM: x.HostOOM, ExitCode: x.ExitCode, NeedMiB: x.NeedMiB, PeakMiB: x.PeakMiB,
 		AllocatedMiB: x.AllocatedMiB, Work: x.Work, WorkUnit: x.WorkUnit, Utilization: x.Util, MemUtilization: x.MemUtil,
 		CPUs: x.CPUs, ReqMemMiB: x.ReqMemMiB, MaxRSSMiB: x.MaxRSSMiB, QueueWaitS: x.QueueWaitS, GPUs: x.GPUs, Swept: x.Swept,
-		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource, Software: x.Software,
+		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource, Software: x.Software, Settings: x.Settings,
 		Outcome: advisor.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
 	if x.PeakMiB >= 0 && x.PeakSource == "" {
 		r.PeakSource = history.PeakMonitor

@@ -158,3 +158,37 @@ func TestHistorySaysWhoHeldThePeak(t *testing.T) {
 		}
 	}
 }
+
+// A run made with preallocation off (a --no-prealloc probe's settings,
+// printed in its output) holds what it uses: its 1.9 GiB peak on the whole
+// H100 is the JAX job's need, which the same script's 60 GiB peak with
+// preallocation is not; the slices are then judged by it. And a sweep
+// with --no-prealloc writes variants that say what they change.
+func TestAPeakWithPreallocationOffIsTheNeed(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	from := filepath.Join("..", "..", "testdata", "nvml", "h100-memory-holders", "prealloc")
+	script := filepath.Join(dir, "jax.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=8G\npython3 - <<'EOF'\nimport jax\nEOF\n"), 0o644)
+	dump := filepath.Join(dir, "sacct.psv")
+	os.WriteFile(dump, []byte("JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|NNodes|AllocCPUS|ReqMem|AllocTRES|JobName|WorkDir\n"+
+		"50|50|migdev|carol|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:00|2026-11-20T01:10:00|1|1|8G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=8G,node=1|jax.sh|"+dir+"\n"+
+		"51|51|migdev|carol|COMPLETED|0:0|2026-11-20T02:00:00|2026-11-20T02:00:00|2026-11-20T02:10:00|1|1|8G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=8G,node=1|jax.sh|"+dir+"\n"), 0o644)
+	copyFile(t, filepath.Join(from, "full.out"), filepath.Join(dir, "slurm-50.out"))
+	copyFile(t, filepath.Join(from, "whole-noprealloc.out"), filepath.Join(dir, "slurm-51.out"))
+	mustRunCLI(t, "track", script, "50", "51")
+	mustRunCLI(t, "collect", "--sacct-file", dump, "--outputs", dir)
+	rec := recommendJSON(t, script)
+	if rec.Need == nil || rec.Need.Kind != "peak" || rec.Profiles[0].OOMRisk != "low" || !strings.Contains(rec.Profiles[0].Reason, "1.9 GiB") {
+		t.Errorf("need %+v, 1g.10gb %s (%s)", rec.Need, rec.Profiles[0].OOMRisk, rec.Profiles[0].Reason)
+	}
+
+	out := filepath.Join(dir, "sweep")
+	mustRunCLI(t, "sweep", "--out", out, "--no-prealloc", "--no-monitor", script)
+	variant, err := os.ReadFile(filepath.Join(out, "1g.10gb.sh"))
+	if err != nil || !strings.Contains(string(variant), "# Frameworks allocate what they use here, so the GPU peak is the need (migadvisor --no-prealloc).") ||
+		!strings.Contains(string(variant), "export XLA_PYTHON_CLIENT_PREALLOCATE=false") {
+		t.Errorf("the variant: %v\n%s", err, variant)
+	}
+}

@@ -29,6 +29,7 @@ func probeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
 		asOneGPUFlag("with --probe: "),
 		timeFlag("with --probe: "),
+		noPreallocFlag("with --probe: "),
 	}, append(measureFlags("with --probe: "), emulateFlags("with --probe: ")...)...)
 }
 
@@ -64,10 +65,12 @@ type probeOptions struct {
 	out      string   // "": bench.DefaultProbeDir
 	workload string
 	asOneGPU bool
-	time     string // every variant's --time; "": the script's
-	measure  measureOptions
-	emulate  *slurm.EmulateWrap // nil: a job per profile
-	budget   time.Duration      // each emulated run's
+	// noPrealloc: variants turn preallocation off, so the peak is the need.
+	noPrealloc bool
+	time       string // every variant's --time; "": the script's
+	measure    measureOptions
+	emulate    *slurm.EmulateWrap // nil: a job per profile
+	budget     time.Duration      // each emulated run's
 }
 
 func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
@@ -76,7 +79,8 @@ func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
 		return probeOptions{}, err
 	}
 	opt := probeOptions{enabled: c.Bool("probe"), ladder: c.Bool("ladder"), profiles: splitList(c.String("profiles")),
-		out: c.String("out"), workload: c.String("workload"), asOneGPU: c.Bool("as-one-gpu"), measure: measure}
+		out: c.String("out"), workload: c.String("workload"), asOneGPU: c.Bool("as-one-gpu"), measure: measure,
+		noPrealloc: c.Bool("no-prealloc")}
 	if c.IsSet("time") && !opt.enabled {
 		return opt, usageError{"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"}
 	}
@@ -115,7 +119,7 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 	defer show.bar.finish()
 	res, err := bench.Probe(ctx, bench.ProbeOptions{
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: profiles, OutDir: out, Monitor: opt.measure.monitor,
-			AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget},
+			AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget, NoPrealloc: opt.noPrealloc},
 		Ladder: opt.ladder, Workload: opt.workload, WorkDir: workingDir(), Wait: opt.measure.wait,
 	}, measureDeps(env, opt.measure, show.event))
 	show.bar.finish()

@@ -66,6 +66,7 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "write variants even if the script has lint errors"},
 			asOneGPUFlag(""),
 			timeFlag(""),
+			noPreallocFlag(""),
 			&cli.BoolFlag{Name: "submit", Usage: "submit each variant with sbatch and record the job ids"},
 			&cli.StringFlag{Name: "workload", Usage: "tag the submitted jobs with a workload name (with --submit)"},
 			&cli.BoolFlag{Name: "no-monitor", Usage: "write variants that do not run under the GPU memory monitor"},
@@ -88,12 +89,14 @@ type sweepOptions struct {
 	force    bool
 	asOneGPU bool
 	time     string // every variant's --time; "": the script's
-	submit   bool
-	workload string
-	monitor  *slurm.MonitorWrap // nil: --no-monitor
-	emulate  *slurm.EmulateWrap // nil: a job per profile
-	budget   time.Duration      // each emulated run's, with --emulate
-	json     bool
+	// noPrealloc: variants turn preallocation off, so the peak is the need.
+	noPrealloc bool
+	submit     bool
+	workload   string
+	monitor    *slurm.MonitorWrap // nil: --no-monitor
+	emulate    *slurm.EmulateWrap // nil: a job per profile
+	budget     time.Duration      // each emulated run's, with --emulate
+	json       bool
 }
 
 func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
@@ -102,7 +105,8 @@ func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 		return sweepOptions{}, err
 	}
 	opt := sweepOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, out: c.String("out"), force: c.Bool("force"), asOneGPU: c.Bool("as-one-gpu"),
-		submit: c.Bool("submit"), workload: c.String("workload"), monitor: monitorWrapFrom(c), json: c.Bool("json")}
+		submit: c.Bool("submit"), workload: c.String("workload"), monitor: monitorWrapFrom(c), json: c.Bool("json"),
+		noPrealloc: c.Bool("no-prealloc")}
 	if opt.out == "" {
 		return opt, usageError{"sweep needs --out DIR"}
 	}
@@ -160,7 +164,8 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	}
 	sw, err := bench.RunSweep(ctx, bench.SweepRun{
 		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
-			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget},
+			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget,
+			NoPrealloc: opt.noPrealloc},
 		Submit: opt.submit, Workload: opt.workload, WorkDir: workingDir(),
 	}, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: sayWarnings(env.Err)})
 	if err != nil {
@@ -206,6 +211,12 @@ func lintFailure(stderr io.Writer, err error, path, hint string) error {
 
 // timeFlag sets every variant's --time (a probe after a run that reached its
 // time limit needs a longer one than the script's).
+// noPreallocFlag is --no-prealloc; prefix begins its usage.
+func noPreallocFlag(prefix string) cli.Flag {
+	return &cli.BoolFlag{Name: "no-prealloc", Usage: prefix + "variants turn JAX's and TensorFlow's preallocation off " +
+		"(XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform, TF_FORCE_GPU_ALLOW_GROWTH=true): their GPU peak is then the need"}
+}
+
 func timeFlag(prefix string) cli.Flag {
 	return &cli.StringFlag{Name: "time", Aliases: []string{"t"}, Usage: prefix + "the --time every variant asks for (default: the script's)"}
 }

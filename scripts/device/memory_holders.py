@@ -63,8 +63,8 @@ def prealloc(args):
         for _ in range(50):
             x = jnp.tanh(x @ x)
         x.block_until_ready()
-        if args.report_allocated:
-            stats = jax.devices()[0].memory_stats()
+        stats = jax.devices()[0].memory_stats()  # None under the platform allocator (--no-prealloc)
+        if args.report_allocated and stats:
             print(f"MIGADVISOR_METRIC peak_allocated_mib {stats['peak_bytes_in_use'] / 2**20:.1f}", flush=True)
         return
     except ImportError:
