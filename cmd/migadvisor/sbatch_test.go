@@ -242,7 +242,8 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	// 1g.10gb: (1 CPU + 16 × 10/80) SU/h × 7 s = 0.00583 SU; a whole A100 is
 	// predicted faster but at 17 SU/h costs more.
 	advice := regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run, at ~0\.00583 SU instead of ~([0-9.]+) SU on a full A100\. ` +
-		`Use --gres=gpu:a100_10g:1, or resubmit with MIGADVISOR_APPLY=1\.\n$`)
+		`Next time, submit with --gres=gpu:a100_10g:1, or with --mig-apply \(or MIGADVISOR_APPLY=1\) to have it changed for you\.\n` +
+		`migadvisor: to have job 4242 changed now, cancel it while it waits \(scancel 4242\) and submit it again with --gres=gpu:a100_10g:1\.\n$`)
 	m := advice.FindStringSubmatch(errOut)
 	if code != 0 || m == nil || string(logged) != file+"\n--mig-apply\n" {
 		t.Fatalf("advice: exit %d, %q; sbatch got %q (--mig-apply after the script is the script's)", code, errOut, logged)

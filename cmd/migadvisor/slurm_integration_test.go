@@ -414,7 +414,8 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 
 	_, advice := sbatch(job)
 	const prefix = "migadvisor: this script allocated at most 1.5 GiB of GPU memory in 1 run on a full A100; "
-	use := regexp.MustCompile(`Use --gres=(gpu:a100_\d+g:1), or resubmit with MIGADVISOR_APPLY=1\.\n$`).FindStringSubmatch(advice)
+	use := regexp.MustCompile(`Next time, submit with --gres=(gpu:a100_\d+g:1), or with --mig-apply \(or MIGADVISOR_APPLY=1\) to have it changed for you\.\n` +
+		`migadvisor: to have job \d+ changed now, cancel it while it waits \(scancel \d+\) and submit it again with --gres=gpu:a100_\d+g:1\.\n$`).FindStringSubmatch(advice)
 	if !strings.HasPrefix(advice, prefix) || !strings.Contains(advice, "would cost") || use == nil {
 		t.Fatalf("advice: %q", advice)
 	}
