@@ -222,3 +222,18 @@ func WithoutPreallocation(path string, data []byte) ([]byte, error) {
 		return lines
 	})
 }
+
+// IsSweepVariant reports whether a script is a probe's or a sweep's
+// variant: it carries a block a sweep adds (lines ending in AutoMarker
+// that rerun it under the monitor or emulate, or set its --no-prealloc
+// settings), which no script of a user's own has.
+func IsSweepVariant(data []byte) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		if strings.HasSuffix(line, AutoMarker) &&
+			(strings.Contains(line, MonitoredEnv) || strings.Contains(line, EmulatedProfileEnv) || strings.Contains(line, SettingLinePrefix)) {
+			return true
+		}
+	}
+	return false
+}

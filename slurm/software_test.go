@@ -104,6 +104,9 @@ func TestWithoutPreallocation(t *testing.T) {
 	if Parse("job.sh", out).Fingerprint() != Parse("job.sh", data).Fingerprint() {
 		t.Error("the block changed the script's fingerprint")
 	}
+	if !IsSweepVariant(out) || IsSweepVariant(data) {
+		t.Error("a --no-prealloc variant is a sweep's variant, the script is not")
+	}
 	ev, err := ScanFile("../testdata/nvml/h100-memory-holders/prealloc/whole-noprealloc.out", ScanOptions{})
 	if err != nil || ev.Settings["XLA_PYTHON_CLIENT_ALLOCATOR"] != "platform" || ev.Settings["TF_FORCE_GPU_ALLOW_GROWTH"] != "true" {
 		t.Errorf("settings %v, %v", ev.Settings, err)

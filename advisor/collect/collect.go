@@ -803,7 +803,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 		s := slurm.Parse(source, data)
 		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
 			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)}
-		if sweepVariant(data) {
+		if slurm.IsSweepVariant(data) {
 			// A probe's or sweep's measurement, not a run its user makes
 			// (advisor.Run.Swept). Accounting keeps no sweep directory: the
 			// job's own stands in.
@@ -822,20 +822,6 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	}
 	res.Missing = len(missing)
 	return res, nil
-}
-
-// sweepVariant reports whether a stored batch script is a sweep's variant:
-// it carries the block a sweep adds to rerun it under the monitor or
-// emulate (lines ending in slurm.AutoMarker that test the variable those
-// set), which no script of a user's own has.
-func sweepVariant(data []byte) bool {
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		if strings.HasSuffix(line, slurm.AutoMarker) && (strings.Contains(line, slurm.MonitoredEnv) || strings.Contains(line, slurm.EmulatedProfileEnv)) {
-			return true
-		}
-	}
-	return false
 }
 
 // linkedFiles are a linked job's stdout and stderr (the same path when

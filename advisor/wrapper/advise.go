@@ -151,7 +151,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		}
 	}
 	adv.script = script
-	if sweepVariant(script.Data) {
+	if slurm.IsSweepVariant(script.Data) {
 		return adv, nil // a probe's measurement: its profile is the point
 	}
 	site, err := w.opt.LoadSite(w.getenv(EnvSite))
@@ -226,20 +226,4 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) (runs []advi
 		adv.warning = fmt.Sprintf("the advice goes on without other scripts' runtimes: %v", err)
 	}
 	return runs, set.Except(adv.script.Fingerprint()), true, nil
-}
-
-// sweepVariant reports whether a script is a probe's or a sweep's variant:
-// it carries the block a sweep adds to rerun it under the monitor or
-// emulate (lines ending in slurm.AutoMarker that test the variable those
-// set). The wrapper leaves it alone: no advice (applied, it would move the
-// measurement to another profile) and no record (the probe records its
-// jobs itself, as its sweep's).
-func sweepVariant(data []byte) bool {
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		if strings.HasSuffix(line, slurm.AutoMarker) && (strings.Contains(line, slurm.MonitoredEnv) || strings.Contains(line, slurm.EmulatedProfileEnv)) {
-			return true
-		}
-	}
-	return false
 }

@@ -73,7 +73,7 @@ func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Sub
 			return history.Submission{}, nil, false, fmt.Errorf("read the script: %w", err)
 		}
 	}
-	if !createsJob(cl, script) || sweepVariant(script.Data) {
+	if !createsJob(cl, script) || slurm.IsSweepVariant(script.Data) {
 		return history.Submission{}, nil, false, nil
 	}
 	source := fsutil.Abs(file)
