@@ -30,11 +30,19 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	if !s.inMemory {
-		unlock, err := lockFile(s.path + ".migrating")
+		lock := s.path + ".migrating"
+		unlock, err := lockFile(lock)
 		if err != nil {
 			return fmt.Errorf("lock the schema for its migration: %w", err)
 		}
-		defer unlock()
+		// The lock file goes with the lock: left, one sat beside every
+		// history. Removed while held, it is safe: a process waiting on it
+		// reads the version again once it has it, and one that opens the
+		// path afresh reads the version the migration left.
+		defer func() {
+			os.Remove(lock)
+			unlock()
+		}()
 	}
 	v, err := s.Version(ctx)
 	switch {
