@@ -315,8 +315,11 @@ func wroteOutput(r *history.JobRecord) bool {
 	if advisor.Explain(r, nil).Kind == advisor.OutcomeNoOutputFile {
 		return false
 	}
+	// A job that never started wrote nothing, whatever its state: one
+	// cancelled while it waited, or one Slurm failed before it began (a
+	// node that did not boot, a request it could never satisfy).
 	neverRan := r.ElapsedS != nil && *r.ElapsedS == 0 && r.Start == nil
-	return !(strings.HasPrefix(r.State, "CANCELLED") && neverRan)
+	return !neverRan
 }
 
 // scanFiles reads a job's files, its stdout first, into one evidence.

@@ -388,20 +388,22 @@ func TestScanOutputsReadsTheErrorFile(t *testing.T) {
 }
 
 // Jobs that could write no output are not missing theirs: one Slurm could
-// not open the file for (exit 0:53) and one cancelled before it ran; one
-// that ran and failed is.
+// not open the file for (exit 0:53), one cancelled before it ran, one Slurm
+// failed before it started; one that ran and failed is.
 func TestScanOutputsMissesOnlyOutputsThatWereWritten(t *testing.T) {
 	ctx := context.Background()
 	col := testCollector(t)
 	dump := "JobIDRaw|JobID|State|ExitCode|Start|ElapsedRaw|JobName|WorkDir|AllocTRES\n" +
 		"2|2|FAILED|0:53|2026-11-23T10:46:57|0|nodir|/nowhere|gres/gpu:a100_10g=1\n" +
 		"12|12|CANCELLED by 0|0:0|None|0|pending|/nowhere|gres/gpu:a100_10g=1\n" +
-		"13|13|FAILED|1:0|2026-11-23T10:46:57|5|ran|/nowhere|gres/gpu:a100_10g=1\n"
+		"13|13|FAILED|1:0|2026-11-23T10:46:57|5|ran|/nowhere|gres/gpu:a100_10g=1\n" +
+		"14|14|FAILED|1:0|None|0|rejected|/nowhere|gres/gpu:a100_10g=1\n" +
+		"15|15|BOOT_FAIL|0:0|None|0|noboot|/nowhere|gres/gpu:a100_10g=1\n"
 	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
 		t.Fatal(err)
 	}
 	var subs []history.Submission
-	for _, id := range []string{"2", "12", "13"} {
+	for _, id := range []string{"2", "12", "13", "14", "15"} {
 		subs = append(subs, history.Submission{Cluster: "c1", JobID: id, Fingerprint: "f", Source: "/nowhere/job.sh",
 			Script: "/nowhere/job.sh", Stdout: "/nonexistent/dir/" + id + ".out", Submitted: time.Now()})
 	}
