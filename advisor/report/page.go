@@ -124,6 +124,10 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 		}
 	}
 	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Title, rep.Site.Name, rep.Site.GPUModel))
+	if other := rep.OtherDevices(); len(other) > 0 {
+		out = append(out, fmt.Sprintf("The runs reported running on %s, not on the %s: their times and memory are not that GPU's.",
+			textutil.JoinAnd(other), rep.Site.GPUModel))
+	}
 	out = append(out, "Runs: "+strings.Join(runs, "; ")+". Figures are medians of the completed runs.")
 	if !first.IsZero() {
 		from, to := first.UTC().Format("2006-01-02"), last.UTC().Format("2006-01-02")

@@ -141,3 +141,25 @@ func TestSpeedupSaysWhenTheFullGPUIsNoFaster(t *testing.T) {
 		t.Errorf("takeaways %q", got)
 	}
 }
+
+// A page never says its figures are the site's GPU's when the runs
+// reported another device (a dev cluster's fake GPUs: device cpu): the
+// provenance and the index say which; runs on the site's GPU say nothing.
+func TestPagesSayWhenTheRunsWereNotOnTheSitesGPU(t *testing.T) {
+	rep := llmReport(t, "llm-finetuning@synthetic")
+	opt := PageOptions{Format: FormatMD}
+	if page := strings.Join(rep.Provenance(opt), "\n") + IndexPage([]*Report{rep}, rep.Site, opt); strings.Contains(page, "reported") {
+		t.Errorf("no device reported, yet:\n%s", page)
+	}
+	for _, pr := range rep.Profiles {
+		pr.Versions = map[string][]string{"device": {"cpu"}}
+	}
+	rep.Profiles[0].Versions["device"] = append(rep.Profiles[0].Versions["device"], "NVIDIA A100-SXM4-80GB")
+	want := "The runs reported running on cpu, not on the A100-SXM4-80GB: their times and memory are not that GPU's."
+	if got := strings.Join(rep.Provenance(opt), "\n"); !strings.Contains(got, want) {
+		t.Errorf("provenance:\n%s", got)
+	}
+	if idx := IndexPage([]*Report{rep}, rep.Site, opt); !strings.Contains(idx, ", though the runs reported cpu, not the A100-SXM4-80GB.") {
+		t.Errorf("index:\n%s", idx)
+	}
+}

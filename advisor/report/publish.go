@@ -187,7 +187,11 @@ func IndexPage(reps []*Report, site *catalog.Site, opt PageOptions) string {
 		"GPU memory, service units (SU), and the work done.\n\n", site.Title)
 	for _, rep := range reps {
 		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", rep.Workload.Title, rep.FileName())
-		fmt.Fprintf(&b, "Measured on %s.\n\n", textutil.JoinAnd(rep.profileNames()))
+		fmt.Fprintf(&b, "Measured on %s", textutil.JoinAnd(rep.profileNames()))
+		if other := rep.OtherDevices(); len(other) > 0 {
+			fmt.Fprintf(&b, ", though the runs reported %s, not the %s", textutil.JoinAnd(other), site.GPUModel)
+		}
+		b.WriteString(".\n\n")
 		if t, err := rep.Takeaways(); err == nil && len(t) > 0 {
 			fmt.Fprintf(&b, "%s\n\n", t[0])
 		}

@@ -256,6 +256,25 @@ func (rep *Report) Versions() []string {
 	return out
 }
 
+// OtherDevices are the devices the runs reported (MIGADVISOR_VERSION
+// device) that are not the site's GPU model: "cpu" where a dev cluster's
+// GPUs were fake, another GPU where the workload ran elsewhere. A page must
+// not say the figures are the site's GPU's then.
+func (rep *Report) OtherDevices() []string {
+	site, known := catalog.LookupModel(rep.Site.GPUModel)
+	var out []string
+	for _, pr := range rep.Profiles {
+		for _, d := range pr.Versions["device"] {
+			m, ok := catalog.LookupModel(d)
+			if (!known || !ok || m.Name != site.Name) && !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func median(recs []*history.JobRecord, f func(*history.JobRecord) *float64) float64 {
 	var vs []float64
 	for _, r := range recs {
