@@ -119,6 +119,55 @@ func (c CommandSender) Send(parent context.Context, n Notice) error {
 	return nil
 }
 
+// unsetSender stands for the mail command a site file does not name yet:
+// a dry run shows the notices through it, and nothing is ever sent.
+type unsetSender struct{}
+
+func (unsetSender) Where(Notice) string { return "nowhere yet (no notify_command)" }
+
+func (unsetSender) Send(context.Context, Notice) error {
+	return errors.New("the site file's [report] names no notify_command")
+}
+
+// Delivery is how the notices go out, as the site file and --notify-dir
+// set it up, and what of that is not configured yet.
+type Delivery struct {
+	Sender Sender
+	Files  bool     // the notices go to files, not a mail command
+	Unset  []string // what is not configured yet, a clause each
+}
+
+// NewDelivery picks the sender: files in dir where one is given, else the
+// site's notify_command. A dry run goes ahead with what is missing and
+// says what it is; a real run refuses to send through nothing.
+func NewDelivery(site *catalog.Site, dir string, dryRun bool, now time.Time) (Delivery, error) {
+	th := site.Report.WithDefaults()
+	var d Delivery
+	switch {
+	case dir != "":
+		d.Sender, d.Files = DirSender{Dir: dir, Now: now}, true
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			if !dryRun {
+				return d, fmt.Errorf("--notify-dir: %s is not a directory (create it, readable by the admins only)", dir)
+			}
+			d.Unset = append(d.Unset, fmt.Sprintf("--notify-dir %s is not a directory yet; create it, readable by the admins only", dir))
+		}
+	case len(th.NotifyCommand) > 0:
+		d.Sender = CommandSender{Argv: th.NotifyCommand}
+	default:
+		if !dryRun {
+			return d, fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
+		}
+		d.Sender = unsetSender{}
+		d.Unset = append(d.Unset, fmt.Sprintf("site %s names no notify_command in its [report], so --notify would send nothing; "+
+			"set one (such as [\"/usr/bin/mail\", \"-s\", \"{subject}\", \"{user}\"]) or give --notify-dir DIR", site.Name))
+	}
+	if th.NotifyContact == "" {
+		d.Unset = append(d.Unset, fmt.Sprintf("site %s names no notify_contact in its [report], so the notices name no one to write to with questions", site.Name))
+	}
+	return d, nil
+}
+
 // NotifyRequest says whom to tell, through what, and what they were told
 // before.
 type NotifyRequest struct {
@@ -128,6 +177,7 @@ type NotifyRequest struct {
 	Sender Sender
 	DryRun bool // build and show the notices; send nothing, record nothing
 	Now    time.Time
+	Unset  []string // what is not configured yet (Delivery.Unset), for the result
 }
 
 // NotifyResult is what Notify did.
@@ -140,6 +190,9 @@ type NotifyResult struct {
 	// Refused: users a notice cannot be addressed to (a name a command
 	// could misread); never sent, and not a failure to retry.
 	Refused int `json:"refused"`
+	// Unset: what is not configured yet (no notify_command, no
+	// notify_contact, no --notify-dir directory), a sentence each.
+	Unset []string `json:"not_configured,omitempty"`
 }
 
 // Notify writes one message per user listed in the report, about the
@@ -147,7 +200,7 @@ type NotifyResult struct {
 // records in the ledger each one sent. A user whose notice cannot be sent
 // does not stop the others; the next run tries them again.
 func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
-	var res NotifyResult
+	res := NotifyResult{Unset: req.Unset}
 	unlock, err := lockLedger(req.Ledger, req.DryRun)
 	if err != nil {
 		return res, err

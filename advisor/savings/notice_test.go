@@ -170,3 +170,32 @@ func TestNotifyNeedsAWritableLedger(t *testing.T) {
 		t.Errorf("sent before the ledger was found unwritable: %v", entries)
 	}
 }
+
+// Before the site file sets notices up, a dry run goes through nothing and
+// says what is missing; a real run refuses.
+func TestNewDeliveryBeforeSetup(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	d, err := NewDelivery(noticeSite(t, catalog.Report{}), "", true, now)
+	if err != nil || d.Files || len(d.Unset) != 2 || !strings.Contains(d.Unset[0], "no notify_command") || !strings.Contains(d.Unset[1], "no notify_contact") {
+		t.Fatalf("dry run, nothing set: %v %+v", err, d)
+	}
+	res, err := Notify(context.Background(), NotifyRequest{Report: noticeReport(), Site: noticeSite(t, catalog.Report{}), Ledger: filepath.Join(t.TempDir(), "n.json"),
+		Sender: d.Sender, DryRun: true, Now: now, Unset: d.Unset})
+	if err != nil || len(res.Notices) != 2 || res.Notices[0].To != "nowhere yet (no notify_command)" || len(res.Unset) != 2 {
+		t.Errorf("dry run through nothing: %v %+v", err, res)
+	}
+	if _, err := NewDelivery(noticeSite(t, catalog.Report{}), "", false, now); err == nil {
+		t.Error("a real run without notify_command was let through")
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	if d, err := NewDelivery(noticeSite(t, catalog.Report{NotifyContact: "hpc@example.edu"}), missing, true, now); err != nil || !d.Files || len(d.Unset) != 1 {
+		t.Errorf("dry run, --notify-dir not there: %v %+v", err, d)
+	}
+	if _, err := NewDelivery(noticeSite(t, catalog.Report{}), missing, false, now); err == nil {
+		t.Error("a real run into a missing --notify-dir was let through")
+	}
+	d, err = NewDelivery(noticeSite(t, catalog.Report{NotifyCommand: []string{"mail"}, NotifyContact: "hpc@example.edu"}), "", false, now)
+	if _, ok := d.Sender.(CommandSender); err != nil || !ok || len(d.Unset) != 0 {
+		t.Errorf("set up: %v %+v", err, d)
+	}
+}

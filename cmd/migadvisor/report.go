@@ -63,7 +63,9 @@ file's notify_command (an argument vector, {user} and {subject} replaced,
 the message on stdin, never a shell), or as files in --notify-dir. A user
 hears about a script at most once in notify_every_days (30): a ledger
 (--ledger, default notices.json beside --db) remembers. --dry-run shows
-the messages and where they would go, and sends nothing.
+the messages and where they would go, and sends nothing; it runs before
+notify_command, notify_contact or --notify-dir's directory are set up,
+and says which are not configured yet.
 
 Where the site keeps its history in MariaDB/MySQL ([history] site_store, or
 --site-store), that is what is read.
@@ -234,8 +236,11 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	if o.MinRuns != nil {
 		th.MinRuns = *o.MinRuns
 	}
-	if o.Notify && o.NotifyDir == "" && len(th.NotifyCommand) == 0 {
-		return fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
+	var delivery savings.Delivery
+	if o.Notify {
+		if delivery, err = savings.NewDelivery(site, o.NotifyDir, o.DryRun, o.Now); err != nil {
+			return err
+		}
 	}
 	st, from, public, done, err := openReportHistory(ctx, o, site)
 	if err != nil {
@@ -259,11 +264,9 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		}
 	}
 	if o.Notify {
-		if th.NotifyContact == "" {
-			fmt.Fprintf(w.Err, "migadvisor: the notices name no one to write to: set notify_contact in the site file's [report]\n")
-		}
-		out.noticeFiles = o.NotifyDir != ""
-		res, err := notify(ctx, o, rep, site)
+		out.noticeFiles = delivery.Files
+		res, err := savings.Notify(ctx, savings.NotifyRequest{Report: rep, Site: site, Ledger: o.Ledger, Sender: delivery.Sender,
+			DryRun: o.DryRun, Now: o.Now, Unset: delivery.Unset})
 		if err != nil {
 			return err
 		}
@@ -318,17 +321,6 @@ func noReportHistory(db string, site *catalog.Site) error {
 		msg += fmt.Sprintf(" (the site's published one: --db %s)", site.History.SiteDB)
 	}
 	return errors.New(msg)
-}
-
-func notify(ctx context.Context, o reportOptions, rep *savings.Report, site *catalog.Site) (savings.NotifyResult, error) {
-	var sender savings.Sender = savings.CommandSender{Argv: site.Report.NotifyCommand}
-	if o.NotifyDir != "" {
-		if info, err := os.Stat(o.NotifyDir); err != nil || !info.IsDir() {
-			return savings.NotifyResult{}, fmt.Errorf("--notify-dir: %s is not a directory (create it, readable by the admins only)", o.NotifyDir)
-		}
-		sender = savings.DirSender{Dir: o.NotifyDir, Now: o.Now}
-	}
-	return savings.Notify(ctx, savings.NotifyRequest{Report: rep, Site: site, Ledger: o.Ledger, Sender: sender, DryRun: o.DryRun, Now: o.Now})
 }
 
 // printReport writes the report as text: the headline, the scripts, the
@@ -478,6 +470,11 @@ func printUnjudged(w io.Writer, rep *savings.Report) {
 // user.
 func printNotices(w io.Writer, res *savings.NotifyResult, dryRun, files bool) {
 	fmt.Fprintln(w)
+	defer func() {
+		for _, u := range res.Unset {
+			fmt.Fprintf(w, "not configured yet: %s\n", u)
+		}
+	}()
 	if len(res.Notices) == 0 && res.Told == 0 {
 		fmt.Fprintln(w, "no notice to send: no script is listed")
 		return
