@@ -1,0 +1,172 @@
+package savings
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// Build reads the GPU jobs that ended in the period from st and judges
+// each user's scripts as recommend would.
+func Build(ctx context.Context, st *history.Store, req Request) (*Report, error) {
+	recs, err := st.History(ctx, history.HistoryFilter{Ended: req.Period, GPU: true})
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
+	}
+	th := req.Thresholds
+	b := &builder{site: req.Site, th: th, peers: req.Peers, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
+		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
+		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
+	for _, p := range advisor.OrderedProfiles(req.Site) {
+		b.order = append(b.order, p.Name)
+	}
+	groups := b.group(recs, req.User)
+	named, err := namedRuns(ctx, st, groups, req.Period)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range groups {
+		if err := b.judge(ctx, st, g, named[g.key]); err != nil {
+			return nil, err
+		}
+		if req.Progress != nil {
+			req.Progress(i+1, len(groups))
+		}
+	}
+	b.finish()
+	return b.rep, nil
+}
+
+type builder struct {
+	site     *catalog.Site
+	th       catalog.Report
+	rep      *Report
+	profiles map[string]*Tally
+	users    map[string]*UserTally
+	unjudged map[string]*Unjudged
+	order    []string // the site's profiles, smallest first
+	peers    func(fingerprint string) []advisor.Peer
+}
+
+// job is a job of the period with its price as it ran.
+type job struct {
+	rec *history.JobRecord
+	su  float64
+}
+
+// group is one user's jobs of one script.
+type group struct {
+	key, user, name, fingerprint, path string
+	jobs                               []job
+}
+
+// group prices every job, counts it in the totals, and groups the jobs by
+// user and script, in a stable order.
+func (b *builder) group(recs []history.JobRecord, user string) []*group {
+	byKey := map[string]*group{}
+	var keys []string
+	for i := range recs {
+		r := &recs[i]
+		if user != "" && r.User != user || !slurm.TerminalState(r.State) || neverRan(r) {
+			continue
+		}
+		ch, ok := advisor.RecordCharge(b.site, r)
+		j := job{rec: r, su: ch.SU}
+		b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
+		switch {
+		case r.Profile == "":
+			b.skip(unknownGPU(r), j, "")
+			continue
+		case !ok:
+			b.skip(noCharge, j, "")
+			continue
+		}
+		key := groupKey(r)
+		g := byKey[key]
+		if g == nil {
+			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
+			byKey[key] = g
+			keys = append(keys, key)
+		}
+		g.jobs = append(g.jobs, j)
+	}
+	slices.Sort(keys)
+	out := make([]*group, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
+	}
+	return out
+}
+
+// neverRan: a job cancelled before it started spent nothing.
+func neverRan(r *history.JobRecord) bool { return r.ElapsedS != nil && *r.ElapsedS == 0 }
+
+// namedRuns are the runs of the groups not linked to a script (grouped by
+// job name and resources), each from every job the history has of that
+// user's name and resources, by group key: the group's own jobs of the
+// period, and those that ended outside it.
+func namedRuns(ctx context.Context, st *history.Store, groups []*group, period history.Period) (map[string][]advisor.Run, error) {
+	var names []history.UserJobName
+	seen := map[history.UserJobName]bool{}
+	out := map[string][]advisor.Run{}
+	for _, g := range groups {
+		if g.fingerprint != "" {
+			continue
+		}
+		for _, j := range g.jobs {
+			out[g.key] = append(out[g.key], advisor.RunsFromRecord(j.rec)...)
+		}
+		if n := (history.UserJobName{User: g.user, Name: g.name}); !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if period.IsZero() {
+		return out, nil // every job of the history is the period's
+	}
+	const perQuery = 400 // SQLite's parameters per statement are bounded
+	for len(names) > 0 {
+		chunk := names[:min(perQuery, len(names))]
+		names = names[len(chunk):]
+		recs, err := st.History(ctx, history.HistoryFilter{GPU: true, Named: chunk, EndedOutside: period})
+		if err != nil {
+			return nil, fmt.Errorf("read the runs of jobs not linked to a script: %w", err)
+		}
+		for i := range recs {
+			if r := &recs[i]; r.Fingerprint == "" {
+				k := groupKey(r)
+				out[k] = append(out[k], advisor.RunsFromRecord(r)...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupKey is a job's user and script: its fingerprint, else its name and
+// the resources it asked for.
+func groupKey(r *history.JobRecord) string {
+	if r.Fingerprint != "" {
+		return r.User + "\x00fp:" + r.Fingerprint
+	}
+	cpus, mem := int64(0), 0.0
+	if r.CPUs != nil {
+		cpus = *r.CPUs
+	}
+	if r.ReqMemMiB != nil {
+		mem = *r.ReqMemMiB
+	}
+	return fmt.Sprintf("%s\x00name:%s\x00%d\x00%g\x00%s", r.User, r.Name, cpus, mem, r.Partition)
+}
+
+// label names the group's script for recommend's messages.
+func (g *group) label() string {
+	if g.path != "" {
+		return g.path
+	}
+	return g.name
+}

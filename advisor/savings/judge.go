@@ -1,0 +1,363 @@
+package savings
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// Why jobs go unjudged.
+const (
+	noCharge     = "no SU figure: elapsed time or CPUs missing from accounting"
+	noMemory     = "no GPU memory figure (neither the monitor, jobstats nor Slurm's gres/gpumem measured them)"
+	noRuntime    = "the runtime on the smaller profile is unknown"
+	notAdvisable = "recommend could not judge the script"
+	noProfile    = "no profile is safe to recommend yet (runs that reached their time limit, failed, or ran out of host memory)"
+	onlyCeiling  = "their GPU memory figure is only a ceiling (a caching or preallocating framework's peak), too close to a smaller slice's memory to tell whether it fits"
+	notPriced    = "the smaller profile recommend names has no price for the job (its partition or QoS)"
+)
+
+func fewRuns(n int) string {
+	return fmt.Sprintf("fewer than %d runs of the script (min_runs)", n)
+}
+
+func unknownGPU(r *history.JobRecord) string {
+	t := r.GPUType
+	if t == "" {
+		t = "gpu (untyped)"
+	}
+	return fmt.Sprintf("GPU type %s is not a profile of the site file", t)
+}
+
+// judge recommends a profile for the group's script from every run the
+// history has of it, then sorts its jobs of the period: out of memory, on
+// a bigger profile than needed (with what the recommended one would have
+// cost), right-sized, or not judged and why.
+func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named []advisor.Run) error {
+	runs := named
+	if g.fingerprint != "" {
+		var err error
+		if runs, err = advisor.GatherRuns(ctx, g.fingerprint, st); err != nil {
+			return fmt.Errorf("read the runs of script %s: %w", g.fingerprint, err)
+		}
+	}
+	newest := g.jobs[0].rec // History lists the newest first
+	var rec *advisor.Recommendation
+	var err error
+	var peers []advisor.Peer
+	if b.peers != nil && advisor.NeedsPrior(runs) {
+		peers = b.peers(g.fingerprint)
+	}
+	if len(runs) >= b.th.MinRuns {
+		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
+			advisor.Options{Objective: advisor.ObjectiveSU})
+	}
+	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
+	for _, j := range g.jobs {
+		b.place(&sc, rec, err, j)
+	}
+	if sc.Jobs == 0 {
+		return nil
+	}
+	// Saved from the script's unrounded sums, as the tallies add it up.
+	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
+	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
+	if sc.SUSaved < b.th.MinSUSaved {
+		below := &b.rep.Below
+		below.Scripts++
+		below.Jobs += sc.Jobs
+		below.SU += sc.SUSpent
+		below.SUThere += sc.SUThere
+		below.Saved += sc.SUSaved
+		return nil
+	}
+	b.users[g.user].Scripts++
+	b.rep.Scripts = append(b.rep.Scripts, sc)
+	return nil
+}
+
+// place sorts one job of the group by the script's recommendation.
+func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) {
+	r := j.rec
+	example := r.User + " " + r.Name
+	if r.OOM() == slurm.OOMGPU {
+		b.outOfMemory(rec, j)
+		return
+	}
+	switch {
+	case recErr != nil:
+		b.skip(notAdvisable, j, example+": "+recErr.Error())
+		return
+	case rec == nil:
+		b.skip(fewRuns(b.th.MinRuns), j, "")
+		return
+	case rec.Recommended == nil:
+		b.skip(noProfile, j, example+": "+rec.Reason)
+		return
+	case b.rank(*rec.Recommended) >= b.rank(r.Profile):
+		// Right-sized, unless recommend could not tell whether a smaller
+		// slice fits: the memory evidence it lacks is the reason.
+		if reason, detail, open := b.unknownSmaller(rec, r.Profile); open {
+			b.skip(reason, j, example+": "+detail)
+		}
+		return
+	}
+	// The profile recommend names is one it judged a low OOM risk (by a
+	// run that completed there or on a smaller slice, or a memory figure):
+	// its choice is the report's, on no second rule.
+	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
+	ratio, ok := runtimeRatio(there, here)
+	if !ok {
+		b.skip(noRuntime, j, "")
+		return
+	}
+	alt, ok := chargeOn(b.site, r, there, ratio)
+	switch {
+	case !ok:
+		b.skip(notPriced, j, example+": "+*rec.Recommended)
+		return
+	case alt >= j.su:
+		return // the smaller profile would not have cost less
+	}
+	b.count(r, func(t *Tally) {
+		t.Smaller++
+		t.SmallerSU += j.su
+		t.SmallerSUThere += alt
+		t.Saved += j.su - alt
+	})
+	b.addJob(sc, rec, there, here, ratio, j, alt)
+}
+
+// outOfMemory lists a job that ran out of GPU memory, with the script's
+// need and the smallest bigger profile that fits it: the one recommend
+// names, else the smallest bigger one it judges a low risk.
+func (b *builder) outOfMemory(rec *advisor.Recommendation, j job) {
+	r := j.rec
+	b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
+	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: advisor.RoundSU(j.su)}
+	if r.GPUNeedMiB != nil {
+		o.NeedMiB, o.NeedKind = math.Round(*r.GPUNeedMiB), advisor.NeedOOM
+	}
+	if rec != nil && rec.GPUMemNeed != nil {
+		o.NeedMiB, o.NeedKind = rec.GPUMemNeed.MiB, rec.GPUMemNeed.Kind
+	}
+	if rec != nil {
+		o.Fits = b.fits(rec, r.Profile)
+	}
+	b.rep.OOMs = append(b.rep.OOMs, o)
+}
+
+func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
+	if rec.Recommended != nil && b.rank(*rec.Recommended) > b.rank(ran) {
+		return *rec.Recommended
+	}
+	for _, p := range b.order {
+		if pa := profileAdvice(rec, p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == advisor.RiskLow {
+			return p
+		}
+	}
+	return ""
+}
+
+// addJob adds a smaller-slice job to its script's row.
+func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *advisor.ProfileAdvice, ratio float64, j job, alt float64) {
+	if sc.Jobs == 0 {
+		sc.Recommended, sc.Basis, sc.RuntimeRatio = there.Profile, rec.Basis, math.Round(ratio*100)/100
+		if p, ok := b.site.ProfileNamed(there.Profile); ok {
+			sc.Request = p.Request
+		}
+		sc.TimeLimit, sc.UsableMiB = there.TimeLimit, there.UsableMiB
+		sc.memory(rec, there)
+		sc.RanS, sc.RuntimeS = *here.RuntimeS, *there.RuntimeS
+		if r := there.RuntimeRangeS; r != nil {
+			sc.RuntimeMaxS = r[1]
+		}
+		if j.rec.CPUs != nil {
+			sc.CPUs = *j.rec.CPUs
+		}
+		if j.rec.ReqMemMiB != nil {
+			sc.MemMiB = *j.rec.ReqMemMiB
+		}
+		sc.Partition = j.rec.Partition
+		sc.Why = sc.why()
+	}
+	sc.Jobs++
+	if len(sc.JobIDs) < MaxJobIDs {
+		sc.JobIDs = append(sc.JobIDs, j.rec.JobID)
+	}
+	if !slices.Contains(sc.RanOn, j.rec.Profile) {
+		sc.RanOn = append(sc.RanOn, j.rec.Profile)
+		slices.SortFunc(sc.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })
+	}
+	sc.RanRequest = ""
+	if p, ok := b.site.ProfileNamed(sc.RanOn[0]); ok && len(sc.RanOn) == 1 {
+		sc.RanRequest = p.Request
+	}
+	sc.SUSpent += j.su
+	sc.SUThere += alt
+}
+
+// unknownSmaller is why the job, on profile ran, is not judged right-sized
+// though recommend names no smaller profile: one smaller than ran whose OOM
+// risk recommend could not judge (it names the probe that tells), for want
+// of a memory figure or with a figure that is only a ceiling; and the
+// judgement in recommend's words.
+func (b *builder) unknownSmaller(rec *advisor.Recommendation, ran string) (reason, detail string, open bool) {
+	for _, pa := range rec.Profiles {
+		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != advisor.RiskUnknown {
+			continue
+		}
+		if rec.GPUMemNeed == nil && rec.GPUMemCeiling != nil {
+			return onlyCeiling, pa.Profile + ": " + pa.OOMRiskReason, true
+		}
+		return noMemory, pa.Profile + ": " + pa.OOMRiskReason, true
+	}
+	return "", "", false
+}
+
+// memory takes the figure recommend judged the memory by: its need, else
+// the ceiling of a framework's peak; with neither, the run that proves the
+// recommended profile fits.
+func (sc *Script) memory(rec *advisor.Recommendation, there *advisor.ProfileAdvice) {
+	n := rec.GPUMemNeed
+	if n == nil {
+		n = rec.GPUMemCeiling
+	}
+	if n == nil {
+		sc.Fits = there.OOMRiskReason
+		if there.Completed > 0 {
+			sc.Fits = fmt.Sprintf("completed on %s in %s", there.Profile, textutil.Plural(there.Completed, "run"))
+		}
+		return
+	}
+	sc.SeenMiB, sc.NeedMiB, sc.MeasuredBy, sc.MemoryKind = n.SeenMiB, n.MiB, n.By, n.Kind
+	if n.Kind == advisor.NeedCeiling {
+		sc.HeldBy = heldBy(rec.GPUMemHolder)
+	}
+}
+
+// heldBy says what held the memory of a peak that is only a ceiling:
+// "PyTorch's cache".
+func heldBy(h *advisor.MemoryHolder) string {
+	switch {
+	case h == nil || h.Software == "":
+		return "a cache that grew with the device"
+	case h.Kind == advisor.HolderPreallocates:
+		return h.Software + "'s preallocation"
+	}
+	return h.Software + "'s cache"
+}
+
+// MemoryWords say what the script's GPU memory figure proves, by its
+// kind: "needs 3.8 GiB", "needs at least 10.4 GiB" (an out-of-memory
+// message's bound), "needs at most 6.0 GiB" (a framework's peak held
+// beyond its need); "" without a figure.
+func (s Script) MemoryWords() string {
+	mib := advisor.FormatMiB(s.NeedMiB)
+	switch s.MemoryKind {
+	case "":
+		return ""
+	case advisor.NeedOOM:
+		return "needs at least " + mib
+	case advisor.NeedCeiling:
+		return "needs at most " + mib
+	}
+	return "needs " + mib
+}
+
+// why is the script's row's reason: what its memory figure proves of the
+// recommended profile, or the run that proves it fits.
+func (s Script) why() string {
+	if s.MemoryKind == "" {
+		return s.Fits + " (no GPU memory figure)"
+	}
+	by := s.MeasuredBy
+	if s.HeldBy != "" {
+		by += ": held by " + s.HeldBy
+	}
+	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), advisor.FormatMiB(s.UsableMiB), s.Recommended, by)
+}
+
+func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {
+	for i := range rec.Profiles {
+		if rec.Profiles[i].Profile == profile {
+			return &rec.Profiles[i]
+		}
+	}
+	return nil
+}
+
+// runtimeRatio is how much longer the job runs on there than here: both
+// runtimes known, neither only a lower bound.
+func runtimeRatio(there, here *advisor.ProfileAdvice) (float64, bool) {
+	if there == nil || here == nil || there.RuntimeS == nil || here.RuntimeS == nil || there.RuntimeAtLeast || here.RuntimeAtLeast || *here.RuntimeS <= 0 {
+		return 0, false
+	}
+	return *there.RuntimeS / *here.RuntimeS, true
+}
+
+// chargeOn prices the job as it would have run on there's profile, in
+// its partition, for its elapsed time × ratio. ElapsedS is known: the job
+// was priced as it ran (RecordCharge needs it).
+func chargeOn(site *catalog.Site, r *history.JobRecord, there *advisor.ProfileAdvice, ratio float64) (float64, bool) {
+	alt := *r
+	alt.Profile, alt.Partition = there.Profile, there.Partition
+	elapsed := int64(math.Round(float64(*r.ElapsedS) * ratio))
+	alt.ElapsedS = &elapsed
+	ch, ok := advisor.RecordCharge(site, &alt)
+	return ch.SU, ok
+}
+
+// rank is a profile's place from the smallest; -1 for one the site lacks.
+func (b *builder) rank(profile string) int {
+	return slices.Index(b.order, profile)
+}
+
+// resourcesOf is what a job asked for, read back from its accounting: the
+// script's resources where the script itself is not at hand.
+func resourcesOf(site *catalog.Site, r *history.JobRecord) slurm.Resources {
+	res := slurm.Resources{Partition: r.Partition, QoS: r.QOS, Account: r.Account, JobName: r.Name, NTasks: 1}
+	nodes := int64(1)
+	if r.Nodes != nil && *r.Nodes > 1 {
+		nodes = *r.Nodes
+		res.Nodes = int(nodes)
+	}
+	if r.CPUs != nil {
+		res.CPUsPerTask = int(*r.CPUs)
+	}
+	if r.ReqMemMiB != nil && *r.ReqMemMiB > 0 {
+		res.MemMiB = int64(math.Ceil(*r.ReqMemMiB / float64(nodes)))
+	}
+	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
+		res.Time = slurm.TimeLimit{Duration: time.Duration(*r.TimeLimitMin) * time.Minute}
+	}
+	if p, ok := site.ProfileNamed(r.Profile); ok {
+		// --gpus: accounting's count is the job's, not one node's (--gres).
+		res.GPUs = []slurm.GPURequest{{Option: slurm.OptGPUs, Type: p.GRESType, Count: int(max(r.GPUCount, 1))}}
+	}
+	return res
+}
+
+// scriptAt is the script at path while it is still the one judged (the
+// same fingerprint): what it runs says what its memory peaks prove, as
+// recommend reads it. nil where it is gone, changed or unreadable.
+func scriptAt(path, fingerprint string) *slurm.Script {
+	if path == "" || fingerprint == "" {
+		return nil
+	}
+	s, err := slurm.ReadScript(path)
+	if err != nil || s.Fingerprint() != fingerprint {
+		return nil
+	}
+	return s
+}
