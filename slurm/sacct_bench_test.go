@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // BenchmarkSacctReader reads a 100k-job dump (300k lines); the target is

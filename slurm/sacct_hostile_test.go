@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // A dump whose every other job line was cut short (a sacct killed while it

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/internal/memstat"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // benchImport imports a dump of jobs jobs from src into a fresh history.

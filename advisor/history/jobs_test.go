@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 var profiles = map[string]string{"a100_10g": "1g.10gb", "a100_20g": "2g.20gb", "a100_40g": "3g.40gb", "a100": "full"}

@@ -12,8 +12,8 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // benchHistory is a 1M-job history whose jobs are all linked to 50,000

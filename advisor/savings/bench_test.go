@@ -8,8 +8,8 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // BenchmarkBuild reports on a large site: a history of 100k jobs (80k on

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // writeDump writes a sacct dump of n jobs numbered from first.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // TestKilledImportKeepsCommittedBatches kills `collect` with SIGKILL at

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // TestLoginNodesUnderLoad: four login nodes (a home each), each firing 100

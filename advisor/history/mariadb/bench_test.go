@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // BenchmarkMariaDBCollect is `collect --all-users` into a site store: a

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // proxy forwards TCP connections to the server until it is closed; then

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // collectorHistory is a collector's history of n generated jobs (with
