@@ -21,6 +21,7 @@ const module = "github.com/migadvisor/migadvisor/"
 // it, and those that use it after.
 var rank = map[string]float64{
 	"slurm":                       0,
+	"slurm/sacctgen":              0.5,
 	"catalog":                     1,
 	"advisor/history":             2,
 	"advisor/history/historytest": 2.1,
@@ -40,6 +41,14 @@ var rank = map[string]float64{
 	"cmd/migadvisor":              7,
 	"cmd/migadvisor-monitor":      7,
 	"cmd/migadvisor-sbatch":       7,
+}
+
+// testHelpers serve tests alone, each from beneath the package it stands
+// on: that package's external tests may import it (slurm's read sacctgen's
+// dumps), as Go allows, and no code but a test or another helper does.
+var testHelpers = map[string]bool{
+	"slurm/sacctgen":              true,
+	"advisor/history/historytest": true,
 }
 
 // internal packages serve every layer, so they may import only the ground
@@ -127,8 +136,15 @@ func TestNoImportRunsUpTheLayers(t *testing.T) {
 				switch {
 				case from < 0 && to > internalMaxRank:
 					t.Errorf("%s imports %s: internal packages stand on slurm and catalog only", p.ImportPath, imp)
+				case testHelpers[strings.TrimPrefix(imp, module)] && strings.HasPrefix(imp, p.ImportPath+"/") && slices.Contains(p.XTestImports, imp):
+					// the package's external tests use the helper beneath it
 				case from >= 0 && to >= 0 && to >= from:
 					t.Errorf("%s imports %s, which is not below it (tags %q)", p.ImportPath, imp, tags)
+				}
+			}
+			for _, imp := range p.Imports {
+				if testHelpers[strings.TrimPrefix(imp, module)] && !testHelpers[strings.TrimPrefix(p.ImportPath, module)] {
+					t.Errorf("%s imports %s, a helper for tests alone", p.ImportPath, imp)
 				}
 			}
 		}
