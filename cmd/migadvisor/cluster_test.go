@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -102,10 +103,10 @@ func recommendRuns(t *testing.T, script string) (int, []string) {
 	return runs, rec.Notes
 }
 
-func historyJSON(t *testing.T, args ...string) []historyJob {
+func historyJSON(t *testing.T, args ...string) []advisor.JobEntry {
 	t.Helper()
 	out, errOut, code := migadvisor(t, append([]string{"history", "--json"}, args...)...)
-	var jobs []historyJob
+	var jobs []advisor.JobEntry
 	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil {
 		t.Fatalf("history: exit %d, %v: %s", code, err, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -39,14 +40,14 @@ func wulverWith(t *testing.T, at, after string) string {
 	return file
 }
 
-func historyJobs(t *testing.T) map[string]historyJob {
+func historyJobs(t *testing.T) map[string]advisor.JobEntry {
 	t.Helper()
 	text, errOut, code := migadvisor(t, "history", "--json")
-	var jobs []historyJob
+	var jobs []advisor.JobEntry
 	if err := json.Unmarshal([]byte(text), &jobs); code != 0 || err != nil {
 		t.Fatalf("history --json: exit %d, %v: %s%s", code, err, text, errOut)
 	}
-	byID := map[string]historyJob{}
+	byID := map[string]advisor.JobEntry{}
 	for _, j := range jobs {
 		byID[j.JobID] = j
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor"
 )
 
 // The footer counts the site-wide history's jobs among those listed, so
 // that a reader does not take them for all of them.
 func TestHistoryFooterSaysWhichJobsAreTheSites(t *testing.T) {
-	jobs := []historyJob{{JobID: "1", History: "own"}, {JobID: "2", History: "site"}, {JobID: "3", History: "site"}}
+	jobs := []advisor.JobEntry{{JobID: "1", History: "own"}, {JobID: "2", History: "site"}, {JobID: "3", History: "site"}}
 	var out strings.Builder
 	printHistory(&out, jobs)
 	if !strings.HasSuffix(out.String(), "2 of these 3 jobs are from the site-wide history, the others from yours\n") {

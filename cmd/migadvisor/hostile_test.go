@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -171,7 +172,7 @@ func TestCollectReadsA10GBOutput(t *testing.T) {
 		t.Fatalf("outputs: %+v", rep.Outputs)
 	}
 	stdout, _, _ = migadvisor(t, "history", "--json")
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(stdout), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, stdout)
 	}

@@ -71,7 +71,7 @@ func TestHistoryListsEveryPeak(t *testing.T) {
 		t.Fatalf("collect --site-store OFF: exit %d: %s%s", code, text, errOut)
 	}
 	text, _, _ = migadvisor(t, "history", "--json")
-	var jobs []historyJob
+	var jobs []advisor.JobEntry
 	if err := json.Unmarshal([]byte(text), &jobs); err != nil {
 		t.Fatalf("%v: %s", err, text)
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
 )
 
@@ -97,7 +98,7 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	// beside the user's own (none here), and with --db the site's whole
 	// history, read-only, though the user cannot write it.
 	out, errOut, code = asNobody("history", script, "--json")
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || errOut != "" || len(hist) != 1 || hist[0].JobID != "2" || hist[0].History != "site" {
 		t.Errorf("history of the script as another user: exit %d, %v\n%s%s", code, err, out, errOut)
 	}

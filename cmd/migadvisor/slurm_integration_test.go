@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -151,11 +152,11 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	collected := mustRun(t, "collect")
 	t.Logf("collect:\n%s", collected)
 
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &hist); err != nil {
 		t.Fatal(err)
 	}
-	byProfile := map[string]historyJob{}
+	byProfile := map[string]advisor.JobEntry{}
 	for _, h := range hist {
 		byProfile[strings.TrimPrefix(h.Name, "outcomes-")] = h
 	}
@@ -251,7 +252,7 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	}
 }
 
-func checkJob(t *testing.T, h historyJob, profile, state string, code, signal int64) {
+func checkJob(t *testing.T, h advisor.JobEntry, profile, state string, code, signal int64) {
 	t.Helper()
 	if h.Profile == nil || *h.Profile != profile || h.State != state || h.ExitCode == nil || *h.ExitCode != code || *h.ExitSignal != signal ||
 		h.Cluster != "migdev" || h.Placeholder || h.Output == nil {
@@ -281,7 +282,7 @@ func TestSlurmTrackShortJob(t *testing.T) {
 	mustRun(t, "track", "--workload", "quick", script, id)
 	start := time.Now()
 	mustRun(t, "wait", id, "--timeout", "1m")
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -327,7 +328,7 @@ func TestSlurmRecommendProbeLadder(t *testing.T) {
 	if len(rungs) != 2 {
 		t.Errorf("the ladder ran %d rungs, want 2 (1g.10gb, 2g.20gb): %v", len(rungs), rungs)
 	}
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 2 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -406,7 +407,7 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	}
 	mustRun(t, "wait", first, "--timeout", "1m")
 	mustRun(t, "collect")
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -477,7 +478,7 @@ func TestSlurmShimBesideSbatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 1 || tracked[0].JobID != id {
 		t.Errorf("status: %v %s", err, dump(tracked))
 	}
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 || hist[0].JobID != id {
 		t.Fatalf("history of %s (job %s): %v %s", job, id, err, dump(hist))
 	}
@@ -503,15 +504,15 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	mustRun(t, "wait", id, "--timeout", "1m")
 	t.Setenv("MIGADVISOR_DB", siteDB)
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	for range 20 { // slurmdbd may still hold a placeholder for a short job
 		mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work)
-		var all []historyJob
+		var all []advisor.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &all); err != nil {
 			t.Fatal(err)
 		}
 		// Earlier tests' jobs of the same name and resources are earlier versions of the script.
-		hist = slices.DeleteFunc(all, func(h historyJob) bool { return h.Earlier })
+		hist = slices.DeleteFunc(all, func(h advisor.JobEntry) bool { return h.Earlier })
 		if len(hist) == 1 && hist[0].State == "COMPLETED" {
 			break
 		}
@@ -624,7 +625,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	mustRun(t, "wait", id, "--timeout", "1m")
 	prev := first
-	var found *historyJob
+	var found *advisor.JobEntry
 	for try := 0; try < 20 && found == nil; try++ { // slurmdbd may still hold a placeholder
 		rep := collect()
 		if !rep.Window.FromWatermark || !rep.Window.Since.Equal(prev.Window.Watermark) {
@@ -634,7 +635,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 			t.Errorf("an incremental collect read %d jobs, the whole day %d", rep.Read, first.Read)
 		}
 		prev = rep
-		var hist []historyJob
+		var hist []advisor.JobEntry
 		json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &hist)
 		for i := range hist {
 			if hist[i].JobID == id && hist[i].State == "COMPLETED" && hist[i].Name != "allocation" {
@@ -778,7 +779,7 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 		if n, notes := runsOf(); n != 1 {
 			t.Errorf("%v: recommend weighs %d runs, want 1; notes %q", order, n, notes)
 		}
-		var hist []historyJob
+		var hist []advisor.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 ||
 			hist[0].JobID != id || hist[0].Cluster != "migdev" || hist[0].State != "COMPLETED" {
 			t.Errorf("%v: history %v %s", order, err, dump(hist))
@@ -798,7 +799,7 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 	if n, notes := runsOf(); n != 1 {
 		t.Errorf("after the dump under local and the collect: recommend weighs %d runs, want 1; notes %q", n, notes)
 	}
-	var all []historyJob
+	var all []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &all); err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 	}
 	mustRun(t, append([]string{"track", script}, ids...)...)
 	mustRun(t, append([]string{"wait", "--timeout", "1m"}, ids...)...)
-	var hist []historyJob
+	var hist []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 2 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
@@ -123,15 +124,15 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 			t.Fatalf("jobs still queued: %s", out)
 		}
 	}
-	historyOf := func(script string) []historyJob {
+	historyOf := func(script string) []advisor.JobEntry {
 		t.Helper()
-		var hist []historyJob
+		var hist []advisor.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil {
 			t.Fatal(err)
 		}
 		return hist
 	}
-	var okHist, failHist []historyJob
+	var okHist, failHist []advisor.JobEntry
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
 		out := mustRun(t, "collect")
 		okHist, failHist = historyOf(ok), historyOf(fail)
@@ -140,7 +141,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 			break
 		}
 	}
-	check := func(script string, hist []historyJob, state string) {
+	check := func(script string, hist []advisor.JobEntry, state string) {
 		t.Helper()
 		var got []string
 		for _, h := range hist {
@@ -158,7 +159,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 	check(ok, okHist, "COMPLETED")
 	check(fail, failHist, "FAILED")
 	// Slurm's own job is in the history, linked to no script.
-	var everything []historyJob
+	var everything []advisor.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &everything); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 }
 
 // scriptOf is the script a history's job is linked to, "" for none.
-func scriptOf(h historyJob) string {
+func scriptOf(h advisor.JobEntry) string {
 	if h.Script == nil {
 		return ""
 	}
