@@ -225,72 +225,32 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 }
 
 func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
-	if o.Publish != "" {
-		if err := checkPublishDir(o.Publish); err != nil {
-			return err // before importing: a collect whose summary is lost to a typo
-		}
-	}
 	col, err := openCollectorFor(ctx, o.Global, o.Slurm)
 	if err != nil {
 		return err
 	}
 	defer col.Store.Close()
-	// The site store is reached before anything is imported: one that is
-	// down or refuses the password fails the collect at once, and the next
-	// collect imports what this one would have.
-	store, err := collect.OpenSiteStore(ctx, o.SiteStore, col.Site.History.SiteStore, o.AllUsers)
-	if err != nil {
-		return err
-	}
-	if store != nil {
-		defer store.Close()
-		if err := collect.KeepForStore(ctx, col.Store, store); err != nil {
-			return err
-		}
-	}
 	done := showImportProgress(w.Err, col)
-	var res collect.Report
-	var runErr error
-	run := func() error {
-		res, runErr = collect.Run(ctx, col, collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster,
-			Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
+	res, err := collect.Session(ctx, col, collect.SessionOptions{
+		Run: collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster, Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
 			OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
 			OnAccounted: func(r collect.Report) {
 				done()
 				if o.Selection.Dump != "" {
 					warnSkipped(w.Err, r.Source, r.Accounting)
 				}
-			}})
-		done()
-		return runErr
-	}
-	var sent *collect.StoreReport
-	if store != nil {
-		// What the collect commits goes on to the store as it goes; what
-		// was sent is committed there, the rest waits for the next collect.
-		r, err := collect.PushWhile(ctx, col.Store, store, run, showPushProgress(w.Err))
-		if err != nil && runErr == nil {
-			return fmt.Errorf("%w; what this collect imported is in %s, and the next collect sends it", err, o.Global.DB)
-		}
-		if err != nil {
-			return err
-		}
-		sent = &r
-	} else if err := run(); err != nil {
+			}},
+		SiteStore: o.SiteStore, SiteFileStore: col.Site.History.SiteStore, AllUsers: o.AllUsers,
+		Publish: o.Publish, PushProgress: showPushProgress(w.Err)})
+	done()
+	if err != nil {
 		return err
 	}
-	rep := collectReportOf(res)
-	rep.Store = sent
-	if o.Publish != "" {
-		// Published after every collect that committed, so readers on the
-		// login nodes see what it imported; a failed publish leaves the
-		// previous files and fails the collect (cron reports it).
-		pub, err := publishFrom(ctx, col.Store, store, o.Publish, w.Err)
-		if err != nil {
-			return err
-		}
-		p := publishReportOf(pub, col.Store, store)
-		rep.Published = &p
+	rep := collectReportOf(res.Report)
+	rep.Store = res.Store
+	if p := res.Published; p != nil {
+		sayPublished(w.Err, *p)
+		rep.Published = &publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs, From: p.From}
 	}
 	if o.JSON {
 		if err := writeJSON(w.Out, rep); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
-	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -65,7 +62,7 @@ func publishOptionsFrom(c *cli.Context) (publishOptions, error) {
 }
 
 func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
-	if err := checkPublishDir(o.Dir); err != nil {
+	if err := collect.CheckPublishDir(o.Dir); err != nil {
 		return err
 	}
 	site, err := o.Global.loadSite()
@@ -85,44 +82,24 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 		}
 		defer st.Close()
 	}
-	pub, err := publishFrom(ctx, st, store, o.Dir, w.Err)
+	pub, err := collect.Publish(ctx, st, store, o.Dir)
 	if err != nil {
 		return err
 	}
+	sayPublished(w.Err, pub)
+	rep := publishReport{Snapshot: pub.Snapshot, Index: pub.Index, Scripts: pub.Scripts, Runs: pub.Runs, From: pub.From}
 	if o.JSON {
-		return writeJSON(w.Out, publishReportOf(pub, st, store))
+		return writeJSON(w.Out, rep)
 	}
-	printPublished(w.Out, publishReportOf(pub, st, store))
+	printPublished(w.Out, rep)
 	return nil
 }
 
-// publishFrom publishes the site store when there is one, else st, in dir,
-// which must be a directory already: a mistyped path is not created. A
-// history that links no job to a script publishes an index that advises on
-// nothing: said on stderr.
-func publishFrom(ctx context.Context, st *history.Store, store *mariadb.Store, dir string, stderr io.Writer) (index.Published, error) {
-	if err := checkPublishDir(dir); err != nil {
-		return index.Published{}, err
+// sayPublished says on stderr what a publication warns of.
+func sayPublished(stderr io.Writer, p collect.Publication) {
+	if p.Warning != "" {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", p.Warning)
 	}
-	var pub index.Published
-	var err error
-	if store != nil {
-		pub, err = collect.PublishStore(ctx, store, dir)
-	} else {
-		pub, err = index.Publish(ctx, st, dir)
-	}
-	if err == nil && pub.Scripts == 0 {
-		fmt.Fprintln(stderr, "migadvisor: no job in the history is linked to a script yet, so the index advises on nothing: 'collect --all-users' (its --scripts) links them through slurmdbd's stored scripts")
-	}
-	return pub, err
-}
-
-// checkPublishDir refuses a directory to publish in that is not there.
-func checkPublishDir(dir string) error {
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("publish: %s is not a directory (create it, writable by the publisher only)", dir)
-	}
-	return nil
 }
 
 // publishReport is publish's --json output (and collect's "published").
@@ -132,17 +109,6 @@ type publishReport struct {
 	Scripts  int    `json:"scripts"`
 	Runs     int    `json:"runs"`
 	From     string `json:"from"` // the history published: a file, or "site store user@host:port/database"
-}
-
-func publishReportOf(p index.Published, st *history.Store, store *mariadb.Store) publishReport {
-	from := ""
-	switch {
-	case store != nil:
-		from = "site store " + store.Where()
-	case st != nil:
-		from = st.Path()
-	}
-	return publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs, From: from}
 }
 
 func printPublished(out io.Writer, p publishReport) {
