@@ -17,7 +17,7 @@ import (
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
-// Exit codes, documented in docs/user-guide.md (Exit codes).
+// Exit codes, documented in docs/user/exit-codes.md.
 const (
 	exitOK      = 0
 	exitFailure = 1 // bad input, lint errors, missing NVML, a failed operation

@@ -13,7 +13,7 @@ testdata/nvml/h100-memory-holders (scripts/device/memory-holders.sh).
            MIGADVISOR_VERSION line).
 
 --report-allocated prints the framework's own peak of allocated memory
-(MIGADVISOR_METRIC peak_allocated_mib), as the user guide asks jobs to.
+(MIGADVISOR_METRIC peak_allocated_mib), as the user guide asks jobs to (docs/user/recommend.md#what-a-gpu-memory-figure-proves).
 """
 import argparse
 import sys
