@@ -114,3 +114,37 @@ esac`)
 		t.Errorf("a second pass: %+v %v", res, err)
 	}
 }
+
+// A job submitted through the shim a moment ago may not be in accounting
+// on the first ask: FindPendingWithin asks again until it is, within its
+// patience, and says what still waits when that runs out.
+func TestFindPendingWithinWaitsForAccounting(t *testing.T) {
+	ctx := context.Background()
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	col := runCollector(t, sl)
+	dir, at := t.TempDir(), time.Now().Truncate(time.Second)
+	if err := col.Store.RecordSubmissions(ctx, []history.Submission{{Fingerprint: "fp-late", Source: dir + "/late.sh",
+		Script: dir + "/late.sh", WorkDir: dir, JobName: "late", User: "ann", Submitted: at, Token: "late"}}); err != nil {
+		t.Fatal(err)
+	}
+	header := "JobIDRaw|JobID|User|State|ExitCode|Submit|ElapsedRaw|WorkDir|JobName\n"
+	sl.file("empty.psv", header)
+	sl.file("late.psv", header+fmt.Sprintf("81|81|ann|PENDING|0:0|%s|0|%s|late\n", at.Format("2006-01-02T15:04:05"), dir))
+	// slurmdbd has the job from the second ask on.
+	sl.command("sacct", `case "$*" in
+*--batch-script*) ;;
+*) if [ -e "$d/asked" ]; then cat "$d/late.psv"; else touch "$d/asked"; cat "$d/empty.psv"; fi ;;
+esac`)
+	res, err := col.FindPendingWithin(ctx, 0)
+	if err != nil || res.Linked != 0 || res.Waiting != 1 {
+		t.Fatalf("no patience, one ask: %+v %v", res, err)
+	}
+	sl.command("sacct", `case "$*" in
+*--batch-script*) ;;
+*) if [ -e "$d/again" ]; then cat "$d/late.psv"; else touch "$d/again"; cat "$d/empty.psv"; fi ;;
+esac`)
+	if res, err = col.FindPendingWithin(ctx, 5*time.Second); err != nil || res.Linked != 1 || res.Waiting != 0 {
+		t.Errorf("asked again within its patience: %+v %v", res, err)
+	}
+}

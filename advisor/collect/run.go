@@ -209,6 +209,30 @@ func (c *Collector) FindPending(ctx context.Context) (PendingResult, error) {
 	return res, err
 }
 
+// FindPendingWithin is FindPending asked again each second, for up to
+// patience, while submissions wait: a job submitted through the shim a
+// moment ago may not be in accounting yet. The result adds up every pass
+// but Waiting, which is the last one's; a cancelled ctx ends it with what
+// it found.
+func (c *Collector) FindPendingWithin(ctx context.Context, patience time.Duration) (PendingResult, error) {
+	var total PendingResult
+	deadline := time.Now().Add(patience)
+	for {
+		res, err := c.FindPending(ctx)
+		total.Linked += res.Linked
+		total.Dropped += res.Dropped
+		total.Ambiguous, total.Waiting = res.Ambiguous, res.Waiting
+		if err != nil || res.Waiting == 0 || !time.Now().Before(deadline) {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // importDumpFile imports the dump the selection names, its errors told by
 // the file's name (and line).
 func (c *Collector) importDumpFile(ctx context.Context, opt RunOptions) (ImportResult, error) {

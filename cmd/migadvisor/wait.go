@@ -146,9 +146,9 @@ const pendingPatience = 15 * time.Second
 // findPending links the submissions the sbatch shim made (the wrapper
 // beside sbatch records them without their ids) to their jobs, so that wait
 // and status with no ids have them. A job submitted a moment ago may not be
-// in accounting yet: for up to patience, it asks again each second. What is
-// left waiting, or a failure, is one line; the command goes on with the
-// jobs it tracks.
+// in accounting yet: for up to patience, it asks again
+// (collect.FindPendingWithin). What is left waiting, or a failure, is one
+// line; the command goes on with the jobs it tracks.
 func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
 		return // no history and nothing on its way in: nothing to find
@@ -169,28 +169,16 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 		failed(err)
 		return
 	}
-	deadline := time.Now().Add(patience)
-	for {
-		res, err := col.FindPending(ctx)
-		if res.Dropped > 0 {
-			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
-				textutil.Plural(res.Dropped, "submission"))
-		}
-		switch {
-		case err != nil:
-			failed(err)
-			return
-		case res.Waiting == 0:
-			return
-		case time.Now().After(deadline):
-			fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(res.Waiting, "submission"))
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
+	res, err := col.FindPendingWithin(ctx, patience)
+	if res.Dropped > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
+			textutil.Plural(res.Dropped, "submission"))
+	}
+	switch {
+	case err != nil:
+		failed(err)
+	case res.Waiting > 0 && ctx.Err() == nil:
+		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(res.Waiting, "submission"))
 	}
 }
 
