@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // ProbeOptions say what to probe, where, and how long to wait.
@@ -68,6 +71,7 @@ const (
 	ProbeNextRung                        // Profile did not complete cleanly: the ladder goes on
 	ProbeStopped                         // the ladder stops at Profile: job JobID's Outcome would repeat higher up
 	ProbeWarning                         // Err: something the history lacks, which does not stop the probe
+	ProbeStarting                        // Plan: what the probe is about to submit, before the first job
 )
 
 // ProbeEvent is one step of a probe, for the CLI to show.
@@ -82,6 +86,7 @@ type ProbeEvent struct {
 	Outcome  advisor.Outcome
 	Queue    QueueState
 	Err      error
+	Plan     *ProbePlan
 }
 
 // ProbeRung is one sweep a probe submitted and what became of it.
@@ -115,6 +120,11 @@ func Probe(ctx context.Context, opt ProbeOptions, deps ProbeDeps) (ProbeResult, 
 	if w := NoGPUWarning(opt.Sweep.Script); w != "" {
 		p.say(ProbeEvent{Kind: ProbeWarning, Err: errors.New(w)})
 	}
+	plan, err := PlanProbe(opt)
+	if err != nil {
+		return p.res, err
+	}
+	p.say(ProbeEvent{Kind: ProbeStarting, Dir: opt.Sweep.OutDir, Plan: &plan})
 	if !opt.Ladder {
 		_, err := p.rung(ctx, opt.Sweep.OutDir, opt.Sweep.Profiles)
 		return p.res, err
@@ -154,16 +164,23 @@ type prober struct {
 func (p *prober) rung(ctx context.Context, dir string, profiles []string) (ProbeRung, error) {
 	sopt := p.opt.Sweep
 	sopt.Profiles, sopt.OutDir = profiles, dir
+	made := missingDirs(dir)
 	sw, err := p.writeSweep(ctx, sopt)
 	if err != nil {
 		return ProbeRung{}, err
 	}
 	rung := ProbeRung{Dir: dir, Sweep: sw, Outcomes: map[string]advisor.Outcome{}}
-	p.res.Rungs = append(p.res.Rungs, rung)
 	ids, err := p.submit(ctx, dir, sw)
 	if err != nil {
-		return rung, err
+		if jobsOf(sw) == 0 {
+			// Nothing reached Slurm: what the rung wrote would only mislead.
+			return ProbeRung{}, discardSweep(dir, sw, made, err)
+		}
+		p.res.Rungs = append(p.res.Rungs, rung)
+		return rung, fmt.Errorf("%w; %s of this probe were submitted before it: %s keeps their variants ('migadvisor wait --sweep %s' follows them)",
+			err, textutil.Plural(jobsOf(sw), "job"), dir, dir)
 	}
+	p.res.Rungs = append(p.res.Rungs, rung)
 	ended, err := p.waitAndCollect(ctx, dir, ids, p.opt.Wait)
 	if err != nil {
 		return rung, err
@@ -189,6 +206,53 @@ func (p *prober) submit(ctx context.Context, dir string, sw *Sweep) ([]string, e
 		p.say(ProbeEvent{Kind: ProbeSubmitted, Dir: dir, Profile: name, JobID: v.JobID, File: filepath.Join(dir, v.File)})
 	}
 	return ids, nil
+}
+
+// jobsOf counts the sweep's variants that have a job id.
+func jobsOf(sw *Sweep) int {
+	n := 0
+	for _, v := range sw.Variants {
+		if v.JobID != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// missingDirs are dir and those of its parents that do not exist yet,
+// deepest first: the directories writing a sweep there would make.
+func missingDirs(dir string) []string {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+			return made
+		}
+		made = append(made, d)
+	}
+}
+
+// discardSweep removes what writing a sweep in dir made, once its
+// submission failed before any job: its variants, sweep.json, and the
+// directories made for it (where nothing else came to lie in them). The
+// error says so, or where what could not be removed is.
+func discardSweep(dir string, sw *Sweep, made []string, subErr error) error {
+	var left []string
+	files := []string{SweepFileName}
+	for _, name := range sw.Profiles {
+		files = append(files, sw.Variants[name].File)
+	}
+	for _, f := range files {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			left = append(left, filepath.Join(dir, f))
+		}
+	}
+	for _, d := range made {
+		os.Remove(d) // only if empty: anything else in it stays
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%w; nothing was submitted, but %s could not be removed", subErr, strings.Join(left, ", "))
+	}
+	return fmt.Errorf("%w; nothing was submitted, and the variants written for it were removed", subErr)
 }
 
 // completed reports whether a job of the rung completed cleanly (its

@@ -22,10 +22,10 @@ import (
 // names are sweep's and wait's, whose steps the probe runs.
 func probeFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend"},
+		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend. It submits a job per profile, a whole GPU included, each charged SU for as long as it runs, up to its --time: it says the most that can cost before the first job"},
 		&cli.BoolFlag{Name: "ladder", Usage: "with --probe: one profile at a time from the smallest, until one completes without an OOM"},
 		&cli.StringFlag{Name: "profiles", Usage: "with --probe: comma-separated profiles (default: all of the site's)"},
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME)"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME); the jobs' output goes where the script's --output says, from the current directory"},
 		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
 		asOneGPUFlag("with --probe: "),
 		timeFlag("with --probe: "),
@@ -140,6 +140,8 @@ type probeProgress struct {
 
 func (p *probeProgress) event(e bench.ProbeEvent) {
 	switch e.Kind {
+	case bench.ProbeStarting:
+		fmt.Fprintln(p.env.Err, probePlanLine(e.Plan)) // off a terminal too: it says what the probe spends
 	case bench.ProbeSubmitted:
 		p.say("probe: %s submitted as job %s (%s)", e.Profile, e.JobID, e.File)
 	case bench.ProbeQueue:
@@ -160,6 +162,46 @@ func (p *probeProgress) event(e bench.ProbeEvent) {
 	case bench.ProbeWarning:
 		fmt.Fprintf(p.env.Err, "migadvisor: warning: %v\n", e.Err)
 	}
+}
+
+// probePlanLine says, before the first submission, what a probe submits,
+// the most it can cost and where its files go.
+func probePlanLine(plan *bench.ProbePlan) string {
+	var names []string
+	hours := map[float64]bool{}
+	for _, j := range plan.Jobs {
+		name := j.Profile
+		if j.Whole {
+			name += " (a whole GPU)"
+		}
+		names = append(names, name)
+		hours[j.Hours] = true
+	}
+	if len(names) == 0 {
+		names = plan.Profiles
+	}
+	var what string
+	switch {
+	case plan.Emulate:
+		what = fmt.Sprintf("1 job on %s that runs the script once per profile (%s)", textutil.JoinAnd(names), textutil.JoinAnd(plan.Profiles))
+	case plan.Ladder:
+		what = fmt.Sprintf("up to %s, one profile at a time from the smallest: %s", textutil.Plural(len(plan.Profiles), "job"), textutil.JoinAnd(names))
+	default:
+		what = fmt.Sprintf("%s, one on each of %s", textutil.Plural(len(plan.Profiles), "job"), textutil.JoinAnd(names))
+	}
+	cost := fmt.Sprintf("each charged for as long as it runs; the cost has no bound: %s", plan.Unpriced)
+	if plan.Unpriced == "" {
+		limit := "each job's --time"
+		if len(hours) == 1 && len(plan.Jobs) > 0 {
+			limit = slurm.FormatSeconds(plan.Jobs[0].Hours*3600) + ", each job's --time"
+			if plan.Jobs[0].TimeFrom != "--time" {
+				limit = slurm.FormatSeconds(plan.Jobs[0].Hours*3600) + ", the partition's limit (the script has no --time)"
+			}
+		}
+		cost = fmt.Sprintf("at most %s SU if every job runs for all of %s", advisor.FormatSU(plan.MaxSU), limit)
+	}
+	return fmt.Sprintf("migadvisor: probe: submitting %s; %s; variants in %s, each job's output in %s (and the monitor's summary beside it)",
+		what, cost, plan.Dir, plan.Outputs)
 }
 
 // say reports a step on a terminal; pipes and scripts get only the result.
