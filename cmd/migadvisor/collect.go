@@ -198,6 +198,10 @@ type collectOptions struct {
 	AllUsers  bool
 }
 
+// addsRuns: a collect of the user's own jobs adds runs to their history;
+// a site-wide one (every user's, or published) has the published index.
+func (o collectOptions) addsRuns() bool { return !o.AllUsers && o.Publish == "" }
+
 func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 	if c.NArg() > 0 {
 		return collectOptions{}, usageError{"collect takes no arguments (did you mean --sacct-file " + c.Args().First() + "?)"}

@@ -101,6 +101,10 @@ type recommendOptions struct {
 	now       func() time.Time // the clock: read after the probe, which takes minutes
 }
 
+// addsRuns: recommend --probe measures (sweep, submit, wait, collect); a
+// plain recommend only reads, and must stay fast.
+func (o recommendOptions) addsRuns() bool { return o.probe.enabled }
+
 func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {

@@ -99,6 +99,9 @@ type sweepOptions struct {
 	json       bool
 }
 
+// addsRuns: a sweep that submits records its variants' jobs.
+func (o sweepOptions) addsRuns() bool { return o.submit }
+
 func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {

@@ -63,6 +63,9 @@ type trackOptions struct {
 	JSON     bool
 }
 
+// addsRuns: track links jobs to a script.
+func (o trackOptions) addsRuns() bool { return true }
+
 func trackOptionsFrom(c *cli.Context) (trackOptions, error) {
 	if c.NArg() < 2 {
 		return trackOptions{}, usageError{"track needs JOB.sh and at least one JOBID"}

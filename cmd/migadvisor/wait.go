@@ -81,6 +81,9 @@ type waitOptions struct {
 	json      bool
 }
 
+// addsRuns: wait collects the jobs that ended, unless told not to.
+func (o waitOptions) addsRuns() bool { return !o.noCollect }
+
 func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
 	timing, err := waitTimingFrom(c)
 	return waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: timing,

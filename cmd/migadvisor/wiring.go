@@ -36,30 +36,19 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 			return err
 		}
 		err = work(c.Context, o, writersOf(c))
-		if err == nil && addsRuns(c) {
+		if r, ok := any(o).(runAdder); ok && err == nil && r.addsRuns() {
 			refreshOwnIndex(c.Context, dbPath(c), writersOf(c).Err)
 		}
 		return err
 	}
 }
 
-// addsRuns reports whether the command may have added runs to the user's
-// history, so that their advice index needs rewriting: not recommend or
-// status, which only read (and move the wrapper's spooled submissions in),
-// and must stay fast; not a collect of a site-wide history (every user's
-// jobs, or published), whose index is the published one and would cost
-// the collect tens of seconds.
-func addsRuns(c *cli.Context) bool {
-	switch c.Command.FullName() {
-	case "track", "wait", "sweep", "benchmark run":
-		return true
-	case "collect":
-		return !c.Bool("all-users") && c.String("publish") == ""
-	case "recommend":
-		return c.Bool("probe") // sweep, submit, wait, collect, then advise
-	}
-	return false
-}
+// runAdder is a command's options that say whether it may have added runs
+// to the user's history, so that their advice index needs rewriting (not
+// recommend or status, which only read and must stay fast; not a collect
+// of a site-wide history, whose index is the published one and would cost
+// the collect tens of seconds). The options decide, not the command's name.
+type runAdder interface{ addsRuns() bool }
 
 // refreshOwnIndex rebuilds the user's advice index, which the sbatch
 // wrapper reads instead of the history, when the history changed. A
