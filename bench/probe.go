@@ -72,6 +72,7 @@ const (
 	ProbeStopped                         // the ladder stops at Profile: job JobID's Outcome would repeat higher up
 	ProbeWarning                         // Err: something the history lacks, which does not stop the probe
 	ProbeStarting                        // Plan: what the probe is about to submit, before the first job
+	SuiteStarting                        // Suite: what a benchmark run is about to submit, before the first job
 )
 
 // ProbeEvent is one step of a probe, for the CLI to show.
@@ -87,6 +88,7 @@ type ProbeEvent struct {
 	Queue    QueueState
 	Err      error
 	Plan     *ProbePlan
+	Suite    *SuitePlan
 }
 
 // ProbeRung is one sweep a probe submitted and what became of it.

@@ -52,7 +52,8 @@ type SuiteError struct {
 func (e *SuiteError) Error() string { return fmt.Sprintf("workload %s: %v", e.Workload, e.Err) }
 func (e *SuiteError) Unwrap() error { return e.Err }
 
-// RunSuite writes each workload's job script, sweeps it over the profiles
+// RunSuite writes each workload's job script, says what it is about to do
+// (a SuiteStarting event), sweeps each script over the profiles
 // and submits the variants, tagged with the workload; then, unless NoWait,
 // waits for every job and collects them. An unknown profile is a
 // *catalog.UnknownProfileError, before anything is written.
@@ -63,8 +64,20 @@ func RunSuite(ctx context.Context, opt SuiteOptions, deps ProbeDeps) (SuiteResul
 	}
 	m := newMeasurer(deps)
 	var res SuiteResult
-	for _, wl := range opt.Workloads {
-		jobs, err := m.submitWorkload(ctx, opt, wl, profiles)
+	scripts := make([]suiteScript, len(opt.Workloads))
+	plan := SuitePlan{Workloads: len(opt.Workloads), Profiles: profiles, Jobs: len(opt.Workloads) * len(profiles),
+		Quick: opt.Render.Quick, Synthetic: opt.Render.Synthetic, Wait: !opt.NoWait, Dir: opt.Render.Dir}
+	for i, wl := range opt.Workloads {
+		if scripts[i], err = renderSuiteScript(opt, wl); err != nil {
+			return res, err
+		}
+		if t := scripts[i].script.Resources.Time; t.Duration > plan.Longest {
+			plan.Longest = t.Duration
+		}
+	}
+	m.say(ProbeEvent{Kind: SuiteStarting, Dir: opt.Render.Dir, Suite: &plan})
+	for i, wl := range opt.Workloads {
+		jobs, err := m.submitWorkload(ctx, opt, wl, scripts[i], profiles)
 		res.Jobs = append(res.Jobs, jobs...)
 		if err != nil {
 			return res, err
@@ -76,18 +89,43 @@ func RunSuite(ctx context.Context, opt SuiteOptions, deps ProbeDeps) (SuiteResul
 	return res, m.collectSuite(ctx, opt, res.Jobs)
 }
 
-// submitWorkload writes a workload, sweeps it over the profiles in its
-// directory's sweep/ and submits the variants: those submitted are
-// returned also when a later one fails.
-func (m measurer) submitWorkload(ctx context.Context, opt SuiteOptions, wl *workloads.Workload, profiles []string) ([]SuiteJob, error) {
+// SuitePlan is what a suite run is about to do, for the line that says so
+// before its first job.
+type SuitePlan struct {
+	Workloads int
+	Profiles  []string
+	Jobs      int           // one per workload and profile
+	Quick     bool          // short runs that check the setup
+	Synthetic bool          // random data of the real shapes
+	Longest   time.Duration // the longest --time of the workloads' jobs
+	Wait      bool          // it waits for the jobs and collects them (not --no-wait)
+	Dir       string
+}
+
+// suiteScript is a workload's job script, written and read back.
+type suiteScript struct {
+	job, tag string
+	script   *slurm.Script
+}
+
+// renderSuiteScript writes a workload's job script and reads it back.
+func renderSuiteScript(opt SuiteOptions, wl *workloads.Workload) (suiteScript, error) {
 	job, tag, err := RenderWorkload(opt.Site, wl, opt.Render)
 	if err != nil {
-		return nil, &SuiteError{Workload: wl.Name, Err: err}
+		return suiteScript{}, &SuiteError{Workload: wl.Name, Err: err}
 	}
 	script, err := slurm.ReadScript(job)
 	if err != nil {
-		return nil, &SuiteError{Workload: wl.Name, Script: job, Err: err}
+		return suiteScript{}, &SuiteError{Workload: wl.Name, Script: job, Err: err}
 	}
+	return suiteScript{job: job, tag: tag, script: script}, nil
+}
+
+// submitWorkload writes a workload, sweeps it over the profiles in its
+// directory's sweep/ and submits the variants: those submitted are
+// returned also when a later one fails.
+func (m measurer) submitWorkload(ctx context.Context, opt SuiteOptions, wl *workloads.Workload, s suiteScript, profiles []string) ([]SuiteJob, error) {
+	job, tag, script := s.job, s.tag, s.script
 	dir := filepath.Join(filepath.Dir(job), "sweep")
 	sw, err := m.writeSweep(ctx, SweepOptions{Script: script, Site: opt.Site, Profiles: profiles, OutDir: dir, Monitor: opt.Monitor})
 	if err != nil {

@@ -192,3 +192,23 @@ func TestRenderWorkloadAsksForTheLargestProfile(t *testing.T) {
 		t.Errorf("a site without profiles: %v", err)
 	}
 }
+
+// Before its first job, a suite says what it is about to do: how many
+// jobs of how many workloads on which profiles, what kind of runs, and
+// the longest --time it may wait for (both ask for 01:00:00).
+func TestRunSuiteSaysWhatItDoesFirst(t *testing.T) {
+	w := newSuiteWorld(t, map[string]string{"1g.10gb": "completed", "full": "completed"})
+	w.opt.Render.Quick = true
+	if _, err := RunSuite(context.Background(), w.opt, w.deps); err != nil {
+		t.Fatal(err)
+	}
+	first := w.events[0]
+	if first.Kind != SuiteStarting || first.Suite == nil {
+		t.Fatalf("first event %+v", first)
+	}
+	p := first.Suite
+	if p.Jobs != 4 || p.Workloads != 2 || strings.Join(p.Profiles, ",") != "1g.10gb,full" || !p.Quick || !p.Synthetic || !p.Wait ||
+		p.Longest.String() != "1h0m0s" || p.Dir != w.opt.Render.Dir {
+		t.Errorf("plan %+v", p)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // benchmarkCommand runs the reference workloads. "bench" still reaches it
@@ -195,7 +197,9 @@ tagging each job with the workload's name (as 'track --workload' does), then
 waits for them and collects their accounting and output. Runs with
 --synthetic or --quick are tagged WORKLOAD@synthetic, WORKLOAD@quick, so they
 never mix with the real measurements in 'migadvisor docs'. --profiles takes
-the profiles' names or their GRES types.
+the profiles' names or their GRES types. It says first what it submits and
+the longest --time it may wait for, then a line per job submitted and as
+jobs end (on a terminal, wait's bar), also in a pipe or from cron.
 
 The jobs need the software 'benchmark list' names on the compute nodes:
 --setup gives the lines that load it (or MIGADVISOR_BENCH_SETUP).
@@ -225,6 +229,9 @@ type benchmarkRunOptions struct {
 	JSON     bool
 	Measure  measureOptions // the monitor, --timeout, --poll, --outputs: as sweep, wait and the probe read them
 }
+
+// addsRuns: a benchmark run submits, waits and collects its jobs.
+func (o benchmarkRunOptions) addsRuns() bool { return true }
 
 func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
 	suite, err := suiteChoiceFrom(c)
@@ -304,24 +311,57 @@ func profilesFlag(site *catalog.Site, names []string) ([]string, error) {
 	return profiles, err
 }
 
-// suiteProgress shows a suite's steps: each job submitted and wait's bar on
-// a terminal, and the records that could not be kept.
+// suiteProgress shows a suite's steps, on a terminal or not (a run takes
+// minutes at least): what it is about to do, each job submitted, and as
+// jobs end wait's bar on a terminal, elsewhere a line each time some end;
+// and the records that could not be kept.
 type suiteProgress struct {
-	env commandEnv
-	bar queueBar
+	env  commandEnv
+	bar  queueBar
+	done int // jobs seen ended, off a terminal
 }
 
 func (p *suiteProgress) event(e bench.ProbeEvent) {
 	switch e.Kind {
+	case bench.SuiteStarting:
+		fmt.Fprintln(p.env.Err, suitePlanLine(e.Suite))
 	case bench.ProbeSubmitted:
-		if isTTY(p.env.Err) {
-			fmt.Fprintf(p.env.Err, "benchmark: %s on %s submitted as job %s\n", e.Workload, e.Profile, e.JobID)
-		}
+		fmt.Fprintf(p.env.Err, "benchmark: %s on %s submitted as job %s\n", e.Workload, e.Profile, e.JobID)
 	case bench.ProbeQueue:
+		if !p.bar.tty && e.Queue.Done > p.done {
+			p.done = e.Queue.Done
+			fmt.Fprintf(p.env.Err, "benchmark: %d of %s ended (%d running, %d pending)\n", e.Queue.Done, textutil.Plural(e.Queue.Total, "job"),
+				e.Queue.Running, e.Queue.Pending)
+		}
 		p.bar.show(e.Queue)
 	case bench.ProbeWarning:
 		fmt.Fprintf(p.env.Err, "migadvisor: warning: %v\n", e.Err)
 	}
+}
+
+// suitePlanLine says, before the first job, what a benchmark run submits
+// and how long it can take.
+func suitePlanLine(plan *bench.SuitePlan) string {
+	kind := "runs"
+	switch {
+	case plan.Quick && plan.Synthetic:
+		kind = "quick runs on random data that check the setup"
+	case plan.Quick:
+		kind = "quick runs that check the setup"
+	case plan.Synthetic:
+		kind = "runs on random data"
+	}
+	long := ""
+	if plan.Longest > 0 {
+		long = ", the longest " + slurm.FormatDuration(plan.Longest)
+	}
+	then := "then returns: 'migadvisor wait' follows them"
+	if plan.Wait {
+		then = fmt.Sprintf("then waits until every job has ended, each after its wait in the queue and at most its --time%s, and collects them; "+
+			"a line follows each job submitted and each that ends", long)
+	}
+	return fmt.Sprintf("benchmark: submitting %s (%s on %s, %s) from %s, %s",
+		textutil.Plural(plan.Jobs, "job"), textutil.Plural(plan.Workloads, "workload"), textutil.JoinAnd(plan.Profiles), kind, plan.Dir, then)
 }
 
 func printBenchmarkJobs(out io.Writer, asJSON bool, suiteJobs []bench.SuiteJob) error {
