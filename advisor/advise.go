@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -121,7 +122,7 @@ type AdviseRequest struct {
 	// script's own (the advice indexes', as the sbatch wrapper reads them):
 	// a job measured on one profile is scaled like them. Called only for
 	// such a job; nil: none. Its error is warned of, never fatal.
-	Peers func(fingerprint string) ([]Peer, error)
+	Peers func(fingerprint string) ([]runmodel.Peer, error)
 }
 
 // AdviseDeps are what Advise reads besides the script.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -87,7 +88,7 @@ func (a *analysis) pick(eligible []*ProfileAdvice, key func(*ProfileAdvice) floa
 
 // untriedAdvantage is the choice when its runtime is only predicted and
 // its advantage over the measured profiles does not hold under every
-// explanation the measured times admit (FitEach), beyond the noise; and its figure under the worst of them. From
+// explanation the measured times admit (runmodel.FitEach), beyond the noise; and its figure under the worst of them. From
 // 1g.10gb at 1000 s and full at 400 s, a fixed part with SM scaling puts
 // 2g.20gb at 655 s, a bound on the SMs at 500 s: one makes it cheaper than
 // 1g.10gb, the other dearer.
@@ -108,7 +109,7 @@ func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAd
 	// factor of the one predicted. One measured profile admits any
 	// explanation, and none is fitted on it: the prior's range stands.
 	worst := 1.0
-	for _, s := range FitEach(a.points) {
+	for _, s := range runmodel.FitEach(a.points) {
 		if sec, _, _, _ := s.Predict(a.points, choice.shares); sec > 0 {
 			worst = max(worst, sec / *choice.RuntimeS)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -156,7 +157,7 @@ func ranAt(site *catalog.Site, p *catalog.Profile, runs []Run, keep func(Run) bo
 	}
 	slices.Sort(sm)
 	slices.Sort(bw)
-	return catalog.Shares{SM: median(sm), Bandwidth: median(bw)}
+	return catalog.Shares{SM: runmodel.Median(sm), Bandwidth: runmodel.Median(bw)}
 }
 
 // shifted reports whether runs of the profile ran at other shares than the
@@ -169,7 +170,7 @@ func shifted(site *catalog.Site, profile string, runs []Run) bool {
 		return false
 	}
 	own := site.Shares(p)
-	off := func(got, want float64) bool { return math.Abs(math.Log(got/want)) > runNoise }
+	off := func(got, want float64) bool { return math.Abs(math.Log(got/want)) > runmodel.RunNoise }
 	for _, r := range runs {
 		if r.Profile == profile && r.RanAt != nil && (off(r.RanAt.SM, own.SM) || off(r.RanAt.Bandwidth, own.Bandwidth)) {
 			return true
@@ -182,19 +183,19 @@ func shifted(site *catalog.Site, profile string, runs []Run) bool {
 // emulated runs on another GPU than the site's, at the shares each ran at
 // (where measured; else the profile's own): how the job scales, not how
 // long it takes here.
-func elsewherePoints(site *catalog.Site, runs []Run) []Point {
+func elsewherePoints(site *catalog.Site, runs []Run) []runmodel.Point {
 	elsewhere := func(r Run) bool {
 		return r.Emulated != "" && !sameGPU(site, r.Emulated) && r.Completed && r.Seconds > 0
 	}
-	var points []Point
+	var points []runmodel.Point
 	for _, p := range site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && elsewhere(r) }
 		if m, _, ok := medianOf(runs, onP, func(r Run) float64 { return r.Seconds }); ok {
 			at := ranAt(site, &p, runs, onP)
 			if i := slices.IndexFunc(runs, onP); i >= 0 {
-				at, _ = OnSiteGPU(site, runs[i].Emulated, at)
+				at, _ = runmodel.OnSiteGPU(site, runs[i].Emulated, at)
 			}
-			points = append(points, Point{Profile: p.Name, Shares: at, Seconds: m, Busy: busyOf(runs, onP, func(r Run) float64 { return r.Seconds })})
+			points = append(points, runmodel.Point{Profile: p.Name, Shares: at, Seconds: m, Busy: busyOf(runs, onP, func(r Run) float64 { return r.Seconds })})
 		}
 	}
 	return points
@@ -219,29 +220,7 @@ func busyOf(runs []Run, keep func(Run) bool, time func(Run) float64) float64 {
 		return 0
 	}
 	slices.Sort(busy)
-	return median(busy)
-}
-
-// OnSiteGPU is at, shares of the whole GPU named device, as shares of the
-// site's GPU: an emulated slice of an H100 ran with more of an A100's SM
-// throughput than its share of the H100's SMs says, and a job with a fixed
-// part (start-up, data loading) scales with the absolute speed of what it
-// ran on, not with its share. Unchanged, and false, where either GPU lacks
-// the figures to compare (catalog.Relative).
-func OnSiteGPU(site *catalog.Site, device string, at catalog.Shares) (catalog.Shares, bool) {
-	to, ok := site.Model()
-	if !ok {
-		return at, false
-	}
-	from, ok := catalog.LookupModel(strings.TrimSpace(device))
-	if !ok {
-		return at, false
-	}
-	rel, ok := catalog.Relative(from, to)
-	if !ok {
-		return at, false
-	}
-	return at.Times(rel), true
+	return runmodel.Median(busy)
 }
 
 // shapeFromElsewhere is the explanation an emulation on another GPU gives
@@ -249,28 +228,28 @@ func OnSiteGPU(site *catalog.Site, device string, at catalog.Shares) (catalog.Sh
 // points cannot tell how it scales): the emulation's times are not the
 // site's, but the share of its time that scales with a resource carries
 // over. False when there is none to use.
-func (a *analysis) shapeFromElsewhere() (Scaling, bool) {
-	if distinct(usable(a.points)) != 1 || distinct(usable(a.elsewhere)) < 2 {
-		return Scaling{}, false
+func (a *analysis) shapeFromElsewhere() (runmodel.Scaling, bool) {
+	if runmodel.Distinct(a.points) != 1 || runmodel.Distinct(a.elsewhere) < 2 {
+		return runmodel.Scaling{}, false
 	}
 	emulated, ok := a.emulatedElsewhere()
 	if !ok {
-		return Scaling{}, false
+		return runmodel.Scaling{}, false
 	}
 	fit, ok := a.explain(a.elsewhere)
 	if !ok {
-		return Scaling{}, false
+		return runmodel.Scaling{}, false
 	}
-	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", boundWords(fit),
+	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", fit.Bound(),
 		emulated.Emulated, profileList(a.elsewhere), a.points[0].Profile)
-	if fit.busyWhy != "" {
-		fit.Why += "; " + fit.busyWhy
+	if fit.BusyWhy() != "" {
+		fit.Why += "; " + fit.BusyWhy()
 	}
 	fit.Source = "the emulation's scaling, " + fit.Source
 	return fit, true
 }
 
-func profileList(points []Point) string {
+func profileList(points []runmodel.Point) string {
 	var names []string
 	for _, p := range points {
 		names = append(names, p.Profile)
@@ -284,13 +263,13 @@ func profileList(points []Point) string {
 // a fixed part on the SMs from a bound on bandwidth: the emulated runs'
 // memory utilization chooses the resource, when it says. Emulated times
 // are explained by the GPU's busy time where every profile reports it
-// (ExplainWithBusy).
-func (a *analysis) explain(points []Point) (Scaling, bool) {
+// (runmodel.ExplainWithBusy).
+func (a *analysis) explain(points []runmodel.Point) (runmodel.Scaling, bool) {
 	refs := a.refs
 	var util, mem float64
 	emulated, shifted := false, false
 	for _, r := range a.runs {
-		if !r.Completed || !slices.ContainsFunc(points, func(p Point) bool { return p.Profile == r.Profile }) {
+		if !r.Completed || !slices.ContainsFunc(points, func(p runmodel.Point) bool { return p.Profile == r.Profile }) {
 			continue
 		}
 		emulated = emulated || r.Emulated != "" || r.RanAt != nil
@@ -304,12 +283,12 @@ func (a *analysis) explain(points []Point) (Scaling, bool) {
 	}
 	resource := catalog.Mixed
 	if shifted && util > 0 {
-		resource = BoundBy(util, mem)
+		resource = runmodel.BoundBy(util, mem)
 	}
 	if emulated {
-		return ExplainEmulated(resource, points, refs)
+		return runmodel.ExplainEmulated(resource, points, refs)
 	}
-	return ExplainTimes(points, refs)
+	return runmodel.ExplainTimes(points, refs)
 }
 
 // sameGPU reports whether a device name is the site's GPU model.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -186,7 +187,7 @@ func medianOf(runs []Run, keep func(Run) bool, f func(Run) float64) (float64, []
 		return 0, nil, false
 	}
 	slices.Sort(vs)
-	return median(vs), vs, true
+	return runmodel.Median(vs), vs, true
 }
 
 // briefOutcome says in a few words how a run that did not complete ended,

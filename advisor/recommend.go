@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -82,7 +83,7 @@ type Job struct {
 	// histories' advice indexes: a job measured on one profile is scaled
 	// like them; before them, like the reference benchmark its script looks
 	// like (Resembles; nil: none).
-	Peers     []Peer
+	Peers     []runmodel.Peer
 	Resembles *catalog.Benchmark
 }
 
@@ -197,7 +198,7 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		return nil, err
 	}
 	a := &analysis{site: site, job: job, opt: opt, base: base, runs: job.Runs, basis: BasisMeasured,
-		refs: ReferencesOf(site).Like(job.Resembles)}
+		refs: runmodel.ReferencesOf(site).Like(job.Resembles)}
 	a.rec = &Recommendation{Fingerprint: job.Fingerprint, Site: site.Name, Script: job.Script, Objective: opt.Objective,
 		Basis: BasisNone, Notes: append([]string{}, job.Notes...)}
 	if base.Profile != nil {
@@ -253,23 +254,23 @@ type analysis struct {
 	opt   Options
 	base  catalog.Job // the script's CPUs, memory, QoS and partition
 	runs  []Run
-	refs  References // the site's reference benchmarks and the one the script looks like
-	basis string     // of figures from runs: measured or prior
+	refs  runmodel.References // the site's reference benchmarks and the one the script looks like
+	basis string              // of figures from runs: measured or prior
 	rec   *Recommendation
 
 	need        MemoryNeed
 	memRuns     []MemoryRun
-	points      []Point // median completed time per profile
-	scaling     Scaling
-	scalingFree Scaling // scaling, its fixed share lowered to meet the runs that reached their time limits
-	work        float64 // the job's total work, when completed runs report it
+	points      []runmodel.Point // median completed time per profile
+	scaling     runmodel.Scaling
+	scalingFree runmodel.Scaling // scaling, its fixed share lowered to meet the runs that reached their time limits
+	work        float64          // the job's total work, when completed runs report it
 	workUnit    string
-	workPoints  []Point // median seconds per unit of work per profile
-	workScaling Scaling
+	workPoints  []runmodel.Point // median seconds per unit of work per profile
+	workScaling runmodel.Scaling
 	// elsewhere are the times of an emulation on another GPU than the
 	// site's, at the shares each slice ran at: not the site's times, but how
 	// the job scales (emulated.go).
-	elsewhere []Point
+	elsewhere []runmodel.Point
 }
 
 func (a *analysis) usePrior(b *catalog.Benchmark) {
@@ -300,7 +301,7 @@ func (a *analysis) prepare() {
 	a.points = a.profilePoints(func(r Run) bool { return r.Completed && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })
 	// A profile whose median is only a bound (a run there reached its time
 	// limit at or above it) has no measured time to scale from.
-	a.points = slices.DeleteFunc(a.points, func(p Point) bool {
+	a.points = slices.DeleteFunc(a.points, func(p runmodel.Point) bool {
 		_, _, bound, _ := a.measuredRuntime(p.Profile)
 		return bound > 0
 	})
@@ -312,7 +313,7 @@ func (a *analysis) prepare() {
 		gpu, memory := a.utilizationOn(a.points)
 		// The peers only here: most jobs need no prior, and the wrapper
 		// weighs a few hundred.
-		fit = PriorScaling(a.refs.WithPeers(PeerPoints(a.site, a.job.Peers)), gpu, memory, a.points)
+		fit = runmodel.PriorScaling(a.refs.WithPeers(runmodel.PeerPoints(a.site, a.job.Peers)), gpu, memory, a.points)
 	}
 	a.scaling = fit
 	// Profiles no time limit bounds are predicted by the model that meets
@@ -343,18 +344,18 @@ func (a *analysis) runtimeWhy() string {
 // timeLimitBounds are the longest runs that reached their time limit on
 // each profile where none completed: lower bounds the runtime model must
 // meet.
-func (a *analysis) timeLimitBounds() []Point {
-	best := map[string]Point{}
+func (a *analysis) timeLimitBounds() []runmodel.Point {
+	best := map[string]runmodel.Point{}
 	for _, r := range a.runs {
-		if !r.TimedOut || r.Seconds <= 0 || slices.ContainsFunc(a.points, func(p Point) bool { return p.Profile == r.Profile }) {
+		if !r.TimedOut || r.Seconds <= 0 || slices.ContainsFunc(a.points, func(p runmodel.Point) bool { return p.Profile == r.Profile }) {
 			continue
 		}
 		p, ok := a.site.Profile(r.Profile)
 		if b, seen := best[r.Profile]; ok && (!seen || r.Seconds > b.Seconds) {
-			best[r.Profile] = Point{Profile: r.Profile, Shares: a.site.Shares(p), Seconds: r.Seconds}
+			best[r.Profile] = runmodel.Point{Profile: r.Profile, Shares: a.site.Shares(p), Seconds: r.Seconds}
 		}
 	}
-	var bounds []Point
+	var bounds []runmodel.Point
 	for _, p := range OrderedProfiles(a.site) {
 		if b, ok := best[p.Name]; ok {
 			bounds = append(bounds, b)
@@ -473,12 +474,12 @@ func (a *analysis) jobWork(withWork func(Run) bool) float64 {
 func formatWork(w float64) string { return strconv.FormatFloat(w, 'g', 3, 64) }
 
 // profilePoints is the median of f over the runs that keep holds, per profile.
-func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Point {
-	var points []Point
+func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []runmodel.Point {
+	var points []runmodel.Point
 	for _, p := range a.site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && keep(r) }
 		if m, _, ok := medianOf(a.runs, onP, f); ok {
-			points = append(points, Point{Profile: p.Name, Shares: ranAt(a.site, &p, a.runs, onP), Seconds: m, Busy: busyOf(a.runs, onP, f)})
+			points = append(points, runmodel.Point{Profile: p.Name, Shares: ranAt(a.site, &p, a.runs, onP), Seconds: m, Busy: busyOf(a.runs, onP, f)})
 		}
 	}
 	return points
@@ -487,7 +488,7 @@ func (a *analysis) profilePoints(keep func(Run) bool, f func(Run) float64) []Poi
 // utilizationOn is the mean GPU and memory utilization over the completed
 // runs on the one measured profile that report them, each -1 when unknown:
 // a prior from one profile.
-func (a *analysis) utilizationOn(points []Point) (gpu, memory float64) {
+func (a *analysis) utilizationOn(points []runmodel.Point) (gpu, memory float64) {
 	if len(points) != 1 {
 		return -1, -1
 	}

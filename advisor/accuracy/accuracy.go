@@ -15,7 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -23,7 +23,7 @@ import (
 type Case struct {
 	Name      string
 	Benchmark string // the reference benchmark it is, if any: left out of what predicts it ("": Name)
-	Points    []advisor.Point
+	Points    []runmodel.Point
 }
 
 // benchmark is the reference benchmark a prediction of the case must not learn from.
@@ -45,8 +45,8 @@ func (p Protocol) String() string {
 // Trial is one prediction: the target's time from the known points.
 type Trial struct {
 	Case   string
-	Known  []advisor.Point
-	Target advisor.Point
+	Known  []runmodel.Point
+	Target runmodel.Point
 }
 
 // Trials are the protocol's predictions on a case.
@@ -62,12 +62,12 @@ func Trials(p Protocol, c Case) []Trial {
 			}
 		case OneKnown:
 			for _, k := range others {
-				out = append(out, Trial{c.Name, []advisor.Point{k}, target})
+				out = append(out, Trial{c.Name, []runmodel.Point{k}, target})
 			}
 		case TwoKnown:
 			for a := 0; a < len(others); a++ {
 				for b := a + 1; b < len(others); b++ {
-					out = append(out, Trial{c.Name, []advisor.Point{others[a], others[b]}, target})
+					out = append(out, Trial{c.Name, []runmodel.Point{others[a], others[b]}, target})
 				}
 			}
 		}
@@ -79,7 +79,7 @@ func Trials(p Protocol, c Case) []Trial {
 // range it prints (equal when it gives none).
 type Predictor interface {
 	Name() string
-	Predict(c Case, known []advisor.Point, target advisor.Point) (seconds, lo, hi float64, ok bool)
+	Predict(c Case, known []runmodel.Point, target runmodel.Point) (seconds, lo, hi float64, ok bool)
 }
 
 // Naive scales the time of the known profile nearest in SMs by the ratio of
@@ -88,8 +88,8 @@ type Naive struct{ Site *catalog.Site }
 
 func (Naive) Name() string { return "naive 1/SM" }
 
-func (n Naive) Predict(_ Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
-	sms := func(p advisor.Point) float64 {
+func (n Naive) Predict(_ Case, known []runmodel.Point, target runmodel.Point) (float64, float64, float64, bool) {
+	sms := func(p runmodel.Point) float64 {
 		if prof, ok := n.Site.Profile(p.Profile); ok {
 			return float64(prof.SMs)
 		}
@@ -99,7 +99,7 @@ func (n Naive) Predict(_ Case, known []advisor.Point, target advisor.Point) (flo
 	if to <= 0 || len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	from := slices.MinFunc(known, func(a, b advisor.Point) int {
+	from := slices.MinFunc(known, func(a, b runmodel.Point) int {
 		return cmp.Compare(math.Abs(math.Log(sms(a)/to)), math.Abs(math.Log(sms(b)/to)))
 	})
 	if sms(from) <= 0 {
@@ -122,18 +122,18 @@ type Model struct {
 
 func (Model) Name() string { return "migadvisor" }
 
-func (m Model) Predict(c Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
+func (m Model) Predict(c Case, known []runmodel.Point, target runmodel.Point) (float64, float64, float64, bool) {
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	var peers [][]advisor.Point
+	var peers [][]runmodel.Point
 	for _, o := range m.Cases {
 		if o.Name != c.Name {
 			peers = append(peers, o.Points)
 		}
 	}
-	refs := advisor.ReferencesOf(m.Site, c.benchmark()).WithPeers(peers)
-	s, ok := advisor.ExplainTimes(known, refs)
+	refs := runmodel.ReferencesOf(m.Site, c.benchmark()).WithPeers(peers)
+	s, ok := runmodel.ExplainTimes(known, refs)
 	if !ok {
 		s = refs.Prior()
 	}
@@ -147,13 +147,13 @@ type GeometricMean struct{ Site *catalog.Site }
 
 func (GeometricMean) Name() string { return "geometric mean" }
 
-func (m GeometricMean) Predict(c Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
+func (m GeometricMean) Predict(c Case, known []runmodel.Point, target runmodel.Point) (float64, float64, float64, bool) {
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	s, ok := advisor.FitOn(catalog.Mixed, known)
+	s, ok := runmodel.FitOn(catalog.Mixed, known)
 	if !ok {
-		s = advisor.ReferencesOf(m.Site, c.benchmark()).Prior()
+		s = runmodel.ReferencesOf(m.Site, c.benchmark()).Prior()
 	}
 	sec, _, _, _ := s.Predict(known, target.Shares)
 	return sec, sec, sec, true
@@ -166,12 +166,12 @@ type Hindsight struct{}
 
 func (Hindsight) Name() string { return "best in hindsight" }
 
-func (Hindsight) Predict(_ Case, known []advisor.Point, target advisor.Point) (float64, float64, float64, bool) {
+func (Hindsight) Predict(_ Case, known []runmodel.Point, target runmodel.Point) (float64, float64, float64, bool) {
 	best, ok := math.Inf(1), false
 	if len(known) < 2 {
 		return 0, 0, 0, false
 	}
-	for _, s := range advisor.FitEach(known) {
+	for _, s := range runmodel.FitEach(known) {
 		sec, _, _, _ := s.Predict(known, target.Shares)
 		if math.Abs(math.Log(sec/target.Seconds)) < math.Abs(math.Log(best/target.Seconds)) {
 			best, ok = sec, true
@@ -304,9 +304,9 @@ func identified(site *catalog.Site, cases []Case) []Case {
 	return out
 }
 
-func samePoints(a, b []advisor.Point) bool {
-	return len(a) == len(b) && !slices.ContainsFunc(a, func(p advisor.Point) bool {
-		return !slices.ContainsFunc(b, func(q advisor.Point) bool {
+func samePoints(a, b []runmodel.Point) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(p runmodel.Point) bool {
+		return !slices.ContainsFunc(b, func(q runmodel.Point) bool {
 			return q.Profile == p.Profile && math.Abs(q.Seconds/p.Seconds-1) < 1e-6
 		})
 	})
@@ -325,7 +325,7 @@ func ReferenceCases(site *catalog.Site) []Case {
 		if !b.IsPrior() || strings.Contains(b.Name, "@") {
 			continue
 		}
-		if points := advisor.BenchmarkPoints(site, b); len(points) >= 2 {
+		if points := runmodel.BenchmarkPoints(site, b); len(points) >= 2 {
 			cases = append(cases, Case{Name: b.Name, Points: points})
 		}
 	}

@@ -11,19 +11,19 @@ import (
 	"testing"
 	"text/tabwriter"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
-func point(site *catalog.Site, profile string, seconds float64) advisor.Point {
+func point(site *catalog.Site, profile string, seconds float64) runmodel.Point {
 	p, _ := site.Profile(profile)
-	return advisor.Point{Profile: profile, Shares: site.Shares(p), Seconds: seconds}
+	return runmodel.Point{Profile: profile, Shares: site.Shares(p), Seconds: seconds}
 }
 
 func TestTrialsOfEachProtocol(t *testing.T) {
 	site := testutil.Wulver(t)
-	c := Case{Name: "four", Points: []advisor.Point{point(site, "1g.10gb", 8), point(site, "2g.20gb", 4), point(site, "3g.40gb", 3), point(site, "full", 1)}}
+	c := Case{Name: "four", Points: []runmodel.Point{point(site, "1g.10gb", 8), point(site, "2g.20gb", 4), point(site, "3g.40gb", 3), point(site, "full", 1)}}
 	for p, want := range map[Protocol]int{LeaveOneOut: 4, TwoKnown: 4 * 3, OneKnown: 4 * 3} {
 		trials := Trials(p, c)
 		if len(trials) != want {
@@ -48,7 +48,7 @@ func TestTrialsOfEachProtocol(t *testing.T) {
 // only an exact prediction.
 func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
 	site := testutil.Wulver(t)
-	var points []advisor.Point
+	var points []runmodel.Point
 	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb", "full"} {
 		p, _ := site.Profile(name)
 		points = append(points, point(site, name, 1080/float64(p.SMs)))
@@ -60,7 +60,7 @@ func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
 			t.Errorf("%s: %+v", p, s)
 		}
 	}
-	slow := []Case{{Name: "slow", Points: []advisor.Point{point(site, "1g.10gb", 100), point(site, "full", 50)}}}
+	slow := []Case{{Name: "slow", Points: []runmodel.Point{point(site, "1g.10gb", 100), point(site, "full", 50)}}}
 	s := Evaluate(Naive{site}, slow, OneKnown)
 	// full from 1g.10gb: 100 × 14/108 = 13 s against 50 (−74%); 1g.10gb from full: 386 s against 100 (+286%).
 	if s.Trials != 2 || s.Worst < 285 || s.Worst > 287 {

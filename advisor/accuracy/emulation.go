@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -29,7 +29,7 @@ import (
 // own where it was not measured).
 type EmulatedCase struct {
 	Name   string
-	Points []advisor.Point
+	Points []runmodel.Point
 	// Utilization and MemUtilization are the mean GPU and memory
 	// utilization over the runs' monitor summaries (percent; -1 unknown):
 	// which resource the job waits on.
@@ -68,8 +68,8 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		if sm, bw, ok := rec.RanAt(run); ok {
 			at = catalog.Shares{SM: sm, Bandwidth: bw}
 		}
-		at, _ = advisor.OnSiteGPU(site, rec.GPU, at)
-		point := advisor.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r}
+		at, _ = runmodel.OnSiteGPU(site, rec.GPU, at)
+		point := runmodel.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r}
 		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
 			util, mem = util+u, mem+m
 			point.Busy = busyPerUnit(filepath.Join(dir, run.Output), u, run.Seconds)
@@ -90,7 +90,7 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 // same GPU, more than the slices' differences.
 func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs ...string) (EmulatedCase, error) {
 	all := EmulatedCase{Name: name, Utilization: -1, MemUtilization: -1}
-	byProfile := map[string][]advisor.Point{}
+	byProfile := map[string][]runmodel.Point{}
 	var order []string
 	for _, dir := range dirs {
 		c, err := ReadEmulation(site, name, dir, rate)
@@ -109,7 +109,7 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 	}
 	for _, profile := range order {
 		points := byProfile[profile]
-		pick := func(f func(advisor.Point) float64) float64 {
+		pick := func(f func(runmodel.Point) float64) float64 {
 			v := make([]float64, len(points))
 			for i, p := range points {
 				v[i] = f(p)
@@ -120,15 +120,15 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 			}
 			return v[len(v)/2]
 		}
-		seconds, busy := pick(func(p advisor.Point) float64 { return p.Seconds }), 0.0
-		if !slices.ContainsFunc(points, func(p advisor.Point) bool { return p.Busy <= 0 }) {
+		seconds, busy := pick(func(p runmodel.Point) float64 { return p.Seconds }), 0.0
+		if !slices.ContainsFunc(points, func(p runmodel.Point) bool { return p.Busy <= 0 }) {
 			// The median share of the time busy, of the median time: the
 			// two medians of different emulations would not pair.
-			busy = seconds * pick(func(p advisor.Point) float64 { return p.Busy / p.Seconds })
+			busy = seconds * pick(func(p runmodel.Point) float64 { return p.Busy / p.Seconds })
 		}
-		all.Points = append(all.Points, advisor.Point{Profile: profile, Seconds: seconds,
-			Shares: catalog.Shares{SM: pick(func(p advisor.Point) float64 { return p.Shares.SM }),
-				Bandwidth: pick(func(p advisor.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy})
+		all.Points = append(all.Points, runmodel.Point{Profile: profile, Seconds: seconds,
+			Shares: catalog.Shares{SM: pick(func(p runmodel.Point) float64 { return p.Shares.SM }),
+				Bandwidth: pick(func(p runmodel.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy})
 	}
 	return all, nil
 }
@@ -203,7 +203,7 @@ func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case)
 	for _, p := range published.Points {
 		pub[p.Profile] = p.Seconds
 	}
-	var shared []advisor.Point
+	var shared []runmodel.Point
 	for _, p := range emulated.Points {
 		if _, ok := pub[p.Profile]; ok {
 			shared = append(shared, p)
@@ -218,11 +218,11 @@ func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case)
 			ref = p
 		}
 	}
-	bound := advisor.BoundBy(emulated.Utilization, emulated.MemUtilization)
-	refs := advisor.ReferencesOf(site, published.benchmark())
-	fit, ok := advisor.ExplainEmulated(bound, emulated.Points, refs)
+	bound := runmodel.BoundBy(emulated.Utilization, emulated.MemUtilization)
+	refs := runmodel.ReferencesOf(site, published.benchmark())
+	fit, ok := runmodel.ExplainEmulated(bound, emulated.Points, refs)
 	if !ok {
-		fit = advisor.PriorScaling(refs, -1, -1, emulated.Points)
+		fit = runmodel.PriorScaling(refs, -1, -1, emulated.Points)
 	}
 	at := func(profile string) float64 {
 		p, _ := site.Profile(profile)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
@@ -29,7 +29,7 @@ func TestAccuracyOfEmulation(t *testing.T) {
 	// memory system: its memory slices (an A100 1g.10gb, 1 of 8).
 	bandwidth := Case{Name: "a slice's share of bandwidth"}
 	for _, p := range site.Profiles {
-		bandwidth.Points = append(bandwidth.Points, advisor.Point{Profile: p.Name, Shares: site.Shares(&p), Seconds: 1 / site.Shares(&p).Bandwidth})
+		bandwidth.Points = append(bandwidth.Points, runmodel.Point{Profile: p.Name, Shares: site.Shares(&p), Seconds: 1 / site.Shares(&p).Bandwidth})
 	}
 	published[bandwidth.Name] = bandwidth
 	workloads := []struct {

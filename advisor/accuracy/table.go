@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -250,7 +250,7 @@ func (t *table) read(headerLine int) ([]Case, error) {
 			if c.rate {
 				seconds = 1 / v
 			}
-			cases[i].Points = append(cases[i].Points, advisor.Point{Profile: p.Name, Shares: t.site.Shares(p), Seconds: seconds})
+			cases[i].Points = append(cases[i].Points, runmodel.Point{Profile: p.Name, Shares: t.site.Shares(p), Seconds: seconds})
 		}
 	}
 	if rows == 0 {

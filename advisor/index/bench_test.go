@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
@@ -92,10 +92,10 @@ func BenchmarkLookup(b *testing.B) {
 // profile: the peers of two indexes (the user's and the site's), full,
 // and the job's own left out.
 func BenchmarkReadPeers(b *testing.B) {
-	var peers []advisor.DatedPeer
-	for i := range advisor.MaxPeers {
-		peers = append(peers, advisor.DatedPeer{Script: peerKey(fmt.Sprint(i)), At: int64(i),
-			Peer: advisor.Peer{"1g.10gb": 700 + float64(i), "2g.20gb": 360, "3g.40gb": 250, "full": 100}})
+	var peers []runmodel.DatedPeer
+	for i := range runmodel.MaxPeers {
+		peers = append(peers, runmodel.DatedPeer{Script: peerKey(fmt.Sprint(i)), At: int64(i),
+			Peer: runmodel.Peer{"1g.10gb": 700 + float64(i), "2g.20gb": 360, "3g.40gb": 250, "full": 100}})
 	}
 	data, err := encodePeers(peers)
 	if err != nil {
@@ -121,7 +121,7 @@ func BenchmarkReadPeers(b *testing.B) {
 			b.Fatal(err)
 		}
 		set, err := ReadPeers(own, site)
-		if err != nil || len(set.Except("0")) != advisor.MaxPeers-1 {
+		if err != nil || len(set.Except("0")) != runmodel.MaxPeers-1 {
 			b.Fatalf("%d peers, %v", len(set), err)
 		}
 		own.Close()

@@ -8,12 +8,13 @@ import (
 	"math"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
 // peersKey is the entry of the index's peers: the newest scripts' times
 // on two profiles or more, that a job measured on one profile is scaled
-// like (advisor.References.Prior). It holds figures and keys that name
+// like (runmodel.References.Prior). It holds figures and keys that name
 // nothing.
 var peersKey = KeyOf("peers", "v1")
 
@@ -35,7 +36,7 @@ func peerKey(fingerprint string) string {
 
 // peerOf is the peer a script's runs make, keyed by peerKey and dated by
 // its newest submission.
-func peerOf(fingerprint string, runs []advisor.Run) (advisor.DatedPeer, bool) {
+func peerOf(fingerprint string, runs []advisor.Run) (runmodel.DatedPeer, bool) {
 	var at int64
 	for _, r := range runs {
 		if !r.Submitted.IsZero() {
@@ -43,10 +44,10 @@ func peerOf(fingerprint string, runs []advisor.Run) (advisor.DatedPeer, bool) {
 		}
 	}
 	peer, ok := advisor.PeerOf(runs)
-	return advisor.DatedPeer{Script: peerKey(fingerprint), Peer: peer, At: at}, ok
+	return runmodel.DatedPeer{Script: peerKey(fingerprint), Peer: peer, At: at}, ok
 }
 
-func encodePeers(peers []advisor.DatedPeer) ([]byte, error) {
+func encodePeers(peers []runmodel.DatedPeer) ([]byte, error) {
 	le := binary.LittleEndian
 	var names []string
 	index := map[string]uint16{}
@@ -72,7 +73,7 @@ func encodePeers(peers []advisor.DatedPeer) ([]byte, error) {
 		}
 		buf = le.AppendUint64(append(buf, p.Script...), uint64(p.At))
 		buf = append(buf, byte(len(p.Peer)))
-		for _, name := range advisor.SortedProfiles(p.Peer) {
+		for _, name := range runmodel.SortedProfiles(p.Peer) {
 			buf = le.AppendUint64(le.AppendUint16(buf, index[name]), math.Float64bits(p.Peer[name]))
 		}
 	}
@@ -81,7 +82,7 @@ func encodePeers(peers []advisor.DatedPeer) ([]byte, error) {
 
 // Peers are the index's peers; none in an index written before it kept
 // them.
-func (r *Reader) Peers() ([]advisor.DatedPeer, error) {
+func (r *Reader) Peers() ([]runmodel.DatedPeer, error) {
 	data, ok, err := r.Get(peersKey)
 	if err != nil || !ok {
 		return nil, err
@@ -95,7 +96,7 @@ func (r *Reader) Peers() ([]advisor.DatedPeer, error) {
 
 // decodePeers reads the peers' entry, every length checked against what
 // is left of it.
-func decodePeers(data []byte) ([]advisor.DatedPeer, error) {
+func decodePeers(data []byte) ([]runmodel.DatedPeer, error) {
 	d := decoder{data: data}
 	names := make([]string, d.u16())
 	for i := range names {
@@ -105,11 +106,11 @@ func decodePeers(data []byte) ([]advisor.DatedPeer, error) {
 	if d.err == nil && n > len(d.data)/(peerKeySize+9) {
 		return nil, fmt.Errorf("%d peers in %d bytes", n, len(d.data))
 	}
-	peers := make([]advisor.DatedPeer, 0, n)
+	peers := make([]runmodel.DatedPeer, 0, n)
 	for range n {
-		p := advisor.DatedPeer{Script: string(d.bytes(peerKeySize)), At: int64(d.u64())}
+		p := runmodel.DatedPeer{Script: string(d.bytes(peerKeySize)), At: int64(d.u64())}
 		count := int(d.u8())
-		p.Peer = make(advisor.Peer, count)
+		p.Peer = make(runmodel.Peer, count)
 		for range count {
 			i, secs := int(d.u16()), math.Float64frombits(d.u64())
 			switch {
@@ -161,13 +162,13 @@ func (d *decoder) u32() uint32 { return binary.LittleEndian.Uint32(d.bytes(4)) }
 func (d *decoder) u64() uint64 { return binary.LittleEndian.Uint64(d.bytes(8)) }
 
 // PeerSet are the peers read from the indexes, each script once.
-type PeerSet []advisor.DatedPeer
+type PeerSet []runmodel.DatedPeer
 
 // Except are the peers less the script being judged: its own times are no
 // prior for it.
-func (s PeerSet) Except(fingerprint string) []advisor.Peer {
+func (s PeerSet) Except(fingerprint string) []runmodel.Peer {
 	self := peerKey(fingerprint)
-	out := make([]advisor.Peer, 0, len(s))
+	out := make([]runmodel.Peer, 0, len(s))
 	for _, p := range s {
 		if p.Script != self {
 			out = append(out, p.Peer)
@@ -177,7 +178,7 @@ func (s PeerSet) Except(fingerprint string) []advisor.Peer {
 }
 
 // ReadPeers are the peers of the user's index (own, nil when there is
-// none) and the site's, each script once, the newest advisor.MaxPeers. An
+// none) and the site's, each script once, the newest runmodel.MaxPeers. An
 // index whose peers cannot be read is an error beside the others' peers:
 // they are optional evidence, never a reason to give no advice.
 func ReadPeers(own *Reader, site ...*Reader) (PeerSet, error) {
@@ -185,7 +186,7 @@ func ReadPeers(own *Reader, site ...*Reader) (PeerSet, error) {
 	if own != nil {
 		readers = append([]*Reader{own}, site...)
 	}
-	var sets [][]advisor.DatedPeer
+	var sets [][]runmodel.DatedPeer
 	var errs []error
 	for _, r := range readers {
 		peers, err := r.Peers()
@@ -195,7 +196,7 @@ func ReadPeers(own *Reader, site ...*Reader) (PeerSet, error) {
 		}
 		sets = append(sets, peers)
 	}
-	return advisor.NewestPeers(sets...), errors.Join(errs...)
+	return runmodel.NewestPeers(sets...), errors.Join(errs...)
 }
 
 // PeersBeside are ReadPeers of the user's index beside their history at db

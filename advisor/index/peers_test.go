@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
@@ -113,7 +113,7 @@ func TestIndexPeers(t *testing.T) {
 // Any bytes in the peers' entry are read or refused, never a panic or a
 // huge allocation; what reads writes back the same.
 func FuzzDecodePeers(f *testing.F) {
-	good, err := encodePeers([]advisor.DatedPeer{{Script: peerKey("a"), At: 7, Peer: advisor.Peer{"1g.10gb": 360, "full": 60}}})
+	good, err := encodePeers([]runmodel.DatedPeer{{Script: peerKey("a"), At: 7, Peer: runmodel.Peer{"1g.10gb": 360, "full": 60}}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -124,7 +125,7 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 	}
 	entries := make(map[Key][]byte, len(fps))
 	paths := map[string][]seenAt{}
-	var peers []advisor.DatedPeer
+	var peers []runmodel.DatedPeer
 	var stats Stats
 	for _, fp := range fps {
 		recs, err := st.History(ctx, history.HistoryFilter{Fingerprint: fp})
@@ -162,7 +163,7 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 		entries[KeyOf("path", p)] = data
 	}
 	stats.Paths = len(paths)
-	if peers = advisor.NewestPeers(peers); len(peers) > 0 {
+	if peers = runmodel.NewestPeers(peers); len(peers) > 0 {
 		data, err := encodePeers(peers)
 		if err != nil {
 			return nil, stats, err

@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -186,7 +187,7 @@ func (w *agreeWorld) recommend(t *testing.T, user string, peers index.PeerSet) *
 	}
 	rec, err := advisor.Advise(context.Background(), advisor.AdviseRequest{Path: path, Script: s, Site: w.site, UserDB: w.st.Path(),
 		User: user, Now: agreeNow, SubmitDir: filepath.Dir(path),
-		Peers: func(fp string) ([]advisor.Peer, error) { return peers.Except(fp), nil }},
+		Peers: func(fp string) ([]runmodel.Peer, error) { return peers.Except(fp), nil }},
 		advisor.AdviseDeps{Open: advisor.HistoryOpeners{Own: open, SiteWide: open}})
 	if err != nil {
 		t.Fatalf("%s: recommend: %v", user, err)

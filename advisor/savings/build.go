@@ -7,6 +7,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -50,7 +51,7 @@ type builder struct {
 	users    map[string]*UserTally
 	unjudged map[string]*Unjudged
 	order    []string // the site's profiles, smallest first
-	peers    func(fingerprint string) []advisor.Peer
+	peers    func(fingerprint string) []runmodel.Peer
 }
 
 // job is a job of the period with its price as it ran.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -53,7 +54,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	newest := g.jobs[0].rec // History lists the newest first
 	var rec *advisor.Recommendation
 	var err error
-	var peers []advisor.Peer
+	var peers []runmodel.Peer
 	if b.peers != nil && advisor.NeedsPrior(runs) {
 		peers = b.peers(g.fingerprint)
 	}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -33,7 +33,7 @@ type Request struct {
 	// Peers are the peers of a script (less its own: fingerprint) that
 	// scale it when it was measured on one profile, as recommend's do; nil:
 	// none.
-	Peers func(fingerprint string) []advisor.Peer
+	Peers func(fingerprint string) []runmodel.Peer
 }
 
 // Report is the report. SU figures are the site's list price of each job

@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -325,9 +326,9 @@ func TestBuildAsksForPeers(t *testing.T) {
 	s := site(t)
 	st := historytest.FromDump(t, s, month())
 	var asked []string
-	peers := func(fp string) []advisor.Peer {
+	peers := func(fp string) []runmodel.Peer {
 		asked = append(asked, fp)
-		return []advisor.Peer{{"1g.10gb": 771, "full": 100}}
+		return []runmodel.Peer{{"1g.10gb": 771, "full": 100}}
 	}
 	if _, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2},
 		Peers: peers}); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -194,7 +195,7 @@ func (w *wrapper) scriptFile(path string) string {
 // An index (or its peers) that cannot be read leaves the other, and a
 // warning in adv; the user's not written yet (no collect, track or wait
 // since it was) is no problem.
-func (w *wrapper) runs(_ context.Context, adv *advice, file string) (runs []advisor.Run, peers []advisor.Peer, prior bool, err error) {
+func (w *wrapper) runs(_ context.Context, adv *advice, file string) (runs []advisor.Run, peers []runmodel.Peer, prior bool, err error) {
 	own, err := w.opt.OpenIndex(index.OwnPath(w.dbPath()))
 	switch {
 	case err == nil:

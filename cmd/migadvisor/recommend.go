@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -186,8 +187,8 @@ func adviseDeps(env commandEnv) advisor.AdviseDeps {
 
 // peersBeside reads the peers of the advice indexes, as the sbatch wrapper
 // does (index.PeersBeside).
-func peersBeside(db string, site *catalog.Site) func(string) ([]advisor.Peer, error) {
-	return func(fingerprint string) ([]advisor.Peer, error) {
+func peersBeside(db string, site *catalog.Site) func(string) ([]runmodel.Peer, error) {
+	return func(fingerprint string) ([]runmodel.Peer, error) {
 		set, err := index.PeersBeside(db, site)
 		return set.Except(fingerprint), err
 	}

@@ -26,6 +26,7 @@ var rank = map[string]float64{
 	"advisor/history":             2,
 	"advisor/history/historytest": 2.1,
 	"advisor/history/mariadb":     2.2,
+	"advisor/runmodel":            2.5,
 	"advisor":                     3,
 	"advisor/index":               3.5,
 	"advisor/savings":             3.7,

@@ -1,4 +1,4 @@
-package advisor
+package runmodel
 
 import (
 	"cmp"
@@ -67,7 +67,7 @@ func ExplainTimesOn(r catalog.Resource, points []Point, refs References) (Scalin
 		if s, ok = FitOn(r, points); !ok {
 			return ExplainTimes(points, refs)
 		}
-		s.Why = fmt.Sprintf("%s, fitted on %d profiles", boundWords(s), len(points))
+		s.Why = fmt.Sprintf("%s, fitted on %d profiles", s.Bound(), len(points))
 	}
 	s.exclude = refs.calibrationExclude()
 	return s, true
@@ -205,7 +205,7 @@ func explainByHoldout(points []Point, among []explanation) (Scaling, bool) {
 	// whatever bends to the noise.
 	bestE, chosen := explanation{}, false
 	for _, e := range among {
-		if err, ok := errs[e]; ok && (!chosen || err < errs[bestE]-runNoise) {
+		if err, ok := errs[e]; ok && (!chosen || err < errs[bestE]-RunNoise) {
 			bestE, chosen = e, true
 		}
 	}
@@ -222,7 +222,7 @@ func explainByHoldout(points []Point, among []explanation) (Scaling, bool) {
 		}
 	}
 	best.Source = describe(best, len(points))
-	best.Why = fmt.Sprintf("%s: it predicts each measured profile from the others to %.1f%%", boundWords(best), 100*bestErr)
+	best.Why = fmt.Sprintf("%s: it predicts each measured profile from the others to %.1f%%", best.Bound(), 100*bestErr)
 	if len(others) > 0 {
 		best.Why += " (" + strings.Join(others, ", ") + ")"
 	}
@@ -301,7 +301,7 @@ func explainTwo(points []Point, refs References) Scaling {
 		s, _ := e.fit(points)
 		s.Source = describe(s, 2)
 		s.Why = fmt.Sprintf("%s, as fits the %s reference benchmarks measured on %s and %s best (their other profiles to %.1f%%, the median of %d)",
-			boundWords(s), refs.site.Name, a.Profile, b.Profile, 100*err, n)
+			s.Bound(), refs.site.Name, a.Profile, b.Profile, 100*err, n)
 		return s
 	}
 	r, f, ok := bottleneckOfTwo(a, b)
@@ -321,7 +321,7 @@ func explainTwo(points []Point, refs References) Scaling {
 func pureOfTwo(a, b Point) (catalog.Resource, bool) {
 	for _, r := range []catalog.Resource{catalog.SMs, catalog.Bandwidth} {
 		pure := (Scaling{Resource: r}).scale(a, b.Shares, 0)
-		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= 2*runNoise {
+		if a.Shares.Of(r) != b.Shares.Of(r) && math.Abs(math.Log(pure/b.Seconds)) <= 2*RunNoise {
 			return r, true
 		}
 	}
@@ -346,8 +346,9 @@ func bottleneckOfTwo(a, b Point) (r catalog.Resource, fixed float64, ok bool) {
 	return r, clamp01(fixed), true
 }
 
-// boundWords says what bounds a job under a fitted explanation.
-func boundWords(s Scaling) string {
+// Bound says what bounds a job under a fitted explanation, in words:
+// "bound by SMs", or up to which share before something else does.
+func (s Scaling) Bound() string {
 	if s.Limit > 0 {
 		return fmt.Sprintf("bound by %s up to about %.0f%% of them, then by something else", s.Resource, 100*s.Limit)
 	}

@@ -1,4 +1,4 @@
-package advisor
+package runmodel
 
 import (
 	"fmt"
@@ -140,9 +140,9 @@ func (refs References) WithPeers(peers [][]Point) References {
 }
 
 // Like are the references with the benchmark the job's script looks like
-// (RecogniseWorkload; nil: none): a job measured on one profile is scaled
-// as that benchmark's own profiles explain it, before any peer. A benchmark
-// left out (the one being scored) is not.
+// (advisor.RecogniseWorkload; nil: none): a job measured on one profile is
+// scaled as that benchmark's own profiles explain it, before any peer. A
+// benchmark left out (the one being scored) is not.
 func (refs References) Like(b *catalog.Benchmark) References {
 	refs.like = nil
 	if b != nil && b.IsPrior() && !slices.Contains(refs.exclude, b.Name) {
@@ -166,7 +166,7 @@ func (refs References) likePrior() (Scaling, bool) {
 	if !ok {
 		return Scaling{}, false
 	}
-	why := boundWords(s)
+	why := s.Bound()
 	if len(s.own) > 0 {
 		why += fmt.Sprintf(", which predicts each of its %d profiles from the others to %.1f%%", len(l.points), 100*meanAbs(s.own))
 	}
@@ -198,7 +198,7 @@ func (refs References) Prior() Scaling {
 	if n == 0 {
 		return refs.referencePrior()
 	}
-	f, lo, hi := median(fs), fs[0], fs[len(fs)-1]
+	f, lo, hi := Median(fs), fs[0], fs[len(fs)-1]
 	if n >= 10 {
 		lo, hi = quantile(fs, 0.1), quantile(fs, 0.9)
 	}
@@ -234,7 +234,7 @@ func (refs References) referencePrior() Scaling {
 		return Scaling{Fixed: 0.5, Source: "fixed share 0.5, a guess between GPU-bound and not", exclude: exclude, guess: true,
 			Why: "one profile measured, no other script known to have run on two profiles or more, and no reference benchmarks: a guess halfway between GPU-bound and not"}
 	}
-	f := median(fs)
+	f := Median(fs)
 	why := fmt.Sprintf("one profile measured, and no other script known to have run on two profiles or more: scaled like the median of %d %s reference benchmarks (%.0f%% of the time fixed)", len(fs), refs.site.Name, 100*f)
 	return Scaling{Resource: catalog.SMs, Fixed: f, Why: why, exclude: exclude, guess: true,
 		Source: fmt.Sprintf("fixed share %.2f, the median of %d %s reference benchmarks", f, len(fs), refs.site.Name)}
@@ -296,7 +296,7 @@ func pureOnSMs(points []Point) bool {
 		work := math.Log(p.Seconds * p.Shares.SM)
 		lo, hi = math.Min(lo, work), math.Max(hi, work)
 	}
-	return hi-lo <= 2*runNoise
+	return hi-lo <= 2*RunNoise
 }
 
 // PeerPoints are the peers' times as points on the site's profiles; a
@@ -350,7 +350,7 @@ func (refs References) forPair(a, b Point) (best explanation, medianErr float64,
 	for _, e := range explanations {
 		if len(errs[e]) == benchmarks && benchmarks > 0 {
 			slices.Sort(errs[e])
-			if m := median(errs[e]); m < medianErr-1e-9 {
+			if m := Median(errs[e]); m < medianErr-1e-9 {
 				best, medianErr, ok = e, m, true
 			}
 		}

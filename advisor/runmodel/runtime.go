@@ -1,4 +1,4 @@
-package advisor
+package runmodel
 
 import (
 	"cmp"
@@ -63,6 +63,14 @@ type Point struct {
 	// cannot): ExplainWithBusy reads it for emulated runs.
 	Busy float64
 }
+
+// BusyWhy says how the GPU's busy time on emulated slices gave the fixed
+// share (ExplainWithBusy), "" when it did not.
+func (s Scaling) BusyWhy() string { return s.busyWhy }
+
+// Distinct counts the usable points (a time and both shares above 0) of
+// different shares: the profiles a fit can tell apart.
+func Distinct(points []Point) int { return distinct(usable(points)) }
 
 // nearest is the measured point nearest the shares on resource r.
 func nearest(r catalog.Resource, points []Point, to catalog.Shares) Point {
@@ -182,8 +190,8 @@ func meanAbs(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// median of sorted values.
-func median(sorted []float64) float64 {
+// Median is the median of sorted values.
+func Median(sorted []float64) float64 {
 	n := len(sorted)
 	if n%2 == 1 {
 		return sorted[n/2]

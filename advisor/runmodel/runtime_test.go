@@ -1,4 +1,4 @@
-package advisor
+package runmodel
 
 import (
 	"flag"
@@ -144,7 +144,7 @@ func TestPredictRangesAreWiderBeyondTheMeasured(t *testing.T) {
 	points := job(catalog.SMs, 0.1, "1g.5gb", "2g.10gb", "4g.20gb")
 	s, _ := ExplainTimes(points, References{})
 	sec, lo, hi, from := s.Predict(points, a100["3g.20gb"])
-	if from.Profile != "4g.20gb" && from.Profile != "2g.10gb" || lo > sec*math.Exp(-runNoise)+1e-9 || hi < sec*math.Exp(runNoise)-1e-9 {
+	if from.Profile != "4g.20gb" && from.Profile != "2g.10gb" || lo > sec*math.Exp(-RunNoise)+1e-9 || hi < sec*math.Exp(RunNoise)-1e-9 {
 		t.Errorf("3g.20gb: %.1f in [%.1f, %.1f] from %s", sec, lo, hi, from.Profile)
 	}
 	upSec, upLo, upHi, _ := s.Predict(points, a100["full"])
@@ -228,7 +228,7 @@ func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
 func TestUtilizationPriorOnAnH100(t *testing.T) {
 	type row struct{ util, mem, rate float64 }
 	rows := map[string]map[float64]row{}
-	data, err := os.ReadFile("../testdata/nvml/h100-mps-scaling.csv")
+	data, err := os.ReadFile("../../testdata/nvml/h100-mps-scaling.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +280,10 @@ func TestUtilizationPriorOnAnH100(t *testing.T) {
 	}
 }
 
-var updateCalibration = flag.Bool("update", false, "rewrite advisor/calibration.json from the built-in reference benchmarks")
+var updateCalibration = flag.Bool("update", false, "rewrite advisor/runmodel/calibration.json from the built-in reference benchmarks")
 
 // The embedded calibration is what the model and the references give
-// today: after changing either, run go test ./advisor -run TestBuiltinCalibration -update.
+// today: after changing either, run go test ./advisor/runmodel -run TestBuiltinCalibration -update.
 func TestBuiltinCalibration(t *testing.T) {
 	live := computeCalibration("")
 	if *updateCalibration {
@@ -300,11 +300,11 @@ func TestBuiltinCalibration(t *testing.T) {
 	for k, errs := range live {
 		got := embedded[k]
 		if len(got) != len(errs) {
-			t.Fatalf("%s: %d errors embedded, %d computed: run go test ./advisor -run TestBuiltinCalibration -update", k, len(got), len(errs))
+			t.Fatalf("%s: %d errors embedded, %d computed: run go test ./advisor/runmodel -run TestBuiltinCalibration -update", k, len(got), len(errs))
 		}
 		for i := range errs {
 			if math.Abs(got[i]-errs[i]) > 1e-9 {
-				t.Fatalf("%s: embedded %g, computed %g: run go test ./advisor -run TestBuiltinCalibration -update", k, got[i], errs[i])
+				t.Fatalf("%s: embedded %g, computed %g: run go test ./advisor/runmodel -run TestBuiltinCalibration -update", k, got[i], errs[i])
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package advisor
+package runmodel
 
 import (
 	_ "embed"
@@ -22,9 +22,9 @@ import (
 // gain nothing on the whole GPU (Wulver's GROMACS: 3g.40gb to full is 2.6×
 // the SMs and 1.03× as fast), and the range says so.
 
-// runNoise is the least a range spans either side: runs of one job on one
+// RunNoise is the least a range spans either side: runs of one job on one
 // profile differ by a few percent.
-const runNoise = 0.03
+const RunNoise = 0.03
 
 // coverage is the share of held-out times a range is built to hold.
 const coverage = 0.9
@@ -81,7 +81,7 @@ type band struct{ lo, hi float64 }
 
 func (c calibration) band(sit situation) band {
 	errs := c[sit.cell]
-	b := band{-runNoise, runNoise}
+	b := band{-RunNoise, RunNoise}
 	if n := len(errs); n > 0 {
 		// Split conformal ranks: with n errors, the ⌈(n+1)q⌉-th smallest
 		// bounds a new one with probability q.
@@ -105,7 +105,7 @@ var builtinCalibrationJSON []byte
 var builtinCalibration = sync.OnceValue(func() calibration {
 	c, err := decodeCalibration(builtinCalibrationJSON)
 	if err != nil {
-		panic("advisor/calibration.json: " + err.Error())
+		panic("advisor/runmodel/calibration.json: " + err.Error())
 	}
 	return c
 })

@@ -1,10 +1,11 @@
-package advisor
+package runmodel
 
 import (
 	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
 )
@@ -48,7 +49,7 @@ func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 	busy := make([]Point, 0, len(points))
 	idle := make([]float64, 0, len(points))
 	for _, p := range points {
-		if p.Busy <= 0 || p.Busy > p.Seconds*(1+runNoise) {
+		if p.Busy <= 0 || p.Busy > p.Seconds*(1+RunNoise) {
 			return Scaling{}, false
 		}
 		busy = append(busy, Point{Profile: p.Profile, Shares: p.Shares, Seconds: p.Busy})
@@ -62,11 +63,11 @@ func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 		return Scaling{}, false
 	}
 	lo, hi := slices.MinFunc(points, byShare(b.Resource)), slices.MaxFunc(points, byShare(b.Resource))
-	if b.Fixed >= 1 || math.Log(lo.Busy/hi.Busy) <= runNoise {
+	if b.Fixed >= 1 || math.Log(lo.Busy/hi.Busy) <= RunNoise {
 		return Scaling{}, false
 	}
 	slices.Sort(idle)
-	rest := median(idle)
+	rest := Median(idle)
 	// The busy part is k·(fb + (1 − fb)/min(s, limit)); the whole time adds
 	// the idle part to its fixed term.
 	k := b.at(busy, catalog.Shares{SM: 1, Bandwidth: 1}) / b.g(1)
@@ -75,7 +76,7 @@ func explainWithBusy(r catalog.Resource, points []Point, refs References) (Scali
 	s.busyWhy = fmt.Sprintf("in the emulation the GPU was busy %.0f%% of the time on %s and %.0f%% on %s: that part scales (%s), "+
 		"the rest, the GPU idle (a median %s a run), does not", 100*lo.Busy/lo.Seconds, lo.Profile,
 		100*hi.Busy/hi.Seconds, hi.Profile, b.Form(), idleWords(rest))
-	s.Why = boundWords(s) + ": " + s.busyWhy
+	s.Why = s.Bound() + ": " + s.busyWhy
 	return s, true
 }
 
@@ -100,4 +101,26 @@ func ExplainEmulated(r catalog.Resource, points []Point, refs References) (Scali
 		return s, true
 	}
 	return ExplainTimesOn(r, points, refs)
+}
+
+// OnSiteGPU is at, shares of the whole GPU named device, as shares of the
+// site's GPU: an emulated slice of an H100 ran with more of an A100's SM
+// throughput than its share of the H100's SMs says, and a job with a fixed
+// part (start-up, data loading) scales with the absolute speed of what it
+// ran on, not with its share. Unchanged, and false, where either GPU lacks
+// the figures to compare (catalog.Relative).
+func OnSiteGPU(site *catalog.Site, device string, at catalog.Shares) (catalog.Shares, bool) {
+	to, ok := site.Model()
+	if !ok {
+		return at, false
+	}
+	from, ok := catalog.LookupModel(strings.TrimSpace(device))
+	if !ok {
+		return at, false
+	}
+	rel, ok := catalog.Relative(from, to)
+	if !ok {
+		return at, false
+	}
+	return at.Times(rel), true
 }
