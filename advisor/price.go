@@ -15,6 +15,9 @@ type Quote struct {
 	Job      catalog.Job
 	Charge   catalog.Charge
 	Warnings []Finding
+	// AtMost: the hours are the script's --time, a limit, so the charge is
+	// the most the job can be charged (it is charged for what it runs).
+	AtMost bool
 }
 
 // ErrNoUnits is a request of fewer than one CPU, or of a GPU profile with
@@ -54,5 +57,6 @@ func Price(site *catalog.Site, script *slurm.Script, over catalog.Overrides) (*Q
 	if warnings == nil {
 		warnings = []Finding{}
 	}
-	return &Quote{Job: job, Charge: charge, Warnings: warnings}, nil
+	atMost := script != nil && over.Hours == nil && script.Resources.Time.Duration > 0 && !script.Resources.Time.Unlimited
+	return &Quote{Job: job, Charge: charge, Warnings: warnings, AtMost: atMost}, nil
 }

@@ -31,3 +31,23 @@ func TestPrice(t *testing.T) {
 		t.Errorf("a value sbatch rejects: %v", err)
 	}
 }
+
+// The script's --time is a limit: its charge is the most the job can be
+// charged; an hours figure given over it is a run time.
+func TestPriceAtMostForAScriptsTime(t *testing.T) {
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -t 2:00:00\n#SBATCH --gres=gpu:a100:1\nrun\n"))
+	if q, err := Price(site, s, catalog.Overrides{}); err != nil || !q.AtMost {
+		t.Errorf("--time 2h: %v %+v", err, q)
+	}
+	h := 0.5
+	if q, err := Price(site, s, catalog.Overrides{Hours: &h}); err != nil || q.AtMost {
+		t.Errorf("--hours over --time: %v %+v", err, q)
+	}
+	if q, err := Price(site, slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\nrun\n")), catalog.Overrides{}); err != nil || q.AtMost {
+		t.Errorf("no --time (an hour's price): %v %+v", err, q)
+	}
+}

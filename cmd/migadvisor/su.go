@@ -20,6 +20,9 @@ type suReport struct {
 	Profile string `json:"profile,omitempty"`
 	GPUs    int    `json:"gpus"`
 	catalog.Charge
+	// AtMost: the hours are the script's --time, so SU is the most the job
+	// can be charged.
+	AtMost bool `json:"at_most"`
 	// Warnings: #SBATCH lines sbatch ignores, limits the request is over.
 	Warnings []advisor.Finding `json:"warnings"`
 }
@@ -164,7 +167,7 @@ func runSU(_ context.Context, o suOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	r := suReport{Site: site.Name, GPUs: q.Job.GPUs, Charge: q.Charge, Warnings: q.Warnings}
+	r := suReport{Site: site.Name, GPUs: q.Job.GPUs, Charge: q.Charge, Warnings: q.Warnings, AtMost: q.AtMost}
 	if q.Job.Profile != nil {
 		r.Profile = q.Job.Profile.Name
 	} else {
@@ -214,6 +217,9 @@ func describeCharge(r suReport) string {
 	}
 	if r.Free {
 		return fmt.Sprintf("%s on %s: 0 SU (%s)", head, r.Site, r.Reason)
+	}
+	if r.AtMost {
+		return fmt.Sprintf("%s on %s: at most %s SU (%s SU/h), if it runs all of its --time", head, r.Site, advisor.FormatSU(r.SU), advisor.FormatSU(r.SUPerHour))
 	}
 	return fmt.Sprintf("%s on %s: %s SU (%s SU/h)", head, r.Site, advisor.FormatSU(r.SU), advisor.FormatSU(r.SUPerHour))
 }

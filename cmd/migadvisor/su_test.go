@@ -38,6 +38,7 @@ type suJSON struct {
 	MemGiB       float64 `json:"mem_gib"`
 	Partition    string  `json:"partition"`
 	MemWholeNode bool    `json:"mem_whole_node"`
+	AtMost       bool    `json:"at_most"`
 	Warnings     []struct {
 		Line    int    `json:"line"`
 		Code    string `json:"code"`
@@ -51,7 +52,7 @@ func TestSUPricesACPUOnlyScript(t *testing.T) {
 	if r.SU != 32 || r.SUPerHour != 16 || r.Profile != "" || r.GPUs != 0 || r.CPUs != 8 {
 		t.Errorf("8 CPUs, 64G, 2 h: %+v; want max(8, 64/4) × 2 = 32 SU", r)
 	}
-	if text != "CPU only, 8 CPUs, 64 GiB RAM, 2 h in general on wulver: 32 SU (16 SU/h)" {
+	if text != "CPU only, 8 CPUs, 64 GiB RAM, 2 h in general on wulver: at most 32 SU (16 SU/h), if it runs all of its --time" {
 		t.Errorf("text %q", text)
 	}
 	// No partition, no memory: the site's default partition, 4000M per CPU.
@@ -188,7 +189,7 @@ func TestSUWarnsOfMemoryOverTheNode(t *testing.T) {
 // prints in text the figure its JSON holds: no nonzero figure reads 0.
 func TestSURoundsTheSameInTextAndJSON(t *testing.T) {
 	r, text, _ := suOf(t, "#!/bin/bash\n#SBATCH -p gpu -t 1:00:00\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=0\nrun\n")
-	if r.SU != 127 || r.SUPerHour != 127 || !strings.HasSuffix(text, ": 127 SU (127 SU/h)") {
+	if r.SU != 127 || r.SUPerHour != 127 || !strings.HasSuffix(text, ": at most 127 SU (127 SU/h), if it runs all of its --time") {
 		t.Errorf("--mem=0 on 1g.10gb: JSON %g SU, %g SU/h; text %q", r.SU, r.SUPerHour, text)
 	}
 	isolate(t)
@@ -211,5 +212,22 @@ func TestSUProfileFlagOnACPUOnlyScript(t *testing.T) {
 	r, text, _ := suOf(t, "#!/bin/bash\n#SBATCH -p gpu -t 1:00:00\nrun\n", "--profile", "1g.10gb")
 	if r.Profile != "1g.10gb" || r.GPUs != 1 || r.SU != 3 || !strings.HasPrefix(text, "1g.10gb, 1 CPU") {
 		t.Errorf("priced %+v: %q", r, text)
+	}
+}
+
+// A script's --time is a limit: su says its charge is the most the job can
+// be charged; a run time given by --hours is priced as it is.
+func TestSUSaysAtMostForAScriptsTime(t *testing.T) {
+	r, text, _ := suOf(t, "#!/bin/bash\n#SBATCH -p gpu -t 2:00:00\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=4G\nrun\n")
+	if !r.AtMost || !strings.HasSuffix(text, "2 h in gpu on wulver: at most 34 SU (17 SU/h), if it runs all of its --time") {
+		t.Errorf("--time 2h: at_most %v, %q", r.AtMost, text)
+	}
+	isolate(t)
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.sh")
+	os.WriteFile(job, []byte("#!/bin/bash\n#SBATCH -p gpu -t 2:00:00\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=4G\nrun\n"), 0o644)
+	text, _, _ = migadvisor(t, "su", "--hours", "0.5", job)
+	if strings.Contains(text, "at most") || !strings.HasSuffix(strings.TrimSpace(text), ": 8.5 SU (17 SU/h)") {
+		t.Errorf("--hours 0.5: %q", text)
 	}
 }
