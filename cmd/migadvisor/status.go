@@ -84,8 +84,9 @@ var recentWindowText = textutil.Plural(int(bench.RecentWindow/(24*time.Hour)), "
 
 func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
+	waiting := 0
 	if len(opt.ids) == 0 && opt.sweep == "" {
-		findPending(ctx, env, 0)
+		waiting = findPending(ctx, env, 0)
 	}
 	st, err := env.openHistory(ctx)
 	if err != nil {
@@ -108,8 +109,15 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	case len(res.Rows) == 0 && res.Tracked > 0:
 		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked job in the history at %s has run in the last %s; 'migadvisor status --all' lists the %s that ended before",
 			st.Path(), recentWindowText, textutil.Plural(res.Left, "job")))
+	case len(res.Rows) == 0 && waiting > 0:
+		// One thing to say: the jobs are on their way, not missing.
+		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked jobs to list yet: %s; run 'migadvisor status' again in a minute",
+			notInAccountingYet(waiting)))
 	case len(res.Rows) == 0:
 		return sayEmptyTo(env.outWriters, opt.json, whyNoneTracked(opt, st.Path()))
+	}
+	if waiting > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
 	}
 	if err := printStatus(env.Out, opt.json, res.Rows); err != nil {
 		return err

@@ -109,7 +109,9 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(opt.ids) == 0 && opt.sweep == "" {
-		findPending(ctx, env, pendingPatience)
+		if waiting := findPending(ctx, env, pendingPatience); waiting > 0 && ctx.Err() == nil {
+			fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
+		}
 	}
 	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, historyPerCall{env})
 	if err != nil {
@@ -150,11 +152,12 @@ const pendingPatience = 15 * time.Second
 // beside sbatch records them without their ids) to their jobs, so that wait
 // and status with no ids have them. A job submitted a moment ago may not be
 // in accounting yet: for up to patience, it asks again
-// (collect.FindPendingWithin). What is left waiting, or a failure, is one
-// line; the command goes on with the jobs it tracks.
-func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
+// (collect.FindPendingWithin). It returns how many still wait, for the
+// command to say; a failure is one line, and the command goes on with the
+// jobs it tracks.
+func findPending(ctx context.Context, env commandEnv, patience time.Duration) (waiting int) {
 	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
-		return // no history and nothing on its way in: nothing to find
+		return 0 // no history and nothing on its way in: nothing to find
 	}
 	failed := func(err error) {
 		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
@@ -162,27 +165,32 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) {
 	col, err := openCollectorFor(ctx, env.global, env.slurm)
 	if err != nil {
 		failed(err)
-		return
+		return 0
 	}
 	defer col.Store.Close()
 	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
-		return // the status or wait says what is wrong with the history
+		return 0 // the status or wait says what is wrong with the history
 	}
 	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
 		failed(err)
-		return
+		return 0
 	}
 	res, err := col.FindPendingWithin(ctx, patience)
 	if res.Dropped > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
 			textutil.Plural(res.Dropped, "submission"))
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		failed(err)
-	case res.Waiting > 0 && ctx.Err() == nil:
-		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper not in Slurm's accounting yet: not listed\n", textutil.Plural(res.Waiting, "submission"))
+		return 0
 	}
+	return res.Waiting
+}
+
+// notInAccountingYet says that submissions through the wrapper are not
+// listed because slurmdbd has no job of theirs yet.
+func notInAccountingYet(n int) string {
+	return fmt.Sprintf("%s through the sbatch wrapper not in Slurm's accounting yet", textutil.Plural(n, "submission"))
 }
 
 // resumeWait is the wait command that takes this one up again.

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+)
+
+// status right after a submission through the shim, before slurmdbd has
+// its job, says one thing: the job is on its way, not "no tracked jobs"
+// beside "1 submission not in accounting yet".
+func TestStatusRightAfterAShimSubmissionSaysOneThing(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	st, err := history.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.RecordSubmissions(context.Background(), []history.Submission{{Fingerprint: "fp", Source: dir + "/job.sh", Script: dir + "/job.sh",
+		WorkDir: dir, JobName: "job.sh", User: currentUserName(), Submitted: time.Now(), Token: "t"}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.psv")
+	os.WriteFile(empty, []byte("JobIDRaw|JobID|User|State|ExitCode|Submit|ElapsedRaw|WorkDir|JobName\n"), 0o644)
+	stubSlurm(t, empty)
+	out, errOut, code := migadvisor(t, "status")
+	want := "no tracked jobs to list yet: 1 submission through the sbatch wrapper not in Slurm's accounting yet; run 'migadvisor status' again in a minute\n"
+	if code != 0 || out != want || strings.Contains(errOut, "not in Slurm's accounting") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+}
