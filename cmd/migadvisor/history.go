@@ -232,7 +232,11 @@ func printHistory(w io.Writer, jobs []advisor.JobEntry) {
 	case fromSite > 0 && fromSite == len(jobs):
 		fmt.Fprintln(w, "all from the site-wide history")
 	case fromSite > 0:
-		fmt.Fprintf(w, "%d of these %d jobs are from the site-wide history, the others from yours\n", fromSite, len(jobs))
+		verb := "are"
+		if fromSite == 1 {
+			verb = "is"
+		}
+		fmt.Fprintf(w, "%d of these %d jobs %s from the site-wide history, the others from yours\n", fromSite, len(jobs), verb)
 	}
 }
 

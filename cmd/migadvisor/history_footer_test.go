@@ -17,6 +17,11 @@ func TestHistoryFooterSaysWhichJobsAreTheSites(t *testing.T) {
 		t.Errorf("footer:\n%s", out.String())
 	}
 	out.Reset()
+	printHistory(&out, jobs[:2])
+	if !strings.HasSuffix(out.String(), "1 of these 2 jobs is from the site-wide history, the others from yours\n") {
+		t.Errorf("footer:\n%s", out.String())
+	}
+	out.Reset()
 	printHistory(&out, jobs[1:])
 	if !strings.HasSuffix(out.String(), "\nall from the site-wide history\n") {
 		t.Errorf("footer:\n%s", out.String())
