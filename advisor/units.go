@@ -43,7 +43,7 @@ func FormatSU(x float64) string {
 var workScales = []struct {
 	factor float64
 	prefix string
-}{{1, ""}, {1e3, "1k "}, {1e6, "1M "}, {1e9, "1B "}}
+}{{1, ""}, {1e3, "1k "}, {1e6, "1M "}, {1e9, "1G "}} // SI prefixes: 1B read as a byte or a billion
 
 // WorkScale is the multiple of a work unit that puts the least of the
 // figures (SU per unit of work) at 0.1 or more: SU per 1M samples, not

@@ -98,8 +98,8 @@ func TestSUPerWorkScaleFollowsTheFigures(t *testing.T) {
 		{24, "SU per 1k samples", "34.7", "59"},
 		{2400, "SU per 1k samples", "0.347", "0.59"},
 		{2.4e6, "SU per 1M samples", "0.347", "0.59"},
-		{2.4e9, "SU per 1B samples", "0.347", "0.59"},
-		{2.4e12, "SU per 1B samples", "0.000347", "0.00059"}, // no larger multiple
+		{2.4e9, "SU per 1G samples", "0.347", "0.59"},
+		{2.4e12, "SU per 1G samples", "0.000347", "0.00059"}, // no larger multiple
 	} {
 		rep, err := Build(site, Workload{Tag: "w"}, []history.JobRecord{
 			samplesRun("1", "1g.10gb", 1000, c.work, 2150), samplesRun("2", "full", 300, c.work, 2150)})
