@@ -300,17 +300,6 @@ func suiteFailure(stderr, out io.Writer, asJSON bool, res bench.SuiteResult, err
 	return err
 }
 
-// profilesFlag is --profiles read at the site (bench.ProbeProfiles): an
-// unknown name is a usage error.
-func profilesFlag(site *catalog.Site, names []string) ([]string, error) {
-	profiles, err := bench.ProbeProfiles(site, names)
-	var unknown *catalog.UnknownProfileError
-	if errors.As(err, &unknown) {
-		return nil, usageError{"--profiles: " + err.Error()}
-	}
-	return profiles, err
-}
-
 // suiteProgress shows a suite's steps, on a terminal or not (a run takes
 // minutes at least): what it is about to do, each job submitted, and as
 // jobs end wait's bar on a terminal, elsewhere a line each time some end;

@@ -139,17 +139,3 @@ func runExport(_ context.Context, o catalogOptions, w outWriters) error {
 	_, err = w.Out.Write(data)
 	return err
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}

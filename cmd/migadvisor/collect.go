@@ -323,14 +323,6 @@ func warnSkipped(stderr io.Writer, file string, res collect.ImportResult) {
 	}
 }
 
-// nameClusterFor sets the name the collector files jobs under whose
-// records carry none (the same name track, wait and submissions use; said
-// on stderr when it is a fallback), and gives it to the wrapper's records
-// (collect.Collector.NameCluster).
-func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
-	return col.NameCluster(ctx, s.Cluster, func(sentence string) { fmt.Fprintf(stderr, "migadvisor: %s\n", sentence) })
-}
-
 func printCollect(w io.Writer, rep collectReport) {
 	if rep.Source == collect.SourceNone {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")

@@ -119,38 +119,6 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 	return nil
 }
 
-// sayEmptyTo answers with nothing to show, and says why: an empty answer
-// is never silent. In text the sentence stands where the table would; in
-// JSON stdout holds the data alone (empty, an array, never null), and the
-// sentence goes to stderr, as track's notes do.
-func sayEmptyTo(w outWriters, asJSON bool, why string) error {
-	if !asJSON {
-		_, err := fmt.Fprintln(w.Out, why)
-		return err
-	}
-	if err := writeJSON(w.Out, []struct{}{}); err != nil {
-		return err
-	}
-	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
-	return nil
-}
-
-// historiesRead names the histories a command read: "the history at
-// PATH", or yours and the site-wide one.
-func historiesRead(own *history.Store, siteWide []*history.Store) string {
-	if len(siteWide) == 0 && own != nil {
-		return "the history at " + own.Path()
-	}
-	paths := make([]string, len(siteWide))
-	for i, st := range siteWide {
-		paths[i] = st.Path()
-	}
-	if own == nil {
-		return "the site-wide history at " + textutil.JoinAnd(paths)
-	}
-	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
-}
-
 // whyNoRuns says, in one line, why history has no jobs of the script at
 // path: none of it or its earlier versions in the histories read, and what
 // would give it some. Where its tracked jobs wait for collect, or jobs of
@@ -238,41 +206,4 @@ func printHistory(w io.Writer, jobs []advisor.JobEntry) {
 		}
 		fmt.Fprintf(w, "%d of these %d jobs %s from the site-wide history, the others from yours\n", fromSite, len(jobs), verb)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func intOrDash(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return fmt.Sprint(*n)
-}
-
-// mibOrDash prints a size in MiB as "512M" or "5.7G".
-func mibOrDash(f *float64) string {
-	switch {
-	case f == nil:
-		return "-"
-	case *f >= 1024:
-		return fmt.Sprintf("%.1fG", *f/1024)
-	case *f < 10:
-		return fmt.Sprintf("%.1fM", *f)
-	default:
-		return fmt.Sprintf("%.0fM", *f)
-	}
-}
-
-// rssOrDash is a peak RSS, or "-" where sacct took no sample (it would
-// print as 0.0M).
-func rssOrDash(f *float64) string {
-	if f != nil && *f < 0.05 {
-		return "-"
-	}
-	return mibOrDash(f)
 }

@@ -1,15 +1,24 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"text/tabwriter"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"} }
@@ -41,4 +50,151 @@ func formatNumber(x float64) string {
 		return fmt.Sprintf("%d", int64(x))
 	}
 	return fmt.Sprintf("%.3g", x)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// sayEmptyTo answers with nothing to show, and says why: an empty answer
+// is never silent. In text the sentence stands where the table would; in
+// JSON stdout holds the data alone (empty, an array, never null), and the
+// sentence goes to stderr, as track's notes do.
+func sayEmptyTo(w outWriters, asJSON bool, why string) error {
+	if !asJSON {
+		_, err := fmt.Fprintln(w.Out, why)
+		return err
+	}
+	if err := writeJSON(w.Out, []struct{}{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func intOrDash(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return fmt.Sprint(*n)
+}
+
+// mibOrDash prints a size in MiB as "512M" or "5.7G".
+func mibOrDash(f *float64) string {
+	switch {
+	case f == nil:
+		return "-"
+	case *f >= 1024:
+		return fmt.Sprintf("%.1fG", *f/1024)
+	case *f < 10:
+		return fmt.Sprintf("%.1fM", *f)
+	default:
+		return fmt.Sprintf("%.0fM", *f)
+	}
+}
+
+// rssOrDash is a peak RSS, or "-" where sacct took no sample (it would
+// print as 0.0M).
+func rssOrDash(f *float64) string {
+	if f != nil && *f < 0.05 {
+		return "-"
+	}
+	return mibOrDash(f)
+}
+
+func suOrDash(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return advisor.FormatSU(*f)
+}
+
+// showPushProgress draws a bar of the rows sent to the site store on a
+// terminal; nil elsewhere.
+func showPushProgress(stderr io.Writer) func(sent, total int) {
+	return showProgress(stderr, "sending to the site store")
+}
+
+// showProgress draws a bar of a long step's progress on a terminal; nil
+// elsewhere (a cron job's mail stays clean).
+func showProgress(stderr io.Writer, what string) func(done, total int) {
+	if !isTTY(stderr) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(what),
+				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+		}
+		_ = bar.Set(done)
+		if done >= total {
+			_ = bar.Finish()
+		}
+	}
+}
+
+// why is a row's explanation for a table: "-" while it runs or once it completed.
+func why(r jobStatus) string {
+	if r.Outcome == "" || r.Outcome == advisor.OutcomeCompleted {
+		return "-"
+	}
+	return r.Explanation
+}
+
+// interrupted turns an error of a wait that Ctrl-C (or SIGTERM) cut short
+// into the sentence the user needs, what still goes on and how to take it
+// up, and exit status 130. Other errors pass as they are. A Slurm command
+// killed by the same Ctrl-C fails with its own error: the context, not the
+// error, says what happened.
+func interrupted(ctx context.Context, stderr io.Writer, err error, what string) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "migadvisor: interrupted; %s\n", what)
+	return silentExit(exitInterrupted)
+}
+
+// sayCollected says which ids Slurm has no job of and which have no final
+// record yet.
+func sayCollected(stderr io.Writer, ended bench.Ended) {
+	if len(ended.Unknown) > 0 {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
+	}
+	if len(ended.Open) > 0 {
+		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
+	}
+}
+
+// lintFailure prints the lint errors that refused a sweep, and says what
+// to do (hint); a profile the site lacks is a usage error; other errors
+// pass as they are.
+func lintFailure(stderr io.Writer, err error, path, hint string) error {
+	var lintErr *bench.LintError
+	var unknown *catalog.UnknownProfileError
+	switch {
+	case errors.As(err, &unknown):
+		return usageError{"--profiles: " + err.Error()}
+	case !errors.As(err, &lintErr):
+		return err
+	}
+	fmt.Fprintln(stderr, lintErr.Error())
+	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
 }

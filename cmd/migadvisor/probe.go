@@ -242,17 +242,6 @@ func (b *queueBar) finish() {
 	}
 }
 
-// sayCollected says which ids Slurm has no job of and which have no final
-// record yet.
-func sayCollected(stderr io.Writer, ended bench.Ended) {
-	if len(ended.Unknown) > 0 {
-		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
-	}
-	if len(ended.Open) > 0 {
-		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
-	}
-}
-
 // measureDeps are how the probe and benchmark run reach Slurm, the history
 // and collect, with their progress shown by show.
 func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) bench.ProbeDeps {

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
@@ -117,35 +115,4 @@ func printPublished(out io.Writer, p publishReport) {
 		fmt.Fprintf(out, " from the %s", p.From)
 	}
 	fmt.Fprintln(out)
-}
-
-// siteStoreFlag is --site-store (MIGADVISOR_SITE_STORE): the option file of
-// the site history in MariaDB/MySQL, for what usage says.
-func siteStoreFlag(usage string) cli.Flag {
-	return &cli.StringFlag{Name: "site-store", EnvVars: []string{"MIGADVISOR_SITE_STORE"}, Usage: usage + "; " + collect.StoreOff + ": none"}
-}
-
-// showPushProgress draws a bar of the rows sent to the site store on a
-// terminal; nil elsewhere.
-func showPushProgress(stderr io.Writer) func(sent, total int) {
-	return showProgress(stderr, "sending to the site store")
-}
-
-// showProgress draws a bar of a long step's progress on a terminal; nil
-// elsewhere (a cron job's mail stays clean).
-func showProgress(stderr io.Writer, what string) func(done, total int) {
-	if !isTTY(stderr) {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(what),
-				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
-		}
-		_ = bar.Set(done)
-		if done >= total {
-			_ = bar.Finish()
-		}
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/user"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/bench"
@@ -124,15 +122,6 @@ func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
 	return opt, err
 }
 
-// currentUserName is the name of the user running migadvisor, "" if unknown.
-func currentUserName() string {
-	u, err := user.Current()
-	if err != nil {
-		return ""
-	}
-	return u.Username
-}
-
 // checkAdvice refuses what no recommendation can be made with.
 func checkAdvice(a advisor.Options, toleranceSet bool) error {
 	if !slices.Contains(advisor.Objectives, a.Objective) {
@@ -191,19 +180,6 @@ func peersBeside(db string, site *catalog.Site) func(string) ([]runmodel.Peer, e
 	return func(fingerprint string) ([]runmodel.Peer, error) {
 		set, err := index.PeersBeside(db, site)
 		return set.Except(fingerprint), err
-	}
-}
-
-// readHistories open the user's history to read (saying on stderr where
-// there is none to read) and the site-wide one read-only.
-func readHistories(stderr io.Writer) advisor.HistoryOpeners {
-	return advisor.HistoryOpeners{
-		Own: func(ctx context.Context, path string) (*history.Store, error) {
-			return openHistoryToRead(ctx, path, stderr)
-		},
-		SiteWide: func(ctx context.Context, path string) (*history.Store, error) {
-			return history.OpenWith(ctx, path, history.Options{ReadOnly: true})
-		},
 	}
 }
 
@@ -449,11 +425,4 @@ func suPerWorkCell(pa advisor.ProfileAdvice) string {
 		return "≥" + advisor.FormatSU(*pa.SUPerWork)
 	}
 	return suOrDash(pa.SUPerWork)
-}
-
-func suOrDash(f *float64) string {
-	if f == nil {
-		return "-"
-	}
-	return advisor.FormatSU(*f)
 }

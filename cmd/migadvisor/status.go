@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -207,12 +206,4 @@ func whyNoneTracked(opt statusOptions, path string) string {
 			where, opt.sweep, slurm.ShellWord(opt.sweep))
 	}
 	return fmt.Sprintf("no tracked jobs in %s: %s", where, howTracked)
-}
-
-// why is a row's explanation for a table: "-" while it runs or once it completed.
-func why(r jobStatus) string {
-	if r.Outcome == "" || r.Outcome == advisor.OutcomeCompleted {
-		return "-"
-	}
-	return r.Explanation
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -126,35 +124,6 @@ func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	return opt, nil
 }
 
-// emulateFlags are --emulate and --budget; prefix begins each usage.
-func emulateFlags(prefix string) []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "emulate", Usage: prefix + "one job on the site's whole GPU that runs the script once per profile under 'migadvisor emulate' (CUDA MPS), for a GPU not cut into slices"},
-		&cli.DurationFlag{Name: "budget", Usage: "with --emulate: the longest each profile's run may take (default: the script's --time)"},
-	}
-}
-
-// emulateFrom reads --emulate and --budget: how the job reaches migadvisor
-// (--monitor-bin when it names migadvisor itself, not the lean monitor,
-// else this binary).
-func emulateFrom(c *cli.Context, g globalFlags) (*slurm.EmulateWrap, time.Duration, error) {
-	budget := c.Duration("budget")
-	if !c.Bool("emulate") {
-		if budget != 0 {
-			return nil, 0, usageError{"--budget goes with --emulate"}
-		}
-		return nil, 0, nil
-	}
-	if budget < 0 {
-		return nil, 0, usageError{"--budget must not be negative"}
-	}
-	bin := c.String("monitor-bin")
-	if filepath.Base(bin) == slurm.LeanMonitor {
-		bin = ""
-	}
-	return &slurm.EmulateWrap{Binary: monitorWrapOf(bin).Binary, Site: g.Site}, budget, nil
-}
-
 func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	env := newEnv(opt.Global, opt.Slurm, w)
 	site, err := env.site()
@@ -194,83 +163,6 @@ func sayWarnings(stderr io.Writer) func(bench.ProbeEvent) {
 			fmt.Fprintf(stderr, "migadvisor: warning: %v\n", e.Err)
 		}
 	}
-}
-
-// lintFailure prints the lint errors that refused a sweep, and says what
-// to do (hint); a profile the site lacks is a usage error; other errors
-// pass as they are.
-func lintFailure(stderr io.Writer, err error, path, hint string) error {
-	var lintErr *bench.LintError
-	var unknown *catalog.UnknownProfileError
-	switch {
-	case errors.As(err, &unknown):
-		return usageError{"--profiles: " + err.Error()}
-	case !errors.As(err, &lintErr):
-		return err
-	}
-	fmt.Fprintln(stderr, lintErr.Error())
-	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
-}
-
-// timeFlag sets every variant's --time (a probe after a run that reached its
-// time limit needs a longer one than the script's).
-// noPreallocFlag is --no-prealloc; prefix begins its usage.
-func noPreallocFlag(prefix string) cli.Flag {
-	return &cli.BoolFlag{Name: "no-prealloc", Usage: prefix + "variants turn JAX's and TensorFlow's preallocation off " +
-		"(XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform, TF_FORCE_GPU_ALLOW_GROWTH=true): their GPU peak is then the need"}
-}
-
-func timeFlag(prefix string) cli.Flag {
-	return &cli.StringFlag{Name: "time", Aliases: []string{"t"}, Usage: prefix + "the --time every variant asks for (default: the script's)"}
-}
-
-// variantTime checks --time: sbatch's formats, before anything is written.
-func variantTime(v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	if _, err := slurm.ParseTimeLimit(v); err != nil {
-		return "", usageError{fmt.Sprintf("--time %q is not a time limit sbatch reads: use minutes (90), 1:30:00 or 2-00:00:00", v)}
-	}
-	return v, nil
-}
-
-// asOneGPUFlag lets a script that uses several GPUs be swept on one each;
-// prefix begins its usage.
-func asOneGPUFlag(prefix string) cli.Flag {
-	return &cli.BoolFlag{Name: "as-one-gpu", Usage: prefix + "sweep a script that uses several GPUs on one slice or GPU each (it must be able to run so)"}
-}
-
-// monitorBinFlag names the monitor the variants run.
-func monitorBinFlag(usage string) cli.Flag {
-	return &cli.StringFlag{Name: "monitor-bin", EnvVars: []string{"MIGADVISOR_MONITOR_BIN"}, Usage: usage}
-}
-
-// monitorWrapFrom reads --no-monitor and --monitor-bin.
-func monitorWrapFrom(c *cli.Context) *slurm.MonitorWrap {
-	if c.Bool("no-monitor") {
-		return nil
-	}
-	return monitorWrapOf(c.String("monitor-bin"))
-}
-
-// monitorWrapOf is how variants reach the monitor: bin, else this binary,
-// by its absolute path (shared file systems make it the compute nodes' too).
-func monitorWrapOf(bin string) *slurm.MonitorWrap {
-	if bin == "" {
-		if self, err := os.Executable(); err == nil {
-			if real, err := filepath.EvalSymlinks(self); err == nil {
-				self = real
-			}
-			bin = self
-		}
-	}
-	if bin != "" {
-		if abs, err := filepath.Abs(bin); err == nil {
-			bin = abs
-		}
-	}
-	return &slurm.MonitorWrap{Binary: bin}
 }
 
 func printSweep(env commandEnv, dir string, sw *bench.Sweep) {

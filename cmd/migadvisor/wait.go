@@ -211,19 +211,6 @@ func resumeWait(opt waitOptions) string {
 // exitInterrupted is the shell's status for a command stopped by Ctrl-C.
 const exitInterrupted = 130
 
-// interrupted turns an error of a wait that Ctrl-C (or SIGTERM) cut short
-// into the sentence the user needs, what still goes on and how to take it
-// up, and exit status 130. Other errors pass as they are. A Slurm command
-// killed by the same Ctrl-C fails with its own error: the context, not the
-// error, says what happened.
-func interrupted(ctx context.Context, stderr io.Writer, err error, what string) error {
-	if ctx.Err() == nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "migadvisor: interrupted; %s\n", what)
-	return silentExit(exitInterrupted)
-}
-
 // noteUntracked says which of the jobs named on the command line no script
 // is linked to: wait follows and collects them, but lists only tracked jobs.
 func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
@@ -305,10 +292,4 @@ func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
 	}
 	return t.Flush()
-}
-
-// exists reports whether a file is there.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -8,11 +8,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -187,4 +189,47 @@ func nonNegative(flag string, n int, what string) error {
 		return usageError{fmt.Sprintf("%s is %s, not %d", flag, what, n)}
 	}
 	return nil
+}
+
+// readHistories open the user's history to read (saying on stderr where
+// there is none to read) and the site-wide one read-only.
+func readHistories(stderr io.Writer) advisor.HistoryOpeners {
+	return advisor.HistoryOpeners{
+		Own: func(ctx context.Context, path string) (*history.Store, error) {
+			return openHistoryToRead(ctx, path, stderr)
+		},
+		SiteWide: func(ctx context.Context, path string) (*history.Store, error) {
+			return history.OpenWith(ctx, path, history.Options{ReadOnly: true})
+		},
+	}
+}
+
+// historiesRead names the histories a command read: "the history at
+// PATH", or yours and the site-wide one.
+func historiesRead(own *history.Store, siteWide []*history.Store) string {
+	if len(siteWide) == 0 && own != nil {
+		return "the history at " + own.Path()
+	}
+	paths := make([]string, len(siteWide))
+	for i, st := range siteWide {
+		paths[i] = st.Path()
+	}
+	if own == nil {
+		return "the site-wide history at " + textutil.JoinAnd(paths)
+	}
+	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
+}
+
+// nameClusterFor sets the name the collector files jobs under whose
+// records carry none (the same name track, wait and submissions use; said
+// on stderr when it is a fallback), and gives it to the wrapper's records
+// (collect.Collector.NameCluster).
+func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
+	return col.NameCluster(ctx, s.Cluster, func(sentence string) { fmt.Fprintf(stderr, "migadvisor: %s\n", sentence) })
+}
+
+// exists reports whether a file is there.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
