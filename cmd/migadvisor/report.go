@@ -229,13 +229,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	th := site.Report.WithDefaults()
-	if o.MinSUSaved != nil {
-		th.MinSUSaved = *o.MinSUSaved
-	}
-	if o.MinRuns != nil {
-		th.MinRuns = *o.MinRuns
-	}
+	th := savings.ThresholdsFor(site, o.MinSUSaved, o.MinRuns)
 	var delivery savings.Delivery
 	if o.Notify {
 		if delivery, err = savings.NewDelivery(site, o.NotifyDir, o.DryRun, o.Now); err != nil {
