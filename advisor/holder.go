@@ -185,14 +185,14 @@ func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
 	}
 	env := map[string]string{}
 	files := 0
-	for _, cmd := range scriptCommands(s) {
-		words := cmd.words
+	for _, cmd := range s.Commands() {
+		words := cmd.Words
 		for i, w := range words {
-			if m := reAssignment.FindStringSubmatch(w); m != nil && (i == 0 || words[i-1] == "export" || reAssignment.MatchString(words[i-1])) {
-				env[m[1]] = m[2]
+			if name, value, ok := slurm.Assignment(w); ok && (i == 0 || words[i-1] == "export" || isAssignment(words[i-1])) {
+				env[name] = value
 			}
 		}
-		line := cmd.line
+		line := cmd.Line
 		for i, w := range words {
 			base := filepath.Base(w)
 			switch {
@@ -203,13 +203,13 @@ func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
 						add(name, fmt.Sprintf("line %d loads module %s", line, m))
 					}
 				}
-			case commandSoftware[base] != "" && !printOnly[words[0]]:
+			case commandSoftware[base] != "" && !slurm.PrintOnly(words[0]):
 				add(commandSoftware[base], fmt.Sprintf("line %d runs %s", line, base))
 			case strings.HasSuffix(w, ".sif") || strings.HasPrefix(w, "docker://") || i > 0 && words[i-1] == "activate":
 				if m := reImageFramework.FindStringSubmatch(base); m != nil {
 					add(pythonPackages[strings.ToLower(m[1])], fmt.Sprintf("line %d runs %s", line, w))
 				}
-			case strings.HasSuffix(w, ".py") && !strings.Contains(w, "$") && !printOnly[words[0]] && files < maxScannedFiles:
+			case strings.HasSuffix(w, ".py") && !strings.Contains(w, "$") && !slurm.PrintOnly(words[0]) && files < maxScannedFiles:
 				files++
 				if pkg, at, ok := fileImports(w, s); ok {
 					add(pythonPackages[pkg], fmt.Sprintf("%s imports %s (its line %d)", w, pkg, at))
@@ -222,7 +222,7 @@ func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
 			continue
 		}
 		text := s.LineText(ln.Num)
-		if words := splitShell(text); len(words) > 0 && len(words[0]) > 0 && printOnly[words[0][0]] {
+		if words := slurm.SplitShell(text); len(words) > 0 && len(words[0]) > 0 && slurm.PrintOnly(words[0][0]) {
 			continue // echo "import torch" prints, runs nothing
 		}
 		if pkg, ok := importsIn(text); ok {
@@ -230,6 +230,12 @@ func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
 		}
 	}
 	return seen, env
+}
+
+// isAssignment reports whether a word sets a shell variable (NAME=value).
+func isAssignment(word string) bool {
+	_, _, ok := slurm.Assignment(word)
+	return ok
 }
 
 // importsIn reads a line for an import of a framework's package: the

@@ -36,9 +36,9 @@ func MultiGPU(s *slurm.Script) (n, line int, why string) {
 		return n, line, why
 	}
 	vars := map[string]string{}
-	for _, cmd := range scriptCommands(s) {
-		if n, why := commandGPUs(cmd.words, vars); n > 1 {
-			return n, cmd.line, why
+	for _, cmd := range s.Commands() {
+		if n, why := commandGPUs(cmd.Words, vars); n > 1 {
+			return n, cmd.Line, why
 		}
 	}
 	return 0, 0, ""
@@ -70,112 +70,6 @@ func requestedGPUs(s *slurm.Script) (n, line int, why string) {
 	return total, g.Line, why
 }
 
-// shellCommand is a simple command of the script: its words, quotes
-// removed, and the line it starts on.
-type shellCommand struct {
-	words []string
-	line  int
-}
-
-// scriptCommands splits the script's commands (from the first command on,
-// lines joined where they end in a backslash) into simple commands at ;,
-// &&, ||, | and &, without comments and lines migadvisor added.
-func scriptCommands(s *slurm.Script) []shellCommand {
-	var out []shellCommand
-	var text strings.Builder
-	start := 0
-	for _, ln := range s.Lines {
-		if ln.Kind != slurm.LineCommand || ln.Num < s.FirstCmd {
-			continue
-		}
-		t := s.LineText(ln.Num)
-		if strings.HasSuffix(strings.TrimSpace(t), slurm.AutoMarker) {
-			continue
-		}
-		if text.Len() == 0 {
-			start = ln.Num
-		}
-		if strings.HasSuffix(t, "\\") && !strings.HasSuffix(t, "\\\\") {
-			text.WriteString(strings.TrimSuffix(t, "\\") + " ")
-			continue
-		}
-		text.WriteString(t)
-		for _, words := range splitShell(text.String()) {
-			out = append(out, shellCommand{words: words, line: start})
-		}
-		text.Reset()
-	}
-	return out
-}
-
-// splitShell splits a line into simple commands of words, as a shell would
-// for what matters here: quotes, backslashes, comments and the list
-// operators. Expansions are kept as written.
-func splitShell(text string) [][]string {
-	var cmds [][]string
-	var words []string
-	var w strings.Builder
-	inWord := false
-	endWord := func() {
-		if inWord {
-			words = append(words, w.String())
-			w.Reset()
-			inWord = false
-		}
-	}
-	endCommand := func() {
-		endWord()
-		if len(words) > 0 {
-			cmds = append(cmds, words)
-			words = nil
-		}
-	}
-	var quote byte
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote == '"' && i+1 < len(text) {
-				i++
-				w.WriteByte(text[i])
-			} else {
-				w.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == '\\' && i+1 < len(text):
-			i++
-			w.WriteByte(text[i])
-			inWord = true
-		case c == '#' && !inWord:
-			endCommand()
-			return cmds
-		case c == ' ' || c == '\t':
-			endWord()
-		case c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
-			endCommand()
-		default:
-			w.WriteByte(c)
-			inWord = true
-		}
-	}
-	endCommand()
-	return cmds
-}
-
-// printOnly are commands whose words are text, not a launch.
-var printOnly = map[string]bool{"echo": true, "printf": true, "cat": true, ":": true, "true": true, "false": true,
-	"test": true, "[": true, "[[": true, "logger": true, "read": true, "pip": true, "pip3": true, "conda": true,
-	"module": true, "ml": true, "which": true, "type": true, "unset": true, "local": true, "declare": true}
-
-// prefixes come before the command they run.
-var prefixes = map[string]bool{"then": true, "do": true, "else": true, "elif": true, "if": true, "while": true,
-	"until": true, "!": true, "{": true, "}": true, "time": true, "exec": true, "nohup": true, "command": true, "env": true}
-
-var reAssignment = lazyre.New(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
-
 // launchers are the commands whose flags say how many GPU processes run.
 var launchers = map[string]bool{"torchrun": true, "accelerate": true, "deepspeed": true, "horovodrun": true,
 	"srun": true, "mpirun": true, "mpiexec": true, "lightning": true}
@@ -191,23 +85,23 @@ type gpuCount struct {
 // and records the variables it sets for the commands after it.
 func commandGPUs(words []string, vars map[string]string) (int, string) {
 	i := 0
-	for i < len(words) && (prefixes[words[i]] || words[i] == "export") {
+	for i < len(words) && (slurm.CommandPrefix(words[i]) || words[i] == "export") {
 		i++
 	}
 	for ; i < len(words); i++ {
-		m := reAssignment.FindStringSubmatch(words[i])
-		if m == nil {
+		name, written, ok := slurm.Assignment(words[i])
+		if !ok {
 			break
 		}
-		value := expand(m[2], vars)
-		if m[1] == "CUDA_VISIBLE_DEVICES" {
+		value := expand(written, vars)
+		if name == "CUDA_VISIBLE_DEVICES" {
 			if n := listCount(value); n > 1 {
 				return n, words[i] + " names " + strconv.Itoa(n) + " GPUs"
 			}
 		}
-		vars[m[1]] = value
+		vars[name] = value
 	}
-	if i == len(words) || printOnly[filepath.Base(words[i])] {
+	if i == len(words) || slurm.PrintOnly(filepath.Base(words[i])) {
 		return 0, ""
 	}
 	return readCounts(words[i:], vars).gpus()
