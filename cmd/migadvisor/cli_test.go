@@ -334,7 +334,7 @@ func TestCollectSacctFileAndHistory(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.New != 14 || rep.Read != 14 || len(rep.Skipped) != 0 {
 		t.Fatalf("collect: %v %+v", err, rep)
 	}

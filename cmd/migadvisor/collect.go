@@ -106,81 +106,6 @@ Examples:
 	})
 }
 
-// collectReport is collect's --json output.
-type collectReport struct {
-	Source       string        `json:"source"` // sacct, the dump's file name, or "none"
-	Read         int           `json:"jobs_read"`
-	New          int           `json:"new"`
-	Updated      int           `json:"updated"`
-	Unchanged    int           `json:"unchanged"`
-	Stubs        int           `json:"stubs"`
-	Skipped      []skippedLine `json:"skipped"` // the first 1,000
-	SkippedTotal int           `json:"skipped_total"`
-	// Jobstats counts the jobs whose jobstats summary (AdminComment) was
-	// read, JobstatsGPU those whose summary held GPU figures (a CPU job's
-	// holds none); BadJobstats those whose could not be, the first named.
-	Jobstats        int              `json:"jobstats"`
-	JobstatsGPU     int              `json:"jobstats_gpu_figures"`
-	BadJobstats     int              `json:"jobstats_unreadable"`
-	BadJobstatsJobs []badSummaryJSON `json:"jobstats_unreadable_jobs"`
-	// UnplacedGPUTypes are the GPU types accounting named that the site
-	// gives no profile (neither its own names nor NVIDIA's for its slices),
-	// each with its jobs, the most first ("" an untyped GPU): those jobs
-	// have no profile and no SU. UnplacedOtherJobs counts the jobs on types
-	// past the first collect.MaxUnplacedKept.
-	UnplacedGPUTypes  []collect.GPUTypeJobs  `json:"unplaced_gpu_types"`
-	UnplacedOtherJobs int                    `json:"unplaced_other_types_jobs,omitempty"`
-	Outputs           outputReport           `json:"outputs"`
-	Scripts           *collect.ScriptsResult `json:"scripts,omitempty"` // with --scripts
-	Window            *collect.Window        `json:"window,omitempty"`  // when sacct selected jobs by time
-	Refiled           []refiledJobs          `json:"refiled,omitempty"` // jobs filed under a real cluster name
-	// Linked counts the sbatch wrapper's submissions linked to their jobs
-	// (recorded beside sbatch, without the id it printed); Unlinked those
-	// dropped, accounting having had no job for them after a day.
-	Linked   int `json:"wrapper_submissions_linked"`
-	Unlinked int `json:"wrapper_submissions_dropped"`
-	// Ambiguous counts those left unlinked as ambiguous (two or more equally
-	// plausible, no stored script to tell them apart), for a later collect.
-	Ambiguous int `json:"wrapper_submissions_ambiguous"`
-	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
-	UnknownToSlurm []string `json:"unknown_to_slurm"`
-	// Published is what --publish wrote.
-	Published *publishReport `json:"published,omitempty"`
-	// Store is what went to the site store.
-	Store *collect.StoreReport `json:"site_store,omitempty"`
-}
-
-// refiledJobs counts the jobs filed under a fallback name that were found
-// under the cluster's real name too, and are filed there now.
-type refiledJobs struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Jobs int    `json:"jobs"`
-}
-
-type badSummaryJSON struct {
-	JobID  string `json:"job_id"`
-	Reason string `json:"reason"`
-}
-
-type skippedLine struct {
-	Line   int    `json:"line"`
-	Reason string `json:"reason"`
-}
-
-type outputReport struct {
-	Scanned   int      `json:"scanned"`
-	Unchanged int      `json:"unchanged"`
-	GPUOOMs   int      `json:"gpu_ooms"`
-	HostOOMs  int      `json:"host_ooms"`
-	Work      int      `json:"with_work"`
-	Missing   []string `json:"missing"`
-	Capped    []string `json:"capped"` // read at head and tail only
-	GPUMemory int      `json:"with_gpu_memory"`
-	Unread    []string `json:"unread_summaries"`
-	Emulated  int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
-}
-
 // collectOptions are collect's flags: where accounting comes from (a dump,
 // or sacct for a selection or for the tracked jobs) and what else is read.
 type collectOptions struct {
@@ -250,11 +175,9 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	rep := collectReportOf(res.Report)
-	rep.Store = res.Store
+	rep := collect.SummaryOf(res)
 	if p := res.Published; p != nil {
 		sayPublished(w.Err, *p)
-		rep.Published = &publishReport{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs, From: p.From}
 	}
 	if o.JSON {
 		if err := writeJSON(w.Out, rep); err != nil {
@@ -264,29 +187,6 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		printCollect(w.Out, rep)
 	}
 	return res.Accounting.Err(o.Strict)
-}
-
-// collectReportOf is collect's --json output of what it did.
-func collectReportOf(res collect.Report) collectReport {
-	acct, out := res.Accounting, res.Outputs
-	rep := collectReport{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
-		Stubs: acct.Stubs, Skipped: []skippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
-		UnknownToSlurm: nonNil(res.UnknownToSlurm),
-		Outputs: outputReport{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
-	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []badSummaryJSON{}
-	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
-	for _, b := range acct.BadJobstatsJobs {
-		rep.BadJobstatsJobs = append(rep.BadJobstatsJobs, badSummaryJSON{b.JobID, b.Err})
-	}
-	for _, s := range acct.Skipped {
-		rep.Skipped = append(rep.Skipped, skippedLine{s.Line, s.Err.Error()})
-	}
-	for _, m := range res.Refiled {
-		rep.Refiled = append(rep.Refiled, refiledJobs{m.From, m.To, m.Jobs})
-	}
-	rep.Linked, rep.Unlinked, rep.Ambiguous = res.Linked, res.Unlinked, res.Ambiguous
-	return rep
 }
 
 // showImportProgress counts the jobs imported on a terminal's stderr (a
@@ -323,7 +223,7 @@ func warnSkipped(stderr io.Writer, file string, res collect.ImportResult) {
 	}
 }
 
-func printCollect(w io.Writer, rep collectReport) {
+func printCollect(w io.Writer, rep collect.Summary) {
 	if rep.Source == collect.SourceNone {
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
 	} else {
@@ -434,7 +334,7 @@ const unplacedShown = 10
 // printUnplaced names the GPU types accounting gave that the site has no
 // profile for, with their jobs, and what to add to the site file: those
 // jobs have no profile and no SU until it names them.
-func printUnplaced(w io.Writer, rep collectReport) {
+func printUnplaced(w io.Writer, rep collect.Summary) {
 	var named []string
 	jobs, untyped := rep.UnplacedOtherJobs, 0
 	for _, u := range rep.UnplacedGPUTypes {

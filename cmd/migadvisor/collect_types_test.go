@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -76,7 +77,7 @@ func TestCollectNamesTheGPUTypesItCouldNotPlace(t *testing.T) {
 		}
 	}
 	text, _, _ = migadvisor(t, "collect", "--json", "--sacct-file", spellingsDump)
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(text), &rep); err != nil {
 		t.Fatalf("%v: %s", err, text)
 	}

@@ -33,7 +33,7 @@ func TestKilledImportKeepsCommittedBatches(t *testing.T) {
 	collectInto := func(db string) *exec.Cmd {
 		return exec.Command(bin, "--db", db, "collect", "--sacct-file", dump, "--cluster", "wulver", "--json")
 	}
-	collect := func() *exec.Cmd { return collectInto(db) }
+	collectCmd := func() *exec.Cmd { return collectInto(db) }
 	// How long a whole import takes here sets the moments of the kills.
 	began := time.Now()
 	if out, err := collectInto(filepath.Join(dir, "timing.db")).CombinedOutput(); err != nil {
@@ -43,7 +43,7 @@ func TestKilledImportKeepsCommittedBatches(t *testing.T) {
 	kept, kills := 0, 0
 	for _, share := range []float64{0.001, 0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.97} {
 		delay := time.Duration(share * float64(whole))
-		cmd := collect()
+		cmd := collectCmd()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -66,11 +66,11 @@ func TestKilledImportKeepsCommittedBatches(t *testing.T) {
 	if kills < 3 {
 		t.Fatalf("only %d kills, %d jobs kept: the import was too quick to test", kills, kept)
 	}
-	out, err := collect().Output()
+	out, err := collectCmd().Output()
 	if err != nil {
 		t.Fatalf("collect after the kills: %v", err)
 	}
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 	window := func(cmd *exec.Cmd) *collect.Window {
 		t.Helper()
 		out, err := cmd.Output()
-		var rep collectReport
+		var rep collect.Summary
 		if err != nil || json.Unmarshal(out, &rep) != nil || rep.Window == nil {
 			t.Fatalf("collect: %v\n%s", err, out)
 		}

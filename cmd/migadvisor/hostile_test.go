@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -164,7 +165,7 @@ func TestCollectReadsA10GBOutput(t *testing.T) {
 	}
 	f.Close()
 	stdout, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--outputs", dir, "--json")
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil {
 		t.Fatalf("collect: exit %d, %v\n%s", code, err, errOut)
 	}

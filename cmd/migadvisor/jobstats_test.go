@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 )
 
 // A site that runs jobstats: two runs of a script on a full A100 whose
@@ -38,11 +39,11 @@ func TestRecommendFromJobstats(t *testing.T) {
 		t.Fatalf("recommend --json: %v: %s", err, text)
 	}
 	// 3.2 GiB, the larger peak, × 1.2 for what fell between jobstats' samples.
-	if n := rec.GPUMemNeed; n.By != advisor.MeasuredByJobstats || n.SeenMiB != 3277 || n.MiB != 3932 {
+	if n := rec.GPUMemNeed; n.By != memory.MeasuredByJobstats || n.SeenMiB != 3277 || n.MiB != 3932 {
 		t.Errorf("the need: %+v", n)
 	}
 	for _, pa := range rec.Profiles {
-		if pa.OOMRisk != advisor.RiskLow {
+		if pa.OOMRisk != memory.RiskLow {
 			t.Errorf("%s: risk %s (%s)", pa.Profile, pa.OOMRisk, pa.OOMRiskReason)
 		}
 	}

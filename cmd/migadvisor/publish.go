@@ -85,7 +85,7 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 		return err
 	}
 	sayPublished(w.Err, pub)
-	rep := publishReport{Snapshot: pub.Snapshot, Index: pub.Index, Scripts: pub.Scripts, Runs: pub.Runs, From: pub.From}
+	rep := pub.Summary()
 	if o.JSON {
 		return writeJSON(w.Out, rep)
 	}
@@ -100,16 +100,7 @@ func sayPublished(stderr io.Writer, p collect.Publication) {
 	}
 }
 
-// publishReport is publish's --json output (and collect's "published").
-type publishReport struct {
-	Snapshot string `json:"snapshot"`
-	Index    string `json:"index"`
-	Scripts  int    `json:"scripts"`
-	Runs     int    `json:"runs"`
-	From     string `json:"from"` // the history published: a file, or "site store user@host:port/database"
-}
-
-func printPublished(out io.Writer, p publishReport) {
+func printPublished(out io.Writer, p collect.PublishSummary) {
 	fmt.Fprintf(out, "published %s and %s (%s of %s)", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
 	if strings.HasPrefix(p.From, "site store ") {
 		fmt.Fprintf(out, " from the %s", p.From)

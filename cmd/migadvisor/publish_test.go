@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/index"
 )
 
@@ -22,7 +23,7 @@ func TestCollectPublishes(t *testing.T) {
 		"5|5|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|train|alice\n"), 0o644)
 	shared := t.TempDir()
 	text, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--publish", shared, "--json")
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(text), &rep); code != 0 || err != nil || rep.Published == nil {
 		t.Fatalf("exit %d, %v: %s%s", code, err, text, errOut)
 	}

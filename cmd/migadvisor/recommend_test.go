@@ -13,6 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -259,7 +260,7 @@ func devclusterDumpOn(t *testing.T, day time.Time) string {
 func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
 	su, perWork, sec := 0.0567, 0.944, 68.0
 	rec := &advisor.Recommendation{Script: "tjob.sh", Site: "wulver", Basis: advisor.BasisNone, Runs: 1,
-		Profiles: []advisor.ProfileAdvice{{Profile: "1g.10gb", Runs: 1, TimedOut: 1, OOMRisk: advisor.RiskLow, UsableMiB: 9728,
+		Profiles: []advisor.ProfileAdvice{{Profile: "1g.10gb", Runs: 1, TimedOut: 1, OOMRisk: memory.RiskLow, UsableMiB: 9728,
 			RuntimeS: &sec, RuntimeAtLeast: true, RuntimeSource: advisor.BasisPredicted, SU: &su, SUPerWork: &perWork, WorkUnit: "1M samples"}}}
 	var b strings.Builder
 	printRecommendation(&b, rec)

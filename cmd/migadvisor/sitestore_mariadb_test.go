@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
 	"github.com/migadvisor/migadvisor/advisor/index"
@@ -66,7 +67,7 @@ func TestMariaDBCollectAndPublish(t *testing.T) {
 	dump := "../../testdata/sacct/devcluster-22.05.psv"
 	text, errOut, code := migadvisor(t, "collect", "--all-users", "--scripts=false", "--sacct-file", dump, "--cluster", "migdev",
 		"--site-store", store, "--publish", shared, "--json")
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(text), &rep); code != 0 || err != nil || rep.Store == nil || rep.Published == nil {
 		t.Fatalf("exit %d, %v: %s%s", code, err, text, errOut)
 	}

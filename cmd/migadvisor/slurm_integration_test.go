@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -245,7 +246,7 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 
 	// Collecting the same jobs again changes nothing.
 	mustRun(t, "collect", "--since", "1d")
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(mustRun(t, "collect", "--since", "1d", "--json")), &rep); err != nil ||
 		rep.New != 0 || rep.Updated != 0 || rep.Unchanged < 5 || rep.Outputs.Scanned != 0 || len(rep.Skipped) != 0 {
 		t.Errorf("collect again: %v %+v", err, rep)
@@ -602,16 +603,16 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	work := t.TempDir()
 	t.Chdir(work)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "site.db"))
-	collect := func(args ...string) collectReport {
+	collected := func(args ...string) collect.Summary {
 		t.Helper()
-		var rep collectReport
+		var rep collect.Summary
 		out := mustRun(t, append([]string{"collect", "--all-users", "--overlap", "0s", "--json"}, args...)...)
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Window == nil {
 			t.Fatalf("collect: %v\n%s", err, out)
 		}
 		return rep
 	}
-	first := collect("--since", "1d")
+	first := collected("--since", "1d")
 	if first.Window.FromWatermark || first.Window.Watermark.IsZero() {
 		t.Fatalf("first collect: %+v", first.Window)
 	}
@@ -627,7 +628,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	prev := first
 	var found *advisor.JobEntry
 	for try := 0; try < 20 && found == nil; try++ { // slurmdbd may still hold a placeholder
-		rep := collect()
+		rep := collected()
 		if !rep.Window.FromWatermark || !rep.Window.Since.Equal(prev.Window.Watermark) {
 			t.Fatalf("collect %d started at %v (from the watermark: %v), want %v", try, rep.Window.Since, rep.Window.FromWatermark, prev.Window.Watermark)
 		}
@@ -649,7 +650,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	if want := strings.ReplaceAll(name, `"`, "`"); found == nil || found.Name != want {
 		t.Fatalf("job %s in the history: %s; want the name %q", id, dump(found), want)
 	}
-	if quiet := collect(); quiet.Read > 1 || quiet.New != 0 {
+	if quiet := collected(); quiet.Read > 1 || quiet.New != 0 {
 		t.Errorf("a collect with nothing new read %d jobs, %d new", quiet.Read, quiet.New)
 	}
 	if matches, _ := filepath.Glob(filepath.Join(work, "PWNED*")); len(matches) > 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 )
 
 // jobstatsField is the AdminComment jobstats' slurmctld epilog writes for
@@ -80,7 +81,7 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pa := range rec.Profiles {
-		if pa.Profile == "1g.10gb" && pa.OOMRisk != advisor.RiskLow {
+		if pa.Profile == "1g.10gb" && pa.OOMRisk != memory.RiskLow {
 			t.Errorf("1g.10gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 )
@@ -231,7 +232,7 @@ func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 	if !strings.Contains(out, "accounting (sacct): 1 job: 1 new") || !strings.Contains(out, "\n"+said+"\n") {
 		t.Errorf("collect:\n%s", out)
 	}
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--json")), &rep); err != nil || strings.Join(rep.UnknownToSlurm, " ") != "99999" {
 		t.Errorf("collect --json: %+v %v", rep.UnknownToSlurm, err)
 	}
@@ -286,7 +287,7 @@ func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
 	if !strings.Contains(out, "scripts: 2 jobs linked from slurmdbd") || !strings.Contains(out, "\nno output file found for job 1 (point --outputs at their directory)\n") {
 		t.Errorf("collect:\n%s", out)
 	}
-	var rep collectReport
+	var rep collect.Summary
 	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--all-users", "--json")), &rep); err != nil || strings.Join(rep.Outputs.Missing, " ") != "1" {
 		t.Errorf("collect --json: missing %q %v, want job 1 only", rep.Outputs.Missing, err)
 	}
