@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -20,7 +21,7 @@ func (a *analysis) applySlowdown() {
 	}
 	fastest, name := math.Inf(1), ""
 	for _, pa := range a.rec.Profiles {
-		if pa.RuntimeS != nil && pa.OOMRisk != RiskHigh && *pa.RuntimeS < fastest {
+		if pa.RuntimeS != nil && pa.OOMRisk != memory.RiskHigh && *pa.RuntimeS < fastest {
 			fastest, name = *pa.RuntimeS, pa.Profile
 		}
 	}
@@ -132,7 +133,7 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
 		if pa.UsableMiB >= choice.UsableMiB {
 			return
 		}
-		if pa.excluded == "" && pa.OOMRisk == RiskUnknown && !pricedOut(&pa, choice) {
+		if pa.excluded == "" && pa.OOMRisk == memory.RiskUnknown && !pricedOut(&pa, choice) {
 			if c := a.need.Ceiling; c != nil {
 				a.note("whether %s, which is smaller, would fit is not known: %s; measure it, the smallest first (%s adapts to the memory it is given)",
 					pa.Profile, pa.OOMRiskReason, cmp.Or(c.Holder.Software, "the job"))
@@ -320,12 +321,12 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 	for _, pa := range a.rec.Profiles {
 		switch {
 		case pa.excluded != "":
-		case pa.OOMRisk == RiskUnknown || pa.OOMRisk == RiskMedium:
+		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
 			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
 				a.probeStep("", pa.Profile)
-		case pa.OOMRisk == RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
+		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return a.measureStep(&pa)
-		case pa.OOMRisk == RiskLow:
+		case pa.OOMRisk == memory.RiskLow:
 			blocked = append(blocked, pa.Profile+": "+pa.Reason)
 		}
 	}
@@ -334,7 +335,7 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 	}
 	need := "more GPU memory than any profile has"
 	if a.need.Known() {
-		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", FormatMiB(a.need.MiB), a.need.Source)
+		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", memory.FormatMiB(a.need.MiB), a.need.Source)
 	}
 	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -80,7 +81,7 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	if ev.GPUOOM != nil {
 		oomSource = ev.GPUOOM.Source
 	}
-	run.Software, run.Settings = softwareOfRecord(ev.Versions, oomSource), ev.Settings
+	run.Software, run.Settings = memory.SoftwareOfRecord(ev.Versions, oomSource), ev.Settings
 	if ev.Work > 0 {
 		run.Work, run.WorkUnit = ev.Work, ev.WorkUnit
 	}

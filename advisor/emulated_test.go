@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -25,7 +26,7 @@ func TestEmulatedRuns(t *testing.T) {
 	}
 	rec := recommend(t, "", runs, Options{})
 	small, mid := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "2g.20gb")
-	if small.OOMRisk != RiskHigh || small.Emulated != h100 || mid.OOMRisk == RiskHigh || mid.Completed != 1 {
+	if small.OOMRisk != memory.RiskHigh || small.Emulated != h100 || mid.OOMRisk == memory.RiskHigh || mid.Completed != 1 {
 		t.Errorf("fit: 1g.10gb %s (%s), 2g.20gb %s", small.OOMRisk, small.Emulated, mid.OOMRisk)
 	}
 	if mid.RuntimeSource == BasisMeasured {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -38,7 +39,7 @@ type JobEntry struct {
 	GPUMemPeaks      map[string]float64 `json:"gpu_mem_peaks"`  // every source's peak, MiB; "framework": the job's own allocated peak
 	// GPUMemHeldBy is what held the memory, as the job's output shows it:
 	// a caching or preallocating framework's peak is a ceiling, no need.
-	GPUMemHeldBy   *MemoryHolder      `json:"gpu_mem_held_by,omitempty"`
+	GPUMemHeldBy   *memory.Holder     `json:"gpu_mem_held_by,omitempty"`
 	GPUMemTotalMiB *float64           `json:"gpu_mem_total_mib"`
 	GPUUtil        *string            `json:"gpu_util"`         // the monitor's: supported, unsupported (A100 MIG), error
 	GPUUtilPct     *float64           `json:"gpu_util_pct"`     // mean: the monitor's, else sacct's gres/gpuutil
@@ -109,7 +110,7 @@ func EntryOf(hr *HistoryRecord, site *catalog.Site) JobEntry {
 		h.GPUMemTotalMiB = roundPtr(r.JobstatsTotalMiB)
 	}
 	h.GPUMemPeaks = r.GPUMemPeaks()
-	if held := HolderOfRecord(r); held.Kind != HolderUnknown {
+	if held := memory.HolderOfRecord(r); held.Kind != memory.HolderUnknown {
 		h.GPUMemHeldBy = &held
 	}
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -35,7 +36,7 @@ type Run struct {
 	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
 	// Software is what the run's output showed it ran that holds GPU memory
 	// its own way (slurm.Software* names, sorted): a caching or
-	// preallocating framework's peak is no need (holder.go).
+	// preallocating framework's peak is no need (advisor/memory).
 	Software []string
 	// Settings are what the run ran with that changes how a framework
 	// holds memory (MIGADVISOR_SETTING: a probe's --no-prealloc).
@@ -96,7 +97,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	}
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
 	run.PeakMiB, run.PeakSource = deref(r.GPUMemPeakMiB(), -1), r.GPUMemSource()
-	run.Software, run.Settings = softwareOfRecord(r.Versions, r.GPUOOM), r.Settings
+	run.Software, run.Settings = memory.SoftwareOfRecord(r.Versions, r.GPUOOM), r.Settings
 	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
@@ -159,14 +160,14 @@ func intToFloat(p *int64) *float64 {
 
 // memoryRuns are the runs as the OOM-risk rules read them, each with what
 // held its memory.
-func memoryRuns(site *catalog.Site, runs []Run, holder func(Run) MemoryHolder) []MemoryRun {
-	var out []MemoryRun
+func memoryRuns(site *catalog.Site, runs []Run, holder func(Run) memory.Holder) []memory.Run {
+	var out []memory.Run
 	for _, r := range runs {
 		p, ok := site.Profile(r.Profile)
 		if !ok {
 			continue
 		}
-		out = append(out, MemoryRun{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
+		out = append(out, memory.Run{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
 			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder(r)})
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -13,7 +14,7 @@ import (
 // judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait.
 func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p), shares: a.site.Shares(p),
-		OOMRisk: RiskUnknown}
+		OOMRisk: memory.RiskUnknown}
 	for _, r := range a.runs {
 		if r.Profile != p.Name {
 			continue
@@ -42,7 +43,7 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	if c := a.need.Ceiling; c != nil && (!a.need.Known() || c.MiB > a.need.MiB) {
 		pa.GPUMemCeilingMiB = ptr(math.Round(c.MiB))
 	}
-	risk := OOMRisk(p.Name, p.UsableMemory.MiB(), a.memRuns, a.need, a.opt.LowRiskShare)
+	risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), a.memRuns, a.need, a.opt.LowRiskShare)
 	pa.OOMRisk, pa.OOMRiskReason = risk.Level, a.fromPrior(risk.Reason)
 	a.runtime(&pa)
 	a.charge(&pa, p)
@@ -53,7 +54,7 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	pa.excluded = a.exclusion(p)
 	if pa.excluded != "" {
 		// It cannot run the job: no figure of it means anything.
-		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = RiskNone, pa.excluded, nil, nil
+		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = memory.RiskNone, pa.excluded, nil, nil
 		pa.RuntimeS, pa.RuntimeRangeS, pa.RuntimeSource, pa.RuntimeAtLeast, pa.SU, pa.SUPerWork, pa.TimeLimit = nil, nil, "", false, nil, nil, ""
 	}
 	pa.Eligible, pa.Reason = a.eligibility(&pa)
@@ -360,11 +361,11 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 		return false, pa.excluded
 	}
 	switch pa.OOMRisk {
-	case RiskHigh:
+	case memory.RiskHigh:
 		return false, "high OOM risk: " + pa.OOMRiskReason
-	case RiskMedium:
+	case memory.RiskMedium:
 		return false, "medium OOM risk: " + pa.OOMRiskReason
-	case RiskUnknown:
+	case memory.RiskUnknown:
 		return false, "OOM risk unknown: " + pa.OOMRiskReason
 	}
 	if failed := a.failedOnly(pa.Profile); failed != "" {

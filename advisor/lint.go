@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -399,13 +400,13 @@ func defaultMemOverNode(site *catalog.Site, partition string, cpusPerNode, nodes
 	}
 	got, has := memoryOverLimit(perNode, part.NodeMemory.MiB())
 	return fmt.Sprintf("without --mem the job gets %s per CPU, %s per node for %s, but %s nodes have %s",
-		FormatMiB(perCPU), got, cpus, part.Name, has)
+		memory.FormatMiB(perCPU), got, cpus, part.Name, has)
 }
 
 // memoryOverLimit writes a memory figure and the smaller limit it is over
-// as FormatMiB does, or in MiB where that would print them the same.
+// as memory.FormatMiB does, or in MiB where that would print them the same.
 func memoryOverLimit(mib, limitMiB float64) (string, string) {
-	if a, b := FormatMiB(mib), FormatMiB(limitMiB); a != b {
+	if a, b := memory.FormatMiB(mib), memory.FormatMiB(limitMiB); a != b {
 		return a, b
 	}
 	return fmt.Sprintf("%.0f MiB", math.Ceil(mib)), fmt.Sprintf("%.0f MiB", math.Floor(limitMiB))

@@ -221,7 +221,7 @@ func TestLintGPUProcessesOverRequest(t *testing.T) {
 	}
 }
 
-// Memory reads the same in every message: 600 GiB, 502 GiB, as FormatMiB
+// Memory reads the same in every message: 600 GiB, 502 GiB, as memory.FormatMiB
 // writes it.
 func TestLintMemoryOverNodeMessage(t *testing.T) {
 	fs := lint(t, okHead+"#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=600G\nrun\n")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -58,7 +59,7 @@ func (o Options) withDefaults(site *catalog.Site) Options {
 		o.LowRiskShare = site.Advice.LowRiskShare
 	}
 	if o.LowRiskShare <= 0 {
-		o.LowRiskShare = DefaultLowRiskShare
+		o.LowRiskShare = memory.DefaultLowRiskShare
 	}
 	return o
 }
@@ -110,7 +111,7 @@ type Recommendation struct {
 	// need (a caching or preallocating framework's); GPUMemHolder is what
 	// held its memory, and how that is known.
 	GPUMemCeiling *MemoryNeedJSON `json:"gpu_mem_ceiling,omitempty"`
-	GPUMemHolder  *MemoryHolder   `json:"gpu_mem_holder,omitempty"`
+	GPUMemHolder  *memory.Holder  `json:"gpu_mem_holder,omitempty"`
 	Model         string          `json:"runtime_model"`
 	RuntimeWhy    string          `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
 	MultiGPU      *GPUUse         `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
@@ -140,7 +141,7 @@ type MemoryNeedJSON struct {
 	Earlier   bool    `json:"earlier_version"`
 }
 
-func needJSON(n MemoryNeed) *MemoryNeedJSON {
+func needJSON(n memory.Need) *MemoryNeedJSON {
 	return &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
 		OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
 }
@@ -258,8 +259,8 @@ type analysis struct {
 	basis string              // of figures from runs: measured or prior
 	rec   *Recommendation
 
-	need        MemoryNeed
-	memRuns     []MemoryRun
+	need        memory.Need
+	memRuns     []memory.Run
 	points      []runmodel.Point // median completed time per profile
 	scaling     runmodel.Scaling
 	scalingFree runmodel.Scaling // scaling, its fixed share lowered to meet the runs that reached their time limits
@@ -287,14 +288,14 @@ func (a *analysis) usePrior(b *catalog.Benchmark) {
 // host memory, and the runtime models.
 func (a *analysis) prepare() {
 	a.memRuns = memoryRuns(a.site, a.runs, a.memoryHolders())
-	a.need = EstimateNeed(a.memRuns)
+	a.need = memory.EstimateNeed(a.memRuns)
 	if a.need.Known() {
 		a.rec.GPUMemNeed = needJSON(a.need)
 	}
 	if c := a.need.Ceiling; c != nil {
 		a.rec.GPUMemCeiling = needJSON(*c)
 	}
-	if h := a.need.Holder; h.Kind != HolderUnknown {
+	if h := a.need.Holder; h.Kind != memory.HolderUnknown {
 		a.rec.GPUMemHolder = &h
 	}
 	a.hostMemory()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -83,7 +84,7 @@ func TestCompletedOnFullOnlyPredictsTheSlices(t *testing.T) {
 func TestNoMemoryEvidenceIsNeverLowRisk(t *testing.T) {
 	rec := recommend(t, "", []Run{newRun("full", 600)}, Options{})
 	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
-		if pa := profileOf(t, rec, name); pa.OOMRisk != RiskUnknown || pa.Eligible {
+		if pa := profileOf(t, rec, name); pa.OOMRisk != memory.RiskUnknown || pa.Eligible {
 			t.Errorf("%s: risk %s eligible %v, want unknown and not eligible", name, pa.OOMRisk, pa.Eligible)
 		}
 	}
@@ -96,7 +97,7 @@ func TestNoMemoryEvidenceIsNeverLowRisk(t *testing.T) {
 func TestMemoryMarginDecidesTheSmallestSafeProfile(t *testing.T) {
 	// 8.5 GiB of 9.5 usable on 1g.10gb is 89%: medium; 2g.20gb is the pick.
 	rec := recommend(t, "", []Run{newRun("full", 3600).peak(8704)}, Options{})
-	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskMedium || pa.Eligible {
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != memory.RiskMedium || pa.Eligible {
 		t.Errorf("1g.10gb: %s, %s", pa.OOMRisk, pa.Reason)
 	}
 	if got := recommended(rec); got != "2g.20gb" {
@@ -111,7 +112,7 @@ func TestMemoryMarginDecidesTheSmallestSafeProfile(t *testing.T) {
 func TestOOMLadder(t *testing.T) {
 	runs := []Run{newRun("1g.10gb", 60).oom(12000), newRun("2g.20gb", 60).oom(-1), newRun("3g.40gb", 1800).peak(30000)}
 	rec := recommend(t, "", runs, Options{})
-	for name, risk := range map[string]string{"1g.10gb": RiskHigh, "2g.20gb": RiskHigh, "3g.40gb": RiskLow, "full": RiskLow} {
+	for name, risk := range map[string]string{"1g.10gb": memory.RiskHigh, "2g.20gb": memory.RiskHigh, "3g.40gb": memory.RiskLow, "full": memory.RiskLow} {
 		if pa := profileOf(t, rec, name); pa.OOMRisk != risk {
 			t.Errorf("%s: %s (%s), want %s", name, pa.OOMRisk, pa.OOMRiskReason, risk)
 		}
@@ -129,18 +130,18 @@ func TestOOMLadder(t *testing.T) {
 func TestCompletedIsEvidenceItFits(t *testing.T) {
 	// The NVML peak on 2g.20gb (19 GiB) is the caching allocator filling the slice; it completed, so it fits.
 	rec := recommend(t, "", []Run{newRun("2g.20gb", 1000).peak(19456), newRun("3g.40gb", 700).peak(30000)}, Options{})
-	if pa := profileOf(t, rec, "2g.20gb"); pa.OOMRisk != RiskLow || !strings.Contains(pa.OOMRiskReason, "completed here") {
+	if pa := profileOf(t, rec, "2g.20gb"); pa.OOMRisk != memory.RiskLow || !strings.Contains(pa.OOMRiskReason, "completed here") {
 		t.Errorf("2g.20gb: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 	// Its peak grew with the device (19 to 29.3 GiB): a ceiling of the
 	// need, which leaves 1g.10gb unknown, not ruled out.
-	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskUnknown || !strings.Contains(pa.OOMRiskReason, "grew with the device") {
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != memory.RiskUnknown || !strings.Contains(pa.OOMRiskReason, "grew with the device") {
 		t.Errorf("1g.10gb under a 19 GiB ceiling: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 	// The same peak on both, as a code that allocates what it uses has: a
 	// need, which rules 1g.10gb out.
 	rec = recommend(t, "", []Run{newRun("2g.20gb", 1000).peak(19456), newRun("3g.40gb", 700).peak(19500)}, Options{})
-	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != RiskHigh {
+	if pa := profileOf(t, rec, "1g.10gb"); pa.OOMRisk != memory.RiskHigh {
 		t.Errorf("1g.10gb needs 19 GiB: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 }

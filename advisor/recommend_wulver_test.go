@@ -12,6 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -173,7 +174,7 @@ func TestOldLLMHistoryNeverYields1g10gb(t *testing.T) {
 		if rec.Recommended != nil && *rec.Recommended == "1g.10gb" {
 			t.Errorf("options %+v: recommended 1g.10gb after an OOM there", opt)
 		}
-		if pa := rec.Profiles[0]; pa.Profile != "1g.10gb" || pa.OOMRisk != RiskHigh || !pa.OOMObserved || pa.Eligible {
+		if pa := rec.Profiles[0]; pa.Profile != "1g.10gb" || pa.OOMRisk != memory.RiskHigh || !pa.OOMObserved || pa.Eligible {
 			t.Errorf("1g.10gb judged %+v", pa)
 		}
 	}

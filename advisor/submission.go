@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -51,12 +52,12 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 		probe = rec.cheaperToProbe(asked)
 	}
 	switch {
-	case asked.OOMRisk == RiskHigh && rec.safeFor(asked) != nil:
+	case asked.OOMRisk == memory.RiskHigh && rec.safeFor(asked) != nil:
 		// Also with nothing recommended yet (no runtime known): a job that
 		// ran out of memory here will again.
 		target = rec.safeFor(asked)
 		why = fmt.Sprintf("%s; %s", unsafeWords(rec, site, asked), fitsWords(rec, target))
-	case asked.OOMRisk == RiskHigh && asked.OOMObserved:
+	case asked.OOMRisk == memory.RiskHigh && asked.OOMObserved:
 		// Nothing bigger to take: say so, with nothing to change.
 		why = fmt.Sprintf("%s, and no profile has more memory: reduce its memory use (batch size, precision)", unsafeWords(rec, site, asked))
 		return &SubmitAdvice{Profile: asked.Profile, Message: why}, nil
@@ -109,7 +110,7 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 // fits the 10.9 GiB it needs", or where it completed.
 func fitsWords(rec *Recommendation, p *ProfileAdvice) string {
 	if n := rec.GPUMemNeed; n != nil && !strings.HasPrefix(p.OOMRiskReason, "completed") {
-		return fmt.Sprintf("%s, with %s, fits the %s it needs", p.Profile, FormatMiB(p.UsableMiB), FormatMiB(n.MiB))
+		return fmt.Sprintf("%s, with %s, fits the %s it needs", p.Profile, memory.FormatMiB(p.UsableMiB), memory.FormatMiB(n.MiB))
 	}
 	return fmt.Sprintf("%s has low OOM risk: %s", p.Profile, strings.Replace(p.OOMRiskReason, "completed here", "it completed there", 1))
 }
@@ -121,7 +122,7 @@ func (r *Recommendation) safeFor(asked *ProfileAdvice) *ProfileAdvice {
 		return r.profile(*r.Recommended)
 	}
 	for i := range r.Profiles {
-		if p := &r.Profiles[i]; p.OOMRisk == RiskLow && p.excluded == "" && p != asked {
+		if p := &r.Profiles[i]; p.OOMRisk == memory.RiskLow && p.excluded == "" && p != asked {
 			return p
 		}
 	}
@@ -147,7 +148,7 @@ func unsafeWords(rec *Recommendation, site *catalog.Site, asked *ProfileAdvice) 
 	case bigger != nil:
 		return fmt.Sprintf("%s ran out of GPU memory on %s, which has more memory than the %s this job asks for", subject, bigger.Profile, asked.Profile)
 	case rec.GPUMemNeed != nil:
-		return fmt.Sprintf("%s, more than the %s of %s this job asks for", memoryWords(rec, site), FormatMiB(asked.UsableMiB), asked.Profile)
+		return fmt.Sprintf("%s, more than the %s of %s this job asks for", memoryWords(rec, site), memory.FormatMiB(asked.UsableMiB), asked.Profile)
 	}
 	return fmt.Sprintf("%s has high OOM risk for this script: %s", asked.Profile, asked.OOMRiskReason)
 }
@@ -158,7 +159,7 @@ func unsafeWords(rec *Recommendation, site *catalog.Site, asked *ProfileAdvice) 
 func (r *Recommendation) cheaperToProbe(asked *ProfileAdvice) *ProfileAdvice {
 	for i := range r.Profiles {
 		p := &r.Profiles[i]
-		if p != asked && p.Completed > 0 && p.OOMRisk == RiskMedium && p.excluded == "" && clearlyCheaper(p, asked) {
+		if p != asked && p.Completed > 0 && p.OOMRisk == memory.RiskMedium && p.excluded == "" && clearlyCheaper(p, asked) {
 			return p
 		}
 	}
@@ -216,7 +217,7 @@ func evidenceWords(rec *Recommendation, site *catalog.Site, best *ProfileAdvice)
 		return fmt.Sprintf("this script completed on %s in %s", best.Profile, plural(best.Completed, "run")), true
 	}
 	n := rec.GPUMemNeed
-	return memoryWords(rec, site), n != nil && n.Kind != NeedOOM && n.Profile == best.Profile
+	return memoryWords(rec, site), n != nil && n.Kind != memory.NeedOOM && n.Profile == best.Profile
 }
 
 // memoryWords says what the runs showed of the job's GPU memory, and which
@@ -232,12 +233,12 @@ func memoryWords(rec *Recommendation, site *catalog.Site) string {
 	}
 	runs := fmt.Sprintf("in %s on %s", plural(n.OnProfile, "run"), profilePhrase(site, n.Profile))
 	switch n.Kind {
-	case NeedAllocated:
-		return fmt.Sprintf("%s allocated at most %s of GPU memory %s", subject, FormatMiB(n.SeenMiB), runs)
-	case NeedOOM:
-		return fmt.Sprintf("%s needed at least %s of GPU memory when it ran out on %s", subject, FormatMiB(n.SeenMiB), n.Profile)
+	case memory.NeedAllocated:
+		return fmt.Sprintf("%s allocated at most %s of GPU memory %s", subject, memory.FormatMiB(n.SeenMiB), runs)
+	case memory.NeedOOM:
+		return fmt.Sprintf("%s needed at least %s of GPU memory when it ran out on %s", subject, memory.FormatMiB(n.SeenMiB), n.Profile)
 	}
-	return fmt.Sprintf("%s peaked at %s of GPU memory %s", subject, FormatMiB(n.SeenMiB), runs)
+	return fmt.Sprintf("%s peaked at %s of GPU memory %s", subject, memory.FormatMiB(n.SeenMiB), runs)
 }
 
 // profilePhrase names a profile as users say it: "a full A100", "1g.10gb".

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -169,17 +170,17 @@ func TestEarlierVersionsWidenTheMemoryMargin(t *testing.T) {
 	// 7 GiB on full is 74% of 1g.10gb's 9.5 GiB: low for this script, not
 	// for an earlier version of it (a quarter more margin: 92%).
 	exact := recommend(t, "", []Run{newRun("full", 600).peak(7168)}, Options{})
-	if pa := profileOf(t, exact, "1g.10gb"); pa.OOMRisk != RiskLow {
+	if pa := profileOf(t, exact, "1g.10gb"); pa.OOMRisk != memory.RiskLow {
 		t.Fatalf("exact: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 	earlier := recommend(t, "", []Run{newRun("full", 600).peak(7168).earlier()}, Options{})
 	pa := profileOf(t, earlier, "1g.10gb")
-	if pa.OOMRisk == RiskLow || !strings.Contains(pa.OOMRiskReason, "earlier version") {
+	if pa.OOMRisk == memory.RiskLow || !strings.Contains(pa.OOMRiskReason, "earlier version") {
 		t.Errorf("earlier: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 	// A completion there in an earlier version is not proof for this one.
 	done := recommend(t, "", []Run{newRun("1g.10gb", 600).peak(9400).earlier()}, Options{})
-	if pa := profileOf(t, done, "1g.10gb"); pa.OOMRisk == RiskLow {
+	if pa := profileOf(t, done, "1g.10gb"); pa.OOMRisk == memory.RiskLow {
 		t.Errorf("earlier completion at 99%%: %s (%s)", pa.OOMRisk, pa.OOMRiskReason)
 	}
 }
@@ -311,7 +312,7 @@ func TestAMultiGPUJobsSlicesHaveNoFigures(t *testing.T) {
 	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", []Run{newRun("full", 600).peak(2048)}, Options{})
 	for _, pa := range rec.Profiles {
 		p, _ := testutil.Wulver(t).Profile(pa.Profile)
-		if p.IsMIG() && (pa.OOMRisk != RiskNone || pa.RuntimeS != nil || pa.SU != nil) {
+		if p.IsMIG() && (pa.OOMRisk != memory.RiskNone || pa.RuntimeS != nil || pa.SU != nil) {
 			t.Errorf("%s: risk %s, runtime %v, SU %v", pa.Profile, pa.OOMRisk, pa.RuntimeS, pa.SU)
 		}
 	}

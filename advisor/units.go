@@ -4,7 +4,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
+
+// plural is textutil.Plural under the short name the advisor's sentences use.
+var plural = textutil.Plural
 
 // RoundSU rounds an SU figure to what people read and every output prints:
 // three significant digits (0.0697, 2.36, 11.3), whole units from 100 on.

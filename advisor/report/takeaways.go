@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	gpumem "github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -55,7 +55,7 @@ func (rep *Report) fitTakeaway() string {
 			fits += fmt.Sprintf("; it did not complete on %s", textutil.JoinAnd(others))
 		}
 		if peak := allocatedElsePeak(pr); peak >= 0 {
-			fits += fmt.Sprintf(" (peak %s of %s usable)", advisor.FormatMiB(peak), advisor.FormatMiB(pr.Profile.UsableMemory.MiB()))
+			fits += fmt.Sprintf(" (peak %s of %s usable)", gpumem.FormatMiB(peak), gpumem.FormatMiB(pr.Profile.UsableMemory.MiB()))
 		}
 		return fits + "."
 	}

@@ -4,7 +4,7 @@ import "github.com/migadvisor/migadvisor/advisor"
 
 // How the report writes its figures: SU as recommend and history round
 // them (advisor.FormatSU), memory as every other command writes it
-// (advisor.FormatMiB: 9.5 GiB), and SU per unit of work per the multiple of
+// (memory.FormatMiB: 9.5 GiB), and SU per unit of work per the multiple of
 // the unit that recommend shows it in (SU per 1M samples, not 3.47e-07 SU per
 // samples). The published table layouts keep their own units and rounding.
 

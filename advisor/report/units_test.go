@@ -159,7 +159,7 @@ func TestSUPerWorkScaleIsRecommendsScale(t *testing.T) {
 	}
 }
 
-// Memory reads in GiB, as advisor.FormatMiB writes it everywhere else
+// Memory reads in GiB, as memory.FormatMiB writes it everywhere else
 // (9.5 GiB usable on 1g.10gb), in the takeaway and in the generic table.
 func TestMemoryReadsInGiB(t *testing.T) {
 	rep, _ := samplesReport(t)

@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -315,7 +316,7 @@ func TestRecommendWrapperAndReportAgree(t *testing.T) {
 			// the reason the memory evidence gives.
 			probes := rec.NextStep.Kind == advisor.NextProbe && slices.ContainsFunc(rec.NextStep.Profiles, func(p string) bool {
 				pa := slices.IndexFunc(rec.Profiles, func(pa advisor.ProfileAdvice) bool { return pa.Profile == p })
-				return rank(p) < rank("full") && pa >= 0 && rec.Profiles[pa].OOMRisk == advisor.RiskUnknown
+				return rank(p) < rank("full") && pa >= 0 && rec.Profiles[pa].OOMRisk == memory.RiskUnknown
 			})
 			unjudged := 0
 			for _, u := range rep.Unjudged {
@@ -367,18 +368,18 @@ func TestMemoryWordsFollowTheEvidence(t *testing.T) {
 		notice := compose(rep, w.site, w.site.Report.WithDefaults(), sc.User, []Script{sc}).Body
 		var says, never []string
 		switch kind {
-		case advisor.NeedOOM:
-			says = []string{"needs at least " + advisor.FormatMiB(fig.MiB), "they need at least " + advisor.FormatMiB(fig.MiB)}
-			never = []string{"used at most", "needs " + advisor.FormatMiB(fig.MiB)}
-		case advisor.NeedCeiling:
-			says = []string{"needs at most " + advisor.FormatMiB(fig.MiB), "they need at most " + advisor.FormatMiB(fig.MiB), "held by PyTorch's cache",
+		case memory.NeedOOM:
+			says = []string{"needs at least " + memory.FormatMiB(fig.MiB), "they need at least " + memory.FormatMiB(fig.MiB)}
+			never = []string{"used at most", "needs " + memory.FormatMiB(fig.MiB)}
+		case memory.NeedCeiling:
+			says = []string{"needs at most " + memory.FormatMiB(fig.MiB), "they need at most " + memory.FormatMiB(fig.MiB), "held by PyTorch's cache",
 				"the peak PyTorch's cache held"}
-			never = []string{"used at most", "needs " + advisor.FormatMiB(fig.MiB)}
+			never = []string{"used at most", "needs " + memory.FormatMiB(fig.MiB)}
 		case "":
 			says = []string{"completed on " + sc.Recommended, "not measured, but they completed on " + sc.Recommended}
 			never = []string{"0 MiB"}
 		default:
-			says = []string{"needs " + advisor.FormatMiB(fig.MiB), "they used at most " + advisor.FormatMiB(fig.SeenMiB)}
+			says = []string{"needs " + memory.FormatMiB(fig.MiB), "they used at most " + memory.FormatMiB(fig.SeenMiB)}
 			never = []string{"at least"}
 		}
 		text := sc.Why + "\n" + notice
@@ -398,7 +399,7 @@ func TestMemoryWordsFollowTheEvidence(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{advisor.NeedOOM, advisor.NeedCeiling, advisor.NeedPeak, ""} {
+	for _, k := range []string{memory.NeedOOM, memory.NeedCeiling, memory.NeedPeak, ""} {
 		if !kinds[k] {
 			t.Errorf("no listed script was judged by a memory figure of kind %q, so its words go untested.", k)
 		}

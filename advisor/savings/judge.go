@@ -10,6 +10,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -147,7 +148,7 @@ func (b *builder) outOfMemory(rec *advisor.Recommendation, j job) {
 	b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
 	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: advisor.RoundSU(j.su)}
 	if r.GPUNeedMiB != nil {
-		o.NeedMiB, o.NeedKind = math.Round(*r.GPUNeedMiB), advisor.NeedOOM
+		o.NeedMiB, o.NeedKind = math.Round(*r.GPUNeedMiB), memory.NeedOOM
 	}
 	if rec != nil && rec.GPUMemNeed != nil {
 		o.NeedMiB, o.NeedKind = rec.GPUMemNeed.MiB, rec.GPUMemNeed.Kind
@@ -163,7 +164,7 @@ func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
 		return *rec.Recommended
 	}
 	for _, p := range b.order {
-		if pa := profileAdvice(rec, p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == advisor.RiskLow {
+		if pa := profileAdvice(rec, p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == memory.RiskLow {
 			return p
 		}
 	}
@@ -215,7 +216,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 // judgement in recommend's words.
 func (b *builder) unknownSmaller(rec *advisor.Recommendation, ran string) (reason, detail string, open bool) {
 	for _, pa := range rec.Profiles {
-		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != advisor.RiskUnknown {
+		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != memory.RiskUnknown {
 			continue
 		}
 		if rec.GPUMemNeed == nil && rec.GPUMemCeiling != nil {
@@ -242,18 +243,18 @@ func (sc *Script) memory(rec *advisor.Recommendation, there *advisor.ProfileAdvi
 		return
 	}
 	sc.SeenMiB, sc.NeedMiB, sc.MeasuredBy, sc.MemoryKind = n.SeenMiB, n.MiB, n.By, n.Kind
-	if n.Kind == advisor.NeedCeiling {
+	if n.Kind == memory.NeedCeiling {
 		sc.HeldBy = heldBy(rec.GPUMemHolder)
 	}
 }
 
 // heldBy says what held the memory of a peak that is only a ceiling:
 // "PyTorch's cache".
-func heldBy(h *advisor.MemoryHolder) string {
+func heldBy(h *memory.Holder) string {
 	switch {
 	case h == nil || h.Software == "":
 		return "a cache that grew with the device"
-	case h.Kind == advisor.HolderPreallocates:
+	case h.Kind == memory.HolderPreallocates:
 		return h.Software + "'s preallocation"
 	}
 	return h.Software + "'s cache"
@@ -264,13 +265,13 @@ func heldBy(h *advisor.MemoryHolder) string {
 // message's bound), "needs at most 6.0 GiB" (a framework's peak held
 // beyond its need); "" without a figure.
 func (s Script) MemoryWords() string {
-	mib := advisor.FormatMiB(s.NeedMiB)
+	mib := memory.FormatMiB(s.NeedMiB)
 	switch s.MemoryKind {
 	case "":
 		return ""
-	case advisor.NeedOOM:
+	case memory.NeedOOM:
 		return "needs at least " + mib
-	case advisor.NeedCeiling:
+	case memory.NeedCeiling:
 		return "needs at most " + mib
 	}
 	return "needs " + mib
@@ -286,7 +287,7 @@ func (s Script) why() string {
 	if s.HeldBy != "" {
 		by += ": held by " + s.HeldBy
 	}
-	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), advisor.FormatMiB(s.UsableMiB), s.Recommended, by)
+	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), memory.FormatMiB(s.UsableMiB), s.Recommended, by)
 }
 
 func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {

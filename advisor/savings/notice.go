@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/internal/lazyre"
@@ -310,7 +311,7 @@ func writeScript(b *strings.Builder, s Script) {
 	if f := s.File(); f != "" {
 		what = f + " (jobs named “" + s.Name + "”)"
 	} else if s.CPUs > 0 {
-		what += fmt.Sprintf(" with %s and %s of memory", textutil.Plural(int(s.CPUs), "CPU"), advisor.FormatMiB(s.MemMiB))
+		what += fmt.Sprintf(" with %s and %s of memory", textutil.Plural(int(s.CPUs), "CPU"), memory.FormatMiB(s.MemMiB))
 		if s.Partition != "" {
 			what += " in " + s.Partition
 		}
@@ -345,24 +346,24 @@ func writeScript(b *strings.Builder, s Script) {
 func writeMemory(b *strings.Builder, s Script) {
 	margin := ""
 	if s.SeenMiB > 0 && s.NeedMiB > s.SeenMiB*1.01 {
-		margin = fmt.Sprintf(", %s with a margin for what its samples miss", advisor.FormatMiB(s.NeedMiB))
+		margin = fmt.Sprintf(", %s with a margin for what its samples miss", memory.FormatMiB(s.NeedMiB))
 	}
 	switch s.MemoryKind {
 	case "":
 		fmt.Fprintf(b, "  GPU memory: not measured, but they %s", s.Fits)
-	case advisor.NeedOOM:
-		fmt.Fprintf(b, "  GPU memory: they need at least %s (an out-of-memory message's figure)", advisor.FormatMiB(s.NeedMiB))
-	case advisor.NeedCeiling:
+	case memory.NeedOOM:
+		fmt.Fprintf(b, "  GPU memory: they need at least %s (an out-of-memory message's figure)", memory.FormatMiB(s.NeedMiB))
+	case memory.NeedCeiling:
 		with := ""
 		if margin != "" {
 			with = ", with a margin for what its samples miss"
 		}
 		fmt.Fprintf(b, "  GPU memory: they need at most %s (measured by %s: the peak %s held, more than the jobs use%s)",
-			advisor.FormatMiB(s.NeedMiB), s.MeasuredBy, s.HeldBy, with)
+			memory.FormatMiB(s.NeedMiB), s.MeasuredBy, s.HeldBy, with)
 	default:
-		fmt.Fprintf(b, "  GPU memory: they used at most %s (measured by %s)%s", advisor.FormatMiB(s.SeenMiB), s.MeasuredBy, margin)
+		fmt.Fprintf(b, "  GPU memory: they used at most %s (measured by %s)%s", memory.FormatMiB(s.SeenMiB), s.MeasuredBy, margin)
 	}
-	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, advisor.FormatMiB(s.UsableMiB))
+	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, memory.FormatMiB(s.UsableMiB))
 }
 
 // minutes writes an estimate of a runtime to the minute, as sbatch's

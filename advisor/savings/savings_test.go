@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -140,7 +140,7 @@ func TestBuildSortsEveryJob(t *testing.T) {
 	if sc.User != "alice" || sc.Name != "train" || sc.Jobs != 3 || sc.Fingerprint != "" || strings.Join(sc.RanOn, ",") != "full" {
 		t.Errorf("alice's script: %+v", sc)
 	}
-	if sc.Recommended == "full" || sc.Recommended == "" || sc.MeasuredBy != advisor.MeasuredByJobstats {
+	if sc.Recommended == "full" || sc.Recommended == "" || sc.MeasuredBy != memory.MeasuredByJobstats {
 		t.Errorf("recommended %q, measured by %q", sc.Recommended, sc.MeasuredBy)
 	}
 	// What it would have cost is the same jobs on the recommended slice for

@@ -13,6 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -200,7 +201,7 @@ func priorUsage(err error) error {
 // least an out-of-memory's bound (≥), at most a ceiling (≤), or between.
 func needCell(rec *advisor.Recommendation, pa advisor.ProfileAdvice) string {
 	need, ceiling := pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB
-	lower := need != nil && rec.GPUMemNeed != nil && rec.GPUMemNeed.Kind == advisor.NeedOOM
+	lower := need != nil && rec.GPUMemNeed != nil && rec.GPUMemNeed.Kind == memory.NeedOOM
 	switch {
 	case need != nil && ceiling != nil && lower:
 		return strings.TrimSuffix(mibOrDash(need), "G") + "-" + mibOrDash(ceiling)

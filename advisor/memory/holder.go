@@ -1,10 +1,8 @@
-package advisor
+package memory
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,22 +28,22 @@ const (
 	HolderPreallocates = "preallocates" // takes a share of the device at start: a peak is a ceiling
 )
 
-// MemoryHolder is what held a job's GPU memory, as far as the evidence tells.
-type MemoryHolder struct {
+// Holder is what held a job's GPU memory, as far as the evidence tells.
+type Holder struct {
 	Kind     string `json:"kind"`               // Holder*
 	Software string `json:"software,omitempty"` // PyTorch, JAX, TensorFlow, GROMACS, ...
 	Why      string `json:"why"`                // the evidence, in words
 }
 
 // Ceiling reports whether a peak of this holder is only a ceiling of the need.
-func (h MemoryHolder) Ceiling() bool {
+func (h Holder) Ceiling() bool {
 	return h.Kind == HolderCaching || h.Kind == HolderPreallocates
 }
 
 // Words say what held the memory, how it holds it and how that is known:
 // "PyTorch's caching allocator keeps what it frees and grows into the
 // memory it has; import torch in train.py, line 3".
-func (h MemoryHolder) Words() string {
+func (h Holder) Words() string {
 	habit := ""
 	switch {
 	case h.Software == "":
@@ -63,10 +61,10 @@ func (h MemoryHolder) Words() string {
 	return habit + ": " + h.Why
 }
 
-// software is a piece of software the evidence shows a job runs.
-type software struct {
-	name string // a slurm.Software* name, or a compiled code's
-	why  string // where it was seen: "import torch in train.py, line 3"
+// Software is a piece of software the evidence shows a job runs.
+type Software struct {
+	Name string // a slurm.Software* name, or a compiled code's
+	Why  string // where it was seen: "import torch in train.py, line 3"
 }
 
 // softwareKinds says how each piece of software holds GPU memory by
@@ -86,21 +84,21 @@ var softwareKinds = map[string]struct{ kind, words string }{
 // several pieces of software, the least telling decides.
 var holderRank = map[string]int{HolderAllocates: 1, HolderCaching: 2, HolderPreallocates: 3}
 
-// memoryHolder decides what held the job's memory from the software seen
-// and the environment the script sets, which turns a framework's habits off.
-func memoryHolder(seen []software, env map[string]string) MemoryHolder {
-	var h MemoryHolder
+// HolderOf decides what held the job's memory from the software seen and
+// the environment the script sets, which turns a framework's habits off.
+func HolderOf(seen []Software, env map[string]string) Holder {
+	var h Holder
 	for _, s := range seen {
-		k, ok := softwareKinds[s.name]
+		k, ok := softwareKinds[s.Name]
 		if !ok {
 			continue
 		}
-		kind, why := k.kind, s.why
-		if setting, changed := envKind(s.name, env); changed != "" {
+		kind, why := k.kind, s.Why
+		if setting, changed := envKind(s.Name, env); changed != "" {
 			kind, why = changed, why+"; "+setting
 		}
 		if holderRank[kind] > holderRank[h.Kind] {
-			h = MemoryHolder{Kind: kind, Software: k.words, Why: why}
+			h = Holder{Kind: kind, Software: k.words, Why: why}
 		}
 	}
 	return h
@@ -168,19 +166,19 @@ const (
 	maxScannedFiles = 4
 )
 
-// scriptSoftware reads what software the script runs, and the environment
+// ScriptSoftware reads what software the script runs, and the environment
 // it sets: its commands (modules loaded, compiled codes, container images),
 // Python imports in its own lines (heredocs, python -c) and in the Python
 // files it runs, found where sbatch runs it (--chdir), beside the script or
 // in the working directory.
-func scriptSoftware(s *slurm.Script) ([]software, map[string]string) {
+func ScriptSoftware(s *slurm.Script) ([]Software, map[string]string) {
 	if s == nil {
 		return nil, nil
 	}
-	var seen []software
+	var seen []Software
 	add := func(name, why string) {
-		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == name }) {
-			seen = append(seen, software{name, why})
+		if !slices.ContainsFunc(seen, func(x Software) bool { return x.Name == name }) {
+			seen = append(seen, Software{name, why})
 		}
 	}
 	env := map[string]string{}
@@ -285,28 +283,14 @@ func fileImports(name string, s *slurm.Script) (string, int, bool) {
 	return "", 0, false
 }
 
-// runSoftware is the software the runs' output showed: their
-// MIGADVISOR_VERSION lines, banners and tracebacks, and the framework of
-// an out-of-memory message.
-func runSoftware(runs []Run) []software {
-	var seen []software
-	for _, r := range runs {
-		for _, name := range r.Software {
-			if !slices.ContainsFunc(seen, func(x software) bool { return x.name == name }) {
-				seen = append(seen, software{name, fmt.Sprintf("job %s's output shows %s", r.JobID, name)})
-			}
-		}
-	}
-	return seen
-}
-
 // oomSoftware names the software of an out-of-memory message's source
 // (slurm.OOMEvent.Source; "pytorch-mig-assert" is PyTorch's too).
 var oomSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX}
 
-// softwareOfRecord is the software a job's record shows it ran: the
-// names of its versions, and the framework of its OOM message.
-func softwareOfRecord(versions map[string]string, oomSource string) []string {
+// SoftwareOfRecord is the software a job's record shows it ran: the names
+// of its versions (those whose holding of memory is known), and the
+// framework of its OOM message (oomSource, slurm.OOMEvent.Source).
+func SoftwareOfRecord(versions map[string]string, oomSource string) []string {
 	var out []string
 	for name := range versions {
 		if _, ok := softwareKinds[name]; ok {
@@ -322,38 +306,14 @@ func softwareOfRecord(versions map[string]string, oomSource string) []string {
 	return out
 }
 
-// memoryHolders says what held each run's memory: the script's software
-// and settings first (they say why), then what its runs' output showed; a
-// run's own settings (a probe's --no-prealloc) over the script's.
-func (a *analysis) memoryHolders() func(Run) MemoryHolder {
-	seen, env := scriptSoftware(cmp.Or(a.job.Source, a.job.Reads))
-	for _, s := range runSoftware(a.runs) {
-		if !slices.ContainsFunc(seen, func(x software) bool { return x.name == s.name }) {
-			seen = append(seen, s)
-		}
-	}
-	job := memoryHolder(seen, env)
-	return func(r Run) MemoryHolder {
-		if len(r.Settings) == 0 {
-			return job
-		}
-		own := maps.Clone(env)
-		if own == nil {
-			own = map[string]string{}
-		}
-		maps.Copy(own, r.Settings)
-		return memoryHolder(seen, own)
-	}
-}
-
 // HolderOfRecord is what held a job's memory as its own record shows it
 // (the software its output showed): what its peak proves, for a list of
 // jobs. recommend reads the script too.
-func HolderOfRecord(r *history.JobRecord) MemoryHolder {
-	names := softwareOfRecord(r.Versions, r.GPUOOM)
-	seen := make([]software, 0, len(names))
+func HolderOfRecord(r *history.JobRecord) Holder {
+	names := SoftwareOfRecord(r.Versions, r.GPUOOM)
+	seen := make([]Software, 0, len(names))
 	for _, n := range names {
-		seen = append(seen, software{n, fmt.Sprintf("job %s's output shows %s", r.JobID, n)})
+		seen = append(seen, Software{n, fmt.Sprintf("job %s's output shows %s", r.JobID, n)})
 	}
-	return memoryHolder(seen, nil)
+	return HolderOf(seen, nil)
 }

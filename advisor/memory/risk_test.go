@@ -1,4 +1,4 @@
-package advisor
+package memory
 
 import (
 	"strings"
@@ -20,11 +20,11 @@ var ladder = []struct {
 	usable float64
 }{{"1g.10gb", u10}, {"2g.20gb", u20}, {"3g.40gb", u40}, {"full", u80}}
 
-func run(profile string, usable float64) MemoryRun {
-	return MemoryRun{Profile: profile, UsableMiB: usable, NeedMiB: -1, PeakMiB: -1, AllocatedMiB: -1}
+func run(profile string, usable float64) Run {
+	return Run{Profile: profile, UsableMiB: usable, NeedMiB: -1, PeakMiB: -1, AllocatedMiB: -1}
 }
 
-func risks(runs []MemoryRun) map[string]ProfileRisk {
+func risks(runs []Run) map[string]ProfileRisk {
 	need := EstimateNeed(runs)
 	out := map[string]ProfileRisk{}
 	for _, p := range ladder {
@@ -59,23 +59,23 @@ func TestOOMRiskScenarios(t *testing.T) {
 
 	cases := []struct {
 		name string
-		runs []MemoryRun
+		runs []Run
 		want string
 	}{
 		{"no evidence at all", nil, "1g.10gb=unknown 2g.20gb=unknown 3g.40gb=unknown full=unknown"},
 		// The OOM ladder: OOM on 10gb is high there; 20gb is judged by the OOM's lower bound.
-		{"OOM on the smallest", []MemoryRun{oom10}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
+		{"OOM on the smallest", []Run{oom10}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
 		// Completed is evidence: fits on 20gb and anything bigger.
-		{"completed on 20gb", []MemoryRun{oom10, done20}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
+		{"completed on 20gb", []Run{oom10, done20}, "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low"},
 		// A peak measured only on 40gb is inflated by caching: 23.55 GB > 19.5 usable.
-		{"inflated peak only", []MemoryRun{done40}, "1g.10gb=high 2g.20gb=high 3g.40gb=low full=low"},
+		{"inflated peak only", []Run{done40}, "1g.10gb=high 2g.20gb=high 3g.40gb=low full=low"},
 		// With the allocated figure the same run says 10gb is fine.
-		{"allocated preferred", []MemoryRun{alloc40}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
+		{"allocated preferred", []Run{alloc40}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
 		// Margin: 7.2 of 9.5 GiB is 76% (low); 8.5 of 9.5 is 89% (medium).
-		{"margin low", []MemoryRun{peakOnly}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
-		{"margin medium", []MemoryRun{tight}, "1g.10gb=medium 2g.20gb=low 3g.40gb=low full=low"},
+		{"margin low", []Run{peakOnly}, "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low"},
+		{"margin medium", []Run{tight}, "1g.10gb=medium 2g.20gb=low 3g.40gb=low full=low"},
 		// An OOM on the full GPU makes every smaller profile high too.
-		{"OOM on the biggest", []MemoryRun{oomFull}, "1g.10gb=high 2g.20gb=high 3g.40gb=high full=high"},
+		{"OOM on the biggest", []Run{oomFull}, "1g.10gb=high 2g.20gb=high 3g.40gb=high full=high"},
 	}
 	for _, c := range cases {
 		if got := levels(risks(c.runs)); got != c.want {
@@ -87,7 +87,7 @@ func TestOOMRiskScenarios(t *testing.T) {
 func TestOOMRiskReasonsAndShare(t *testing.T) {
 	r := run("1g.10gb", u10)
 	r.PeakMiB = 7 * 1024
-	need := EstimateNeed([]MemoryRun{r, r})
+	need := EstimateNeed([]Run{r, r})
 	if need.Runs != 2 || need.Source != "peak on 1g.10gb" {
 		t.Errorf("need %+v", need)
 	}
@@ -100,7 +100,7 @@ func TestOOMRiskReasonsAndShare(t *testing.T) {
 	}
 	oom := run("2g.20gb", u20)
 	oom.GPUOOM = true
-	if got := OOMRisk("1g.10gb", u10, []MemoryRun{oom}, need, 0); got.Level != RiskHigh || !strings.Contains(got.Reason, "on 2g.20gb") {
+	if got := OOMRisk("1g.10gb", u10, []Run{oom}, need, 0); got.Level != RiskHigh || !strings.Contains(got.Reason, "on 2g.20gb") {
 		t.Errorf("OOM on a bigger profile: %+v", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestOOMRiskReasonsAndShare(t *testing.T) {
 // peak of the smallest profile where the job completed (or the OOM's own
 // bound, when larger), not the stopped run's peak.
 func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
-	need := EstimateNeed([]MemoryRun{
+	need := EstimateNeed([]Run{
 		{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: 9814, PeakMiB: 9558, AllocatedMiB: -1},
 		{Profile: "2g.20gb", UsableMiB: 19968, Completed: true, NeedMiB: -1, PeakMiB: 14488, AllocatedMiB: -1},
 	})
@@ -117,7 +117,7 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 		t.Errorf("need %+v, want the 14488 MiB peak on 2g.20gb", need)
 	}
 	// An OOM whose message gives no size still needed more than its peak.
-	need = EstimateNeed([]MemoryRun{{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: -1, PeakMiB: 9558, AllocatedMiB: -1}})
+	need = EstimateNeed([]Run{{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: -1, PeakMiB: 9558, AllocatedMiB: -1}})
 	if need.MiB != 9558 || need.Kind != NeedOOM {
 		t.Errorf("need %+v, want the OOM bound of its 9558 MiB peak", need)
 	}
@@ -126,8 +126,8 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 // A peak sampled every 30 s (jobstats, sacct's gres/gpumem) counts with
 // SampledMargin, the monitor's as seen; the need says which measured it.
 func TestSampledPeakHasAMargin(t *testing.T) {
-	run := func(source string) MemoryRun {
-		return MemoryRun{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSource: source}
+	run := func(source string) Run {
+		return Run{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSource: source}
 	}
 	for source, want := range map[string]struct {
 		mib     float64
@@ -136,7 +136,7 @@ func TestSampledPeakHasAMargin(t *testing.T) {
 	}{history.PeakMonitor: {3000, MeasuredByMonitor, ""}, history.PeakJobstats: {3600, MeasuredByJobstats, "jobstats"},
 		history.PeakSacct: {3600, MeasuredBySacct, "sacct's gres/gpumem"}} {
 		sampled := want.sampled
-		n := EstimateNeed([]MemoryRun{run(source)})
+		n := EstimateNeed([]Run{run(source)})
 		if n.MiB != want.mib || n.SeenMiB != 3000 || n.By != want.by || (sampled != "" && !strings.Contains(n.Source, sampled+" sampled")) {
 			t.Errorf("peak from %q: %+v", source, n)
 		}

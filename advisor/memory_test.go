@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -46,12 +47,12 @@ func TestAPeakACachingFrameworkHeldIsACeiling(t *testing.T) {
 	rec := recommendScript(t, "module load python\npython finetune.py --epochs 1\n", files, []Run{full})
 	risks := risksOf(rec)
 	for _, p := range []string{"1g.10gb", "2g.20gb"} {
-		if risks[p] != RiskUnknown {
+		if risks[p] != memory.RiskUnknown {
 			pa := profileOf(t, rec, p)
 			t.Errorf("%s: %s (%s), want unknown", p, pa.OOMRisk, pa.OOMRiskReason)
 		}
 	}
-	if risks["3g.40gb"] != RiskLow || risks["full"] != RiskLow {
+	if risks["3g.40gb"] != memory.RiskLow || risks["full"] != memory.RiskLow {
 		t.Errorf("3g.40gb and full hold more than the ceiling: %v", risks)
 	}
 	reason := profileOf(t, rec, "1g.10gb").OOMRiskReason
@@ -60,7 +61,7 @@ func TestAPeakACachingFrameworkHeldIsACeiling(t *testing.T) {
 			t.Errorf("the reason does not say %q: %s", want, reason)
 		}
 	}
-	if rec.GPUMemNeed != nil || rec.GPUMemCeiling == nil || rec.GPUMemCeiling.Kind != NeedCeiling || rec.GPUMemHolder == nil || rec.GPUMemHolder.Kind != HolderCaching {
+	if rec.GPUMemNeed != nil || rec.GPUMemCeiling == nil || rec.GPUMemCeiling.Kind != memory.NeedCeiling || rec.GPUMemHolder == nil || rec.GPUMemHolder.Kind != memory.HolderCaching {
 		t.Errorf("need %+v, ceiling %+v, holder %+v", rec.GPUMemNeed, rec.GPUMemCeiling, rec.GPUMemHolder)
 	}
 	if got := rec.NextStep; got.Kind != NextProbe || len(got.Profiles) != 1 || got.Profiles[0] != "1g.10gb" {
@@ -79,10 +80,10 @@ func TestAPeakOfACompiledCodeIsItsNeed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := recommendScript(t, body, nil, []Run{newRun("full", 3600).peak(30 * 1024)})
 			risks := risksOf(rec)
-			if risks["1g.10gb"] != RiskHigh || risks["2g.20gb"] != RiskHigh || risks["3g.40gb"] != RiskLow {
+			if risks["1g.10gb"] != memory.RiskHigh || risks["2g.20gb"] != memory.RiskHigh || risks["3g.40gb"] != memory.RiskLow {
 				t.Errorf("a 30 GiB need: %v", risks)
 			}
-			if rec.GPUMemNeed == nil || rec.GPUMemNeed.Kind != NeedPeak || rec.GPUMemCeiling != nil {
+			if rec.GPUMemNeed == nil || rec.GPUMemNeed.Kind != memory.NeedPeak || rec.GPUMemCeiling != nil {
 				t.Errorf("need %+v, ceiling %+v", rec.GPUMemNeed, rec.GPUMemCeiling)
 			}
 		})
@@ -100,18 +101,18 @@ func TestAPreallocatingFrameworksPeakRulesNothingOut(t *testing.T) {
 		name, body, kind, says string
 		runs                   []Run
 	}{
-		{"JAX in a heredoc", "python3 <<'EOF'\nimport jax.numpy as jnp\nEOF\n", HolderPreallocates, "JAX takes a share of the device",
+		{"JAX in a heredoc", "python3 <<'EOF'\nimport jax.numpy as jnp\nEOF\n", memory.HolderPreallocates, "JAX takes a share of the device",
 			[]Run{newRun("full", 600).peak(62.6 * 1024), newRun("full", 610).peak(62.6 * 1024)}},
-		{"JAX without preallocation still caches", "export XLA_PYTHON_CLIENT_PREALLOCATE=false\npython3 -c 'import jax'\n", HolderCaching, "XLA_PYTHON_CLIENT_PREALLOCATE=false",
+		{"JAX without preallocation still caches", "export XLA_PYTHON_CLIENT_PREALLOCATE=false\npython3 -c 'import jax'\n", memory.HolderCaching, "XLA_PYTHON_CLIENT_PREALLOCATE=false",
 			[]Run{newRun("full", 600).peak(62.6 * 1024)}},
-		{"TensorFlow seen in the output only", "python3 train.py\n", HolderPreallocates, "job full's output shows tensorflow", []Run{tf}},
+		{"TensorFlow seen in the output only", "python3 train.py\n", memory.HolderPreallocates, "job full's output shows tensorflow", []Run{tf}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := recommendScript(t, c.body, nil, c.runs)
 			risks := risksOf(rec)
 			for _, p := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
-				if risks[p] != RiskUnknown {
+				if risks[p] != memory.RiskUnknown {
 					t.Errorf("%s: %s, want unknown", p, risks[p])
 				}
 			}
@@ -137,37 +138,11 @@ func TestARealNeedStillRulesOutUnderAFramework(t *testing.T) {
 	body := "python3 -c 'import torch'\n"
 	allocated := newRun("full", 3600).peak(23.5 * 1024)
 	allocated.AllocatedMiB = 5.68 * 1000 * 1000 * 1000 / (1 << 20)
-	if risks := risksOf(recommendScript(t, body, nil, []Run{allocated})); risks["1g.10gb"] != RiskLow {
+	if risks := risksOf(recommendScript(t, body, nil, []Run{allocated})); risks["1g.10gb"] != memory.RiskLow {
 		t.Errorf("5.3 GiB allocated fits 1g.10gb: %v", risks)
 	}
 	oom := []Run{newRun("2g.20gb", 60).oom(21000), newRun("full", 3600).peak(40 * 1024)}
-	if risks := risksOf(recommendScript(t, body, nil, oom)); risks["1g.10gb"] != RiskHigh || risks["2g.20gb"] != RiskHigh {
+	if risks := risksOf(recommendScript(t, body, nil, oom)); risks["1g.10gb"] != memory.RiskHigh || risks["2g.20gb"] != memory.RiskHigh {
 		t.Errorf("an OOM on 2g.20gb rules both slices out: %v", risks)
-	}
-}
-
-// What a script runs, read the ways scripts say it.
-func TestScriptSoftware(t *testing.T) {
-	cases := map[string]string{
-		"module load pytorch/2.1\npython x.py\n":               "torch",
-		"ml tensorflow/2.15\n":                                 "tensorflow",
-		"apptainer exec --nv pytorch_24.01.sif python x.py\n":  "torch",
-		"source activate jax-env\n":                            "jax",
-		"srun gmx_mpi mdrun -s topol.tpr\n":                    "gromacs",
-		"torchrun --nproc_per_node=1 train.py\n":               "torch",
-		"echo 'import torch is not run'\n":                     "",
-		"python $HOME/train.py\n":                              "",
-		"export TF_FORCE_GPU_ALLOW_GROWTH=true\npython t.py\n": "",
-	}
-	for body, want := range cases {
-		s := slurm.Parse(filepath.Join(t.TempDir(), "job.sh"), []byte(script+body))
-		seen, _ := scriptSoftware(s)
-		got := ""
-		if len(seen) > 0 {
-			got = seen[0].name
-		}
-		if got != want {
-			t.Errorf("%q: %q (%v), want %q", body, got, seen, want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package advisor
+package memory
 
 import (
 	"cmp"
@@ -28,8 +28,8 @@ const (
 // unknownMiB marks a figure no run gave.
 const unknownMiB = -1
 
-// MemoryRun is what one run of a job says about its GPU memory.
-type MemoryRun struct {
+// Run is what one run of a job says about its GPU memory.
+type Run struct {
 	Profile   string
 	UsableMiB float64 // the profile's usable memory
 	Completed bool    // ended COMPLETED, without a GPU OOM
@@ -41,7 +41,7 @@ type MemoryRun struct {
 	// sacct sample the GPU every 30 s or so and may miss a spike between
 	// samples (sampledPeaks).
 	PeakSource string
-	Emulated   bool // under MPS limits on a whole GPU (emulated.go)
+	Emulated   bool // under MPS limits on a whole GPU (advisor's emulated.go)
 	// AllocatedMiB is the framework's own peak of allocated memory (e.g.
 	// MIGADVISOR_METRIC peak_allocated_mib): unlike a peak seen by NVML it is
 	// not inflated by a caching allocator that grows into a bigger slice.
@@ -51,7 +51,7 @@ type MemoryRun struct {
 	Earlier bool
 	// Holder is what held the job's memory: with a caching or preallocating
 	// framework the peak is a ceiling of the need, not the need.
-	Holder MemoryHolder
+	Holder Holder
 }
 
 // EarlierMargin widens the memory figures of an earlier version of a script:
@@ -67,15 +67,15 @@ const SampledMargin = 1.2
 // figure is a run's memory figure as the need reads it (v: the figure with
 // any margin of its source): with the margin of an earlier version, and its
 // words.
-func (r MemoryRun) figure(v float64, what string) (float64, string) {
+func (r Run) figure(v float64, what string) (float64, string) {
 	if !r.Earlier {
 		return v, what + " on " + r.Profile
 	}
 	return v * EarlierMargin, fmt.Sprintf("%s of an earlier version on %s", what, r.Profile)
 }
 
-// MemoryNeed is the estimate of a job's GPU memory need, with where it came from.
-type MemoryNeed struct {
+// Need is the estimate of a job's GPU memory need, with where it came from.
+type Need struct {
 	MiB    float64 // < 0: unknown
 	Runs   int     // runs whose figures went into it
 	Source string
@@ -95,9 +95,9 @@ type MemoryNeed struct {
 	// no need (a caching or preallocating framework's, or peaks that grew
 	// with the device): the need is at most that. Its Kind is NeedCeiling;
 	// MiB < 0: none.
-	Ceiling *MemoryNeed
+	Ceiling *Need
 	// Holder is what held the memory, and why that is known.
-	Holder MemoryHolder
+	Holder Holder
 }
 
 // What measured a need's deciding figure: a peak's source, or one of these.
@@ -122,7 +122,7 @@ const (
 )
 
 // Known reports whether any run gave a figure.
-func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
+func (n Need) Known() bool { return n.MiB >= 0 }
 
 // EstimateNeed combines the runs' figures. Allocated peaks are preferred
 // over NVML peaks; an NVML peak is taken from the smallest profile that has
@@ -131,12 +131,12 @@ func (n MemoryNeed) Known() bool { return n.MiB >= 0 }
 // lower bounds always count. With several runs the maximum is kept.
 //
 // Peaks of a job whose memory a caching or preallocating framework held
-// (MemoryRun.Holder), or that grew with the device they ran on, are no
+// (Run.Holder), or that grew with the device they ran on, are no
 // need: the least of them is the need's Ceiling.
-func EstimateNeed(runs []MemoryRun) MemoryNeed {
-	need := MemoryNeed{MiB: unknownMiB}
+func EstimateNeed(runs []Run) Need {
+	need := Need{MiB: unknownMiB}
 	runs, need.Holder = heldBeyondNeed(runs)
-	take := func(r MemoryRun, kind string, seen float64) {
+	take := func(r Run, kind string, seen float64) {
 		what := kindWords[kind]
 		v := seen
 		if by, sampled := sampledPeaks[r.PeakSource]; kind == NeedPeak && sampled {
@@ -148,7 +148,7 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 			need.By = measuredBy(r, kind)
 		}
 	}
-	allocated, peakRuns := 0, []MemoryRun{}
+	allocated, peakRuns := 0, []Run{}
 	for _, r := range runs {
 		if r.AllocatedMiB >= 0 {
 			allocated++
@@ -160,7 +160,7 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 	}
 	need.Runs = allocated
 	if allocated == 0 && len(peakRuns) > 0 {
-		smallest := slices.MinFunc(peakRuns, func(a, b MemoryRun) int { return cmp.Compare(a.UsableMiB, b.UsableMiB) }).UsableMiB
+		smallest := slices.MinFunc(peakRuns, func(a, b Run) int { return cmp.Compare(a.UsableMiB, b.UsableMiB) }).UsableMiB
 		for _, r := range peakRuns {
 			if r.UsableMiB == smallest {
 				need.Runs++
@@ -187,8 +187,8 @@ func EstimateNeed(runs []MemoryRun) MemoryNeed {
 
 // estimateCeiling is the least peak of the runs whose peaks are ceilings,
 // with the margins of its source, or nil.
-func estimateCeiling(runs []MemoryRun) *MemoryNeed {
-	var c *MemoryNeed
+func estimateCeiling(runs []Run) *Need {
+	var c *Need
 	for _, r := range runs {
 		if r.PeakMiB < 0 || r.GPUOOM || !r.Holder.Ceiling() {
 			continue
@@ -199,7 +199,7 @@ func estimateCeiling(runs []MemoryRun) *MemoryNeed {
 		}
 		v, source := r.figure(v, what)
 		if c == nil || v < c.MiB {
-			c = &MemoryNeed{MiB: v, Runs: 1, Source: source, Kind: NeedCeiling, By: measuredBy(r, NeedPeak), Profile: r.Profile,
+			c = &Need{MiB: v, Runs: 1, Source: source, Kind: NeedCeiling, By: measuredBy(r, NeedPeak), Profile: r.Profile,
 				OnProfile: 1, SeenMiB: r.PeakMiB, Earlier: r.Earlier, Holder: r.Holder}
 		} else if v == c.MiB {
 			c.OnProfile++
@@ -220,8 +220,8 @@ const (
 // heldBeyondNeed is the runs with their holder: where nothing says what
 // held the memory and the completed runs' peaks grew with the device, they
 // are ceilings, said so. It returns the holder the runs share.
-func heldBeyondNeed(runs []MemoryRun) ([]MemoryRun, MemoryHolder) {
-	var small, big *MemoryRun
+func heldBeyondNeed(runs []Run) ([]Run, Holder) {
+	var small, big *Run
 	for i := range runs {
 		r := &runs[i]
 		if r.Holder.Kind != HolderUnknown {
@@ -238,9 +238,9 @@ func heldBeyondNeed(runs []MemoryRun) ([]MemoryRun, MemoryHolder) {
 		}
 	}
 	if small == nil || big.UsableMiB <= small.UsableMiB || big.PeakMiB < grewTimes*small.PeakMiB || big.PeakMiB-small.PeakMiB < grewByMiB {
-		return runs, MemoryHolder{}
+		return runs, Holder{}
 	}
-	h := MemoryHolder{Kind: HolderCaching, Why: fmt.Sprintf("its peak grew with the device, %s on %s and %s on %s, as a framework that caches or takes a share of the device does",
+	h := Holder{Kind: HolderCaching, Why: fmt.Sprintf("its peak grew with the device, %s on %s and %s on %s, as a framework that caches or takes a share of the device does",
 		FormatMiB(small.PeakMiB), small.Profile, FormatMiB(big.PeakMiB), big.Profile)}
 	out := slices.Clone(runs)
 	for i := range out {
@@ -250,7 +250,7 @@ func heldBeyondNeed(runs []MemoryRun) ([]MemoryRun, MemoryHolder) {
 }
 
 // measuredBy is what measured a run's figure of a kind.
-func measuredBy(r MemoryRun, kind string) string {
+func measuredBy(r Run, kind string) string {
 	switch {
 	case kind == NeedAllocated:
 		return MeasuredByFramework
@@ -265,7 +265,7 @@ func measuredBy(r MemoryRun, kind string) string {
 var kindWords = map[string]string{NeedAllocated: "allocated peak", NeedPeak: "peak", NeedOOM: "OOM lower bound"}
 
 // kindFigure is a run's figure of a kind, < 0 when it has none.
-func kindFigure(r MemoryRun, kind string) float64 {
+func kindFigure(r Run, kind string) float64 {
 	switch kind {
 	case NeedAllocated:
 		return r.AllocatedMiB
@@ -292,7 +292,7 @@ type ProfileRisk struct {
 //   - low if a run completed here or on a profile with no more memory: it fits;
 //   - unknown without a need estimate;
 //   - else by need / usable: low below lowShare, medium below 95%, high above.
-func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNeed, lowShare float64) ProfileRisk {
+func OOMRisk(profile string, usableMiB float64, runs []Run, need Need, lowShare float64) ProfileRisk {
 	if lowShare <= 0 {
 		lowShare = DefaultLowRiskShare
 	}
@@ -359,7 +359,7 @@ func OOMRisk(profile string, usableMiB float64, runs []MemoryRun, need MemoryNee
 // ceilingRisk judges a profile by a ceiling of the need: well below the
 // profile's memory it is a low risk; above, the risk is unknown, never
 // high: the framework would have held less on a smaller device.
-func ceilingRisk(c MemoryNeed, usableMiB, lowShare float64) ProfileRisk {
+func ceilingRisk(c Need, usableMiB, lowShare float64) ProfileRisk {
 	if share := c.MiB / usableMiB; share < lowShare {
 		return ProfileRisk{RiskLow, fmt.Sprintf("needs at most %s of %s usable (%.0f%%): the %s, held beyond its need (%s)",
 			FormatMiB(c.MiB), FormatMiB(usableMiB), 100*share, c.Source, c.Holder.Words())}
@@ -369,7 +369,7 @@ func ceilingRisk(c MemoryNeed, usableMiB, lowShare float64) ProfileRisk {
 }
 
 // oomWhere says where a GPU OOM that rules a profile out was seen.
-func oomWhere(r MemoryRun, profile string) string {
+func oomWhere(r Run, profile string) string {
 	what := "a GPU out-of-memory error was seen"
 	if r.Earlier {
 		what = "an earlier version of the script ran out of GPU memory"
@@ -391,5 +391,5 @@ func FormatMiB(mib float64) string {
 	return fmt.Sprintf("%.0f GiB", mib/1024)
 }
 
-// plural is textutil.Plural under the short name the advisor's sentences use.
+// plural is textutil.Plural under the short name the sentences use.
 var plural = textutil.Plural
