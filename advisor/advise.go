@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
@@ -158,7 +159,7 @@ func Advise(ctx context.Context, req AdviseRequest, deps AdviseDeps) (*Recommend
 		rec.Notes = append(rec.Notes, waitNote)
 	}
 	// Judged where sbatch would run it: a missing --output directory fails a job at once.
-	rec.AddProblems(SubmissionProblems(req.Script, req.Site, req.Path, LintOptions{SubmitDir: req.SubmitDir}), req.Path)
+	rec.AddProblems(lint.SubmissionProblems(req.Script, req.Site, req.Path, lint.Options{SubmitDir: req.SubmitDir}), req.Path)
 	return rec, nil
 }
 
@@ -266,4 +267,17 @@ func priorFor(site *catalog.Site, script *slurm.Script, name string) (*catalog.B
 	}
 	b, _ := RecogniseWorkload(set, script)
 	return b, nil
+}
+
+// AddProblems puts a script's submission problems first among the
+// recommendation's notes; a probe would submit a script with errors, so
+// the next step becomes fixing them (lint).
+func (r *Recommendation) AddProblems(problems []string, path string) {
+	if len(problems) == 0 {
+		return
+	}
+	r.Notes = append(problems, r.Notes...)
+	if r.NextStep.Kind == NextProbe {
+		r.SetNext(LintStep(path))
+	}
 }

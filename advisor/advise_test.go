@@ -12,6 +12,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -208,5 +209,26 @@ func TestAdviseWarnsAndGoesOn(t *testing.T) {
 	var fe *catalog.FileError
 	if !errors.As(err, &fe) || fe.File != req.Path {
 		t.Errorf("unknown GPU: %v", err)
+	}
+}
+
+// A script with a late GPU directive: recommend and the wrapper both say
+// so in one line, and a probe (which would submit it) gives way to lint.
+func TestSubmissionProblemsComeFirstAndStopTheProbe(t *testing.T) {
+	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH --mem=4G\necho start\n#SBATCH --gres=gpu:a100_10g:1\npython train.py\n"))
+	problems := lint.SubmissionProblems(script, testutil.Wulver(t), "job.sh", lint.Options{})
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], "job.sh:4: ") || !strings.HasSuffix(problems[0], "(late-directive)") {
+		t.Fatalf("problems %q", problems)
+	}
+	rec := &Recommendation{Notes: []string{"a note"}}
+	rec.SetNext(ProbeStep("job.sh", nil, ""))
+	rec.AddProblems(problems, "job.sh")
+	if rec.NextStep.Kind != NextLint || len(rec.Notes) != 2 || rec.Notes[0] != problems[0] {
+		t.Errorf("after the problems: next %+v, notes %q", rec.NextStep, rec.Notes)
+	}
+	clean := &Recommendation{}
+	clean.SetNext(ProbeStep("job.sh", nil, ""))
+	if clean.AddProblems(nil, "job.sh"); clean.NextStep.Kind != NextProbe {
+		t.Errorf("no problems changed the next step: %+v", clean.NextStep)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
@@ -27,7 +28,7 @@ func BenchmarkReadAndLint(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		Lint(slurm.Parse("job.sh", data), site)
+		lint.Check(slurm.Parse("job.sh", data), site)
 	}
 }
 

@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -23,7 +24,7 @@ const migLimits = "a CUDA process sees a single MIG device, and slices have no N
 func (a *analysis) gpuUse() {
 	var use *GPUUse
 	if a.job.Source != nil {
-		if n, line, why := MultiGPU(a.job.Source); n > 1 {
+		if n, line, why := lint.MultiGPU(a.job.Source); n > 1 {
 			use = &GPUUse{GPUs: n, Line: line, Why: why}
 		}
 	} else {

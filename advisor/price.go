@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -14,7 +15,7 @@ import (
 type Quote struct {
 	Job      catalog.Job
 	Charge   catalog.Charge
-	Warnings []Finding
+	Warnings []lint.Finding
 	// AtMost: the hours are the script's --time, a limit, so the charge is
 	// the most the job can be charged (it is charged for what it runs).
 	AtMost bool
@@ -53,9 +54,9 @@ func Price(site *catalog.Site, script *slurm.Script, over catalog.Overrides) (*Q
 		return nil, err
 	}
 	charge.SU, charge.SUPerHour = RoundSU(charge.SU), RoundSU(charge.SUPerHour)
-	warnings := ChargeWarnings(script, site, job, charge)
+	warnings := lint.ChargeWarnings(script, site, job, charge)
 	if warnings == nil {
-		warnings = []Finding{}
+		warnings = []lint.Finding{}
 	}
 	atMost := script != nil && over.Hours == nil && script.Resources.Time.Duration > 0 && !script.Resources.Time.Unlimited
 	return &Quote{Job: job, Charge: charge, Warnings: warnings, AtMost: atMost}, nil

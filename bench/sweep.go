@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
@@ -99,7 +100,7 @@ type SweepOptions struct {
 type MultiGPUError struct {
 	File  string
 	Line  int
-	Why   string   // what uses several GPUs, from advisor.MultiGPU
+	Why   string   // what uses several GPUs, from lint.MultiGPU
 	Whole []string // the site's whole-GPU profiles
 }
 
@@ -116,13 +117,13 @@ func (e *MultiGPUError) Error() string {
 // LintError is returned when the script (or a variant) has lint errors.
 type LintError struct {
 	File     string
-	Findings []advisor.Finding
+	Findings []lint.Finding
 }
 
 func (e *LintError) Error() string {
 	var b strings.Builder
 	for _, f := range e.Findings {
-		if f.Severity == advisor.SeverityError {
+		if f.Severity == lint.SeverityError {
 			fmt.Fprintf(&b, "%s:%d: %s: %s\n", e.File, f.Line, f.Code, f.Message)
 		}
 	}
@@ -216,7 +217,7 @@ func checkMultiGPU(opt SweepOptions, profiles []*catalog.Profile) (gpus int, err
 	if opt.AsOneGPU {
 		return 1, nil
 	}
-	n, line, why := advisor.MultiGPU(opt.Script)
+	n, line, why := lint.MultiGPU(opt.Script)
 	if n <= 1 {
 		return 1, nil
 	}
@@ -239,9 +240,9 @@ func checkScript(opt SweepOptions) error {
 	if opt.Force {
 		return nil
 	}
-	var kept []advisor.Finding
-	for _, f := range advisor.Lint(opt.Script, opt.Site) {
-		if f.Severity == advisor.SeverityError && !fixedByRewrite[f.Code] {
+	var kept []lint.Finding
+	for _, f := range lint.Check(opt.Script, opt.Site) {
+		if f.Severity == lint.SeverityError && !fixedByRewrite[f.Code] {
 			kept = append(kept, f)
 		}
 	}
@@ -463,7 +464,7 @@ func verifyVariant(file string, data []byte, opt SweepOptions, p *catalog.Profil
 	case back.Fingerprint() != fingerprint:
 		return fmt.Errorf("internal error: the %s variant changed the script's work", p.Name)
 	}
-	if fs := advisor.Lint(back, opt.Site); advisor.HasErrors(fs) && !opt.Force {
+	if fs := lint.Check(back, opt.Site); lint.HasErrors(fs) && !opt.Force {
 		return &LintError{File: filepath.Join(opt.OutDir, file), Findings: fs}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -160,7 +161,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		return adv, err
 	}
 	adv.site = site
-	adv.lint = advisor.SubmissionProblems(script, site, path, advisor.LintOptions{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
+	adv.lint = lint.SubmissionProblems(script, site, path, lint.Options{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
 	runs, peers, prior, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err

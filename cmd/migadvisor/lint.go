@@ -8,14 +8,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 type lintReport struct {
-	File     string            `json:"file"`
-	Site     string            `json:"site"`
-	Findings []advisor.Finding `json:"findings"`
+	File     string         `json:"file"`
+	Site     string         `json:"site"`
+	Findings []lint.Finding `json:"findings"`
 }
 
 func lintCommand() *cli.Command {
@@ -71,14 +71,14 @@ func runLint(_ context.Context, o lintOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	findings := advisor.LintWith(script, site, advisor.LintOptions{SubmitDir: o.SubmitDir})
+	findings := lint.CheckWith(script, site, lint.Options{SubmitDir: o.SubmitDir})
 	if findings == nil {
-		findings = []advisor.Finding{}
+		findings = []lint.Finding{}
 	}
 	if err := printFindings(w.Out, o.JSON, lintReport{File: o.Script, Site: site.Name, Findings: findings}); err != nil {
 		return err
 	}
-	if advisor.HasErrors(findings) {
+	if lint.HasErrors(findings) {
 		return silentExit(exitFailure)
 	}
 	return nil

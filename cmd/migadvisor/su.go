@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -24,7 +25,7 @@ type suReport struct {
 	// can be charged.
 	AtMost bool `json:"at_most"`
 	// Warnings: #SBATCH lines sbatch ignores, limits the request is over.
-	Warnings []advisor.Finding `json:"warnings"`
+	Warnings []lint.Finding `json:"warnings"`
 }
 
 func suCommand() *cli.Command {
@@ -185,7 +186,7 @@ func runSU(_ context.Context, o suOptions, w outWriters) error {
 
 // warningLine is FILE:LINE: MESSAGE, FILE: MESSAGE for a figure a flag
 // gave, or warning: MESSAGE without a script.
-func warningLine(file string, w advisor.Finding) string {
+func warningLine(file string, w lint.Finding) string {
 	switch {
 	case file == "":
 		return "warning: " + w.Message

@@ -1,4 +1,4 @@
-package advisor
+package lint
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/lazyre"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -51,8 +52,8 @@ type linter struct {
 	findings []Finding
 }
 
-// LintOptions are what Lint may look at beyond the script and the site.
-type LintOptions struct {
+// Options are what Check may look at beyond the script and the site.
+type Options struct {
 	// SubmitDir is the directory sbatch will run in. When set, the
 	// directories of --output and --error are checked there (or under the
 	// script's --chdir): Slurm does not create them, and a job whose
@@ -66,13 +67,13 @@ type LintOptions struct {
 	Env         []string
 }
 
-// Lint checks a batch script against sbatch's rules and the site's.
-func Lint(s *slurm.Script, site *catalog.Site) []Finding {
-	return LintWith(s, site, LintOptions{})
+// Check checks a batch script against sbatch's rules and the site's.
+func Check(s *slurm.Script, site *catalog.Site) []Finding {
+	return CheckWith(s, site, Options{})
 }
 
-// LintWith is Lint with the checks that need more than the script.
-func LintWith(s *slurm.Script, site *catalog.Site, opt LintOptions) []Finding {
+// CheckWith is Check with the checks that need more than the script.
+func CheckWith(s *slurm.Script, site *catalog.Site, opt Options) []Finding {
 	l := &linter{s: s, site: site, res: s.Resources}
 	for _, p := range s.Problems {
 		sev := SeverityWarning
@@ -197,9 +198,9 @@ func gpuProcessesOverRequest(s *slurm.Script, site *catalog.Site, p *catalog.Pro
 	if n <= asked {
 		return 0, ""
 	}
-	has, want := plural(asked, "GPU"), strconv.Itoa(n)
+	has, want := textutil.Plural(asked, "GPU"), strconv.Itoa(n)
 	if p != nil && p.IsMIG() {
-		has, want = plural(asked, "MIG slice"), fmt.Sprintf("%d full GPUs", n)
+		has, want = textutil.Plural(asked, "MIG slice"), fmt.Sprintf("%d full GPUs", n)
 	}
 	if req := gpuRequestFor(s.Resources, site, p, n); req != "" {
 		want += " (" + req + ")"
@@ -394,7 +395,7 @@ func defaultMemOverNode(site *catalog.Site, partition string, cpusPerNode, nodes
 	if !ok || part.NodeMemory <= 0 || perNode <= part.NodeMemory.MiB() {
 		return ""
 	}
-	cpus := "its " + plural(cpusPerNode, "CPU")
+	cpus := "its " + textutil.Plural(cpusPerNode, "CPU")
 	if nodes > 1 {
 		cpus += " on each node"
 	}
@@ -443,7 +444,7 @@ func (l *linter) cpuLine() int {
 // the job fails at once (exit code 0:53) leaving no output at all. A
 // directory with a replacement symbol (%u, %x) is known only then, and is
 // not checked; nor is anything under a --chdir that does not exist yet.
-func (l *linter) outputDirs(opt LintOptions) {
+func (l *linter) outputDirs(opt Options) {
 	submitDir := opt.SubmitDir
 	if submitDir == "" {
 		return
@@ -639,9 +640,9 @@ func (l *linter) lineIf(used bool, names ...string) int {
 // about a job that will not run as its script reads (an #SBATCH line sbatch
 // ignores, where a GPU request leaves the job without its GPU; more GPU
 // processes than GPUs). recommend and the sbatch wrapper say the same.
-func SubmissionProblems(script *slurm.Script, site *catalog.Site, path string, opt LintOptions) []string {
+func SubmissionProblems(script *slurm.Script, site *catalog.Site, path string, opt Options) []string {
 	var lines []string
-	for _, f := range LintWith(script, site, opt) {
+	for _, f := range CheckWith(script, site, opt) {
 		switch {
 		case f.Severity != SeverityError && !jobChangingWarning[f.Code]:
 		case f.Line == 0:
@@ -656,16 +657,3 @@ func SubmissionProblems(script *slurm.Script, site *catalog.Site, path string, o
 // jobChangingWarning are the lint warnings about a job that will not run
 // as its script reads.
 var jobChangingWarning = map[string]bool{"late-directive": true, "gpu-processes-over-request": true}
-
-// AddProblems puts a script's submission problems first among the
-// recommendation's notes; a probe would submit a script with errors, so
-// the next step becomes fixing them (lint).
-func (r *Recommendation) AddProblems(problems []string, path string) {
-	if len(problems) == 0 {
-		return
-	}
-	r.Notes = append(problems, r.Notes...)
-	if r.NextStep.Kind == NextProbe {
-		r.SetNext(LintStep(path))
-	}
-}

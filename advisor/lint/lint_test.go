@@ -1,4 +1,4 @@
-package advisor
+package lint
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 
 func lint(t *testing.T, script string) []Finding {
 	t.Helper()
-	return Lint(slurm.Parse("job.sh", []byte(script)), testutil.Wulver(t))
+	return Check(slurm.Parse("job.sh", []byte(script)), testutil.Wulver(t))
 }
 
 func summary(fs []Finding) string {
@@ -79,7 +79,7 @@ func TestMultiSliceAdviceNamesAJobArray(t *testing.T) {
 // TestWulverSampleScriptsHaveNoError: the sample scripts of Wulver's own
 // documentation (MIG and full GPU) are correct and must stay error-free.
 func TestWulverSampleScriptsHaveNoError(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/scripts/wulver_*.sh")
+	files, _ := filepath.Glob("../../testdata/scripts/wulver_*.sh")
 	if len(files) < 2 {
 		t.Fatalf("want the Wulver sample scripts in testdata/scripts, found %v", files)
 	}
@@ -88,7 +88,7 @@ func TestWulverSampleScriptsHaveNoError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fs := Lint(s, testutil.Wulver(t)); HasErrors(fs) {
+		if fs := Check(s, testutil.Wulver(t)); HasErrors(fs) {
 			t.Errorf("%s: %s", f, summary(fs))
 		}
 	}
@@ -105,7 +105,7 @@ func TestExamples(t *testing.T) {
 		"qlora_finetune.sh":     "",
 		"quickstart.sh":         "",
 	}
-	files, _ := filepath.Glob("../examples/*.sh")
+	files, _ := filepath.Glob("../../examples/*.sh")
 	if len(files) != len(want) {
 		t.Errorf("examples %v: update this table", files)
 	}
@@ -114,7 +114,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := summary(Lint(slurm.Parse(f, data), testutil.Wulver(t))); got != want[filepath.Base(f)] {
+		if got := summary(Check(slurm.Parse(f, data), testutil.Wulver(t))); got != want[filepath.Base(f)] {
 			t.Errorf("%s: %q, want %q", f, got, want[filepath.Base(f)])
 		}
 	}
@@ -125,11 +125,11 @@ func TestLintProfileQoS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := Lint(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q standard\n#SBATCH --gres=gpu:a100_10g:1\nrun\n")), site)
+	fs := Check(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q standard\n#SBATCH --gres=gpu:a100_10g:1\nrun\n")), site)
 	if got := summary(fs); got != "3:warning:qos-not-allowed" || !strings.Contains(fs[0].Message, "--qos=course") {
 		t.Errorf("findings %q %+v", got, fs)
 	}
-	if fs := Lint(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q course --gres=gpu:a100_10g:1\nrun\n")), site); len(fs) != 0 {
+	if fs := Check(slurm.Parse("hw.sh", []byte("#!/bin/bash\n#SBATCH -t 5 -q course --gres=gpu:a100_10g:1\nrun\n")), site); len(fs) != 0 {
 		t.Errorf("right QoS: %s", summary(fs))
 	}
 }
@@ -168,16 +168,16 @@ func TestLintOutputDirectoryMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		s := slurm.Parse("job.sh", []byte(head+tc.directives+"srun train\n"))
-		got := LintWith(s, testutil.Wulver(t), LintOptions{SubmitDir: submit})
+		got := CheckWith(s, testutil.Wulver(t), Options{SubmitDir: submit})
 		if summary(got) != tc.want {
 			t.Errorf("%s: %s, want %q", tc.name, summary(got), tc.want)
 		}
 	}
-	fs := LintWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), testutil.Wulver(t), LintOptions{SubmitDir: submit})
+	fs := CheckWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), testutil.Wulver(t), Options{SubmitDir: submit})
 	if want := `--output's directory "nologs" does not exist in ` + submit + `: the job would fail at once (exit code 0:53) with no output; create it first (mkdir -p nologs)`; len(fs) != 1 || fs[0].Message != want {
 		t.Errorf("message %q\nwant    %q", fs, want)
 	}
-	if fs := Lint(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), testutil.Wulver(t)); len(fs) != 0 {
+	if fs := Check(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), testutil.Wulver(t)); len(fs) != 0 {
 		t.Errorf("without a submission directory nothing is checked: %s", summary(fs))
 	}
 }
@@ -243,26 +243,5 @@ func TestLintDefaultMemoryOverNode(t *testing.T) {
 	// 128 CPUs × 4000M fit a 514000M node.
 	if fs := lint(t, "#!/bin/bash\n#SBATCH -p general -t 1:00:00\n#SBATCH --ntasks=128\nrun\n"); len(fs) != 0 {
 		t.Errorf("a full node by default: %s", summary(fs))
-	}
-}
-
-// A script with a late GPU directive: recommend and the wrapper both say
-// so in one line, and a probe (which would submit it) gives way to lint.
-func TestSubmissionProblemsComeFirstAndStopTheProbe(t *testing.T) {
-	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH --mem=4G\necho start\n#SBATCH --gres=gpu:a100_10g:1\npython train.py\n"))
-	problems := SubmissionProblems(script, testutil.Wulver(t), "job.sh", LintOptions{})
-	if len(problems) != 1 || !strings.HasPrefix(problems[0], "job.sh:4: ") || !strings.HasSuffix(problems[0], "(late-directive)") {
-		t.Fatalf("problems %q", problems)
-	}
-	rec := &Recommendation{Notes: []string{"a note"}}
-	rec.SetNext(ProbeStep("job.sh", nil, ""))
-	rec.AddProblems(problems, "job.sh")
-	if rec.NextStep.Kind != NextLint || len(rec.Notes) != 2 || rec.Notes[0] != problems[0] {
-		t.Errorf("after the problems: next %+v, notes %q", rec.NextStep, rec.Notes)
-	}
-	clean := &Recommendation{}
-	clean.SetNext(ProbeStep("job.sh", nil, ""))
-	if clean.AddProblems(nil, "job.sh"); clean.NextStep.Kind != NextProbe {
-		t.Errorf("no problems changed the next step: %+v", clean.NextStep)
 	}
 }
