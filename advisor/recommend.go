@@ -90,35 +90,35 @@ type Job struct {
 
 // Recommendation is the advice for one script.
 type Recommendation struct {
-	Fingerprint string          `json:"fingerprint"`
-	Site        string          `json:"site"`
-	Script      string          `json:"script"`
-	Objective   string          `json:"objective"`
-	Requested   *string         `json:"requested"` // the profile the script asks for
-	Recommended *string         `json:"recommended"`
-	Basis       string          `json:"basis"`
-	Runs        int             `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
-	EarlierRuns int             `json:"earlier_runs"`   // of those, runs of an earlier version of the script
-	Reason      string          `json:"reason"`         // why the recommended profile, or why none
-	Next        string          `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
-	NextStep    NextStep        `json:"next_step,omitzero"`
-	TimeLimit   string          `json:"time_limit,omitempty"`
-	Mem         string          `json:"mem,omitempty"`        // --mem to ask for after a host OOM
-	MemReason   string          `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
-	Prior       *PriorRef       `json:"prior,omitempty"`
-	GPUMemNeed  *MemoryNeedJSON `json:"gpu_mem_need"`
+	Fingerprint string           `json:"fingerprint"`
+	Site        string           `json:"site"`
+	Script      string           `json:"script"`
+	Objective   string           `json:"objective"`
+	Requested   *string          `json:"requested"` // the profile the script asks for
+	Recommended *string          `json:"recommended"`
+	Basis       string           `json:"basis"`
+	Runs        int              `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
+	EarlierRuns int              `json:"earlier_runs"`   // of those, runs of an earlier version of the script
+	Reason      string           `json:"reason"`         // why the recommended profile, or why none
+	Next        string           `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
+	NextStep    NextStep         `json:"next_step,omitzero"`
+	TimeLimit   string           `json:"time_limit,omitempty"`
+	Mem         string           `json:"mem,omitempty"`        // --mem to ask for after a host OOM
+	MemReason   string           `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
+	Prior       *PriorRef        `json:"prior,omitempty"`
+	GPUMemNeed  *memory.NeedJSON `json:"gpu_mem_need"`
 	// GPUMemCeiling is the most the job may need where its peaks are no
 	// need (a caching or preallocating framework's); GPUMemHolder is what
 	// held its memory, and how that is known.
-	GPUMemCeiling *MemoryNeedJSON `json:"gpu_mem_ceiling,omitempty"`
-	GPUMemHolder  *memory.Holder  `json:"gpu_mem_holder,omitempty"`
-	Model         string          `json:"runtime_model"`
-	RuntimeWhy    string          `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
-	MultiGPU      *GPUUse         `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
-	Profiles      []ProfileAdvice `json:"profiles"`
-	Change        *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
-	CPUOnly       bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
-	Notes         []string        `json:"notes"`
+	GPUMemCeiling *memory.NeedJSON `json:"gpu_mem_ceiling,omitempty"`
+	GPUMemHolder  *memory.Holder   `json:"gpu_mem_holder,omitempty"`
+	Model         string           `json:"runtime_model"`
+	RuntimeWhy    string           `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
+	MultiGPU      *GPUUse          `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
+	Profiles      []ProfileAdvice  `json:"profiles"`
+	Change        *Change          `json:"change,omitempty"`   // what to change in the script to follow the advice
+	CPUOnly       bool             `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
+	Notes         []string         `json:"notes"`
 }
 
 // PriorRef names the reference benchmark a prior comes from.
@@ -126,24 +126,6 @@ type PriorRef struct {
 	Benchmark string `json:"benchmark"`
 	Title     string `json:"title"`
 	Source    string `json:"source"`
-}
-
-// MemoryNeedJSON is the estimated GPU memory need.
-type MemoryNeedJSON struct {
-	MiB       float64 `json:"mib"`
-	Runs      int     `json:"runs"`
-	Source    string  `json:"source"`
-	Kind      string  `json:"kind"`        // allocated, peak, oom or ceiling
-	By        string  `json:"measured_by"` // monitor, jobstats, sacct, framework or OOM message
-	Profile   string  `json:"profile"`     // where the deciding figure was seen
-	OnProfile int     `json:"runs_on_profile"`
-	SeenMiB   float64 `json:"seen_mib"` // the figure itself; mib adds the margin of an earlier version
-	Earlier   bool    `json:"earlier_version"`
-}
-
-func needJSON(n memory.Need) *MemoryNeedJSON {
-	return &MemoryNeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
-		OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
 }
 
 // ProfileAdvice is the judgement on one profile.
@@ -290,10 +272,10 @@ func (a *analysis) prepare() {
 	a.memRuns = memoryRuns(a.site, a.runs, a.memoryHolders())
 	a.need = memory.EstimateNeed(a.memRuns)
 	if a.need.Known() {
-		a.rec.GPUMemNeed = needJSON(a.need)
+		a.rec.GPUMemNeed = a.need.JSON()
 	}
 	if c := a.need.Ceiling; c != nil {
-		a.rec.GPUMemCeiling = needJSON(*c)
+		a.rec.GPUMemCeiling = c.JSON()
 	}
 	if h := a.need.Holder; h.Kind != memory.HolderUnknown {
 		a.rec.GPUMemHolder = &h

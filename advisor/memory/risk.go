@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -123,6 +124,26 @@ const (
 
 // Known reports whether any run gave a figure.
 func (n Need) Known() bool { return n.MiB >= 0 }
+
+// NeedJSON is the estimated GPU memory need as a recommendation's JSON
+// gives it.
+type NeedJSON struct {
+	MiB       float64 `json:"mib"`
+	Runs      int     `json:"runs"`
+	Source    string  `json:"source"`
+	Kind      string  `json:"kind"`        // allocated, peak, oom or ceiling
+	By        string  `json:"measured_by"` // monitor, jobstats, sacct, framework or OOM message
+	Profile   string  `json:"profile"`     // where the deciding figure was seen
+	OnProfile int     `json:"runs_on_profile"`
+	SeenMiB   float64 `json:"seen_mib"` // the figure itself; mib adds the margin of an earlier version
+	Earlier   bool    `json:"earlier_version"`
+}
+
+// JSON is the need as a recommendation's JSON gives it, in whole MiB.
+func (n Need) JSON() *NeedJSON {
+	return &NeedJSON{MiB: math.Round(n.MiB), Runs: n.Runs, Source: n.Source, Kind: n.Kind, By: n.By, Profile: n.Profile,
+		OnProfile: n.OnProfile, SeenMiB: math.Round(n.SeenMiB), Earlier: n.Earlier}
+}
 
 // EstimateNeed combines the runs' figures. Allocated peaks are preferred
 // over NVML peaks; an NVML peak is taken from the smallest profile that has

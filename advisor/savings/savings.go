@@ -133,7 +133,7 @@ type Script struct {
 	// The GPU memory figure recommend judged by (SeenMiB, as MeasuredBy
 	// saw it) and the need read from it (NeedMiB: with a margin for what a
 	// sampler's interval misses). MemoryKind says what it proves, as
-	// advisor.MemoryNeedJSON.Kind does: allocated or peak, the need; oom,
+	// memory.NeedJSON.Kind does: allocated or peak, the need; oom,
 	// at least that (an out-of-memory message's bound); ceiling, at most
 	// that (a caching or preallocating framework's peak, HeldBy saying
 	// whose); "": no figure, the profile fits by a run that completed
@@ -222,7 +222,7 @@ type OOMJob struct {
 	Profile string  `json:"profile"`
 	SU      float64 `json:"su"`
 	NeedMiB float64 `json:"gpu_mem_need_mib,omitempty"` // what the error asked for, when it said
-	// NeedKind says what NeedMiB proves (advisor.MemoryNeedJSON.Kind):
+	// NeedKind says what NeedMiB proves (memory.NeedJSON.Kind):
 	// oom, the error's lower bound; else the script's need as recommend
 	// judged it.
 	NeedKind string `json:"gpu_mem_kind,omitempty"`
