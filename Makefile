@@ -144,6 +144,9 @@ install: installable
 		sed 's|@PREFIX@|$(PREFIX)|g' scripts/modulefiles/$$f > $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/$$f && \
 		chmod 0644 $(DESTDIR)$(PREFIX)/share/migadvisor/modulefiles/$$f || exit 1; \
 	done
+	@# Slurm's cli_filter/lua for login nodes (docs/admin/wrapper.md), with its prefix.
+	sed 's|@PREFIX@|$(PREFIX)|g' scripts/cli_filter.lua > $(DESTDIR)$(PREFIX)/share/migadvisor/cli_filter.lua
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/migadvisor/cli_filter.lua
 
 # Go is needed only when a binary is missing: root's PATH (sudo's
 # secure_path) seldom has it. A missing binary with no Go says what to run.

@@ -81,6 +81,9 @@ func (w *wrapper) adviseWithin(ctx context.Context, cl *slurm.CommandLine, apply
 	case len(a.Settings) == 0: // a warning with nothing to change
 		w.say("%s.", a.Message)
 		return cl, adv
+	case !apply && w.filter:
+		w.say("%s. %s", a.Message, filterNextTime(a))
+		return cl, adv
 	case !apply:
 		w.say("%s. %s", a.Message, nextTime(a))
 		return cl, adv

@@ -145,6 +145,9 @@ type wrapper struct {
 	// submitted is the script as sbatch read it, where beside has read it
 	// first: the advice reads it no more.
 	submitted *slurm.Script
+	// filter: run by sbatch's cli_filter (FilterAdvise), which knows no
+	// --mig-apply.
+	filter bool
 }
 
 func newWrapper(opt Options) *wrapper {

@@ -3,7 +3,8 @@
 // wrapper (advisor/wrapper) and nothing else of migadvisor, built without
 // cgo. It reads advice indexes, never a history database, so it starts in
 // a fraction of the full binary's time. 'migadvisor sbatch --help' says
-// what it does.
+// what it does. The cli_filter.lua of login nodes runs it too, inside
+// sbatch: filter-advise before the job is submitted, filter-record after.
 package main
 
 import (
@@ -16,6 +17,10 @@ import (
 
 func main() {
 	args := os.Args[1:]
+	if len(args) > 0 && (args[0] == wrapper.FilterAdviseCommand || args[0] == wrapper.FilterRecordCommand) {
+		// Slurm's cli_filter/lua plugin, inside sbatch (scripts/cli_filter.lua).
+		os.Exit(wrapper.FilterMain(args[0], args[1:]))
+	}
 	beside := len(args) > 0 && args[0] == wrapper.BesideCommand // the shim: "$migadvisor" sbatch-beside "$@"
 	if len(args) > 0 && (args[0] == "sbatch" || beside) {       // or, applying the advice, "$migadvisor" sbatch "$@"
 		args = args[1:]
