@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -307,7 +308,7 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 	}
 	if r, ok := a.scriptFailure(); ok {
 		var next NextStep
-		if r.Outcome.Kind == OutcomeNoOutputFile {
+		if r.Outcome.Kind == outcome.NoOutputFile {
 			next = LintStep(a.job.Script)
 		}
 		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return n == failureNote(r) }) // the reason says it
@@ -414,12 +415,12 @@ func (a *analysis) failsEverywhere() ([]string, Run, bool) {
 	failedOn := map[string]bool{}
 	for _, r := range a.runs {
 		switch r.Outcome.Kind {
-		case OutcomeFailed, OutcomeCommandNotFound, OutcomeNoOutputFile:
+		case outcome.Failed, outcome.CommandNotFound, outcome.NoOutputFile:
 			failedOn[r.Profile] = true
 			if newest.JobID == "" || r.Submitted.After(newest.Submitted) {
 				newest = r
 			}
-		case OutcomeCancelled, OutcomeNodeFailure, OutcomePreempted, "":
+		case outcome.Cancelled, outcome.NodeFailure, outcome.Preempted, "":
 			// says nothing of the script
 		default:
 			return nil, Run{}, false // completed, or ran out of memory or time: the profile matters
@@ -429,7 +430,7 @@ func (a *analysis) failsEverywhere() ([]string, Run, bool) {
 		return nil, Run{}, false
 	}
 	var profiles []string
-	for _, p := range OrderedProfiles(a.site) {
+	for _, p := range a.site.ProfilesBySize() {
 		if failedOn[p.Name] {
 			profiles = append(profiles, p.Name)
 		}

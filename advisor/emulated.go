@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -74,7 +75,7 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	if ev.GPUPeakMiB > 0 {
 		run.PeakMiB = ev.GPUPeakMiB
 	}
-	if v, ok := ev.Metrics[AllocatedMetric]; ok && v > 0 {
+	if v, ok := ev.Metrics[slurm.AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
 	oomSource := ""
@@ -95,19 +96,19 @@ func runFromEmulated(r *history.JobRecord, e history.EmulatedRun) Run {
 	return run
 }
 
-func emulatedOutcome(run Run, e history.EmulatedRun) (string, Outcome) {
+func emulatedOutcome(run Run, e history.EmulatedRun) (string, outcome.Outcome) {
 	on := fmt.Sprintf("on %s emulated on %s", e.Profile, run.Emulated)
 	switch {
 	case run.GPUOOM:
-		return "FAILED", Outcome{Kind: OutcomeGPUOOM, Text: "ran out of GPU memory " + on}
+		return "FAILED", outcome.Outcome{Kind: outcome.GPUOOM, Text: "ran out of GPU memory " + on}
 	case run.HostOOM:
-		return "OUT_OF_MEMORY", Outcome{Kind: OutcomeHostOOM, Text: "ran out of host memory " + on, AnyProfile: true}
+		return "OUT_OF_MEMORY", outcome.Outcome{Kind: outcome.HostOOM, Text: "ran out of host memory " + on, AnyProfile: true}
 	case run.TimedOut:
-		return "TIMEOUT", Outcome{Kind: OutcomeTimeLimit, Text: fmt.Sprintf("reached the emulation's budget after %.0f s %s", e.Seconds, on)}
+		return "TIMEOUT", outcome.Outcome{Kind: outcome.TimeLimit, Text: fmt.Sprintf("reached the emulation's budget after %.0f s %s", e.Seconds, on)}
 	case run.Completed:
-		return "COMPLETED", Outcome{Kind: OutcomeCompleted}
+		return "COMPLETED", outcome.Outcome{Kind: outcome.Completed}
 	}
-	return "FAILED", Outcome{Kind: OutcomeFailed, Text: fmt.Sprintf("failed (exit %d) %s", e.ExitStatus, on)}
+	return "FAILED", outcome.Outcome{Kind: outcome.Failed, Text: fmt.Sprintf("failed (exit %d) %s", e.ExitStatus, on)}
 }
 
 // measuredWins drops the emulated runs of every profile that has runs of

@@ -7,6 +7,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // JobEntry is one job as history lists it, and its JSON: the record's
@@ -113,7 +114,7 @@ func EntryOf(hr *HistoryRecord, site *catalog.Site) JobEntry {
 	if held := memory.HolderOfRecord(r); held.Kind != memory.HolderUnknown {
 		h.GPUMemHeldBy = &held
 	}
-	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
+	if v, ok := r.Metrics[slurm.AllocatedMetric]; ok && v > 0 {
 		h.GPUMemPeaks["framework"] = v // what the job's framework allocated at most (MIGADVISOR_METRIC)
 	}
 	for source, v := range h.GPUMemPeaks {

@@ -6,16 +6,11 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
-
-// AllocatedMetric is the MIGADVISOR_METRIC a job prints for its framework's
-// peak of allocated GPU memory, in MiB (PyTorch:
-// torch.cuda.max_memory_allocated() / 2**20). It is the best figure of the
-// need: NVML's peak includes what a caching allocator reserved.
-const AllocatedMetric = "peak_allocated_mib"
 
 // Run is one run of a job, as the advisor weighs it. Figures not known are < 0.
 type Run struct {
@@ -33,7 +28,7 @@ type Run struct {
 	NeedMiB      float64 // lower bound from a GPU OOM message
 	PeakMiB      float64 // peak GPU memory (the monitor's, else jobstats', else gres/gpumem)
 	PeakSource   string  // where PeakMiB comes from: history.PeakMonitor, PeakJobstats or PeakSacct
-	AllocatedMiB float64 // the framework's allocated peak (AllocatedMetric)
+	AllocatedMiB float64 // the framework's allocated peak (slurm.AllocatedMetric)
 	// Software is what the run's output showed it ran that holds GPU memory
 	// its own way (slurm.Software* names, sorted): a caching or
 	// preallocating framework's peak is no need (advisor/memory).
@@ -58,9 +53,9 @@ type Run struct {
 	MaxRSSMiB  float64
 	QueueWaitS float64 // Start − Submit
 	Submitted  time.Time
-	Outcome    Outcome // how it ended, in words (Explain)
-	GPUs       int     // GPUs of the profile the run had; 0 (a reference row) counts as 1
-	User       string  // who ran it ("" when unknown)
+	Outcome    outcome.Outcome // how it ended, in words (Explain)
+	GPUs       int             // GPUs of the profile the run had; 0 (a reference row) counts as 1
+	User       string          // who ran it ("" when unknown)
 	// Swept marks a variant of a sweep or a probe: a measurement, not how
 	// often the user runs the script.
 	Swept bool
@@ -98,7 +93,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	run.NeedMiB = deref(r.GPUNeedMiB, -1)
 	run.PeakMiB, run.PeakSource = deref(r.GPUMemPeakMiB(), -1), r.GPUMemSource()
 	run.Software, run.Settings = memory.SoftwareOfRecord(r.Versions, r.GPUOOM), r.Settings
-	if v, ok := r.Metrics[AllocatedMetric]; ok && v > 0 {
+	if v, ok := r.Metrics[slurm.AllocatedMetric]; ok && v > 0 {
 		run.AllocatedMiB = v
 	}
 	if r.Work != nil && *r.Work > 0 {
@@ -117,7 +112,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 	if r.Submit != nil {
 		run.Submitted = *r.Submit
 	}
-	run.Outcome = Explain(r, nil)
+	run.Outcome = outcome.Of(r, nil)
 	if r.Submit != nil && r.Start != nil && !r.Start.Before(*r.Submit) {
 		run.QueueWaitS = r.Start.Sub(*r.Submit).Seconds()
 	}

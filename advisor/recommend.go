@@ -1,7 +1,6 @@
 package advisor
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -196,7 +196,7 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		a.usePrior(job.Prior)
 	}
 	a.prepare()
-	for _, p := range OrderedProfiles(site) {
+	for _, p := range site.ProfilesBySize() {
 		a.rec.Profiles = append(a.rec.Profiles, a.judge(p))
 	}
 	a.scaleWork()
@@ -223,7 +223,7 @@ func (a *analysis) cpuOnly() bool {
 		rate = fmt.Sprintf(" (%s SU/h%s)", FormatSU(c.SUPerHour), where)
 	}
 	a.rec.Reason = fmt.Sprintf("this script asks for no GPU, so it runs on CPUs only%s and no GPU profile applies", rate)
-	if ps := OrderedProfiles(a.site); len(ps) > 0 {
+	if ps := a.site.ProfilesBySize(); len(ps) > 0 {
 		a.rec.Reason += fmt.Sprintf("; if it should use a GPU, add '#SBATCH %s' (%s, the smallest) and measure it with: %s",
 			ps[0].Request, ps[0].Name, a.probeCommand())
 	}
@@ -339,7 +339,7 @@ func (a *analysis) timeLimitBounds() []runmodel.Point {
 		}
 	}
 	var bounds []runmodel.Point
-	for _, p := range OrderedProfiles(a.site) {
+	for _, p := range a.site.ProfilesBySize() {
 		if b, ok := best[p.Name]; ok {
 			bounds = append(bounds, b)
 		}
@@ -364,7 +364,7 @@ func (a *analysis) noteFailures() {
 	}
 	for _, r := range a.runs {
 		switch r.Outcome.Kind {
-		case OutcomeCommandNotFound, OutcomeNoOutputFile, OutcomeFailed, OutcomeNodeFailure, OutcomePreempted:
+		case outcome.CommandNotFound, outcome.NoOutputFile, outcome.Failed, outcome.NodeFailure, outcome.Preempted:
 			if succeeded.IsZero() || r.Submitted.IsZero() || r.Submitted.After(succeeded) {
 				failed = append(failed, r)
 			}
@@ -393,7 +393,7 @@ func (a *analysis) scriptFailure() (Run, bool) {
 		switch {
 		case r.Completed:
 			return Run{}, false
-		case r.Outcome.Kind == OutcomeCommandNotFound || r.Outcome.Kind == OutcomeNoOutputFile:
+		case r.Outcome.Kind == outcome.CommandNotFound || r.Outcome.Kind == outcome.NoOutputFile:
 			found = r
 		}
 	}
@@ -523,30 +523,14 @@ func (a *analysis) hostMemory() {
 	a.base.MemMiB, a.base.MemWholeNode = advice, false
 	a.rec.Mem = slurm.FormatMiB(int64(advice))
 	used := ""
-	if worst.MaxRSSMiB >= minRSSMiB {
+	if worst.MaxRSSMiB >= outcome.MinRSSMiB {
 		// sacct samples RSS, so the kill often comes above its last
 		// figure: said as wait and status say it.
-		used = " (sacct saw its RSS reach " + memText(worst.MaxRSSMiB) + " before the kill)"
+		used = " (sacct saw its RSS reach " + outcome.MemText(worst.MaxRSSMiB) + " before the kill)"
 	}
 	a.rec.MemReason = fmt.Sprintf("job %s of this script ran out of host memory with --mem=%s%s", worst.JobID, slurm.FormatMiB(int64(had)), used)
 	a.note("%s (%s), which is about --mem, not the GPU: ask for --mem=%s; SU is charged for that memory",
 		a.rec.MemReason, worst.State, a.rec.Mem)
-}
-
-// OrderedProfiles lists the site's profiles from the smallest: least usable
-// memory, then least capacity.
-func OrderedProfiles(site *catalog.Site) []*catalog.Profile {
-	var ps []*catalog.Profile
-	for i := range site.Profiles {
-		ps = append(ps, &site.Profiles[i])
-	}
-	slices.SortStableFunc(ps, func(x, y *catalog.Profile) int {
-		if c := cmp.Compare(x.UsableMemory.MiB(), y.UsableMemory.MiB()); c != 0 {
-			return c
-		}
-		return cmp.Compare(site.Capacity(x), site.Capacity(y))
-	})
-	return ps
 }
 
 // NextKind is what the next step of a recommendation does.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -443,7 +444,7 @@ func TestAScriptThatFailsEverywhere(t *testing.T) {
 	fail := func(p string, minutes int, text string) Run {
 		r := newRun(p, 5)
 		r.Completed, r.State, r.ExitCode, r.JobID = false, "FAILED", 1, fmt.Sprint(100+minutes)
-		r.Submitted, r.Outcome = at.Add(time.Duration(minutes)*time.Minute), Outcome{Kind: OutcomeFailed, Text: text}
+		r.Submitted, r.Outcome = at.Add(time.Duration(minutes)*time.Minute), outcome.Outcome{Kind: outcome.Failed, Text: text}
 		return r
 	}
 	runs := []Run{fail("1g.10gb", 0, "failed with exit code 1; err-100.txt line 3: ModuleNotFoundError: No module named 'x'"),

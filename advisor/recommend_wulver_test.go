@@ -78,7 +78,7 @@ func wulverHistory(t *testing.T, site *catalog.Site, b *catalog.Benchmark) []Run
 			ev.GPUSource = "summary"
 		}
 		if row.AllocatedMiB >= 0 {
-			ev.Metrics = map[string]float64{AllocatedMetric: row.AllocatedMiB}
+			ev.Metrics = map[string]float64{slurm.AllocatedMetric: row.AllocatedMiB}
 		}
 		if row.OOM {
 			ev.GPUOOM = &slurm.OOMEvent{Kind: slurm.OOMGPU, Source: "pytorch", Line: 40, NeedMiB: slurm.Unknown,

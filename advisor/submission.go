@@ -70,7 +70,7 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 			why = fmt.Sprintf("%s; %s would cost %s instead of %s", evidence, best.Profile, cost(best), cost(asked))
 		}
 		if n := rec.GPUMemNeed; n == nil || n.Profile != asked.Profile {
-			why += " on " + profilePhrase(site, asked.Profile) // the figure was seen elsewhere: name the one asked for
+			why += " on " + site.ProfileWords(asked.Profile) // the figure was seen elsewhere: name the one asked for
 		}
 	case rec.Mem != "":
 		why = rec.MemReason // the wrapper adds the change: "Use --mem=8G"
@@ -83,7 +83,7 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 		// job, enough to say where to look (the wrapper is otherwise silent
 		// after every edit).
 		why = fmt.Sprintf("%s completed on %s in %s, at %s instead of %s on %s",
-			runsSubject(rec), probe.Profile, plural(probe.Completed, "run"), cost(probe), cost(asked), profilePhrase(site, asked.Profile))
+			runsSubject(rec), probe.Profile, plural(probe.Completed, "run"), cost(probe), cost(asked), site.ProfileWords(asked.Profile))
 		if rec.Next != "" {
 			why += fmt.Sprintf("; '%s' tells whether this version fits there", rec.Next)
 		}
@@ -231,7 +231,7 @@ func memoryWords(rec *Recommendation, site *catalog.Site) string {
 	if n.Earlier {
 		subject = "an earlier version of this script"
 	}
-	runs := fmt.Sprintf("in %s on %s", plural(n.OnProfile, "run"), profilePhrase(site, n.Profile))
+	runs := fmt.Sprintf("in %s on %s", plural(n.OnProfile, "run"), site.ProfileWords(n.Profile))
 	switch n.Kind {
 	case memory.NeedAllocated:
 		return fmt.Sprintf("%s allocated at most %s of GPU memory %s", subject, memory.FormatMiB(n.SeenMiB), runs)
@@ -239,18 +239,6 @@ func memoryWords(rec *Recommendation, site *catalog.Site) string {
 		return fmt.Sprintf("%s needed at least %s of GPU memory when it ran out on %s", subject, memory.FormatMiB(n.SeenMiB), n.Profile)
 	}
 	return fmt.Sprintf("%s peaked at %s of GPU memory %s", subject, memory.FormatMiB(n.SeenMiB), runs)
-}
-
-// profilePhrase names a profile as users say it: "a full A100", "1g.10gb".
-func profilePhrase(site *catalog.Site, name string) string {
-	if p, ok := site.Profile(name); ok && !p.IsMIG() {
-		model, _, _ := strings.Cut(site.GPUModel, "-")
-		if model == "" {
-			model = "GPU"
-		}
-		return "a full " + model
-	}
-	return name
 }
 
 // settingsFor is the command-line change that submits the job on the

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -66,7 +66,7 @@ func CollectEnded(ctx context.Context, acct Accounting, h History, site *catalog
 // Outcomes are how the ended jobs of some submissions went, by cluster and
 // job key.
 type Outcomes struct {
-	byJob map[[2]string]advisor.Outcome
+	byJob map[[2]string]outcome.Outcome
 }
 
 // explainBatch keeps the OR of keys well inside SQLite's expression depth.
@@ -76,7 +76,7 @@ const explainBatch = 200
 // its record in the history (site, which may be nil, gives the profiles'
 // usable memory).
 func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []history.Tracked) (Outcomes, error) {
-	o := Outcomes{byJob: map[[2]string]advisor.Outcome{}}
+	o := Outcomes{byJob: map[[2]string]outcome.Outcome{}}
 	var keys [][2]string
 	for _, t := range tracked {
 		for _, j := range t.Jobs {
@@ -93,7 +93,7 @@ func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []
 		}
 		for i := range recs {
 			key := [2]string{recs[i].Cluster, recs[i].Key}
-			o.byJob[key] = advisor.Explain(&recs[i], site)
+			o.byJob[key] = outcome.Of(&recs[i], site)
 		}
 		keys = keys[n:]
 	}
@@ -101,24 +101,24 @@ func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []
 }
 
 // Job is how one job of the submission t ended.
-func (o Outcomes) Job(t history.Tracked, j history.TrackedJob) advisor.Outcome {
+func (o Outcomes) Job(t history.Tracked, j history.TrackedJob) outcome.Outcome {
 	return o.byJob[[2]string{t.Cluster, j.Key}]
 }
 
 // Of is how the submission t ended, once every job of it has: its job's
 // outcome, or for an array (or a heterogeneous job) how many jobs did not
 // complete and how the first of them ended.
-func (o Outcomes) Of(t history.Tracked) advisor.Outcome {
+func (o Outcomes) Of(t history.Tracked) outcome.Outcome {
 	if !t.Ended() {
-		return advisor.Outcome{}
+		return outcome.Outcome{}
 	}
 	if len(t.Jobs) == 1 {
 		return o.Job(t, t.Jobs[0])
 	}
 	failed := 0
-	var first advisor.Outcome
+	var first outcome.Outcome
 	for _, j := range t.Jobs {
-		if jo := o.Job(t, j); jo.Kind != advisor.OutcomeCompleted {
+		if jo := o.Job(t, j); jo.Kind != outcome.Completed {
 			if failed == 0 {
 				first = jo
 				first.Text = j.ID + " " + jo.Text
@@ -127,7 +127,7 @@ func (o Outcomes) Of(t history.Tracked) advisor.Outcome {
 		}
 	}
 	if failed == 0 {
-		return advisor.Outcome{Kind: advisor.OutcomeCompleted, Text: fmt.Sprintf("completed: all %d of its jobs", len(t.Jobs))}
+		return outcome.Outcome{Kind: outcome.Completed, Text: fmt.Sprintf("completed: all %d of its jobs", len(t.Jobs))}
 	}
 	first.Text = fmt.Sprintf("did not complete in %d of its %d jobs: %s", failed, len(t.Jobs), first.Text)
 	return first

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
@@ -84,7 +84,7 @@ type ProbeEvent struct {
 	JobID    string
 	File     string // the variant, under Dir
 	State    string // Slurm's final state, SummaryState's words
-	Outcome  advisor.Outcome
+	Outcome  outcome.Outcome
 	Queue    QueueState
 	Err      error
 	Plan     *ProbePlan
@@ -95,7 +95,7 @@ type ProbeEvent struct {
 type ProbeRung struct {
 	Dir      string
 	Sweep    *Sweep
-	Outcomes map[string]advisor.Outcome // by job id, once collected
+	Outcomes map[string]outcome.Outcome // by job id, once collected
 }
 
 // ProbeResult is what a probe did, rung by rung: also when it fails, so
@@ -171,7 +171,7 @@ func (p *prober) rung(ctx context.Context, dir string, profiles []string) (Probe
 	if err != nil {
 		return ProbeRung{}, err
 	}
-	rung := ProbeRung{Dir: dir, Sweep: sw, Outcomes: map[string]advisor.Outcome{}}
+	rung := ProbeRung{Dir: dir, Sweep: sw, Outcomes: map[string]outcome.Outcome{}}
 	ids, err := p.submit(ctx, dir, sw)
 	if err != nil {
 		if jobsOf(sw) == 0 {
@@ -261,7 +261,7 @@ func discardSweep(dir string, sw *Sweep, made []string, subErr error) error {
 // outcome, as collected, is a completion: no GPU OOM in its output).
 func (r ProbeRung) completed() bool {
 	for _, o := range r.Outcomes {
-		if o.Kind == advisor.OutcomeCompleted {
+		if o.Kind == outcome.Completed {
 			return true
 		}
 	}
@@ -270,14 +270,14 @@ func (r ProbeRung) completed() bool {
 
 // anyProfileFailure is a job of the rung that failed in a way no profile
 // changes, in the sweep's order.
-func anyProfileFailure(rung ProbeRung) (string, advisor.Outcome, bool) {
+func anyProfileFailure(rung ProbeRung) (string, outcome.Outcome, bool) {
 	for _, name := range rung.Sweep.Profiles {
 		id := rung.Sweep.Variants[name].JobID
 		if o, ok := rung.Outcomes[id]; ok && o.AnyProfile {
 			return id, o, true
 		}
 	}
-	return "", advisor.Outcome{}, false
+	return "", outcome.Outcome{}, false
 }
 
 // ProbeProfiles are the profiles named, by name or GRES type (every one of
@@ -289,7 +289,7 @@ func ProbeProfiles(site *catalog.Site, named []string) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	for _, p := range advisor.OrderedProfiles(site) {
+	for _, p := range site.ProfilesBySize() {
 		if slices.Contains(chosen, p) {
 			names = append(names, p.Name)
 		}

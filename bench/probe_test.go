@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
@@ -113,7 +113,7 @@ func TestLadderClimbsPastAnOOMAndATimeout(t *testing.T) {
 		t.Errorf("said %s\nwant %s", got, want)
 	}
 	for _, e := range w.events {
-		if e.Kind == ProbeJobEnded && e.Profile == "1g.10gb" && (e.Outcome.Kind != advisor.OutcomeGPUOOM || e.State != "FAILED") {
+		if e.Kind == ProbeJobEnded && e.Profile == "1g.10gb" && (e.Outcome.Kind != outcome.GPUOOM || e.State != "FAILED") {
 			t.Errorf("1g.10gb ended %+v", e)
 		}
 	}
@@ -131,7 +131,7 @@ func TestLadderStopsAtAFailureOfTheScript(t *testing.T) {
 		t.Errorf("submitted %s, result %+v", got, res)
 	}
 	last := w.events[len(w.events)-1]
-	if last.Kind != ProbeStopped || last.JobID != "100" || last.Outcome.Kind != advisor.OutcomeCommandNotFound {
+	if last.Kind != ProbeStopped || last.JobID != "100" || last.Outcome.Kind != outcome.CommandNotFound {
 		t.Errorf("last event %+v", last)
 	}
 }

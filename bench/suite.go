@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -173,7 +172,7 @@ func (m measurer) collectSuite(ctx context.Context, opt SuiteOptions, jobs []Sui
 // asking for the site's largest profile (a sweep rewrites the request for
 // each profile), and returns it with the tag its runs get.
 func RenderWorkload(site *catalog.Site, wl *workloads.Workload, opt workloads.RenderOptions) (job, tag string, err error) {
-	ordered := advisor.OrderedProfiles(site)
+	ordered := site.ProfilesBySize()
 	if len(ordered) == 0 {
 		return "", "", fmt.Errorf("site %s has no GPU profiles", site.Name)
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
@@ -224,7 +223,7 @@ func checkMultiGPU(opt SweepOptions, profiles []*catalog.Profile) (gpus int, err
 	for _, p := range profiles {
 		if p.IsMIG() {
 			var whole []string
-			for _, q := range advisor.OrderedProfiles(opt.Site) {
+			for _, q := range opt.Site.ProfilesBySize() {
 				if !q.IsMIG() {
 					whole = append(whole, q.Name)
 				}

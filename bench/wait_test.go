@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -116,7 +116,7 @@ func TestAJobSlurmNoLongerKnows(t *testing.T) {
 	for _, tr := range e.Tracked {
 		rows = append(rows, StatusOf(tr, Live{OK: true, Unknown: e.Unknown}, e.Outcomes))
 	}
-	if rows[0].State != "FAILED" || rows[0].Outcome != advisor.OutcomeGPUOOM {
+	if rows[0].State != "FAILED" || rows[0].Outcome != outcome.GPUOOM {
 		t.Errorf("the job that ended: %+v", rows[0])
 	}
 	if r := rows[1]; r.State != StateNotInSlurm || r.Outcome != OutcomeNoSuchJob || r.Explanation != "Slurm has no job 4242: was the id mistyped?" {

@@ -1,6 +1,11 @@
 package catalog
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
 
 // Resource is what a job's time is taken to scale with on a profile: its
 // share of the GPU's SMs, of its memory bandwidth, or the geometric mean of
@@ -101,4 +106,33 @@ func Relative(from, to *GPUModel) (Shares, bool) {
 
 func (m *GPUModel) smThroughput() float64 {
 	return float64(m.SMs) * float64(m.ClockMHz) * float64(m.CoresPerSM)
+}
+
+// ProfilesBySize lists the site's profiles from the smallest: least usable
+// memory, then least capacity.
+func (s *Site) ProfilesBySize() []*Profile {
+	var ps []*Profile
+	for i := range s.Profiles {
+		ps = append(ps, &s.Profiles[i])
+	}
+	slices.SortStableFunc(ps, func(x, y *Profile) int {
+		if c := cmp.Compare(x.UsableMemory.MiB(), y.UsableMemory.MiB()); c != 0 {
+			return c
+		}
+		return cmp.Compare(s.Capacity(x), s.Capacity(y))
+	})
+	return ps
+}
+
+// ProfileWords is a profile as a sentence names it: "a full A100" for a
+// whole GPU, the slice's name ("1g.10gb") otherwise.
+func (s *Site) ProfileWords(name string) string {
+	if p, ok := s.Profile(name); ok && !p.IsMIG() {
+		model, _, _ := strings.Cut(s.GPUModel, "-")
+		if model == "" {
+			model = "GPU"
+		}
+		return "a full " + model
+	}
+	return name
 }

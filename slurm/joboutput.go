@@ -123,6 +123,12 @@ var (
 	reHFSamples  = lazyre.New(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
 
+// AllocatedMetric is the MIGADVISOR_METRIC a job prints for its framework's
+// peak of allocated GPU memory, in MiB (PyTorch:
+// torch.cuda.max_memory_allocated() / 2**20). It is the best figure of the
+// need: NVML's peak includes what a caching allocator reserved.
+const AllocatedMetric = "peak_allocated_mib"
+
 // maxVersions bounds the MIGADVISOR_VERSION names kept from one output.
 const maxVersions = 32
 

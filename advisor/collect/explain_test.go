@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/internal/testutil"
 )
 
@@ -48,24 +48,24 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 		kind, text         string
 		anyProfile         bool
 	}{
-		{"devcluster-22.05.psv", "devcluster", "2", advisor.OutcomeCompleted, "completed after 00:00:07", false},
-		{"devcluster-22.05.psv", "devcluster", "5", advisor.OutcomeGPUOOM,
+		{"devcluster-22.05.psv", "devcluster", "2", outcome.Completed, "completed after 00:00:07", false},
+		{"devcluster-22.05.psv", "devcluster", "5", outcome.GPUOOM,
 			"ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 10.3 GiB: try 2g.20gb, with 19.5 GiB", false},
-		{"devcluster-22.05.psv", "devcluster", "4", advisor.OutcomeHostOOM,
+		{"devcluster-22.05.psv", "devcluster", "4", outcome.HostOOM,
 			"ran out of host memory: the job had 50 MiB and sacct saw its RSS reach 41 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help", true},
-		{"devcluster-22.05.psv", "devcluster", "3", advisor.OutcomeFailed, "failed with exit code 3 after 00:00:07; slurm-3.out may say why", false},
-		{"devcluster-22.05.psv", "devcluster", "6", advisor.OutcomeTimeLimit,
+		{"devcluster-22.05.psv", "devcluster", "3", outcome.Failed, "failed with exit code 3 after 00:00:07; slurm-3.out may say why", false},
+		{"devcluster-22.05.psv", "devcluster", "6", outcome.TimeLimit,
 			"reached its time limit of 00:01:00 after 00:01:19, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster", false},
-		{"devcluster-22.05.psv", "devcluster", "7", advisor.OutcomeCancelled,
+		{"devcluster-22.05.psv", "devcluster", "7", outcome.Cancelled,
 			"was cancelled by uid 0 after 00:00:10, before it ended: the run says nothing about the profile", true},
-		{"devcluster-22.05.psv", "devcluster", "12", advisor.OutcomeCancelled, "was cancelled by uid 0 before it started", true},
-		{"devcluster-failures.psv", "devcluster-failures", "1", advisor.OutcomeCommandNotFound,
+		{"devcluster-22.05.psv", "devcluster", "12", outcome.Cancelled, "was cancelled by uid 0 before it started", true},
+		{"devcluster-failures.psv", "devcluster-failures", "1", outcome.CommandNotFound,
 			"failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script", true},
-		{"devcluster-failures.psv", "devcluster-failures", "2", advisor.OutcomeNoOutputFile,
+		{"devcluster-failures.psv", "devcluster-failures", "2", outcome.NoOutputFile,
 			"failed at once because Slurm could not open its output or error file (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too", true},
-		{"devcluster-failures.psv", "devcluster-failures", "3", advisor.OutcomeHostOOM,
+		{"devcluster-failures.psv", "devcluster-failures", "3", outcome.HostOOM,
 			"ran out of host memory: the job had 200 MiB and sacct saw its RSS reach 169 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help", true},
-		{"devcluster-failures.psv", "devcluster-failures", "4", advisor.OutcomeTimeLimit,
+		{"devcluster-failures.psv", "devcluster-failures", "4", outcome.TimeLimit,
 			"reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster", false},
 	}
 	loaded := map[string]map[string]*history.JobRecord{}
@@ -79,7 +79,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 		if r == nil {
 			t.Fatalf("%s: no job %s", c.dump, c.job)
 		}
-		got := advisor.Explain(r, site)
+		got := outcome.Of(r, site)
 		if got.Kind != c.kind || got.Text != c.text || got.AnyProfile != c.anyProfile {
 			t.Errorf("%s job %s (%s %v):\n got %q %q %v\nwant %q %q %v", c.dump, c.job, r.State, derefInt(r.ExitCode),
 				got.Kind, got.Text, got.AnyProfile, c.kind, c.text, c.anyProfile)
@@ -91,7 +91,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 func TestExplainSentencesAreOneLine(t *testing.T) {
 	recs := devRecords(t, "../../testdata/sacct/devcluster-22.05.psv", "../../testdata/joboutput/devcluster")
 	for id, r := range recs {
-		got := advisor.Explain(r, testutil.Wulver(t))
+		got := outcome.Of(r, testutil.Wulver(t))
 		if strings.ContainsAny(got.Text, "\n\r") || strings.Contains(got.Text, "..") || strings.Contains(got.Text, ";;") ||
 			strings.HasSuffix(got.Text, ".") || (got.Kind == "") != (got.Text == "") {
 			t.Errorf("job %s: %q %q", id, got.Kind, got.Text)

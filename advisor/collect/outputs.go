@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -131,7 +131,7 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 // one Slurm could not open it for (exit 0:53), nor one cancelled before it
 // ran.
 func wroteOutput(r *history.JobRecord) bool {
-	if advisor.Explain(r, nil).Kind == advisor.OutcomeNoOutputFile {
+	if outcome.Of(r, nil).Kind == outcome.NoOutputFile {
 		return false
 	}
 	// A job that never started wrote nothing, whatever its state: one

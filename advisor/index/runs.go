@@ -10,6 +10,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 )
@@ -93,7 +94,7 @@ func (x run) toRun() advisor.Run {
 		AllocatedMiB: x.AllocatedMiB, Work: x.Work, WorkUnit: x.WorkUnit, Utilization: x.Util, MemUtilization: x.MemUtil,
 		CPUs: x.CPUs, ReqMemMiB: x.ReqMemMiB, MaxRSSMiB: x.MaxRSSMiB, QueueWaitS: x.QueueWaitS, GPUs: x.GPUs, Swept: x.Swept,
 		Emulated: x.Emulated, EmulatedWhole: x.Whole, RanAt: x.RanAt, PeakSource: x.PeakSource, Software: x.Software, Settings: x.Settings,
-		Outcome: advisor.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
+		Outcome: outcome.Outcome{Kind: x.Outcome, Text: x.Text, AnyProfile: x.AnyProfile}}
 	if x.PeakMiB >= 0 && x.PeakSource == "" {
 		r.PeakSource = history.PeakMonitor
 	}

@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // MetricTestLoss is the loss a job reports on held-out data.
@@ -36,14 +36,14 @@ var metricAliases = []metricAlias{
 
 // metricTitles are the generic table's column names for the metrics it knows.
 var metricTitles = map[string]string{
-	MetricAccuracy:          "Test Accuracy (%)",
-	MetricTestLoss:          "Test Loss",
-	MetricTrainingTime:      "Training Time (s)",
-	MetricTokensPerS:        "Tokens/s",
-	MetricNsPerDay:          "Performance (ns/day)",
-	MetricWallS:             "Walltime (s)",
-	MetricReserved:          "Peak Reserved (GiB)",
-	advisor.AllocatedMetric: "Peak Allocated (GiB)",
+	MetricAccuracy:        "Test Accuracy (%)",
+	MetricTestLoss:        "Test Loss",
+	MetricTrainingTime:    "Training Time (s)",
+	MetricTokensPerS:      "Tokens/s",
+	MetricNsPerDay:        "Performance (ns/day)",
+	MetricWallS:           "Walltime (s)",
+	MetricReserved:        "Peak Reserved (GiB)",
+	slurm.AllocatedMetric: "Peak Allocated (GiB)",
 }
 
 // CanonicalMetrics returns a job's metrics under the names the reports read:

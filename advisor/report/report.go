@@ -16,6 +16,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // Metrics the reference workloads print (MIGADVISOR_METRIC), read by the
@@ -90,7 +91,7 @@ func Build(site *catalog.Site, w Workload, recs []history.JobRecord) (*Report, e
 		}
 		byProfile[run.Profile] = append(byProfile[run.Profile], judged{&rec, run})
 	}
-	for _, p := range advisor.OrderedProfiles(site) {
+	for _, p := range site.ProfilesBySize() {
 		if rs := byProfile[p.Name]; len(rs) > 0 {
 			pr, err := summarise(site, p, rs)
 			if err != nil {
@@ -159,7 +160,7 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 		pr.Seconds = -1
 	}
 	pr.PeakMiB = median(done, func(r *history.JobRecord) *float64 { return r.GPUMemPeakMiB() })
-	pr.AllocatedMiB = median(done, metric(advisor.AllocatedMetric))
+	pr.AllocatedMiB = median(done, metric(slurm.AllocatedMetric))
 	pr.Work = median(done, func(r *history.JobRecord) *float64 { return r.Work })
 	for _, r := range done {
 		if r.WorkUnit != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // A layout is a site's published table format: its columns, how it names
@@ -119,7 +120,7 @@ func genericColumns(rep *Report) []column {
 
 // memoryMetrics are the metrics in MiB, which the generic table prints in
 // GiB.
-var memoryMetrics = map[string]bool{MetricReserved: true, advisor.AllocatedMetric: true}
+var memoryMetrics = map[string]bool{MetricReserved: true, slurm.AllocatedMetric: true}
 
 // workScale is the scale of SU per unit of work for the report's figures
 // (perWork of each profile that did not run out of memory), as recommend

@@ -271,7 +271,7 @@ func TestRecommendWrapperAndReportAgree(t *testing.T) {
 	cases := agreeCases()
 	w := buildAgreeWorld(t, cases)
 	idx, peers := w.publish(t)
-	order := advisor.OrderedProfiles(w.site)
+	order := w.site.ProfilesBySize()
 	rank := func(p string) int {
 		return slices.IndexFunc(order, func(q *catalog.Profile) bool { return q.Name == p })
 	}

@@ -23,7 +23,7 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 	b := &builder{site: req.Site, th: th, peers: req.Peers, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
 		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
 		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
-	for _, p := range advisor.OrderedProfiles(req.Site) {
+	for _, p := range req.Site.ProfilesBySize() {
 		b.order = append(b.order, p.Name)
 	}
 	groups := b.group(recs, req.User)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -153,7 +154,7 @@ func showProgress(stderr io.Writer, what string) func(done, total int) {
 
 // why is a row's explanation for a table: "-" while it runs or once it completed.
 func why(r jobStatus) string {
-	if r.Outcome == "" || r.Outcome == advisor.OutcomeCompleted {
+	if r.Outcome == "" || r.Outcome == outcome.Completed {
 		return "-"
 	}
 	return r.Explanation

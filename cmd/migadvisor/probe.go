@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -150,7 +151,7 @@ func (p *probeProgress) event(e bench.ProbeEvent) {
 		switch e.Outcome.Kind {
 		case "":
 			p.say("probe: job %s on %s ended %s", e.JobID, e.Profile, e.State)
-		case advisor.OutcomeCompleted:
+		case outcome.Completed:
 			p.say("probe: job %s on %s %s", e.JobID, e.Profile, e.Outcome.Text)
 		default:
 			p.say("probe: job %s on %s ended %s: %s", e.JobID, e.Profile, e.State, e.Outcome.Text)

@@ -236,7 +236,7 @@ func printRecommendation(w io.Writer, rec *advisor.Recommendation) {
 		if rec.Recommended != nil && *rec.Recommended == pa.Profile {
 			mark = "*"
 		}
-		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcome(pa), needCell(rec, pa),
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s/%s\t%s\t%s\t%s", mark, pa.Profile, runsCell(rec, pa), outcomeCell(pa), needCell(rec, pa),
 			mibOrDash(&pa.UsableMiB), pa.OOMRisk, runtimeText(pa), suCell(pa))
 		if workUnit != "" {
 			fmt.Fprintf(t, "\t%s", suPerWorkCell(pa))
@@ -360,7 +360,7 @@ func savingsText(ch *advisor.Change) string {
 	return text
 }
 
-func outcome(pa advisor.ProfileAdvice) string {
+func outcomeCell(pa advisor.ProfileAdvice) string {
 	var parts []string
 	if pa.Completed > 0 {
 		parts = append(parts, fmt.Sprintf("%d ok", pa.Completed))

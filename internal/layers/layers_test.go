@@ -28,6 +28,7 @@ var rank = map[string]float64{
 	"advisor/history/mariadb":     2.2,
 	"advisor/runmodel":            2.5,
 	"advisor/memory":              2.6,
+	"advisor/outcome":             2.65, // how a job ended; uses memory's low-risk share
 	"advisor/lint":                2.7,
 	"advisor":                     3,
 	"advisor/index":               3.5,

@@ -1,4 +1,4 @@
-package advisor
+package outcome
 
 import (
 	"testing"
@@ -21,45 +21,45 @@ func TestExplainWrittenOutcomes(t *testing.T) {
 		text string
 	}{
 		{"node failure", history.JobRecord{State: "NODE_FAIL", NodeList: "n0042", ElapsedS: i64(3600), ExitCode: i64(0), ExitSignal: i64(0)},
-			OutcomeNodeFailure, "lost its node n0042 after 01:00:00 (NODE_FAIL): resubmit it; the run says nothing about the script or the profile"},
+			NodeFailure, "lost its node n0042 after 01:00:00 (NODE_FAIL): resubmit it; the run says nothing about the script or the profile"},
 		{"preempted", history.JobRecord{State: "PREEMPTED", ElapsedS: i64(90)},
-			OutcomePreempted, "was preempted by another job after 00:01:30: resubmit it; the run says nothing about the script or the profile"},
+			Preempted, "was preempted by another job after 00:01:30: resubmit it; the run says nothing about the script or the profile"},
 		{"killed by a signal", history.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(9), ElapsedS: i64(5)},
-			OutcomeFailed, "was killed by signal 9 (SIGKILL) after 00:00:05"},
+			Failed, "was killed by signal 9 (SIGKILL) after 00:00:05"},
 		{"segfault through the shell", history.JobRecord{State: "FAILED", ExitCode: i64(139), ExitSignal: i64(0), OutputPath: "/w/train-7.out"},
-			OutcomeFailed, "failed with exit code 139: a process was killed by signal 11 (SIGSEGV); train-7.out may say why"},
+			Failed, "failed with exit code 139: a process was killed by signal 11 (SIGSEGV); train-7.out may say why"},
 		{"not executable", history.JobRecord{State: "FAILED", ExitCode: i64(126), ExitSignal: i64(0)},
-			OutcomeFailed, "failed with exit code 126: a command was found but could not be run, so check that it is executable and built for this node"},
+			Failed, "failed with exit code 126: a command was found but could not be run, so check that it is executable and built for this node"},
 		{"GPU OOM on the largest profile", history.JobRecord{State: "FAILED", Profile: "full", GPUOOM: "pytorch", GPUNeedMiB: f64(90 * 1024)},
-			OutcomeGPUOOM, "ran out of GPU memory on a full A100, which has 79.3 GiB usable; it needed at least 90.0 GiB: no profile of wulver has more, so the job must use less, for example a smaller batch"},
+			GPUOOM, "ran out of GPU memory on a full A100, which has 79.3 GiB usable; it needed at least 90.0 GiB: no profile of wulver has more, so the job must use less, for example a smaller batch"},
 		{"GPU OOM, only the monitor's peak", history.JobRecord{State: "FAILED", Profile: "2g.20gb", GPUOOM: "cuda", MonitorPeakMiB: f64(19.4 * 1024)},
-			OutcomeGPUOOM, "ran out of GPU memory on 2g.20gb, which has 19.5 GiB usable; it needed more than that: try 3g.40gb, with 39.5 GiB"},
+			GPUOOM, "ran out of GPU memory on 2g.20gb, which has 19.5 GiB usable; it needed more than that: try 3g.40gb, with 39.5 GiB"},
 		{"GPU OOM that needs more than the next profile", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(25 * 1024)},
-			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 25.0 GiB: try 3g.40gb, with 39.5 GiB"},
+			GPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 25.0 GiB: try 3g.40gb, with 39.5 GiB"},
 		{"GPU OOM whose need would fill the next profile", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(19 * 1024)},
-			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 19.0 GiB: try 3g.40gb, with 39.5 GiB"},
+			GPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed at least 19.0 GiB: try 3g.40gb, with 39.5 GiB"},
 		{"GPU OOM below the usable memory", history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch-mig-assert", MonitorPeakMiB: f64(6000)},
-			OutcomeGPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed more than that: try 2g.20gb, with 19.5 GiB"},
+			GPUOOM, "ran out of GPU memory on 1g.10gb, which has 9.5 GiB usable; it needed more than that: try 2g.20gb, with 19.5 GiB"},
 		{"GPU OOM caught by the script", history.JobRecord{State: "COMPLETED", ExitCode: i64(0), GPUOOM: "pytorch"},
-			OutcomeGPUOOM, "ran out of GPU memory: ask for a GPU with more memory or use less"},
+			GPUOOM, "ran out of GPU memory: ask for a GPU with more memory or use less"},
 		{"host OOM in a job that went on", history.JobRecord{State: "COMPLETED", HostOOM: true, ReqMemMiB: f64(4096), MaxRSSMiB: f64(4000)},
-			OutcomeHostOOM, "completed, but a process of it was killed for host memory: the job had 4.0 GiB and sacct saw its RSS reach 3.9 GiB before the kill; ask for more with --mem, as a larger GPU profile would not help"},
+			HostOOM, "completed, but a process of it was killed for host memory: the job had 4.0 GiB and sacct saw its RSS reach 3.9 GiB before the kill; ask for more with --mem, as a larger GPU profile would not help"},
 		{"time limit without a limit on record", history.JobRecord{State: "TIMEOUT"},
-			OutcomeTimeLimit, "reached its time limit: ask for more with --time, or try a larger profile, which may be faster"},
+			TimeLimit, "reached its time limit: ask for more with --time, or try a larger profile, which may be faster"},
 		{"no output file, path known", history.JobRecord{State: "FAILED", ExitCode: i64(0), ExitSignal: i64(53), Stdout: "/nonexistent/dir/9.out"},
-			OutcomeNoOutputFile, "failed at once because Slurm could not open /nonexistent/dir/9.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too"},
+			NoOutputFile, "failed at once because Slurm could not open /nonexistent/dir/9.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too"},
 		{"still running", history.JobRecord{State: "RUNNING"}, "", ""},
 		{"placeholder record", history.JobRecord{State: "COMPLETED", Stub: true}, "", ""},
 	}
 	for _, c := range cases {
-		got := Explain(&c.rec, site)
+		got := Of(&c.rec, site)
 		if got.Kind != c.kind || got.Text != c.text {
 			t.Errorf("%s:\n got %q %q\nwant %q %q", c.name, got.Kind, got.Text, c.kind, c.text)
 		}
 	}
 	// Without a site, the figures of the run itself.
 	r := history.JobRecord{State: "FAILED", Profile: "1g.10gb", GPUOOM: "pytorch", GPUNeedMiB: f64(12.3 * 1024)}
-	if got := Explain(&r, nil).Text; got != "ran out of GPU memory on 1g.10gb; it needed at least 12.3 GiB: ask for a GPU with more memory or use less" {
+	if got := Of(&r, nil).Text; got != "ran out of GPU memory on 1g.10gb; it needed at least 12.3 GiB: ask for a GPU with more memory or use less" {
 		t.Errorf("no site: %q", got)
 	}
 }

@@ -1,4 +1,8 @@
-package advisor
+// Package outcome says how a job of the history ended, in words a user
+// reads: a GPU or host out-of-memory, a time limit, a missing command or
+// output directory, a cancel, a lost node, or a plain failure, with the
+// figures that explain it and what to change.
+package outcome
 
 import (
 	"cmp"
@@ -8,22 +12,23 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// How a job ended, as Explain names it.
+// How a job ended, as Of names it.
 const (
-	OutcomeCompleted       = "completed"
-	OutcomeGPUOOM          = "GPU OOM"
-	OutcomeHostOOM         = "host OOM"
-	OutcomeTimeLimit       = "time limit"
-	OutcomeCommandNotFound = "command not found"
-	OutcomeNoOutputFile    = "no output file"
-	OutcomeCancelled       = "cancelled"
-	OutcomePreempted       = "preempted"
-	OutcomeNodeFailure     = "node failure"
-	OutcomeFailed          = "failed"
+	Completed       = "completed"
+	GPUOOM          = "GPU OOM"
+	HostOOM         = "host OOM"
+	TimeLimit       = "time limit"
+	CommandNotFound = "command not found"
+	NoOutputFile    = "no output file"
+	Cancelled       = "cancelled"
+	Preempted       = "preempted"
+	NodeFailure     = "node failure"
+	Failed          = "failed"
 )
 
 // Outcome is how a job ended, in words a user reads.
@@ -38,11 +43,11 @@ type Outcome struct {
 	AnyProfile bool `json:"any_profile,omitempty"`
 }
 
-// Explain says how a job of the history ended and, when it did not
+// Of says how a job of the history ended and, when it did not
 // complete, why and what to change. site (may be nil) gives the profiles'
 // usable GPU memory. A job that has not ended, or whose record is still
 // slurmdbd's placeholder, gets an empty Outcome.
-func Explain(r *history.JobRecord, site *catalog.Site) Outcome {
+func Of(r *history.JobRecord, site *catalog.Site) Outcome {
 	if r.Stub || !slurm.TerminalState(r.State) {
 		return Outcome{}
 	}
@@ -53,26 +58,26 @@ func Explain(r *history.JobRecord, site *catalog.Site) Outcome {
 	code, signal := exitStatus(r)
 	switch {
 	case r.GPUOOM != "":
-		return Outcome{Kind: OutcomeGPUOOM, Text: gpuOOMText(r, site)}
+		return Outcome{Kind: GPUOOM, Text: gpuOOMText(r, site)}
 	case r.OOM() == slurm.OOMHost:
-		return Outcome{Kind: OutcomeHostOOM, Text: hostOOMText(r), AnyProfile: true}
+		return Outcome{Kind: HostOOM, Text: hostOOMText(r), AnyProfile: true}
 	case r.State == "FAILED" && code == 0 && signal == 53:
-		return Outcome{Kind: OutcomeNoOutputFile, Text: noOutputText(r), AnyProfile: true}
+		return Outcome{Kind: NoOutputFile, Text: noOutputText(r), AnyProfile: true}
 	case r.State == "TIMEOUT" || r.TimeLimitHit:
-		return Outcome{Kind: OutcomeTimeLimit, Text: timeLimitText(r)}
+		return Outcome{Kind: TimeLimit, Text: timeLimitText(r)}
 	case r.State == "NODE_FAIL" || r.State == "BOOT_FAIL":
-		return Outcome{Kind: OutcomeNodeFailure, Text: fmt.Sprintf("lost its node %s%s (%s): resubmit it; the run says nothing about the script or the profile",
+		return Outcome{Kind: NodeFailure, Text: fmt.Sprintf("lost its node %s%s (%s): resubmit it; the run says nothing about the script or the profile",
 			orWord(r.NodeList, "to a failure"), after, r.State)}
 	case r.State == "PREEMPTED":
-		return Outcome{Kind: OutcomePreempted, Text: fmt.Sprintf("was preempted by another job%s: resubmit it; the run says nothing about the script or the profile", after)}
+		return Outcome{Kind: Preempted, Text: fmt.Sprintf("was preempted by another job%s: resubmit it; the run says nothing about the script or the profile", after)}
 	case strings.HasPrefix(r.State, "CANCELLED"):
-		return Outcome{Kind: OutcomeCancelled, Text: cancelledText(r, after), AnyProfile: true}
+		return Outcome{Kind: Cancelled, Text: cancelledText(r, after), AnyProfile: true}
 	case code == 127:
-		return Outcome{Kind: OutcomeCommandNotFound, Text: commandNotFoundText(r), AnyProfile: true}
+		return Outcome{Kind: CommandNotFound, Text: commandNotFoundText(r), AnyProfile: true}
 	case r.State == "COMPLETED":
-		return Outcome{Kind: OutcomeCompleted, Text: "completed" + after}
+		return Outcome{Kind: Completed, Text: "completed" + after}
 	}
-	return Outcome{Kind: OutcomeFailed, Text: failedText(r, code, signal, after)}
+	return Outcome{Kind: Failed, Text: failedText(r, code, signal, after)}
 }
 
 // exitStatus is sacct's ExitCode, code:signal; -1 where unknown.
@@ -92,7 +97,7 @@ func exitStatus(r *history.JobRecord) (code, signal int64) {
 // the smallest larger profile with that much.
 func gpuOOMText(r *history.JobRecord, site *catalog.Site) string {
 	need := max(deref(r.GPUNeedMiB, -1), deref(r.GPUMemPeakMiB(), -1))
-	if v, ok := r.Metrics[AllocatedMetric]; ok {
+	if v, ok := r.Metrics[slurm.AllocatedMetric]; ok {
 		need = max(need, v)
 	}
 	var b strings.Builder
@@ -105,7 +110,7 @@ func gpuOOMText(r *history.JobRecord, site *catalog.Site) string {
 	}
 	switch {
 	case current != nil:
-		fmt.Fprintf(&b, " on %s, which has %s usable", profilePhrase(site, current.Name), memText(current.UsableMemory.MiB()))
+		fmt.Fprintf(&b, " on %s, which has %s usable", site.ProfileWords(current.Name), MemText(current.UsableMemory.MiB()))
 	case r.Profile != "":
 		fmt.Fprintf(&b, " on %s", r.Profile)
 	}
@@ -113,14 +118,14 @@ func gpuOOMText(r *history.JobRecord, site *catalog.Site) string {
 	case current != nil && need <= current.UsableMemory.MiB():
 		b.WriteString("; it needed more than that") // what it held when it failed is no better bound
 	case need > 0:
-		fmt.Fprintf(&b, "; it needed at least %s", memText(need))
+		fmt.Fprintf(&b, "; it needed at least %s", MemText(need))
 	}
 	if current == nil {
 		b.WriteString(": ask for a GPU with more memory or use less")
 		return b.String()
 	}
 	if next := largerProfile(site, current, need); next != nil {
-		fmt.Fprintf(&b, ": try %s, with %s", profilePhrase(site, next.Name), memText(next.UsableMemory.MiB()))
+		fmt.Fprintf(&b, ": try %s, with %s", site.ProfileWords(next.Name), MemText(next.UsableMemory.MiB()))
 	} else {
 		fmt.Fprintf(&b, ": no profile of %s has more, so the job must use less, for example a smaller batch", site.Name)
 	}
@@ -132,9 +137,12 @@ func gpuOOMText(r *history.JobRecord, site *catalog.Site) string {
 // share of its usable memory, as recommend judges it), else the smallest
 // that holds the need at all; nil if none.
 func largerProfile(site *catalog.Site, current *catalog.Profile, need float64) *catalog.Profile {
-	share := Options{}.withDefaults(site).LowRiskShare
+	share := site.Advice.LowRiskShare
+	if share <= 0 {
+		share = memory.DefaultLowRiskShare
+	}
 	var fits *catalog.Profile
-	for _, p := range OrderedProfiles(site) {
+	for _, p := range site.ProfilesBySize() {
 		u := p.UsableMemory.MiB()
 		if u <= current.UsableMemory.MiB() || u < need {
 			continue
@@ -157,11 +165,11 @@ func hostOOMText(r *history.JobRecord) string {
 		b.WriteString("ran out of host memory")
 	}
 	if had := deref(r.ReqMemMiB, -1); had > 0 {
-		fmt.Fprintf(&b, ": the job had %s", memText(had))
+		fmt.Fprintf(&b, ": the job had %s", MemText(had))
 		// sacct samples RSS: the kill comes between samples, so the figure
 		// is often below what the job had. Said as what it is.
-		if rss := deref(r.MaxRSSMiB, -1); rss >= minRSSMiB {
-			fmt.Fprintf(&b, " and sacct saw its RSS reach %s before the kill", memText(rss))
+		if rss := deref(r.MaxRSSMiB, -1); rss >= MinRSSMiB {
+			fmt.Fprintf(&b, " and sacct saw its RSS reach %s before the kill", MemText(rss))
 		}
 	}
 	b.WriteString("; ask for more with --mem, as a larger GPU profile would not help")
@@ -272,14 +280,22 @@ func orWord(s, none string) string {
 	return s
 }
 
-// memText is a memory size as a person reads it: "9.5 GiB", "169 MiB".
-func memText(mib float64) string {
+// MemText is a memory size as a person reads it: "9.5 GiB", "169 MiB".
+func MemText(mib float64) string {
 	if mib >= 1024 {
 		return fmt.Sprintf("%.1f GiB", mib/1024)
 	}
 	return fmt.Sprintf("%.0f MiB", mib)
 }
 
-// minRSSMiB is the least peak RSS worth naming: a process the kernel killed
+// MinRSSMiB is the least peak RSS worth naming: a process the kernel killed
 // at once leaves sacct a MaxRSS of a few KiB, which says nothing.
-const minRSSMiB = 1
+const MinRSSMiB = 1
+
+// deref is *p, or none where p is nil.
+func deref(p *float64, none float64) float64 {
+	if p == nil {
+		return none
+	}
+	return *p
+}
