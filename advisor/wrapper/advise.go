@@ -172,8 +172,10 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	// Now and User make the monthly rate the user's, up to today.
 	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
 		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers, Reads: script}
-	if set, ok := catalog.ReferenceFor(site); ok && prior { // as recommend's prior: the workload it looks like
-		job.Resembles, _ = advisor.RecogniseWorkload(set, script)
+	if prior { // as recommend's prior: the workload it looks like (the reference sets are read only then)
+		if set, ok := catalog.ReferenceFor(site); ok {
+			job.Resembles, _ = advisor.RecogniseWorkload(set, script)
+		}
 	}
 	rec, err := advisor.Recommend(site, job, advisor.Options{})
 	if err != nil {

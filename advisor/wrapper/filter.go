@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ const (
 const (
 	filterAdviseLimit = AdviceDeadline + 100*time.Millisecond
 	filterRecordLimit = spoolDeadline + 500*time.Millisecond
+	filterHeapLimit   = 256 << 20
 )
 
 // FilterMain runs a filter command of this process (FilterAdviseCommand,
@@ -57,6 +59,10 @@ const (
 // streams, within its limit; it returns the exit status, 0 unless the
 // command line is not one the filter writes.
 func FilterMain(command string, args []string) int {
+	// A process of a few milliseconds inside sbatch: no garbage collection
+	// until its heap is large (a third of the advice's cold cost).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(filterHeapLimit)
 	opt := ProcessOptions(nil, os.Environ(), nil, os.Stdout, os.Stderr)
 	var out lockedWriter
 	limit := filterAdviseLimit
