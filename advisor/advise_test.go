@@ -14,7 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -106,7 +106,7 @@ func adviseFixture(t *testing.T, day time.Time) AdviseRequest {
 		"11|11|migdev|alice|COMPLETED|0:0|" + at + "|" + at + "|" + at + "|60|1|4|16G|cpu=4,gres/gpu:a100_10g=1,gres/gpu=1,mem=16G,node=1|train.sh\n"
 	st := historytest.FromDump(t, site, dump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py\n")
+	s := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\n#SBATCH --cpus-per-task=4 --mem=16G\npython train.py\n")
 	sub := history.Submission{Cluster: "migdev", JobID: "11", Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: day}
 	if err := st.RecordSubmissions(context.Background(), []history.Submission{sub}); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestAdviseChoosesThePrior(t *testing.T) {
 	ctx := context.Background()
 	site := siteWith(t, "")
 	path := filepath.Join(t.TempDir(), "md.sh")
-	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\ngmx mdrun -deffnm md\n")
+	s := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\ngmx mdrun -deffnm md\n")
 	req := AdviseRequest{Path: path, Script: s, Site: site, UserDB: filepath.Join(t.TempDir(), "none.db"), Now: time.Now(),
 		Options: Options{Objective: ObjectiveSU}}
 	rec, err := Advise(ctx, req, AdviseDeps{Open: readOnly})
@@ -204,7 +204,7 @@ func TestAdviseWarnsAndGoesOn(t *testing.T) {
 	if err != nil || rec.Runs != 1 || len(warned) != 1 || !strings.HasPrefix(warned[0], "the site-wide history is not readable, so only yours is used: ") {
 		t.Errorf("runs %v, warned %q, %v", rec, warned, err)
 	}
-	req.Script = testutil.WriteScript(t, req.Path, "#!/bin/bash\n#SBATCH --gres=gpu:v100:1\nrun\n")
+	req.Script = catalogtest.WriteScript(t, req.Path, "#!/bin/bash\n#SBATCH --gres=gpu:v100:1\nrun\n")
 	_, err = Advise(ctx, req, AdviseDeps{Open: readOnly})
 	var fe *catalog.FileError
 	if !errors.As(err, &fe) || fe.File != req.Path {
@@ -216,7 +216,7 @@ func TestAdviseWarnsAndGoesOn(t *testing.T) {
 // so in one line, and a probe (which would submit it) gives way to lint.
 func TestSubmissionProblemsComeFirstAndStopTheProbe(t *testing.T) {
 	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH --mem=4G\necho start\n#SBATCH --gres=gpu:a100_10g:1\npython train.py\n"))
-	problems := lint.SubmissionProblems(script, testutil.Wulver(t), "job.sh", lint.Options{})
+	problems := lint.SubmissionProblems(script, catalogtest.Wulver(t), "job.sh", lint.Options{})
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], "job.sh:4: ") || !strings.HasSuffix(problems[0], "(late-directive)") {
 		t.Fatalf("problems %q", problems)
 	}

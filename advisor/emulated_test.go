@@ -8,7 +8,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -190,7 +190,7 @@ func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 		t.Errorf("a runtime with nothing measured here: %v", *p.RuntimeS)
 	}
 	rec = recommend(t, "", append(emulated, newRun("full", 100).peak(2000)), Options{})
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	k := (132 * 1980 * 128.0) / (108 * 1410 * 64) // the H100's SM work over the A100's
 	onA100 := func(sm float64) float64 { return 0.2 + 0.8*k/sm }
 	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb"} {
@@ -212,7 +212,7 @@ func TestAnEmulationElsewhereShapesTheSitesTimes(t *testing.T) {
 // emulated, is predicted from it.
 func TestAnEmulationOnTheSitesGPUIsExplainedByItsBusyTime(t *testing.T) {
 	a100 := "NVIDIA A100-SXM4-80GB"
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	const idle, gpu = 60.0, 19.0
 	noise := map[string]float64{"1g.10gb": 1, "3g.40gb": 1.1, "full": 1.2}
 	var runs []Run

@@ -5,14 +5,14 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // A job of the history is priced for what it was allocated, as long as it
 // ran; without its figures, or on a GPU the site does not know, it has no
 // price rather than a wrong one.
 func TestRecordCharge(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	i64 := func(v int64) *int64 { return &v }
 	mem := 4096.0
 	rec := history.JobRecord{CPUs: i64(1), ElapsedS: i64(1800), ReqMemMiB: &mem, GPUCount: 1, Profile: "1g.10gb", Partition: "gpu"}

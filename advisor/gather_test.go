@@ -11,7 +11,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -34,7 +34,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	v1 := testutil.WriteScript(t, path, trainV1)
+	v1 := catalogtest.WriteScript(t, path, trainV1)
 	var subs []history.Submission
 	for _, id := range []string{"11", "12"} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: v1.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
@@ -42,7 +42,7 @@ func TestGatherFindsTheRunsOfAnEditedScript(t *testing.T) {
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
 	}
-	v2 := testutil.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	v2 := catalogtest.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
 	if v2.Fingerprint() == v1.Fingerprint() {
 		t.Fatal("the edit kept the fingerprint")
 	}
@@ -91,7 +91,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 	}
 	own := historytest.FromDump(t, site, trainDump) // the same jobs in the user's own history, not linked there
 	path := filepath.Join(t.TempDir(), "train.sh")
-	edited := testutil.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
+	edited := catalogtest.WriteScript(t, path, strings.Replace(trainV1, "--epochs 2", "--epochs 3", 1))
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: edited, User: "alice"}, own, siteWide)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestGatherFindsEarlierVersionsByNameInTheSiteHistory(t *testing.T) {
 		t.Errorf("notes %q", job.Notes)
 	}
 	// A script asking for other resources is another script.
-	other := testutil.WriteScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
+	other := catalogtest.WriteScript(t, path, strings.Replace(trainV1, "--mem=16G", "--mem=32G", 1))
 	if job, _ := GatherFor(ctx, site, GatherRequest{Path: path, Script: other, User: "alice"}, own, siteWide); len(job.Runs) != 0 {
 		t.Errorf("runs of a script asking for 32G: %+v", job.Runs)
 	}
@@ -123,7 +123,7 @@ func TestGatherSaysWhichTrackedJobsAreNotCollected(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "new.sh")
-	s := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
+	s := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython new.py\n")
 	var subs []history.Submission
 	for _, id := range []string{"4242", "4243"} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
@@ -149,7 +149,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	site, _ := catalog.Builtin("wulver")
 	st := historytest.FromDump(t, site, trainDump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	s := testutil.WriteScript(t, path, trainV1)
+	s := catalogtest.WriteScript(t, path, trainV1)
 	job, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 	}
 	// Another name: nothing to say.
 	other := filepath.Join(t.TempDir(), "other.sh")
-	otherScript := testutil.WriteScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1))
+	otherScript := catalogtest.WriteScript(t, other, strings.Replace(trainV1, "train.py", "other.py", 1))
 	if job, err := GatherFor(ctx, site, GatherRequest{Path: other, Script: otherScript, WaitsSince: time.Unix(0, 0)}, st); err != nil || len(job.Runs) != 0 || len(job.Notes) != 0 {
 		t.Errorf("another name: notes %q, %v", job.Notes, err)
 	}
@@ -179,7 +179,7 @@ func TestGatherNamesTheUnlinkedJobsOfTheScriptsName(t *testing.T) {
 
 // A user with no history of their own yet reads the site-wide one alone.
 func TestHistoryWithoutTheUsersOwn(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	siteWide := historytest.FromDump(t, site, trainDump)
 	recs, err := History(context.Background(), nil, 0, nil, siteWide)
 	if err != nil || len(recs) != 4 || !recs[0].SiteWide {
@@ -207,8 +207,8 @@ func TestGatherASecondLiveScriptIsNotAnEarlierVersion(t *testing.T) {
 	st := historytest.FromDump(t, site, twinDump)
 	dir := t.TempDir()
 	okPath, failPath := filepath.Join(dir, "ok.sh"), filepath.Join(dir, "fail.sh")
-	ok := testutil.WriteScript(t, okPath, twinScript+"exit 0\n")
-	fail := testutil.WriteScript(t, failPath, twinScript+"exit 1\n")
+	ok := catalogtest.WriteScript(t, okPath, twinScript+"exit 0\n")
+	fail := catalogtest.WriteScript(t, failPath, twinScript+"exit 1\n")
 	// fail.sh has run (job 22); ok.sh's job 21 is not linked yet.
 	if err := st.RecordSubmissions(ctx, []history.Submission{{Cluster: "migdev", JobID: "22", Fingerprint: fail.Fingerprint(),
 		Source: failPath, Script: failPath, Submitted: time.Now()}}); err != nil {
@@ -230,7 +230,7 @@ func TestGatherASecondLiveScriptIsNotAnEarlierVersion(t *testing.T) {
 		t.Errorf("history of ok.sh: %+v, %v", recs, err)
 	}
 	// fail.sh replaced by a script of another name: its job is an earlier version's.
-	testutil.WriteScript(t, failPath, "#!/bin/bash\n#SBATCH -J other\npython other.py\n")
+	catalogtest.WriteScript(t, failPath, "#!/bin/bash\n#SBATCH -J other\npython other.py\n")
 	if runs := runsOf(okPath, ok); len(runs) != 1 || runs[0].JobID != "22" || !runs[0].Earlier || runs[0].EarlierBy != history.EarlierByName {
 		t.Errorf("fail.sh replaced: runs %+v", runs)
 	}

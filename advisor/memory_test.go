@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -22,7 +22,7 @@ func recommendScript(t *testing.T, body string, files map[string]string, runs []
 		}
 	}
 	s := slurm.Parse(filepath.Join(dir, "job.sh"), []byte(script+body))
-	rec, err := Recommend(testutil.Wulver(t), Job{Script: "job.sh", Resources: s.Resources, Source: s, Runs: runs}, Options{})
+	rec, err := Recommend(catalogtest.Wulver(t), Job{Script: "job.sh", Resources: s.Resources, Source: s, Runs: runs}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

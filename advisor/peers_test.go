@@ -7,7 +7,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // smBound is a peer whose times are in the ratio of its profiles' SMs.
@@ -45,7 +45,7 @@ func TestPeerOf(t *testing.T) {
 // Recommend scales a job measured on one profile like its peers: the
 // runtime it predicts on 1g.10gb, and that it says why.
 func TestRecommendScalesLikeThePeers(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	job := Job{Script: "gemm.sh", Runs: []Run{newRun("full", 100).peak(2048), newRun("full", 100).peak(2048)}}
 	predicted := func(job Job) (float64, *Recommendation) {
 		rec, err := Recommend(site, job, Options{})
@@ -75,7 +75,7 @@ func TestRecommendScalesLikeThePeers(t *testing.T) {
 // on one profile, is scaled as that benchmark scaled, before any peer:
 // Wulver's CIFAR-10 deep CNN ran 1.86× as long on 1g.10gb as on 3g.40gb.
 func TestPriorFromTheBenchmarkItLooksLike(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	cnn, _ := set.Benchmark("pytorch_cifar10_deepcnn")
 	job := Job{Script: "cifar.sh", Runs: []Run{newRun("3g.40gb", 100).peak(600)}, Resembles: cnn,

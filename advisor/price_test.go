@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func TestPrice(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	// 2 hours on 1g.10gb with 4 CPUs and 8G: (max(4, 2) + 2) × 2 = 12 SU.
 	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu --gres=gpu:a100_10g:1\n#SBATCH -c 4 --mem=8G -t 2:00:00\nrun\n"))
 	q, err := Price(site, script, catalog.Overrides{})

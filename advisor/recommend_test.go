@@ -8,7 +8,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -39,7 +39,7 @@ const script = "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\
 func recommend(t *testing.T, directives string, runs []Run, opt Options) *Recommendation {
 	t.Helper()
 	s := slurm.Parse("job.sh", []byte(script+directives+"srun ./train\n"))
-	rec, err := Recommend(testutil.Wulver(t), Job{Script: "job.sh", Resources: s.Resources, Runs: runs}, opt)
+	rec, err := Recommend(catalogtest.Wulver(t), Job{Script: "job.sh", Resources: s.Resources, Runs: runs}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestObjectivesAndMaxSlowdown(t *testing.T) {
 	// Turnaround: a long queue for full GPUs makes the small slice sooner.
 	waits := map[string]float64{"1g.10gb": 60, "2g.20gb": 600, "3g.40gb": 3600, "full": 7200}
 	s := slurm.Parse("job.sh", []byte(script+"srun ./train\n"))
-	rec, err := Recommend(testutil.Wulver(t), Job{Resources: s.Resources, Runs: runs, QueueWaitS: waits}, Options{Objective: ObjectiveTurnaround})
+	rec, err := Recommend(catalogtest.Wulver(t), Job{Resources: s.Resources, Runs: runs, QueueWaitS: waits}, Options{Objective: ObjectiveTurnaround})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestHostOOMAdvisesMemory(t *testing.T) {
 }
 
 func TestNoHistoryUsesThePriorOrSaysWhatToRun(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	gmx, _ := set.Benchmark("gromacs_performance")
 	s := slurm.Parse("md.sh", []byte(script+"#SBATCH --cpus-per-task=4\n#SBATCH --mem=16G\nsrun gmx mdrun -deffnm md\n"))

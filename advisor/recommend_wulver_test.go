@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
@@ -113,7 +113,7 @@ func scriptResources(t *testing.T, b *catalog.Benchmark, extra string) slurm.Res
 }
 
 func TestRecommendFromWulverHistories(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	for name, want := range map[string]string{
 		"gromacs_performance":     "2g.20gb", // by SU per ns
@@ -145,7 +145,7 @@ func TestRecommendFromWulverHistories(t *testing.T) {
 
 // The published SU per work on each profile comes out of the history again.
 func TestRecommendReproducesPublishedSUPerWork(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	gmx, _ := set.Benchmark("gromacs_performance")
 	rec, err := Recommend(site, Job{Resources: scriptResources(t, gmx, ""), Runs: wulverHistory(t, site, gmx)}, Options{})
@@ -162,7 +162,7 @@ func TestRecommendReproducesPublishedSUPerWork(t *testing.T) {
 }
 
 func TestOldLLMHistoryNeverYields1g10gb(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	old, _ := set.Benchmark("llm-finetuning@a5945c9")
 	runs := wulverHistory(t, site, old)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -12,7 +12,7 @@ import (
 // adviseAt is the wrapper's advice for a submission of job.sh with args.
 func adviseAt(t *testing.T, header string, args []string, runs []Run) *SubmitAdvice {
 	t.Helper()
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n"+header+"python train.py\n"))
 	cl := slurm.ParseCommandLine(append(args, "job.sh"))
 	job := Job{Script: "job.sh", Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, nil), Runs: runs}

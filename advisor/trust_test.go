@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -84,7 +84,7 @@ func TestDifferencesWithinNoiseAreTiesThatGoToTheSmallerProfile(t *testing.T) {
 func TestMultiGPUScriptIsNotAdvisedAsOneSlice(t *testing.T) {
 	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", nil, Options{})
 	for _, pa := range rec.Profiles {
-		p, _ := testutil.Wulver(t).Profile(pa.Profile)
+		p, _ := catalogtest.Wulver(t).Profile(pa.Profile)
 		if p.IsMIG() && (pa.Eligible || !strings.Contains(pa.Reason, "MIG")) {
 			t.Errorf("%s for a 2-GPU job: eligible %v, %s", pa.Profile, pa.Eligible, pa.Reason)
 		}
@@ -123,7 +123,7 @@ func TestFiguresAreRoundedAlike(t *testing.T) {
 }
 
 func TestTheChangeToMakeAndWhatItSaves(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	src := "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=4G\n#SBATCH --time=30\npython train.py\n"
 	s := slurm.Parse("job.sh", []byte(src))
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -243,7 +243,7 @@ func TestACrashedRunGivesNoWorkRate(t *testing.T) {
 }
 
 func TestTheMonthlyRateIsTheUsersOwn(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
 	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	var runs []Run
@@ -275,7 +275,7 @@ func TestTheMonthlyRateIsTheUsersOwn(t *testing.T) {
 func TestATieWithTheProfileAskedForSaysSo(t *testing.T) {
 	// Seen: "it costs about 0.028 SU a run more than 2g.20gb, which is not
 	// safe for this job" for a 2g.20gb that completed twice.
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	s := slurm.Parse("tie.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
 	runs := []Run{newRun("1g.10gb", 600).peak(1024).id("a"), newRun("1g.10gb", 610).peak(1024).id("b"),
 		newRun("2g.20gb", 340).peak(1024).id("c"), newRun("2g.20gb", 345).peak(1024).id("d")}
@@ -311,7 +311,7 @@ func TestSUPerWorkFollowsTheRuntimeAndItsBound(t *testing.T) {
 func TestAMultiGPUJobsSlicesHaveNoFigures(t *testing.T) {
 	rec := recommend(t, "#SBATCH --gres=gpu:a100:2\n", []Run{newRun("full", 600).peak(2048)}, Options{})
 	for _, pa := range rec.Profiles {
-		p, _ := testutil.Wulver(t).Profile(pa.Profile)
+		p, _ := catalogtest.Wulver(t).Profile(pa.Profile)
 		if p.IsMIG() && (pa.OOMRisk != memory.RiskNone || pa.RuntimeS != nil || pa.SU != nil) {
 			t.Errorf("%s: risk %s, runtime %v, SU %v", pa.Profile, pa.OOMRisk, pa.RuntimeS, pa.SU)
 		}
@@ -344,7 +344,7 @@ func TestABoundMakesTheModelAndTheNextStepAgree(t *testing.T) {
 	// Under the model, 1g.10gb at its bound means at most a fixed share f
 	// with 610 × (f + (1−f)/c1) ≥ 3630; 2g.20gb is then at least
 	// 610 × (f + (1−f)/c2).
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	c := func(name string) float64 { p, _ := site.Profile(name); return site.Shares(p).SM } // the prior scales with SMs
 	f := 0.0
 	for g := 0.0; g <= 1; g += 0.001 {
@@ -411,7 +411,7 @@ func TestATimeoutBesideACompletionBoundsTheMedian(t *testing.T) {
 // Seen: "saves about 0.0025 SU a run against 3g.40gb" for two profiles
 // within the noise of each other: the saving is said as a tie.
 func TestASavingWithinTheNoiseIsSaidAsATie(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	s := slurm.Parse("tie.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH -c 1\n#SBATCH --mem=4G\nrun\n"))
 	runs := []Run{newRun("1g.10gb", 1000).peak(1024).id("a"), newRun("2g.20gb", 620).peak(1024).id("b")}
 	rec, err := Recommend(site, Job{Script: "tie.sh", Source: s, Resources: s.Resources, Runs: runs}, Options{})

@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func TestRecogniseWorkloadReadsTheCodeAScriptRuns(t *testing.T) {
-	set, _ := catalog.ReferenceFor(testutil.Wulver(t))
+	set, _ := catalog.ReferenceFor(catalogtest.Wulver(t))
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 const probeScript = "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=16G\n#SBATCH --time=01:00:00\npython train.py\n"
@@ -28,8 +28,8 @@ type probeWorld struct {
 
 func newProbeWorld(t *testing.T, ends map[string]string) *probeWorld {
 	t.Helper()
-	site := testutil.Wulver(t)
-	script := testutil.WriteScript(t, filepath.Join(t.TempDir(), "train.sh"), probeScript)
+	site := catalogtest.Wulver(t)
+	script := catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "train.sh"), probeScript)
 	w := &probeWorld{slurm: newFakeSlurm(2), hist: &fakeHistory{}, clock: newFakeClock()}
 	acct := &fakeAccounting{h: w.hist, slurm: w.slurm, ends: ends}
 	profiles, err := ProbeProfiles(site, nil)
@@ -205,7 +205,7 @@ func TestProbeGoesOnWhenTheHistoryCannotRecord(t *testing.T) {
 // --profiles is read in size order whatever the order given, by name or
 // GRES type; a name the site lacks is refused with the site's names.
 func TestProbeProfiles(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	got, err := ProbeProfiles(site, []string{"full", "a100_10g", "1g.10gb"})
 	if err != nil || strings.Join(got, " ") != "1g.10gb full" {
 		t.Errorf("%v %v", got, err)
@@ -221,7 +221,7 @@ func TestProbeProfiles(t *testing.T) {
 // rung, however many rungs the ladder climbs.
 func TestProbeWarnsOnceOfAScriptWithoutAGPU(t *testing.T) {
 	w := newProbeWorld(t, map[string]string{"1g.10gb": "gpu-oom", "2g.20gb": "completed"})
-	w.opt.Sweep.Script = testutil.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --time=01:00:00\npython train.py\n")
+	w.opt.Sweep.Script = catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --time=01:00:00\npython train.py\n")
 	if _, err := Probe(context.Background(), w.opt, w.deps); err != nil {
 		t.Fatal(err)
 	}

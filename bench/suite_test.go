@@ -11,7 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -28,7 +28,7 @@ type suiteWorld struct {
 
 func newSuiteWorld(t *testing.T, ends map[string]string) *suiteWorld {
 	t.Helper()
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	suite, err := workloads.LookupSuite(workloads.DefaultSuite)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func (s failingSubmit) Submit(ctx context.Context, dir, script string, args ...s
 // runs' tag says synthetic or quick; a site without profiles has nothing
 // to ask for.
 func TestRenderWorkloadAsksForTheLargestProfile(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	wl, ok := workloads.Find("pytorch_mnist_simplecnn")
 	if !ok {
 		t.Fatal("no pytorch_mnist_simplecnn")

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -41,7 +41,7 @@ python train.py
 `
 
 func TestWriteSweep(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	script := writeScript(t, "train.sh", debugScript)
 	out := filepath.Join(t.TempDir(), "sweep")
 	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out})
@@ -105,7 +105,7 @@ func TestWriteSweep(t *testing.T) {
 func TestWriteSweepSelectedProfiles(t *testing.T) {
 	script := writeScript(t, "job.sh", debugScript)
 	out := t.TempDir()
-	sw, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"full", "1g.10gb", "full"}})
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: catalogtest.Wulver(t), OutDir: out, Profiles: []string{"full", "1g.10gb", "full"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +115,14 @@ func TestWriteSweepSelectedProfiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "2g.20gb.sh")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("an unselected profile was written")
 	}
-	if _, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"4g.40gb"}}); err == nil ||
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: catalogtest.Wulver(t), OutDir: out, Profiles: []string{"4g.40gb"}}); err == nil ||
 		!strings.Contains(err.Error(), "profiles: 1g.10gb, 2g.20gb, 3g.40gb, full") {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
 
 func TestWriteSweepProtectsFiles(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	script := writeScript(t, "job.sh", debugScript)
 	out := t.TempDir()
 	// A file the user had in the directory is never overwritten.
@@ -157,7 +157,7 @@ func TestWriteSweepProtectsFiles(t *testing.T) {
 }
 
 func TestWriteSweepRefusesLintErrors(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	crlf := writeScript(t, "crlf.sh", strings.ReplaceAll(debugScript, "\n", "\r\n"))
 	_, err := WriteSweep(SweepOptions{Script: crlf, Site: site, OutDir: t.TempDir()})
 	var lintErr *LintError
@@ -179,7 +179,7 @@ func TestWriteSweepRefusesLintErrors(t *testing.T) {
 func TestWriteSweepAddsRequestAndName(t *testing.T) {
 	script := writeScript(t, "embed.sh", "#!/bin/bash\n#SBATCH --time=10\npython embed.py\n")
 	out := t.TempDir()
-	if _, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Profiles: []string{"2g.20gb"}}); err != nil {
+	if _, err := WriteSweep(SweepOptions{Script: script, Site: catalogtest.Wulver(t), OutDir: out, Profiles: []string{"2g.20gb"}}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "2g.20gb.sh"))
@@ -218,7 +218,7 @@ qos = "course"
 func TestWriteSweepMonitoredVariants(t *testing.T) {
 	script := writeScript(t, "train.sh", debugScript)
 	out := filepath.Join(t.TempDir(), "sweep")
-	sw, err := WriteSweep(SweepOptions{Script: script, Site: testutil.Wulver(t), OutDir: out, Monitor: &slurm.MonitorWrap{Binary: "/usr/local/bin/migadvisor"}})
+	sw, err := WriteSweep(SweepOptions{Script: script, Site: catalogtest.Wulver(t), OutDir: out, Monitor: &slurm.MonitorWrap{Binary: "/usr/local/bin/migadvisor"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestWriteSweepMonitoredVariants(t *testing.T) {
 	}
 	// A script that is not shell keeps its variants, unmonitored, and says why.
 	py := writeScript(t, "train.py", "#!/usr/bin/env python3\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=1:00:00\nprint('hi')\n")
-	sw, err = WriteSweep(SweepOptions{Script: py, Site: testutil.Wulver(t), OutDir: filepath.Join(t.TempDir(), "py"), Monitor: &slurm.MonitorWrap{}})
+	sw, err = WriteSweep(SweepOptions{Script: py, Site: catalogtest.Wulver(t), OutDir: filepath.Join(t.TempDir(), "py"), Monitor: &slurm.MonitorWrap{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ torchrun --nproc_per_node=2 train.py
 // A script that uses several GPUs is never swept onto one MIG slice
 // silently: refused with the line and what to do, nothing written.
 func TestWriteSweepRefusesMultiGPUOnSlices(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	for _, c := range []struct {
 		name, script string
 		want         string
@@ -288,7 +288,7 @@ func TestWriteSweepRefusesMultiGPUOnSlices(t *testing.T) {
 // On whole GPUs only, a multi-GPU script keeps its GPU count; --as-one-gpu
 // sweeps it on one GPU or slice each, as asked.
 func TestWriteSweepMultiGPUWholeOrAsOne(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	script := writeScript(t, "ddp.sh", twoGPUScript)
 	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: filepath.Join(t.TempDir(), "sweep"), Profiles: []string{"full"}})
 	if err != nil {
@@ -320,7 +320,7 @@ func TestWriteSweepMultiGPUWholeOrAsOne(t *testing.T) {
 func TestSweepTimeSetsEveryVariantsTimeLimit(t *testing.T) {
 	out := t.TempDir()
 	s := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\nsleep 90\n"))
-	sw, err := WriteSweep(SweepOptions{Script: s, Site: testutil.Wulver(t), OutDir: out, Time: "0:10:00"})
+	sw, err := WriteSweep(SweepOptions{Script: s, Site: catalogtest.Wulver(t), OutDir: out, Time: "0:10:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestRunSweep(t *testing.T) {
 	if err != nil || w.submittedProfiles() != "1g.10gb 2g.20gb 3g.40gb full" || len(w.hist.subs) != 4 || w.hist.subs[0].Workload != "tag" {
 		t.Fatalf("submitted %q, recorded %+v: %v", w.submittedProfiles(), w.hist.subs, err)
 	}
-	noGPU := testutil.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --mem=4G\nrun\n")
+	noGPU := catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "cpu.sh"), "#!/bin/bash\n#SBATCH --mem=4G\nrun\n")
 	w = newProbeWorld(t, nil)
 	w.opt.Sweep.Script = noGPU
 	if _, err := RunSweep(context.Background(), SweepRun{Sweep: w.opt.Sweep}, w.deps); err != nil || len(w.warnings()) != 1 {
@@ -377,7 +377,7 @@ func TestRunSweep(t *testing.T) {
 // sweep --emulate writes one job on the whole GPU that runs the script once
 // per profile under migadvisor emulate, with time for every run.
 func TestWriteSweepEmulate(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	script := writeScript(t, "train.sh", strings.Replace(debugScript, "--partition=debug_gpu\n#SBATCH --qos=debug", "--partition=gpu", 1))
 	out := filepath.Join(t.TempDir(), "emu")
 	sw, err := WriteSweep(SweepOptions{Script: script, Site: site, OutDir: out, Profiles: []string{"1g.10gb", "2g.20gb"},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -108,7 +108,7 @@ func TestAJobSlurmNoLongerKnows(t *testing.T) {
 	}
 	h := &fakeHistory{subs: []history.Submission{{Cluster: "fake", JobID: ids[0], Profile: "p0"}, {Cluster: "fake", JobID: gone, Profile: "1g.10gb"}}}
 	acct := &fakeAccounting{h: h, slurm: s, ends: map[string]string{"p0": "gpu-oom"}}
-	e, err := CollectEnded(context.Background(), acct, h, testutil.Wulver(t), append(ids, gone), nil)
+	e, err := CollectEnded(context.Background(), acct, h, catalogtest.Wulver(t), append(ids, gone), nil)
 	if err != nil || fmt.Sprint(e.Unknown) != "[4242]" || len(e.Tracked) != 2 || acct.scanned != 1 {
 		t.Fatalf("%+v %v", e, err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 func point(site *catalog.Site, profile string, seconds float64) runmodel.Point {
@@ -22,7 +22,7 @@ func point(site *catalog.Site, profile string, seconds float64) runmodel.Point {
 }
 
 func TestTrialsOfEachProtocol(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	c := Case{Name: "four", Points: []runmodel.Point{point(site, "1g.10gb", 8), point(site, "2g.20gb", 4), point(site, "3g.40gb", 3), point(site, "full", 1)}}
 	for p, want := range map[Protocol]int{LeaveOneOut: 4, TwoKnown: 4 * 3, OneKnown: 4 * 3} {
 		trials := Trials(p, c)
@@ -47,7 +47,7 @@ func TestTrialsOfEachProtocol(t *testing.T) {
 // keeps the sign of the worst error and counts a point range as covering
 // only an exact prediction.
 func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	var points []runmodel.Point
 	for _, name := range []string{"1g.10gb", "2g.20gb", "3g.40gb", "full"} {
 		p, _ := site.Profile(name)
@@ -108,7 +108,7 @@ func wulverMatmul(t *testing.T, site *catalog.Site) []Case {
 // protocol, and match or beat it on the compute-bound matrix
 // multiplication; its ranges must hold most held-out times.
 func TestAccuracyOnWulversTables(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	ref := Compare("wulver workloads", site, ReferenceCases(site))
 	matmul := Compare("wulver matmul", site, wulverMatmul(t, site))
 	var out strings.Builder
@@ -154,7 +154,7 @@ func TestAccuracyOnWulversTables(t *testing.T) {
 // A case is never its own peer: a job bound by SMs alone among jobs that
 // hardly gain is predicted from one profile like them, not like itself.
 func TestACaseIsNotItsOwnPeer(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	var cases []Case
 	for i, f := range []float64{0, 0, 0.9, 0.9} { // with itself, the median would be 0.45
 		c := Case{Name: fmt.Sprintf("job%d", i)}
@@ -229,7 +229,7 @@ func wholeGPUFromSlices(t *testing.T, site *catalog.Site, cases []Case) string {
 // half a point of the naive model, which is exact for them but for the
 // noise; from one profile too, where the other jobs are its peers.
 func TestNoiseIsNotAnExplanation(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	rng := rand.New(rand.NewPCG(20, 26))
 	var cases []Case
 	for i := range 200 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // The reference workloads emulated on an H100 (scripts/device/emulate-
@@ -17,7 +17,7 @@ import (
 // from the shares each emulated slice was measured to have, against the
 // ratios Wulver published for the real A100 slices.
 func TestAccuracyOfEmulation(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	published := map[string]Case{}
 	for _, c := range append(ReferenceCases(site), wulverMatmul(t, site)...) {
 		published[c.Name] = c

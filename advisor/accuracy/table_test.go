@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 const wulverTables = "../../catalog/data/reference/wulver/"
@@ -38,7 +38,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 // Every published Wulver table reads on the Wulver site but the profile
 // comparison, which holds no measurement.
 func TestReadCasesOfWulversTables(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	files, _ := filepath.Glob(wulverTables + "*.csv")
 	history, _ := filepath.Glob(wulverTables + "history/*/*.csv")
 	if len(files) < 7 || len(history) < 1 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // devRecords imports a dump of the dev cluster and scans the job outputs
@@ -42,7 +42,7 @@ func devRecords(t *testing.T, dump, outputs string) map[string]*history.JobRecor
 // Each way a real job on the dev cluster ended gets its kind and a sentence
 // with the figures a user needs (testdata/joboutput/README.md lists the jobs).
 func TestExplainDevClusterOutcomes(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	cases := []struct {
 		dump, outputs, job string
 		kind, text         string
@@ -91,7 +91,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 func TestExplainSentencesAreOneLine(t *testing.T) {
 	recs := devRecords(t, "../../testdata/sacct/devcluster-22.05.psv", "../../testdata/joboutput/devcluster")
 	for id, r := range recs {
-		got := outcome.Of(r, testutil.Wulver(t))
+		got := outcome.Of(r, catalogtest.Wulver(t))
 		if strings.ContainsAny(got.Text, "\n\r") || strings.Contains(got.Text, "..") || strings.Contains(got.Text, ";;") ||
 			strings.HasSuffix(got.Text, ".") || (got.Kind == "") != (got.Text == "") {
 			t.Errorf("job %s: %q %q", id, got.Kind, got.Text)

@@ -12,7 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -31,13 +31,13 @@ func historyWith(t *testing.T) (*history.Store, string, *slurm.Script, *slurm.Sc
 	site, _ := catalog.Builtin("wulver")
 	st := historytest.FromDump(t, site, dump)
 	path := filepath.Join(t.TempDir(), "train.sh")
-	v1 := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 2\n")
-	v2 := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 3\n")
+	v1 := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 2\n")
+	v2 := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 3\n")
 	var subs []history.Submission
 	for id, s := range map[string]*slurm.Script{"11": v1, "12": v1, "14": v2} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: path, Script: path, Submitted: time.Now()})
 	}
-	other := testutil.WriteScript(t, filepath.Join(t.TempDir(), "bob.sh"), "#!/bin/bash\npython bob.py\n")
+	other := catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "bob.sh"), "#!/bin/bash\npython bob.py\n")
 	subs = append(subs, history.Submission{Cluster: "migdev", JobID: "13", Fingerprint: other.Fingerprint(), Source: "/home/bob/bob.sh", Script: "/home/bob/bob.sh", Submitted: time.Now()})
 	if err := st.RecordSubmissions(ctx, subs); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestAUsersIndexFindsEarlierVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Close()
-	v3 := testutil.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 4\n")
+	v3 := catalogtest.WriteScript(t, path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --epochs 4\n")
 	runs, err := ScriptRuns(advisor.ScriptKey{Fingerprint: v3.Fingerprint(), Versions: history.Versions{Path: path}}, own)
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("v3's runs: %+v %v", runs, err)

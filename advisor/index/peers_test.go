@@ -13,7 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // carol's sweep.sh completed on 1g.10gb (twice) and on the whole GPU; her
@@ -31,11 +31,11 @@ const peersDump = `JobIDRaw|JobID|Cluster|User|Account|State|ExitCode|Submit|Sta
 // peers has none.
 func TestIndexPeers(t *testing.T) {
 	ctx := context.Background()
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	st := historytest.FromDump(t, site, peersDump)
 	dir := t.TempDir()
-	sweep := testutil.WriteScript(t, filepath.Join(dir, "sweep.sh"), "#!/bin/bash\npython sweep.py\n")
-	once := testutil.WriteScript(t, filepath.Join(dir, "once.sh"), "#!/bin/bash\npython once.py\n")
+	sweep := catalogtest.WriteScript(t, filepath.Join(dir, "sweep.sh"), "#!/bin/bash\npython sweep.py\n")
+	once := catalogtest.WriteScript(t, filepath.Join(dir, "once.sh"), "#!/bin/bash\npython once.py\n")
 	var subs []history.Submission
 	for id, fp := range map[string]string{"21": sweep.Fingerprint(), "22": sweep.Fingerprint(), "23": sweep.Fingerprint(), "24": once.Fingerprint()} {
 		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: fp, Source: "/s.sh", Script: "/s.sh", Submitted: time.Now()})

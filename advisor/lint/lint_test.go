@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -15,7 +15,7 @@ import (
 
 func lint(t *testing.T, script string) []Finding {
 	t.Helper()
-	return Check(slurm.Parse("job.sh", []byte(script)), testutil.Wulver(t))
+	return Check(slurm.Parse("job.sh", []byte(script)), catalogtest.Wulver(t))
 }
 
 func summary(fs []Finding) string {
@@ -88,7 +88,7 @@ func TestWulverSampleScriptsHaveNoError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fs := Check(s, testutil.Wulver(t)); HasErrors(fs) {
+		if fs := Check(s, catalogtest.Wulver(t)); HasErrors(fs) {
 			t.Errorf("%s: %s", f, summary(fs))
 		}
 	}
@@ -114,7 +114,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := summary(Check(slurm.Parse(f, data), testutil.Wulver(t))); got != want[filepath.Base(f)] {
+		if got := summary(Check(slurm.Parse(f, data), catalogtest.Wulver(t))); got != want[filepath.Base(f)] {
 			t.Errorf("%s: %q, want %q", f, got, want[filepath.Base(f)])
 		}
 	}
@@ -168,16 +168,16 @@ func TestLintOutputDirectoryMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		s := slurm.Parse("job.sh", []byte(head+tc.directives+"srun train\n"))
-		got := CheckWith(s, testutil.Wulver(t), Options{SubmitDir: submit})
+		got := CheckWith(s, catalogtest.Wulver(t), Options{SubmitDir: submit})
 		if summary(got) != tc.want {
 			t.Errorf("%s: %s, want %q", tc.name, summary(got), tc.want)
 		}
 	}
-	fs := CheckWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), testutil.Wulver(t), Options{SubmitDir: submit})
+	fs := CheckWith(slurm.Parse("job.sh", []byte(head+"#SBATCH --output=nologs/%x-%j.out\nsrun train\n")), catalogtest.Wulver(t), Options{SubmitDir: submit})
 	if want := `--output's directory "nologs" does not exist in ` + submit + `: the job would fail at once (exit code 0:53) with no output; create it first (mkdir -p nologs)`; len(fs) != 1 || fs[0].Message != want {
 		t.Errorf("message %q\nwant    %q", fs, want)
 	}
-	if fs := Check(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), testutil.Wulver(t)); len(fs) != 0 {
+	if fs := Check(slurm.Parse("job.sh", []byte(head+"#SBATCH -o nologs/x.out\nsrun\n")), catalogtest.Wulver(t)); len(fs) != 0 {
 		t.Errorf("without a submission directory nothing is checked: %s", summary(fs))
 	}
 }

@@ -3,7 +3,7 @@ package outcome
 import (
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
@@ -13,7 +13,7 @@ func f64(v float64) *float64 { return &v }
 
 // Outcomes the dev cluster cannot produce, written as the history holds them.
 func TestExplainWrittenOutcomes(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	cases := []struct {
 		name string
 		rec  history.JobRecord

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // A job fed by one CPU, emulated on an H100 for an A100 site: 6 s of CPU
@@ -28,7 +28,7 @@ func cpuFedJob(noise []float64) []Point {
 
 func ratioOn(t *testing.T, s Scaling, points []Point, a, b string) float64 {
 	t.Helper()
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	at := func(name string) float64 {
 		p, ok := site.Profile(name)
 		if !ok {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // smBound is a peer whose times are in the ratio of its profiles' SMs.
@@ -25,7 +25,7 @@ func smBound(site *catalog.Site, seconds float64, profiles ...string) Peer {
 // fast as 1g.10gb, where Wulver's reference benchmarks (all far from
 // GPU-bound) would say about twice; the range spans the peers' fixed shares.
 func TestPriorFromPeers(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	p, _ := site.Profile("1g.10gb")
 	one := []Point{{Profile: "1g.10gb", Shares: site.Shares(p), Seconds: 1000}}
 	full := catalog.Shares{SM: 1, Bandwidth: 1}
@@ -100,7 +100,7 @@ func TestNewestPeers(t *testing.T) {
 // profiles, bound by the SMs, outweighs two that ran on two profiles each
 // and hardly gained (unweighed, the median would be theirs).
 func TestPeersWeighByTheirProfiles(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	peers := []Peer{smBound(site, 100, "1g.10gb", "2g.20gb", "3g.40gb", "full"), {"1g.10gb": 100, "full": 80}, {"2g.20gb": 90, "full": 80}}
 	s := ReferencesOf(site).WithPeers(PeerPoints(site, peers)).Prior()
 	if s.Fixed != 0 || !strings.Contains(s.Why, "the median of 3 other scripts") {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 // a100 is a site with every A100-40GB profile's shares: 3g.20gb and 4g.20gb
@@ -118,7 +118,7 @@ func TestExplainTimesFromTwoProfiles(t *testing.T) {
 // like one with a large fixed share; Wulver's GROMACS and LLM tables, the
 // two measured on both, stopped gaining too.
 func TestTwoProfilesLearnFromTheSitesBenchmarks(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	point := func(name string) Point {
 		p, _ := site.Profile(name)
 		sh := site.Shares(p)
@@ -154,7 +154,7 @@ func TestPredictRangesAreWiderBeyondTheMeasured(t *testing.T) {
 }
 
 func TestPriorScalingFromUtilization(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	full := job(catalog.SMs, 0, "full")
 	for u, want := range map[float64]float64{100: 0, 50: 0.5, 10: 0.9} {
 		if s := PriorScaling(ReferencesOf(site), u, -1, full); math.Abs(s.Fixed-want) > 1e-9 || s.Resource != catalog.SMs || !strings.Contains(s.Why, "busy") {
@@ -188,7 +188,7 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 // A calibrated range holds most held-out times: scored on each reference
 // benchmark with that benchmark left out of the calibration.
 func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	set, _ := catalog.ReferenceFor(site)
 	in, n := 0, 0
 	for i := range set.Benchmarks {
@@ -250,7 +250,7 @@ func TestUtilizationPriorOnAnH100(t *testing.T) {
 		}
 		rows[name][pct] = row{u, m, rate}
 	}
-	site := testutil.Wulver(t)
+	site := catalogtest.Wulver(t)
 	whole := []Point{{Profile: "full", Shares: catalog.Shares{SM: 1, Bandwidth: 1}, Seconds: 1}}
 	prior := func(name string) Scaling {
 		r := rows[name][100]

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/internal/testutil"
+	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )
 
 func fakeControl(t *testing.T) string {
@@ -27,7 +27,7 @@ func fakeControl(t *testing.T) string {
 // The targets of Wulver's profiles, smallest first: an A100 slice's share
 // of the whole GPU's SMs (14, 28, 42 of 108) and its usable memory.
 func TestTargetsSmallestFirst(t *testing.T) {
-	targets, err := Targets(testutil.Wulver(t), nil)
+	targets, err := Targets(catalogtest.Wulver(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestTargetsSmallestFirst(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Errorf("targets %s, want %s", strings.Join(got, ","), want)
 	}
-	if _, err := Targets(testutil.Wulver(t), []string{"2g.20gb", "5g.50gb"}); err == nil || !strings.Contains(err.Error(), `no profile "5g.50gb"`) {
+	if _, err := Targets(catalogtest.Wulver(t), []string{"2g.20gb", "5g.50gb"}); err == nil || !strings.Contains(err.Error(), `no profile "5g.50gb"`) {
 		t.Errorf("an unknown profile: %v", err)
 	}
 }
@@ -55,7 +55,7 @@ func run(t *testing.T, opt Options) ([]Result, string) {
 	}
 	opt.Env, opt.Stderr = os.Environ(), &stderr
 	if opt.Targets == nil {
-		opt.Targets, _ = Targets(testutil.Wulver(t), []string{"1g.10gb", "3g.40gb", "full"})
+		opt.Targets, _ = Targets(catalogtest.Wulver(t), []string{"1g.10gb", "3g.40gb", "full"})
 	}
 	results, err := Run(context.Background(), opt)
 	if err != nil {
@@ -139,7 +139,7 @@ func TestNoMPSRunsTheJobOncePlain(t *testing.T) {
 // A cancelled job (scancel) stops where it is and leaves no daemon.
 func TestCancelStopsTheDaemon(t *testing.T) {
 	dir := t.TempDir()
-	targets, _ := Targets(testutil.Wulver(t), []string{"1g.10gb", "2g.20gb"})
+	targets, _ := Targets(catalogtest.Wulver(t), []string{"1g.10gb", "2g.20gb"})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var stderr bytes.Buffer

@@ -7,7 +7,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/migadvisor/migadvisor/internal/testutil/fakenvml"
+	"github.com/migadvisor/migadvisor/internal/fakenvml"
 )
 
 // tree owns the PIDs in owned; PIDs in hidden are of another namespace.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/internal/testutil/fakenvml"
+	"github.com/migadvisor/migadvisor/internal/fakenvml"
 )
 
 // node is two GPUs: GPU 0 with MIG (a 3g.40gb and two 1g.10gb), GPU 1 whole.

@@ -14,7 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/migadvisor/migadvisor/bench/gpu"
-	"github.com/migadvisor/migadvisor/internal/testutil/fakenvml"
+	"github.com/migadvisor/migadvisor/internal/fakenvml"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 

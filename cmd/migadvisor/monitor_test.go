@@ -11,7 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/migadvisor/migadvisor/bench/monitor"
-	"github.com/migadvisor/migadvisor/internal/testutil/fakenvml"
+	"github.com/migadvisor/migadvisor/internal/fakenvml"
 )
 
 func TestMonitorCommandLine(t *testing.T) {

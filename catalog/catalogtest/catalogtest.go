@@ -1,6 +1,7 @@
-// Package testutil holds the helpers that several packages' tests share: the
-// built-in Wulver site and scripts written to a test's directory. Tests only.
-package testutil
+// Package catalogtest holds the helpers that several packages' tests share:
+// the built-in Wulver site and scripts written to a test's directory. Tests
+// only; it sits beneath the layers whose tests use it.
+package catalogtest
 
 import (
 	"os"
