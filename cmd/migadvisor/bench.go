@@ -38,58 +38,6 @@ Examples:
 	})
 }
 
-func suiteFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "suite", Value: workloads.DefaultSuite, EnvVars: []string{"MIGADVISOR_SUITE"}, Usage: "the benchmark suite"},
-		&cli.StringFlag{Name: "workloads", Usage: "comma-separated workloads of the suite (default: all)"},
-	}
-}
-
-// suiteChoice is the suite and the workloads of it that --suite and
-// --workloads name.
-type suiteChoice struct {
-	Suite     *workloads.Suite
-	Workloads []*workloads.Workload
-}
-
-func suiteChoiceFrom(c *cli.Context) (suiteChoice, error) {
-	suite, err := workloads.LookupSuite(c.String("suite"))
-	if err != nil {
-		return suiteChoice{}, usageError{"--suite: " + err.Error()}
-	}
-	ws, err := suite.Select(splitList(c.String("workloads")))
-	if err != nil {
-		return suiteChoice{}, usageError{"--workloads: " + err.Error()}
-	}
-	return suiteChoice{Suite: suite, Workloads: ws}, nil
-}
-
-// renderFlags say how the job scripts are written; each has an env twin so
-// a site sets its environment once.
-func renderFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the workloads (default: migadvisor-bench-SUITE-TIME)"},
-		&cli.BoolFlag{Name: "synthetic", Usage: "random data of the real shapes: no download (tagged WORKLOAD@synthetic)"},
-		&cli.BoolFlag{Name: "quick", Usage: "a short run of each workload, to check the setup (tagged WORKLOAD@quick)"},
-		&cli.StringFlag{Name: "setup", EnvVars: []string{"MIGADVISOR_BENCH_SETUP"},
-			Usage: "shell lines each job runs first (module load, conda activate, source venv/bin/activate)"},
-		&cli.StringFlag{Name: "python", EnvVars: []string{"MIGADVISOR_BENCH_PYTHON"}, Value: "python3", Usage: "the Python interpreter of the PyTorch workloads"},
-		&cli.StringFlag{Name: "gmx", EnvVars: []string{"MIGADVISOR_BENCH_GMX"}, Usage: "the GROMACS binary (default: gmx, else gmx_mpi, on the node's PATH)"},
-		&cli.StringFlag{Name: "data", EnvVars: []string{"MIGADVISOR_BENCH_DATA"}, Usage: "directory for datasets and caches (default: OUT/data)"},
-	}
-}
-
-// renderOptionsFrom reads renderFlags: how the workloads are written, and
-// the directory they go to (--out, else one named by the suite and the time).
-func renderOptionsFrom(c *cli.Context, suite *workloads.Suite, now time.Time) workloads.RenderOptions {
-	r := workloads.RenderOptions{Dir: c.String("out"), Setup: c.String("setup"), Python: c.String("python"), GMX: c.String("gmx"),
-		Data: c.String("data"), Synthetic: c.Bool("synthetic"), Quick: c.Bool("quick")}
-	if r.Dir == "" {
-		r.Dir = bench.DefaultSuiteDir(suite.Name, now)
-	}
-	return r
-}
-
 // benchmarkListOptions are 'benchmark list' flags.
 type benchmarkListOptions struct {
 	Suite suiteChoice

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
@@ -187,26 +186,6 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		printCollect(w.Out, rep)
 	}
 	return res.Accounting.Err(o.Strict)
-}
-
-// showImportProgress counts the jobs imported on a terminal's stderr (a
-// whole cluster's accounting takes a while); the function it returns clears
-// the count, once however often it is called.
-func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
-	if !isTTY(stderr) {
-		return func() {}
-	}
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
-	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
-	finished := false
-	return func() {
-		if !finished {
-			finished = true
-			_ = bar.Finish()
-		}
-	}
 }
 
 // skippedShown bounds the skipped records collect names on stderr.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -198,4 +199,78 @@ func lintFailure(stderr io.Writer, err error, path, hint string) error {
 	}
 	fmt.Fprintln(stderr, lintErr.Error())
 	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
+}
+
+// queueBar is wait's bar for a loop that waits in steps (a probe's rungs,
+// a suite): on a terminal only, drawn at the first look at the queue and
+// taken off once every job is done, before collect's lines.
+type queueBar struct {
+	w   io.Writer
+	tty bool
+	bar *waitBar
+}
+
+func (b *queueBar) show(s bench.QueueState) {
+	if !b.tty {
+		return
+	}
+	if b.bar == nil {
+		bar := newWaitBar(b.w, s.Total)
+		b.bar = &bar
+	}
+	b.bar.show(s)
+	if s.Done == s.Total {
+		b.finish()
+	}
+}
+
+// finish takes the bar off the terminal.
+func (b *queueBar) finish() {
+	if b.bar != nil {
+		b.bar.Finish()
+		b.bar = nil
+	}
+}
+
+// waitBar is wait's progress on a terminal: jobs ended of those waited for.
+type waitBar struct{ *progressbar.ProgressBar }
+
+func newWaitBar(w io.Writer, total int) waitBar {
+	return waitBar{progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("waiting for jobs"), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())}
+}
+
+// show moves the bar to what the queue showed. The count goes first:
+// Describe draws the bar, and a count set just after a draw would wait for
+// the next one (it sat at 0/4 until the end).
+func (b waitBar) show(s bench.QueueState) {
+	_ = b.Set(s.Done)
+	b.Describe(fmt.Sprintf("waiting: %d pending, %d running", s.Pending, s.Running))
+}
+
+// showImportProgress counts the jobs imported on a terminal's stderr (a
+// whole cluster's accounting takes a while); the function it returns clears
+// the count, once however often it is called.
+func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
+	if !isTTY(stderr) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
+	finished := false
+	return func() {
+		if !finished {
+			finished = true
+			_ = bar.Finish()
+		}
+	}
+}
+
+// notInAccountingYet says that submissions through the wrapper are not
+// listed because slurmdbd has no job of theirs yet.
+func notInAccountingYet(n int) string {
+	return fmt.Sprintf("%s through the sbatch wrapper not in Slurm's accounting yet", textutil.Plural(n, "submission"))
 }

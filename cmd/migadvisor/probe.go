@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -209,49 +208,5 @@ func probePlanLine(plan *bench.ProbePlan) string {
 func (p *probeProgress) say(format string, args ...any) {
 	if p.bar.tty {
 		fmt.Fprintf(p.env.Err, format+"\n", args...)
-	}
-}
-
-// queueBar is wait's bar for a loop that waits in steps (a probe's rungs,
-// a suite): on a terminal only, drawn at the first look at the queue and
-// taken off once every job is done, before collect's lines.
-type queueBar struct {
-	w   io.Writer
-	tty bool
-	bar *waitBar
-}
-
-func (b *queueBar) show(s bench.QueueState) {
-	if !b.tty {
-		return
-	}
-	if b.bar == nil {
-		bar := newWaitBar(b.w, s.Total)
-		b.bar = &bar
-	}
-	b.bar.show(s)
-	if s.Done == s.Total {
-		b.finish()
-	}
-}
-
-// finish takes the bar off the terminal.
-func (b *queueBar) finish() {
-	if b.bar != nil {
-		b.bar.Finish()
-		b.bar = nil
-	}
-}
-
-// measureDeps are how the probe and benchmark run reach Slurm, the history
-// and collect, with their progress shown by show.
-func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) bench.ProbeDeps {
-	return bench.ProbeDeps{
-		Slurm:   env.submitter(),
-		History: historyPerCall{env},
-		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
-			return collectAndExplain(ctx, env, ids, m.outputs)
-		},
-		Progress: show,
 	}
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -204,80 +202,4 @@ func printSweep(env commandEnv, dir string, sw *bench.Sweep) {
 			fmt.Fprintf(w, "next: migadvisor wait --sweep %s && migadvisor collect\n", dir)
 		}
 	}
-}
-
-// sweepSubmitter submits through Slurm and names the cluster of the jobs
-// sbatch does not name (one cluster) the way every command does: once,
-// with the history's name to fall back on.
-type sweepSubmitter struct {
-	*slurm.Client
-	env  commandEnv
-	name string
-}
-
-func (e commandEnv) submitter() *sweepSubmitter {
-	return &sweepSubmitter{Client: e.client(), env: e}
-}
-
-func (s *sweepSubmitter) ClusterName(ctx context.Context) (string, error) {
-	if s.name != "" {
-		return s.name, nil
-	}
-	st, err := s.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	ch, err := chooseCluster(ctx, s.env.slurm, st, s.env.Err)
-	s.name = ch.Name
-	return s.name, err
-}
-
-// historyPerCall is the history opened for each record or read and closed
-// after it: a probe never holds it open across a wait of hours, and a
-// command opens it only when a step needs it.
-type historyPerCall struct{ env commandEnv }
-
-func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
-	st, err := h.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return st.RecordSweep(ctx, sw)
-}
-
-func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
-	st, err := h.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return st.RecordSubmissions(ctx, subs)
-}
-
-func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
-	st, err := h.env.openHistory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.Tracked(ctx, f)
-}
-
-func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
-	st, err := h.env.openHistory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.History(ctx, f)
-}
-
-func workingDir() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return wd
 }

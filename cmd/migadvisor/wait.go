@@ -10,10 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -148,51 +146,6 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 // a moment ago to reach accounting.
 const pendingPatience = 15 * time.Second
 
-// findPending links the submissions the sbatch shim made (the wrapper
-// beside sbatch records them without their ids) to their jobs, so that wait
-// and status with no ids have them. A job submitted a moment ago may not be
-// in accounting yet: for up to patience, it asks again
-// (collect.FindPendingWithin). It returns how many still wait, for the
-// command to say; a failure is one line, and the command goes on with the
-// jobs it tracks.
-func findPending(ctx context.Context, env commandEnv, patience time.Duration) (waiting int) {
-	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
-		return 0 // no history and nothing on its way in: nothing to find
-	}
-	failed := func(err error) {
-		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
-	}
-	col, err := openCollectorFor(ctx, env.global, env.slurm)
-	if err != nil {
-		failed(err)
-		return 0
-	}
-	defer col.Store.Close()
-	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
-		return 0 // the status or wait says what is wrong with the history
-	}
-	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
-		failed(err)
-		return 0
-	}
-	res, err := col.FindPendingWithin(ctx, patience)
-	if res.Dropped > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
-			textutil.Plural(res.Dropped, "submission"))
-	}
-	if err != nil {
-		failed(err)
-		return 0
-	}
-	return res.Waiting
-}
-
-// notInAccountingYet says that submissions through the wrapper are not
-// listed because slurmdbd has no job of theirs yet.
-func notInAccountingYet(n int) string {
-	return fmt.Sprintf("%s through the sbatch wrapper not in Slurm's accounting yet", textutil.Plural(n, "submission"))
-}
-
 // resumeWait is the wait command that takes this one up again.
 func resumeWait(opt waitOptions) string {
 	switch {
@@ -238,23 +191,6 @@ func waitForJobs(ctx context.Context, env commandEnv, ids []string, opt bench.Wa
 		w.Progress = bar.show
 	}
 	return w.Wait(ctx, ids, opt)
-}
-
-// waitBar is wait's progress on a terminal: jobs ended of those waited for.
-type waitBar struct{ *progressbar.ProgressBar }
-
-func newWaitBar(w io.Writer, total int) waitBar {
-	return waitBar{progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("waiting for jobs"), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())}
-}
-
-// show moves the bar to what the queue showed. The count goes first:
-// Describe draws the bar, and a count set just after a draw would wait for
-// the next one (it sat at 0/4 until the end).
-func (b waitBar) show(s bench.QueueState) {
-	_ = b.Set(s.Done)
-	b.Describe(fmt.Sprintf("waiting: %d pending, %d running", s.Pending, s.Running))
 }
 
 // collectAndExplain imports the ended jobs' final records and their output

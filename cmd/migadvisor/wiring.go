@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -232,4 +234,132 @@ func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, s
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// sweepSubmitter submits through Slurm and names the cluster of the jobs
+// sbatch does not name (one cluster) the way every command does: once,
+// with the history's name to fall back on.
+type sweepSubmitter struct {
+	*slurm.Client
+	env  commandEnv
+	name string
+}
+
+func (e commandEnv) submitter() *sweepSubmitter {
+	return &sweepSubmitter{Client: e.client(), env: e}
+}
+
+func (s *sweepSubmitter) ClusterName(ctx context.Context) (string, error) {
+	if s.name != "" {
+		return s.name, nil
+	}
+	st, err := s.env.openHistoryToWrite(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	ch, err := chooseCluster(ctx, s.env.slurm, st, s.env.Err)
+	s.name = ch.Name
+	return s.name, err
+}
+
+// historyPerCall is the history opened for each record or read and closed
+// after it: a probe never holds it open across a wait of hours, and a
+// command opens it only when a step needs it.
+type historyPerCall struct{ env commandEnv }
+
+func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
+	st, err := h.env.openHistoryToWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.RecordSweep(ctx, sw)
+}
+
+func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
+	st, err := h.env.openHistoryToWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.RecordSubmissions(ctx, subs)
+}
+
+func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
+	st, err := h.env.openHistory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Tracked(ctx, f)
+}
+
+func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
+	st, err := h.env.openHistory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.History(ctx, f)
+}
+
+func workingDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
+}
+
+// measureDeps are how the probe and benchmark run reach Slurm, the history
+// and collect, with their progress shown by show.
+func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) bench.ProbeDeps {
+	return bench.ProbeDeps{
+		Slurm:   env.submitter(),
+		History: historyPerCall{env},
+		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
+			return collectAndExplain(ctx, env, ids, m.outputs)
+		},
+		Progress: show,
+	}
+}
+
+// findPending links the submissions the sbatch shim made (the wrapper
+// beside sbatch records them without their ids) to their jobs, so that wait
+// and status with no ids have them. A job submitted a moment ago may not be
+// in accounting yet: for up to patience, it asks again
+// (collect.FindPendingWithin). It returns how many still wait, for the
+// command to say; a failure is one line, and the command goes on with the
+// jobs it tracks.
+func findPending(ctx context.Context, env commandEnv, patience time.Duration) (waiting int) {
+	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
+		return 0 // no history and nothing on its way in: nothing to find
+	}
+	failed := func(err error) {
+		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
+	}
+	col, err := openCollectorFor(ctx, env.global, env.slurm)
+	if err != nil {
+		failed(err)
+		return 0
+	}
+	defer col.Store.Close()
+	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
+		return 0 // the status or wait says what is wrong with the history
+	}
+	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
+		failed(err)
+		return 0
+	}
+	res, err := col.FindPendingWithin(ctx, patience)
+	if res.Dropped > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
+			textutil.Plural(res.Dropped, "submission"))
+	}
+	if err != nil {
+		failed(err)
+		return 0
+	}
+	return res.Waiting
 }
