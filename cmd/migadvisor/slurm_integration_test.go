@@ -437,6 +437,20 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	}
 }
 
+// installShim installs the sbatch shim as make install does, in work's
+// libexec beside migadvisor-sbatch, first on PATH.
+func installShim(t *testing.T, work string) {
+	t.Helper()
+	libexec := filepath.Join(work, "libexec")
+	os.Mkdir(libexec, 0o755)
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(libexec, "sbatch"), shim, 0o755)
+	if err := os.Symlink(sbatchBinary(t), filepath.Join(libexec, "migadvisor-sbatch")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", libexec+":"+os.Getenv("PATH"))
+}
+
 // The shim as installed on a login node: Slurm's real sbatch runs in its
 // place, the wrapper beside it prints the advice and records the submission
 // without the id; status, wait and collect with no ids find the job in
@@ -447,14 +461,7 @@ func TestSlurmShimBesideSbatch(t *testing.T) {
 	work := t.TempDir()
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
 	t.Chdir(work)
-	libexec := filepath.Join(work, "libexec")
-	os.Mkdir(libexec, 0o755)
-	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
-	os.WriteFile(filepath.Join(libexec, "sbatch"), shim, 0o755)
-	if err := os.Symlink(sbatchBinary(t), filepath.Join(libexec, "migadvisor-sbatch")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", libexec+":"+os.Getenv("PATH"))
+	installShim(t, work)
 	job := writeScript(t, work, "beside.sh", uniqueRun(wrappedScript))
 	cmd := exec.Command("sbatch", "--parsable", job)
 	var errOut strings.Builder

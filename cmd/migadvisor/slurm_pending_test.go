@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -38,14 +37,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	libexec := filepath.Join(work, "libexec")
-	os.Mkdir(libexec, 0o755)
-	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
-	os.WriteFile(filepath.Join(libexec, "sbatch"), shim, 0o755)
-	if err := os.Symlink(sbatchBinary(t), filepath.Join(libexec, "migadvisor-sbatch")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", libexec+":"+os.Getenv("PATH"))
+	installShim(t, work)
 
 	name := fmt.Sprintf("twin%d", time.Now().UnixNano())
 	header := "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --mem=64M\n#SBATCH --time=1\n#SBATCH --output=%x.%j.out\nsleep 1\n"
