@@ -302,7 +302,6 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 			a.probeStep("")
 	}
 	if profiles, r, ok := a.failsEverywhere(); ok {
-		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return isFailureNote(a.runs, n) }) // the reason says it
 		return fmt.Sprintf("the script fails whatever the profile: it failed on %s, and no run completed; job %s %s; fix the script before measuring it",
 			textutil.JoinAnd(profiles), r.JobID, r.outcomeText()), NextStep{}
 	}
@@ -414,6 +413,9 @@ func (a *analysis) failsEverywhere() ([]string, Run, bool) {
 	var newest Run
 	failedOn := map[string]bool{}
 	for _, r := range a.runs {
+		if r.Completed {
+			return nil, Run{}, false
+		}
 		switch r.Outcome.Kind {
 		case outcome.Failed, outcome.CommandNotFound, outcome.NoOutputFile:
 			failedOn[r.Profile] = true
@@ -436,10 +438,4 @@ func (a *analysis) failsEverywhere() ([]string, Run, bool) {
 		}
 	}
 	return profiles, newest, true
-}
-
-// isFailureNote reports whether a note explains one of the runs' failures.
-func isFailureNote(runs []Run, note string) bool {
-	return strings.HasPrefix(note, "and ") && strings.Contains(note, "more run") ||
-		slices.ContainsFunc(runs, func(r Run) bool { return note == failureNote(r) })
 }

@@ -355,6 +355,9 @@ const failureNotes = 3
 // figures and notes): a missing command or output directory, a crash, a
 // lost node.
 func (a *analysis) noteFailures() {
+	if _, _, ok := a.failsEverywhere(); ok {
+		return // the reason says the script fails whatever the profile
+	}
 	var failed []Run
 	var succeeded time.Time // the newest completed run's submission: the failures before it are fixed
 	for _, r := range a.runs {
