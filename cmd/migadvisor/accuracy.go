@@ -19,40 +19,7 @@ func accuracyCommand() *cli.Command {
 		Name:      "accuracy",
 		Usage:     "how well migadvisor predicts runtimes, beside the naive model",
 		ArgsUsage: "[TABLE.csv ...]",
-		Description: `Scores migadvisor's runtime model on measured times: each job's time on a
-profile is hidden and predicted from its others (all but that one known, two
-known, one known). MIGADVISOR is the mean absolute percentage error, WORST
-the signed error of largest size and IN RANGE the share of measured times
-inside the range migadvisor prints, beside the naive model (time ∝ 1 / SMs,
-from the measured profile nearest in SMs), the model before (the geometric
-mean of the SM and bandwidth shares) and the best explanation chosen in
-hindsight (from two profiles or more). A line per set says whether
-migadvisor beats the naive model over all three.
-
-Without TABLE.csv, the site's built-in reference benchmarks are scored. Each
-TABLE.csv is a set, measured on the site's profiles or, with --gpu, on a GPU
-model's MIG profiles and the whole GPU ("full"). A table is long (a job column:
-job, case, workload, benchmark or name; a profile column: profile, gpu profile,
-mig profile, slice or gpu; a column of times) or wide, as Wulver publishes
-them (the profile first, then a job per column of times, or of rates where
-there is no time). Times have time, seconds, walltime, runtime or latency in
-their header, or a unit: (s), (min), (h). Rates (TFLOPs, throughput, samples/s,
-ns/day) are read as 1/rate, the time of a fixed amount of work. Profiles are
-named as the site names them (1g.10gb, MIG 1g.10gb), as the whole GPU (full,
-no MIG) or by their memory (A100_10gb MIG). OOM, N/A and blank cells were not
-measured; a job measured on one profile alone is left out.
-
-   times.csv (long)            gromacs.csv (wide)
-   job,profile,walltime (s)    GPU Profile,Walltime (s),SU
-   resnet,1g.5gb,1800          A100_10gb MIG,499.131,6
-   resnet,3g.20gb,720          A100_80gb full GPU,182.142,20
-   resnet,full,450
-
-Examples:
-   migadvisor accuracy                                 # the site's reference benchmarks
-   migadvisor accuracy gromacs.csv llm.csv             # tables measured at the site
-   migadvisor accuracy --gpu A100-40GB times.csv       # measured on A100-40GB MIG slices
-   migadvisor accuracy --json --gpu H100-80GB times.csv`,
+		Description: helpText("accuracy"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "gpu", Usage: "the GPU model the tables were measured on, instead of the site's profiles: " + strings.Join(catalog.BuiltinModelNames(), ", ") + " (or an alias, as A100-40GB)"},
 			jsonFlag(),

@@ -72,26 +72,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Name:    "migadvisor",
 		Usage:   "pick the right MIG slice or GPU for a Slurm job, by evidence",
 		Version: version,
-		Description: `migadvisor reads batch scripts the way sbatch does, knows the site's GPU
-profiles and service-unit (SU) formula, and writes per-profile variants of a job
-so the same work can be measured on each, learns from the runs, and recommends.
-
-Examples:
-   migadvisor catalog                      # the site's GPU profiles and their SU/h
-   migadvisor lint job.sh                  # what sbatch or the site would object to
-   migadvisor su --profile 2g.20gb --time 2:00:00
-   migadvisor sweep job.sh --out sweep/    # one variant per profile
-   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
-   migadvisor history job.sh               # what each run showed: time, memory, OOMs, SU
-   migadvisor recommend job.sh             # the profile to use, with the evidence and the reasons
-   migadvisor recommend --probe --ladder job.sh   # measure from the smallest slice up, then advise
-   migadvisor monitor -- python train.py   # inside a job: measure its GPU memory
-   migadvisor benchmark run --synthetic    # the reference suite on every profile
-   migadvisor docs --out docs/             # the site's tables, charts and pages from the history
-   migadvisor --site examples/sites/h100.toml catalog
-
-Exit status: 0 success, 1 failure (bad input, lint errors, a Slurm command that
-failed, a wait that timed out), 2 usage error.`,
+		Description: helpText("migadvisor"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},
 				Usage: "site: a built-in name (" + strings.Join(catalog.BuiltinNames(), ", ") + ") or a site TOML file; default: $XDG_CONFIG_HOME/migadvisor/site.toml, " + catalog.SystemSiteFile + ", then " + catalog.DefaultSite},

@@ -22,17 +22,7 @@ func benchmarkCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "benchmark",
 		Usage: "run the reference benchmark suite on every profile",
-		Description: `The reference workloads are a site's published benchmarks (the Wulver suite:
-MNIST SimpleCNN, CIFAR-10 DeepCNN and ResNet, QLoRA fine-tuning, GROMACS) as job
-templates and the programs they run, built into migadvisor. 'benchmark run'
-writes them, sweeps each over the profiles, submits, waits and collects;
-'migadvisor docs' then writes the site's tables and pages from the results.
-
-Examples:
-   migadvisor benchmark list
-   migadvisor benchmark write --out bench/ --setup 'module load Miniforge3; conda activate torch'
-   migadvisor benchmark run --workloads pytorch_mnist_simplecnn --profiles 1g.10gb,full --synthetic
-   migadvisor benchmark run --suite wulver --out bench/ && migadvisor docs --out docs/`,
+		Description: helpText("benchmark"),
 		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
 		Subcommands:     []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
 	})
@@ -53,9 +43,7 @@ func benchmarkListCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "list the suite's workloads and the software each needs",
-		Description: `Examples:
-   migadvisor benchmark list
-   migadvisor benchmark list --json`,
+		Description: helpText("benchmark-list"),
 		Flags:  append(suiteFlags(), jsonFlag()),
 		Action: bindAction(benchmarkListOptionsFrom, runBenchmarkList),
 	}
@@ -95,12 +83,7 @@ func benchmarkWriteCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "write",
 		Usage: "write the workloads' job scripts and programs, without submitting",
-		Description: `Writes OUT/<workload>/<workload>.sh and the programs it runs, asking for the
-site's whole GPU. Each script can be submitted as it is, or swept.
-
-Examples:
-   migadvisor benchmark write --out bench/
-   migadvisor benchmark write --out bench/ --workloads llm-finetuning --python ~/venvs/llm/bin/python`,
+		Description: helpText("benchmark-write"),
 		Flags:  append(append(suiteFlags(), renderFlags()...), jsonFlag()),
 		Action: bindAction(benchmarkWriteOptionsFrom, runBenchmarkWrite),
 	}
@@ -139,24 +122,7 @@ func benchmarkRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "sweep the suite's workloads over the profiles: write, submit, wait, collect",
-		Description: `For each workload: writes its job script (as 'benchmark write'), one variant
-per profile (as 'sweep', under the GPU memory monitor), submits them all,
-tagging each job with the workload's name (as 'track --workload' does), then
-waits for them and collects their accounting and output. Runs with
---synthetic or --quick are tagged WORKLOAD@synthetic, WORKLOAD@quick, so they
-never mix with the real measurements in 'migadvisor docs'. --profiles takes
-the profiles' names or their GRES types. It says first what it submits and
-the longest --time it may wait for, then a line per job submitted and as
-jobs end (on a terminal, wait's bar), also in a pipe or from cron.
-
-The jobs need the software 'benchmark list' names on the compute nodes:
---setup gives the lines that load it (or MIGADVISOR_BENCH_SETUP).
-
-Examples:
-   migadvisor benchmark run
-   migadvisor benchmark run --workloads pytorch_mnist_simplecnn,pytorch_cifar10_resnet --profiles 1g.10gb,full
-   migadvisor benchmark run --synthetic --setup 'module load PyTorch/2.1.2-foss-2023a-CUDA-12.1.1'
-   migadvisor benchmark run --no-wait --json   # submit, print the job ids, return`,
+		Description: helpText("benchmark-run"),
 		Flags: append(append(append(suiteFlags(), renderFlags()...),
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "submit and return; 'migadvisor wait' and 'collect' later"},

@@ -38,16 +38,7 @@ func catalogCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "catalog",
 		Usage: "the site's GPU profiles: request, SMs, usable memory, SU per hour",
-		Description: `Lists the profiles users may request at the site, with the exact sbatch
-request, SM count, usable GPU memory, memory-bandwidth share, the partitions
-that offer it, and its SU per hour for 1 CPU and 4 GB of RAM.
-
-Examples:
-   migadvisor catalog
-   migadvisor catalog --json
-   migadvisor --site examples/sites/a100-40gb.toml catalog
-   migadvisor catalog export > site.toml          # start a site file from the current one
-   migadvisor catalog discover > site.toml        # on a GPU node: read MIG profiles via NVML`,
+		Description: helpText("catalog"),
 		Flags:           []cli.Flag{jsonFlag()},
 		Action:          bindAction(catalogOptionsOf("catalog"), runCatalog),
 		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
@@ -56,11 +47,7 @@ Examples:
 			{
 				Name:  "export",
 				Usage: "print the site file in use",
-				Description: `Prints the TOML of the site in use (built-in or a file), to copy and edit.
-
-Examples:
-   migadvisor catalog export > ~/.config/migadvisor/site.toml
-   migadvisor --site wulver catalog export`,
+				Description: helpText("catalog-export"),
 				Action: bindAction(catalogOptionsOf("catalog export"), runExport),
 			},
 		}, func(c *cli.Command) bool { return c == nil }), // discover, in the lean wrapper binary

@@ -21,14 +21,7 @@ func catalogDiscoverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
 		Usage: "read this node's MIG GPU-instance profiles through NVML and print a site file",
-		Description: `On a node with an NVIDIA GPU and driver, asks NVML for every GPU-instance
-profile each GPU supports (this works with MIG mode disabled too) and prints a
-site file to edit: check the GRES type names against gres.conf, the partitions,
-and the [billing] section. Without NVML it fails with exit status 1.
-
-Examples:
-   migadvisor catalog discover > /etc/migadvisor/site.toml
-   migadvisor catalog discover --json`,
+		Description: helpText("catalog-discover"),
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: bindAction(catalogOptionsOf("catalog discover"), runDiscover),
 	}

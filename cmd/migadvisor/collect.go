@@ -20,69 +20,7 @@ func collectCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "collect",
 		Usage: "import accounting (sacct) and job-output evidence into the history",
-		Description: `Without --sacct-file, runs sacct for the tracked jobs that have not ended in
-the history yet (those of 'sweep --submit' and 'track'), or for the jobs that
---user, --since or --all-users select. A tracked id that neither sacct nor
-squeue knows is said ("Slurm has no job 99999: was the id mistyped?").
-With --sacct-file, imports a saved 'sacct --parsable2' dump that has its
-header line, in any field order. Jobs
-whose records carry no Cluster field take --cluster (MIGADVISOR_CLUSTER),
-else slurmctld's ClusterName, else the name the history last used, else
-"local" (said on stderr): the name track and wait use, so a dump and the
-jobs tracked from it agree with no --cluster anywhere. A job filed under
-"local" that a real cluster name holds too (the same JobIDRaw and submit
-time: a dump imported where Slurm could not be asked, then collected from
-Slurm) is one job: collect files it under the real name, with its output's
-evidence and the submissions that link it, and says how many it moved.
-
-Then reads the output file of each job it can find, and its error file when
---error is a file of its own (the paths scontrol gave at submission, the
---output and --error of the script or of slurmdbd's copy of it expanded for
-the job, or files in --outputs DIR named by Slurm's usual patterns) for GPU
-and host out-of-memory errors, time limits, and the work done
-(MIGADVISOR_WORK, GROMACS, Hugging Face, the site's patterns).
-
-With --scripts (on with --all-users), jobs that no submission names (those
-not submitted through migadvisor, other users') are linked to their scripts
-from the batch scripts slurmdbd stores (AccountingStoreFlags=job_script):
-this is how a site-wide history, named by the site file's [history] site_db,
-knows which runs share a script. Root or a Slurm operator reads them all.
-
-With --all-users or --user and no --since, collect is incremental: it asks
-sacct only from where the last complete collect of the same selection
-started (its watermark, less --overlap), or a week back the first time,
-and asks by id about the jobs it still holds as pending, running or a
-placeholder. A collect with --since starts there; it moves the watermark
-unless that would skip a stretch no collect has read. A collect that
-fails or is killed leaves the watermark where it was.
-
-Where the site keeps its history in MariaDB or MySQL (the site file's
-[history] site_store names the option file that reaches it, readable by the
-admins alone), collect --all-users connects to it before importing, then
-sends it every row the collect wrote or deleted: a transaction per 20,000,
-so that a store that stops midway keeps what it committed and the next
-collect sends the rest. --site-store FILE names another option file (and
-sends to it without --all-users too); --site-store off sends nowhere. The
-collecting host's own history (--db) stays the store's outbox.
-
-Importing is idempotent: the same records twice change nothing, and a job
-seen RUNNING and later COMPLETED is updated. Jobs are committed in batches
-of 5,000 as sacct's output streams in: memory stays small for a million
-jobs, and a killed collect keeps every batch it committed. A malformed
-record is reported with its line and skipped; the exit status is 1 only
-when nothing could be imported (or with --strict, when anything was
-skipped).
-
-Examples:
-   migadvisor collect
-   migadvisor collect --since 7d --outputs ~/jobs/logs
-   sacct -a -S 2026-11-01 --parsable2 -o JobIDRaw,JobID,State,ElapsedRaw,AllocTRES,MaxRSS,JobName > dump.txt
-   migadvisor collect --sacct-file dump.txt
-   migadvisor collect --sacct-file dump.txt --cluster wulver    # on a laptop, away from Slurm
-   migadvisor collect --all-users --since 2026-11-01 --json
-   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --since 2026-01-01 --publish /shared/migadvisor   # a site-wide history, once
-   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor   # then from a timer: what changed
-   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --site-store /etc/migadvisor/site-store.cnf --publish /shared/migadvisor   # into MariaDB`,
+		Description: helpText("collect"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved dump of 'sacct --parsable2' (- for stdin) instead of running sacct"},
 			&cli.StringSliceFlag{Name: "outputs", Usage: "directory with job output files (repeatable)"},

@@ -27,28 +27,7 @@ func docsCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "docs",
 		Usage: "write the site's benchmark tables and pages from the history",
-		Description: `For each workload in the history (the tag 'benchmark run', 'track --workload'
-or 'sweep --workload' gave its jobs), writes into DIR:
-  <workload>.csv  the runs by profile; for the Wulver suite's workloads in the
-                  published table's own columns, else a generic table. An empty
-                  cell is a figure no run gave; OOM marks a profile that ran out
-                  of GPU memory. Figures are medians of the completed runs.
-  <workload>.svg  (md, mkdocs) runtime and SU of a run per profile
-  <workload>.md   (md) the table, the chart, key takeaways and provenance
-                  (mkdocs) the same, with a markdown-exec block that reads the
-                  CSV where docs wrote it, as the Wulver docs do
-  index.md        (md, mkdocs) the workloads, each with its first takeaway
-With --csv-dir the CSVs go there instead of DIR (a docs project that keeps
-its tables apart from its pages), and the pages read them there: give it
-relative to the directory mkdocs runs in. Files of those names are replaced;
-nothing else is touched.
-
-Examples:
-   migadvisor docs --out docs/
-   migadvisor docs --out docs/assets/tables/MIG --format csv --workloads llm-finetuning
-   migadvisor docs --out docs/MIG --csv-dir docs/assets/tables/MIG   # from the mkdocs project's root
-   migadvisor docs --out site/ --format md
-   migadvisor --db /shared/migadvisor/history.db docs --out mkdocs/docs/MIG --json   # the site's published snapshot`,
+		Description: helpText("docs"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the files (required)"},
 			&cli.StringFlag{Name: "workloads", Usage: "comma-separated workload tags (default: every workload in the history)"},

@@ -30,40 +30,7 @@ func emulateCommand() *cli.Command {
 		Name:      "emulate",
 		Usage:     "run a command once per MIG profile on a whole GPU, each under CUDA MPS limits",
 		ArgsUsage: "[--profiles LIST] [--budget 10m] [--out DIR] -- CMD [ARGS...]",
-		Description: `On a GPU that is not cut into MIG slices, runs CMD once per profile of the
-site, smallest first: each under its own CUDA MPS daemon that gives it the
-profile's share of the SMs (an A100 1g slice's 14 of 108, applied to the GPU
-it runs on) and caps its device memory at the profile's usable memory; the
-whole GPU ("full") runs with no limits. Each run is under the GPU memory
-monitor, with its output in DIR/PROFILE.out and the monitor's summary in
-DIR/PROFILE.json; DIR/emulated.json records every run.
-
-MPS partitions SMs, not the memory system: an emulated slice keeps the whole
-GPU's bandwidth and L2 cache, so a job bound by memory bandwidth runs faster
-than on the real slice (and a few SMs clock higher than all of them under the
-GPU's power limit). So each slice is measured under its limits before its run
-(the SMs granted, the bandwidth of a device-to-device copy; the whole GPU once
-with none), the monitor records the SM clock during each run, and recommend
-scales the emulated times from those shares to the real slices'. Memory is capped with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:
-a run that needs more ends in a CUDA out-of-memory error, as on the slice (the
-CUDA context sits outside the cap, where a slice holds it inside: a job within
-a few hundred MiB of a slice's memory may fit here and not there).
-
-Without MPS (no nvidia-cuda-mps-control, a daemon that will not start, a
-daemon whose client cannot use the GPU though it measured without one, as in
-a compute mode that forbids it, a GPU that is already a MIG slice) CMD runs
-once as it is, and the reason is printed. A run past --budget is stopped (SIGTERM to its processes, then
-SIGKILL) and the next profile runs; what a run leaves behind is ended with
-it; each daemon is stopped after its run, and on SIGTERM (scancel), whose
-run is recorded as cancelled. The record is kept after each run.
-
-Exit status 0 when the runs were made, whatever each run's own status (see
-emulated.json); 1 when none could be.
-
-Examples:
-   migadvisor emulate -- python train.py --epochs 1
-   migadvisor emulate --profiles 1g.10gb,2g.20gb --budget 5m -- ./run.sh
-   migadvisor recommend --probe --emulate job.sh     # as a job, collected and advised on`,
+		Description: helpText("emulate"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles of the site (default: all)"},
 			&cli.DurationFlag{Name: "budget", Usage: "the longest each profile's run may take (0: no limit)"},
@@ -144,11 +111,7 @@ func measureSliceCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "measure-slice",
 		Usage: "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
-		Description: `emulate runs it under each profile's MPS limits before the profile's run.
-
-Examples:
-   migadvisor measure-slice
-   CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=13 migadvisor measure-slice   # a client of a running MPS daemon`,
+		Description: helpText("measure-slice"),
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			m, err := gpu.MeasureSlice(256<<20, 2*time.Second)

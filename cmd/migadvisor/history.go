@@ -21,30 +21,7 @@ func historyCommand() *cli.Command {
 		Name:      "history",
 		Usage:     "show the evidence per job: state, time, memory, OOMs, work, SU",
 		ArgsUsage: "[JOB.sh]",
-		Description: `With JOB.sh, lists the jobs linked to that script (by fingerprint: its sweep
-variants count as the script) and those of its earlier versions, marked ~:
-the script edited since, found by its path or by its job name, CPUs and
-memory (the ones recommend weighs as "runs of an earlier version"). They
-come from your history and, when the site file names one ([history]
-site_db), the site-wide history, each job once. Without JOB.sh, every job in
-your history, newest first. SU is the site's formula applied to the job's
-CPUs, requested memory, GPU profile and elapsed time. Unknown values print as
-"-" (null in JSON); in JSON, "earlier" marks an earlier version's job and
-"history" says which history a job came from (own or site).
-
-With no job to show it says why, in one line naming the histories read: no
-runs of JOB.sh yet, its tracked jobs waiting for 'collect', or jobs of its
-name linked to no script, and what to run. With --json, stdout holds [] and
-that line goes to stderr.
-
-A history this user cannot write (a site-wide one, --db site.db) is read
-read-only.
-
-Examples:
-   migadvisor history train.sh
-   migadvisor history --limit 20
-   migadvisor --db /shared/migadvisor/history.db history --limit 20   # the site's published snapshot
-   migadvisor history train.sh --json | jq '.[] | {job_id, profile, gpu_mem_peak_mib, oom, earlier}'`,
+		Description: helpText("history"),
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
 			jsonFlag(),

@@ -23,23 +23,7 @@ func lintCommand() *cli.Command {
 		Name:      "lint",
 		Usage:     "check a batch script against sbatch's rules and the site's",
 		ArgsUsage: "JOB.sh",
-		Description: `Reads JOB.sh exactly as sbatch does and reports what sbatch would reject or
-ignore, and what the site does not allow: several MIG slices in one job, an
-unknown GPU type, a time limit or memory request over the site's limits, a
-launcher that starts more GPU processes than the job asks for GPUs (torchrun
---nproc_per_node=4 with --gres=gpu:a100:1), #SBATCH lines after the first
-command, DOS line breaks, an --output or --error directory that does not
-exist (checked in the current directory, where sbatch would run, or the
-script's --chdir: Slurm does not create it, and the job fails at once with
-exit code 0:53 and no output), and more.
-
-Findings print as FILE:LINE: SEVERITY: CODE: MESSAGE. The exit status is 1
-when any finding is an error, else 0.
-
-Examples:
-   migadvisor lint job.sh
-   migadvisor lint --json job.sh | jq '.findings[] | select(.severity=="error")'
-   migadvisor --site examples/sites/h100.toml lint job.sh`,
+		Description: helpText("lint"),
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: bindAction(lintOptionsFrom, runLint),
 	})

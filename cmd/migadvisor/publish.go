@@ -18,28 +18,7 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Usage:     "publish the history for other hosts: a read-only snapshot and the advice index",
 		ArgsUsage: "DIR",
-		Description: `Writes, in DIR (a directory of the shared file system that only the
-publisher can write), history.db: a consistent snapshot of the history
-(--db) that readers on any host open read-only, with no lock and no journal;
-and advice.idx: what the sbatch wrapper and recommend need of every script's
-runs (profiles, outcomes, memory peaks, times, work), looked up by the
-script's fingerprint, with no user names, job names, paths or accounts. Each
-file is written under a temporary name, synced and renamed into place:
-readers see the previous file or the new one, never a mix, and a publish
-that fails (a full disk) leaves the previous files as they were. Both are
-world-readable (0644).
-
-Keep the live history on a local disk of the publishing host (SQLite's WAL
-needs its readers and writer on one host) and point the site file's
-[history] site_db at DIR/history.db. 'collect --publish DIR' collects and
-then publishes, for a systemd timer or cron. Where the site keeps its
-history in MariaDB or MySQL ([history] site_store, or --site-store), that
-is what is published: copied into a new history on this host, then
-published as above.
-
-Examples:
-   migadvisor --db /var/lib/migadvisor/site.db publish /shared/migadvisor
-   migadvisor --db /var/lib/migadvisor/site.db collect --all-users --publish /shared/migadvisor`,
+		Description: helpText("publish"),
 		Flags:  []cli.Flag{jsonFlag(), siteStoreFlag("publish the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)")},
 		Action: bindAction(publishOptionsFrom, runPublish),
 	})

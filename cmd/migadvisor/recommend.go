@@ -26,54 +26,7 @@ func recommendCommand() *cli.Command {
 		Name:      "recommend",
 		Usage:     "name the profile to use for a job, with the evidence and the reasons",
 		ArgsUsage: "JOB.sh",
-		Description: `Judges every GPU profile of the site for the script, from the runs in the
-history that share its fingerprint, and those of its earlier versions (the
-same path, or the same job name and resources; marked in 'history'), from
-your history and the site's (collect them with 'migadvisor collect'):
-
-  OOM risk   high after a GPU out-of-memory error here or on a bigger profile;
-             low where a run completed (here or on a smaller profile); else the
-             GPU memory need over the profile's usable memory: low below 80%
-             (the site's [advice] low_risk_share), medium to 95%, high above;
-             unknown without any memory figure. An earlier version's figures
-             count a quarter more, and its completion is no proof.
-  runtime    the median of completed runs, with their number and spread;
-             elsewhere predicted by Amdahl's law in the profile's share of the
-             GPU, fitted on the job's profiles or taken from the site's
-             reference benchmarks. A run that hit its time limit proves a lower
-             bound here and on every smaller profile ("≥"); such a profile is
-             never chosen on a prediction.
-  SU         the site's formula for the script's CPUs and memory, and SU per
-             unit of work when the job reports work (MIGADVISOR_WORK), per a
-             multiple that reads well (per 1M samples).
-
-It recommends, among profiles with low OOM risk and a --time that can cover the
-run, the one with the lowest SU (per unit of work when known). Differences
-within the run-to-run noise are ties, which go to the smaller profile: the
-spread of a profile's runs when 3 or more back it, else 10%, and for SU at
-least 5% (the site's [advice] su_tolerance). It ends with the script's lines
-to change and the SU that saves per run and per month at your rate. A script
-that uses several GPUs (--gres=gpu:a100:2, torchrun --nproc_per_node=4) is
-judged on whole GPUs only: MIG slices cannot serve it. When nothing is safe it
-says what to run next. With no history, a script that looks like one of the
-site's reference benchmarks (GROMACS, LLM fine-tuning, CIFAR, MNIST) is judged
-from that benchmark: "basis: prior".
-
---probe measures first: it writes a variant per profile, submits them (or with
---ladder one at a time from the smallest, until one completes without an OOM,
-or fails in a way no larger profile changes), waits with progress, collects,
-then recommends. --as-one-gpu probes a multi-GPU script on one GPU each.
-
-Examples:
-   migadvisor recommend job.sh
-   migadvisor recommend job.sh --objective time --max-slowdown 2
-   migadvisor recommend job.sh --json | jq -r .recommended
-   migadvisor recommend --probe --ladder job.sh
-   migadvisor recommend --probe --profiles 2g.20gb,full --out probe/ job.sh
-
-Exit status: 0 when the advice is printed (also when no profile can be
-recommended: see "recommended": null), 1 on bad input or a failed probe, 2 on
-a usage error.`,
+		Description: helpText("recommend"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "objective", Value: advisor.ObjectiveSU, EnvVars: []string{"MIGADVISOR_OBJECTIVE"},
 				Usage: "what to minimise: su (service units, per unit of work when known), time (runtime), turnaround (queue wait + runtime)"},

@@ -34,57 +34,7 @@ func reportCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:  "report",
 		Usage: "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
-		Description: `Reads the GPU jobs that ended in the period (--since, --until, or --month) from the site
-history and judges each user's scripts as recommend would, from every run
-the history has of them: GPU memory from the monitor, jobstats or Slurm's
-gres/gpumem, with recommend's OOM risk model and runtime model. A job is
-counted as one a smaller slice would have done when the profile recommend
-names for its script is smaller than the one it ran on (a low OOM risk: the
-script completed there or on a smaller slice, or its GPU memory figure
-fits) and cheaper for the job's own CPUs, memory and elapsed time (scaled
-by the predicted runtime there); where recommend cannot tell whether a
-smaller slice fits, the jobs are not judged, and the report says why. The
-WHY column says what the figure proves: "needs" a measured peak, "needs at
-least" an out-of-memory error's bound, "needs at most" what a caching
-framework (PyTorch) held. Jobs not linked to a script (slurmdbd keeps no
-scripts) are grouped by user, job name, CPUs, memory and partition.
-
-It prints the totals (GPU jobs, SU spent, SU a smaller slice would have
-saved), the users' scripts that would save at least min_su_saved SU in the
-period (site file [report], --min-su-saved), with the slice to ask for;
-totals per profile and per user; the jobs that ran out of GPU memory; and
-the jobs it could not judge, with why. --json prints all of it, --csv the
-scripts, --page DIR writes gpu-savings.md and gpu-savings.svg for the site's
-docs (counts and SU only: no user or job names).
-
---notify tells each listed user, in one short message, which of their
-scripts could use which slice and the line to change: through the site
-file's notify_command (an argument vector, {user} and {subject} replaced,
-the message on stdin, never a shell), or as files in --notify-dir. A user
-hears about a script at most once in notify_every_days (30): a ledger
-(--ledger, default notices.json beside --db) remembers. --dry-run shows
-the messages and where they would go, and sends nothing; it runs before
-notify_command, notify_contact or --notify-dir's directory are set up,
-and says which are not configured yet.
-
-Where the site keeps its history in MariaDB/MySQL ([history] site_store, or
---site-store), that is what is read.
-
-Jobs that never started (cancelled while pending) spent nothing and are left
-out; jobs on a GPU type the site file does not know are counted and said.
-
-Exit status: 0 success; 1 failure, or a notice that could not be sent (the
-others are sent; the next run tries it again); 2 usage error (a bad date,
-flags that contradict each other).
-
-Examples:
-   migadvisor --db /var/lib/migadvisor/site.db report
-   migadvisor --db /var/lib/migadvisor/site.db report --month last --json
-   migadvisor --db /var/lib/migadvisor/site.db report --since 2026-10-01 --until 2026-11-01 --user alice
-   migadvisor --db /var/lib/migadvisor/site.db report --csv > gpu-savings.csv
-   migadvisor --db /var/lib/migadvisor/site.db report --page docs/admin --format mkdocs
-   migadvisor --db /var/lib/migadvisor/site.db report --notify --dry-run
-   migadvisor --db /var/lib/migadvisor/site.db report --notify-dir /var/lib/migadvisor/notices`,
+		Description: helpText("report"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
 			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},

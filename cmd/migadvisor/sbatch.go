@@ -13,51 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-const sbatchHelp = `Runs Slurm's sbatch with the arguments, standard input and output it was
-given, and exits with sbatch's status, with migadvisor's advice on stderr.
-On login nodes it is installed as "sbatch" through the scripts/sbatch shim,
-which runs Slurm's sbatch itself, in its own place, and the wrapper beside
-it in the background ('migadvisor sbatch-beside'); "sbatch --help" is
-Slurm's own help.
-
-The advice: when the runs of this script (in your advice index, beside
-your history, and in the site's, published beside [history] site_db) show
-a cheaper profile that is safe for it, or a safe one instead of a profile
-it ran out of memory on, it says so with the change to make, and prints the
-script's lint errors and what the job will not get as its script reads (an
-#SBATCH line sbatch ignores, more GPU processes than GPUs). Nothing when
-there is nothing useful to say.
-
-  --mig-apply, MIGADVISOR_APPLY=1   submit with the advice's change (the GPU
-                                    request, and --partition, --time or --mem
-                                    where it needs others), shown on stderr;
-                                    the shim then runs this command in
-                                    sbatch's place
-
-The record: beside sbatch, the submission (script fingerprint, profile
-asked for, the job's name and directory, the time) goes to the history's
-spool without the job id; 'migadvisor collect', 'status' or 'wait' without
-job ids finds the job in accounting and links it. Run in sbatch's place
-(this command itself, --mig-apply), it advises before sbatch runs and
-records the id sbatch prints.
-
-It opens no database: the indexes are files that 'collect', 'track' and
-'wait' (yours) and 'collect --publish' (the site's) write. Nothing it does
-can stop the submission: advice has a 150 ms deadline and any problem (a
-missing, truncated or corrupt index, a bad site file, a slow file system)
-skips it with at most one line on stderr, none with MIGADVISOR_QUIET=1. MIGADVISOR_DISABLE=1 makes it a pure, silent
-pass-through.
-
-The real sbatch is $MIGADVISOR_SBATCH, else the first sbatch on PATH that is
-neither migadvisor nor the shim that started it.
-
-Examples:
-   migadvisor sbatch job.sh
-   migadvisor sbatch --mig-apply job.sh --epochs 3
-   MIGADVISOR_APPLY=1 sbatch job.sh            # with the shim first on PATH
-   migadvisor sbatch --parsable -p gpu --gres=gpu:a100_20g:1 job.sh
-
-Exit status: sbatch's own; 127 when no sbatch can be found.`
+var sbatchHelp = helpText("sbatch")
 
 func sbatchCommand() *cli.Command {
 	return &cli.Command{

@@ -21,9 +21,7 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "list tracked jobs and their states",
 		ArgsUsage: "[JOBID...]",
-		Description: `Lists the jobs migadvisor tracks (from 'sweep --submit' and 'track'), with
-their state: from squeue while Slurm still has them, else from the history.
-By default only the jobs that have not ended, or ended in the last ` + recentWindowText + `;
+		Description: helpText("status") + recentWindowText + `;
 --all lists every one, and a line on stderr says how many were left out. Jobs
 named by id or by --sweep are always listed.
 PROFILE is the one the job asked for, else the one accounting gives. SWEEP is

@@ -33,27 +33,7 @@ func suCommand() *cli.Command {
 		Name:      "su",
 		Usage:     "what a job is charged in service units",
 		ArgsUsage: "[JOB.sh]",
-		Description: `Applies the site's SU formula (on Wulver: (max(CPUs, RAM_GB/4) + 16 × GPU_GB/80) × hours)
-to a request given by flags, or read from JOB.sh (its --time gives the most the
-job can be charged). Flags override what the script says. Without --hours or
---time the charge is for one hour. SU are rounded to three significant digits
-(whole SU from 100), the same in text and in --json.
-
-JOB.sh is read as sbatch reads it: a job without a GPU is priced by its CPUs
-and memory alone (max(CPUs, RAM_GB/4) on Wulver); --mem=0 is all the memory of
-each node of the partition it is priced in; #SBATCH lines after the first
-command are left out, as sbatch ignores them, and named on stderr, with a
-launcher that starts more GPU processes than the GPUs priced (torchrun
---nproc_per_node=4 on one GPU) and a --time, CPUs or memory per node over the
-partition's limits, the default memory per CPU included (Slurm would not
-start the job, but the price is for what it asks).
-
-Examples:
-   migadvisor su --profile 2g.20gb --cpus 1 --mem 4G --hours 0.556     # 2.78 SU
-   migadvisor su --profile full --cpus 4 --mem 64G                     # 32 SU/h
-   migadvisor su --profile 1g.10gb --time 1-00:00:00 --qos low         # 0: low is free
-   migadvisor su --profile none --cpus 8 --mem 64G --hours 2           # 32 SU: CPU only
-   migadvisor su --json job.sh`,
+		Description: helpText("su"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Usage: "GPU profile, or its GRES type (see 'migadvisor catalog'); none for a CPU-only job"},
 			&cli.IntFlag{Name: "gpus", Value: 1, DefaultText: "1, or the script's", Usage: "how many of the profile"},

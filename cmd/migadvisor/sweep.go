@@ -19,43 +19,7 @@ func sweepCommand() *cli.Command {
 		Name:      "sweep",
 		Usage:     "write one variant of a batch script per GPU profile",
 		ArgsUsage: "JOB.sh",
-		Description: `Writes DIR/<profile>.sh for each profile and DIR/sweep.json (the script, its
-fingerprint, and each profile's variant). A variant differs from JOB.sh only in
-its GPU request (exactly the profile's), its job name (suffixed with the
-profile), and its partition or QoS where the site requires others; every other
-byte is kept. JOB.sh itself is never changed, and files in DIR that an earlier
-sweep of the same script did not write are never overwritten. The sweep is also
-recorded in the history (--db), linked to the script's fingerprint.
-
-Each variant runs its work under the GPU memory monitor ('migadvisor monitor'):
-a block of lines marked "# migadvisor:auto" before the first command reruns the
-script under it, so 'collect' learns the job's peak GPU memory. The user's lines
-stay as they were, the fingerprint ignores the block, and a job on a node
-without migadvisor or NVML runs as it would have. --no-monitor leaves it out;
-scripts that are not POSIX shell get no block (sweep says so).
-
-With --submit, each variant is then submitted with sbatch from the current
-directory; the job ids are written to sweep.json and the history as sbatch
-gives them, and printed. Follow them with 'migadvisor wait --sweep DIR', then
-'migadvisor collect'.
-
-The script is linted first: errors a variant cannot fix (DOS line breaks, an
-unknown option, a time over the limit...) stop the sweep unless --force.
-
-A script that uses several GPUs (--gres=gpu:a100:2, --gpus=2, several nodes
-with GPUs, torchrun --nproc_per_node=2, accelerate launch --num_processes 2,
-deepspeed --num_gpus 2, srun with GPUs per task...) is not swept onto MIG
-slices: a CUDA process sees one MIG device, and slices have no NVLink
-peer-to-peer for NCCL. Sweep whole GPUs only (--profiles full), whose variants
-keep the script's GPU count, or a single-GPU version of the script;
---as-one-gpu sweeps it on one slice or GPU each if it can run so.
-
-Examples:
-   migadvisor sweep job.sh --out sweep/
-   migadvisor sweep --profiles 1g.10gb,full --out sweep/ job.sh
-   migadvisor sweep job.sh --out sweep/ --json
-   migadvisor sweep job.sh --out sweep/ --submit && migadvisor wait --sweep sweep/
-   migadvisor sweep job.sh --out emu/ --emulate --budget 10m --submit  # one whole-GPU job, every profile emulated`,
+		Description: helpText("sweep"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},

@@ -22,27 +22,7 @@ func trackCommand() *cli.Command {
 		Name:      "track",
 		Usage:     "link jobs submitted some other way to their batch script",
 		ArgsUsage: "JOB.sh JOBID...",
-		Description: `Records that the jobs ran JOB.sh (by its fingerprint, which ignores
-migadvisor's own rewrites), so their evidence counts for that script. Their
-profile comes from accounting when they are collected; jobs the history
-already holds (a dump collected first) have their output read now, through
-the script's --output. Tracking a job again moves it to the new script or
-workload.
-
-The cluster is --cluster (MIGADVISOR_CLUSTER), else slurmctld's ClusterName,
-else the name the history last used, else "local": the name collect gives a
-dump without a Cluster column. A job the history holds under exactly one
-other cluster name (or under several, as the same job: its submit time) is
-linked to it. Jobs that may not count as meant are said on stderr: those
-not in the history (run 'migadvisor collect' after they end), those Slurm
-has no job of (neither sacct nor squeue knows the id: mistyped?), and those
-it holds under several cluster names as different jobs (name one with
---cluster).
-
-Examples:
-   migadvisor track train.sh 4242 4243
-   migadvisor track --workload pytorch_mnist_simplecnn mnist.sh 5001
-   migadvisor track train.sh $(sbatch --parsable train.sh)`,
+		Description: helpText("track"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workload", Usage: "tag the jobs with a workload name (for reports)"},
 			clusterFlag(),

@@ -22,29 +22,7 @@ func waitCommand() *cli.Command {
 		Name:      "wait",
 		Usage:     "wait until tracked jobs end, then collect their records",
 		ArgsUsage: "[JOBID...]",
-		Description: `Waits until the jobs (default: every tracked job that has not ended; with
---sweep, the jobs of that sweep) have left the queue, polling squeue with a
-growing interval, then collects their accounting records and output evidence.
-For a job shorter than a few seconds slurmdbd first shows a placeholder record;
-wait re-reads accounting until the real one is there. An id that neither
-squeue nor sacct knows is said at once ("Slurm has no job 99999: was the id
-mistyped?"), not waited for.
-
-Then prints each job's final state and, for a job that did not complete, why,
-in one sentence with its figures (WHY; --json: "outcome" and "explanation"):
-a GPU OOM and the memory it needed, a host OOM, the time limit, a command not
-found (exit 127), an output directory that does not exist (exit 0:53), a
-cancel or a node failure, or the exit code.
-
-Shows progress on a terminal (a bar that moves as jobs end); prints nothing
-while waiting otherwise. Ctrl-C stops waiting, not the jobs: it says how to
-take the wait up again, exit status 130. Exit status 1 if --timeout passes
-first.
-
-Examples:
-   migadvisor wait --sweep sweep/
-   migadvisor wait 4242 4243 --timeout 2h
-   migadvisor wait && migadvisor history job.sh`,
+		Description: helpText("wait"),
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "wait for the jobs of the sweep in this directory"},
 		}, waitFlags("")...),
