@@ -16,9 +16,9 @@ import (
 
 func accuracyCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "accuracy",
-		Usage:     "how well migadvisor predicts runtimes, beside the naive model",
-		ArgsUsage: "[TABLE.csv ...]",
+		Name:        "accuracy",
+		Usage:       "how well migadvisor predicts runtimes, beside the naive model",
+		ArgsUsage:   "[TABLE.csv ...]",
 		Description: helpText("accuracy"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "gpu", Usage: "the GPU model the tables were measured on, instead of the site's profiles: " + strings.Join(catalog.BuiltinModelNames(), ", ") + " (or an alias, as A100-40GB)"},

@@ -69,9 +69,9 @@ func exitCode(err error, stderr io.Writer, path string) int {
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
-		Name:    "migadvisor",
-		Usage:   "pick the right MIG slice or GPU for a Slurm job, by evidence",
-		Version: version,
+		Name:        "migadvisor",
+		Usage:       "pick the right MIG slice or GPU for a Slurm job, by evidence",
+		Version:     version,
 		Description: helpText("migadvisor"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "site", EnvVars: []string{"MIGADVISOR_SITE"},

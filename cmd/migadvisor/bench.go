@@ -20,9 +20,9 @@ import (
 // (hiddenAliases, args.go): the name it had before, in scripts and notes.
 func benchmarkCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "benchmark",
-		Usage: "run the reference benchmark suite on every profile",
-		Description: helpText("benchmark"),
+		Name:            "benchmark",
+		Usage:           "run the reference benchmark suite on every profile",
+		Description:     helpText("benchmark"),
 		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
 		Subcommands:     []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
 	})
@@ -41,11 +41,11 @@ func benchmarkListOptionsFrom(c *cli.Context) (benchmarkListOptions, error) {
 
 func benchmarkListCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "list",
-		Usage: "list the suite's workloads and the software each needs",
+		Name:        "list",
+		Usage:       "list the suite's workloads and the software each needs",
 		Description: helpText("benchmark-list"),
-		Flags:  append(suiteFlags(), jsonFlag()),
-		Action: bindAction(benchmarkListOptionsFrom, runBenchmarkList),
+		Flags:       append(suiteFlags(), jsonFlag()),
+		Action:      bindAction(benchmarkListOptionsFrom, runBenchmarkList),
 	}
 }
 
@@ -81,11 +81,11 @@ func benchmarkWriteOptionsFrom(c *cli.Context) (benchmarkWriteOptions, error) {
 
 func benchmarkWriteCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "write",
-		Usage: "write the workloads' job scripts and programs, without submitting",
+		Name:        "write",
+		Usage:       "write the workloads' job scripts and programs, without submitting",
 		Description: helpText("benchmark-write"),
-		Flags:  append(append(suiteFlags(), renderFlags()...), jsonFlag()),
-		Action: bindAction(benchmarkWriteOptionsFrom, runBenchmarkWrite),
+		Flags:       append(append(suiteFlags(), renderFlags()...), jsonFlag()),
+		Action:      bindAction(benchmarkWriteOptionsFrom, runBenchmarkWrite),
 	}
 }
 
@@ -120,8 +120,8 @@ func runBenchmarkWrite(_ context.Context, o benchmarkWriteOptions, w outWriters)
 
 func benchmarkRunCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "run",
-		Usage: "sweep the suite's workloads over the profiles: write, submit, wait, collect",
+		Name:        "run",
+		Usage:       "sweep the suite's workloads over the profiles: write, submit, wait, collect",
 		Description: helpText("benchmark-run"),
 		Flags: append(append(append(suiteFlags(), renderFlags()...),
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles, by name or GRES type (default: all of the site's)"},

@@ -36,19 +36,19 @@ type catalogReport struct {
 
 func catalogCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "catalog",
-		Usage: "the site's GPU profiles: request, SMs, usable memory, SU per hour",
-		Description: helpText("catalog"),
+		Name:            "catalog",
+		Usage:           "the site's GPU profiles: request, SMs, usable memory, SU per hour",
+		Description:     helpText("catalog"),
 		Flags:           []cli.Flag{jsonFlag()},
 		Action:          bindAction(catalogOptionsOf("catalog"), runCatalog),
 		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
 		Subcommands: slices.DeleteFunc([]*cli.Command{
 			catalogDiscoverCommand(),
 			{
-				Name:  "export",
-				Usage: "print the site file in use",
+				Name:        "export",
+				Usage:       "print the site file in use",
 				Description: helpText("catalog-export"),
-				Action: bindAction(catalogOptionsOf("catalog export"), runExport),
+				Action:      bindAction(catalogOptionsOf("catalog export"), runExport),
 			},
 		}, func(c *cli.Command) bool { return c == nil }), // discover, in the lean wrapper binary
 	})

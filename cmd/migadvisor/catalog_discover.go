@@ -19,11 +19,11 @@ import (
 
 func catalogDiscoverCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "discover",
-		Usage: "read this node's MIG GPU-instance profiles through NVML and print a site file",
+		Name:        "discover",
+		Usage:       "read this node's MIG GPU-instance profiles through NVML and print a site file",
 		Description: helpText("catalog-discover"),
-		Flags:  []cli.Flag{jsonFlag()},
-		Action: bindAction(catalogOptionsOf("catalog discover"), runDiscover),
+		Flags:       []cli.Flag{jsonFlag()},
+		Action:      bindAction(catalogOptionsOf("catalog discover"), runDiscover),
 	}
 }
 

@@ -18,8 +18,8 @@ import (
 
 func collectCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "collect",
-		Usage: "import accounting (sacct) and job-output evidence into the history",
+		Name:        "collect",
+		Usage:       "import accounting (sacct) and job-output evidence into the history",
 		Description: helpText("collect"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sacct-file", Usage: "import a saved dump of 'sacct --parsable2' (- for stdin) instead of running sacct"},

@@ -25,8 +25,8 @@ import (
 
 func docsCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "docs",
-		Usage: "write the site's benchmark tables and pages from the history",
+		Name:        "docs",
+		Usage:       "write the site's benchmark tables and pages from the history",
 		Description: helpText("docs"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the files (required)"},

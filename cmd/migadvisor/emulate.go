@@ -27,9 +27,9 @@ import (
 
 func emulateCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "emulate",
-		Usage:     "run a command once per MIG profile on a whole GPU, each under CUDA MPS limits",
-		ArgsUsage: "[--profiles LIST] [--budget 10m] [--out DIR] -- CMD [ARGS...]",
+		Name:        "emulate",
+		Usage:       "run a command once per MIG profile on a whole GPU, each under CUDA MPS limits",
+		ArgsUsage:   "[--profiles LIST] [--budget 10m] [--out DIR] -- CMD [ARGS...]",
 		Description: helpText("emulate"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profiles", Usage: "comma-separated profiles of the site (default: all)"},
@@ -109,10 +109,10 @@ var emulateMeasure = func() []string {
 // by it under each profile's MPS limits. Hidden: its output is emulate's.
 func measureSliceCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "measure-slice",
-		Usage: "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
+		Name:        "measure-slice",
+		Usage:       "measure the SMs and copy bandwidth of the GPU (or MPS share of one) this process sees, as JSON",
 		Description: helpText("measure-slice"),
-		Hidden: true,
+		Hidden:      true,
 		Action: func(c *cli.Context) error {
 			m, err := gpu.MeasureSlice(256<<20, 2*time.Second)
 			if err != nil {

@@ -18,9 +18,9 @@ import (
 
 func historyCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "history",
-		Usage:     "show the evidence per job: state, time, memory, OOMs, work, SU",
-		ArgsUsage: "[JOB.sh]",
+		Name:        "history",
+		Usage:       "show the evidence per job: state, time, memory, OOMs, work, SU",
+		ArgsUsage:   "[JOB.sh]",
 		Description: helpText("history"),
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},

@@ -20,12 +20,12 @@ type lintReport struct {
 
 func lintCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "lint",
-		Usage:     "check a batch script against sbatch's rules and the site's",
-		ArgsUsage: "JOB.sh",
+		Name:        "lint",
+		Usage:       "check a batch script against sbatch's rules and the site's",
+		ArgsUsage:   "JOB.sh",
 		Description: helpText("lint"),
-		Flags:  []cli.Flag{jsonFlag()},
-		Action: bindAction(lintOptionsFrom, runLint),
+		Flags:       []cli.Flag{jsonFlag()},
+		Action:      bindAction(lintOptionsFrom, runLint),
 	})
 }
 

@@ -23,9 +23,9 @@ import (
 
 func recommendCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "recommend",
-		Usage:     "name the profile to use for a job, with the evidence and the reasons",
-		ArgsUsage: "JOB.sh",
+		Name:        "recommend",
+		Usage:       "name the profile to use for a job, with the evidence and the reasons",
+		ArgsUsage:   "JOB.sh",
 		Description: helpText("recommend"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "objective", Value: advisor.ObjectiveSU, EnvVars: []string{"MIGADVISOR_OBJECTIVE"},

@@ -32,8 +32,8 @@ import (
 
 func reportCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:  "report",
-		Usage: "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
+		Name:        "report",
+		Usage:       "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
 		Description: helpText("report"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},

@@ -30,9 +30,9 @@ type suReport struct {
 
 func suCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "su",
-		Usage:     "what a job is charged in service units",
-		ArgsUsage: "[JOB.sh]",
+		Name:        "su",
+		Usage:       "what a job is charged in service units",
+		ArgsUsage:   "[JOB.sh]",
 		Description: helpText("su"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Usage: "GPU profile, or its GRES type (see 'migadvisor catalog'); none for a CPU-only job"},

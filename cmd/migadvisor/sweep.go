@@ -16,9 +16,9 @@ import (
 
 func sweepCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "sweep",
-		Usage:     "write one variant of a batch script per GPU profile",
-		ArgsUsage: "JOB.sh",
+		Name:        "sweep",
+		Usage:       "write one variant of a batch script per GPU profile",
+		ArgsUsage:   "JOB.sh",
 		Description: helpText("sweep"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "directory for the variants and sweep.json (required)"},

@@ -19,9 +19,9 @@ import (
 
 func trackCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "track",
-		Usage:     "link jobs submitted some other way to their batch script",
-		ArgsUsage: "JOB.sh JOBID...",
+		Name:        "track",
+		Usage:       "link jobs submitted some other way to their batch script",
+		ArgsUsage:   "JOB.sh JOBID...",
 		Description: helpText("track"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workload", Usage: "tag the jobs with a workload name (for reports)"},

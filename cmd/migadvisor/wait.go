@@ -19,9 +19,9 @@ import (
 
 func waitCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "wait",
-		Usage:     "wait until tracked jobs end, then collect their records",
-		ArgsUsage: "[JOBID...]",
+		Name:        "wait",
+		Usage:       "wait until tracked jobs end, then collect their records",
+		ArgsUsage:   "[JOBID...]",
 		Description: helpText("wait"),
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "wait for the jobs of the sweep in this directory"},
