@@ -27,6 +27,23 @@ type Client struct {
 	Timeout time.Duration
 	// Env is appended to the environment of every command.
 	Env []string
+	// Runner runs the commands; nil execs them (Bin, Env). Unit tests put
+	// a fake here (slurm/slurmtest) instead of stand-in scripts.
+	Runner Runner
+}
+
+// Call is one Slurm command as a Client runs it.
+type Call struct {
+	Name string // sbatch, squeue, sacct, scontrol
+	Args []string
+	Dir  string // where it runs; "" for here
+}
+
+// Runner starts a Client's commands. The caller reads stdout to its end,
+// then calls wait, whose error has an ExitCode() int where the command
+// exited with a status.
+type Runner interface {
+	Start(ctx context.Context, call Call, stderr io.Writer) (stdout io.Reader, wait func() error, err error)
 }
 
 // CommandError is a Slurm command that failed: its exit status and stderr.
@@ -60,23 +77,81 @@ func (e *CommandError) Error() string {
 
 func (e *CommandError) Unwrap() error { return e.Err }
 
-func (c *Client) path(name string) string {
-	if c.Bin != "" {
-		return filepath.Join(c.Bin, name)
+func (c *Client) runner() Runner {
+	if c.Runner != nil {
+		return c.Runner
 	}
-	return name
+	return execRunner{bin: c.Bin, env: c.Env}
 }
 
-func (c *Client) command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, c.path(name), args...)
+// execRunner execs Slurm's commands from bin (else PATH).
+type execRunner struct {
+	bin string
+	env []string
+}
+
+func (r execRunner) Start(ctx context.Context, call Call, stderr io.Writer) (io.Reader, func() error, error) {
+	path := call.Name
+	if r.bin != "" {
+		path = filepath.Join(r.bin, call.Name)
+	}
+	cmd := exec.CommandContext(ctx, path, call.Args...)
 	// Times in ISO form whatever the user's SLURM_TIME_FORMAT says.
 	cmd.Env = append(os.Environ(), "SLURM_TIME_FORMAT=standard")
-	cmd.Env = append(cmd.Env, c.Env...)
+	cmd.Env = append(cmd.Env, r.env...)
 	cmd.WaitDelay = 2 * time.Second
-	return cmd
+	cmd.Dir = call.Dir
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return out, cmd.Wait, nil
 }
 
-// run runs a command to completion and returns its stdout.
+// exitStatus is the status a failed command exited with, else -1.
+func exitStatus(err error) int {
+	var exited interface{ ExitCode() int }
+	if errors.As(err, &exited) {
+		return exited.ExitCode()
+	}
+	return -1
+}
+
+// stream runs call, giving its stdout to read while it runs; stderr keeps
+// what it said. A failure is a *CommandError (read's own error first).
+func (c *Client) stream(ctx context.Context, call Call, stderr interface {
+	io.Writer
+	fmt.Stringer
+}, read func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out, wait, err := c.runner().Start(ctx, call, stderr)
+	if err != nil {
+		return &CommandError{Name: call.Name, Args: call.Args, Status: -1, Err: err}
+	}
+	readErr := read(out)
+	if readErr != nil {
+		cancel()
+	}
+	_, _ = io.Copy(io.Discard, out)
+	waitErr := wait()
+	switch {
+	case readErr != nil:
+		return readErr
+	case waitErr != nil && ctx.Err() != nil:
+		return &CommandError{Name: call.Name, Args: call.Args, Status: -1, Stderr: stderr.String(), Err: ctx.Err()}
+	case waitErr != nil:
+		return &CommandError{Name: call.Name, Args: call.Args, Status: exitStatus(waitErr), Stderr: stderr.String(), Err: waitErr}
+	}
+	return nil
+}
+
+// run runs a command to completion, under the Client's timeout, and
+// returns its stdout.
 func (c *Client) run(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -84,23 +159,12 @@ func (c *Client) run(ctx context.Context, dir, name string, args ...string) ([]b
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := c.command(ctx, name, args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		status := -1
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			status = exit.ExitCode()
-		}
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return stdout.Bytes(), &CommandError{Name: name, Args: args, Status: status, Stderr: stderr.String(), Err: err}
-	}
-	return stdout.Bytes(), nil
+	var stdout bytes.Buffer
+	err := c.stream(ctx, Call{Name: name, Args: args, Dir: dir}, &strings.Builder{}, func(r io.Reader) error {
+		_, err := stdout.ReadFrom(r)
+		return err
+	})
+	return stdout.Bytes(), err
 }
 
 // JobRef is a submitted job: its id and, on a multi-cluster site, the cluster.
@@ -292,37 +356,8 @@ func (q SacctQuery) Args() []string {
 // Sacct streams sacct's output for q to fn, which reads it while sacct runs,
 // so a whole cluster's accounting never sits in memory.
 func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	args := q.Args()
-	cmd := c.command(ctx, "sacct", args...)
 	stderr := &tailBuffer{max: 64 << 10} // a whole cluster's warnings must not fill memory
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return &CommandError{Name: "sacct", Args: args, Err: err}
-	}
-	if err := cmd.Start(); err != nil {
-		return &CommandError{Name: "sacct", Args: args, Status: -1, Err: err}
-	}
-	readErr := fn(out)
-	if readErr != nil {
-		cancel()
-	}
-	_, _ = io.Copy(io.Discard, out)
-	waitErr := cmd.Wait()
-	if readErr != nil {
-		return readErr
-	}
-	if waitErr != nil {
-		status := -1
-		var exit *exec.ExitError
-		if errors.As(waitErr, &exit) {
-			status = exit.ExitCode()
-		}
-		return &CommandError{Name: "sacct", Args: args, Status: status, Stderr: stderr.String(), Err: waitErr}
-	}
-	return nil
+	return c.stream(ctx, Call{Name: "sacct", Args: q.Args()}, stderr, fn)
 }
 
 // tailBuffer keeps the last max bytes written to it (the last line says
@@ -356,19 +391,16 @@ var startAt = lazyre.New(`to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)`)
 func (c *Client) StartEstimate(ctx context.Context, dir, script string) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := c.command(ctx, "sbatch", "--test-only", script)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	var said, printed strings.Builder // sbatch says when on stderr
+	call := Call{Name: "sbatch", Args: []string{"--test-only", script}, Dir: dir}
+	err := c.stream(ctx, call, &said, func(r io.Reader) error {
+		_, err := io.Copy(&printed, r)
+		return err
+	})
 	if err != nil {
-		status := -1
-		if cmd.ProcessState != nil {
-			status = cmd.ProcessState.ExitCode()
-		}
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return time.Time{}, &CommandError{Name: "sbatch", Args: []string{"--test-only", script}, Status: status, Stderr: string(out), Err: err}
+		return time.Time{}, err
 	}
+	out := []byte(said.String() + printed.String())
 	m := startAt.Get().FindSubmatch(out)
 	if m == nil {
 		return time.Time{}, fmt.Errorf("sbatch --test-only gave no start time: %q", strings.TrimSpace(string(out)))
