@@ -22,6 +22,7 @@ const module = "github.com/migadvisor/migadvisor/"
 var rank = map[string]float64{
 	"slurm":                       0,
 	"slurm/sacctgen":              0.5,
+	"slurm/slurmtest":             0.5,
 	"catalog":                     1,
 	"catalog/catalogtest":         1.5,
 	"advisor/history":             2,
@@ -53,6 +54,7 @@ var rank = map[string]float64{
 // dumps), as Go allows, and no code but a test or another helper does.
 var testHelpers = map[string]bool{
 	"slurm/sacctgen":              true,
+	"slurm/slurmtest":             true,
 	"catalog/catalogtest":         true,
 	"advisor/history/historytest": true,
 }
