@@ -12,6 +12,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/xdg"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -35,7 +36,26 @@ type silentExit int
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	return runWith(appDeps{}, args, stdout, stderr)
+}
+
+// appDeps are what the commands reach outside this process, for tests to
+// put fakes in: Slurm's commands (nil: exec them).
+type appDeps struct {
+	Slurm slurm.Runner
+}
+
+const depsKey = "deps"
+
+func depsOf(c *cli.Context) appDeps {
+	d, _ := c.App.Metadata[depsKey].(appDeps)
+	return d
+}
+
+// runWith runs the command line args with deps, and gives its exit status.
+func runWith(deps appDeps, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	app.Metadata = map[string]any{depsKey: deps}
 	path := commandPath(app, args)
 	args, err := reorderArgs(app, args)
 	if err == nil {

@@ -93,7 +93,7 @@ func newEnv(g globalFlags, s slurmFlags, w outWriters) commandEnv {
 
 // slurmFlagsFrom reads --slurm-bin and --cluster (for the commands that have it).
 func slurmFlagsFrom(c *cli.Context) slurmFlags {
-	return slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster")}
+	return slurmFlags{Bin: c.String("slurm-bin"), Cluster: c.String("cluster"), Runner: depsOf(c).Slurm}
 }
 
 func (e commandEnv) site() (*catalog.Site, error) { return e.global.loadSite() }
@@ -144,11 +144,12 @@ func openHistoryToRead(ctx context.Context, path string, stderr io.Writer) (*his
 
 // slurmFlags say how a command reaches Slurm and names the cluster.
 type slurmFlags struct {
-	Bin     string // --slurm-bin, MIGADVISOR_SLURM_BIN; "" for PATH
-	Cluster string // --cluster, MIGADVISOR_CLUSTER; "" to ask slurmctld
+	Bin     string       // --slurm-bin, MIGADVISOR_SLURM_BIN; "" for PATH
+	Cluster string       // --cluster, MIGADVISOR_CLUSTER; "" to ask slurmctld
+	Runner  slurm.Runner // nil: exec the commands (appDeps)
 }
 
-func (s slurmFlags) client() *slurm.Client { return &slurm.Client{Bin: s.Bin} }
+func (s slurmFlags) client() *slurm.Client { return &slurm.Client{Bin: s.Bin, Runner: s.Runner} }
 
 // chooseCluster is collect.ChooseCluster given the flag, saying on stderr
 // which name it fell back to.
