@@ -15,7 +15,6 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/fsutil"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -109,19 +108,24 @@ func (e commandEnv) openHistoryToWrite(ctx context.Context) (*history.Store, err
 	return history.Open(ctx, e.global.DB)
 }
 
+// where is what a collector is opened on (collect.Where).
+func (e commandEnv) where() (collect.Where, error) {
+	site, err := e.site()
+	return collect.Where{Site: site, DB: e.global.DB, Slurm: e.client(), Cluster: e.slurm.Cluster}, err
+}
+
 // openCollector opens the collector with its cluster named (the wrapper's
 // records carry none: they take it here); the caller closes its Store.
 func (e commandEnv) openCollector(ctx context.Context) (*collect.Collector, error) {
-	col, err := openCollectorFor(ctx, e.global, e.slurm)
+	w, err := e.where()
 	if err != nil {
 		return nil, err
 	}
-	if err := nameClusterFor(ctx, e.slurm, col, e.Err); err != nil {
-		col.Store.Close()
-		return nil, err
-	}
-	return col, nil
+	return collect.OpenNamed(ctx, w, e.say)
 }
+
+// say writes a sentence on stderr as the command's own.
+func (e commandEnv) say(sentence string) { fmt.Fprintf(e.Err, "migadvisor: %s\n", sentence) }
 
 // loadSite resolves the site: the flag, the user's and the system's site
 // file, then the built-in default.
@@ -150,41 +154,6 @@ type slurmFlags struct {
 }
 
 func (s slurmFlags) client() *slurm.Client { return &slurm.Client{Bin: s.Bin, Runner: s.Runner} }
-
-// chooseCluster is collect.ChooseCluster given the flag, saying on stderr
-// which name it fell back to.
-func chooseCluster(ctx context.Context, s slurmFlags, st *history.Store, stderr io.Writer) (collect.ClusterChoice, error) {
-	ch, err := collect.ChooseCluster(ctx, s.Cluster, s.client(), st)
-	if err != nil {
-		return collect.ClusterChoice{}, err
-	}
-	if ch.Fallback != "" {
-		fmt.Fprintf(stderr, "migadvisor: %s\n", ch.Fallback)
-	}
-	return ch, nil
-}
-
-// openCollectorFor wires a collector to the site, the history (which the
-// caller closes through col.Store) and Slurm. The site-wide history is
-// created readable by every user: they read it (read-only) for advice;
-// its admins fill it with collect.
-func openCollectorFor(ctx context.Context, g globalFlags, s slurmFlags) (*collect.Collector, error) {
-	site, err := g.loadSite()
-	if err != nil {
-		return nil, err
-	}
-	patterns, err := collect.SiteWorkPatterns(site)
-	if err != nil {
-		return nil, err
-	}
-	shared := site.History.SiteDB != "" && fsutil.SamePath(g.DB, site.History.SiteDB)
-	st, err := history.OpenWith(ctx, g.DB, history.Options{Shared: shared})
-	if err != nil {
-		return nil, err
-	}
-	return &collect.Collector{Store: st, Site: site, Slurm: s.client(), Cluster: s.Cluster,
-		Fallbacks: []string{collect.FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
-}
 
 // nonNegative refuses a negative count flag (--limit): a usage error.
 func nonNegative(flag string, n int, what string) error {
@@ -223,86 +192,15 @@ func historiesRead(own *history.Store, siteWide []*history.Store) string {
 	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
 }
 
-// nameClusterFor sets the name the collector files jobs under whose
-// records carry none (the same name track, wait and submissions use; said
-// on stderr when it is a fallback), and gives it to the wrapper's records
-// (collect.Collector.NameCluster).
-func nameClusterFor(ctx context.Context, s slurmFlags, col *collect.Collector, stderr io.Writer) error {
-	return col.NameCluster(ctx, s.Cluster, func(sentence string) { fmt.Fprintf(stderr, "migadvisor: %s\n", sentence) })
+// submitter submits through Slurm, naming the cluster as every command does.
+func (e commandEnv) submitter() *collect.Submitter {
+	w, _ := e.where() // the site is not needed to name the cluster
+	return &collect.Submitter{Client: e.client(), Where: w, Say: e.say}
 }
 
-// exists reports whether a file is there.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// sweepSubmitter submits through Slurm and names the cluster of the jobs
-// sbatch does not name (one cluster) the way every command does: once,
-// with the history's name to fall back on.
-type sweepSubmitter struct {
-	*slurm.Client
-	env  commandEnv
-	name string
-}
-
-func (e commandEnv) submitter() *sweepSubmitter {
-	return &sweepSubmitter{Client: e.client(), env: e}
-}
-
-func (s *sweepSubmitter) ClusterName(ctx context.Context) (string, error) {
-	if s.name != "" {
-		return s.name, nil
-	}
-	st, err := s.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	ch, err := chooseCluster(ctx, s.env.slurm, st, s.env.Err)
-	s.name = ch.Name
-	return s.name, err
-}
-
-// historyPerCall is the history opened for each record or read and closed
-// after it: a probe never holds it open across a wait of hours, and a
-// command opens it only when a step needs it.
-type historyPerCall struct{ env commandEnv }
-
-func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
-	st, err := h.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return st.RecordSweep(ctx, sw)
-}
-
-func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
-	st, err := h.env.openHistoryToWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return st.RecordSubmissions(ctx, subs)
-}
-
-func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
-	st, err := h.env.openHistory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.Tracked(ctx, f)
-}
-
-func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
-	st, err := h.env.openHistory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.History(ctx, f)
+// perCall is the history opened for each record or read and closed after it.
+func (e commandEnv) perCall() history.PerCall {
+	return history.PerCall{Write: e.openHistoryToWrite, Read: e.openHistory}
 }
 
 func workingDir() string {
@@ -318,7 +216,7 @@ func workingDir() string {
 func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) bench.ProbeDeps {
 	return bench.ProbeDeps{
 		Slurm:   env.submitter(),
-		History: historyPerCall{env},
+		History: env.perCall(),
 		Collect: func(ctx context.Context, ids []string) (bench.Ended, error) {
 			return collectAndExplain(ctx, env, ids, m.outputs)
 		},
@@ -326,41 +224,44 @@ func measureDeps(env commandEnv, m measureOptions, show func(bench.ProbeEvent)) 
 	}
 }
 
-// findPending links the submissions the sbatch shim made (the wrapper
-// beside sbatch records them without their ids) to their jobs, so that wait
-// and status with no ids have them. A job submitted a moment ago may not be
-// in accounting yet: for up to patience, it asks again
-// (collect.FindPendingWithin). It returns how many still wait, for the
-// command to say; a failure is one line, and the command goes on with the
-// jobs it tracks.
+// findPending links the submissions the sbatch shim made to their jobs,
+// asking again for up to patience (collect.FindSubmitted), and returns how
+// many still wait, for the command to say.
 func findPending(ctx context.Context, env commandEnv, patience time.Duration) (waiting int) {
-	if spooled, _ := history.SpoolFor(env.global.DB).Pending(); len(spooled) == 0 && !exists(env.global.DB) {
-		return 0 // no history and nothing on its way in: nothing to find
-	}
-	failed := func(err error) {
-		fmt.Fprintf(env.Err, "migadvisor: the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v\n", err)
-	}
-	col, err := openCollectorFor(ctx, env.global, env.slurm)
+	w, err := env.where()
 	if err != nil {
-		failed(err)
+		env.say(fmt.Sprintf("the jobs submitted through the sbatch wrapper since the last collect are not tracked yet: %v", err))
 		return 0
 	}
-	defer col.Store.Close()
-	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
-		return 0 // the status or wait says what is wrong with the history
-	}
-	if err := nameClusterFor(ctx, env.slurm, col, env.Err); err != nil {
-		failed(err)
-		return 0
-	}
-	res, err := col.FindPendingWithin(ctx, patience)
-	if res.Dropped > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped\n",
-			textutil.Plural(res.Dropped, "submission"))
-	}
+	return collect.FindSubmitted(ctx, w, patience, env.say)
+}
+
+// historyPerCall is env.perCall as its callers still name it.
+// TODO(issue 34): callers move to env.perCall; then this goes.
+type historyPerCall struct{ env commandEnv }
+
+func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
+	return h.env.perCall().RecordSweep(ctx, sw)
+}
+
+func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
+	return h.env.perCall().RecordSubmissions(ctx, subs)
+}
+
+func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
+	return h.env.perCall().Tracked(ctx, f)
+}
+
+func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
+	return h.env.perCall().History(ctx, f)
+}
+
+// openCollectorFor is collect.Open as its callers still name it.
+// TODO(issue 34): callers move to collect.Open; then this goes.
+func openCollectorFor(ctx context.Context, g globalFlags, s slurmFlags) (*collect.Collector, error) {
+	site, err := g.loadSite()
 	if err != nil {
-		failed(err)
-		return 0
+		return nil, err
 	}
-	return res.Waiting
+	return collect.Open(ctx, collect.Where{Site: site, DB: g.DB, Slurm: s.client(), Cluster: s.Cluster})
 }
