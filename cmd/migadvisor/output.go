@@ -43,9 +43,6 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
-// round6 trims float noise (5 × 0.556 = 2.7800000000000002) from JSON output.
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
-
 // formatNumber prints a rate without needless decimals (3, 2.5, 0.333).
 func formatNumber(x float64) string {
 	if x == math.Trunc(x) {
