@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -11,12 +9,6 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/slurm"
 )
-
-type lintReport struct {
-	File     string         `json:"file"`
-	Site     string         `json:"site"`
-	Findings []lint.Finding `json:"findings"`
-}
 
 func lintCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
@@ -59,24 +51,17 @@ func runLint(_ context.Context, o lintOptions, w outWriters) error {
 	if findings == nil {
 		findings = []lint.Finding{}
 	}
-	if err := printFindings(w.Out, o.JSON, lintReport{File: o.Script, Site: site.Name, Findings: findings}); err != nil {
+	report := lint.Report{File: o.Script, Site: site.Name, Findings: findings}
+	if o.JSON {
+		err = writeJSON(w.Out, report)
+	} else {
+		err = report.WriteText(w.Out, isTTY(w.Out))
+	}
+	if err != nil {
 		return err
 	}
 	if lint.HasErrors(findings) {
 		return silentExit(exitFailure)
-	}
-	return nil
-}
-
-func printFindings(w io.Writer, asJSON bool, r lintReport) error {
-	if asJSON {
-		return writeJSON(w, r)
-	}
-	for _, f := range r.Findings {
-		fmt.Fprintf(w, "%s:%d: %s: %s: %s\n", r.File, f.Line, f.Severity, f.Code, f.Message)
-	}
-	if len(r.Findings) == 0 && isTTY(w) {
-		fmt.Fprintf(w, "%s: no findings (site %s)\n", r.File, r.Site)
 	}
 	return nil
 }
