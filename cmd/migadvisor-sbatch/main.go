@@ -12,7 +12,6 @@ import (
 	"os"
 
 	"github.com/migadvisor/migadvisor/advisor/wrapper"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func main() {
@@ -25,8 +24,7 @@ func main() {
 	if len(args) > 0 && (args[0] == "sbatch" || beside) {       // or, applying the advice, "$migadvisor" sbatch "$@"
 		args = args[1:]
 	}
-	if os.Getenv(slurm.ShimEnv) == "" && len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
-		// Not through the shim: the user asked this program, not Slurm.
+	if wrapper.AsksOwnHelp(args) {
 		fmt.Println("migadvisor-sbatch [SBATCH OPTIONS...] [JOB.sh [ARGS...]]: sbatch with advice at submission; see 'migadvisor sbatch --help'")
 		return
 	}

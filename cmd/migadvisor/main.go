@@ -4,14 +4,15 @@
 package main
 
 import (
-	"context"
 	"os"
+
+	"github.com/migadvisor/migadvisor/advisor/wrapper"
 )
 
 func main() {
-	if isSbatchName(os.Args[0]) {
+	if wrapper.IsSbatchName(os.Args[0]) {
 		// Installed as sbatch: no CLI parsing at all, Slurm's arguments only.
-		os.Exit(wrapSbatch(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+		os.Exit(wrapper.Main(os.Args[1:], false))
 	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
