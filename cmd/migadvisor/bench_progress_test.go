@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // benchmark run --quick off a terminal (cron, a pipe) says at once what it
@@ -13,15 +18,12 @@ func TestBenchmarkRunSaysWhatItDoesOffATerminal(t *testing.T) {
 	isolate(t)
 	work := t.TempDir()
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
-	counter := filepath.Join(work, "next")
-	standInSlurm(t, map[string]string{
-		"sbatch":   "#!/bin/sh\nn=$(cat '" + counter + "' 2>/dev/null || echo 500)\necho $((n+1)) > '" + counter + "'\necho \"$n;migdev\"\n",
-		"scontrol": "#!/bin/sh\necho 'ClusterName = migdev'\n",
-		"squeue":   "#!/bin/sh\nexit 0\n",
-		"sacct":    "#!/bin/sh\nexit 0\n",
+	fake := slurmtest.New().Cluster("migdev").Prints("squeue", "").Prints("sacct", "")
+	fake.On("sbatch", func(slurm.Call) slurmtest.Reply { // jobs 500, 501, ...
+		return slurmtest.Reply{Stdout: fmt.Sprintf("%d;migdev\n", 499+len(fake.Calls("sbatch")))}
 	})
 	t.Chdir(work)
-	_, errOut, _ := migadvisor(t, "benchmark", "run", "--quick", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full",
+	_, errOut, _ := migadvisorWith(t, fake, "benchmark", "run", "--quick", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full",
 		"--no-monitor", "--out", "b")
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	want := "benchmark: submitting 2 jobs (1 workload on 1g.10gb and full, quick runs that check the setup) from b, then waits until every job has ended, " +
@@ -34,5 +36,13 @@ func TestBenchmarkRunSaysWhatItDoesOffATerminal(t *testing.T) {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)
 		}
+	}
+	sweep := filepath.Join(work, "b", "pytorch_mnist_simplecnn", "sweep")
+	var argv []string
+	for _, c := range fake.Calls("sbatch") {
+		argv = append(argv, strings.Join(c.Args, " "))
+	}
+	if want := []string{"--parsable " + filepath.Join(sweep, "1g.10gb.sh"), "--parsable " + filepath.Join(sweep, "full.sh")}; !slices.Equal(argv, want) {
+		t.Errorf("sbatch ran with\n%q\nwant (jobs 500 and 501)\n%q", argv, want)
 	}
 }

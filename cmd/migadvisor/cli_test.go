@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // migadvisor runs the CLI in-process with the given arguments.
@@ -426,60 +429,62 @@ func TestParseSince(t *testing.T) {
 // says so.
 func TestFailedSlurmCommandIsOneLine(t *testing.T) {
 	isolate(t)
-	bin := t.TempDir()
-	os.WriteFile(filepath.Join(bin, "scontrol"), []byte("#!/bin/sh\necho 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n"), 0o755)
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-	_, errOut, code := migadvisor(t, "track", example+"gromacs.sh", "42")
+	down := slurmtest.New().Fails("scontrol", "slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)\n", 1)
+	_, errOut, code := migadvisorWith(t, down, "track", example+"gromacs.sh", "42")
 	want := "migadvisor: scontrol failed: slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure); filing the jobs under cluster \"local\" (name it with --cluster)\n" +
 		"migadvisor: job 42 is not in the history yet: run 'migadvisor collect' after it ends\n"
 	if code != 0 || errOut != want {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", t.TempDir()) // no commands at all
-	_, errOut, code = migadvisor(t, "status", "1")
+	none := slurmtest.New() // no commands at all
+	_, errOut, code = migadvisorWith(t, none, "status", "1")
 	if code != 0 || errOut != "" {
 		t.Errorf("status with nothing tracked should not need Slurm: exit %d %q", code, errOut)
 	}
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
-	migadvisor(t, "track", "--cluster", "c", example+"gromacs.sh", "42")
-	_, errOut, code = migadvisor(t, "status")
+	migadvisorWith(t, none, "track", "--cluster", "c", example+"gromacs.sh", "42")
+	_, errOut, code = migadvisorWith(t, none, "status")
 	if code != 0 || !strings.Contains(errOut, "squeue: not found") {
 		t.Errorf("status without squeue: exit %d %q", code, errOut)
 	}
 }
 
-// sweep --submit against stand-in Slurm commands: job ids reach sweep.json and
+// sweep --submit against a fake Slurm: job ids reach sweep.json and
 // the history, and sbatch gets the variant's path as one argument.
 func TestSweepSubmitRecordsJobs(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	bin := t.TempDir()
-	argsLog := filepath.Join(bin, "args")
-	stub := map[string]string{
-		"sbatch":   "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsLog + "\nn=$(wc -l < " + argsLog + ")\necho \"$((4000 + n));wulver\"\n",
-		"scontrol": "#!/bin/sh\necho \"JobId=$4 JobName=x StdOut=/out/slurm-$4.out StdErr=/out/slurm-$4.out\"\n",
-	}
-	for name, text := range stub {
-		os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755)
-	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	fake := slurmtest.New()
+	fake.On("sbatch", func(slurm.Call) slurmtest.Reply {
+		return slurmtest.Reply{Stdout: fmt.Sprintf("%d;wulver\n", 4000+2*len(fake.Calls("sbatch")))} // 4002, 4004
+	})
+	fake.On("scontrol", func(c slurm.Call) slurmtest.Reply { // --oneliner show job ID; no name for show config
+		id := ""
+		if len(c.Args) == 4 {
+			id = c.Args[3]
+		}
+		return slurmtest.Reply{Stdout: "JobId=" + id + " JobName=x StdOut=/out/slurm-" + id + ".out StdErr=/out/slurm-" + id + ".out\n"}
+	})
 	dir := filepath.Join(t.TempDir(), "my sweep")
-	out, errOut, code := migadvisor(t, "sweep", example+"gromacs.sh", "--out", dir, "--submit", "--profiles", "1g.10gb,full")
+	out, errOut, code := migadvisorWith(t, fake, "sweep", example+"gromacs.sh", "--out", dir, "--submit", "--profiles", "1g.10gb,full")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.HasPrefix(out, "JOB ID") || !strings.Contains(out, "4002") {
 		t.Errorf("table: %q", out)
 	}
-	args, _ := os.ReadFile(argsLog)
-	if want := "--parsable\n" + filepath.Join(dir, "1g.10gb.sh") + "\n--parsable\n" + filepath.Join(dir, "full.sh") + "\n"; string(args) != want {
-		t.Errorf("sbatch argv:\n%s\nwant\n%s", args, want)
+	var argv []string
+	for _, c := range fake.Calls("sbatch") {
+		argv = append(argv, strings.Join(c.Args, "\n"))
+	}
+	if want := []string{"--parsable\n" + filepath.Join(dir, "1g.10gb.sh"), "--parsable\n" + filepath.Join(dir, "full.sh")}; !slices.Equal(argv, want) {
+		t.Errorf("sbatch argv:\n%q\nwant\n%q", argv, want)
 	}
 	sw, err := bench.ReadSweep(dir)
 	if err != nil || sw.Variants["full"].JobID != "4004" || sw.Variants["full"].Cluster != "wulver" || sw.Variants["full"].Stdout != "/out/slurm-4004.out" {
 		t.Fatalf("sweep.json: %v %+v", err, sw.Variants["full"])
 	}
-	out, _, _ = migadvisor(t, "status", "--json")
+	out, _, _ = migadvisorWith(t, fake, "status", "--json")
 	var st []jobStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st) != 2 || st[1].Profile != "full" || st[1].JobID != "4004" {
 		t.Fatalf("status: %v %s", err, out)

@@ -12,21 +12,8 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
-
-// fakeSlurm puts a scontrol that names the cluster (none when cluster is
-// "") in place of Slurm's commands: the others are missing.
-func fakeSlurm(t *testing.T, cluster string) {
-	t.Helper()
-	bin := t.TempDir()
-	if cluster != "" {
-		script := "#!/bin/sh\n[ \"$1 $2\" = \"show config\" ] || exit 1\necho 'ClusterName             = " + cluster + "'\n"
-		if err := os.WriteFile(filepath.Join(bin, "scontrol"), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-}
 
 // dumpWithoutCluster is the dev cluster's dump saved without the Cluster
 // column, as `sacct -o JobIDRaw,JobID,...` without it writes it.
@@ -83,9 +70,9 @@ func jobScript(t *testing.T, text string) string {
 const completeScript = "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=300M -t 5\npython train.py --epochs 2\n"
 
 // recommendRuns is how many runs recommend --json weighs, and its notes.
-func recommendRuns(t *testing.T, script string) (int, []string) {
+func recommendRuns(t *testing.T, fake *slurmtest.Fake, script string) (int, []string) {
 	t.Helper()
-	out, errOut, code := migadvisor(t, "recommend", script, "--json")
+	out, errOut, code := migadvisorWith(t, fake, "recommend", script, "--json")
 	if code != 0 {
 		t.Fatalf("recommend: exit %d: %s", code, errOut)
 	}
@@ -103,9 +90,9 @@ func recommendRuns(t *testing.T, script string) (int, []string) {
 	return runs, rec.Notes
 }
 
-func historyJSON(t *testing.T, args ...string) []advisor.JobEntry {
+func historyJSON(t *testing.T, fake *slurmtest.Fake, args ...string) []advisor.JobEntry {
 	t.Helper()
-	out, errOut, code := migadvisor(t, append([]string{"history", "--json"}, args...)...)
+	out, errOut, code := migadvisorWith(t, fake, append([]string{"history", "--json"}, args...)...)
 	var jobs []advisor.JobEntry
 	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil {
 		t.Fatalf("history: exit %d, %v: %s", code, err, errOut)
@@ -120,7 +107,7 @@ func TestDumpWithoutClusterAndTrackAgree(t *testing.T) {
 	for _, order := range [][]string{{"collect", "track"}, {"track", "collect"}} {
 		t.Run(strings.Join(order, " then "), func(t *testing.T) {
 			isolate(t)
-			fakeSlurm(t, "migdev")
+			fake := slurmNaming("migdev")
 			t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 			dump, script := dumpWithoutCluster(t), jobScript(t, completeScript)
 			for _, step := range order {
@@ -128,16 +115,16 @@ func TestDumpWithoutClusterAndTrackAgree(t *testing.T) {
 				if step == "track" {
 					args = []string{"track", script, "2"}
 				}
-				_, errOut, code := migadvisor(t, args...)
+				_, errOut, code := migadvisorWith(t, fake, args...)
 				notYet := "migadvisor: job 2 is not in the history yet: run 'migadvisor collect' after it ends\n"
 				if want := map[bool]string{true: notYet}[step == "track" && order[0] == "track"]; code != 0 || errOut != want {
 					t.Errorf("%s: exit %d, stderr %q, want %q", step, code, errOut, want)
 				}
 			}
-			if runs, notes := recommendRuns(t, script); runs != 1 {
+			if runs, notes := recommendRuns(t, fake, script); runs != 1 {
 				t.Errorf("recommend weighs %d runs, want 1 (notes %q)", runs, notes)
 			}
-			jobs := historyJSON(t, script)
+			jobs := historyJSON(t, fake, script)
 			if len(jobs) != 1 || jobs[0].JobID != "2" || jobs[0].Cluster != "migdev" || jobs[0].Earlier || jobs[0].History != "own" {
 				t.Errorf("history: %s", asJSON(jobs))
 			}
@@ -150,7 +137,7 @@ func TestDumpWithoutClusterAndTrackAgree(t *testing.T) {
 // recommend weighs the work at once, with no second collect.
 func TestTrackReadsTheOutputOfJobsAlreadyCollected(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 	work := t.TempDir()
 	data, err := os.ReadFile(dumpWithoutCluster(t))
@@ -163,13 +150,13 @@ func TestTrackReadsTheOutputOfJobsAlreadyCollected(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "logs", "fx-complete-2.out"), []byte("epoch 2\nMIGADVISOR_WORK 60000 samples\n"), 0o644)
 	script := jobScript(t, "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=300M -t 5\n#SBATCH --output=logs/%x-%j.out\npython train.py --epochs 2\n")
 
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump); code != 0 || errOut != "" {
+	if _, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", dump); code != 0 || errOut != "" {
 		t.Fatalf("collect: exit %d, %q", code, errOut)
 	}
-	if _, errOut, code := migadvisor(t, "track", script, "2"); code != 0 || errOut != "" {
+	if _, errOut, code := migadvisorWith(t, fake, "track", script, "2"); code != 0 || errOut != "" {
 		t.Fatalf("track: exit %d, %q", code, errOut)
 	}
-	jobs := historyJSON(t, script)
+	jobs := historyJSON(t, fake, script)
 	if len(jobs) != 1 || jobs[0].Work == nil || *jobs[0].Work != 60000 {
 		t.Errorf("history after collect then track: %s", asJSON(jobs))
 	}
@@ -184,35 +171,35 @@ func TestClusterFallbackIsSharedAndSaid(t *testing.T) {
 	t.Setenv("MIGADVISOR_DB", db)
 	dump, script := dumpWithoutCluster(t), jobScript(t, completeScript)
 
-	fakeSlurm(t, "")
-	_, errOut, code := migadvisor(t, "collect", "--sacct-file", dump)
+	fake := slurmNaming("")
+	_, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", dump)
 	if want := "migadvisor: scontrol: not found (is Slurm installed and on PATH here?); filing the jobs under cluster \"local\" (name it with --cluster)\n"; code != 0 || errOut != want {
 		t.Errorf("collect with no Slurm and no name: exit %d, %q", code, errOut)
 	}
-	_, errOut, code = migadvisor(t, "track", script, "2")
+	_, errOut, code = migadvisorWith(t, fake, "track", script, "2")
 	if code != 0 || !strings.Contains(errOut, `filing the jobs under cluster "local"`) || strings.Contains(errOut, "not in the history") {
 		t.Errorf("track: exit %d, %q", code, errOut)
 	}
-	if runs, _ := recommendRuns(t, script); runs != 1 {
+	if runs, _ := recommendRuns(t, fake, script); runs != 1 {
 		t.Errorf("recommend weighs %d runs, want 1", runs)
 	}
 
 	// Once Slurm (or --cluster) named it, the history keeps the name for the commands that cannot ask.
-	fakeSlurm(t, "wulver")
-	if _, errOut, code := migadvisor(t, "collect"); code != 0 || errOut != "" {
+	fake = slurmNaming("wulver")
+	if _, errOut, code := migadvisorWith(t, fake, "collect"); code != 0 || errOut != "" {
 		t.Errorf("collect with Slurm: exit %d, %q", code, errOut)
 	}
-	fakeSlurm(t, "")
-	_, errOut, code = migadvisor(t, "track", script, "99")
+	fake = slurmNaming("")
+	_, errOut, code = migadvisorWith(t, fake, "track", script, "99")
 	if code != 0 || !strings.Contains(errOut, `filing the jobs under cluster "wulver", the name this history last used (name another with --cluster)`) {
 		t.Errorf("track after Slurm named the cluster: exit %d, %q", code, errOut)
 	}
 	// A dump with its own Cluster column needs no name, nor Slurm: nothing
 	// to say. Its jobs are the first dump's, which are filed under its name now.
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 || errOut != "" {
+	if _, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 || errOut != "" {
 		t.Errorf("collect of a dump with a Cluster column: exit %d, %q", code, errOut)
 	}
-	jobs := historyJSON(t)
+	jobs := historyJSON(t, fake)
 	clusters := map[string]int{}
 	for _, j := range jobs {
 		clusters[j.Cluster]++
@@ -220,7 +207,7 @@ func TestClusterFallbackIsSharedAndSaid(t *testing.T) {
 	if clusters["migdev"] != 14 || len(clusters) != 1 {
 		t.Errorf("clusters %v, want the 14 jobs of both dumps once each, on migdev (the dump's own name)", clusters)
 	}
-	if runs, _ := recommendRuns(t, script); runs != 1 {
+	if runs, _ := recommendRuns(t, fake, script); runs != 1 {
 		t.Errorf("recommend weighs %d runs after, want 1", runs)
 	}
 }
@@ -231,11 +218,11 @@ func TestClusterFallbackIsSharedAndSaid(t *testing.T) {
 // as different jobs is ambiguous, and track says so.
 func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	script := jobScript(t, completeScript)
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dumpWithoutCluster(t), "--cluster", "local"); code != 0 {
+	if _, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", dumpWithoutCluster(t), "--cluster", "local"); code != 0 {
 		t.Fatalf("collect: %s", errOut)
 	}
 	st, err := history.Open(context.Background(), db)
@@ -248,13 +235,13 @@ func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if runs, _ := recommendRuns(t, script); runs != 1 {
+	if runs, _ := recommendRuns(t, fake, script); runs != 1 {
 		t.Errorf("recommend on the split history weighs %d runs, want 1", runs)
 	}
-	if _, errOut, code := migadvisor(t, "collect"); code != 0 {
+	if _, errOut, code := migadvisorWith(t, fake, "collect"); code != 0 {
 		t.Fatalf("collect: %s", errOut)
 	}
-	for _, j := range historyJSON(t) {
+	for _, j := range historyJSON(t, fake) {
 		if j.JobID == "2" && (j.Fingerprint == nil || *j.Fingerprint != sub.Fingerprint) {
 			t.Errorf("after collect, job 2 is not its script's: %s", asJSON(j))
 		}
@@ -264,12 +251,12 @@ func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "other.psv")
 	data, _ := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
 	os.WriteFile(other, []byte(strings.ReplaceAll(strings.ReplaceAll(string(data), "|migdev|", "|other|"), "2026-11-21T02:12:46", "2026-11-20T02:12:46")), 0o644)
-	migadvisor(t, "collect", "--sacct-file", other)
-	_, errOut, code := migadvisor(t, "track", script, "3")
+	migadvisorWith(t, fake, "collect", "--sacct-file", other)
+	_, errOut, code := migadvisorWith(t, fake, "track", script, "3")
 	if want := "migadvisor: job 3 is in the history under clusters local and other, as different jobs: track it again with --cluster and the one it ran on\n"; code != 0 || errOut != want {
 		t.Errorf("track of an ambiguous id: exit %d, %q", code, errOut)
 	}
-	out, _, _ := migadvisor(t, "track", script, "3", "4242", "4243", "--json")
+	out, _, _ := migadvisorWith(t, fake, "track", script, "3", "4242", "4243", "--json")
 	var rep trackReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || strings.Join(rep.NotInHistory, " ") != "4242 4243" || len(rep.Ambiguous["3"]) != 2 {
 		t.Errorf("track --json: %v %s", err, out)
@@ -281,24 +268,24 @@ func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 // them, marked.
 func TestEditedScriptKeepsItsRuns(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 	script := jobScript(t, completeScript)
-	mustRunCLI(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
-	mustRunCLI(t, "track", script, "2")
-	if runs, _ := recommendRuns(t, script); runs != 1 {
+	mustRunWith(t, fake, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
+	mustRunWith(t, fake, "track", script, "2")
+	if runs, _ := recommendRuns(t, fake, script); runs != 1 {
 		t.Fatalf("before the edit: %d runs", runs)
 	}
 	os.WriteFile(script, []byte(strings.Replace(completeScript, "--epochs 2", "--epochs 3", 1)), 0o644)
-	runs, notes := recommendRuns(t, script)
+	runs, notes := recommendRuns(t, fake, script)
 	if runs != 1 || !strings.Contains(strings.Join(notes, "\n"), "no runs of this exact script; 1 run of an earlier version (the same path) is used") {
 		t.Errorf("after the edit: %d runs, notes %q", runs, notes)
 	}
-	jobs := historyJSON(t, script)
+	jobs := historyJSON(t, fake, script)
 	if len(jobs) != 1 || jobs[0].JobID != "2" || !jobs[0].Earlier {
 		t.Errorf("history --json: %s", asJSON(jobs))
 	}
-	out := mustRunCLI(t, "history", script)
+	out := mustRunWith(t, fake, "history", script)
 	if !strings.Contains(out, "\n2 ~ ") || !strings.HasSuffix(out, "\n1 run of an earlier version of this script (marked ~)\n") {
 		t.Errorf("history:\n%s", out)
 	}
@@ -308,7 +295,7 @@ func TestEditedScriptKeepsItsRuns(t *testing.T) {
 // beside the user's own, each job once, and says which history each came from.
 func TestHistoryShowsTheSiteHistory(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	work := t.TempDir()
 	script := jobScript(t, completeScript)
 	siteDB := filepath.Join(work, "site.db")
@@ -321,17 +308,17 @@ func TestHistoryShowsTheSiteHistory(t *testing.T) {
 	os.WriteFile(siteFile, append(wulver, "\n[history]\nsite_db = \""+siteDB+"\"\n"...), 0o644)
 	t.Setenv("MIGADVISOR_SITE", siteFile)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "mine.db"))
-	jobs := historyJSON(t, script)
+	jobs := historyJSON(t, fake, script)
 	if len(jobs) != 1 || jobs[0].JobID != "2" || jobs[0].History != "site" {
 		t.Fatalf("history of the script: %s", asJSON(jobs))
 	}
 	// The same job in the user's own history comes once, as theirs.
-	mustRunCLI(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
-	mustRunCLI(t, "track", script, "2")
-	if jobs := historyJSON(t, script); len(jobs) != 1 || jobs[0].History != "own" {
+	mustRunWith(t, fake, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
+	mustRunWith(t, fake, "track", script, "2")
+	if jobs := historyJSON(t, fake, script); len(jobs) != 1 || jobs[0].History != "own" {
 		t.Errorf("history of the script in both: %s", asJSON(jobs))
 	}
-	if out := mustRunCLI(t, "history", script); strings.Contains(out, "site-wide") {
+	if out := mustRunWith(t, fake, "history", script); strings.Contains(out, "site-wide") {
 		t.Errorf("history text:\n%s", out)
 	}
 }
@@ -351,42 +338,42 @@ func TestAJobCollectedUnderTwoNamesIsOneJob(t *testing.T) {
 
 	// What a history that only ever knew migdev weighs.
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "control.db"))
-	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
-	mustRunCLI(t, "collect", "--sacct-file", dump)
-	mustRunCLI(t, "track", script, "2", "3", "11")
-	want, _ := recommendRuns(t, script)
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
+	mustRunWith(t, fake, "collect", "--sacct-file", dump)
+	mustRunWith(t, fake, "track", script, "2", "3", "11")
+	want, _ := recommendRuns(t, fake, script)
 
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	fakeSlurm(t, "")
-	mustRunCLI(t, "collect", "--sacct-file", dump, "--outputs", outputs)
-	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
-	mustRunCLI(t, "track", script, "2", "3", "11")
-	out := mustRunCLI(t, "collect", "--since", "2h")
+	fake = slurmNaming("")
+	mustRunWith(t, fake, "collect", "--sacct-file", dump, "--outputs", outputs)
+	fake = slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
+	mustRunWith(t, fake, "track", script, "2", "3", "11")
+	out := mustRunWith(t, fake, "collect", "--since", "2h")
 	if !strings.Contains(out, "14 jobs filed under cluster \"local\" are the same as migdev's: each is one record now, under migdev\n") {
 		t.Errorf("collect does not say it filed the jobs together:\n%s", out)
 	}
-	if runs, notes := recommendRuns(t, script); runs != want {
+	if runs, notes := recommendRuns(t, fake, script); runs != want {
 		t.Errorf("recommend weighs %d runs, want %d (notes %q)", runs, want, notes)
 	}
 	seen := map[string]int{}
-	for _, j := range historyJSON(t) {
+	for _, j := range historyJSON(t, fake) {
 		seen[j.JobID]++
 		if j.Cluster != "migdev" || seen[j.JobID] > 1 {
 			t.Errorf("job %s on %s, listed %d times", j.JobID, j.Cluster, seen[j.JobID])
 		}
 	}
-	jobs := historyJSON(t, script)
+	jobs := historyJSON(t, fake, script)
 	if len(jobs) != 3 || jobs[2].JobID != "2" || jobs[2].Work == nil || *jobs[2].Work != 1200 {
 		t.Errorf("history of the script (job 2's work from its output): %s", asJSON(jobs))
 	}
-	if _, errOut, code := migadvisor(t, "track", script, "2"); code != 0 || errOut != "" {
+	if _, errOut, code := migadvisorWith(t, fake, "track", script, "2"); code != 0 || errOut != "" {
 		t.Errorf("tracking job 2 again: exit %d, %q", code, errOut)
 	}
-	status := mustRunCLI(t, "status", "--all")
+	status := mustRunWith(t, fake, "status", "--all")
 	if n := strings.Count(status, "\n2 "); n != 1 {
 		t.Errorf("status lists job 2 %d times:\n%s", n, status)
 	}
-	if again := mustRunCLI(t, "collect", "--since", "2h"); strings.Contains(again, "filed under") {
+	if again := mustRunWith(t, fake, "collect", "--since", "2h"); strings.Contains(again, "filed under") {
 		t.Errorf("the second collect files jobs together again:\n%s", again)
 	}
 
@@ -394,8 +381,8 @@ func TestAJobCollectedUnderTwoNamesIsOneJob(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "other.psv")
 	data, _ := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
 	os.WriteFile(other, []byte(strings.ReplaceAll(strings.ReplaceAll(string(data), "|migdev|", "|other|"), "2026-11-21T02:12:46", "2026-11-20T02:12:46")), 0o644)
-	mustRunCLI(t, "collect", "--sacct-file", other)
-	_, errOut, code := migadvisor(t, "track", script, "3")
+	mustRunWith(t, fake, "collect", "--sacct-file", other)
+	_, errOut, code := migadvisorWith(t, fake, "track", script, "3")
 	if want := "migadvisor: job 3 is in the history under clusters migdev and other, as different jobs: it counts as migdev's; if it ran on the other, track it again with --cluster and its name\n"; code != 0 || errOut != want {
 		t.Errorf("track of an id two clusters hold as different jobs: exit %d\n%q\nwant\n%q", code, errOut, want)
 	}

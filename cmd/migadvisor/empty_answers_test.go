@@ -58,13 +58,13 @@ func TestHistoryOfAScriptWithNoRunsSaysWhy(t *testing.T) {
 // how many, which, and that collect reads them once they end.
 func TestHistoryOfAScriptWithUncollectedJobsSaysCollect(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	script := jobScript(t, completeScript)
-	mustRunCLI(t, "track", script, "4242", "4243")
+	mustRunWith(t, fake, "track", script, "4242", "4243")
 
-	out, errOut, code := migadvisor(t, "history", script)
+	out, errOut, code := migadvisorWith(t, fake, "history", script)
 	if code != 0 || errOut != "" {
 		t.Fatalf("history: exit %d, stderr %q", code, errOut)
 	}
@@ -75,7 +75,7 @@ func TestHistoryOfAScriptWithUncollectedJobsSaysCollect(t *testing.T) {
 		t.Errorf("history: probing is not the next step while its jobs wait for collect: %q", out)
 	}
 
-	out, errOut, _ = migadvisor(t, "history", script, "--json")
+	out, errOut, _ = migadvisorWith(t, fake, "history", script, "--json")
 	if out != "[]\n" {
 		t.Errorf("history --json: stdout %q", out)
 	}
@@ -85,7 +85,7 @@ func TestHistoryOfAScriptWithUncollectedJobsSaysCollect(t *testing.T) {
 // With the site file's site_db, the sentence names both histories read.
 func TestHistoryOfAScriptWithNoRunsNamesBothHistories(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	work := t.TempDir()
 	siteDB := filepath.Join(work, "site.db")
 	historyWithJob2(t, siteDB, jobScript(t, completeScript))
@@ -99,7 +99,7 @@ func TestHistoryOfAScriptWithNoRunsNamesBothHistories(t *testing.T) {
 	mine := filepath.Join(work, "mine.db")
 	t.Setenv("MIGADVISOR_DB", mine)
 	other := writeTestScript(t, t.TempDir(), "other.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=1G -t 5\npython other.py\n")
-	out, errOut, code := migadvisor(t, "history", other)
+	out, errOut, code := migadvisorWith(t, fake, "history", other)
 	if code != 0 || errOut != "" {
 		t.Fatalf("history: exit %d, stderr %q", code, errOut)
 	}
@@ -169,11 +169,11 @@ func TestStatusWithNothingTrackedSaysHowJobsBecomeTracked(t *testing.T) {
 // Once something is tracked, status and history print their tables alone.
 func TestEmptyAnswerSentencesStayOutOfTables(t *testing.T) {
 	isolate(t)
-	fakeSlurm(t, "migdev")
+	fake := slurmNaming("migdev")
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 	script := jobScript(t, completeScript)
-	mustRunCLI(t, "track", script, "4242")
-	out, _, _ := migadvisor(t, "status")
+	mustRunWith(t, fake, "track", script, "4242")
+	out, _, _ := migadvisorWith(t, fake, "status")
 	if !strings.HasPrefix(out, "JOB ID") || strings.Contains(out, "no tracked") {
 		t.Errorf("status:\n%s", out)
 	}

@@ -91,11 +91,11 @@ func TestHostileNamesAreNeverEvaluated(t *testing.T) {
 			t.Errorf("recommend --json: %q", out)
 		}
 	}
-	argsLog := fakeSbatch(t)
+	sbatch := sbatchOnPath(t)
 	if _, errOut, code := run("sbatch", "-J", jobName, script, arg); code != 0 {
 		t.Errorf("sbatch wrapper: exit %d: %s", code, errOut)
 	}
-	if logged, _ := os.ReadFile(argsLog); string(logged) != strings.Join([]string{"-J", jobName, script, arg}, "\n")+"\n" {
+	if logged := sbatch.args(t); logged != strings.Join([]string{"-J", jobName, script, arg}, "\n")+"\n" {
 		t.Errorf("sbatch got:\n%s", logged)
 	}
 	if out, errOut, code := run("history", "--json"); code != 0 || out != "[]\n" {

@@ -15,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 func TestRecommendPriorWithoutHistory(t *testing.T) {
@@ -130,15 +131,20 @@ func TestRecommendBadInput(t *testing.T) {
 
 func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
 	isolate(t)
-	bin := t.TempDir()
-	// The stub scheduler starts a full GPU in 2 hours, a slice at once.
+	// The scheduler starts a full GPU in 2 hours, a slice at once.
 	later := time.Now().Add(2 * time.Hour).Format("2006-01-02T15:04:05")
 	now := time.Now().Format("2006-01-02T15:04:05")
-	stub := "#!/bin/sh\n[ \"$1\" = --test-only ] || exit 9\nif grep -q 'gpu:a100:1' \"$2\"; then at=" + later + "; else at=" + now + "; fi\n" +
-		"echo \"sbatch: Job 77 to start at $at using 1 processors on nodes n1 in partition gpu\" >&2\n"
-	os.WriteFile(filepath.Join(bin, "sbatch"), []byte(stub), 0o755)
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-	out, errOut, code := migadvisor(t, "recommend", example+"gromacs.sh", "--objective", "turnaround", "--json")
+	scheduler := slurmtest.New().On("sbatch", func(c slurm.Call) slurmtest.Reply {
+		if len(c.Args) != 2 || c.Args[0] != "--test-only" {
+			return slurmtest.Reply{Status: 9}
+		}
+		at := now
+		if variant, _ := os.ReadFile(c.Args[1]); strings.Contains(string(variant), "gpu:a100:1") {
+			at = later
+		}
+		return slurmtest.Reply{Stderr: "sbatch: Job 77 to start at " + at + " using 1 processors on nodes n1 in partition gpu\n"}
+	})
+	out, errOut, code := migadvisorWith(t, scheduler, "recommend", example+"gromacs.sh", "--objective", "turnaround", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -158,6 +164,9 @@ func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
 	}
 	if rec.Recommended == nil || *rec.Recommended == "full" || !strings.Contains(strings.Join(rec.Notes, "\n"), "sbatch --test-only estimates") {
 		t.Errorf("turnaround: %s", out)
+	}
+	if n := len(scheduler.Calls("sbatch")); n != len(rec.Profiles) {
+		t.Errorf("sbatch --test-only ran %d times for %d profiles", n, len(rec.Profiles))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,21 +20,15 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
-// fakeSbatch puts an sbatch on PATH that logs its argv and prints a job id
-// (or fails with $STUB_EXIT).
-func fakeSbatch(t *testing.T) (argsLog string) {
+// sbatchOnPath puts the fake sbatch first on PATH, giving job 4242.
+func sbatchOnPath(t *testing.T) fakeSbatch {
 	t.Helper()
-	bin := t.TempDir()
-	argsLog = filepath.Join(bin, "args")
-	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '" + argsLog + "'\n" +
-		"[ -n \"$STUB_EXIT\" ] && { echo 'sbatch: error: Batch job submission failed' >&2; exit $STUB_EXIT; }\n" +
-		"case \" $* \" in *' --parsable '*) echo '4242;migdev' ;; *) echo 'Submitted batch job 4242' ;; esac\n"
-	if err := os.WriteFile(filepath.Join(bin, "sbatch"), []byte(stub), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	return argsLog
+	t.Setenv("FAKESBATCH_ID", "4242")
+	return newFakeSbatch(t, "").onPath(t)
 }
+
+// refusal is what the fake sbatch says when FAKESBATCH_REFUSE has it refuse the job.
+const refusal = "sbatch: error: Batch job submission failed"
 
 func wrapperScript(t *testing.T) string {
 	file := filepath.Join(t.TempDir(), "my job.sh")
@@ -45,15 +40,14 @@ func TestSbatchWrapperPassesThroughAndRecords(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	argsLog := fakeSbatch(t)
+	sbatch := sbatchOnPath(t)
 	file := wrapperScript(t)
 	args := []string{"--parsable", "--export=ALL,X=1 2", "--gres=gpu:a100_20g:1", file, "--lr", "it's"}
 	out, errOut, code := migadvisor(t, append([]string{"sbatch"}, args...)...)
 	if code != 0 || out != "4242;migdev\n" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	logged, _ := os.ReadFile(argsLog)
-	if string(logged) != strings.Join(args, "\n")+"\n" {
+	if logged := sbatch.args(t); logged != strings.Join(args, "\n")+"\n" {
 		t.Errorf("sbatch got:\n%s", logged)
 	}
 	st, err := history.Open(context.Background(), db)
@@ -71,13 +65,13 @@ func TestSbatchWrapperExitStatusAndDisable(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	fakeSbatch(t)
+	sbatchOnPath(t)
 	file := wrapperScript(t)
-	t.Setenv("STUB_EXIT", "1")
-	if _, errOut, code := migadvisor(t, "sbatch", file); code != 1 || errOut != "sbatch: error: Batch job submission failed\n" {
+	t.Setenv("FAKESBATCH_REFUSE", refusal)
+	if _, errOut, code := migadvisor(t, "sbatch", file); code != 1 || errOut != refusal+"\n" {
 		t.Errorf("failed submission: exit %d, %q", code, errOut)
 	}
-	t.Setenv("STUB_EXIT", "")
+	t.Setenv("FAKESBATCH_REFUSE", "")
 	t.Setenv("MIGADVISOR_DISABLE", "1")
 	if out, errOut, code := migadvisor(t, "sbatch", file); code != 0 || out != "Submitted batch job 4242\n" || errOut != "" {
 		t.Errorf("disabled: exit %d, %q %q", code, out, errOut)
@@ -141,7 +135,7 @@ func TestSbatchWrapperSpoolsWhileTheHistoryIsLocked(t *testing.T) {
 	isolate(t)
 	db := newHistory(t)
 	release := holdWriteLock(t, db)
-	fakeSbatch(t)
+	sbatchOnPath(t)
 	start := time.Now()
 	out, errOut, code := migadvisor(t, "sbatch", wrapperScript(t))
 	if code != 0 || out != "Submitted batch job 4242\n" || errOut != "" {
@@ -201,20 +195,20 @@ func TestSbatchWrapperFailsOpen(t *testing.T) {
 			t.Setenv("MIGADVISOR_SITE", site)
 		}},
 	}
+	sbatch := sbatchOnPath(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, quiet := range []string{"", "1"} {
 				isolate(t)
 				t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 				t.Setenv("MIGADVISOR_QUIET", quiet)
-				argsLog := fakeSbatch(t)
 				tc.setup(t)
 				args := []string{"--export=ALL,X=1 2", "-J", "a b", wrapperScript(t), "it's"}
 				start := time.Now()
 				out, errOut, code := migadvisor(t, append([]string{"sbatch"}, args...)...)
-				logged, _ := os.ReadFile(argsLog)
+				logged := sbatch.args(t)
 				lines := strings.Count(errOut, "\n")
-				if code != 0 || out != "Submitted batch job 4242\n" || string(logged) != strings.Join(args, "\n")+"\n" ||
+				if code != 0 || out != "Submitted batch job 4242\n" || logged != strings.Join(args, "\n")+"\n" ||
 					lines > 1 || (lines == 1 && !strings.HasPrefix(errOut, "migadvisor: ")) || (quiet == "1" && errOut != "") {
 					t.Errorf("quiet=%q: exit %d, stdout %q, stderr %q, sbatch got %q", quiet, code, out, errOut, logged)
 				}
@@ -236,16 +230,16 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "job.sh")
 	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
 	historyWithJob2(t, db, file)
-	argsLog := fakeSbatch(t)
+	sbatch := sbatchOnPath(t)
 	_, errOut, code := migadvisor(t, "sbatch", file, "--mig-apply")
-	logged, _ := os.ReadFile(argsLog)
+	logged := sbatch.args(t)
 	// 1g.10gb: (1 CPU + 16 × 10/80) SU/h × 7 s = 0.00583 SU; a whole A100 is
 	// predicted faster but at 17 SU/h costs more.
 	advice := regexp.MustCompile(`^migadvisor: this script completed on 1g\.10gb in 1 run, at ~0\.00583 SU instead of ~([0-9.]+) SU on a full A100\. ` +
 		`Next time, submit with --gres=gpu:a100_10g:1, or with --mig-apply \(or MIGADVISOR_APPLY=1\) to have it changed for you\.\n` +
 		`migadvisor: to have job 4242 changed now, cancel it while it waits \(scancel 4242\) and submit it again with --gres=gpu:a100_10g:1\.\n$`)
 	m := advice.FindStringSubmatch(errOut)
-	if code != 0 || m == nil || string(logged) != file+"\n--mig-apply\n" {
+	if code != 0 || m == nil || logged != file+"\n--mig-apply\n" {
 		t.Fatalf("advice: exit %d, %q; sbatch got %q (--mig-apply after the script is the script's)", code, errOut, logged)
 	}
 	if full, _ := strconv.ParseFloat(m[1], 64); full <= 0.0058 {
@@ -254,8 +248,8 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	for _, apply := range [][]string{{"--mig-apply", "-J", "x", file}, {"-J", "x", file}} {
 		t.Setenv("MIGADVISOR_APPLY", map[bool]string{true: "", false: "1"}[apply[0] == "--mig-apply"])
 		_, errOut, code = migadvisor(t, append([]string{"sbatch"}, apply...)...)
-		logged, _ = os.ReadFile(argsLog)
-		if code != 0 || string(logged) != "-J\nx\n--gres=gpu:a100_10g:1\n"+file+"\n" ||
+		logged = sbatch.args(t)
+		if code != 0 || logged != "-J\nx\n--gres=gpu:a100_10g:1\n"+file+"\n" ||
 			!strings.HasSuffix(errOut, "migadvisor: submitting on 1g.10gb: --gres=gpu:a100:1 -> --gres=gpu:a100_10g:1\n") {
 			t.Errorf("%q: exit %d, %q; sbatch got %q", apply, code, errOut, logged)
 		}
@@ -264,6 +258,9 @@ func TestSbatchWrapperAdvisesAndApplies(t *testing.T) {
 	t.Setenv("MIGADVISOR_APPLY", "")
 	if _, errOut, code = migadvisor(t, "sbatch", "--gres=gpu:a100_10g:1", file); code != 0 || errOut != "" {
 		t.Errorf("already on the advice: exit %d, %q", code, errOut)
+	}
+	if logged = sbatch.args(t); logged != "--gres=gpu:a100_10g:1\n"+file+"\n" {
+		t.Errorf("already on the advice: sbatch got %q", logged)
 	}
 }
 
@@ -275,11 +272,8 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 	isolate(t)
 	bin := migadvisorBinary(t)
 	db := newHistory(t)
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	stub := filepath.Join(dir, "sbatch")
-	os.WriteFile(stub, []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >> '"+calls+"'\necho \"Submitted batch job $$\"\n"), 0o755)
-	t.Setenv("MIGADVISOR_SBATCH", stub)
+	sbatch := newFakeSbatch(t, "") // job ids: its process ids
+	t.Setenv("MIGADVISOR_SBATCH", sbatch.Path)
 	file := wrapperScript(t)
 	release := lockHolder(t, db)
 
@@ -309,8 +303,13 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	logged, _ := os.ReadFile(calls)
-	if got := strings.Count(string(logged), "--export=ALL,X=1 2 "+file+"\n"); got != n {
+	got := 0
+	for _, c := range sbatch.take(t) {
+		if slices.Equal(c.Args, []string{"--export=ALL,X=1 2", file}) {
+			got++
+		}
+	}
+	if got != n {
 		t.Errorf("sbatch ran %d times with the user's arguments, want %d", got, n)
 	}
 	release()
@@ -335,7 +334,7 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 func TestSbatchWrapperLintsInTheWorkingDirectory(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	argsLog := fakeSbatch(t)
+	sbatch := sbatchOnPath(t)
 	ddp := filepath.Join(t.TempDir(), "ddp.sh")
 	os.WriteFile(ddp, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH -t 10\npython train.py\n"), 0o644)
 	wd, _ := os.Getwd()
@@ -343,7 +342,7 @@ func TestSbatchWrapperLintsInTheWorkingDirectory(t *testing.T) {
 	if want := `migadvisor: sbatch's command line: --output's directory "no-such-dir" does not exist in ` + wd; code != 0 || !strings.Contains(errOut, want) {
 		t.Errorf("-o into a missing directory: exit %d %q", code, errOut)
 	}
-	if data, _ := os.ReadFile(argsLog); !strings.Contains(string(data), "no-such-dir/%j.out") {
-		t.Errorf("the job was not submitted as asked: %q", data)
+	if logged := sbatch.args(t); logged != "-o\nno-such-dir/%j.out\n"+ddp+"\n" {
+		t.Errorf("the job was not submitted as asked: %q", logged)
 	}
 }

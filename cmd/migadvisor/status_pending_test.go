@@ -31,8 +31,8 @@ func TestStatusRightAfterAShimSubmissionSaysOneThing(t *testing.T) {
 	}
 	empty := filepath.Join(dir, "empty.psv")
 	os.WriteFile(empty, []byte("JobIDRaw|JobID|User|State|ExitCode|Submit|ElapsedRaw|WorkDir|JobName\n"), 0o644)
-	stubSlurm(t, empty)
-	out, errOut, code := migadvisor(t, "status")
+	fake := slurmFromDump(t, empty)
+	out, errOut, code := migadvisorWith(t, fake, "status")
 	want := "no tracked jobs to list yet: 1 submission through the sbatch wrapper not in Slurm's accounting yet; run 'migadvisor status' again in a minute\n"
 	if code != 0 || out != want || strings.Contains(errOut, "not in Slurm's accounting") {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,34 +13,9 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
-
-// stubSlurm puts stand-ins for scontrol, squeue (the jobs have left the
-// queue) and sacct (a captured dump) on the Slurm path.
-func stubSlurm(t *testing.T, dump string) {
-	t.Helper()
-	abs, err := filepath.Abs(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	standInSlurm(t, map[string]string{
-		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
-		"squeue":   "#!/bin/sh\nexit 0\n",
-		"sacct":    "#!/bin/sh\ncat '" + abs + "'\n",
-	})
-}
-
-// standInSlurm writes the Slurm commands the CLI runs as these scripts.
-func standInSlurm(t *testing.T, scripts map[string]string) {
-	t.Helper()
-	bin := t.TempDir()
-	for name, text := range scripts {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-}
 
 // trackFailures links the dev cluster's failed jobs (testdata/joboutput/
 // devcluster-failures) to their scripts, with the output paths scontrol gave.
@@ -74,10 +50,10 @@ func TestWaitExplainsFailures(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	stubSlurm(t, "../../testdata/sacct/devcluster-failures.psv")
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
 	trackFailures(t, db)
 
-	out, errOut, code := migadvisor(t, "wait")
+	out, errOut, code := migadvisorWith(t, fake, "wait")
 	if code != 0 {
 		t.Fatalf("wait: exit %d: %s", code, errOut)
 	}
@@ -98,7 +74,7 @@ func TestWaitExplainsFailures(t *testing.T) {
 		}
 	}
 
-	out, _, code = migadvisor(t, "wait", "--json", "1", "2", "3", "4")
+	out, _, code = migadvisorWith(t, fake, "wait", "--json", "1", "2", "3", "4")
 	var rows []jobStatus
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 4 {
 		t.Fatalf("wait --json: exit %d %v\n%s", code, err, out)
@@ -114,7 +90,7 @@ func TestWaitExplainsFailures(t *testing.T) {
 		t.Errorf("outcomes: %v", kinds)
 	}
 
-	out, _, _ = migadvisor(t, "status", "--all") // the dump's jobs age: --all keeps the test from expiring
+	out, _, _ = migadvisorWith(t, fake, "status", "--all") // the dump's jobs age: --all keeps the test from expiring
 	if !strings.Contains(out, "WHY") || !strings.Contains(out, "ran out of host memory: the job had 200 MiB") {
 		t.Errorf("status:\n%s", out)
 	}
@@ -131,32 +107,21 @@ func TestProbeLadderStopsOnAFailureOfTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dump, err := filepath.Abs("../../testdata/sacct/devcluster-failures.psv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	submitted := filepath.Join(bin, "submitted")
-	for name, text := range map[string]string{
-		// Every submission is job 1 of the dump: FAILED 127:0.
-		"sbatch": "#!/bin/sh\necho \"$@\" >> " + submitted + "\necho '1;migdev'\n",
-		"scontrol": "#!/bin/sh\ncase \"$2\" in config) echo 'ClusterName = migdev' ;; " +
-			"*) echo \"JobId=1 JobName=x StdOut=" + outputs + "/slurm-1.out StdErr=" + outputs + "/slurm-1.out\" ;; esac\n",
-		"squeue": "#!/bin/sh\nexit 0\n",
-		"sacct":  "#!/bin/sh\ngrep -E '^(JobIDRaw|1[|.])' '" + dump + "'\n",
-	} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
+	dump := readFile(t, "../../testdata/sacct/devcluster-failures.psv")
+	// Every submission is job 1 of the dump: FAILED 127:0.
+	fake := slurmtest.New().Prints("sbatch", "1;migdev\n").Prints("squeue", "").Prints("sacct", dumpOf(dump, "1")).
+		On("scontrol", func(c slurm.Call) slurmtest.Reply {
+			if strings.Join(c.Args, " ") == "show config" {
+				return slurmtest.Reply{Stdout: "ClusterName = migdev\n"}
+			}
+			return slurmtest.Reply{Stdout: "JobId=1 JobName=x StdOut=" + outputs + "/slurm-1.out StdErr=" + outputs + "/slurm-1.out\n"}
+		})
 	t.Chdir(work)
 	script := writeTestScript(t, work, "nocmd.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M\n#SBATCH --time=00:02:00\ntrainer --epochs 2\n")
 
-	_, errOut, _ := migadvisor(t, "recommend", "--probe", "--ladder", "--no-monitor", script)
-	calls, _ := os.ReadFile(submitted)
-	if n := strings.Count(string(calls), "\n"); n != 1 {
-		t.Errorf("sbatch ran %d times, want once:\n%s", n, calls)
+	_, errOut, _ := migadvisorWith(t, fake, "recommend", "--probe", "--ladder", "--no-monitor", script)
+	if calls := fake.Calls("sbatch"); len(calls) != 1 || !strings.HasSuffix(calls[0].Args[len(calls[0].Args)-1], "1g.10gb.sh") {
+		t.Errorf("sbatch ran %d times, want once, on 1g.10gb: %+v", len(calls), calls)
 	}
 	want := "migadvisor: probe stopped at 1g.10gb, since a larger profile would fail the same way: job 1 failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script\n"
 	if !strings.Contains(errOut, want) {
@@ -173,46 +138,27 @@ func writeTestScript(t *testing.T, dir, name, text string) string {
 	return p
 }
 
-// chdirTest moves the test into dir until it ends (chdir is the slurm-tagged tests').
-
 // A tracked job's profile, which track does not know, is the one
 // accounting gives: status and wait show it, in text and JSON.
 func TestStatusShowsTheProfileAccountingGives(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
 	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
-	mustRunCLI(t, "track", script, "2", "3")
+	mustRunWith(t, fake, "track", script, "2", "3")
 	for _, args := range [][]string{{"wait", "2", "3"}, {"status", "--all"}} {
-		out := mustRunCLI(t, args...)
+		out := mustRunWith(t, fake, args...)
 		for _, want := range []string{"\n2       1g.10gb  COMPLETED", "\n3       2g.20gb  FAILED"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: no line %q:\n%s", args[0], want, out)
 			}
 		}
 		var rows []jobStatus
-		if err := json.Unmarshal([]byte(mustRunCLI(t, append(args, "--json")...)), &rows); err != nil || len(rows) != 2 ||
+		if err := json.Unmarshal([]byte(mustRunWith(t, fake, append(args, "--json")...)), &rows); err != nil || len(rows) != 2 ||
 			rows[0].Profile != "1g.10gb" || rows[1].Profile != "2g.20gb" {
 			t.Errorf("%s --json: %+v %v", args[0], rows, err)
 		}
 	}
-}
-
-// slurmByID puts stand-ins on the Slurm path that know the jobs of dump
-// only: sacct answers for the ids it is asked about, and squeue, whose queue
-// is empty, refuses an id it never had as the real one does.
-func slurmByID(t *testing.T, dump string) {
-	t.Helper()
-	abs, err := filepath.Abs(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	standInSlurm(t, map[string]string{
-		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
-		"squeue":   "#!/bin/sh\necho 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n",
-		"sacct": "#!/bin/sh\nids=\nfor a in \"$@\"; do case \"$a\" in --jobs=*) ids=$(echo \"${a#--jobs=}\" | tr , '|') ;; esac; done\n" +
-			"[ -n \"$ids\" ] || exec cat '" + abs + "'\ngrep -E \"^(JobIDRaw|($ids)[|.])\" '" + abs + "'\nexit 0\n",
-	})
 }
 
 // A tracked id Slurm has never seen (mistyped) is said to be so by track,
@@ -221,34 +167,34 @@ func slurmByID(t *testing.T, dump string) {
 func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
+	fake := slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
 	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
 	const said = "Slurm has no job 99999: was the id mistyped?"
-	_, errOut, code := migadvisor(t, "track", script, "2", "99999")
+	_, errOut, code := migadvisorWith(t, fake, "track", script, "2", "99999")
 	if want := "migadvisor: job 2 is not in the history yet: run 'migadvisor collect' after it ends\nmigadvisor: " + said + "\n"; code != 0 || errOut != want {
 		t.Errorf("track: exit %d\n%q\nwant\n%q", code, errOut, want)
 	}
-	out := mustRunCLI(t, "collect")
+	out := mustRunWith(t, fake, "collect")
 	if !strings.Contains(out, "accounting (sacct): 1 job: 1 new") || !strings.Contains(out, "\n"+said+"\n") {
 		t.Errorf("collect:\n%s", out)
 	}
 	var rep collect.Summary
-	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--json")), &rep); err != nil || strings.Join(rep.UnknownToSlurm, " ") != "99999" {
+	if err := json.Unmarshal([]byte(mustRunWith(t, fake, "collect", "--json")), &rep); err != nil || strings.Join(rep.UnknownToSlurm, " ") != "99999" {
 		t.Errorf("collect --json: %+v %v", rep.UnknownToSlurm, err)
 	}
 
-	out = mustRunCLI(t, "status", "--all")
+	out = mustRunWith(t, fake, "status", "--all")
 	if !strings.Contains(out, "\n99999   -        not in Slurm  job.sh") || !strings.HasSuffix(out, said+"\n") {
 		t.Errorf("status:\n%s", out)
 	}
 	var rows []jobStatus
-	if err := json.Unmarshal([]byte(mustRunCLI(t, "status", "99999", "--json")), &rows); err != nil || len(rows) != 1 ||
+	if err := json.Unmarshal([]byte(mustRunWith(t, fake, "status", "99999", "--json")), &rows); err != nil || len(rows) != 1 ||
 		rows[0].State != "not in Slurm" || rows[0].Explanation != said {
 		t.Errorf("status --json: %+v %v", rows, err)
 	}
 
 	start := time.Now()
-	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s")
+	out, errOut, code = migadvisorWith(t, fake, "wait", "--timeout", "20s")
 	if code != 0 || errOut != "migadvisor: "+said+"\n" || !strings.Contains(out, "99999   -        not in Slurm  "+said) {
 		t.Errorf("wait: exit %d\n%s%s", code, out, errOut)
 	}
@@ -262,33 +208,25 @@ func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	dump, err := filepath.Abs("../../testdata/sacct/devcluster-failures.psv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dump := readFile(t, "../../testdata/sacct/devcluster-failures.psv")
 	// slurmdbd's scripts of jobs 1 (exit 127) and 2 (exit 0:53) send their output to a directory that is not there.
 	script := "#!/bin/bash\n#SBATCH -o /nonexistent/dir/%j.out\ntrainer\n"
 	scripts := ""
 	for _, id := range []string{"1", "2"} {
 		scripts += "Batch Script for " + id + "\n" + strings.Repeat("-", 80) + "\n" + script + "\n"
 	}
-	bin := t.TempDir()
-	for name, text := range map[string]string{
-		"scontrol": "#!/bin/sh\necho 'ClusterName             = migdev'\n",
-		"squeue":   "#!/bin/sh\nexit 0\n",
-		"sacct":    "#!/bin/sh\ncase \"$*\" in *--batch-script*) printf '%s' '" + scripts + "' ;; *) cat '" + dump + "' ;; esac\n",
-	} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
-			t.Fatal(err)
+	fake := slurmtest.New().Cluster("migdev").Prints("squeue", "").On("sacct", func(c slurm.Call) slurmtest.Reply {
+		if slices.ContainsFunc(c.Args, func(a string) bool { return strings.Contains(a, "--batch-script") }) {
+			return slurmtest.Reply{Stdout: scripts}
 		}
-	}
-	t.Setenv("MIGADVISOR_SLURM_BIN", bin)
-	out := mustRunCLI(t, "collect", "--all-users")
+		return slurmtest.Reply{Stdout: dump}
+	})
+	out := mustRunWith(t, fake, "collect", "--all-users")
 	if !strings.Contains(out, "scripts: 2 jobs linked from slurmdbd") || !strings.Contains(out, "\nno output file found for job 1 (point --outputs at their directory)\n") {
 		t.Errorf("collect:\n%s", out)
 	}
 	var rep collect.Summary
-	if err := json.Unmarshal([]byte(mustRunCLI(t, "collect", "--all-users", "--json")), &rep); err != nil || strings.Join(rep.Outputs.Missing, " ") != "1" {
+	if err := json.Unmarshal([]byte(mustRunWith(t, fake, "collect", "--all-users", "--json")), &rep); err != nil || strings.Join(rep.Outputs.Missing, " ") != "1" {
 		t.Errorf("collect --json: missing %q %v, want job 1 only", rep.Outputs.Missing, err)
 	}
 }
@@ -299,9 +237,9 @@ func TestWaitForAnUntrackedJobSaysSo(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	stubSlurm(t, "../../testdata/sacct/devcluster-failures.psv")
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
 	trackFailures(t, db)
-	_, errOut, code := migadvisor(t, "wait", "1", "291")
+	_, errOut, code := migadvisorWith(t, fake, "wait", "1", "291")
 	if code != 0 || !strings.Contains(errOut, "migadvisor: job 291 is not tracked: wait collects its record, but only 'migadvisor track JOB.sh 291' links it") ||
 		strings.Contains(errOut, "job 1 ") {
 		t.Errorf("exit %d: %q", code, errOut)
@@ -320,8 +258,8 @@ func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
 	if out, _, code := migadvisor(t, "wait", "--json"); code != 0 || out != "[]\n" {
 		t.Errorf("wait --json: exit %d, %q, want an empty array", code, out)
 	}
-	slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
-	out, errOut, code = migadvisor(t, "wait", "--timeout", "20s", "99999")
+	fake := slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
+	out, errOut, code = migadvisorWith(t, fake, "wait", "--timeout", "20s", "99999")
 	if code != 0 || strings.Contains(out, "JOB ID") || !strings.Contains(errOut, "Slurm has no job 99999") {
 		t.Errorf("wait 99999: exit %d\n%q\n%q", code, out, errOut)
 	}
@@ -347,7 +285,7 @@ func TestWaitBarMovesAsJobsEnd(t *testing.T) {
 func TestWaitInterruptedSaysHowToResume(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
-	standInSlurm(t, map[string]string{"squeue": "#!/bin/sh\necho '4242|4242|RUNNING|gres/gpu:a100_10g:1|None'\n"})
+	fake := slurmtest.New().Prints("squeue", "4242|4242|RUNNING|gres/gpu:a100_10g:1|None\n")
 	dir := filepath.Join(t.TempDir(), "my sweep")
 	for _, c := range []struct {
 		opt  waitOptions
@@ -365,7 +303,7 @@ func TestWaitInterruptedSaysHowToResume(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c.opt.Global, c.opt.Slurm = globalFlags{DB: db}, slurmFlags{Bin: os.Getenv("MIGADVISOR_SLURM_BIN")}
+		c.opt.Global, c.opt.Slurm = globalFlags{DB: db}, slurmFlags{Runner: fake}
 		c.opt.wait.Poll = time.Second
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(300*time.Millisecond, cancel) // as Ctrl-C would, while the job runs
@@ -388,10 +326,10 @@ func TestStatusListsRecentJobsUnlessAll(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	stubSlurm(t, "../../testdata/sacct/devcluster-22.05.psv")
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
 	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
-	mustRunCLI(t, "track", script, "2", "3")
-	mustRunCLI(t, "collect")
+	mustRunWith(t, fake, "track", script, "2", "3")
+	mustRunWith(t, fake, "collect")
 	st, err := history.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +343,7 @@ func TestStatusListsRecentJobsUnlessAll(t *testing.T) {
 	}
 	status := func(opt statusOptions) (string, string) {
 		t.Helper()
-		opt.Global, opt.Slurm = globalFlags{DB: db}, slurmFlags{Bin: os.Getenv("MIGADVISOR_SLURM_BIN")}
+		opt.Global, opt.Slurm = globalFlags{DB: db}, slurmFlags{Runner: fake}
 		var out, errOut strings.Builder
 		if err := runStatus(context.Background(), opt, outWriters{Out: &out, Err: &errOut}); err != nil {
 			t.Fatal(err)
