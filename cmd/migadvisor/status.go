@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -18,27 +19,10 @@ import (
 
 func statusCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
-		Name:      "status",
-		Usage:     "list tracked jobs and their states",
-		ArgsUsage: "[JOBID...]",
-		Description: helpText("status") + recentWindowText + `;
---all lists every one, and a line on stderr says how many were left out. Jobs
-named by id or by --sweep are always listed.
-PROFILE is the one the job asked for, else the one accounting gives. SWEEP is
-the directory of the sweep or probe that submitted it ("-": the sbatch
-wrapper or 'track').
-A job that has left the queue but whose accounting record is not collected yet
-shows as "ended (collect)"; an id that neither squeue nor sacct knows, as
-"not in Slurm" (was it mistyped?). WHY says why an ended job did not complete, as
-'migadvisor wait' does. With nothing tracked (of the ids or the sweep asked
-about), it says so and how jobs become tracked; with --json, stdout holds []
-and that line goes to stderr.
-
-Examples:
-   migadvisor status
-   migadvisor status --all
-   migadvisor status --sweep sweep/
-   migadvisor status 4242 4243 --json`,
+		Name:        "status",
+		Usage:       "list tracked jobs and their states",
+		ArgsUsage:   "[JOBID...]",
+		Description: strings.ReplaceAll(helpText("status"), "{{recentWindow}}", recentWindowText),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sweep", Usage: "only the jobs of the sweep in this directory"},
 			&cli.BoolFlag{Name: "all", Usage: "also the jobs that ended more than " + recentWindowText + " ago"},
@@ -111,7 +95,7 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked jobs to list yet: %s; run 'migadvisor status' again in a minute",
 			notInAccountingYet(waiting)))
 	case len(res.Rows) == 0:
-		return sayEmptyTo(env.outWriters, opt.json, whyNoneTracked(opt, st.Path()))
+		return sayEmptyTo(env.outWriters, opt.json, history.WhyNoneTracked(st.Path(), opt.ids, opt.sweep))
 	}
 	if waiting > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
@@ -171,37 +155,4 @@ func submittedText(at time.Time) string {
 		return "-"
 	}
 	return at.Local().Format("2006-01-02 15:04")
-}
-
-// howTracked says how jobs become tracked.
-const howTracked = "jobs are tracked when submitted with 'migadvisor sweep JOB.sh --out DIR --submit', " +
-	"'migadvisor recommend --probe JOB.sh' or the sbatch wrapper ('migadvisor sbatch JOB.sh'), " +
-	"or linked to their script with 'migadvisor track JOB.sh JOBID...'"
-
-// whyNoneTracked says, in one line, why status lists nothing: the history
-// at path tracks no job (of the ids, or of the sweep, asked about), and
-// how jobs become tracked.
-func whyNoneTracked(opt statusOptions, path string) string {
-	where := "the history at " + path
-	switch ids := opt.ids; {
-	case len(ids) > 0:
-		are, them := "is", "it"
-		if len(ids) > 1 {
-			are, them = "are", "them"
-		}
-		what := ""
-		if opt.sweep != "" {
-			what = " as jobs of the sweep in " + opt.sweep
-		}
-		words := make([]string, len(ids))
-		for i, id := range ids {
-			words[i] = slurm.ShellWord(id)
-		}
-		return fmt.Sprintf("%s %s not tracked%s in %s: 'migadvisor track JOB.sh %s' links %s to the script; %s",
-			textutil.JobsNamed(ids, 0), are, what, where, strings.Join(words, " "), them, howTracked)
-	case opt.sweep != "":
-		return fmt.Sprintf("%s tracks no jobs of the sweep in %s: 'migadvisor sweep JOB.sh --out %s --submit' submits its variants and tracks them",
-			where, opt.sweep, slurm.ShellWord(opt.sweep))
-	}
-	return fmt.Sprintf("no tracked jobs in %s: %s", where, howTracked)
 }

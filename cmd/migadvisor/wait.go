@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -96,7 +97,7 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	if len(ids) == 0 {
 		// Never silent: nothing is pending, or nothing is tracked at all
 		// (with --json, stdout holds the data alone: an empty array).
-		fmt.Fprintf(env.Err, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", howTracked)
+		fmt.Fprintf(env.Err, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", history.HowTracked)
 		if opt.json {
 			return writeJSON(env.Out, []jobStatus{})
 		}
