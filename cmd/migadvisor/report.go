@@ -8,11 +8,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,13 +17,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/advisor/savings"
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -112,7 +107,11 @@ func reportPeriod(c *cli.Context, now time.Time) (history.Period, error) {
 		if c.IsSet("since") || c.IsSet("until") {
 			return history.Period{}, usageError{"--month is the period: give it without --since and --until"}
 		}
-		return monthPeriod(m, now)
+		p, err := history.MonthPeriod(m, now)
+		if err != nil {
+			return p, usageError{fmt.Sprintf("--month %q: give a month (2026-10) or last", m)}
+		}
+		return p, nil
 	}
 	var p history.Period
 	var err error
@@ -132,19 +131,6 @@ func reportPeriod(c *cli.Context, now time.Time) (history.Period, error) {
 		return p, usageError{fmt.Sprintf("--since (%s) must be before --until (%s)", p.From.Format(time.DateTime), p.Before.Format(time.DateTime))}
 	}
 	return p, nil
-}
-
-// monthPeriod is a calendar month, local time: 2026-10, or "last" for the
-// month before now's.
-func monthPeriod(m string, now time.Time) (history.Period, error) {
-	start, err := time.ParseInLocation("2006-01", m, time.Local)
-	if m == "last" {
-		start, err = time.Date(now.Year(), now.Month()-1, 1, 0, 0, 0, 0, time.Local), nil
-	}
-	if err != nil {
-		return history.Period{}, usageError{fmt.Sprintf("--month %q: give a month (2026-10) or last", m)}
-	}
-	return history.Period{From: start, Before: start.AddDate(0, 1, 0)}, nil
 }
 
 // check refuses flags that would be ignored or that contradict each other.
@@ -186,23 +172,23 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 			return err
 		}
 	}
-	st, from, public, done, err := openReportHistory(ctx, o, site)
+	h, err := collect.OpenSiteHistory(ctx, o.SiteStore, site, o.Global.DB)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer h.Close()
 	peers, err := index.PeersBeside(o.Global.DB, site)
 	if err != nil {
 		fmt.Fprintf(w.Err, "migadvisor: scripts measured on one profile are judged without other scripts' runtimes: %v\n", err)
 	}
-	rep, err := savings.Build(ctx, st, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
+	rep, err := savings.Build(ctx, h.Store, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
 		Progress: showProgress(w.Err, "judging the scripts"), Peers: peers.Except})
 	if err != nil {
 		return err
 	}
-	out := reportJSON{Report: rep, History: from}
+	out := reportJSON{Report: rep, History: h.From}
 	if o.Page != "" {
-		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: public}
+		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: h.Public}
 		if out.Page, err = report.WriteSavings(o.Page, rep, site, opt); err != nil {
 			return err
 		}
@@ -221,10 +207,10 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		err = writeJSON(w.Out, out)
 	case o.CSV:
 		if err = rep.WriteCSV(w.Out); err == nil && out.Notify != nil {
-			printNotices(w.Err, out.Notify, o.DryRun, out.noticeFiles) // stdout holds the CSV alone
+			out.Notify.WriteText(w.Err, o.DryRun, out.noticeFiles) // stdout holds the CSV alone
 		}
 	default:
-		printReport(w.Out, out, o.DryRun)
+		out.writeText(w.Out, o.DryRun)
 	}
 	if err == nil && out.Notify != nil && out.Notify.Failed > 0 {
 		return fmt.Errorf("%s could not be sent; the next report --notify tries again", textutil.Plural(out.Notify.Failed, "notice"))
@@ -232,215 +218,13 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	return err
 }
 
-// openReportHistory opens what the report reads: the site store where
-// there is one (copied into a history here), else --db, read-only. from
-// names it for the admin; public for a page anyone may read (no store
-// user or host).
-func openReportHistory(ctx context.Context, o reportOptions, site *catalog.Site) (st *history.Store, from, public string, done func(), err error) {
-	store, err := collect.OpenSiteStore(ctx, o.SiteStore, site.History.SiteStore, true)
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	if store != nil {
-		defer store.Close()
-		st, done, err := collect.CopyStore(ctx, store)
-		if err != nil {
-			return nil, "", "", nil, fmt.Errorf("read the site store %s: %w", store.Where(), err)
-		}
-		return st, "the site store " + store.Where(), "the site store", done, nil
-	}
-	if _, err := os.Stat(o.Global.DB); errors.Is(err, fs.ErrNotExist) {
-		return nil, "", "", nil, noReportHistory(o.Global.DB, site)
-	}
-	if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
-		return nil, "", "", nil, err
-	}
-	return st, o.Global.DB, o.Global.DB, func() { st.Close() }, nil
-}
-
-// noReportHistory says where the site history is, when --db is not.
-func noReportHistory(db string, site *catalog.Site) error {
-	msg := fmt.Sprintf("no history at %s: report reads the site history that 'collect --all-users' fills; name it with --db or MIGADVISOR_DB", db)
-	if site.History.SiteDB != "" {
-		msg += fmt.Sprintf(" (the site's published one: --db %s)", site.History.SiteDB)
-	}
-	return errors.New(msg)
-}
-
-// printReport writes the report as text: the headline, the scripts, the
-// totals per profile and user, the out-of-memory jobs, what was not
-// judged, and what --notify and --page did.
-func printReport(w io.Writer, out reportJSON, dryRun bool) {
-	printJudged(w, out)
+// writeText writes the report as text, then what --notify and --page did.
+func (out reportJSON) writeText(w io.Writer, dryRun bool) {
+	out.Report.WriteText(w, out.History)
 	if out.Notify != nil {
-		printNotices(w, out.Notify, dryRun, out.noticeFiles)
+		out.Notify.WriteText(w, dryRun, out.noticeFiles)
 	}
 	for _, f := range out.Page {
 		fmt.Fprintf(w, "wrote %s\n", f)
-	}
-}
-
-func printJudged(w io.Writer, out reportJSON) {
-	rep := out.Report
-	whose := ""
-	if rep.User != "" {
-		whose = " of " + rep.User
-	}
-	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, rep.Period(), rep.Site, out.History,
-		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
-	if rep.Total.Jobs == 0 {
-		if rep.User != "" {
-			fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
-		} else {
-			fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
-		}
-		printUnjudged(w, rep)
-		return
-	}
-	t := rep.Total
-	if t.Smaller > 0 {
-		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
-			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.SavedShare())
-	} else {
-		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
-	}
-	if t.OOM > 0 {
-		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), advisor.FormatSU(t.OOMSU))
-	}
-	printScripts(w, rep)
-	printProfiles(w, rep)
-	printUsers(w, rep)
-	printOOMs(w, rep)
-	printUnjudged(w, rep)
-}
-
-// printUsers lists the users a smaller slice or more memory concerns, most
-// SU saved first.
-func printUsers(w io.Writer, rep *savings.Report) {
-	tw := newTable(w)
-	shown := false
-	for _, u := range rep.Users {
-		if u.Smaller == 0 && u.OOM == 0 {
-			continue
-		}
-		if !shown {
-			fmt.Fprintln(w)
-			fmt.Fprintln(tw, "USER\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
-			shown = true
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, advisor.FormatSU(u.SU), u.Smaller, advisor.FormatSU(u.SmallerSU),
-			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
-	}
-	tw.Flush()
-}
-
-func printScripts(w io.Writer, rep *savings.Report) {
-	if len(rep.Scripts) > 0 {
-		fmt.Fprintln(w)
-		tw := newTable(w)
-		fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tUSE\tSU SPENT\tSU THERE\tSAVED\tWHY")
-		for _, s := range rep.Scripts {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.User, scriptLabel(s), s.Jobs, strings.Join(s.RanOn, ","), s.Recommended,
-				advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), advisor.FormatSU(s.SUSaved), s.Why)
-		}
-		tw.Flush()
-	}
-	if rep.Below.Scripts > 0 {
-		fmt.Fprintf(w, "not listed: %s saving under %s SU each (min_su_saved): %s, %s SU saved, counted in the totals\n",
-			textutil.Plural(rep.Below.Scripts, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Jobs, "job"),
-			advisor.FormatSU(rep.Below.Saved))
-	}
-}
-
-// scriptLabel names a script for an admin: its file, else its job name,
-// with the start of its fingerprint.
-func scriptLabel(s savings.Script) string {
-	name := s.Name
-	if f := s.File(); f != "" {
-		name = filepath.Base(f)
-	}
-	if fp := s.Fingerprint; len(fp) >= 8 {
-		return name + " (" + fp[:8] + ")"
-	}
-	return name + " (by name)"
-}
-
-func printProfiles(w io.Writer, rep *savings.Report) {
-	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM")
-	row := func(name string, t savings.Tally) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, advisor.FormatSU(t.SU), t.Smaller, advisor.FormatSU(t.SmallerSU),
-			advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.OOM)
-	}
-	for _, p := range rep.Profiles {
-		row(p.Profile, p.Tally)
-	}
-	row("all", rep.Total)
-	tw.Flush()
-}
-
-func printOOMs(w io.Writer, rep *savings.Report) {
-	if len(rep.OOMs) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nran out of GPU memory:")
-	tw := newTable(w)
-	fmt.Fprintln(tw, "USER\tJOB\tNAME\tPROFILE\tSU\tFITS ON")
-	for _, o := range rep.OOMs {
-		fits := o.Fits
-		if fits == "" {
-			fits = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.User, o.JobID, o.Name, o.Profile, advisor.FormatSU(o.SU), fits)
-	}
-	tw.Flush()
-}
-
-func printUnjudged(w io.Writer, rep *savings.Report) {
-	if len(rep.Unjudged) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nnot judged:")
-	for _, u := range rep.Unjudged {
-		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU), u.Reason)
-		for _, e := range u.Examples {
-			fmt.Fprintf(w, "    %s\n", e)
-		}
-	}
-}
-
-// printNotices says what --notify did, or with --dry-run would do, user by
-// user.
-func printNotices(w io.Writer, res *savings.NotifyResult, dryRun, files bool) {
-	fmt.Fprintln(w)
-	defer func() {
-		for _, u := range res.Unset {
-			fmt.Fprintf(w, "not configured yet: %s\n", u)
-		}
-	}()
-	if len(res.Notices) == 0 && res.Told == 0 {
-		fmt.Fprintln(w, "no notice to send: no script is listed")
-		return
-	}
-	for _, n := range res.Notices {
-		switch {
-		case n.Err != "" && dryRun:
-			fmt.Fprintf(w, "would not send to %s: %s\n", n.User, n.Err)
-		case dryRun:
-			fmt.Fprintf(w, "would send to %s: %s\n--- Subject: %s\n%s---\n", n.User, n.To, n.Subject, n.Body)
-		case n.Err != "":
-			fmt.Fprintf(w, "not sent to %s: %s\n", n.User, n.Err)
-		case files:
-			fmt.Fprintf(w, "wrote the notice for %s: %s\n", n.User, n.To)
-		default:
-			fmt.Fprintf(w, "sent to %s: %s\n", n.User, n.To)
-		}
-	}
-	switch {
-	case res.Told == 1:
-		fmt.Fprintln(w, "1 script left out: its user was told of it within notify_every_days")
-	case res.Told > 1:
-		fmt.Fprintf(w, "%d scripts left out: their users were told of them within notify_every_days\n", res.Told)
 	}
 }

@@ -1,0 +1,190 @@
+package savings
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+// WriteText writes the report as an admin reads it: the headline, the
+// listed scripts, the totals per profile and per user, the jobs that ran
+// out of GPU memory, and what was not judged. from names the history the
+// report was read from.
+func (rep *Report) WriteText(w io.Writer, from string) {
+	whose := ""
+	if rep.User != "" {
+		whose = " of " + rep.User
+	}
+	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, rep.Period(), rep.Site, from,
+		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
+	if rep.Total.Jobs == 0 {
+		if rep.User != "" {
+			fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
+		} else {
+			fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
+		}
+		rep.writeUnjudged(w)
+		return
+	}
+	t := rep.Total
+	if t.Smaller > 0 {
+		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
+			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.SavedShare())
+	} else {
+		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
+	}
+	if t.OOM > 0 {
+		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), advisor.FormatSU(t.OOMSU))
+	}
+	rep.writeScripts(w)
+	rep.writeProfiles(w)
+	rep.writeUsers(w)
+	rep.writeOOMs(w)
+	rep.writeUnjudged(w)
+}
+
+// newTable aligns the text's tables: columns two spaces apart.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// writeScripts lists the scripts at or above the thresholds, and counts
+// those below.
+func (rep *Report) writeScripts(w io.Writer) {
+	if len(rep.Scripts) > 0 {
+		fmt.Fprintln(w)
+		tw := newTable(w)
+		fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tUSE\tSU SPENT\tSU THERE\tSAVED\tWHY")
+		for _, s := range rep.Scripts {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.User, s.label(), s.Jobs, strings.Join(s.RanOn, ","), s.Recommended,
+				advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), advisor.FormatSU(s.SUSaved), s.Why)
+		}
+		tw.Flush()
+	}
+	if rep.Below.Scripts > 0 {
+		fmt.Fprintf(w, "not listed: %s saving under %s SU each (min_su_saved): %s, %s SU saved, counted in the totals\n",
+			textutil.Plural(rep.Below.Scripts, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Jobs, "job"),
+			advisor.FormatSU(rep.Below.Saved))
+	}
+}
+
+// label names a script for an admin: its file, else its job name, with
+// the start of its fingerprint.
+func (s Script) label() string {
+	name := s.Name
+	if f := s.File(); f != "" {
+		name = filepath.Base(f)
+	}
+	if fp := s.Fingerprint; len(fp) >= 8 {
+		return name + " (" + fp[:8] + ")"
+	}
+	return name + " (by name)"
+}
+
+// writeProfiles tallies the jobs by the profile they ran on, then all.
+func (rep *Report) writeProfiles(w io.Writer) {
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM")
+	row := func(name string, t Tally) {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, advisor.FormatSU(t.SU), t.Smaller, advisor.FormatSU(t.SmallerSU),
+			advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.OOM)
+	}
+	for _, p := range rep.Profiles {
+		row(p.Profile, p.Tally)
+	}
+	row("all", rep.Total)
+	tw.Flush()
+}
+
+// writeUsers lists the users a smaller slice or more memory concerns, most
+// SU saved first.
+func (rep *Report) writeUsers(w io.Writer) {
+	tw := newTable(w)
+	shown := false
+	for _, u := range rep.Users {
+		if u.Smaller == 0 && u.OOM == 0 {
+			continue
+		}
+		if !shown {
+			fmt.Fprintln(w)
+			fmt.Fprintln(tw, "USER\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
+			shown = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, advisor.FormatSU(u.SU), u.Smaller, advisor.FormatSU(u.SmallerSU),
+			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
+	}
+	tw.Flush()
+}
+
+// writeOOMs lists the jobs that ran out of GPU memory, with the profile
+// they fit on ("-": none known).
+func (rep *Report) writeOOMs(w io.Writer) {
+	if len(rep.OOMs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nran out of GPU memory:")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "USER\tJOB\tNAME\tPROFILE\tSU\tFITS ON")
+	for _, o := range rep.OOMs {
+		fits := o.Fits
+		if fits == "" {
+			fits = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.User, o.JobID, o.Name, o.Profile, advisor.FormatSU(o.SU), fits)
+	}
+	tw.Flush()
+}
+
+// writeUnjudged says which jobs were not judged, and why: never silently.
+func (rep *Report) writeUnjudged(w io.Writer) {
+	if len(rep.Unjudged) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnot judged:")
+	for _, u := range rep.Unjudged {
+		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU), u.Reason)
+		for _, e := range u.Examples {
+			fmt.Fprintf(w, "    %s\n", e)
+		}
+	}
+}
+
+// WriteText says what Notify did, user by user, or with dryRun what it
+// would do; files: the notices went to files (--notify-dir), not to a
+// mail command.
+func (res *NotifyResult) WriteText(w io.Writer, dryRun, files bool) {
+	fmt.Fprintln(w)
+	defer func() {
+		for _, u := range res.Unset {
+			fmt.Fprintf(w, "not configured yet: %s\n", u)
+		}
+	}()
+	if len(res.Notices) == 0 && res.Told == 0 {
+		fmt.Fprintln(w, "no notice to send: no script is listed")
+		return
+	}
+	for _, n := range res.Notices {
+		switch {
+		case n.Err != "" && dryRun:
+			fmt.Fprintf(w, "would not send to %s: %s\n", n.User, n.Err)
+		case dryRun:
+			fmt.Fprintf(w, "would send to %s: %s\n--- Subject: %s\n%s---\n", n.User, n.To, n.Subject, n.Body)
+		case n.Err != "":
+			fmt.Fprintf(w, "not sent to %s: %s\n", n.User, n.Err)
+		case files:
+			fmt.Fprintf(w, "wrote the notice for %s: %s\n", n.User, n.To)
+		default:
+			fmt.Fprintf(w, "sent to %s: %s\n", n.User, n.To)
+		}
+	}
+	switch {
+	case res.Told == 1:
+		fmt.Fprintln(w, "1 script left out: its user was told of it within notify_every_days")
+	case res.Told > 1:
+		fmt.Fprintf(w, "%d scripts left out: their users were told of them within notify_every_days\n", res.Told)
+	}
+}
