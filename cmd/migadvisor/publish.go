@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 func publishCommand() *cli.Command {
@@ -46,43 +42,17 @@ func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	store, err := collect.OpenSiteStore(ctx, o.SiteStore, site.History.SiteStore, true)
+	pub, err := collect.PublishSiteHistory(ctx, o.SiteStore, site, o.Global.DB, o.Dir)
 	if err != nil {
 		return err
 	}
-	var st *history.Store
-	if store != nil {
-		defer store.Close()
-	} else {
-		if st, err = history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true}); err != nil {
-			return err
-		}
-		defer st.Close()
+	if pub.Warning != "" {
+		fmt.Fprintf(w.Err, "migadvisor: %s\n", pub.Warning)
 	}
-	pub, err := collect.Publish(ctx, st, store, o.Dir)
-	if err != nil {
-		return err
-	}
-	sayPublished(w.Err, pub)
 	rep := pub.Summary()
 	if o.JSON {
 		return writeJSON(w.Out, rep)
 	}
-	printPublished(w.Out, rep)
+	rep.WriteText(w.Out)
 	return nil
-}
-
-// sayPublished says on stderr what a publication warns of.
-func sayPublished(stderr io.Writer, p collect.Publication) {
-	if p.Warning != "" {
-		fmt.Fprintf(stderr, "migadvisor: %s\n", p.Warning)
-	}
-}
-
-func printPublished(out io.Writer, p collect.PublishSummary) {
-	fmt.Fprintf(out, "published %s and %s (%s of %s)", p.Snapshot, p.Index, textutil.Plural(p.Runs, "run"), textutil.Plural(p.Scripts, "script"))
-	if strings.HasPrefix(p.From, "site store ") {
-		fmt.Fprintf(out, " from the %s", p.From)
-	}
-	fmt.Fprintln(out)
 }
