@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/user"
 	"path/filepath"
 	"time"
@@ -43,17 +42,17 @@ func emulateFrom(c *cli.Context, g globalFlags) (*slurm.EmulateWrap, time.Durati
 	if filepath.Base(bin) == slurm.LeanMonitor {
 		bin = ""
 	}
-	return &slurm.EmulateWrap{Binary: monitorWrapOf(bin).Binary, Site: g.Site}, budget, nil
+	return &slurm.EmulateWrap{Binary: slurm.MonitorWrapFor(bin).Binary, Site: g.Site}, budget, nil
 }
 
-// timeFlag sets every variant's --time (a probe after a run that reached its
-// time limit needs a longer one than the script's).
 // noPreallocFlag is --no-prealloc; prefix begins its usage.
 func noPreallocFlag(prefix string) cli.Flag {
 	return &cli.BoolFlag{Name: "no-prealloc", Usage: prefix + "variants turn JAX's and TensorFlow's preallocation off " +
 		"(XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform, TF_FORCE_GPU_ALLOW_GROWTH=true): their GPU peak is then the need"}
 }
 
+// timeFlag sets every variant's --time (a probe after a run that reached its
+// time limit needs a longer one than the script's).
 func timeFlag(prefix string) cli.Flag {
 	return &cli.StringFlag{Name: "time", Aliases: []string{"t"}, Usage: prefix + "the --time every variant asks for (default: the script's)"}
 }
@@ -85,26 +84,7 @@ func monitorWrapFrom(c *cli.Context) *slurm.MonitorWrap {
 	if c.Bool("no-monitor") {
 		return nil
 	}
-	return monitorWrapOf(c.String("monitor-bin"))
-}
-
-// monitorWrapOf is how variants reach the monitor: bin, else this binary,
-// by its absolute path (shared file systems make it the compute nodes' too).
-func monitorWrapOf(bin string) *slurm.MonitorWrap {
-	if bin == "" {
-		if self, err := os.Executable(); err == nil {
-			if real, err := filepath.EvalSymlinks(self); err == nil {
-				self = real
-			}
-			bin = self
-		}
-	}
-	if bin != "" {
-		if abs, err := filepath.Abs(bin); err == nil {
-			bin = abs
-		}
-	}
-	return &slurm.MonitorWrap{Binary: bin}
+	return slurm.MonitorWrapFor(c.String("monitor-bin"))
 }
 
 // siteStoreFlag is --site-store (MIGADVISOR_SITE_STORE): the option file of
@@ -183,4 +163,27 @@ func renderOptionsFrom(c *cli.Context, suite *workloads.Suite, now time.Time) wo
 		r.Dir = bench.DefaultSuiteDir(suite.Name, now)
 	}
 	return r
+}
+
+// waitFlags are the flags of how long to wait, which wait, recommend
+// --probe and benchmark run share; prefix begins each usage.
+func waitFlags(prefix string) []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "timeout", Usage: prefix + "give up waiting after this long (0: never)"},
+		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: prefix + "longest interval between squeue calls"},
+	}
+}
+
+// waitTimingFrom reads --timeout and --poll: neither may be negative.
+func waitTimingFrom(c *cli.Context) (bench.WaitOptions, error) {
+	o := bench.WaitOptions{Timeout: c.Duration("timeout"), Poll: c.Duration("poll")}
+	for _, d := range []struct {
+		flag, example string
+		v             time.Duration
+	}{{"--timeout", "2h", o.Timeout}, {"--poll", "30s", o.Poll}} {
+		if d.v < 0 {
+			return o, usageError{fmt.Sprintf("%s is a duration such as %s, not %s", d.flag, d.example, d.v)}
+		}
+	}
+	return o, nil
 }

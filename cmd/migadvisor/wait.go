@@ -37,15 +37,6 @@ func waitCommand() *cli.Command {
 	})
 }
 
-// waitFlags are the flags of how long to wait, which wait, recommend
-// --probe and benchmark run share; prefix begins each usage.
-func waitFlags(prefix string) []cli.Flag {
-	return []cli.Flag{
-		&cli.DurationFlag{Name: "timeout", Usage: prefix + "give up waiting after this long (0: never)"},
-		&cli.DurationFlag{Name: "poll", Value: 15 * time.Second, Usage: prefix + "longest interval between squeue calls"},
-	}
-}
-
 // waitOptions are wait's flags and arguments.
 type waitOptions struct {
 	Global    globalFlags
@@ -65,20 +56,6 @@ func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
 	timing, err := waitTimingFrom(c)
 	return waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: timing,
 		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}, err
-}
-
-// waitTimingFrom reads --timeout and --poll: neither may be negative.
-func waitTimingFrom(c *cli.Context) (bench.WaitOptions, error) {
-	o := bench.WaitOptions{Timeout: c.Duration("timeout"), Poll: c.Duration("poll")}
-	for _, d := range []struct {
-		flag, example string
-		v             time.Duration
-	}{{"--timeout", "2h", o.Timeout}, {"--poll", "30s", o.Poll}} {
-		if d.v < 0 {
-			return o, usageError{fmt.Sprintf("%s is a duration such as %s, not %s", d.flag, d.example, d.v)}
-		}
-	}
-	return o, nil
 }
 
 func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
