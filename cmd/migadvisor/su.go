@@ -70,12 +70,7 @@ func suOptionsFrom(c *cli.Context) (suOptions, error) {
 	if v := c.String("profile"); v != "" {
 		o.Over.Profile = &v
 	}
-	for name, field := range map[string]**int{"gpus": &o.Over.GPUs, "cpus": &o.Over.CPUs} {
-		if c.IsSet(name) {
-			n := c.Int(name)
-			*field = &n
-		}
-	}
+	o.Over.GPUs, o.Over.CPUs = ifSet(c, "gpus", c.Int), ifSet(c, "cpus", c.Int)
 	if c.IsSet("mem") {
 		mib, err := slurm.ParseMemoryMiB(c.String("mem"))
 		if err != nil {
@@ -89,17 +84,18 @@ func suOptionsFrom(c *cli.Context) (suOptions, error) {
 		return suOptions{}, err
 	}
 	o.Over.Hours = hours
-	for name, field := range map[string]**string{"qos": &o.Over.QoS, "partition": &o.Over.Partition} {
-		if c.IsSet(name) {
-			v := c.String(name)
-			*field = &v
-		}
-	}
-	if c.IsSet("exclusive") {
-		v := c.Bool("exclusive")
-		o.Over.Exclusive = &v
-	}
+	o.Over.QoS, o.Over.Partition = ifSet(c, "qos", c.String), ifSet(c, "partition", c.String)
+	o.Over.Exclusive = ifSet(c, "exclusive", c.Bool)
 	return o, nil
+}
+
+// ifSet is the value of the flag name where it was given, nil where not.
+func ifSet[T any](c *cli.Context, name string, value func(string) T) *T {
+	if !c.IsSet(name) {
+		return nil
+	}
+	v := value(name)
+	return &v
 }
 
 // suHours is --hours or --time in hours; nil without either.
@@ -159,21 +155,9 @@ func runSU(_ context.Context, o suOptions, w outWriters) error {
 	}
 	fmt.Fprintln(w.Out, describeCharge(r))
 	for _, f := range r.Warnings {
-		fmt.Fprintln(w.Err, warningLine(o.Script, f))
+		fmt.Fprintln(w.Err, f.Where(o.Script))
 	}
 	return nil
-}
-
-// warningLine is FILE:LINE: MESSAGE, FILE: MESSAGE for a figure a flag
-// gave, or warning: MESSAGE without a script.
-func warningLine(file string, w lint.Finding) string {
-	switch {
-	case file == "":
-		return "warning: " + w.Message
-	case w.Line == 0:
-		return fmt.Sprintf("%s: %s", file, w.Message)
-	}
-	return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Message)
 }
 
 func describeCharge(r suReport) string {
