@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/internal/cliargs"
 )
 
 // slurmBinFlag picks the Slurm commands, for sites (and tests) where they are
@@ -21,27 +23,14 @@ func clusterFlag() cli.Flag {
 		Usage: "cluster name for jobs whose records do not carry one (default: slurmctld's ClusterName, else the name the history last used, else local)"}
 }
 
-// parseSince reads --since: a date (2026-11-01), a date and time
-// (2026-11-01T08:00), or an age (30m, 36h, 7d, 2w).
+// parseSince reads --since (cliargs.ParseSince); a value it cannot read is
+// a usage error.
 func parseSince(v string, now time.Time) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
+	t, err := cliargs.ParseSince(v, now)
+	if err != nil {
+		return t, usageError{fmt.Sprintf("--since %q: %v", v, err)}
 	}
-	for _, layout := range []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05"} {
-		if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
-	if n := len(v); n > 1 {
-		if u, ok := unit[v[n-1]]; ok {
-			var k int
-			if _, err := fmt.Sscanf(v[:n-1], "%d", &k); err == nil && k >= 0 && fmt.Sprint(k) == v[:n-1] {
-				return now.Add(-time.Duration(k) * u), nil
-			}
-		}
-	}
-	return time.Time{}, usageError{fmt.Sprintf("--since %q: use a date (2026-11-01), a time (2026-11-01T08:00) or an age (30m, 36h, 7d, 2w)", v)}
+	return t, nil
 }
 
 // splitList reads a comma-separated flag value.
