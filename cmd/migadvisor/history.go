@@ -11,6 +11,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -119,50 +120,15 @@ func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherReques
 	return fmt.Sprintf("no runs of %s, nor of its earlier versions, in %s: %s", path, historiesRead(own, siteWide), what), nil
 }
 
-// peakCell is a job's GPU peak, with the framework whose peak is only a
-// ceiling of the need: "60.0G (JAX)".
-func peakCell(j advisor.JobEntry) string {
-	cell := mibOrDash(j.GPUMemPeakMiB)
-	if h := j.GPUMemHeldBy; h != nil && h.Ceiling() && j.GPUMemPeakMiB != nil {
-		cell += " (" + h.Software + ")"
-	}
-	return cell
-}
-
+// printHistory prints the jobs as a table, then what the reader must know
+// to read it: which runs are of an earlier version of the script, and which
+// jobs are the site-wide history's.
 func printHistory(w io.Writer, jobs []advisor.JobEntry) {
 	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tEXIT\tELAPSED\tCPUS\tMEM\tMAX RSS\tGPU PEAK\tOOM\tWORK\tSU")
-	for _, j := range jobs {
-		state := j.State
-		if j.Placeholder {
-			state += "?"
-		}
-		exit := "-"
-		if j.ExitCode != nil && j.ExitSignal != nil {
-			exit = fmt.Sprintf("%d:%d", *j.ExitCode, *j.ExitSignal)
-		}
-		elapsed := "-"
-		if j.ElapsedS != nil {
-			elapsed = slurm.FormatDuration(time.Duration(*j.ElapsedS) * time.Second)
-		}
-		work := "-"
-		if j.Work != nil {
-			work = formatNumber(*j.Work) + " " + deref(j.WorkUnit)
-		}
-		su := "-"
-		if j.SU != nil {
-			su = advisor.FormatSU(*j.SU)
-		}
-		id := j.JobID
-		if j.Earlier {
-			id += " ~"
-		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, orDash(deref(j.Profile)), state, exit, elapsed,
-			intOrDash(j.CPUs), mibOrDash(j.ReqMemMiB), rssOrDash(j.MaxRSSMiB), peakCell(j), orDash(deref(j.OOM)), work, su)
-	}
-	t.Flush()
 	earlier, fromSite := 0, 0
 	for _, j := range jobs {
+		fmt.Fprintln(t, strings.Join(historyCells(j), "\t"))
 		if j.Earlier {
 			earlier++
 		}
@@ -170,6 +136,7 @@ func printHistory(w io.Writer, jobs []advisor.JobEntry) {
 			fromSite++
 		}
 	}
+	t.Flush()
 	if earlier > 0 {
 		fmt.Fprintf(w, "%s of an earlier version of this script (marked ~)\n", textutil.Plural(earlier, "run"))
 	}
@@ -183,4 +150,49 @@ func printHistory(w io.Writer, jobs []advisor.JobEntry) {
 		}
 		fmt.Fprintf(w, "%d of these %d jobs %s from the site-wide history, the others from yours\n", fromSite, len(jobs), verb)
 	}
+}
+
+// historyCells are a job's cells in history's table, "-" where a figure is
+// unknown.
+func historyCells(j advisor.JobEntry) []string {
+	id, state := j.JobID, j.State
+	if j.Earlier {
+		id += " ~"
+	}
+	if j.Placeholder {
+		state += "?"
+	}
+	exit, elapsed, cpus, work, su := "-", "-", "-", "-", "-"
+	if j.ExitCode != nil && j.ExitSignal != nil {
+		exit = fmt.Sprintf("%d:%d", *j.ExitCode, *j.ExitSignal)
+	}
+	if j.ElapsedS != nil {
+		elapsed = slurm.FormatDuration(time.Duration(*j.ElapsedS) * time.Second)
+	}
+	if j.CPUs != nil {
+		cpus = fmt.Sprint(*j.CPUs)
+	}
+	if j.Work != nil {
+		work = formatNumber(*j.Work) + " " + deref(j.WorkUnit)
+	}
+	if j.SU != nil {
+		su = advisor.FormatSU(*j.SU)
+	}
+	rss := memory.ShortMiB(j.MaxRSSMiB)
+	if j.MaxRSSMiB != nil && *j.MaxRSSMiB < 0.05 {
+		rss = "-" // sacct took no sample: it would print as 0.0M
+	}
+	peak := memory.ShortMiB(j.GPUMemPeakMiB)
+	if h := j.GPUMemHeldBy; h != nil && h.Ceiling() && j.GPUMemPeakMiB != nil {
+		peak += " (" + h.Software + ")" // the peak is only a ceiling of the need
+	}
+	return []string{id, orDash(deref(j.Profile)), state, exit, elapsed, cpus, memory.ShortMiB(j.ReqMemMiB), rss, peak,
+		orDash(deref(j.OOM)), work, su}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
@@ -81,50 +80,6 @@ func sayEmptyTo(w outWriters, asJSON bool, why string) error {
 	return nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func intOrDash(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return fmt.Sprint(*n)
-}
-
-// mibOrDash prints a size in MiB as "512M" or "5.7G".
-func mibOrDash(f *float64) string {
-	switch {
-	case f == nil:
-		return "-"
-	case *f >= 1024:
-		return fmt.Sprintf("%.1fG", *f/1024)
-	case *f < 10:
-		return fmt.Sprintf("%.1fM", *f)
-	default:
-		return fmt.Sprintf("%.0fM", *f)
-	}
-}
-
-// rssOrDash is a peak RSS, or "-" where sacct took no sample (it would
-// print as 0.0M).
-func rssOrDash(f *float64) string {
-	if f != nil && *f < 0.05 {
-		return "-"
-	}
-	return mibOrDash(f)
-}
-
-func suOrDash(f *float64) string {
-	if f == nil {
-		return "-"
-	}
-	return advisor.FormatSU(*f)
-}
-
 // showPushProgress draws a bar of the rows sent to the site store on a
 // terminal; nil elsewhere.
 func showPushProgress(stderr io.Writer) func(sent, total int) {
@@ -169,17 +124,6 @@ func interrupted(ctx context.Context, stderr io.Writer, err error, what string) 
 	}
 	fmt.Fprintf(stderr, "migadvisor: interrupted; %s\n", what)
 	return silentExit(exitInterrupted)
-}
-
-// sayCollected says which ids Slurm has no job of and which have no final
-// record yet.
-func sayCollected(stderr io.Writer, ended bench.Ended) {
-	if len(ended.Unknown) > 0 {
-		fmt.Fprintf(stderr, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
-	}
-	if len(ended.Open) > 0 {
-		fmt.Fprintf(stderr, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
-	}
 }
 
 // lintFailure prints the lint errors that refused a sweep, and says what

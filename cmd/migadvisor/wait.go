@@ -162,7 +162,12 @@ func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []strin
 	if err != nil {
 		return ended, err
 	}
-	sayCollected(env.Err, ended)
+	if len(ended.Unknown) > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
+	}
+	if len(ended.Open) > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
+	}
 	return ended, nil
 }
 
