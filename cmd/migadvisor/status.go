@@ -49,7 +49,8 @@ type statusOptions struct {
 }
 
 func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
-	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
+	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"),
+		all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
 	if opt.sweep != "" {
 		abs, err := filepath.Abs(opt.sweep)
 		if err != nil {
@@ -84,7 +85,7 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		return err
 	}
 	if res.QueueErr != nil {
-		fmt.Fprintf(env.Err, "migadvisor: warning: states from the history only: %v\n", res.QueueErr)
+		env.say(fmt.Sprintf("warning: states from the history only: %v", res.QueueErr))
 	}
 	switch {
 	case len(res.Rows) == 0 && res.Tracked > 0:
@@ -98,7 +99,7 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 		return sayEmptyTo(env.outWriters, opt.json, history.WhyNoneTracked(st.Path(), opt.ids, opt.sweep))
 	}
 	if waiting > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
+		env.say(notInAccountingYet(waiting) + ": not listed")
 	}
 	if err := printStatus(env.Out, opt.json, res.Rows); err != nil {
 		return err

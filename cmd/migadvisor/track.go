@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,12 +133,7 @@ func warnNotInHistory(stderr io.Writer, missing []string, ambiguous map[string]c
 	default:
 		fmt.Fprintf(stderr, "migadvisor: jobs %s are not in the history yet: run 'migadvisor collect' after they end\n", strings.Join(missing, ", "))
 	}
-	ids := make([]string, 0, len(ambiguous))
-	for id := range ambiguous {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(ambiguous)) {
 		a := ambiguous[id]
 		what := "track it again with --cluster and the one it ran on"
 		if a.LinkedTo != "" {

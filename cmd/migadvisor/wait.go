@@ -67,7 +67,7 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 			fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
 		}
 	}
-	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, historyPerCall{env})
+	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, env.perCall())
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ const exitInterrupted = 130
 // noteUntracked says which of the jobs named on the command line no script
 // is linked to: wait follows and collects them, but lists only tracked jobs.
 func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
-	untracked, err := bench.Untracked(ctx, historyPerCall{env}, ids)
+	untracked, err := bench.Untracked(ctx, env.perCall(), ids)
 	if err != nil {
 		return err
 	}
