@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,9 +46,8 @@ func TestConcurrentProcessesShareOneHistory(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "state", "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	stub := filepath.Join(dir, "sbatch")
-	os.WriteFile(stub, []byte("#!/bin/sh\necho \"Submitted batch job $$\"\n"), 0o755)
-	t.Setenv("MIGADVISOR_SBATCH", stub)
+	sbatch := newFakeSbatch(t, "") // job ids: its process ids
+	t.Setenv("MIGADVISOR_SBATCH", sbatch.Path)
 	script := wrapperScript(t)
 
 	const ranges, perRange = 4, 20_000
@@ -74,8 +74,14 @@ func TestConcurrentProcessesShareOneHistory(t *testing.T) {
 			submitted++
 		}
 	}
-	if submitted != 8 {
-		t.Errorf("%d wrappers reached sbatch, want 8", submitted)
+	calls := sbatch.take(t)
+	if submitted != 8 || len(calls) != 8 {
+		t.Errorf("%d wrappers reached sbatch, which ran %d times; want 8", submitted, len(calls))
+	}
+	for _, c := range calls {
+		if !slices.Equal(c.Args, []string{script}) {
+			t.Errorf("sbatch got %q, want the user's arguments", c.Args)
+		}
 	}
 	if got := len(trackedJobs(t, db)); got != 8 { // opening the history moves the spool in
 		t.Errorf("%d submissions in the history, want 8", got)

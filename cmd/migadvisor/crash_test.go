@@ -7,13 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // TestKilledImportKeepsCommittedBatches kills `collect` with SIGKILL at
@@ -114,17 +118,12 @@ func committedJobs(t *testing.T, db string) int {
 // it, so the next collect reads the same stretch again.
 func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 	isolate(t)
-	bin := migadvisorBinary(t)
-	slurmBin := t.TempDir()
-	writeDump(t, filepath.Join(slurmBin, "dump.psv"), sacctgen.FirstJobID, 60_000)
-	sacct := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$*\" in *--jobs=*) exec head -1 \"$d/dump.psv\" ;; esac\nexec cat \"$d/dump.psv\"\n"
-	if err := os.WriteFile(filepath.Join(slurmBin, "sacct"), []byte(sacct), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	writeDump(t, dump, sacctgen.FirstJobID, 60_000)
 	db := filepath.Join(t.TempDir(), "site.db")
 	collectCmd := func(args ...string) *exec.Cmd {
-		return exec.Command(bin, append([]string{"--db", db, "collect", "--all-users", "--scripts=false", "--overlap", "0s",
-			"--cluster", "wulver", "--slurm-bin", slurmBin, "--json"}, args...)...)
+		return sacctDumpProcess(t, dump, append([]string{"--db", db, "collect", "--all-users", "--scripts=false", "--overlap", "0s",
+			"--cluster", "wulver", "--json"}, args...)...)
 	}
 	window := func(cmd *exec.Cmd) *collect.Window {
 		t.Helper()
@@ -154,4 +153,40 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 		t.Errorf("after the kill, collect started at %v (from the watermark: %v), want %v", next.Since, next.FromWatermark, first.Watermark)
 	}
 	assertJobs(t, db, 60_000)
+}
+
+// sacctDumpEnv is the dump that sacct answers in a sacctDumpProcess.
+const sacctDumpEnv = "MIGADVISOR_TEST_SACCT_DUMP"
+
+// sacctDumpProcess is the CLI in a process of its own, to kill: this test
+// binary running TestHelperSacctDumpProcess, where sacct answers dump
+// (its header alone when asked for --jobs).
+func sacctDumpProcess(t *testing.T, dump string, args ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, append([]string{"-test.run=^TestHelperSacctDumpProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), sacctDumpEnv+"="+dump)
+	return cmd
+}
+
+// TestHelperSacctDumpProcess is no test: it is the process of
+// sacctDumpProcess, and returns at once as a test.
+func TestHelperSacctDumpProcess(t *testing.T) {
+	dump := os.Getenv(sacctDumpEnv)
+	if dump == "" {
+		return
+	}
+	data := readFile(t, dump)
+	header, _, _ := strings.Cut(data, "\n")
+	fake := slurmtest.New().On("sacct", func(c slurm.Call) slurmtest.Reply {
+		if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--jobs=") }) {
+			return slurmtest.Reply{Stdout: header + "\n"}
+		}
+		return slurmtest.Reply{Stdout: data}
+	})
+	args := os.Args[slices.Index(os.Args, "--")+1:]
+	os.Exit(runWith(appDeps{Slurm: fake}, append([]string{"migadvisor"}, args...), os.Stdout, os.Stderr))
 }

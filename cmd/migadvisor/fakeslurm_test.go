@@ -126,7 +126,6 @@ func newFakeSbatch(t testing.TB, dir string) fakeSbatch {
 	}
 	f := fakeSbatch{Path: filepath.Join(dir, "sbatch"), calls: t.TempDir()}
 	buildTestdata(t, "fakesbatch", f.Path)
-	os.Chmod(f.calls, 0o777) // a wrapper run as another user records there too
 	t.Setenv("FAKESBATCH_CALLS", f.calls)
 	return f
 }

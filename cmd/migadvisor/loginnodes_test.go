@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,10 +44,7 @@ func TestLoginNodesUnderLoad(t *testing.T) {
 	wulver, _ := os.ReadFile("../../catalog/sites/wulver.toml")
 	site := filepath.Join(dir, "site.toml")
 	os.WriteFile(site, append(wulver, "\n[history]\nsite_db = \""+filepath.Join(shared, "history.db")+"\"\n"...), 0o644)
-	calls := filepath.Join(dir, "calls")
-	os.Mkdir(calls, 0o755)
-	stub := filepath.Join(dir, "sbatch")
-	os.WriteFile(stub, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > '"+calls+"'/$$\necho \"Submitted batch job $$\"\n"), 0o755)
+	sbatch := newFakeSbatch(t, "") // job ids: its process ids
 
 	var stop atomic.Bool
 	var publishes atomic.Int32
@@ -81,7 +79,7 @@ func TestLoginNodesUnderLoad(t *testing.T) {
 		homes[n] = filepath.Join(dir, fmt.Sprintf("home%d", n))
 		os.MkdirAll(homes[n], 0o700)
 		env := append(os.Environ(), "HOME="+homes[n], "XDG_DATA_HOME="+filepath.Join(homes[n], ".local/share"),
-			"MIGADVISOR_DB=", "MIGADVISOR_SITE="+site, "MIGADVISOR_SBATCH="+stub, "MIGADVISOR_BIN="+lean)
+			"MIGADVISOR_DB=", "MIGADVISOR_SITE="+site, "MIGADVISOR_SBATCH="+sbatch.Path, "MIGADVISOR_BIN="+lean)
 		run := func(recommend bool, name string, a ...string) {
 			defer wg.Done()
 			cmd := exec.Command(name, a...)
@@ -127,11 +125,10 @@ func TestLoginNodesUnderLoad(t *testing.T) {
 			t.Errorf("node %d: a submission: %q %q", r.node, r.stdout, r.stderr) // a missing or torn index would say so
 		}
 	}
-	logged, _ := os.ReadDir(calls)
-	want := strings.Join(args, "\n") + "\n"
-	for _, e := range logged {
-		if got, _ := os.ReadFile(filepath.Join(calls, e.Name())); string(got) != want {
-			t.Errorf("sbatch got %q", got)
+	logged := sbatch.take(t)
+	for _, c := range logged {
+		if !slices.Equal(c.Args, args) {
+			t.Errorf("sbatch got %q", c.Args)
 		}
 	}
 	if len(logged) != nodes*submissions || advised+late != nodes*submissions || advised < nodes*submissions/2 ||

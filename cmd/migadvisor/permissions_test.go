@@ -76,12 +76,11 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	home := filepath.Join(work, "home")
 	os.Mkdir(home, 0o755)
 	os.Chown(home, 65534, 65534)
-	stub := filepath.Join(work, "sbatch")
-	os.WriteFile(stub, []byte("#!/bin/sh\necho 'Submitted batch job 77'\n"), 0o755)
+	sbatch := newFakeSbatch(t, work) // where the other user can run it
 	asNobody := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = work
-		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MIGADVISOR_SITE=" + siteFile, "MIGADVISOR_SBATCH=" + stub,
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MIGADVISOR_SITE=" + siteFile, "MIGADVISOR_SBATCH=" + sbatch.Path, "FAKESBATCH_ID=77",
 			"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return runProcess(t, cmd)

@@ -382,3 +382,43 @@ func recommendedRuntimes(t *testing.T, script string) (map[string]float64, strin
 	}
 	return runtimes, rec.Why
 }
+
+// recommend's flags reach its options (argv → options), and those no
+// recommendation can be made with are usage errors before any work.
+func TestRecommendFlagsBindTheOptions(t *testing.T) {
+	isolate(t)
+	script := example + "gromacs.sh"
+	type bound struct {
+		path, objective, prior string
+		maxSlowdown            float64
+		probe, ladder, json    bool
+	}
+	for _, c := range []struct {
+		args []string
+		want bound
+		err  string
+	}{
+		{[]string{script}, bound{path: script, objective: advisor.ObjectiveSU}, ""},
+		{[]string{"--objective", "turnaround", "--max-slowdown", "2", "--prior", "gromacs", script},
+			bound{path: script, objective: advisor.ObjectiveTurnaround, maxSlowdown: 2, prior: "gromacs"}, ""},
+		{[]string{"--probe", "--ladder", "--json", script}, bound{path: script, objective: advisor.ObjectiveSU, probe: true, ladder: true, json: true}, ""},
+		{nil, bound{}, "recommend needs JOB.sh"},
+		{[]string{"--objective", "cheap", script}, bound{}, `--objective must be one of su, time, turnaround, not "cheap"`},
+		{[]string{"--max-slowdown", "0.5", script}, bound{}, "--max-slowdown is a factor of at least 1 (2: up to twice as slow), not 0.5"},
+		{[]string{"--tolerance", "1", script}, bound{}, "--tolerance is a share between 0 and 1 (0.05: 5%), not 1"},
+		{[]string{"--time", "1:00:00", script}, bound{}, "--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"},
+	} {
+		o, err := optionsOf(t, recommendCommand(), recommendOptionsFrom, c.args...)
+		if c.err != "" {
+			if _, usage := err.(usageError); !usage || err.Error() != c.err {
+				t.Errorf("%q: error %v, want the usage error %q", c.args, err, c.err)
+			}
+			continue
+		}
+		got := bound{path: o.path, objective: o.advice.Objective, prior: o.prior, maxSlowdown: o.advice.MaxSlowdown,
+			probe: o.probe.enabled, ladder: o.probe.ladder, json: o.json}
+		if err != nil || got != c.want {
+			t.Errorf("%q:\n got %+v, %v\nwant %+v", c.args, got, err, c.want)
+		}
+	}
+}

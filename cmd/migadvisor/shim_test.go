@@ -15,7 +15,7 @@ import (
 )
 
 // TestSbatchShim runs scripts/sbatch as a login node would: first on PATH,
-// Slurm's sbatch (a stub that logs its argv and environment) after it.
+// Slurm's sbatch (the fake, which records its argv and environment) after it.
 func TestSbatchShim(t *testing.T) {
 	isolate(t)
 	bin := sbatchBinary(t)
@@ -25,9 +25,8 @@ func TestSbatchShim(t *testing.T) {
 	// As make install lays it out: PREFIX/libexec/migadvisor/{sbatch,migadvisor-sbatch}.
 	os.WriteFile(filepath.Join(installed, "sbatch"), shim, 0o755)
 	os.Symlink(bin, filepath.Join(installed, "migadvisor-sbatch"))
-	log := filepath.Join(slurmDir, "log")
-	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"+log+
-		"'\nenv | grep -c '^MIGADVISOR_SHIM=' >> '"+log+"'\necho 'Submitted batch job 77'\n"), 0o755)
+	t.Setenv("FAKESBATCH_ID", "77")
+	sbatch := newFakeSbatch(t, slurmDir)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
 	t.Setenv("PATH", shimDir+":"+slurmDir+":"+os.Getenv("PATH"))
 	args := []string{"--export=ALL,X=1 2", "-J", "it's", wrapperScript(t), "a b"}
@@ -48,9 +47,10 @@ func TestSbatchShim(t *testing.T) {
 		cmd := exec.Command(tc.shim, args...)
 		cmd.Env = append(os.Environ(), tc.env...)
 		out, err := cmd.CombinedOutput()
-		logged, _ := os.ReadFile(log)
-		if err != nil || string(out) != "Submitted batch job 77\n" || string(logged) != strings.Join(args, "\n")+"\n0\n" {
-			t.Errorf("%s: %v, output %q, Slurm's sbatch got %q", tc.name, err, out, logged)
+		calls := sbatch.take(t)
+		if err != nil || string(out) != "Submitted batch job 77\n" || len(calls) != 1 || !slices.Equal(calls[0].Args, args) ||
+			slices.ContainsFunc(calls[0].Env, func(v string) bool { return strings.HasPrefix(v, "MIGADVISOR_SHIM=") }) {
+			t.Errorf("%s: %v, output %q, Slurm's sbatch got %+v", tc.name, err, out, calls)
 		}
 		pending, _ := os.ReadDir(os.Getenv("MIGADVISOR_DB") + ".spool")
 		if recorded := len(pending) == 1; recorded != tc.record {
@@ -67,7 +67,7 @@ func TestSbatchHelpIsSlurmsThroughTheShim(t *testing.T) {
 	shimDir, slurmDir := t.TempDir(), t.TempDir()
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
 	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
-	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\necho \"Slurm's sbatch $*\"\n"), 0o755)
+	newFakeSbatch(t, slurmDir) // its help: "Slurm's sbatch --help"
 	t.Setenv("PATH", shimDir+":"+slurmDir+":"+os.Getenv("PATH"))
 	for _, flag := range []string{"--help", "-h"} {
 		cmd := exec.Command("sbatch", flag)
@@ -98,8 +98,9 @@ func TestSbatchShimBesideSbatch(t *testing.T) {
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
 	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
 	os.WriteFile(filepath.Join(copyDir, "sbatch"), shim, 0o755)
-	input := filepath.Join(slurmDir, "stdin")
-	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\ncat > '"+input+"'\necho 'Submitted batch job 78'\nexit ${STUB_EXIT:-0}\n"), 0o755)
+	t.Setenv("FAKESBATCH_ID", "78")
+	t.Setenv("FAKESBATCH_STDIN", "1")
+	sbatch := newFakeSbatch(t, slurmDir)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	t.Setenv("PATH", shimDir+":"+copyDir+":"+slurmDir+":"+os.Getenv("PATH"))
@@ -110,7 +111,7 @@ func TestSbatchShimBesideSbatch(t *testing.T) {
 		id   string // the record's job id: "" beside sbatch
 		exit int
 	}{
-		{"beside", []string{"STUB_EXIT=3"}, "", 3},
+		{"beside", []string{"FAKESBATCH_EXIT=3"}, "", 3},
 		{"applied", []string{"MIGADVISOR_APPLY=1"}, "78", 0},
 	} {
 		os.RemoveAll(db + ".spool")
@@ -127,8 +128,8 @@ func TestSbatchShimBesideSbatch(t *testing.T) {
 		if code != tc.exit || string(out) != "Submitted batch job 78\n" {
 			t.Errorf("%s: %v, output %q: want Slurm's sbatch's exit status %d and its output", tc.name, err, out, tc.exit)
 		}
-		if got, _ := os.ReadFile(input); tc.id == "" && string(got) != "on stdin\n" {
-			t.Errorf("%s: Slurm's sbatch read %q on stdin", tc.name, got)
+		if calls := sbatch.take(t); len(calls) != 1 || (tc.id == "" && calls[0].Stdin != "on stdin\n") {
+			t.Errorf("%s: Slurm's sbatch ran %d times, and read on stdin %+v", tc.name, len(calls), calls)
 		}
 		// Beside sbatch, the record comes a moment after sbatch exits.
 		var files []string
@@ -155,8 +156,7 @@ func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
 	shimDir, slurmDir := t.TempDir(), t.TempDir()
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
 	os.WriteFile(filepath.Join(shimDir, "sbatch"), shim, 0o755)
-	envOut := filepath.Join(slurmDir, "env")
-	os.WriteFile(filepath.Join(slurmDir, "sbatch"), []byte("#!/bin/sh\nenv > '"+envOut+"'\necho 'Submitted batch job 79'\n"), 0o755)
+	sbatch := newFakeSbatch(t, slurmDir)
 	caller := append(os.Environ(), "PATH="+shimDir+":"+slurmDir+":"+os.Getenv("PATH"), "MIGADVISOR_BIN="+bin,
 		"MIGADVISOR_DB="+filepath.Join(t.TempDir(), "history.db"),
 		"dir=/scratch/mine", "arg=mine", "self=mine", "here=mine", "sbatch=mine", "apply=mine", "second=mine", "_=/usr/bin/sbatch")
@@ -166,10 +166,12 @@ func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, out)
 		}
-		data, _ := os.ReadFile(envOut)
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		slices.Sort(lines)
-		return lines
+		calls := sbatch.take(t)
+		if len(calls) != 1 {
+			t.Fatalf("%s: Slurm's sbatch ran %d times", name, len(calls))
+		}
+		slices.Sort(calls[0].Env)
+		return calls[0].Env
 	}
 	direct := envOf(filepath.Join(slurmDir, "sbatch"))
 	if shimmed := envOf(filepath.Join(shimDir, "sbatch")); !slices.Equal(shimmed, direct) {

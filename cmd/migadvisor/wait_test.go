@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -370,5 +371,40 @@ func TestStatusListsRecentJobsUnlessAll(t *testing.T) {
 	soon := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	if out, errOut = status(statusOptions{now: soon}); !strings.Contains(out, "\n2 ") || errOut != "" {
 		t.Errorf("status, the next day:\n%s%s", out, errOut)
+	}
+}
+
+// wait's flags and arguments reach its options (argv → options); negative
+// durations are usage errors.
+func TestWaitFlagsBindTheOptions(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_CLUSTER", "")
+	t.Setenv("MIGADVISOR_SLURM_BIN", "")
+	for _, c := range []struct {
+		args []string
+		want waitOptions // Global aside
+		err  string
+	}{
+		{nil, waitOptions{wait: bench.WaitOptions{Poll: 15 * time.Second}}, ""},
+		{[]string{"--sweep", "my sweep", "--no-collect", "--json"},
+			waitOptions{sweep: "my sweep", noCollect: true, json: true, wait: bench.WaitOptions{Poll: 15 * time.Second}}, ""},
+		{[]string{"--timeout", "2h", "--poll", "30s", "--outputs", "a", "--outputs", "b", "--cluster", "c", "--slurm-bin", "/s", "1", "2"},
+			waitOptions{ids: []string{"1", "2"}, outputs: []string{"a", "b"}, Slurm: slurmFlags{Bin: "/s", Cluster: "c"},
+				wait: bench.WaitOptions{Timeout: 2 * time.Hour, Poll: 30 * time.Second}}, ""},
+		{[]string{"--timeout=-1s"}, waitOptions{}, "--timeout is a duration such as 2h, not -1s"},
+		{[]string{"--poll=-1m"}, waitOptions{}, "--poll is a duration such as 30s, not -1m0s"},
+	} {
+		got, err := optionsOf(t, waitCommand(), waitOptionsFrom, c.args...)
+		if c.err != "" {
+			if _, usage := err.(usageError); !usage || err.Error() != c.err {
+				t.Errorf("%q: error %v, want the usage error %q", c.args, err, c.err)
+			}
+			continue
+		}
+		got.Global = globalFlags{}
+		got.ids, got.outputs = append([]string(nil), got.ids...), append([]string(nil), got.outputs...) // none: nil, as wanted
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q:\n got %+v, %v\nwant %+v", c.args, got, err, c.want)
+		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build slurm
+
 package main
 
 import (
@@ -26,7 +28,10 @@ import (
 // the wrapper in its place (it advises, runs sbatch as its child and records
 // the id it prints). As the floors of that path, a Go program that only runs
 // sbatch as its child (testdata/passthrough), and one that only execs it in
-// its own place (testdata/execfloor).
+// its own place (testdata/execfloor). Its stub sbatch is a shell script, as
+// light on the CPU as Slurm's own, hence the slurm build tag, the one tier
+// with stand-ins: a Go fake (testdata/fakesbatch) would start a runtime
+// beside the wrapper's and add that to the figures.
 func BenchmarkSbatchWrapper(b *testing.B) {
 	bin := sbatchBinary(b)
 	shim, _ := filepath.Abs("../../scripts/sbatch") // as installed: the shim, then the lean binary
@@ -103,14 +108,10 @@ func siteWithLargeIndex(b *testing.B, script string) string {
 	return site
 }
 
-// testdataBinary builds testdata/NAME as the wrapper is built (no cgo).
+// testdataBinary builds testdata/NAME into a directory of its own.
 func testdataBinary(b *testing.B, name string) string {
 	bin := filepath.Join(b.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/"+name)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build testdata/%s: %v\n%s", name, err, out)
-	}
+	buildTestdata(b, name, bin)
 	return bin
 }
 
