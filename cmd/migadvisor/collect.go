@@ -87,7 +87,12 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 }
 
 func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
-	col, err := openCollectorFor(ctx, o.Global, o.Slurm)
+	env := newEnv(o.Global, o.Slurm, w)
+	where, err := env.where()
+	if err != nil {
+		return err
+	}
+	col, err := collect.Open(ctx, where)
 	if err != nil {
 		return err
 	}
@@ -95,7 +100,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	done := showImportProgress(w.Err, col)
 	res, err := collect.Session(ctx, col, collect.SessionOptions{
 		Run: collect.RunOptions{Selection: o.Selection, Cluster: o.Slurm.Cluster, Outputs: o.Outputs, Overlap: o.Overlap, Stdin: os.Stdin,
-			OnFallback: func(sentence string) { fmt.Fprintf(w.Err, "migadvisor: %s\n", sentence) },
+			OnFallback: env.say,
 			OnAccounted: func(r collect.Report) {
 				done()
 				if o.Selection.Dump != "" {
@@ -110,7 +115,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 	}
 	rep := collect.SummaryOf(res)
 	if p := res.Published; p != nil && p.Warning != "" {
-		fmt.Fprintf(w.Err, "migadvisor: %s\n", p.Warning)
+		env.say(p.Warning)
 	}
 	if o.JSON {
 		if err := writeJSON(w.Out, rep); err != nil {

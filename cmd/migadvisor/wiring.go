@@ -255,13 +255,3 @@ func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([
 func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
 	return h.env.perCall().History(ctx, f)
 }
-
-// openCollectorFor is collect.Open as its callers still name it.
-// TODO(issue 34): callers move to collect.Open; then this goes.
-func openCollectorFor(ctx context.Context, g globalFlags, s slurmFlags) (*collect.Collector, error) {
-	site, err := g.loadSite()
-	if err != nil {
-		return nil, err
-	}
-	return collect.Open(ctx, collect.Where{Site: site, DB: g.DB, Slurm: s.client(), Cluster: s.Cluster})
-}
