@@ -32,6 +32,7 @@ type TrackResult struct {
 	Script      string // the script's absolute path
 	Fingerprint string
 	Cluster     string
+	JobIDs      []string // the ids tracked, as given
 	// NotInHistory are the jobs collect has not read yet (Slurm knows them).
 	NotInHistory []string
 	// UnknownToSlurm are the ids neither sacct nor squeue knows (mistyped?).
@@ -67,7 +68,7 @@ func Track(ctx context.Context, col *Collector, req TrackRequest) (TrackResult, 
 	if err := col.NameCluster(ctx, req.Cluster, req.OnFallback); err != nil {
 		return TrackResult{}, err
 	}
-	res := TrackResult{Script: abs, Fingerprint: req.Script.Fingerprint(), Cluster: col.Cluster}
+	res := TrackResult{Script: abs, Fingerprint: req.Script.Fingerprint(), Cluster: col.Cluster, JobIDs: req.JobIDs}
 	now := req.Now
 	if now == nil {
 		now = time.Now

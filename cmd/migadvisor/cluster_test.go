@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
@@ -257,7 +258,7 @@ func TestSplitHistoryHealsAndAmbiguityIsSaid(t *testing.T) {
 		t.Errorf("track of an ambiguous id: exit %d, %q", code, errOut)
 	}
 	out, _, _ := migadvisorWith(t, fake, "track", script, "3", "4242", "4243", "--json")
-	var rep trackReport
+	var rep collect.TrackReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || strings.Join(rep.NotInHistory, " ") != "4242 4243" || len(rep.Ambiguous["3"]) != 2 {
 		t.Errorf("track --json: %v %s", err, out)
 	}

@@ -57,13 +57,6 @@ func orDash(s string) string {
 	return s
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // sayEmptyTo answers with nothing to show, and says why: an empty answer
 // is never silent. In text the sentence stands where the table would; in
 // JSON stdout holds the data alone (empty, an array, never null), and the
