@@ -182,6 +182,28 @@ func RenderWorkload(site *catalog.Site, wl *workloads.Workload, opt workloads.Re
 	return job, wl.Tag(opt), err
 }
 
+// RenderedWorkload is a workload's job script, written, and the tag its
+// runs get.
+type RenderedWorkload struct {
+	Workload string `json:"workload"`
+	Tag      string `json:"tag"`
+	Job      string `json:"job"`
+}
+
+// RenderSuite writes each workload's job script (RenderWorkload), without
+// submitting any.
+func RenderSuite(site *catalog.Site, ws []*workloads.Workload, opt workloads.RenderOptions) ([]RenderedWorkload, error) {
+	var all []RenderedWorkload
+	for _, wl := range ws {
+		job, tag, err := RenderWorkload(site, wl, opt)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, RenderedWorkload{Workload: wl.Name, Tag: tag, Job: job})
+	}
+	return all, nil
+}
+
 // DefaultSuiteDir is where a suite writes its workloads when not told:
 // migadvisor-bench-SUITE-TIME, in the current directory.
 func DefaultSuiteDir(suite string, now time.Time) string {

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -48,48 +45,23 @@ func accuracyOptionsFrom(c *cli.Context) (accuracyOptions, error) {
 	return o, nil
 }
 
-// runAccuracy scores the model (accuracy.Compare) on each set and prints
-// the table, then whether migadvisor beats the naive model on each.
+// runAccuracy scores the model on each set (accuracy.CompareTables) and
+// prints the table, then whether migadvisor beats the naive model on each.
 func runAccuracy(_ context.Context, o accuracyOptions, w outWriters) error {
 	site, err := accuracySite(o)
 	if err != nil {
 		return err
 	}
-	var rows []accuracy.Row
-	if len(o.Tables) == 0 {
-		cases := accuracy.ReferenceCases(site)
-		if len(cases) == 0 {
-			return fmt.Errorf("site %s has no built-in reference benchmarks measured on its GPUs: give TABLE.csv files of times measured there", site.Name)
-		}
-		rows = accuracy.Compare(site.Name+" workloads", site, cases)
-	}
-	for _, file := range o.Tables {
-		cases, err := readTable(file, site)
-		if err != nil {
-			return err
-		}
-		if len(cases) == 0 {
-			fmt.Fprintf(w.Err, "migadvisor: %s: left out: no job in it was measured on two profiles or more\n", file)
-			continue
-		}
-		rows = append(rows, accuracy.Compare(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), site, cases)...)
-	}
-	if len(rows) == 0 {
-		return errors.New("no table has a job measured on two profiles or more: the model is scored on a profile's time predicted from another's")
+	rows, err := accuracy.CompareTables(site, o.Tables, func(table string) {
+		fmt.Fprintf(w.Err, "migadvisor: %s: left out: no job in it was measured on two profiles or more\n", table)
+	})
+	if err != nil {
+		return err
 	}
 	if o.JSON {
 		return writeJSON(w.Out, rows)
 	}
-	if err := accuracy.Print(w.Out, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w.Out)
-	for _, r := range rows {
-		if r.Protocol == accuracy.Overall {
-			fmt.Fprintln(w.Out, accuracyVerdict(r))
-		}
-	}
-	return nil
+	return accuracy.WriteText(w.Out, rows)
 }
 
 // accuracySite is the site the times were measured at: --gpu's model, else
@@ -103,28 +75,4 @@ func accuracySite(o accuracyOptions) (*catalog.Site, error) {
 		return nil, usageError{"--gpu: " + err.Error()}
 	}
 	return site, nil
-}
-
-// readTable reads one table's cases (accuracy.ReadCases).
-func readTable(file string, site *catalog.Site) ([]accuracy.Case, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return accuracy.ReadCases(file, f, site)
-}
-
-// accuracyVerdict says whether migadvisor beat the naive model on a set's
-// row of all protocols.
-func accuracyVerdict(r accuracy.Row) string {
-	verb := "beats"
-	switch m, n := fmt.Sprintf("%.1f", r.Model.MAPE), fmt.Sprintf("%.1f", r.Naive.MAPE); {
-	case m == n:
-		verb = "matches"
-	case r.Model.MAPE > r.Naive.MAPE:
-		verb = "does not beat"
-	}
-	return fmt.Sprintf("%s: migadvisor %s the naive 1/SM model overall: %.1f%% mean error against %.1f%%, over %d trials",
-		r.Set, verb, r.Model.MAPE, r.Naive.MAPE, r.Model.Trials)
 }

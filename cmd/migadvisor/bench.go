@@ -12,8 +12,6 @@ import (
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/textutil"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // benchmarkCommand runs the reference workloads. "bench" still reaches it
@@ -54,12 +52,7 @@ func runBenchmarkList(_ context.Context, o benchmarkListOptions, w outWriters) e
 	if o.JSON {
 		return writeJSON(w.Out, map[string]any{"suite": suite.Name, "title": suite.Title, "workloads": ws})
 	}
-	t := newTable(w.Out)
-	fmt.Fprintln(t, "WORKLOAD\tTITLE\tNEEDS")
-	for _, wl := range ws {
-		fmt.Fprintf(t, "%s\t%s\t%s\n", wl.Name, wl.Title, wl.Needs)
-	}
-	return t.Flush()
+	return workloads.WriteList(w.Out, ws)
 }
 
 // benchmarkWriteOptions are 'benchmark write' flags.
@@ -89,30 +82,19 @@ func benchmarkWriteCommand() *cli.Command {
 	}
 }
 
-// writtenWorkload is a workload 'benchmark write' wrote.
-type writtenWorkload struct {
-	Workload string `json:"workload"`
-	Tag      string `json:"tag"`
-	Job      string `json:"job"`
-}
-
 func runBenchmarkWrite(_ context.Context, o benchmarkWriteOptions, w outWriters) error {
 	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
 	}
-	var all []writtenWorkload
-	for _, wl := range o.Suite.Workloads {
-		job, tag, err := bench.RenderWorkload(site, wl, o.Render)
-		if err != nil {
-			return err
-		}
-		all = append(all, writtenWorkload{wl.Name, tag, job})
+	written, err := bench.RenderSuite(site, o.Suite.Workloads, o.Render)
+	if err != nil {
+		return err
 	}
 	if o.JSON {
-		return writeJSON(w.Out, all)
+		return writeJSON(w.Out, written)
 	}
-	for _, wl := range all {
+	for _, wl := range written {
 		fmt.Fprintln(w.Out, wl.Job)
 	}
 	return nil
@@ -134,14 +116,14 @@ func benchmarkRunCommand() *cli.Command {
 
 // benchmarkRunOptions are 'benchmark run' flags.
 type benchmarkRunOptions struct {
-	Global   globalFlags
-	Slurm    slurmFlags
-	Suite    suiteChoice
-	Render   workloads.RenderOptions // Dir: the suite's directory
-	Profiles []string                // by name or GRES type; none: all of the site's
-	NoWait   bool
-	JSON     bool
-	Measure  measureOptions // the monitor, --timeout, --poll, --outputs: as sweep, wait and the probe read them
+	Global globalFlags
+	Slurm  slurmFlags
+	// Suite is bench.RunSuite's but the site and where sbatch runs: the
+	// workloads, how they are written (Render.Dir: the suite's directory),
+	// the profiles by name or GRES type (none: all of the site's).
+	Suite   bench.SuiteOptions
+	JSON    bool
+	Measure measureOptions // the monitor, --timeout, --poll, --outputs: as sweep, wait and the probe read them
 }
 
 // addsRuns: a benchmark run submits, waits and collects its jobs.
@@ -153,12 +135,9 @@ func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
 		return benchmarkRunOptions{}, err
 	}
 	measure, err := measureOptionsFrom(c)
-	if err != nil {
-		return benchmarkRunOptions{}, err
-	}
-	return benchmarkRunOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), Suite: suite,
-		Render: renderOptionsFrom(c, suite.Suite, time.Now()), Profiles: splitList(c.String("profiles")),
-		NoWait: c.Bool("no-wait"), JSON: c.Bool("json"), Measure: measure}, nil
+	return benchmarkRunOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), JSON: c.Bool("json"), Measure: measure,
+		Suite: bench.SuiteOptions{Workloads: suite.Workloads, Render: renderOptionsFrom(c, suite.Suite, time.Now()),
+			Profiles: splitList(c.String("profiles")), Monitor: measure.monitor, NoWait: c.Bool("no-wait"), Wait: measure.wait}}, err
 }
 
 // benchmarkJob is one submitted variant of a workload.
@@ -178,9 +157,9 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	}
 	show := &suiteProgress{env: env, bar: queueBar{w: env.Err, tty: isTTY(env.Err)}}
 	defer show.bar.finish()
-	res, err := bench.RunSuite(ctx, bench.SuiteOptions{Site: site, Workloads: o.Suite.Workloads, Render: o.Render,
-		Profiles: o.Profiles, Monitor: o.Measure.monitor, NoWait: o.NoWait, Wait: o.Measure.wait, WorkDir: workingDir(),
-	}, measureDeps(env, o.Measure, show.event))
+	run := o.Suite
+	run.Site, run.WorkDir = site, workingDir()
+	res, err := bench.RunSuite(ctx, run, measureDeps(env, o.Measure, show.event))
 	show.bar.finish()
 	if err != nil {
 		return suiteFailure(env.Err, w.Out, o.JSON, res, err)
@@ -190,7 +169,7 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	}
 	if isTTY(w.Out) && !o.JSON {
 		next := "migadvisor docs --out docs/"
-		if o.NoWait {
+		if o.Suite.NoWait {
 			next = "migadvisor wait && " + next
 		}
 		fmt.Fprintln(w.Out, "\nnext: "+next)
@@ -208,7 +187,8 @@ func suiteFailure(stderr, out io.Writer, asJSON bool, res bench.SuiteResult, err
 	}
 	var failed *bench.SuiteError
 	if errors.As(err, &failed) {
-		err = fmt.Errorf("workload %s: %w", failed.Workload, lintFailure(stderr, failed.Err, failed.Script, "the workload's script should not have any; report it"))
+		err = fmt.Errorf("workload %s: %w", failed.Workload,
+			lintFailure(stderr, failed.Err, failed.Script, "the workload's script should not have any; report it"))
 	}
 	printBenchmarkJobs(out, asJSON, res.Jobs)
 	return err
@@ -225,46 +205,16 @@ type suiteProgress struct {
 }
 
 func (p *suiteProgress) event(e bench.ProbeEvent) {
-	switch e.Kind {
-	case bench.SuiteStarting:
-		fmt.Fprintln(p.env.Err, suitePlanLine(e.Suite))
-	case bench.ProbeSubmitted:
-		fmt.Fprintf(p.env.Err, "benchmark: %s on %s submitted as job %s\n", e.Workload, e.Profile, e.JobID)
-	case bench.ProbeQueue:
-		if !p.bar.tty && e.Queue.Done > p.done {
-			p.done = e.Queue.Done
-			fmt.Fprintf(p.env.Err, "benchmark: %d of %s ended (%d running, %d pending)\n", e.Queue.Done, textutil.Plural(e.Queue.Total, "job"),
-				e.Queue.Running, e.Queue.Pending)
-		}
+	if e.Kind == bench.ProbeQueue {
 		p.bar.show(e.Queue)
-	case bench.ProbeWarning:
-		fmt.Fprintf(p.env.Err, "migadvisor: warning: %v\n", e.Err)
+		if p.bar.tty || e.Queue.Done <= p.done {
+			return // off a terminal, a line each time some end
+		}
+		p.done = e.Queue.Done
 	}
-}
-
-// suitePlanLine says, before the first job, what a benchmark run submits
-// and how long it can take.
-func suitePlanLine(plan *bench.SuitePlan) string {
-	kind := "runs"
-	switch {
-	case plan.Quick && plan.Synthetic:
-		kind = "quick runs on random data that check the setup"
-	case plan.Quick:
-		kind = "quick runs that check the setup"
-	case plan.Synthetic:
-		kind = "runs on random data"
+	if line := bench.SuiteEventLine(e); line != "" {
+		fmt.Fprintln(p.env.Err, line)
 	}
-	long := ""
-	if plan.Longest > 0 {
-		long = ", the longest " + slurm.FormatDuration(plan.Longest)
-	}
-	then := "then returns: 'migadvisor wait' follows them"
-	if plan.Wait {
-		then = fmt.Sprintf("then waits until every job has ended, each after its wait in the queue and at most its --time%s, and collects them; "+
-			"a line follows each job submitted and each that ends", long)
-	}
-	return fmt.Sprintf("benchmark: submitting %s (%s on %s, %s) from %s, %s",
-		textutil.Plural(plan.Jobs, "job"), textutil.Plural(plan.Workloads, "workload"), textutil.JoinAnd(plan.Profiles), kind, plan.Dir, then)
 }
 
 func printBenchmarkJobs(out io.Writer, asJSON bool, suiteJobs []bench.SuiteJob) error {
@@ -275,10 +225,5 @@ func printBenchmarkJobs(out io.Writer, asJSON bool, suiteJobs []bench.SuiteJob) 
 	if asJSON {
 		return writeJSON(out, jobs)
 	}
-	t := newTable(out)
-	fmt.Fprintln(t, "WORKLOAD\tPROFILE\tJOB ID\tSTATE\tSCRIPT")
-	for _, j := range jobs {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", j.Workload, j.Profile, j.JobID, orDash(j.State), j.Script)
-	}
-	return t.Flush()
+	return bench.WriteSuiteJobs(out, suiteJobs)
 }

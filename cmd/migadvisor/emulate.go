@@ -7,12 +7,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/migadvisor/migadvisor/bench/emulate"
 	"github.com/migadvisor/migadvisor/bench/gpu"
-	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -44,45 +40,29 @@ func emulateCommand() *cli.Command {
 
 // emulateOptions are emulate's flags and the command.
 type emulateOptions struct {
-	Global     globalFlags
-	Profiles   []string
-	Budget     time.Duration
-	Out        string
-	MPSControl string
-	Command    []string
-	JSON       bool
-	JobID      string // SLURM_JOB_ID, inside a job
+	Global   globalFlags
+	Profiles []string
+	Run      emulate.Options // the command, its budget, the MPS control and the directory
+	JSON     bool
+	JobID    string // SLURM_JOB_ID, inside a job
 }
 
 func emulateOptionsFrom(c *cli.Context) (emulateOptions, error) {
-	o := emulateOptions{Global: globalFlagsFrom(c), Budget: c.Duration("budget"), Out: c.String("out"),
-		MPSControl: c.String("mps-control"), Command: c.Args().Slice(), JSON: c.Bool("json"), JobID: os.Getenv("SLURM_JOB_ID")}
-	if o.Out == "" {
-		o.Out = slurm.EmulationDir(o.JobID)
+	o := emulateOptions{Global: globalFlagsFrom(c), JSON: c.Bool("json"), JobID: os.Getenv("SLURM_JOB_ID"), Run: emulate.Options{
+		Command: c.Args().Slice(), Budget: c.Duration("budget"), MPSControl: c.String("mps-control"), Dir: c.String("out")}}
+	if o.Run.Dir == "" {
+		o.Run.Dir = slurm.EmulationDir(o.JobID)
 	}
 	if p := c.String("profiles"); p != "" {
 		o.Profiles = strings.Split(p, ",")
 	}
-	if len(o.Command) == 0 {
+	if len(o.Run.Command) == 0 {
 		return o, usageError{"emulate needs a command: migadvisor emulate -- CMD [ARGS...]"}
 	}
-	if o.Budget < 0 {
+	if o.Run.Budget < 0 {
 		return o, usageError{"--budget must not be negative"}
 	}
 	return o, nil
-}
-
-// deviceOf is the GPU the runs saw: the first monitor summary's device.
-func deviceOf(dir string, runs []emulate.Result) string {
-	for _, r := range runs {
-		if r.Summary == "" {
-			continue
-		}
-		if d, ok := slurm.FirstMonitorDevice(filepath.Join(dir, r.Summary)); ok {
-			return d.Name
-		}
-	}
-	return ""
 }
 
 // emulateMonitor is the command that runs each profile's run under the
@@ -134,45 +114,14 @@ func runEmulate(ctx context.Context, o emulateOptions, w outWriters) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	rec := slurm.EmulationRecord{Version: slurm.EmulationVersion, Site: site.Name, JobID: o.JobID, Command: o.Command,
-		Started: time.Now().UTC().Format(time.RFC3339)}
-	save := func(runs []emulate.Result) {
-		rec.Runs, rec.GPU = runs, deviceOf(o.Out, runs)
-		data, err := json.MarshalIndent(rec, "", "  ")
-		if err == nil {
-			err = atomicfile.Write(filepath.Join(o.Out, slurm.EmulationRecordName), append(data, '\n'), 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(w.Err, "migadvisor emulate: the record: %v\n", err)
-		}
-	}
-	measure := emulateMeasure()
-	if measure != nil {
-		if rec.Whole, err = emulate.Measure(ctx, measure, os.Environ()); err != nil {
-			fmt.Fprintf(w.Err, "migadvisor emulate: the whole GPU could not be measured (times stay as they ran): %v\n", err)
-		}
-	}
-	rec.Runs, err = emulate.Run(ctx, emulate.Options{Targets: targets, Command: o.Command, Budget: o.Budget,
-		MPSControl: o.MPSControl, Dir: o.Out, Env: os.Environ(), Stderr: w.Err,
-		Monitor: emulateMonitor, Ran: save, Measure: measure, Whole: rec.Whole})
-	if err != nil && !errors.Is(err, context.Canceled) {
+	run := o.Run
+	run.Targets, run.Env, run.Stderr, run.Monitor, run.Measure = targets, os.Environ(), w.Err, emulateMonitor, emulateMeasure()
+	rec, err := emulate.Recorded(ctx, run, site.Name, o.JobID)
+	if err != nil {
 		return err
-	}
-	if len(rec.Runs) == 0 {
-		return errors.New("no run was made")
 	}
 	if o.JSON {
 		return writeJSON(w.Out, rec)
 	}
-	t := newTable(w.Out)
-	fmt.Fprintln(t, "PROFILE\tSMS\tMEMORY CAP\tOUTCOME\tEXIT\tSECONDS\tOUTPUT")
-	for _, r := range rec.Runs {
-		sms, capText := "all", "none"
-		if r.Emulated {
-			sms, capText = fmt.Sprintf("%d%%", r.Percentage), strings.TrimPrefix(r.MemoryLimit, "0=")
-		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%d\t%.1f\t%s\n", r.Profile, sms, capText, r.Outcome, r.ExitStatus, r.Seconds,
-			filepath.Join(o.Out, r.Output))
-	}
-	return t.Flush()
+	return emulate.WriteTable(w.Out, run.Dir, rec.Runs)
 }

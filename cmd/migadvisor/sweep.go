@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,47 +38,39 @@ func sweepCommand() *cli.Command {
 
 // sweepOptions are sweep's flags and argument.
 type sweepOptions struct {
-	Global   globalFlags
-	Slurm    slurmFlags
-	path     string // JOB.sh
-	out      string
-	profiles []string // as given; none: the site's
-	force    bool
-	asOneGPU bool
-	time     string // every variant's --time; "": the script's
-	// noPrealloc: variants turn preallocation off, so the peak is the need.
-	noPrealloc bool
-	submit     bool
-	workload   string
-	monitor    *slurm.MonitorWrap // nil: --no-monitor
-	emulate    *slurm.EmulateWrap // nil: a job per profile
-	budget     time.Duration      // each emulated run's, with --emulate
-	json       bool
+	Global globalFlags
+	Slurm  slurmFlags
+	path   string // JOB.sh
+	// run is bench.RunSweep's but the script, the site and where sbatch
+	// runs; its profiles as given (none: the site's).
+	run  bench.SweepRun
+	json bool
 }
 
 // addsRuns: a sweep that submits records its variants' jobs.
-func (o sweepOptions) addsRuns() bool { return o.submit }
+func (o sweepOptions) addsRuns() bool { return o.run.Submit }
 
 func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {
 		return sweepOptions{}, err
 	}
-	opt := sweepOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, out: c.String("out"), force: c.Bool("force"), asOneGPU: c.Bool("as-one-gpu"),
-		submit: c.Bool("submit"), workload: c.String("workload"), monitor: monitorWrapFrom(c), json: c.Bool("json"),
-		noPrealloc: c.Bool("no-prealloc")}
-	if opt.out == "" {
+	opt := sweepOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), path: path, json: c.Bool("json"), run: bench.SweepRun{
+		Sweep: bench.SweepOptions{Profiles: splitList(c.String("profiles")), OutDir: c.String("out"), Force: c.Bool("force"),
+			Monitor: monitorWrapFrom(c), AsOneGPU: c.Bool("as-one-gpu"), NoPrealloc: c.Bool("no-prealloc")},
+		Submit: c.Bool("submit"), Workload: c.String("workload")}}
+	sw := &opt.run.Sweep
+	if sw.OutDir == "" {
 		return opt, usageError{"sweep needs --out DIR"}
 	}
-	opt.profiles = splitList(c.String("profiles"))
-	if opt.time, err = variantTime(c.String("time")); err != nil {
+	if sw.Time, err = variantTime(c.String("time")); err != nil {
 		return opt, err
 	}
-	if opt.emulate, opt.budget, err = emulateFrom(c, opt.Global); err != nil {
+	if sw.Emulate, sw.EmulateBudget, err = emulateFrom(c, opt.Global); err != nil {
 		return opt, err
 	}
-	if opt.emulate != nil {
-		opt.monitor = nil // emulate runs each profile under the monitor itself
+	if sw.Emulate != nil {
+		sw.Monitor = nil // emulate runs each profile under the monitor itself
 	}
 	return opt, nil
 }
@@ -96,15 +85,12 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	sw, err := bench.RunSweep(ctx, bench.SweepRun{
-		Sweep: bench.SweepOptions{Script: script, Site: site, Profiles: opt.profiles, OutDir: opt.out,
-			Force: opt.force, Monitor: opt.monitor, AsOneGPU: opt.asOneGPU, Time: opt.time, Emulate: opt.emulate, EmulateBudget: opt.budget,
-			NoPrealloc: opt.noPrealloc},
-		Submit: opt.submit, Workload: opt.workload, WorkDir: workingDir(),
-	}, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: sayWarnings(env.Err)})
+	run, dir := opt.run, opt.run.Sweep.OutDir
+	run.Sweep.Script, run.Sweep.Site, run.WorkDir = script, site, workingDir()
+	sw, err := bench.RunSweep(ctx, run, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: bench.WarningsTo(env.Err)})
 	if err != nil {
 		if sw != nil { // written, and submitted in part
-			printSweep(env, opt.out, sw)
+			printSweep(env, dir, sw)
 		}
 		return lintFailure(env.Err, err, script.Path, "fix them or use --force")
 	}
@@ -112,58 +98,23 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 		return writeJSON(env.Out, struct {
 			Dir string `json:"dir"`
 			*bench.Sweep
-		}{opt.out, sw})
+		}{dir, sw})
 	}
-	printSweep(env, opt.out, sw)
+	printSweep(env, dir, sw)
 	return nil
 }
 
-// sayWarnings prints a sweep's warnings, and nothing of its progress.
-func sayWarnings(stderr io.Writer) func(bench.ProbeEvent) {
-	return func(e bench.ProbeEvent) {
-		if e.Kind == bench.ProbeWarning {
-			fmt.Fprintf(stderr, "migadvisor: warning: %v\n", e.Err)
-		}
-	}
-}
-
+// printSweep shows the variants, says why any runs without the monitor,
+// and on a terminal where the record is and what comes next.
 func printSweep(env commandEnv, dir string, sw *bench.Sweep) {
-	w := env.Out
-	t := newTable(w)
-	submitted := sw.Variants[sw.Profiles[0]].JobID != ""
-	if submitted {
-		fmt.Fprint(t, "JOB ID\t")
+	sw.WriteText(env.Out, dir)
+	for _, why := range sw.NoMonitorReasons() {
+		fmt.Fprintf(env.Err, "migadvisor: the variants run without the GPU memory monitor: %s\n", why)
 	}
-	fmt.Fprintln(t, "PROFILE\tVARIANT\tREQUEST\tJOB NAME\tCHANGED")
-	for _, name := range sw.Profiles {
-		v := sw.Variants[name]
-		var changed []string
-		if v.Partition != "" {
-			changed = append(changed, "partition="+v.Partition)
-		}
-		if v.QoS != "" {
-			changed = append(changed, "qos="+v.QoS)
-		}
-		if v.Time != "" {
-			changed = append(changed, "time="+v.Time)
-		}
-		if submitted {
-			fmt.Fprintf(t, "%s\t", orDash(v.JobID))
-		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", name, filepath.Join(dir, v.File), v.Request, v.JobName, orDash(strings.Join(changed, " ")))
-	}
-	t.Flush()
-	noted := map[string]bool{}
-	for _, name := range sw.Profiles {
-		if why := sw.Variants[name].NoMonitor; why != "" && !noted[why] {
-			noted[why] = true
-			fmt.Fprintf(env.Err, "migadvisor: the variants run without the GPU memory monitor: %s\n", why)
-		}
-	}
-	if isTTY(w) {
-		fmt.Fprintf(w, "\nfingerprint %s; record in %s\n", sw.Fingerprint, filepath.Join(dir, bench.SweepFileName))
-		if submitted {
-			fmt.Fprintf(w, "next: migadvisor wait --sweep %s && migadvisor collect\n", dir)
+	if isTTY(env.Out) {
+		fmt.Fprintf(env.Out, "\nfingerprint %s; record in %s\n", sw.Fingerprint, filepath.Join(dir, bench.SweepFileName))
+		if sw.Submitted() {
+			fmt.Fprintf(env.Out, "next: migadvisor wait --sweep %s && migadvisor collect\n", dir)
 		}
 	}
 }
