@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -37,16 +36,6 @@ func docsCommand() *cli.Command {
 		},
 		Action: bindAction(docsOptionsFrom, runDocs),
 	})
-}
-
-// docsWorkload is what docs wrote for one workload.
-type docsWorkload struct {
-	Workload string   `json:"workload"`
-	Title    string   `json:"title"`
-	Table    string   `json:"table"`
-	Profiles []string `json:"profiles"`
-	Runs     int      `json:"runs"`
-	Files    []string `json:"files"`
 }
 
 // docsOptions are docs' flags.
@@ -106,11 +95,10 @@ func runDocs(ctx context.Context, o docsOptions, w outWriters) error {
 	case len(pub.Written) == 0:
 		return fmt.Errorf("no workload in %s has runs to report", o.Global.DB)
 	}
-	done := make([]docsWorkload, len(pub.Written))
-	for i, wr := range pub.Written {
-		done[i] = summariseReport(wr.Report, wr.Files)
+	if o.JSON {
+		return writeJSON(w.Out, pub.Summaries())
 	}
-	return printDocs(w.Out, o.JSON, done)
+	return pub.WriteText(w.Out)
 }
 
 // describeWorkload gives a workload of a built-in suite its title (its
@@ -121,28 +109,4 @@ func describeWorkload(tag string) report.Workload {
 		w.Title, w.Description, w.Table = known.TitleFor(tag), known.DescriptionFor(tag), known.Table
 	}
 	return w
-}
-
-func summariseReport(rep *report.Report, files []string) docsWorkload {
-	d := docsWorkload{Workload: rep.Workload.Tag, Title: rep.Workload.Title, Table: rep.Workload.Table, Files: files}
-	if d.Table == "" {
-		d.Table = "generic"
-	}
-	for _, pr := range rep.Profiles {
-		d.Profiles = append(d.Profiles, pr.Profile.Name)
-		d.Runs += pr.Runs
-	}
-	return d
-}
-
-func printDocs(out io.Writer, asJSON bool, done []docsWorkload) error {
-	if asJSON {
-		return writeJSON(out, done)
-	}
-	t := newTable(out)
-	fmt.Fprintln(t, "WORKLOAD\tTABLE\tRUNS\tPROFILES\tFILES")
-	for _, d := range done {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%s\n", d.Workload, d.Table, d.Runs, strings.Join(d.Profiles, ","), strings.Join(d.Files, " "))
-	}
-	return t.Flush()
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/report"
 )
 
 // A workload of the user's own (tagged by track) gets the generic table from
@@ -22,7 +24,7 @@ func TestDocsGenericTableForAUsersWorkload(t *testing.T) {
 	mustRunCLI(t, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv")
 	mustRunCLI(t, "track", "--cluster", "migdev", "--workload", "my solver/v2", example+"pytorch_mnist.sh", "2")
 	out := mustRunCLI(t, "docs", "--out", filepath.Join(dir, "site"), "--format", "md", "--json")
-	var done []docsWorkload
+	var done []report.WrittenSummary
 	if err := json.Unmarshal([]byte(out), &done); err != nil || len(done) != 1 || done[0].Table != "generic" || done[0].Runs != 1 {
 		t.Fatalf("docs: %v %s", err, out)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -570,7 +571,7 @@ func TestSlurmBenchRunThenDocs(t *testing.T) {
 		}
 	}
 	out = mustRun(t, "docs", "--out", "docs", "--json")
-	var docs []docsWorkload
+	var docs []report.WrittenSummary
 	if err := json.Unmarshal([]byte(out), &docs); err != nil || len(docs) != 1 || docs[0].Workload != tag || docs[0].Table != "pytorch" ||
 		strings.Join(docs[0].Profiles, ",") != "1g.10gb,full" || len(docs[0].Files) != 3 {
 		t.Fatalf("docs: %v\n%s", err, out)
