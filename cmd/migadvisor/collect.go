@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/internal/progress"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -108,7 +109,7 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 				}
 			}},
 		SiteStore: o.SiteStore, SiteFileStore: col.Site.History.SiteStore, AllUsers: o.AllUsers,
-		Publish: o.Publish, PushProgress: showPushProgress(w.Err)})
+		Publish: o.Publish, PushProgress: progress.Steps(w.Err, "sending to the site store")})
 	done()
 	if err != nil {
 		return err

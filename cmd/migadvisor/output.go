@@ -7,18 +7,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"text/tabwriter"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/progress"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -33,10 +30,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // isTTY reports whether w is a terminal: hints and confirmations are printed
 // only then, so scripts and pipes get data alone.
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+func isTTY(w io.Writer) bool { return progress.OnTerminal(w) }
 
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -71,31 +65,6 @@ func sayEmptyTo(w outWriters, asJSON bool, why string) error {
 	}
 	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
 	return nil
-}
-
-// showPushProgress draws a bar of the rows sent to the site store on a
-// terminal; nil elsewhere.
-func showPushProgress(stderr io.Writer) func(sent, total int) {
-	return showProgress(stderr, "sending to the site store")
-}
-
-// showProgress draws a bar of a long step's progress on a terminal; nil
-// elsewhere (a cron job's mail stays clean).
-func showProgress(stderr io.Writer, what string) func(done, total int) {
-	if !isTTY(stderr) {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(what),
-				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
-		}
-		_ = bar.Set(done)
-		if done >= total {
-			_ = bar.Finish()
-		}
-	}
 }
 
 // why is a row's explanation for a table: "-" while it runs or once it completed.
@@ -135,13 +104,13 @@ func lintFailure(stderr io.Writer, err error, path, hint string) error {
 	return fmt.Errorf("%s has errors a variant would keep; %s", path, hint)
 }
 
-// queueBar is wait's bar for a loop that waits in steps (a probe's rungs,
-// a suite): on a terminal only, drawn at the first look at the queue and
-// taken off once every job is done, before collect's lines.
+// queueBar is wait's bar (progress.Queue) on a terminal only, for a loop
+// that waits: wait, a probe's rungs, a suite. It is taken off once every
+// job is done, before collect's lines.
 type queueBar struct {
 	w   io.Writer
 	tty bool
-	bar *waitBar
+	bar *progress.Queue
 }
 
 func (b *queueBar) show(s bench.QueueState) {
@@ -149,58 +118,20 @@ func (b *queueBar) show(s bench.QueueState) {
 		return
 	}
 	if b.bar == nil {
-		bar := newWaitBar(b.w, s.Total)
-		b.bar = &bar
+		b.bar = progress.NewQueue(b.w)
 	}
-	b.bar.show(s)
-	if s.Done == s.Total {
-		b.finish()
-	}
+	b.bar.Show(progress.QueueState(s))
 }
 
 // finish takes the bar off the terminal.
-func (b *queueBar) finish() {
-	if b.bar != nil {
-		b.bar.Finish()
-		b.bar = nil
-	}
-}
-
-// waitBar is wait's progress on a terminal: jobs ended of those waited for.
-type waitBar struct{ *progressbar.ProgressBar }
-
-func newWaitBar(w io.Writer, total int) waitBar {
-	return waitBar{progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("waiting for jobs"), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())}
-}
-
-// show moves the bar to what the queue showed. The count goes first:
-// Describe draws the bar, and a count set just after a draw would wait for
-// the next one (it sat at 0/4 until the end).
-func (b waitBar) show(s bench.QueueState) {
-	_ = b.Set(s.Done)
-	b.Describe(fmt.Sprintf("waiting: %d pending, %d running", s.Pending, s.Running))
-}
+func (b *queueBar) finish() { b.bar.Finish() }
 
 // showImportProgress counts the jobs imported on a terminal's stderr (a
 // whole cluster's accounting takes a while); the function it returns clears
 // the count, once however often it is called.
 func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
-	if !isTTY(stderr) {
-		return func() {}
-	}
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("importing accounting"), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
-	col.Progress = func(jobs int) { _ = bar.Add(jobs) }
-	finished := false
-	return func() {
-		if !finished {
-			finished = true
-			_ = bar.Finish()
-		}
-	}
+	col.Progress, done = progress.Count(stderr, "importing accounting")
+	return done
 }
 
 // notInAccountingYet says that submissions through the wrapper are not

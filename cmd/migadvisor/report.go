@@ -22,6 +22,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/internal/progress"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -182,7 +183,7 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 		fmt.Fprintf(w.Err, "migadvisor: scripts measured on one profile are judged without other scripts' runtimes: %v\n", err)
 	}
 	rep, err := savings.Build(ctx, h.Store, savings.Request{Site: site, Period: o.Period, User: o.User, Thresholds: th,
-		Progress: showProgress(w.Err, "judging the scripts"), Peers: peers.Except})
+		Progress: progress.Steps(w.Err, "judging the scripts"), Peers: peers.Except})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -140,13 +141,9 @@ func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
 
 // waitForJobs waits until none of ids is queued, with a bar on a terminal.
 func waitForJobs(ctx context.Context, env commandEnv, ids []string, opt bench.WaitOptions) error {
-	w := bench.Waiter{Queue: env.client()}
-	if isTTY(env.Err) {
-		bar := newWaitBar(env.Err, len(ids))
-		defer bar.Finish()
-		w.Progress = bar.show
-	}
-	return w.Wait(ctx, ids, opt)
+	bar := queueBar{w: env.Err, tty: isTTY(env.Err)}
+	defer bar.finish()
+	return bench.Waiter{Queue: env.client(), Progress: bar.show}.Wait(ctx, ids, opt)
 }
 
 // collectAndExplain imports the ended jobs' final records and their output
@@ -163,7 +160,7 @@ func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []strin
 		return ended, err
 	}
 	if len(ended.Unknown) > 0 {
-		fmt.Fprintf(env.Err, "migadvisor: %s\n", bench.NoSuchJob(ended.Unknown))
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.NoSuchJob(ended.Unknown))
 	}
 	if len(ended.Open) > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))

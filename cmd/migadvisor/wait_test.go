@@ -266,21 +266,6 @@ func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
 	}
 }
 
-// wait's bar moves as jobs end: the count is drawn with each look at the
-// queue, not one look late (it sat at 0/4 until the end).
-func TestWaitBarMovesAsJobsEnd(t *testing.T) {
-	var b strings.Builder
-	bar := newWaitBar(&b, 4)
-	bar.show(bench.QueueState{Total: 4, Done: 1, Pending: 1, Running: 2})
-	if !strings.Contains(b.String(), "1/4") || !strings.Contains(b.String(), "1 pending, 2 running") {
-		t.Errorf("after one job ended:\n%q", b.String())
-	}
-	bar.show(bench.QueueState{Total: 4, Done: 3, Running: 1})
-	if !strings.Contains(b.String(), "3/4") {
-		t.Errorf("after three jobs ended:\n%q", b.String())
-	}
-}
-
 // Ctrl-C while waiting stops the wait, not the jobs: it says so and how to
 // wait again, exit status 130.
 func TestWaitInterruptedSaysHowToResume(t *testing.T) {
