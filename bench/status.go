@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -84,7 +84,7 @@ func StatusOf(t history.Tracked, live Live, outcomes Outcomes) JobStatus {
 	case !live.OK:
 		r.State = StateUnknown
 	case slices.Contains(live.Unknown, t.JobID):
-		r.State, r.Outcome, r.Explanation = StateNotInSlurm, OutcomeNoSuchJob, NoSuchJob([]string{t.JobID})
+		r.State, r.Outcome, r.Explanation = StateNotInSlurm, OutcomeNoSuchJob, collect.NoSuchJob([]string{t.JobID})
 	default:
 		r.State = StateCollect
 	}
@@ -99,16 +99,6 @@ func QueuedProfile(r *JobStatus, live Live, site *catalog.Site) {
 			r.Profile = p.Name
 		}
 	}
-}
-
-// NoSuchJob says that Slurm has never seen the jobs ids (neither its queue
-// nor accounting knows them).
-func NoSuchJob(ids []string) string {
-	were := "were the ids mistyped?"
-	if len(ids) == 1 {
-		were = "was the id mistyped?"
-	}
-	return "Slurm has no " + textutil.JobsNamed(ids, 0) + ": " + were
 }
 
 // TrackedProfile is the profile a submission asked for, else the one

@@ -87,7 +87,7 @@ func runSweep(ctx context.Context, opt sweepOptions, w outWriters) error {
 	}
 	run, dir := opt.run, opt.run.Sweep.OutDir
 	run.Sweep.Script, run.Sweep.Site, run.WorkDir = script, site, workingDir()
-	sw, err := bench.RunSweep(ctx, run, bench.ProbeDeps{Slurm: env.submitter(), History: historyPerCall{env}, Progress: bench.WarningsTo(env.Err)})
+	sw, err := bench.RunSweep(ctx, run, bench.ProbeDeps{Slurm: env.submitter(), History: env.perCall(), Progress: bench.WarningsTo(env.Err)})
 	if err != nil {
 		if sw != nil { // written, and submitted in part
 			printSweep(env, dir, sw)

@@ -235,23 +235,3 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) (w
 	}
 	return collect.FindSubmitted(ctx, w, patience, env.say)
 }
-
-// historyPerCall is env.perCall as its callers still name it.
-// TODO(issue 34): callers move to env.perCall; then this goes.
-type historyPerCall struct{ env commandEnv }
-
-func (h historyPerCall) RecordSweep(ctx context.Context, sw history.Sweep) error {
-	return h.env.perCall().RecordSweep(ctx, sw)
-}
-
-func (h historyPerCall) RecordSubmissions(ctx context.Context, subs []history.Submission) error {
-	return h.env.perCall().RecordSubmissions(ctx, subs)
-}
-
-func (h historyPerCall) Tracked(ctx context.Context, f history.TrackedFilter) ([]history.Tracked, error) {
-	return h.env.perCall().Tracked(ctx, f)
-}
-
-func (h historyPerCall) History(ctx context.Context, f history.HistoryFilter) ([]history.JobRecord, error) {
-	return h.env.perCall().History(ctx, f)
-}
