@@ -30,30 +30,6 @@ func probeFlags() []cli.Flag {
 	}, append(measureFlags("with --probe: "), emulateFlags("with --probe: ")...)...)
 }
 
-// measureFlags are the flags of the measuring loop (submit, wait, collect)
-// that recommend --probe and benchmark run share; prefix begins each usage.
-func measureFlags(prefix string) []cli.Flag {
-	return append(waitFlags(prefix),
-		&cli.BoolFlag{Name: "no-monitor", Usage: prefix + "variants without the GPU memory monitor"},
-		monitorBinFlag(prefix+"the monitor binary the jobs run (default: migadvisor-monitor beside this binary, else this binary)"),
-		&cli.StringSliceFlag{Name: "outputs", Usage: prefix + "directory with job output files (repeatable)"},
-		clusterFlag(),
-		slurmBinFlag(),
-	)
-}
-
-// measureOptions are measureFlags' values.
-type measureOptions struct {
-	wait    bench.WaitOptions
-	monitor *slurm.MonitorWrap // nil: --no-monitor
-	outputs []string
-}
-
-func measureOptionsFrom(c *cli.Context) (measureOptions, error) {
-	wait, err := waitTimingFrom(c)
-	return measureOptions{wait: wait, monitor: monitorWrapFrom(c), outputs: c.StringSlice("outputs")}, err
-}
-
 // probeOptions are probeFlags' values.
 type probeOptions struct {
 	enabled  bool // --probe

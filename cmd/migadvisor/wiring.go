@@ -235,3 +235,25 @@ func findPending(ctx context.Context, env commandEnv, patience time.Duration) (w
 	}
 	return collect.FindSubmitted(ctx, w, patience, env.say)
 }
+
+// collectAndExplain imports the ended jobs' final records and their output
+// evidence, explains how each ended, and says on stderr which ids Slurm
+// has no job of and which have no final record yet.
+func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []string) (bench.Ended, error) {
+	col, err := env.openCollector(ctx)
+	if err != nil {
+		return bench.Ended{}, err
+	}
+	defer col.Store.Close()
+	ended, err := bench.CollectEnded(ctx, col, col.Store, col.Site, ids, outputs)
+	if err != nil {
+		return ended, err
+	}
+	if len(ended.Unknown) > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.NoSuchJob(ended.Unknown))
+	}
+	if len(ended.Open) > 0 {
+		fmt.Fprintf(env.Err, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
+	}
+	return ended, nil
+}
