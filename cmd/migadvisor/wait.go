@@ -76,7 +76,7 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		// (with --json, stdout holds the data alone: an empty array).
 		fmt.Fprintf(env.Err, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); %s\n", history.HowTracked)
 		if opt.json {
-			return writeJSON(env.Out, []jobStatus{})
+			return writeJSON(env.Out, []bench.JobStatus{})
 		}
 		return nil
 	}
@@ -147,7 +147,7 @@ func waitForJobs(ctx context.Context, env commandEnv, ids []string, opt bench.Wa
 
 // printEnded prints each job's final state and, when it did not complete, why.
 func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
-	rows := make([]jobStatus, 0, len(ended.Tracked))
+	rows := make([]bench.JobStatus, 0, len(ended.Tracked))
 	for _, t := range ended.Tracked {
 		rows = append(rows, bench.StatusOf(t, bench.Live{OK: true, Unknown: ended.Unknown}, ended.Outcomes))
 	}
