@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -50,6 +51,17 @@ type TrackResult struct {
 type AmbiguousJob struct {
 	Clusters []string
 	LinkedTo string // the cluster whose job it counts as; "" if none
+}
+
+// CheckJobIDs refuses an id that is not a job id as sbatch prints it (for
+// an array, its first part): Track would record it all the same.
+func CheckJobIDs(ids []string) error {
+	for _, id := range ids {
+		if _, err := slurm.ParseParsable(id); err != nil || strings.Contains(id, ";") {
+			return fmt.Errorf("%q is not a job id (use the number sbatch printed; for an array, its first part)", id)
+		}
+	}
+	return nil
 }
 
 // Track records that the jobs ran the script (by its fingerprint, which

@@ -102,3 +102,24 @@ func TestTrackAmbiguousAndFallbackJobs(t *testing.T) {
 		t.Errorf("Slurm away: %+v %v, said %q", res, err, said)
 	}
 }
+
+// Only the ids sbatch prints are tracked (an array's first part): an
+// array task, a job step or an id with its cluster (sbatch --parsable's
+// "id;cluster") is refused.
+func TestCheckJobIDs(t *testing.T) {
+	for _, c := range []struct {
+		ids  []string
+		want string // "" for none refused
+	}{
+		{[]string{"300", "301"}, ""},
+		{[]string{"300_1"}, `"300_1" is not a job id`},
+		{[]string{"300", "x1"}, `"x1" is not a job id`},
+		{[]string{"300;migdev"}, `"300;migdev" is not a job id`},
+		{[]string{"300.batch"}, `"300.batch" is not a job id`},
+	} {
+		err := CheckJobIDs(c.ids)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.ids, err, c.want)
+		}
+	}
+}

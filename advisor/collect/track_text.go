@@ -79,3 +79,10 @@ func (r TrackResult) Report() TrackReport {
 	}
 	return rep
 }
+
+// NotInAccountingYet says that n submissions through the sbatch wrapper
+// are not linked to their jobs (FindSubmitted's waiting) because slurmdbd
+// has no job of theirs yet.
+func NotInAccountingYet(n int) string {
+	return fmt.Sprintf("%s through the sbatch wrapper not in Slurm's accounting yet", textutil.Plural(n, "submission"))
+}

@@ -75,3 +75,14 @@ func TestTrackResultReport(t *testing.T) {
 		}
 	}
 }
+
+func TestNotInAccountingYet(t *testing.T) {
+	for n, want := range map[int]string{
+		1: "1 submission through the sbatch wrapper not in Slurm's accounting yet",
+		3: "3 submissions through the sbatch wrapper not in Slurm's accounting yet",
+	} {
+		if got := NotInAccountingYet(n); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/progress"
-	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"} }
@@ -132,10 +131,4 @@ func (b *queueBar) finish() { b.bar.Finish() }
 func showImportProgress(stderr io.Writer, col *collect.Collector) (done func()) {
 	col.Progress, done = progress.Count(stderr, "importing accounting")
 	return done
-}
-
-// notInAccountingYet says that submissions through the wrapper are not
-// listed because slurmdbd has no job of theirs yet.
-func notInAccountingYet(n int) string {
-	return fmt.Sprintf("%s through the sbatch wrapper not in Slurm's accounting yet", textutil.Plural(n, "submission"))
 }

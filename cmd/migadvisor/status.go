@@ -94,12 +94,12 @@ func runStatus(ctx context.Context, opt statusOptions, w outWriters) error {
 	case len(res.Rows) == 0 && waiting > 0:
 		// One thing to say: the jobs are on their way, not missing.
 		return sayEmptyTo(env.outWriters, opt.json, fmt.Sprintf("no tracked jobs to list yet: %s; run 'migadvisor status' again in a minute",
-			notInAccountingYet(waiting)))
+			collect.NotInAccountingYet(waiting)))
 	case len(res.Rows) == 0:
 		return sayEmptyTo(env.outWriters, opt.json, history.WhyNoneTracked(st.Path(), opt.ids, opt.sweep))
 	}
 	if waiting > 0 {
-		env.say(notInAccountingYet(waiting) + ": not listed")
+		env.say(collect.NotInAccountingYet(waiting) + ": not listed")
 	}
 	if err := printStatus(env.Out, opt.json, res.Rows); err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -47,10 +46,8 @@ func trackOptionsFrom(c *cli.Context) (trackOptions, error) {
 	}
 	o := trackOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c),
 		Script: c.Args().First(), JobIDs: c.Args().Tail(), Workload: c.String("workload"), JSON: c.Bool("json")}
-	for _, id := range o.JobIDs {
-		if _, err := slurm.ParseParsable(id); err != nil || strings.Contains(id, ";") {
-			return trackOptions{}, usageError{fmt.Sprintf("track: %q is not a job id (use the number sbatch printed; for an array, its first part)", id)}
-		}
+	if err := collect.CheckJobIDs(o.JobIDs); err != nil {
+		return trackOptions{}, usageError{"track: " + err.Error()}
 	}
 	return o, nil
 }

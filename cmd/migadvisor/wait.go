@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -64,7 +65,7 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	defer stop()
 	if len(opt.ids) == 0 && opt.sweep == "" {
 		if waiting := findPending(ctx, env, pendingPatience); waiting > 0 && ctx.Err() == nil {
-			fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", notInAccountingYet(waiting))
+			fmt.Fprintf(env.Err, "migadvisor: %s: not listed\n", collect.NotInAccountingYet(waiting))
 		}
 	}
 	ids, err := bench.WaitTargets(ctx, bench.WaitQuery{IDs: opt.ids, SweepDir: opt.sweep}, env.perCall())
