@@ -42,7 +42,8 @@ func TestBenchmarkRunSaysWhatItDoesOffATerminal(t *testing.T) {
 	for _, c := range fake.Calls("sbatch") {
 		argv = append(argv, strings.Join(c.Args, " "))
 	}
-	if want := []string{"--parsable " + filepath.Join(sweep, "1g.10gb.sh"), "--parsable " + filepath.Join(sweep, "full.sh")}; !slices.Equal(argv, want) {
-		t.Errorf("sbatch ran with\n%q\nwant (jobs 500 and 501)\n%q", argv, want)
+	wantArgv := []string{"--parsable " + filepath.Join(sweep, "1g.10gb.sh"), "--parsable " + filepath.Join(sweep, "full.sh")}
+	if !slices.Equal(argv, wantArgv) {
+		t.Errorf("sbatch ran with\n%q\nwant (jobs 500 and 501)\n%q", argv, wantArgv)
 	}
 }

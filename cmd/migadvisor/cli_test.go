@@ -477,7 +477,8 @@ func TestSweepSubmitRecordsJobs(t *testing.T) {
 	for _, c := range fake.Calls("sbatch") {
 		argv = append(argv, strings.Join(c.Args, "\n"))
 	}
-	if want := []string{"--parsable\n" + filepath.Join(dir, "1g.10gb.sh"), "--parsable\n" + filepath.Join(dir, "full.sh")}; !slices.Equal(argv, want) {
+	want := []string{"--parsable\n" + filepath.Join(dir, "1g.10gb.sh"), "--parsable\n" + filepath.Join(dir, "full.sh")}
+	if !slices.Equal(argv, want) {
 		t.Errorf("sbatch argv:\n%q\nwant\n%q", argv, want)
 	}
 	sw, err := bench.ReadSweep(dir)

@@ -80,7 +80,8 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	asNobody := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = work
-		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MIGADVISOR_SITE=" + siteFile, "MIGADVISOR_SBATCH=" + sbatch.Path, "FAKESBATCH_ID=77",
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MIGADVISOR_SITE=" + siteFile,
+			"MIGADVISOR_SBATCH=" + sbatch.Path, "FAKESBATCH_ID=77",
 			"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return runProcess(t, cmd)

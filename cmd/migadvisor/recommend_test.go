@@ -401,12 +401,14 @@ func TestRecommendFlagsBindTheOptions(t *testing.T) {
 		{[]string{script}, bound{path: script, objective: advisor.ObjectiveSU}, ""},
 		{[]string{"--objective", "turnaround", "--max-slowdown", "2", "--prior", "gromacs", script},
 			bound{path: script, objective: advisor.ObjectiveTurnaround, maxSlowdown: 2, prior: "gromacs"}, ""},
-		{[]string{"--probe", "--ladder", "--json", script}, bound{path: script, objective: advisor.ObjectiveSU, probe: true, ladder: true, json: true}, ""},
+		{[]string{"--probe", "--ladder", "--json", script},
+			bound{path: script, objective: advisor.ObjectiveSU, probe: true, ladder: true, json: true}, ""},
 		{nil, bound{}, "recommend needs JOB.sh"},
 		{[]string{"--objective", "cheap", script}, bound{}, `--objective must be one of su, time, turnaround, not "cheap"`},
 		{[]string{"--max-slowdown", "0.5", script}, bound{}, "--max-slowdown is a factor of at least 1 (2: up to twice as slow), not 0.5"},
 		{[]string{"--tolerance", "1", script}, bound{}, "--tolerance is a share between 0 and 1 (0.05: 5%), not 1"},
-		{[]string{"--time", "1:00:00", script}, bound{}, "--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"},
+		{[]string{"--time", "1:00:00", script}, bound{},
+			"--time sets the probe's variants: use it with --probe (the change to make shows the script's --time)"},
 	} {
 		o, err := optionsOf(t, recommendCommand(), recommendOptionsFrom, c.args...)
 		if c.err != "" {
