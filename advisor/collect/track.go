@@ -14,7 +14,7 @@ import (
 
 // TrackRequest names jobs submitted some other way and the script they ran.
 type TrackRequest struct {
-	Script   *slurm.Script // read from Script.Path
+	Script   *slurm.Script // read from Script.Path (TrackScript reads it)
 	JobIDs   []string      // the ids sbatch printed
 	Workload string        // a workload to tag them with (for reports); "" for none
 	// Cluster is the name the user gave (--cluster); "" asks slurmctld
@@ -62,6 +62,23 @@ func CheckJobIDs(ids []string) error {
 		}
 	}
 	return nil
+}
+
+// TrackScript reads the script at path, then tracks the jobs (Track) in
+// the history at db, created if need be and closed after, asking Slurm
+// through sl: a script that cannot be read leaves the history as it was.
+func TrackScript(ctx context.Context, db, path string, sl *slurm.Client, req TrackRequest) (TrackResult, error) {
+	script, err := slurm.ReadScript(path)
+	if err != nil {
+		return TrackResult{}, err
+	}
+	st, err := history.Open(ctx, db)
+	if err != nil {
+		return TrackResult{}, err
+	}
+	defer st.Close()
+	req.Script = script
+	return Track(ctx, &Collector{Store: st, Slurm: sl}, req)
 }
 
 // Track records that the jobs ran the script (by its fingerprint, which

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,6 +121,33 @@ func TestCheckJobIDs(t *testing.T) {
 		err := CheckJobIDs(c.ids)
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.ids, err, c.want)
+		}
+	}
+}
+
+// TrackScript reads the script before it opens the history: a script that
+// cannot be read creates no history; one that can is tracked in it.
+func TestTrackScript(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "train.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\npython train.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, script string
+		tracked      bool
+	}{
+		{"no such script", filepath.Join(dir, "missing.sh"), false},
+		{"a script", script, true},
+	} {
+		db := filepath.Join(t.TempDir(), "history.db")
+		res, err := TrackScript(ctx, db, c.script, nil, TrackRequest{JobIDs: []string{"500"}, Cluster: "c1"})
+		if _, statErr := os.Stat(db); (err == nil) != c.tracked || (statErr == nil) != c.tracked {
+			t.Fatalf("%s: %v; the history: %v", c.name, err, statErr)
+		}
+		if c.tracked && (res.Script != script || res.Cluster != "c1" || !slices.Equal(res.JobIDs, []string{"500"})) {
+			t.Errorf("%s: %+v", c.name, res)
 		}
 	}
 }

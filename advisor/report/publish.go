@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,23 @@ func (e *UnknownWorkloadError) Error() string {
 		have = "-"
 	}
 	return fmt.Sprintf("%s has no jobs tagged %q (it has: %s)", e.History, e.Tag, have)
+}
+
+// ErrNoHistory is a history that is not there to publish.
+var ErrNoHistory = errors.New("no history")
+
+// PublishHistory is Publish of the history at db, opened to read and
+// closed after (ErrNoHistory where there is none).
+func PublishHistory(ctx context.Context, db string, opt PublishOptions) (Published, error) {
+	st, err := history.OpenWith(ctx, db, history.Options{ReadOnly: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return Published{}, fmt.Errorf("%w at %s", ErrNoHistory, db)
+	}
+	if err != nil {
+		return Published{}, err
+	}
+	defer st.Close()
+	return Publish(ctx, st, opt)
 }
 
 // Publish writes the report of each workload asked for (Write), then

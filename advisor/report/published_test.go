@@ -1,10 +1,15 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -49,5 +54,32 @@ func TestPublishedSummaries(t *testing.T) {
 	}
 	if got := (Published{}).Summaries(); got == nil || len(got) != 0 {
 		t.Errorf("none written: %#v, want an empty list", got)
+	}
+}
+
+// A history that is not there is said as such (and none is created); one
+// there is published, here refused as it has no workload.
+func TestPublishHistory(t *testing.T) {
+	ctx := context.Background()
+	empty := filepath.Join(t.TempDir(), "history.db")
+	st, err := history.Open(ctx, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, c := range []struct {
+		name, db string
+		want     error
+	}{
+		{"none", filepath.Join(t.TempDir(), "history.db"), ErrNoHistory},
+		{"no workload", empty, ErrNoWorkloads},
+	} {
+		_, err := PublishHistory(ctx, c.db, PublishOptions{Dir: t.TempDir()})
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if _, statErr := os.Stat(c.db); c.want == ErrNoHistory && statErr == nil {
+			t.Errorf("%s: a history was created", c.name)
+		}
 	}
 }

@@ -10,14 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 )
@@ -71,21 +69,16 @@ func runDocs(ctx context.Context, o docsOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	st, err := history.OpenWith(ctx, o.Global.DB, history.Options{ReadOnly: true})
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no history at %s: 'migadvisor benchmark run', or 'collect' after your own runs, fills it", o.Global.DB)
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	pub, err := report.Publish(ctx, st, report.PublishOptions{Site: site, Want: o.Workloads, Dir: o.Out, Describe: describeWorkload,
-		Page: report.PageOptions{Format: o.Format, CSVDir: o.CSVDir, Generator: "migadvisor " + version, Generated: time.Now(), History: o.Global.DB}})
+	pub, err := report.PublishHistory(ctx, o.Global.DB, report.PublishOptions{Site: site, Want: o.Workloads, Dir: o.Out,
+		Describe: describeWorkload, Page: report.PageOptions{Format: o.Format, CSVDir: o.CSVDir, Generator: "migadvisor " + version,
+			Generated: time.Now(), History: o.Global.DB}})
 	for _, tag := range pub.Skipped {
 		fmt.Fprintf(w.Err, "migadvisor: %s has no ended single-GPU runs yet; skipped (run 'migadvisor collect'?)\n", tag)
 	}
 	var unknown *report.UnknownWorkloadError
 	switch {
+	case errors.Is(err, report.ErrNoHistory):
+		return fmt.Errorf("no history at %s: 'migadvisor benchmark run', or 'collect' after your own runs, fills it", o.Global.DB)
 	case errors.As(err, &unknown):
 		return usageError{"--workloads: " + err.Error()}
 	case errors.Is(err, report.ErrNoWorkloads):

@@ -7,8 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func trackCommand() *cli.Command {
@@ -54,17 +52,8 @@ func trackOptionsFrom(c *cli.Context) (trackOptions, error) {
 
 func runTrack(ctx context.Context, o trackOptions, w outWriters) error {
 	env := newEnv(o.Global, o.Slurm, w)
-	script, err := slurm.ReadScript(o.Script)
-	if err != nil {
-		return err
-	}
-	st, err := history.Open(ctx, o.Global.DB)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	res, err := collect.Track(ctx, &collect.Collector{Store: st, Slurm: o.Slurm.client()}, collect.TrackRequest{
-		Script: script, JobIDs: o.JobIDs, Workload: o.Workload, Cluster: o.Slurm.Cluster, OnFallback: env.say})
+	res, err := collect.TrackScript(ctx, o.Global.DB, o.Script, o.Slurm.client(), collect.TrackRequest{
+		JobIDs: o.JobIDs, Workload: o.Workload, Cluster: o.Slurm.Cluster, OnFallback: env.say})
 	if err != nil {
 		return err
 	}
