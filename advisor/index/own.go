@@ -2,6 +2,9 @@ package index
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +18,18 @@ func OwnPath(db string) string {
 	return strings.TrimSuffix(db, filepath.Ext(db)) + ".idx"
 }
 
+// FilterCachePath is the cache of the sbatch filter's answers made of the
+// user's index of the history at db (advisor/wrapper): beside the history,
+// removed whenever Refresh rewrites the index, so no answer outlives the
+// runs it was made of.
+func FilterCachePath(db string) string { return db + ".clifilter" }
+
 // Refresh rebuilds the user's own index of the history at db when the
 // history changed after it was written (the database or its WAL is newer),
 // readable by the user alone: it holds their scripts' paths (hashed) and
 // their jobs' outcome sentences. It reports whether it wrote one; a history
-// that is not there has no index.
+// that is not there has no index. The sbatch filter's cache of answers
+// made of the index it replaces goes with it (FilterCachePath).
 func Refresh(ctx context.Context, db string) (bool, error) {
 	own := OwnPath(db)
 	if !stale(db, own) {
@@ -34,7 +44,13 @@ func Refresh(ctx context.Context, db string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, writeFile(own, entries, 0o600)
+	if err := writeFile(own, entries, 0o600); err != nil {
+		return true, err
+	}
+	if err := os.Remove(FilterCachePath(db)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, fmt.Errorf("the sbatch filter's answers of the index replaced: %w", err)
+	}
+	return true, nil
 }
 
 // stale reports whether the history at db (or its WAL) was modified after

@@ -1,0 +1,41 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+)
+
+// A refresh that rewrites the user's index removes the sbatch filter's
+// cache of answers made of the one it replaces; one that has nothing to
+// rewrite keeps it.
+func TestRefreshRemovesFilterCache(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "history.db")
+	st, err := history.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cache := FilterCachePath(db)
+	if filepath.Dir(cache) != filepath.Dir(OwnPath(db)) {
+		t.Errorf("the cache %s is not beside the index %s", cache, OwnPath(db))
+	}
+	os.WriteFile(cache, []byte("answers"), 0o600)
+	if wrote, err := Refresh(ctx, db); !wrote || err != nil {
+		t.Fatalf("refresh: %v %v", wrote, err)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("the cache outlived the index: %v", err)
+	}
+	os.WriteFile(cache, []byte("answers"), 0o600)
+	if wrote, err := Refresh(ctx, db); wrote || err != nil {
+		t.Fatalf("refresh of an index up to date: %v %v", wrote, err)
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("the cache of the index still there: %v", err)
+	}
+}
