@@ -11,31 +11,51 @@
 -- slurm_cli_post_submit.
 --
 -- slurm_cli_pre_submit, after sbatch parsed its options (command line,
--- environment, #SBATCH lines) and before it asks slurmctld, runs
--- `PREFIX/libexec/migadvisor/migadvisor-sbatch filter-advise OPTIONS`: the
--- advice goes to sbatch's stderr, before "Submitted batch job"; on stdout come
--- the options to set (only where the user consented: MIGADVISOR_APPLY=1 in
--- the environment), the submission's record without its job id, and "ok".
--- One submission, with the options changed in place. slurm_cli_post_submit
--- starts `migadvisor-sbatch filter-record JOBID RECORD` in the background
--- and returns: the record, with its job id, goes to the user's history's spool,
+-- environment, #SBATCH lines) and before it asks slurmctld, looks the
+-- submission up in the user's filter cache (beside their history: the
+-- script's path, size and checksum, and the options and environment the
+-- advice reads). Found, it prints the advice cached and keeps the record's
+-- draft, with no process started. Not found, it runs
+-- `PREFIX/libexec/migadvisor/migadvisor-sbatch filter-advise OPTIONS KEY`:
+-- the advice goes to sbatch's stderr, before "Submitted batch job"; on
+-- stdout come the options to set (only where the user consented:
+-- MIGADVISOR_APPLY=1 in the environment), the submission's record without
+-- its job id, and "ok"; and the answer goes to the cache for next time. One
+-- submission, with the options changed in place. slurm_cli_post_submit
+-- writes the record, with its job id, into the user's history's spool,
 -- where collect links it to that job exactly.
 --
 -- It never fails or blocks a submission: every hook returns slurm.SUCCESS,
 -- any error costs at most one line on stderr (none with MIGADVISOR_QUIET=1),
 -- and migadvisor-sbatch has a hard time limit. It does nothing inside a job
 -- (SLURM_JOB_ID set: every srun step runs the filter), for salloc and srun,
--- with MIGADVISOR_DISABLE=1, or for components of a heterogeneous job but
--- the first. Plain Lua 5.1: io and os, no modules.
+-- with MIGADVISOR_DISABLE=1, under the sbatch shim (MIGADVISOR_ADVISED set:
+-- it advised already), or for components of a heterogeneous job but the
+-- first. Plain Lua 5.1: io and os, no modules.
 
 local PREFIX = [==[@PREFIX@]==]
 
 migadvisor = migadvisor or {}
 local M = migadvisor
 M.bin = PREFIX .. "/libexec/migadvisor/migadvisor-sbatch"
+M.ttl = 24 * 3600 -- seconds a cached answer holds (advisor/wrapper/filtercache.go)
 
 -- The record's draft of each component, from pre_submit to post_submit.
 local drafts = {}
+
+-- The options and the environment the advice reads, in the key of the
+-- cache: advisor/wrapper/filter.go's filterFlags and filterResources, the
+-- SBATCH_* variables of slurm/cmdline.go's sbatchEnv, the wrapper's own
+-- settings, who submits and from where.
+M.key_options = { "test-only", "wrap", "chdir", "clusters",
+	"partition", "qos", "account", "job-name", "output", "error", "array", "time",
+	"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "mincpus", "sockets-per-node",
+	"exclusive", "mem", "mem-per-cpu", "mem-per-gpu",
+	"gres", "gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket" }
+M.key_env = { "MIGADVISOR_APPLY", "MIGADVISOR_SITE", "MIGADVISOR_CLUSTER", "USER", "LOGNAME", "PWD",
+	"SBATCH_PARTITION", "SBATCH_QOS", "SBATCH_ACCOUNT", "SBATCH_TIMELIMIT", "SBATCH_GRES", "SBATCH_GPUS",
+	"SBATCH_GPUS_PER_NODE", "SBATCH_GPUS_PER_TASK", "SBATCH_CPUS_PER_GPU", "SBATCH_MEM_PER_CPU",
+	"SBATCH_MEM_PER_GPU", "SBATCH_MEM_PER_NODE", "SBATCH_EXCLUSIVE", "SBATCH_JOB_NAME" }
 
 -- quote is s as one word for /bin/sh (io.popen and os.execute go through
 -- it): in single quotes, each ' as '\''. nil for what sh cannot be given (a
@@ -54,16 +74,126 @@ local function warn(msg)
 	end
 end
 
--- skip: nothing to do here (inside a job, salloc or srun, turned off).
+-- skip: nothing to do here (inside a job, salloc or srun, turned off, or
+-- the sbatch shim's sbatch: scripts/sbatch advised).
 local function skip(options)
-	return os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1" or options.type ~= "sbatch"
+	return os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1"
+		or (os.getenv("MIGADVISOR_ADVISED") or "") ~= "" or options.type ~= "sbatch"
 end
 
-local function advise(options, offset)
-	drafts[offset] = nil
-	if offset ~= 0 or skip(options) then
-		return
+-- db is the user's history as migadvisor-sbatch finds it (internal/xdg):
+-- $MIGADVISOR_DB, else $XDG_DATA_HOME/migadvisor/history.db, else under
+-- ~/.local/share, else history.db here.
+function M.db()
+	local db = os.getenv("MIGADVISOR_DB") or ""
+	if db ~= "" then
+		return db
 	end
+	local dir = os.getenv("XDG_DATA_HOME") or ""
+	if dir == "" then
+		local home = os.getenv("HOME") or ""
+		if home == "" then
+			return "history.db"
+		end
+		dir = home .. "/.local/share"
+	end
+	return dir .. "/migadvisor/history.db"
+end
+
+-- checksum is the script's bytes as a number in base 256 mod 2^36-5, two
+-- bytes a step: every product stays below 2^52, exact in Lua 5.1's doubles
+-- (advisor/wrapper's filterChecksum computes the same).
+function M.checksum(s)
+	local byte, P = string.byte, 68719476731
+	local h, n, i = 0, #s, 1
+	while i + 7 <= n do
+		local a, b, c, d, e, f, g, k = byte(s, i, i + 7)
+		h = (h * 65536 + a * 256 + b) % P
+		h = (h * 65536 + c * 256 + d) % P
+		h = (h * 65536 + e * 256 + f) % P
+		h = (h * 65536 + g * 256 + k) % P
+		i = i + 8
+	end
+	for j = i, n do
+		h = (h * 256 + byte(s, j)) % P
+	end
+	return h
+end
+
+-- key is the submission's in the cache: the script's path, size and
+-- checksum, then the options and environment the advice reads, by tabs;
+-- nil where a value holds a tab or a line break, or the script cannot be
+-- read or is over M.max_script bytes (its checksum would cost more than
+-- the process).
+M.max_script = 256 * 1024
+function M.key(options)
+	local argv = options.argv
+	local script = type(argv) == "table" and argv[1] or nil
+	local parts = { "", "0", "0" }
+	if script then
+		local f = io.open(script, "rb")
+		if not f then
+			return nil
+		end
+		local size = f:seek("end")
+		local data = size and size <= M.max_script and f:seek("set") and f:read("*a")
+		f:close()
+		if not data then
+			return nil
+		end
+		parts = { script, string.format("%d", #data), string.format("%d", M.checksum(data)) }
+	end
+	for _, name in ipairs(M.key_options) do
+		parts[#parts + 1] = tostring(options[name] or "")
+	end
+	for _, name in ipairs(M.key_env) do
+		parts[#parts + 1] = os.getenv(name) or ""
+	end
+	for _, v in ipairs(parts) do
+		if string.find(v, "[\t\r\n]") then
+			return nil
+		end
+	end
+	return table.concat(parts, "\t")
+end
+
+-- lookup is the answer cached in file for key, younger than M.ttl at now:
+-- its advice, its "set" lines and its draft ("" for none); nil for none.
+-- The file (advisor/wrapper/filtercache.go): a first line, then entries of
+-- a line "entry WRITTEN KEYLEN ADVICELEN SETSLEN DRAFTLEN" and that many
+-- bytes, then "\n"; then "end\n".
+function M.lookup(file, key, now)
+	local f = io.open(file, "rb")
+	if not f then
+		return nil
+	end
+	local data = f:read("*a")
+	f:close()
+	local magic = "migadvisor-clifilter 1\n"
+	if not data or string.sub(data, 1, #magic) ~= magic or string.sub(data, -4) ~= "end\n" then
+		return nil
+	end
+	local pos = #magic + 1
+	while true do
+		local w, kl, al, sl, dl, p = string.match(data, "^entry (%d+) (%d+) (%d+) (%d+) (%d+)\n()", pos)
+		if not w then
+			return nil
+		end
+		w, kl, al, sl, dl = tonumber(w), tonumber(kl), tonumber(al), tonumber(sl), tonumber(dl)
+		local e = p + kl + al + sl + dl
+		if string.sub(data, e, e) ~= "\n" then
+			return nil -- not the file it says it is
+		end
+		if kl == #key and now - w < M.ttl and w <= now + 60 and string.sub(data, p, p + kl - 1) == key then
+			local a = p + kl
+			return string.sub(data, a, a + al - 1), string.sub(data, a + al, a + al + sl - 1), string.sub(data, a + al + sl, e - 1)
+		end
+		pos = e + 1
+	end
+end
+
+-- ask runs filter-advise: its answer, whole.
+local function ask(options, key)
 	local f = io.open(M.bin, "r")
 	if not f then
 		error(M.bin .. " is not installed", 0)
@@ -73,15 +203,24 @@ local function advise(options, offset)
 	if not json then
 		error("sbatch's options hold a NUL byte", 0)
 	end
-	local p = assert(io.popen("exec " .. M.quote(M.bin) .. " filter-advise " .. json, "r"))
+	local cmd = "exec " .. M.quote(M.bin) .. " filter-advise " .. json
+	if key then
+		cmd = cmd .. " " .. M.quote(key)
+	end
+	local p = assert(io.popen(cmd, "r"))
 	local out = p:read("*a") or ""
 	p:close()
 	-- Nothing of an answer cut short: "ok" ends a whole one.
 	if not string.find(out, "\nok\n$") and out ~= "ok\n" then
 		error("migadvisor-sbatch gave no answer", 0)
 	end
+	return out
+end
+
+-- parse is an answer's options to set, and its draft (nil for none).
+local function parse(answer)
 	local sets, draft = {}, nil
-	for line in string.gmatch(out, "[^\n]+") do
+	for line in string.gmatch(answer, "[^\n]+") do
 		local name, value = string.match(line, "^set\t([^\t]+)\t(.*)$")
 		if name then
 			table.insert(sets, { name, value })
@@ -89,24 +228,81 @@ local function advise(options, offset)
 			draft = string.match(line, "^record\t(.+)$") or draft
 		end
 	end
-	if #sets > 0 then
-		local before = {}
-		local ok, err = pcall(function()
-			for i, s in ipairs(sets) do
-				before[i] = options[s[1]]
-				options[s[1]] = s[2]
-			end
-		end)
-		if not ok then
-			for i = #before, 1, -1 do
-				pcall(function()
-					options[sets[i][1]] = before[i]
-				end)
-			end
-			warn("the advice could not be applied, so the job is submitted unchanged: " .. tostring(err))
+	return sets, draft
+end
+
+-- apply sets the options, all or none.
+local function apply(options, sets)
+	local before = {}
+	local ok, err = pcall(function()
+		for i, s in ipairs(sets) do
+			before[i] = options[s[1]]
+			options[s[1]] = s[2]
 		end
+	end)
+	if not ok then
+		for i = #before, 1, -1 do
+			pcall(function()
+				options[sets[i][1]] = before[i]
+			end)
+		end
+		warn("the advice could not be applied, so the job is submitted unchanged: " .. tostring(err))
+	end
+end
+
+local function advise(options, offset)
+	drafts[offset] = nil
+	if offset ~= 0 or skip(options) then
+		return
+	end
+	local key = M.key(options)
+	local advice, sets, draft
+	if key then
+		advice, sets, draft = M.lookup(M.db() .. ".clifilter", key, os.time())
+	end
+	if advice then -- as filter-advise answered it before
+		io.stderr:write(advice)
+		sets = parse(sets)
+		if draft == "" then
+			draft = nil
+		end
+	else
+		sets, draft = parse(ask(options, key))
+	end
+	if #sets > 0 then
+		apply(options, sets)
 	end
 	drafts[offset] = draft
+end
+
+-- spool writes rec, the record of job id, into the history's spool as
+-- advisor/history's Spool reads it: a file named by the time and the job
+-- (names sort by time, and no two jobs share one), written whole under a
+-- name Spool skips (a leading dot), then renamed. False where it could not.
+function M.spool(rec, id, now)
+	local dir = M.db() .. ".spool/"
+	local name = string.format("%d000000000-%s.json", now, id)
+	local tmp = dir .. "." .. name .. ".tmp"
+	local f = io.open(tmp, "w")
+	if not f then
+		return false
+	end
+	local written = f:write(rec)
+	if not f:close() or not written or not os.rename(tmp, dir .. name) then
+		os.remove(tmp)
+		return false
+	end
+	return true
+end
+
+-- filled is the draft with its job id, submitted now.
+function M.filled(draft, id, now)
+	local i, j = string.find(draft, '"JobID":""', 1, true)
+	if not i then
+		return nil
+	end
+	local rec = string.sub(draft, 1, i - 1) .. '"JobID":"' .. id .. '"' .. string.sub(draft, j + 1)
+	return (string.gsub(rec, '"Submitted":"[^"]*"', '"Submitted":"' .. os.date("!%Y-%m-%dT%H:%M:%SZ", now) .. '"', 1))
 end
 
 local function record(offset, jobid)
@@ -115,13 +311,18 @@ local function record(offset, jobid)
 	if not draft or os.getenv("SLURM_JOB_ID") ~= nil then
 		return
 	end
-	local id, rec = M.quote(string.format("%d", jobid)), M.quote(draft)
-	if not rec then
+	local id, now = string.format("%d", jobid), os.time()
+	local rec = M.filled(draft, id, now)
+	if rec and M.spool(rec, id, now) then
 		return
 	end
-	-- In the background, its streams /dev/null: sbatch returns now, and no
-	-- pipe of the caller's waits for the record.
-	os.execute(M.quote(M.bin) .. " filter-record " .. id .. " " .. rec .. " </dev/null >/dev/null 2>&1 &")
+	-- No spool to write in (a history not made yet): migadvisor-sbatch
+	-- makes it, in the background, its streams /dev/null: sbatch returns
+	-- now, and no pipe of the caller's waits for the record.
+	local qid, qdraft = M.quote(id), M.quote(draft)
+	if qdraft then
+		os.execute(M.quote(M.bin) .. " filter-record " .. qid .. " " .. qdraft .. " </dev/null >/dev/null 2>&1 &")
+	end
 end
 
 function M.pre_submit(options, offset)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"runtime/debug"
@@ -19,15 +20,18 @@ import (
 
 // The wrapper's part in Slurm's cli_filter/lua plugin (scripts/
 // cli_filter.lua, which make install writes to PREFIX/share/migadvisor):
-// inside sbatch on a login node, its slurm_cli_pre_submit runs
-// "migadvisor-sbatch filter-advise JSON" with the options sbatch parsed
+// inside sbatch on a login node, its slurm_cli_pre_submit answers from
+// the filter's cache (filtercache.go) or runs "migadvisor-sbatch
+// filter-advise JSON KEY" with the options sbatch parsed
 // (slurm.json_cli_options: the command line, the environment and the
-// script's #SBATCH lines, before slurmctld is asked), and its
-// slurm_cli_post_submit runs "migadvisor-sbatch filter-record JOBID DRAFT"
-// in the background with the id slurmctld gave the job. One submission,
-// sbatch's own: the filter changes its options in place, with the user's
-// consent (MIGADVISOR_APPLY=1), and the record carries the job's id, so
-// collect links it exactly.
+// script's #SBATCH lines, before slurmctld is asked), which caches its
+// answer under cli_filter.lua's KEY; its slurm_cli_post_submit writes the
+// record, with the id slurmctld gave the job, into the history's spool
+// itself, or where it cannot, runs "migadvisor-sbatch filter-record JOBID
+// DRAFT" in the background. One submission, sbatch's own: the filter
+// changes its options in place, with the user's consent
+// (MIGADVISOR_APPLY=1), and the record carries the job's id, so collect
+// links it exactly.
 const (
 	FilterAdviseCommand = "filter-advise"
 	FilterRecordCommand = "filter-record"
@@ -40,7 +44,7 @@ const (
 // itself goes to standard error, sbatch's, as the wrapper prints it.
 const (
 	FilterSet    = "set"    // set NAME VALUE: options[NAME] = VALUE
-	FilterRecord = "record" // record DRAFT: for filter-record, with the job id
+	FilterRecord = "record" // record DRAFT: for the spool, with the job id
 	FilterOK     = "ok"
 )
 
@@ -80,13 +84,15 @@ func FilterMain(command string, args []string) int {
 	ctx := context.Background()
 	switch {
 	case command == FilterAdviseCommand && len(args) == 1:
-		FilterAdvise(ctx, opt, args[0])
+		FilterAdvise(ctx, opt, args[0], "")
+	case command == FilterAdviseCommand && len(args) == 2:
+		FilterAdvise(ctx, opt, args[0], args[1])
 	case command == FilterRecordCommand && len(args) == 2:
 		if err := FilterRecordJob(ctx, opt, args[0], args[1]); err != nil {
 			fmt.Fprintf(os.Stderr, "migadvisor: this submission is not in the history: %v\n", err)
 		}
 	default:
-		fmt.Fprintf(os.Stderr, "usage: migadvisor-sbatch %s JSON | %s JOBID DRAFT (for cli_filter.lua)\n", FilterAdviseCommand, FilterRecordCommand)
+		fmt.Fprintf(os.Stderr, "usage: migadvisor-sbatch %s JSON [KEY] | %s JOBID DRAFT (for cli_filter.lua)\n", FilterAdviseCommand, FilterRecordCommand)
 		return 2
 	}
 	out.flush(os.Stdout)
@@ -116,19 +122,25 @@ func (l *lockedWriter) flush(f *os.File) {
 // standard error, as the wrapper does, and on standard output (Options.
 // Stdout) the settings to make when the user consented (MIGADVISOR_APPLY=1
 // in the environment), the draft of the record when sbatch will make a job
-// of a script file, then "ok". Every problem costs at most one line.
-func FilterAdvise(ctx context.Context, opt Options, options string) {
-	started := time.Now() // the file system's clock: sbatch read the script before this process started
+// of a script file, then "ok". Every problem costs at most one line. key,
+// where cli_filter.lua gave one, is the submission's in the filter's
+// cache: an answer that holds for its next submissions goes there.
+func FilterAdvise(ctx context.Context, opt Options, options, key string) {
+	started := time.Now()    // the file system's clock: sbatch read the script before this process started
+	var said strings.Builder // the advice, for the cache
+	opt.Stderr = teeWriter(opt.Stderr, &said)
 	w := newWrapper(opt)
 	w.filter = true
-	var out strings.Builder
+	cache := startFilterCacheWrite(key, w.dbPath())
+	var sets, record strings.Builder
 	defer func() { // the whole answer at once, and "ok": this process ran to its end
 		if p := recover(); p != nil { // a bug or a damaged file costs the advice, never the submission
 			w.warn("no advice this time: internal error: %v", p)
-			out.Reset()
+			sets.Reset()
+			record.Reset()
 		}
 		if opt.Stdout != nil {
-			fmt.Fprintf(opt.Stdout, "%s%s\n", out.String(), FilterOK)
+			fmt.Fprintf(opt.Stdout, "%s%s%s\n", sets.String(), record.String(), FilterOK)
 		}
 	}()
 	if w.getenv(EnvDisable) == "1" {
@@ -156,33 +168,72 @@ func FilterAdvise(ctx context.Context, opt Options, options string) {
 		for _, s := range read.submit.Settings {
 			if strings.ContainsAny(s.Name+s.Value, "\t\n") {
 				w.warn("the advice cannot be applied here, so the job is submitted unchanged")
-				out.Reset()
+				sets.Reset()
 				applied = cl
 				break
 			}
-			fmt.Fprintf(&out, "%s\t%s\t%s\n", FilterSet, s.Name, s.Value)
+			fmt.Fprintf(&sets, "%s\t%s\t%s\n", FilterSet, s.Name, s.Value)
 		}
 	}
+	var draft []byte
 	if fresh {
-		if read == nil { // the advice ran out of time: the script is still the one read
-			read = &advice{script: script}
-		}
-		sub, _, ok, err := w.submissionOf(read, applied)
-		switch {
-		case err != nil:
-			w.warn("this submission is not in the history: %v", err)
-		case ok:
-			if c := req.opts["clusters"]; c != "" && !strings.Contains(c, ",") {
-				sub.Cluster = c // -M: where sbatch submits it
-			}
-			draft, err := json.Marshal(sub)
-			if err != nil {
-				w.warn("this submission is not in the history: %v", err)
-				break
-			}
-			fmt.Fprintf(&out, "%s\t%s\n", FilterRecord, draft)
+		draft = w.filterDraft(read, applied, script, req)
+	}
+	if draft != nil {
+		fmt.Fprintf(&record, "%s\t%s\n", FilterRecord, draft)
+	}
+	if cache != nil && w.holdsNextTime(read, createsJob(base, nil) && !fresh, key, req.argv) {
+		e := filterCacheEntry{written: w.opt.Now().Unix(), key: key, advice: said.String(), sets: sets.String(), draft: string(draft)}
+		if err := cache.put(e, history.SpoolFor(w.dbPath()).Dir); err != nil {
+			w.warn("the advice is not cached for next time: %v", err)
 		}
 	}
+}
+
+// holdsNextTime reports whether the filter's answer holds for the next
+// submissions of its key alike: no problem on the way (unrecorded: a job
+// made of a script changed since sbatch read it), no lint line (one may be
+// of the file system: a directory made since), made where PWD says, of
+// the script the key is of.
+func (w *wrapper) holdsNextTime(read *advice, unrecorded bool, key string, argv []string) bool {
+	if w.warned || read == nil || len(read.lint) > 0 || unrecorded || w.getenv("PWD") != w.opt.WorkDir {
+		return false
+	}
+	var data []byte
+	if w.submitted != nil {
+		data = w.submitted.Data
+	}
+	return filterKeyMatches(key, argv, data)
+}
+
+// filterDraft is the record of the submission but its job id, as JSON; nil
+// where there is none (sbatch makes no job of a script file).
+func (w *wrapper) filterDraft(read *advice, applied *slurm.CommandLine, script *slurm.Script, req filterRequest) []byte {
+	if read == nil { // the advice ran out of time: the script is still the one read
+		read = &advice{script: script}
+	}
+	sub, _, ok, err := w.submissionOf(read, applied)
+	if err == nil && ok {
+		if c := req.opts["clusters"]; c != "" && !strings.Contains(c, ",") {
+			sub.Cluster = c // -M: where sbatch submits it
+		}
+		var draft []byte
+		if draft, err = json.Marshal(sub); err == nil {
+			return draft
+		}
+	}
+	if err != nil {
+		w.warn("this submission is not in the history: %v", err)
+	}
+	return nil
+}
+
+// teeWriter is w, and a copy into copied; copied alone when w is nil.
+func teeWriter(w io.Writer, copied io.Writer) io.Writer {
+	if w == nil {
+		return copied
+	}
+	return io.MultiWriter(w, copied)
 }
 
 // FilterRecordJob is the filter's post_submit: the record filter-advise

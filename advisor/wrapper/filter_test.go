@@ -17,14 +17,17 @@ import (
 
 // filter is one pre_submit of sbatch's cli_filter with the options sbatch
 // parsed (slurm.json_cli_options's JSON); it returns the answer on stdout.
-func (f *fixture) filter(options string) string {
+func (f *fixture) filter(options string) string { return f.filterKeyed(options, "") }
+
+// filterKeyed is filter with cli_filter.lua's key of the filter's cache.
+func (f *fixture) filterKeyed(options, key string) string {
 	f.stdout.Reset()
 	f.stderr.Reset()
 	FilterAdvise(context.Background(), Options{
 		Env: f.env, Now: func() time.Time { return f.now }, WorkDir: f.dir, DefaultDB: f.db,
 		Stdout: &f.stdout, Stderr: &f.stderr, AdviceDeadline: f.deadline,
 		OpenIndex: f.openIndex, LoadSite: f.loadSite, User: f.user,
-	}, options)
+	}, options, key)
 	return f.stdout.String()
 }
 
