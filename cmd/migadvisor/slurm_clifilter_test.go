@@ -18,6 +18,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -442,9 +443,12 @@ func mustFingerprint(t *testing.T, path string) string {
 }
 
 // The filter's cost: sbatch --test-only of a script with advice, with an
-// empty cli_filter.lua and with migadvisor's, interleaved pair by pair
-// (MIGADVISOR_TEST_CLIFILTER_PAIRS, default 30; docs/performance.md has
-// 50). It logs min, median and max of each and of the pairs' differences.
+// empty cli_filter.lua and with migadvisor's (its cache answers: the
+// common case), interleaved pair by pair; and migadvisor's with its cache
+// removed first (filter-advise answers, and caches). It logs min, median,
+// p95 and max of each and of the pairs' differences
+// (MIGADVISOR_TEST_CLIFILTER_PAIRS pairs, default 30; make bench-clifilter
+// runs 200; docs/performance.md has the figures).
 func TestSlurmCliFilterCost(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
@@ -459,8 +463,9 @@ func TestSlurmCliFilterCost(t *testing.T) {
 	job := writeScript(t, work, "job.sh", "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n")
 	historyWithJob2(t, db, job) // and its advice index
 	t.Chdir(work)
-	if out, _ := ours.sbatch(t, nil, "--test-only", job); !strings.Contains(out, "migadvisor: ") {
-		t.Fatalf("no advice to measure: %q", out)
+	cache := index.FilterCachePath(db)
+	if out, _ := ours.sbatch(t, nil, "--test-only", job); !strings.Contains(out, "migadvisor: ") || readCache(t, cache) == "" {
+		t.Fatalf("no advice to measure, or none cached: %q", out)
 	}
 	pairs := 30
 	if n, err := strconv.Atoi(os.Getenv("MIGADVISOR_TEST_CLIFILTER_PAIRS")); err == nil && n > 0 {
@@ -473,7 +478,7 @@ func TestSlurmCliFilterCost(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	var e, o, d []time.Duration
+	var e, o, d, m, dm []time.Duration
 	for i := range pairs {
 		var a, b time.Duration
 		if i%2 == 0 {
@@ -483,18 +488,162 @@ func TestSlurmCliFilterCost(t *testing.T) {
 			b = timed(ours)
 			a = timed(empty)
 		}
-		e, o, d = append(e, a), append(o, b), append(d, b-a)
+		os.Remove(cache)
+		miss := timed(ours)
+		e, o, d, m, dm = append(e, a), append(o, b), append(d, b-a), append(m, miss), append(dm, miss-a)
 	}
 	spread := func(xs []time.Duration) string {
 		s := slices.Clone(xs)
 		slices.Sort(s)
 		ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-		return fmt.Sprintf("min %.1f ms, median %.1f ms, max %.1f ms", ms(s[0]), ms(s[len(s)/2]), ms(s[len(s)-1]))
+		return fmt.Sprintf("min %5.2f ms, median %5.2f ms, p95 %5.2f ms, max %5.2f ms",
+			ms(s[0]), ms(s[len(s)/2]), ms(s[(len(s)*95-1)/100]), ms(s[len(s)-1]))
 	}
-	t.Logf("%d pairs of sbatch --test-only:\n  empty cli_filter.lua: %s\n  migadvisor's:         %s\n  paired difference:    %s",
-		pairs, spread(e), spread(o), spread(d))
+	t.Logf("%d pairs of sbatch --test-only:\n  empty cli_filter.lua:       %s\n  migadvisor's (cache hit):   %s\n"+
+		"  paired difference:          %s\n  migadvisor's (cache miss):  %s\n  paired difference:          %s",
+		pairs, spread(e), spread(o), spread(d), spread(m), spread(dm))
 	slices.Sort(d)
-	if d[len(d)/2] > 10*time.Millisecond { // 3 ms measured by hand; CI's machines are shared
+	if d[len(d)/2] > 10*time.Millisecond { // under 1 ms measured by hand; CI's machines are shared
 		t.Errorf("the filter adds %v p50", d[len(d)/2])
+	}
+}
+
+// readCache is the filter's cache, "" where there is none.
+func readCache(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// The filter's cache: the submission filter-advise answered is answered
+// the next time in sbatch's Lua alone (its binary gone, and no line about
+// it), with the same advice, and the record of that job, which the Lua
+// writes into the spool, is linked by collect to it exactly; a script
+// edited in place, a --gres on the command line and a refresh of the
+// user's index (collect) miss (the binary gone: its one line).
+func TestSlurmCliFilterCache(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	db := filepath.Join(work, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	os.Unsetenv("SLURM_JOB_ID")
+	filter := installCliFilter(t, "")
+	name := fmt.Sprintf("cfcache%d", time.Now().UnixNano())
+	text := uniqueRun(strings.Replace(wrappedScript, "--job-name=wrapped", "--job-name="+name, 1))
+	job := writeScript(t, work, "cached.sh", text)
+	historyWithJob2(t, db, job) // advice: job 2 completed on 1g.10gb
+	t.Chdir(work)
+	var ids []string
+	t.Cleanup(func() { exec.Command("scancel", ids...).Run() })
+	submit := func(args ...string) (id, said string) {
+		t.Helper()
+		out, err := filter.sbatch(t, nil, args...)
+		m := submittedLine.FindStringSubmatchIndex(out)
+		if err != nil || m == nil {
+			t.Fatalf("sbatch %q: %v\n%s", args, err, out)
+		}
+		id = out[m[2]:m[3]]
+		ids = append(ids, id)
+		return id, out[:m[0]]
+	}
+	cache := index.FilterCachePath(db)
+
+	missed, advice := submit(job)
+	if !strings.HasPrefix(advice, "migadvisor: this script completed on 1g.10gb") || !strings.Contains(readCache(t, cache), advice) {
+		t.Fatalf("advice %q, cached %q", advice, readCache(t, cache))
+	}
+	bin := filepath.Join(filter.prefix, "libexec/migadvisor/migadvisor-sbatch")
+	if err := os.Rename(bin, bin+".away"); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Rename(bin+".away", bin)
+	noAnswer := "migadvisor: no advice this time: " + bin + " is not installed\n"
+
+	hit, said := submit(job)
+	if said != advice {
+		t.Errorf("from the cache %q, want %q", said, advice)
+	}
+	subs := spooled(t, db)
+	files, _ := filepath.Glob(filepath.Join(db+".spool", "*-"+hit+".json"))
+	if len(subs[hit]) != 1 || subs[hit][0].Source != job || len(subs[missed]) != 1 || len(files) != 1 ||
+		!regexp.MustCompile(`^\d{10}000000000-`+hit+`\.json$`).MatchString(filepath.Base(files[0])) {
+		t.Fatalf("records of jobs %s and %s: %s, files %v", missed, hit, dump(subs), files)
+	}
+
+	if err := os.WriteFile(job, []byte(strings.Replace(text, "sleep 2", "sleep 3", 1)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, said := submit(job); said != noAnswer {
+		t.Errorf("edited in place: %q", said)
+	}
+	if err := os.WriteFile(job, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, said := submit("--gres=gpu:a100_10g:1", job); said != noAnswer {
+		t.Errorf("--gres on the command line: %q", said)
+	}
+	if _, said := submit(job); said != advice {
+		t.Errorf("as before, from the cache: %q", said)
+	}
+
+	mustRun(t, "wait", hit, "--timeout", "1m")
+	mustRun(t, "collect")
+	if got := readCache(t, cache); got != "" {
+		t.Errorf("the cache outlived the index: %q", got)
+	}
+	var hist []advisor.JobEntry
+	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json", "--limit", "0")), &hist); err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, h := range hist {
+		linked[h.JobID] = true
+	}
+	if !linked[hit] || !linked[missed] {
+		t.Errorf("history of %s: %s, want jobs %s (cached) and %s", job, dump(hist), hit, missed)
+	}
+	if _, said := submit(job); said != noAnswer {
+		t.Errorf("after the index was refreshed: %q", said)
+	}
+}
+
+// A login node with both the sbatch shim and the cli_filter advises once:
+// Slurm's sbatch that the shim runs (beside its advice, or, applying it,
+// the wrapper's) has MIGADVISOR_ADVISED, and the filter stays silent.
+func TestSlurmCliFilterBesideShim(t *testing.T) {
+	requireCluster(t)
+	isolate(t)
+	work := t.TempDir()
+	db := filepath.Join(work, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	os.Unsetenv("SLURM_JOB_ID")
+	filter := installCliFilter(t, "")
+	job := writeScript(t, work, "job.sh", "#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n")
+	historyWithJob2(t, db, job)
+	t.Chdir(work)
+	lines := func(out string) []string { return regexp.MustCompile(`(?m)^migadvisor: .*$`).FindAllString(out, -1) }
+	if out, err := filter.sbatch(t, nil, "--test-only", job); err != nil || len(lines(out)) != 1 || !strings.Contains(out, "in the environment to have it changed") {
+		t.Fatalf("the filter alone: %v %q", err, out)
+	}
+	shim := filepath.Join(filter.prefix, "libexec/migadvisor/sbatch")
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "Next time, submit with --gres=gpu:a100_10g:1, or with --mig-apply"},
+		{[]string{"MIGADVISOR_APPLY=1"}, "submitting on 1g.10gb"},
+	} {
+		cmd := exec.Command(shim, "--test-only", job)
+		cmd.Env = append(os.Environ(), append(c.env, "SLURM_CONF="+filter.conf)...)
+		out, err := cmd.CombinedOutput()
+		if got := lines(string(out)); err != nil || strings.Count(string(out), "migadvisor: ") != len(got) ||
+			!strings.Contains(string(out), c.want) || strings.Contains(string(out), "in the environment to have it changed") ||
+			len(got) != map[bool]int{false: 1, true: 2}[c.env != nil] {
+			t.Errorf("the shim %s: %v\n%s", c.env, err, out)
+		}
 	}
 }
