@@ -28,11 +28,11 @@ type SuiteOptions struct {
 
 // SuiteJob is one submitted variant of a workload.
 type SuiteJob struct {
-	Workload string // the tag its runs get (WORKLOAD@synthetic...)
-	Profile  string
-	JobID    string
-	Script   string // the variant
-	State    string // once collected: SummaryState's words
+	Workload string `json:"workload"` // the tag its runs get (WORKLOAD@synthetic...)
+	Profile  string `json:"profile"`
+	JobID    string `json:"job_id"`
+	Script   string `json:"script"`          // the variant
+	State    string `json:"state,omitempty"` // once collected: SummaryState's words
 }
 
 // SuiteResult is what a suite submitted: also when it fails, so that the

@@ -140,15 +140,6 @@ func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
 			Profiles: splitList(c.String("profiles")), Monitor: measure.monitor, NoWait: c.Bool("no-wait"), Wait: measure.wait}}, err
 }
 
-// benchmarkJob is one submitted variant of a workload.
-type benchmarkJob struct {
-	Workload string `json:"workload"` // the tag
-	Profile  string `json:"profile"`
-	JobID    string `json:"job_id"`
-	Script   string `json:"script"`
-	State    string `json:"state,omitempty"`
-}
-
 func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) error {
 	env := newEnv(o.Global, o.Slurm, w)
 	site, err := o.Global.loadSite()
@@ -218,12 +209,8 @@ func (p *suiteProgress) event(e bench.ProbeEvent) {
 }
 
 func printBenchmarkJobs(out io.Writer, asJSON bool, suiteJobs []bench.SuiteJob) error {
-	jobs := make([]benchmarkJob, len(suiteJobs)) // never null in JSON
-	for i, j := range suiteJobs {
-		jobs[i] = benchmarkJob(j) // the same fields: a field bench adds needs a place in the JSON first
-	}
 	if asJSON {
-		return writeJSON(out, jobs)
+		return writeJSON(out, append([]bench.SuiteJob{}, suiteJobs...)) // never null
 	}
 	return bench.WriteSuiteJobs(out, suiteJobs)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -112,7 +111,7 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 	if opt.json {
 		return writeJSON(env.Out, rec)
 	}
-	printRecommendation(env.Out, rec)
+	rec.WriteText(env.Out)
 	return nil
 }
 
@@ -147,6 +146,3 @@ func priorUsage(err error) error {
 	}
 	return usageError{"--prior " + pe.Error()}
 }
-
-// printRecommendation writes the recommendation's text.
-func printRecommendation(w io.Writer, rec *advisor.Recommendation) { rec.WriteText(w) }

@@ -272,7 +272,7 @@ func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
 		Profiles: []advisor.ProfileAdvice{{Profile: "1g.10gb", Runs: 1, TimedOut: 1, OOMRisk: memory.RiskLow, UsableMiB: 9728,
 			RuntimeS: &sec, RuntimeAtLeast: true, RuntimeSource: advisor.BasisPredicted, SU: &su, SUPerWork: &perWork, WorkUnit: "1M samples"}}}
 	var b strings.Builder
-	printRecommendation(&b, rec)
+	rec.WriteText(&b)
 	if !strings.Contains(b.String(), "≥0.0567") || !strings.Contains(b.String(), "≥0.944") {
 		t.Errorf("a bound without its ≥:\n%s", b.String())
 	}

@@ -560,7 +560,7 @@ func TestSlurmBenchRunThenDocs(t *testing.T) {
 	const tag = "pytorch_mnist_simplecnn@synthetic@quick"
 	out := mustRun(t, "benchmark", "run", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb,full", "--synthetic", "--quick",
 		"--python", "/usr/bin/python3", "--out", "bench", "--poll", "2s", "--timeout", "5m", "--json")
-	var jobs []benchmarkJob
+	var jobs []bench.SuiteJob
 	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 2 {
 		t.Fatalf("benchmark run: %v\n%s", err, out)
 	}
