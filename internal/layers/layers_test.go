@@ -32,6 +32,7 @@ var rank = map[string]float64{
 	"advisor/memory":              2.6,
 	"advisor/outcome":             2.65, // how a job ended; uses memory's low-risk share
 	"advisor/lint":                2.7,
+	"advisor/session":             2.8, // interactive sessions, keyed by user and job name
 	"advisor":                     3,
 	"advisor/index":               3.5,
 	"advisor/savings":             3.7,
