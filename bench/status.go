@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -28,6 +29,14 @@ type JobStatus struct {
 	// How it ended, once every job of it has: see advisor.Explain.
 	Outcome     string `json:"outcome,omitempty"`
 	Explanation string `json:"explanation,omitempty"`
+}
+
+// Why is the job's explanation where it did not complete, else "-".
+func (r JobStatus) Why() string {
+	if r.Outcome == "" || r.Outcome == outcome.Completed {
+		return "-"
+	}
+	return r.Explanation
 }
 
 // JobStateRow is one job of a submission.

@@ -81,7 +81,7 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 		jobs = append(jobs, advisor.EntryOf(&recs[i], site))
 	}
 	if len(jobs) == 0 {
-		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", historiesRead(st, siteWide))
+		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", history.Describe(st, siteWide))
 		if key != nil {
 			req := advisor.GatherRequest{Path: o.Script, Script: script, User: o.User}
 			if why, err = whyNoRuns(ctx, site, req, st, siteWide); err != nil {
@@ -117,7 +117,7 @@ func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherReques
 	if len(job.Notes) > 0 {
 		what = strings.Join(job.Notes, "; ")
 	}
-	return fmt.Sprintf("no runs of %s, nor of its earlier versions, in %s: %s", path, historiesRead(own, siteWide), what), nil
+	return fmt.Sprintf("no runs of %s, nor of its earlier versions, in %s: %s", path, history.Describe(own, siteWide), what), nil
 }
 
 // printHistory prints the jobs as a table, then what the reader must know
@@ -173,7 +173,7 @@ func historyCells(j advisor.JobEntry) []string {
 		cpus = fmt.Sprint(*j.CPUs)
 	}
 	if j.Work != nil {
-		work = formatNumber(*j.Work) + " " + deref(j.WorkUnit)
+		work = textutil.Number(*j.Work) + " " + deref(j.WorkUnit)
 	}
 	if j.SU != nil {
 		su = advisor.FormatSU(*j.SU)

@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/progress"
@@ -33,14 +31,6 @@ func isTTY(w io.Writer) bool { return progress.OnTerminal(w) }
 
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-}
-
-// formatNumber prints a rate without needless decimals (3, 2.5, 0.333).
-func formatNumber(x float64) string {
-	if x == math.Trunc(x) {
-		return fmt.Sprintf("%d", int64(x))
-	}
-	return fmt.Sprintf("%.3g", x)
 }
 
 func orDash(s string) string {
@@ -64,14 +54,6 @@ func sayEmptyTo(w outWriters, asJSON bool, why string) error {
 	}
 	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
 	return nil
-}
-
-// why is a row's explanation for a table: "-" while it runs or once it completed.
-func why(r jobStatus) string {
-	if r.Outcome == "" || r.Outcome == outcome.Completed {
-		return "-"
-	}
-	return r.Explanation
 }
 
 // interrupted turns an error of a wait that Ctrl-C (or SIGTERM) cut short

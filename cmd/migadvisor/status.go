@@ -131,7 +131,7 @@ func printStatus(w io.Writer, asJSON bool, rows []jobStatus) error {
 			state += " (" + r.Reason + ")"
 		}
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), state, filepath.Base(r.Script),
-			sweepLabel(r.SweepDir, wd), submittedText(r.Submitted), why(r))
+			sweepLabel(r.SweepDir, wd), submittedText(r.Submitted), r.Why())
 	}
 	return t.Flush()
 }

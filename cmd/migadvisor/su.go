@@ -168,7 +168,7 @@ func describeCharge(r suReport) string {
 			what = fmt.Sprintf("%d × %s", r.GPUs, r.Profile)
 		}
 	}
-	mem := formatNumber(r.MemGiB) + " GiB RAM"
+	mem := textutil.Number(r.MemGiB) + " GiB RAM"
 	if r.MemWholeNode {
 		nodes := "a " + r.Partition + " node"
 		if r.Nodes > 1 {
@@ -176,7 +176,7 @@ func describeCharge(r suReport) string {
 		}
 		mem += " (--mem=0: all of " + nodes + ")"
 	}
-	head := fmt.Sprintf("%s, %s, %s, %s h", what, textutil.Plural(r.CPUs, "CPU"), mem, formatNumber(r.Hours))
+	head := fmt.Sprintf("%s, %s, %s, %s h", what, textutil.Plural(r.CPUs, "CPU"), mem, textutil.Number(r.Hours))
 	if r.Partition != "" {
 		head += " in " + r.Partition
 	}

@@ -161,7 +161,7 @@ func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
 	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tWHY")
 	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, why(r))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", r.JobID, orDash(r.Profile), r.State, r.Why())
 	}
 	return t.Flush()
 }

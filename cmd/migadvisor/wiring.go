@@ -176,22 +176,6 @@ func readHistories(stderr io.Writer) advisor.HistoryOpeners {
 	}
 }
 
-// historiesRead names the histories a command read: "the history at
-// PATH", or yours and the site-wide one.
-func historiesRead(own *history.Store, siteWide []*history.Store) string {
-	if len(siteWide) == 0 && own != nil {
-		return "the history at " + own.Path()
-	}
-	paths := make([]string, len(siteWide))
-	for i, st := range siteWide {
-		paths[i] = st.Path()
-	}
-	if own == nil {
-		return "the site-wide history at " + textutil.JoinAnd(paths)
-	}
-	return fmt.Sprintf("your history at %s and the site-wide history at %s", own.Path(), textutil.JoinAnd(paths))
-}
-
 // submitter submits through Slurm, naming the cluster as every command does.
 func (e commandEnv) submitter() *collect.Submitter {
 	w, _ := e.where() // the site is not needed to name the cluster

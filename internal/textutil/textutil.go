@@ -4,6 +4,8 @@
 package textutil
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -36,4 +38,12 @@ func JobsNamed(ids []string, upTo int) string {
 		return "jobs " + strings.Join(ids[:upTo], ", ") + " and " + strconv.Itoa(len(ids)-upTo) + " more"
 	}
 	return "jobs " + strings.Join(ids, ", ")
+}
+
+// Number prints a figure without needless decimals (3, 2.5, 0.333).
+func Number(x float64) string {
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%d", int64(x))
+	}
+	return fmt.Sprintf("%.3g", x)
 }

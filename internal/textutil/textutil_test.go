@@ -43,3 +43,11 @@ func TestJobsNamed(t *testing.T) {
 		}
 	}
 }
+
+func TestNumber(t *testing.T) {
+	for x, want := range map[float64]string{3: "3", 2.5: "2.5", 1.0 / 3: "0.333", 1234.5678: "1.23e+03", 0: "0"} {
+		if got := Number(x); got != want {
+			t.Errorf("Number(%v) = %q, want %q", x, got, want)
+		}
+	}
+}
