@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -64,13 +65,13 @@ func (a *analysis) change() {
 	if a.rec.Requested != nil {
 		ch.Asks = *a.rec.Requested
 		if asked := a.rec.profile(ch.Asks); asked != nil && asked.SU != nil && choice.SU != nil && !asked.RuntimeAtLeast && ch.Asks != ch.To {
-			ch.SUPerRun = ptr(RoundSU(*asked.SU - *choice.SU))
+			ch.SUPerRun = ptr(catalog.RoundSU(*asked.SU - *choice.SU))
 		}
 	}
 	ch.Because = a.leaveReason(ch)
 	ch.RunsPerMonth = a.runsInLastMonth()
 	if ch.SUPerRun != nil && ch.RunsPerMonth > 0 {
-		ch.SUPerMonth = ptr(RoundSU(*ch.SUPerRun * float64(ch.RunsPerMonth)))
+		ch.SUPerMonth = ptr(catalog.RoundSU(*ch.SUPerRun * float64(ch.RunsPerMonth)))
 	}
 	a.rec.Change = ch
 }

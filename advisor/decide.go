@@ -10,6 +10,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -288,7 +289,7 @@ func formatKey(v float64, what string) string {
 	if strings.Contains(what, "runtime") || strings.Contains(what, "wait") {
 		return slurm.FormatSeconds(v)
 	}
-	return FormatSU(v)
+	return catalog.FormatSU(v)
 }
 
 // nextStep says why nothing can be recommended, and what to run to find out.

@@ -145,7 +145,7 @@ func jobSU(r *history.JobRecord, site *catalog.Site) *float64 {
 	if !ok {
 		return nil
 	}
-	su := RoundSU(ch.SU)
+	su := catalog.RoundSU(ch.SU)
 	return &su
 }
 

@@ -237,7 +237,7 @@ func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	}
 	pa.SUPerHour = round4(rate.SUPerHour)
 	if pa.RuntimeS != nil {
-		pa.SU = ptr(RoundSU(rate.SUPerHour * *pa.RuntimeS / 3600))
+		pa.SU = ptr(catalog.RoundSU(rate.SUPerHour * *pa.RuntimeS / 3600))
 	}
 	perWork, ok := a.secondsPerWork(pa)
 	if pa.RuntimeS != nil && a.work > 0 {

@@ -53,7 +53,7 @@ func Price(site *catalog.Site, script *slurm.Script, over catalog.Overrides) (*Q
 	if err != nil {
 		return nil, err
 	}
-	charge.SU, charge.SUPerHour = RoundSU(charge.SU), RoundSU(charge.SUPerHour)
+	charge.SU, charge.SUPerHour = catalog.RoundSU(charge.SU), catalog.RoundSU(charge.SUPerHour)
 	warnings := lint.ChargeWarnings(script, site, job, charge)
 	if warnings == nil {
 		warnings = []lint.Finding{}

@@ -220,7 +220,7 @@ func (a *analysis) cpuOnly() bool {
 	}
 	rate := ""
 	if c, err := a.site.Charge(a.base); err == nil {
-		rate = fmt.Sprintf(" (%s SU/h%s)", FormatSU(c.SUPerHour), where)
+		rate = fmt.Sprintf(" (%s SU/h%s)", catalog.FormatSU(c.SUPerHour), where)
 	}
 	a.rec.Reason = fmt.Sprintf("this script asks for no GPU, so it runs on CPUs only%s and no GPU profile applies", rate)
 	if ps := a.site.ProfilesBySize(); len(ps) > 0 {

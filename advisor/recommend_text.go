@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -136,11 +137,11 @@ func (ch *Change) savingsText() string {
 	}
 	per := *ch.SUPerRun
 	if per < 0 {
-		return fmt.Sprintf("it costs about %s SU a run more than %s: %s", FormatSU(-per), ch.Asks, ch.Because)
+		return fmt.Sprintf("it costs about %s SU a run more than %s: %s", catalog.FormatSU(-per), ch.Asks, ch.Because)
 	}
-	text := fmt.Sprintf("saves about %s SU a run against %s", FormatSU(per), ch.Asks)
+	text := fmt.Sprintf("saves about %s SU a run against %s", catalog.FormatSU(per), ch.Asks)
 	if ch.SUPerMonth != nil {
-		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", plural(ch.RunsPerMonth, "run"), FormatSU(*ch.SUPerMonth))
+		text += fmt.Sprintf("; at your rate of %s in 30 days, about %s SU a month", plural(ch.RunsPerMonth, "run"), catalog.FormatSU(*ch.SUPerMonth))
 	}
 	if ch.Because != "" {
 		text += " (" + ch.Because + ")"
@@ -181,7 +182,7 @@ func suCell(su *float64, atLeast bool) string {
 	case su == nil:
 		return "-"
 	case atLeast:
-		return "≥" + FormatSU(*su)
+		return "≥" + catalog.FormatSU(*su)
 	}
-	return FormatSU(*su)
+	return catalog.FormatSU(*su)
 }

@@ -202,11 +202,11 @@ func clearlyCheaper(a, b *ProfileAdvice) bool {
 func cost(p *ProfileAdvice) string {
 	switch {
 	case p.SU != nil:
-		return fmt.Sprintf("~%s SU", FormatSU(*p.SU))
+		return fmt.Sprintf("~%s SU", catalog.FormatSU(*p.SU))
 	case p.SUPerWork != nil:
-		return fmt.Sprintf("~%s SU per %s", FormatSU(*p.SUPerWork), p.WorkUnit)
+		return fmt.Sprintf("~%s SU per %s", catalog.FormatSU(*p.SUPerWork), p.WorkUnit)
 	}
-	return FormatSU(p.SUPerHour) + " SU/h"
+	return catalog.FormatSU(p.SUPerHour) + " SU/h"
 }
 
 // evidenceWords says why the cheaper profile is safe: the job's memory

@@ -117,8 +117,8 @@ func TestFiguresAreRoundedAlike(t *testing.T) {
 		t.Errorf("runtime %v %v, SU %v", *small.RuntimeS, *small.RuntimeRangeS, *small.SU)
 	}
 	// The reason prints the figure the JSON holds.
-	if !strings.Contains(rec.Reason, FormatSU(*small.SU)) {
-		t.Errorf("reason %q lacks %s", rec.Reason, FormatSU(*small.SU))
+	if !strings.Contains(rec.Reason, catalog.FormatSU(*small.SU)) {
+		t.Errorf("reason %q lacks %s", rec.Reason, catalog.FormatSU(*small.SU))
 	}
 }
 

@@ -88,7 +88,7 @@ func PlanProbe(opt ProbeOptions) (ProbePlan, error) {
 		plan.Jobs = append(plan.Jobs, c)
 		plan.MaxSU += c.SU
 	}
-	plan.MaxSU = advisor.RoundSU(plan.MaxSU)
+	plan.MaxSU = catalog.RoundSU(plan.MaxSU)
 	return plan, nil
 }
 

@@ -3,8 +3,8 @@ package bench
 import (
 	"fmt"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/outcome"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -52,7 +52,7 @@ func (plan *ProbePlan) costWords(oneLimit bool) string {
 			limit = slurm.FormatSeconds(plan.Jobs[0].Hours*3600) + ", the partition's limit (the script has no --time)"
 		}
 	}
-	return fmt.Sprintf("at most %s SU if every job runs for all of %s", advisor.FormatSU(plan.MaxSU), limit)
+	return fmt.Sprintf("at most %s SU if every job runs for all of %s", catalog.FormatSU(plan.MaxSU), limit)
 }
 
 // ProbeEventLine is the line that tells of a probe's event, "" for none (a

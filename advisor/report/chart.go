@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
 )
 
 // Chart colours: one per panel, readable in light and dark docs themes.
@@ -53,7 +53,7 @@ func (rep *Report) Chart() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, advisor.FormatSU)
+	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, catalog.FormatSU)
 	if err != nil {
 		return nil, err
 	}

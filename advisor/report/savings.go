@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/savings"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
@@ -65,18 +64,18 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 func headline(rep *savings.Report, site *catalog.Site) string {
 	t := rep.Total
 	s := fmt.Sprintf("%s at %s ended %s, and spent %s SU.",
-		textutil.Plural(t.Jobs, "GPU job"), site.Title, rep.Period(), advisor.FormatSU(t.SU))
+		textutil.Plural(t.Jobs, "GPU job"), site.Title, rep.Period(), catalog.FormatSU(t.SU))
 	if t.Smaller == 0 {
 		s += " None of them would have done as well on a smaller MIG slice."
 	} else {
 		s += fmt.Sprintf(" A smaller MIG slice would have done %d of them, which spent %s SU and would have cost %s SU there: %s SU saved%s.",
-			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), shareText(t))
+			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), shareText(t))
 	}
 	switch t.OOM {
 	case 0:
 		s += " No job ran out of GPU memory."
 	default:
-		s += fmt.Sprintf(" %s ran out of GPU memory, spending %s SU.", textutil.Plural(t.OOM, "job"), advisor.FormatSU(t.OOMSU))
+		s += fmt.Sprintf(" %s ran out of GPU memory, spending %s SU.", textutil.Plural(t.OOM, "job"), catalog.FormatSU(t.OOMSU))
 	}
 	return s
 }
@@ -105,15 +104,15 @@ func savingsRows(rep *savings.Report) [][]string {
 }
 
 func tallyRow(label string, t savings.Tally) []string {
-	return []string{label, strconv.Itoa(t.Jobs), advisor.FormatSU(t.SU), strconv.Itoa(t.Smaller), advisor.FormatSU(t.SmallerSU),
-		advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), strconv.Itoa(t.OOM)}
+	return []string{label, strconv.Itoa(t.Jobs), catalog.FormatSU(t.SU), strconv.Itoa(t.Smaller), catalog.FormatSU(t.SmallerSU),
+		catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), strconv.Itoa(t.OOM)}
 }
 
 // belowText explains the smaller-slice jobs the admins' list leaves out.
 func belowText(rep *savings.Report) string {
 	return fmt.Sprintf("%s under the site's thresholds (too little saved to tell their users) had %s a smaller slice would have done, "+
 		"%s SU saved: they are in the figures above.",
-		textutil.Plural(rep.Below.Scripts, "script"), textutil.Plural(rep.Below.Jobs, "job"), advisor.FormatSU(rep.Below.Saved))
+		textutil.Plural(rep.Below.Scripts, "script"), textutil.Plural(rep.Below.Jobs, "job"), catalog.FormatSU(rep.Below.Saved))
 }
 
 // savingsNote says how SU and the recommended slice's cost are computed.
@@ -151,7 +150,7 @@ func writeUnjudged(b *strings.Builder, unjudged []savings.Unjudged) {
 	}
 	b.WriteString("## Not judged\n\nThese jobs are in the totals, but whether a smaller slice would have done them is unknown:\n\n")
 	for _, u := range unjudged { // their examples name users: not here
-		fmt.Fprintf(b, "- %s: %s, %s SU.\n", u.Reason, textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU))
+		fmt.Fprintf(b, "- %s: %s, %s SU.\n", u.Reason, textutil.Plural(u.Jobs, "job"), catalog.FormatSU(u.SU))
 	}
 	b.WriteString("\n")
 }
@@ -163,7 +162,7 @@ func savingsProvenance(rep *savings.Report, site *catalog.Site, opt PageOptions)
 	out := []string{
 		fmt.Sprintf("Site: %s (%s), GPU %s.", site.Title, site.Name, site.GPUModel),
 		fmt.Sprintf("Thresholds: a script is judged once the history has %s of it, and listed for its user when a smaller slice would have saved at least %s SU in the period.",
-			textutil.Plural(th.MinRuns, "run"), advisor.FormatSU(th.MinSUSaved)),
+			textutil.Plural(th.MinRuns, "run"), catalog.FormatSU(th.MinSUSaved)),
 	}
 	return append(out, opt.generatedLine())
 }
@@ -185,7 +184,7 @@ func SavingsChart(rep *savings.Report) ([]byte, error) {
 	for i, pr := range rep.Profiles {
 		names[i] = pr.Profile
 		spent[i] = max(pr.SU, 0)
-		needed[i] = max(advisor.RoundSU(pr.SU-pr.Saved), 0)
+		needed[i] = max(catalog.RoundSU(pr.SU-pr.Saved), 0)
 	}
 	p.NominalX(names...)
 	top := max(slicesMax(spent), slicesMax(needed))
@@ -221,7 +220,7 @@ func addSeries(p *plot.Plot, name string, values plotter.Values, c color.Color, 
 	labels := plotter.XYLabels{}
 	for i, v := range values {
 		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: v + top*0.02})
-		labels.Labels = append(labels.Labels, advisor.FormatSU(v))
+		labels.Labels = append(labels.Labels, catalog.FormatSU(v))
 	}
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -263,7 +263,7 @@ func suCell(f func(*ProfileResult) float64) func(*Report, *ProfileResult) string
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""
 		}
-		return advisor.FormatSU(v)
+		return catalog.FormatSU(v)
 	}
 }
 

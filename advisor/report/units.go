@@ -1,9 +1,12 @@
 package report
 
-import "github.com/migadvisor/migadvisor/advisor"
+import (
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
+)
 
 // How the report writes its figures: SU as recommend and history round
-// them (advisor.FormatSU), memory as every other command writes it
+// them (catalog.FormatSU), memory as every other command writes it
 // (memory.FormatMiB: 9.5 GiB), and SU per unit of work per the multiple of
 // the unit that recommend shows it in (SU per 1M samples, not 3.47e-07 SU per
 // samples). The published table layouts keep their own units and rounding.
@@ -21,10 +24,10 @@ func scaleFor(unit string, perWork []float64) scaledWork {
 
 // value is SU per unit of work at the scale, rounded as recommend rounds it.
 func (s scaledWork) value(perWork float64) float64 {
-	return advisor.RoundSU(perWork * s.factor)
+	return catalog.RoundSU(perWork * s.factor)
 }
 
 // text is the figure as printed: 0.347, never an exponent.
 func (s scaledWork) text(perWork float64) string {
-	return advisor.FormatSU(perWork * s.factor)
+	return catalog.FormatSU(perWork * s.factor)
 }

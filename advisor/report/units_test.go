@@ -8,6 +8,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 )
 
 // samplesRun is a completed single-GPU run on profile that trained on work
@@ -64,7 +65,7 @@ func TestSUPerWorkReadsInAScaledUnit(t *testing.T) {
 	if got := cell(t, rep, "SU per 1M samples"); got != "0.347" {
 		t.Errorf("SU per 1M samples on 1g.10gb: %q, want 0.347", got)
 	}
-	if got := cell(t, rep, "SU"); got != advisor.FormatSU(3*1000.0/3600) || got != "0.833" {
+	if got := cell(t, rep, "SU"); got != catalog.FormatSU(3*1000.0/3600) || got != "0.833" {
 		t.Errorf("SU on 1g.10gb: %q, want 0.833 as recommend and history print it", got)
 	}
 	csv, err := rep.CSV()
@@ -152,7 +153,7 @@ func TestSUPerWorkScaleIsRecommendsScale(t *testing.T) {
 			if head := rows[0][len(rows[0])-1]; head != "SU per "+pa.WorkUnit {
 				t.Errorf("work %g: the table's %q, recommend's SU/%s", work, head, pa.WorkUnit)
 			}
-			if want := advisor.FormatSU(*pa.SUPerWork); got[pa.Profile] != want {
+			if want := catalog.FormatSU(*pa.SUPerWork); got[pa.Profile] != want {
 				t.Errorf("work %g on %s: the table's %q, recommend's %s", work, pa.Profile, got[pa.Profile], want)
 			}
 		}

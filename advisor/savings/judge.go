@@ -72,8 +72,8 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 		return nil
 	}
 	// Saved from the script's unrounded sums, as the tallies add it up.
-	sc.SUSaved = advisor.RoundSU(sc.SUSpent - sc.SUThere)
-	sc.SUSpent, sc.SUThere = advisor.RoundSU(sc.SUSpent), advisor.RoundSU(sc.SUThere)
+	sc.SUSaved = catalog.RoundSU(sc.SUSpent - sc.SUThere)
+	sc.SUSpent, sc.SUThere = catalog.RoundSU(sc.SUSpent), catalog.RoundSU(sc.SUThere)
 	if sc.SUSaved < b.th.MinSUSaved {
 		below := &b.rep.Below
 		below.Scripts++
@@ -146,7 +146,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 func (b *builder) outOfMemory(rec *advisor.Recommendation, j job) {
 	r := j.rec
 	b.count(r, func(t *Tally) { t.OOM++; t.OOMSU += j.su })
-	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: advisor.RoundSU(j.su)}
+	o := OOMJob{User: r.User, JobID: r.JobID, Name: r.Name, Profile: r.Profile, SU: catalog.RoundSU(j.su)}
 	if r.GPUNeedMiB != nil {
 		o.NeedMiB, o.NeedKind = math.Round(*r.GPUNeedMiB), memory.NeedOOM
 	}

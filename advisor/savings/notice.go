@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
@@ -290,7 +289,7 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
 		"A smaller slice would have run %s for about %s SU less:\n\n",
 		periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
-		advisor.FormatSU(advisor.RoundSU(saved)))
+		catalog.FormatSU(catalog.RoundSU(saved)))
 	for _, s := range scripts {
 		writeScript(&b, s)
 	}
@@ -326,7 +325,7 @@ func writeScript(b *strings.Builder, s Script) {
 		}
 		b.WriteString(".\n")
 	}
-	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), s.Recommended)
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", catalog.FormatSU(s.SUSpent), catalog.FormatSU(s.SUThere), s.Recommended)
 	if s.RanRequest != "" {
 		fmt.Fprintf(b, "  To switch, replace %s with %s in the script's #SBATCH lines.\n", s.RanRequest, s.Request)
 	} else {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -21,7 +21,7 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 		whose = " of " + rep.User
 	}
 	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, rep.Period(), rep.Site, from,
-		textutil.Plural(rep.Total.Jobs, "job"), advisor.FormatSU(rep.Total.SU))
+		textutil.Plural(rep.Total.Jobs, "job"), catalog.FormatSU(rep.Total.SU))
 	if rep.Total.Jobs == 0 {
 		if rep.User != "" {
 			fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
@@ -34,12 +34,12 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	t := rep.Total
 	if t.Smaller > 0 {
 		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
-			t.Smaller, advisor.FormatSU(t.SmallerSU), advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.SavedShare())
+			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), t.SavedShare())
 	} else {
 		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
 	}
 	if t.OOM > 0 {
-		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), advisor.FormatSU(t.OOMSU))
+		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), catalog.FormatSU(t.OOMSU))
 	}
 	rep.writeScripts(w)
 	rep.writeProfiles(w)
@@ -60,14 +60,14 @@ func (rep *Report) writeScripts(w io.Writer) {
 		fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tUSE\tSU SPENT\tSU THERE\tSAVED\tWHY")
 		for _, s := range rep.Scripts {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.User, s.label(), s.Jobs, strings.Join(s.RanOn, ","), s.Recommended,
-				advisor.FormatSU(s.SUSpent), advisor.FormatSU(s.SUThere), advisor.FormatSU(s.SUSaved), s.Why)
+				catalog.FormatSU(s.SUSpent), catalog.FormatSU(s.SUThere), catalog.FormatSU(s.SUSaved), s.Why)
 		}
 		tw.Flush()
 	}
 	if rep.Below.Scripts > 0 {
 		fmt.Fprintf(w, "not listed: %s saving under %s SU each (min_su_saved): %s, %s SU saved, counted in the totals\n",
-			textutil.Plural(rep.Below.Scripts, "script"), advisor.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Jobs, "job"),
-			advisor.FormatSU(rep.Below.Saved))
+			textutil.Plural(rep.Below.Scripts, "script"), catalog.FormatSU(rep.Thresholds.MinSUSaved), textutil.Plural(rep.Below.Jobs, "job"),
+			catalog.FormatSU(rep.Below.Saved))
 	}
 }
 
@@ -90,8 +90,8 @@ func (rep *Report) writeProfiles(w io.Writer) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM")
 	row := func(name string, t Tally) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, advisor.FormatSU(t.SU), t.Smaller, advisor.FormatSU(t.SmallerSU),
-			advisor.FormatSU(t.SmallerSUThere), advisor.FormatSU(t.Saved), t.OOM)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, catalog.FormatSU(t.SU), t.Smaller, catalog.FormatSU(t.SmallerSU),
+			catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), t.OOM)
 	}
 	for _, p := range rep.Profiles {
 		row(p.Profile, p.Tally)
@@ -114,8 +114,8 @@ func (rep *Report) writeUsers(w io.Writer) {
 			fmt.Fprintln(tw, "USER\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
 			shown = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, advisor.FormatSU(u.SU), u.Smaller, advisor.FormatSU(u.SmallerSU),
-			advisor.FormatSU(u.SmallerSUThere), advisor.FormatSU(u.Saved), u.OOM, u.Scripts)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, catalog.FormatSU(u.SU), u.Smaller, catalog.FormatSU(u.SmallerSU),
+			catalog.FormatSU(u.SmallerSUThere), catalog.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
 	tw.Flush()
 }
@@ -134,7 +134,7 @@ func (rep *Report) writeOOMs(w io.Writer) {
 		if fits == "" {
 			fits = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.User, o.JobID, o.Name, o.Profile, advisor.FormatSU(o.SU), fits)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.User, o.JobID, o.Name, o.Profile, catalog.FormatSU(o.SU), fits)
 	}
 	tw.Flush()
 }
@@ -146,7 +146,7 @@ func (rep *Report) writeUnjudged(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nnot judged:")
 	for _, u := range rep.Unjudged {
-		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), advisor.FormatSU(u.SU), u.Reason)
+		fmt.Fprintf(w, "  %s (%s SU): %s\n", textutil.Plural(u.Jobs, "job"), catalog.FormatSU(u.SU), u.Reason)
 		for _, e := range u.Examples {
 			fmt.Fprintf(w, "    %s\n", e)
 		}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 )
 
 // count adds to the tallies of the job's profile, its user and the total.
@@ -62,17 +62,17 @@ func (b *builder) finish() {
 	slices.SortStableFunc(rep.Scripts, func(x, y Script) int { return cmp.Compare(y.SUSaved, x.SUSaved) })
 	slices.SortStableFunc(rep.OOMs, func(x, y OOMJob) int { return cmp.Or(cmp.Compare(y.SU, x.SU), compareIDs(x.JobID, y.JobID)) })
 	for _, u := range b.unjudged {
-		u.SU = advisor.RoundSU(u.SU)
+		u.SU = catalog.RoundSU(u.SU)
 		rep.Unjudged = append(rep.Unjudged, *u)
 	}
 	slices.SortFunc(rep.Unjudged, func(x, y Unjudged) int { return cmp.Or(cmp.Compare(y.SU, x.SU), cmp.Compare(x.Reason, y.Reason)) })
 	rep.Total = rep.Total.rounded()
-	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = advisor.RoundSU(rep.Below.SU), advisor.RoundSU(rep.Below.SUThere), advisor.RoundSU(rep.Below.Saved)
+	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = catalog.RoundSU(rep.Below.SU), catalog.RoundSU(rep.Below.SUThere), catalog.RoundSU(rep.Below.Saved)
 }
 
 func (t Tally) rounded() Tally {
-	t.SU, t.SmallerSU, t.SmallerSUThere, t.OOMSU = advisor.RoundSU(t.SU), advisor.RoundSU(t.SmallerSU), advisor.RoundSU(t.SmallerSUThere), advisor.RoundSU(t.OOMSU)
-	t.Saved = advisor.RoundSU(t.Saved)
+	t.SU, t.SmallerSU, t.SmallerSUThere, t.OOMSU = catalog.RoundSU(t.SU), catalog.RoundSU(t.SmallerSU), catalog.RoundSU(t.SmallerSUThere), catalog.RoundSU(t.OOMSU)
+	t.Saved = catalog.RoundSU(t.Saved)
 	return t
 }
 

@@ -15,11 +15,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
@@ -364,7 +364,7 @@ func TestCollectSacctFileAndHistory(t *testing.T) {
 		t.Errorf("job 4: %v", oom)
 	}
 	// 1g.10gb on Wulver, 1 CPU, 300M, 7 s: (1 + 2) SU/h.
-	if done := byID["2"]; done["su"] != advisor.RoundSU(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
+	if done := byID["2"]; done["su"] != catalog.RoundSU(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
 		t.Errorf("job 2: %v", done)
 	}
 	if task := byID["8_1"]; task == nil || task["name"] != "fx array|odd" || task["profile"] != nil || task["su"] == nil {

@@ -176,7 +176,7 @@ func historyCells(j advisor.JobEntry) []string {
 		work = textutil.Number(*j.Work) + " " + deref(j.WorkUnit)
 	}
 	if j.SU != nil {
-		su = advisor.FormatSU(*j.SU)
+		su = catalog.FormatSU(*j.SU)
 	}
 	rss := memory.ShortMiB(j.MaxRSSMiB)
 	if j.MaxRSSMiB != nil && *j.MaxRSSMiB < 0.05 {
