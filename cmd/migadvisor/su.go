@@ -12,7 +12,6 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/lint"
 	"github.com/migadvisor/migadvisor/catalog"
-	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -153,38 +152,9 @@ func runSU(_ context.Context, o suOptions, w outWriters) error {
 	if o.JSON {
 		return writeJSON(w.Out, r)
 	}
-	fmt.Fprintln(w.Out, describeCharge(r))
+	fmt.Fprintln(w.Out, r.Charge.Describe(r.Site, r.Profile, r.GPUs, r.AtMost))
 	for _, f := range r.Warnings {
 		fmt.Fprintln(w.Err, f.Where(o.Script))
 	}
 	return nil
-}
-
-func describeCharge(r suReport) string {
-	what := "CPU only"
-	if r.Profile != "" {
-		what = r.Profile
-		if r.GPUs > 1 {
-			what = fmt.Sprintf("%d × %s", r.GPUs, r.Profile)
-		}
-	}
-	mem := textutil.Number(r.MemGiB) + " GiB RAM"
-	if r.MemWholeNode {
-		nodes := "a " + r.Partition + " node"
-		if r.Nodes > 1 {
-			nodes = fmt.Sprintf("%d %s nodes", r.Nodes, r.Partition)
-		}
-		mem += " (--mem=0: all of " + nodes + ")"
-	}
-	head := fmt.Sprintf("%s, %s, %s, %s h", what, textutil.Plural(r.CPUs, "CPU"), mem, textutil.Number(r.Hours))
-	if r.Partition != "" {
-		head += " in " + r.Partition
-	}
-	if r.Free {
-		return fmt.Sprintf("%s on %s: 0 SU (%s)", head, r.Site, r.Reason)
-	}
-	if r.AtMost {
-		return fmt.Sprintf("%s on %s: at most %s SU (%s SU/h), if it runs all of its --time", head, r.Site, advisor.FormatSU(r.SU), advisor.FormatSU(r.SUPerHour))
-	}
-	return fmt.Sprintf("%s on %s: %s SU (%s SU/h)", head, r.Site, advisor.FormatSU(r.SU), advisor.FormatSU(r.SUPerHour))
 }
