@@ -1,19 +1,17 @@
 // Package accuracy scores runtime predictions on measured times: each case
 // is one job's times on the profiles of a site, and a protocol hides some of
 // them and asks a predictor for each from the rest. The runtime model is
-// only worth its complexity where it beats the naive one (time ∝ 1 / the
-// profile's SM count, from the measured profile nearest in SMs), so every
-// score is printed beside the naive model's on the same trials.
+// only worth its complexity where it beats the simple rules (Baselines:
+// time ∝ 1/SMs, 1/√SMs, 1/bandwidth share, and a fixed part taken from the
+// peers), so every score is printed beside theirs on the same trials, and
+// the model is said to win only where it beats the best of them.
 package accuracy
 
 import (
 	"cmp"
-	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -82,33 +80,6 @@ type Predictor interface {
 	Predict(c Case, known []runmodel.Point, target runmodel.Point) (seconds, lo, hi float64, ok bool)
 }
 
-// Naive scales the time of the known profile nearest in SMs by the ratio of
-// SM counts: time ∝ 1/SMs.
-type Naive struct{ Site *catalog.Site }
-
-func (Naive) Name() string { return "naive 1/SM" }
-
-func (n Naive) Predict(_ Case, known []runmodel.Point, target runmodel.Point) (float64, float64, float64, bool) {
-	sms := func(p runmodel.Point) float64 {
-		if prof, ok := n.Site.Profile(p.Profile); ok {
-			return float64(prof.SMs)
-		}
-		return 0
-	}
-	to := sms(target)
-	if to <= 0 || len(known) == 0 {
-		return 0, 0, 0, false
-	}
-	from := slices.MinFunc(known, func(a, b runmodel.Point) int {
-		return cmp.Compare(math.Abs(math.Log(sms(a)/to)), math.Abs(math.Log(sms(b)/to)))
-	})
-	if sms(from) <= 0 {
-		return 0, 0, 0, false
-	}
-	t := from.Seconds * sms(from) / to
-	return t, t, t, true
-}
-
 // Model is migadvisor's runtime model as recommend uses it: the
 // explanation the known points support, or with one point the prior from
 // the job's peers (the set's other cases, as recommend's are the history's
@@ -126,13 +97,7 @@ func (m Model) Predict(c Case, known []runmodel.Point, target runmodel.Point) (f
 	if len(known) == 0 {
 		return 0, 0, 0, false
 	}
-	var peers [][]runmodel.Point
-	for _, o := range m.Cases {
-		if o.Name != c.Name {
-			peers = append(peers, o.Points)
-		}
-	}
-	refs := runmodel.ReferencesOf(m.Site, c.benchmark()).WithPeers(peers)
+	refs := peerReferences(m.Site, m.Cases, c)
 	s, ok := runmodel.ExplainTimes(known, refs)
 	if !ok {
 		s = refs.Prior()
@@ -178,114 +143,6 @@ func (Hindsight) Predict(_ Case, known []runmodel.Point, target runmodel.Point) 
 		}
 	}
 	return best, best, best, ok
-}
-
-// Score is a predictor's error over a protocol's trials.
-type Score struct {
-	Trials  int     `json:"trials"`
-	MAPE    float64 `json:"mape_pct"`           // mean absolute percentage error
-	Worst   float64 `json:"worst_pct"`          // the signed error of largest size, %
-	Covered *int    `json:"in_range,omitempty"` // measured times inside the printed range (nil: it prints none)
-}
-
-// Evaluate runs pred on every trial of the protocols on the cases.
-func Evaluate(pred Predictor, cases []Case, protocols ...Protocol) Score {
-	var s Score
-	var sum float64
-	covered := 0
-	for _, p := range protocols {
-		for _, c := range cases {
-			for _, t := range Trials(p, c) {
-				sec, lo, hi, ok := pred.Predict(c, t.Known, t.Target)
-				e := 100 * (sec - t.Target.Seconds) / t.Target.Seconds
-				if !ok || math.IsInf(e, 0) || math.IsNaN(e) {
-					continue
-				}
-				s.Trials++
-				sum += math.Abs(e)
-				if math.Abs(e) > math.Abs(s.Worst) {
-					s.Worst = e
-				}
-				if lo*(1-1e-9) <= t.Target.Seconds && t.Target.Seconds <= hi*(1+1e-9) {
-					covered++
-				}
-			}
-		}
-	}
-	if s.Trials > 0 {
-		s.MAPE = sum / float64(s.Trials)
-	}
-	if _, ranged := pred.(Model); ranged {
-		s.Covered = &covered
-	}
-	return s
-}
-
-// Row is one protocol's scores on a set: the model beside the naive one,
-// the model before (geometric mean) and the best in hindsight.
-type Row struct {
-	Set       string `json:"set"`
-	Protocol  string `json:"protocol"`
-	Model     Score  `json:"migadvisor"`
-	Naive     Score  `json:"naive"`
-	Before    Score  `json:"geometric_mean"`
-	Hindsight *Score `json:"best_in_hindsight,omitempty"` // with two profiles known or more
-}
-
-// Overall is the protocol name of the row that pools all three.
-const Overall = "all three"
-
-// Compare scores the predictors on every protocol, then on all of them.
-func Compare(set string, site *catalog.Site, cases []Case) []Row {
-	cases = identified(site, cases)
-	row := func(name string, ps ...Protocol) Row {
-		r := Row{set, name, Evaluate(Model{site, cases}, cases, ps...), Evaluate(Naive{site}, cases, ps...),
-			Evaluate(GeometricMean{site}, cases, ps...), nil}
-		if !slices.Contains(ps, OneKnown) { // hindsight has nothing to choose among from one profile
-			h := Evaluate(Hindsight{}, cases, ps...)
-			r.Hindsight = &h
-		}
-		return r
-	}
-	var rows []Row
-	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		if r := row(p.String(), p); r.Model.Trials > 0 {
-			rows = append(rows, r)
-		}
-	}
-	return append(rows, row(Overall, LeaveOneOut, TwoKnown, OneKnown))
-}
-
-// Print writes the rows as a table: MAPE, worst error and range coverage.
-func Print(w io.Writer, rows []Row) error {
-	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "SET\tPROTOCOL\tTRIALS\tMIGADVISOR\tWORST\tIN RANGE\tNAIVE 1/SM\tWORST\tGEOMETRIC MEAN\tBEST IN HINDSIGHT")
-	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%d\t%s\t%+.1f%%\t%s\t%s\t%+.1f%%\t%s\t%s\n", r.Set, r.Protocol, r.Model.Trials,
-			mape(r.Model), r.Model.Worst, coverage(r.Model), mape(r.Naive), r.Naive.Worst, mape(r.Before), hindsight(r.Hindsight))
-	}
-	return t.Flush()
-}
-
-func mape(s Score) string {
-	if s.Trials == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", s.MAPE)
-}
-
-func coverage(s Score) string {
-	if s.Trials == 0 || s.Covered == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", 100*float64(*s.Covered)/float64(s.Trials))
-}
-
-func hindsight(s *Score) string {
-	if s == nil {
-		return "-"
-	}
-	return mape(*s)
 }
 
 // identified names each case after the site's reference benchmark it is,

@@ -55,13 +55,13 @@ func TestNaiveIsExactOnASMBoundJob(t *testing.T) {
 	}
 	cases := []Case{{Name: "sm-bound", Points: points}}
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		s := Evaluate(Naive{site}, cases, p)
+		s := Evaluate(Naive, cases, p)
 		if s.Trials == 0 || s.MAPE > 1e-9 || s.Covered != nil { // it prints no range to score
 			t.Errorf("%s: %+v", p, s)
 		}
 	}
 	slow := []Case{{Name: "slow", Points: []runmodel.Point{point(site, "1g.10gb", 100), point(site, "full", 50)}}}
-	s := Evaluate(Naive{site}, slow, OneKnown)
+	s := Evaluate(Naive, slow, OneKnown)
 	// full from 1g.10gb: 100 × 14/108 = 13 s against 50 (−74%); 1g.10gb from full: 386 s against 100 (+286%).
 	if s.Trials != 2 || s.Worst < 285 || s.Worst > 287 {
 		t.Errorf("%+v", s)
@@ -241,7 +241,7 @@ func TestNoiseIsNotAnExplanation(t *testing.T) {
 		cases = append(cases, c)
 	}
 	for _, p := range []Protocol{LeaveOneOut, TwoKnown, OneKnown} {
-		model, naive := Evaluate(Model{site, cases}, cases, p), Evaluate(Naive{site}, cases, p)
+		model, naive := Evaluate(Model{site, cases}, cases, p), Evaluate(Naive, cases, p)
 		if model.MAPE > naive.MAPE+0.5 || float64(*model.Covered) < 0.9*float64(model.Trials) {
 			t.Errorf("%s: the model %.2f%% (worst %+.1f%%, %d of %d in range) against the naive %.2f%%",
 				p, model.MAPE, model.Worst, *model.Covered, model.Trials, naive.MAPE)

@@ -3,7 +3,6 @@ package accuracy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,33 +50,4 @@ func readTable(file string, site *catalog.Site) ([]Case, error) {
 	}
 	defer f.Close()
 	return ReadCases(file, f, site)
-}
-
-// WriteText writes the rows as a table (Print), then for each set whether
-// migadvisor beat the naive model overall.
-func WriteText(w io.Writer, rows []Row) error {
-	if err := Print(w, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, r := range rows {
-		if r.Protocol == Overall {
-			fmt.Fprintln(w, r.Verdict())
-		}
-	}
-	return nil
-}
-
-// Verdict says whether migadvisor beat the naive model on a set's row of
-// all protocols: a tie where the two round alike.
-func (r Row) Verdict() string {
-	verb := "beats"
-	switch m, n := fmt.Sprintf("%.1f", r.Model.MAPE), fmt.Sprintf("%.1f", r.Naive.MAPE); {
-	case m == n:
-		verb = "matches"
-	case r.Model.MAPE > r.Naive.MAPE:
-		verb = "does not beat"
-	}
-	return fmt.Sprintf("%s: migadvisor %s the naive 1/SM model overall: %.1f%% mean error against %.1f%%, over %d trials",
-		r.Set, verb, r.Model.MAPE, r.Naive.MAPE, r.Model.Trials)
 }

@@ -53,27 +53,3 @@ func TestCompareTablesScoresASetPerTable(t *testing.T) {
 		t.Errorf("the reference benchmarks: %v, %+v", err, rows)
 	}
 }
-
-func TestTheVerdictComparesTheRoundedErrors(t *testing.T) {
-	row := func(model, naive float64) Row {
-		return Row{Set: "lab", Protocol: Overall, Model: Score{Trials: 12, MAPE: model}, Naive: Score{Trials: 12, MAPE: naive}}
-	}
-	for _, c := range []struct {
-		row  Row
-		want string
-	}{
-		{row(10, 20), "lab: migadvisor beats the naive 1/SM model overall: 10.0% mean error against 20.0%, over 12 trials"},
-		{row(20.04, 20.01), "lab: migadvisor matches the naive 1/SM model overall: 20.0% mean error against 20.0%, over 12 trials"},
-		{row(30, 20), "lab: migadvisor does not beat the naive 1/SM model overall: 30.0% mean error against 20.0%, over 12 trials"},
-	} {
-		if got := c.row.Verdict(); got != c.want {
-			t.Errorf("%q, want %q", got, c.want)
-		}
-	}
-	var b strings.Builder
-	err := WriteText(&b, []Row{row(10, 20)})
-	want := "\n\n" + row(10, 20).Verdict() + "\n"
-	if err != nil || !strings.HasPrefix(b.String(), "SET ") || !strings.HasSuffix(b.String(), want) {
-		t.Errorf("%v:\n%s", err, b.String())
-	}
-}

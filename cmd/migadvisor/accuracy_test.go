@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,8 +26,9 @@ func TestAccuracyOfTheReferenceBenchmarks(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"SET ", "NAIVE 1/SM", "wulver workloads  leave one profile out", "wulver workloads  all three",
-		"\nwulver workloads: migadvisor beats the naive 1/SM model overall: "} {
+	for _, want := range []string{"SET ", "NAIVE 1/SM", "1/√SM", "1/BANDWIDTH", "PEERS' FIXED PART", "BEST BASELINE",
+		"wulver workloads  leave one profile out", "wulver workloads  all three",
+		"\nwulver workloads, leave one profile out: migadvisor ", "\nwulver workloads, all three: migadvisor "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -52,7 +54,7 @@ func TestAccuracyOfATableOnAGPUModel(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "\nlab  one profile known ") || !strings.Contains(out, "\nlab: migadvisor ") {
+	if !strings.Contains(out, "\nlab  one profile known ") || !strings.Contains(out, "\nlab, all three: migadvisor ") {
 		t.Errorf("out:\n%s", out)
 	}
 	// On the Wulver site, 1g.5gb is no profile.
@@ -104,18 +106,39 @@ func TestAccuracyJSON(t *testing.T) {
 		Set      string `json:"set"`
 		Protocol string `json:"protocol"`
 		Model    struct {
-			Trials int     `json:"trials"`
-			MAPE   float64 `json:"mape_pct"`
+			Trials  int      `json:"trials"`
+			MAPE    float64  `json:"mape_pct"`
+			InRange *int     `json:"in_range"`
+			Width   *float64 `json:"range_width_pct"`
 		} `json:"migadvisor"`
 		Naive struct {
 			Trials int `json:"trials"`
 		} `json:"naive"`
+		Baselines []struct {
+			Name   string `json:"name"`
+			Trials int    `json:"trials"`
+		} `json:"baselines"`
+		Best  string `json:"best_baseline"`
+		Beats *bool  `json:"beats_best_baseline"`
 	}
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	if len(rows) != 4 || rows[3].Set != "lab" || rows[3].Protocol != "all three" || rows[3].Model.Trials == 0 || rows[3].Model.Trials != rows[3].Naive.Trials {
 		t.Errorf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		var names []string
+		for _, b := range r.Baselines {
+			names = append(names, b.Name)
+			if b.Trials != r.Model.Trials {
+				t.Errorf("%s, %s: %s on %d trials, the model on %d", r.Set, r.Protocol, b.Name, b.Trials, r.Model.Trials)
+			}
+		}
+		if strings.Join(names, ", ") != "naive 1/SM, 1/√SM, 1/bandwidth, peers' fixed part" || !slices.Contains(names, r.Best) ||
+			r.Beats == nil || r.Model.InRange == nil || r.Model.Width == nil {
+			t.Errorf("%s, %s: %+v", r.Set, r.Protocol, r)
+		}
 	}
 	out, _, code = migadvisor(t, "accuracy", "--json")
 	if code != 0 || !strings.HasPrefix(out, "[") || !strings.Contains(out, `"set": "wulver workloads"`) {
