@@ -4,7 +4,8 @@
 #                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
-#   make bench    Go benchmarks (figures in docs/performance.md); make bench-mariadb the site store's
+#   make bench    Go benchmarks (figures in docs/performance.md); make bench-mariadb the site store's;
+#                 make bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model against the naive 1/SM one on the public tables
@@ -28,7 +29,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-mariadb fuzz demo install installable reference generate site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-mariadb bench-clifilter fuzz demo install installable reference generate site accuracy clean
 
 all: build
 
@@ -88,6 +89,15 @@ bench:
 # (scripts/dev-cluster.sh up first, as root).
 bench-mariadb:
 	$(GO) test -run '^$$' -tags mariadb -bench MariaDB -benchtime 3x ./advisor/history/mariadb
+
+# What cli_filter.lua adds to sbatch --test-only over an empty one, on the
+# dev cluster's Slurm: CLIFILTER_PAIRS interleaved pairs (its cache
+# answering), and its cache missing; min, median, p95 and max of each side
+# and of the pairs' differences (docs/performance.md).
+CLIFILTER_PAIRS ?= 200
+bench-clifilter:
+	@scripts/dev-cluster.sh up
+	MIGADVISOR_TEST_CLIFILTER_PAIRS=$(CLIFILTER_PAIRS) $(GO) test -count=1 -tags slurm -run '^TestSlurmCliFilterCost$$' -v ./cmd/migadvisor
 
 # Each target in turn (go test fuzzes one at a time). New interesting
 # inputs are minimized for a few seconds at most: the default minute, on
