@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,51 +104,62 @@ func wulverMatmul(t *testing.T, site *catalog.Site) []Case {
 	return cases
 }
 
-// The side-by-side table (make accuracy prints it). The model must beat
-// the naive one on Wulver's workloads (mostly not GPU-bound) under every
-// protocol, and match or beat it on the compute-bound matrix
-// multiplication; its ranges must hold most held-out times.
+// The side-by-side table (make accuracy prints it): the model beside each
+// baseline on Wulver's workloads and its matrix multiplication. Nothing
+// here asks the model to win: the table must be whole and its numbers
+// finite, and what docs/how-it-works/accuracy.md and the README say of it
+// must be what it is (checkDocs).
 func TestAccuracyOnWulversTables(t *testing.T) {
 	site := catalogtest.Wulver(t)
-	ref := Compare("wulver workloads", site, ReferenceCases(site))
-	matmul := Compare("wulver matmul", site, wulverMatmul(t, site))
+	ref := Compare("workloads", site, ReferenceCases(site))
+	matmul := Compare("matmul", site, wulverMatmul(t, site))
+	rows := append(slices.Clone(ref), matmul...)
 	var out strings.Builder
-	if err := Print(&out, append(ref, matmul...)); err != nil {
+	if err := WriteText(&out, rows); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
-	for _, r := range append(ref, matmul...) {
-		if r.Model.Trials != r.Naive.Trials || r.Model.Trials == 0 {
-			t.Errorf("%s %s: %d trials against %d", r.Set, r.Protocol, r.Model.Trials, r.Naive.Trials)
-		}
-		if r.Protocol == Overall && float64(*r.Model.Covered) < 0.8*float64(r.Model.Trials) {
-			t.Errorf("%s: ranges hold %d of %d times", r.Set, *r.Model.Covered, r.Model.Trials)
+	for _, set := range [][]Row{ref, matmul} {
+		if len(set) != 4 || set[3].Protocol != Overall {
+			t.Errorf("%s: %d rows, want the three protocols and all three", set[0].Set, len(set))
 		}
 	}
-	for _, r := range ref {
-		if r.Model.MAPE >= r.Naive.MAPE {
-			t.Errorf("%s %s: the model %.1f%% against the naive %.1f%%", r.Set, r.Protocol, r.Model.MAPE, r.Naive.MAPE)
-		}
+	for _, r := range rows {
+		complete(t, r)
 	}
-	t.Log("\n" + wholeGPUFromSlices(t, site, append(ReferenceCases(site), wulverMatmul(t, site)...)))
 	if loo := ref[0]; loo.Model.Trials != 17 {
 		t.Errorf("leave one out on the workloads: %d trials, want 17 (4+4+3+3+3)", loo.Model.Trials)
 	}
-	if loo := matmul[0]; loo.Model.MAPE > loo.Naive.MAPE {
-		t.Errorf("matmul leave one out: the model %.1f%% against the naive %.1f%%", loo.Model.MAPE, loo.Naive.MAPE)
-	}
+	t.Log("\n" + wholeGPUFromSlices(t, site, append(ReferenceCases(site), wulverMatmul(t, site)...)))
 	// One profile of a compute-bound job: its peer (the other precision, the
 	// one other job of its set) scaled with the SMs alone, and so does the
 	// prior. With only other codes for peers (the workloads), the prior is
-	// theirs and misses by far: the table says how far.
-	if all := matmul[len(matmul)-1]; all.Model.MAPE > all.Naive.MAPE+1e-9 {
-		t.Errorf("matmul over all three: the model %.2f%% against the naive %.2f%%", all.Model.MAPE, all.Naive.MAPE)
-	}
+	// theirs: the docs say how far it misses.
 	mm := identified(site, wulverMatmul(t, site))
 	strangers := Evaluate(Model{site, identified(site, ReferenceCases(site))}, mm, OneKnown)
-	t.Logf("wulver matmul, one profile known, with the five workloads for peers instead of its other precision: %.1f%% over %d trials", strangers.MAPE, strangers.Trials)
-	if strangers.MAPE < 20 {
-		t.Errorf("matmul among strangers: %.1f%%: the workloads scale far less than a GEMM", strangers.MAPE)
+	t.Logf("wulver matmul, one profile known, with the five workloads for peers instead of its other precision: %.1f%% over %d trials",
+		strangers.MAPE, strangers.Trials)
+	checkDocs(t, rows, fmt.Sprintf("with the five workloads for peers instead, %.1f%%", strangers.MAPE))
+}
+
+// complete fails a row with a predictor scored on other trials than the
+// model, on none, or with a number that is not finite.
+func complete(t *testing.T, r Row) {
+	t.Helper()
+	if r.Model.Trials == 0 || r.Model.Covered == nil || r.Model.Width == nil || len(r.Baselines) != 4 || r.BestBaseline != r.Best().Name {
+		t.Fatalf("%s, %s: %+v", r.Set, r.Protocol, r)
+	}
+	finite := []float64{r.Model.MAPE, r.Model.Worst, *r.Model.Width, r.Before.MAPE}
+	for _, b := range append(r.Baselines, Baseline{"geometric mean", r.Before}) {
+		if b.Trials != r.Model.Trials {
+			t.Errorf("%s, %s: %s on %d trials, the model on %d", r.Set, r.Protocol, b.Name, b.Trials, r.Model.Trials)
+		}
+		finite = append(finite, b.MAPE, b.Worst)
+	}
+	for _, x := range finite {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			t.Errorf("%s, %s: a score of %g in %+v", r.Set, r.Protocol, x, r)
+		}
 	}
 }
 
