@@ -14,7 +14,7 @@ import (
 func accuracyCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:        "accuracy",
-		Usage:       "how well migadvisor predicts runtimes, beside the naive model",
+		Usage:       "how well migadvisor predicts runtimes, beside simple baselines",
 		ArgsUsage:   "[TABLE.csv ...]",
 		Description: helpText("accuracy"),
 		Flags: []cli.Flag{
@@ -45,8 +45,9 @@ func accuracyOptionsFrom(c *cli.Context) (accuracyOptions, error) {
 	return o, nil
 }
 
-// runAccuracy scores the model on each set (accuracy.CompareTables) and
-// prints the table, then whether migadvisor beats the naive model on each.
+// runAccuracy scores the model and the baselines on each set
+// (accuracy.CompareTables) and prints the table, then whether migadvisor
+// beats the best baseline on each set and protocol.
 func runAccuracy(_ context.Context, o accuracyOptions, w outWriters) error {
 	site, err := accuracySite(o)
 	if err != nil {
