@@ -23,6 +23,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // bad input, lint errors, missing NVML, a failed operation
 	exitUsage   = 2 // unknown command or flag, missing argument
+	// exitInterrupted is the shell's status for a command stopped by Ctrl-C.
+	exitInterrupted = 130
 )
 
 // usageError is a mistake in how the command was called.

@@ -118,9 +118,6 @@ func resumeWait(opt waitOptions) string {
 	return "migadvisor wait"
 }
 
-// exitInterrupted is the shell's status for a command stopped by Ctrl-C.
-const exitInterrupted = 130
-
 // noteUntracked says which of the jobs named on the command line no script
 // is linked to: wait follows and collects them, but lists only tracked jobs.
 func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
