@@ -44,7 +44,9 @@ func Evaluate(pred Predictor, cases []Case, protocols ...Protocol) Score {
 				if lo*(1-1e-9) <= t.Target.Seconds && t.Target.Seconds <= hi*(1+1e-9) {
 					covered++
 				}
-				widths += 100 * (hi - lo) / sec
+				if sec > 0 {
+					widths += 100 * (hi - lo) / sec
+				}
 			}
 		}
 	}
