@@ -34,3 +34,25 @@ func ShortMiB(mib *float64) string {
 	}
 	return fmt.Sprintf("%.0fM", *mib)
 }
+
+// NeedWords is a GPU memory need as a sentence or a form gives it, with
+// FormatMiB's sizes: "2.9 GiB" (a figure), "≥ 9.3 GiB" (an out-of-memory's
+// bound), "≤ 60.0 GiB" (a ceiling), "9.3 GiB to 60.0 GiB" (between); ""
+// when nothing is known. A ceiling under the bound bounds nothing: the
+// runs that gave them did not do the same.
+func NeedWords(need, ceiling *float64, oomBound bool) string {
+	if need != nil && ceiling != nil && *ceiling < *need {
+		ceiling = nil
+	}
+	switch {
+	case need != nil && ceiling != nil && oomBound:
+		return FormatMiB(*need) + " to " + FormatMiB(*ceiling)
+	case need == nil && ceiling != nil:
+		return "≤ " + FormatMiB(*ceiling)
+	case need != nil && oomBound:
+		return "≥ " + FormatMiB(*need)
+	case need != nil:
+		return FormatMiB(*need)
+	}
+	return ""
+}

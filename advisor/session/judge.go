@@ -1,0 +1,240 @@
+package session
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+// Advice is the judgement of a user's sessions of one name. Its JSON names
+// are an interface: Open OnDemand's form reads them.
+type Advice struct {
+	Session string `json:"session"` // the job name
+	User    string `json:"user"`
+	Site    string `json:"site"`
+	// Sessions are those the advice weighs: the newest ended ones of one
+	// GPU of a profile the site knows (at most Request.Last); Found, every
+	// ended session of the name.
+	Sessions   int `json:"sessions"`
+	Found      int `json:"sessions_found"`
+	WithMemory int `json:"with_memory"` // of Sessions, those with a GPU memory figure or an OOM
+	// PeakMiB is the largest peak GPU memory of the sessions weighed, as
+	// measured (no margin); Need what the figures prove, in words
+	// ("≤ 2.9 GiB": a ceiling); "" when nothing is known.
+	PeakMiB   *float64 `json:"peak_gpu_mem_mib"`
+	Need      string   `json:"need"`
+	HeldBy    string   `json:"held_by,omitempty"` // what held the memory, where a peak is no need
+	OOMs      int      `json:"ooms"`              // sessions that ran out of GPU memory
+	Asked     string   `json:"asked"`             // the profile the newest session asked for; "": none
+	AskedGRES string   `json:"asked_gres"`
+	Partition string   `json:"asked_partition"`
+	CPUs      int      `json:"asked_cpus"`
+	MemMiB    float64  `json:"asked_mem_mib"`
+	// AskedSUPerHour and SUPerHour are what an hour of a session costs with
+	// the profile asked for and the one recommended, its CPUs and memory
+	// as asked: null when unknown.
+	AskedSUPerHour *float64 `json:"asked_su_per_hour"`
+	Recommended    string   `json:"recommended"` // "": none (Why says why)
+	GRES           string   `json:"gres"`        // the request to use, in the site's spelling: gpu:a100_10g:1
+	SUPerHour      *float64 `json:"su_per_hour"`
+	// Help is the one line a form shows; "" when nothing is recommended.
+	Help string `json:"help"`
+	// Why is the reason, in one sentence, that nothing is recommended.
+	Why string `json:"why"`
+	// Reason is why the recommended profile fits (its OOM risk's reason).
+	Reason string `json:"reason,omitempty"`
+	// Change is the line to change: the --gres of salloc or srun, or the
+	// choice in OnDemand's form; "" when there is nothing to change.
+	Change   string        `json:"change"`
+	OnDemand bool          `json:"ondemand"`
+	Pricing  string        `json:"pricing"`
+	Profiles []ProfileRisk `json:"profiles"`
+	Past     []Past        `json:"past_sessions"`
+}
+
+// ProfileRisk is one profile, judged for the sessions.
+type ProfileRisk struct {
+	Profile   string  `json:"profile"`
+	OOMRisk   string  `json:"oom_risk"` // low, medium, high or unknown
+	Reason    string  `json:"oom_risk_reason"`
+	SUPerHour float64 `json:"su_per_hour"`
+	GRES      string  `json:"gres"`
+}
+
+// Past is one session the advice weighs, newest first.
+type Past struct {
+	JobID      string   `json:"job_id"`
+	Cluster    string   `json:"cluster"`
+	Profile    string   `json:"profile"`
+	State      string   `json:"state"`
+	HeldS      *int64   `json:"held_s"`
+	PeakMiB    *float64 `json:"peak_gpu_mem_mib"`
+	PeakSource string   `json:"peak_source,omitempty"` // monitor, jobstats or sacct
+	OOM        bool     `json:"gpu_oom"`
+}
+
+// Pricing says how sessions are priced, in one sentence.
+const Pricing = "SU per hour held (the site's formula for the session's CPUs, memory and GPU): a session is charged " +
+	"for every hour it is held, idle or not, so it is priced per hour, not per unit of work"
+
+// Judge judges the sessions of the request's name among recs, the user's
+// jobs of that name, newest first.
+func Judge(req Request, recs []history.JobRecord) *Advice {
+	last := req.Last
+	if last <= 0 {
+		last = DefaultLast
+	}
+	a := &Advice{Session: req.Name, User: req.User, Site: req.Site.Name, OnDemand: OnDemand(req.Name), Pricing: Pricing,
+		Profiles: []ProfileRisk{}, Past: []Past{}}
+	var found, weighed []history.JobRecord
+	for _, r := range recs {
+		if isSession(&r) && ended(&r) {
+			found = append(found, r)
+			if _, ok := req.Site.Profile(r.Profile); ok && r.GPUCount == 1 && len(weighed) < last {
+				weighed = append(weighed, r)
+			}
+		}
+	}
+	a.Found, a.Sessions = len(found), len(weighed)
+	if len(weighed) == 0 {
+		a.Why = whyNone(req, found)
+		return a
+	}
+	a.asked(req.Site, &weighed[0])
+	for _, r := range weighed {
+		a.Past = append(a.Past, pastOf(&r))
+		if measured(&r) {
+			a.WithMemory++
+		}
+		if r.GPUOOM != "" {
+			a.OOMs++
+		}
+		if p := r.GPUMemPeakMiB(); p != nil && (a.PeakMiB == nil || *p > *a.PeakMiB) {
+			a.PeakMiB = p
+		}
+	}
+	a.judge(req.Site, memoryRuns(req.Site, weighed), &weighed[0])
+	return a
+}
+
+// asked is what the newest session asked for, and its price per hour.
+func (a *Advice) asked(site *catalog.Site, newest *history.JobRecord) {
+	a.Asked, a.Partition = newest.Profile, newest.Partition
+	if newest.CPUs != nil {
+		a.CPUs = int(*newest.CPUs)
+	}
+	if newest.ReqMemMiB != nil {
+		a.MemMiB = *newest.ReqMemMiB
+	}
+	if p, ok := site.Profile(a.Asked); ok {
+		a.AskedGRES = gres(p)
+		if su, ok := perHour(site, p, newest); ok {
+			a.AskedSUPerHour = &su
+		}
+	}
+}
+
+// judge weighs each profile's OOM risk, and recommends the smallest whose
+// risk is low.
+func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.JobRecord) {
+	need := memory.EstimateNeed(runs)
+	var needMiB, ceilingMiB *float64
+	if need.Known() {
+		needMiB = &need.MiB
+	}
+	if need.Ceiling != nil {
+		ceilingMiB = &need.Ceiling.MiB
+		a.HeldBy = need.Ceiling.Holder.Words()
+	}
+	a.Need = memory.NeedWords(needMiB, ceilingMiB, need.Known() && need.Kind == memory.NeedOOM)
+	for _, p := range site.ProfilesBySize() {
+		risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), runs, need, site.Advice.LowRiskShare)
+		su, _ := perHour(site, p, newest)
+		a.Profiles = append(a.Profiles, ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, SUPerHour: round(su), GRES: gres(p)})
+	}
+	if a.WithMemory == 0 {
+		a.Why = fmt.Sprintf("none of your last %s named %s has a GPU memory figure: neither jobstats nor Slurm's gres/gpumem "+
+			"recorded one (on a MIG slice they never do), nor the monitor, which measures what runs under it inside the session "+
+			"('migadvisor monitor -- jupyter lab')", textutil.Plural(a.Sessions, "session"), a.Session)
+		return
+	}
+	i := slices.IndexFunc(a.Profiles, func(p ProfileRisk) bool { return p.OOMRisk == memory.RiskLow })
+	if i < 0 {
+		smallest := a.Profiles[0]
+		a.Why = fmt.Sprintf("no profile is a low OOM risk from your last %s named %s: %s, the smallest, is %s (%s)",
+			textutil.Plural(a.Sessions, "session"), a.Session, smallest.Profile, smallest.OOMRisk, smallest.Reason)
+		return
+	}
+	rec := a.Profiles[i]
+	su := rec.SUPerHour
+	a.Recommended, a.GRES, a.SUPerHour, a.Reason = rec.Profile, rec.GRES, &su, rec.Reason
+	a.Help = a.helpLine(site)
+	a.Change = a.changeLine(site)
+}
+
+// perHour is what an hour of a session costs on profile p with the
+// session's CPUs, memory, partition (where p may run in it) and QoS.
+func perHour(site *catalog.Site, p *catalog.Profile, s *history.JobRecord) (float64, bool) {
+	u := catalog.Usage{Profile: p.Name, GPUs: 1, Hours: 1, QoS: s.QOS, Partition: s.Partition}
+	if len(p.Partitions) > 0 && !slices.Contains(p.Partitions, u.Partition) {
+		u.Partition = "" // the profile's first partition
+	}
+	if s.CPUs != nil {
+		u.CPUs = int(*s.CPUs)
+	}
+	if s.ReqMemMiB != nil {
+		u.MemMiB = *s.ReqMemMiB
+	}
+	job, err := site.JobOf(u)
+	if err != nil {
+		return 0, false
+	}
+	ch, err := site.Charge(job)
+	return round(ch.SUPerHour), err == nil
+}
+
+// round keeps a price's figure as the formula gives it, without float noise.
+func round(su float64) float64 { return math.Round(su*1e4) / 1e4 }
+
+// gres is the request for one of p in the site's own spelling:
+// gpu:a100_10g:1.
+func gres(p *catalog.Profile) string {
+	if g, ok := strings.CutPrefix(p.Request, "--gres="); ok {
+		return g
+	}
+	if p.GRESType == "" {
+		return fmt.Sprintf("gpu:%d", max(p.GPUCount, 1))
+	}
+	return fmt.Sprintf("gpu:%s:%d", p.GRESType, max(p.GPUCount, 1))
+}
+
+// whyNone says why no session can be weighed: none of the name, or none of
+// one GPU of a profile the site knows.
+func whyNone(req Request, found []history.JobRecord) string {
+	if len(found) == 0 {
+		read := req.Read
+		if read == "" {
+			read = "the histories read"
+		}
+		return fmt.Sprintf("no ended session named %s of user %s in %s: 'migadvisor collect --since 30d' reads your jobs, "+
+			"sessions too, from Slurm accounting", req.Name, req.User, read)
+	}
+	multi := slices.ContainsFunc(found, func(r history.JobRecord) bool { return r.GPUCount > 1 })
+	what := "asked for no GPU of a profile site " + req.Site.Name + " knows"
+	if multi {
+		what += " (or for several GPUs, which no MIG slice serves)"
+	}
+	return fmt.Sprintf("your %s named %s %s", textutil.Plural(len(found), "session"), req.Name, what)
+}
+
+// pastOf is a session as the advice lists it.
+func pastOf(r *history.JobRecord) Past {
+	return Past{JobID: r.JobID, Cluster: r.Cluster, Profile: r.Profile, State: r.State, HeldS: r.ElapsedS,
+		PeakMiB: r.GPUMemPeakMiB(), PeakSource: r.GPUMemSource(), OOM: r.GPUOOM != ""}
+}

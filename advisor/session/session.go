@@ -1,0 +1,167 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// DefaultLast is how many of the newest sessions the advice weighs: what a
+// user did lately, not a year of habits.
+const DefaultLast = 10
+
+// Request says whose sessions to judge, and where.
+type Request struct {
+	Name string // the job name the sessions take (sys/dashboard/sys/jupyter, interactive)
+	User string // whose sessions: in a site-wide history every user's jobs are
+	Site *catalog.Site
+	// Last is how many of the newest sessions weigh; 0: DefaultLast.
+	Last int
+	// Read names the histories read, for a sentence that says none has a
+	// session: "your history at PATH"; "": "the histories read".
+	Read string
+}
+
+// Advise reads the sessions of the request's user and name in the
+// histories (the user's and the site-wide one; nil ones are skipped, and a
+// job in several counts once) and judges them.
+func Advise(ctx context.Context, req Request, stores ...*history.Store) (*Advice, error) {
+	var recs []history.JobRecord
+	read := 0
+	for _, st := range stores {
+		if st == nil {
+			continue
+		}
+		read++
+		more, err := st.History(ctx, history.HistoryFilter{Named: []history.UserJobName{{User: req.User, Name: req.Name}}})
+		if err != nil {
+			return nil, fmt.Errorf("sessions named %s: %w", req.Name, err)
+		}
+		recs = append(recs, more...)
+	}
+	if read == 0 {
+		req.Read = "no history (there is none yet)"
+	}
+	slices.SortStableFunc(recs, history.NewestFirst)
+	return Judge(req, onceEach(recs)), nil
+}
+
+// OnDemand reports whether a job name is an Open OnDemand interactive
+// app's: sys/dashboard/sys/jupyter, ondemand/sys/dashboard/sys/..., or a
+// sandbox app's sys/dashboard/dev/....
+func OnDemand(name string) bool { return strings.Contains(name, "sys/dashboard/") }
+
+// slurmdbdScript marks a submission collect --scripts made from the batch
+// script slurmdbd stored for a job (advisor/collect's linkedPrefix).
+const slurmdbdScript = "sacct:"
+
+// isSession reports whether a job of the name is a session: one no script
+// the user submitted is linked to. An OnDemand job linked through the
+// script slurmdbd stored is one too: the app writes a script per session,
+// which a site-wide collect --scripts links as if it were a batch job's.
+func isSession(r *history.JobRecord) bool {
+	return r.Fingerprint == "" || OnDemand(r.Name) && strings.HasPrefix(r.Script, slurmdbdScript)
+}
+
+// ended reports whether the session is over, with the record of its end.
+func ended(r *history.JobRecord) bool { return !r.Stub && slurm.TerminalState(r.State) }
+
+// onceEach keeps one record of each job that several histories hold (its
+// id and submit time), the one with more evidence, in order.
+func onceEach(recs []history.JobRecord) []history.JobRecord {
+	type identity struct {
+		key    string
+		submit int64
+	}
+	at := map[identity]int{}
+	var out []history.JobRecord
+	for _, r := range recs {
+		id := identity{key: r.Key}
+		if r.Submit != nil {
+			id.submit = r.Submit.Unix()
+		} else {
+			id.key = r.Cluster + "/" + r.Key
+		}
+		i, dup := at[id]
+		switch {
+		case !dup:
+			at[id] = len(out)
+			out = append(out, r)
+		case evidence(&r) > evidence(&out[i]):
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// evidence weighs what a record tells of the GPU memory.
+func evidence(r *history.JobRecord) int {
+	w := len(r.GPUMemPeaks())
+	if r.GPUOOM != "" {
+		w++
+	}
+	if r.OutputPath != "" {
+		w++
+	}
+	return w
+}
+
+// measured reports whether a session says anything of its GPU memory: a
+// peak, the framework's allocated peak, or an out-of-memory error.
+func measured(r *history.JobRecord) bool {
+	return r.GPUMemPeakMiB() != nil || r.GPUOOM != "" || r.Metrics[slurm.AllocatedMetric] > 0
+}
+
+// heldItsWork reports whether a session ended without running out of GPU
+// memory after it ran with a memory figure: what a script's completed run
+// proves. A session ends at its time limit or when its user ends it, and
+// without a figure its end says nothing: it may have run nothing.
+func heldItsWork(r *history.JobRecord) bool {
+	if r.GPUOOM != "" || r.Start == nil || r.GPUMemPeakMiB() == nil {
+		return false
+	}
+	return r.State == "COMPLETED" || r.State == "TIMEOUT" || strings.HasPrefix(r.State, "CANCELLED")
+}
+
+// memoryRuns are the sessions as advisor/memory's rules read them: what
+// held the memory from the software any session's output showed (a
+// session's own settings over none), as a script's runs are read.
+func memoryRuns(site *catalog.Site, sessions []history.JobRecord) []memory.Run {
+	var seen []memory.Software
+	for _, r := range sessions {
+		for _, name := range memory.SoftwareOfRecord(r.Versions, r.GPUOOM) {
+			if !slices.ContainsFunc(seen, func(s memory.Software) bool { return s.Name == name }) {
+				seen = append(seen, memory.Software{Name: name, Why: fmt.Sprintf("session %s's output shows %s", r.JobID, name)})
+			}
+		}
+	}
+	var runs []memory.Run
+	for _, r := range sessions {
+		p, ok := site.Profile(r.Profile)
+		if !ok || !measured(&r) {
+			continue
+		}
+		run := memory.Run{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: heldItsWork(&r), GPUOOM: r.GPUOOM != "",
+			NeedMiB: orNone(r.GPUNeedMiB), PeakMiB: orNone(r.GPUMemPeakMiB()), PeakSource: r.GPUMemSource(), AllocatedMiB: -1,
+			Holder: memory.HolderOf(seen, r.Settings)}
+		if v := r.Metrics[slurm.AllocatedMetric]; v > 0 {
+			run.AllocatedMiB = v
+		}
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// orNone is a figure as memory.Run holds it: < 0 when unknown.
+func orNone(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
