@@ -630,6 +630,7 @@ func TestSlurmCliFilterBesideShim(t *testing.T) {
 	if out, err := filter.sbatch(t, nil, "--test-only", job); err != nil || len(lines(out)) != 1 || !strings.Contains(out, "in the environment to have it changed") {
 		t.Fatalf("the filter alone: %v %q", err, out)
 	}
+	cached := readCache(t, index.FilterCachePath(db)) // the filter's answer, alone
 	shim := filepath.Join(filter.prefix, "libexec/migadvisor/sbatch")
 	for _, c := range []struct {
 		env  []string
@@ -645,6 +646,10 @@ func TestSlurmCliFilterBesideShim(t *testing.T) {
 			!strings.Contains(string(out), c.want) || strings.Contains(string(out), "in the environment to have it changed") ||
 			len(got) != map[bool]int{false: 1, true: 2}[c.env != nil] {
 			t.Errorf("the shim %s: %v\n%s", c.env, err, out)
+		}
+		// A filter that asked would have cached its answer.
+		if now := readCache(t, index.FilterCachePath(db)); now != cached {
+			t.Errorf("the shim %s: the filter answered too: cache %q", c.env, now)
 		}
 	}
 }
