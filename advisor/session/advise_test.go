@@ -30,7 +30,7 @@ func TestAdviseReadsBothHistoriesOnce(t *testing.T) {
 	own := historytest.FromDump(t, site, dumpHeader+row("10", "alice", jupyter, "10", "")+row("11", "alice", jupyter, "11", ""))
 	shared := historytest.FromDump(t, site, dumpHeader+row("11", "alice", jupyter, "11", "2048M")+row("12", "alice", jupyter, "12", "1024M")+
 		row("13", "bob", jupyter, "13", "70000M")+row("14", "alice", "interactive", "14", "70000M"))
-	a, err := Advise(context.Background(), Request{Name: jupyter, User: "alice", Site: site}, own, nil, shared)
+	a, err := Advise(context.Background(), Request{Name: jupyter, User: "alice", Site: site}, own, shared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,11 @@ func TestAdviseReadsBothHistoriesOnce(t *testing.T) {
 	if strings.Join(ids, " ") != "12 11 10" || a.WithMemory != 2 || *a.PeakMiB != 2048 || a.Recommended != "1g.10gb" || a.CPUs != 2 {
 		t.Errorf("sessions %v, %d measured, peak %v, recommended %q, %d CPUs", ids, a.WithMemory, a.PeakMiB, a.Recommended, a.CPUs)
 	}
-	a, err = Advise(context.Background(), Request{Name: jupyter, User: "carol", Site: site})
+	a, err = Advise(context.Background(), Request{Name: jupyter, User: "carol", Site: site}, own, shared)
+	if want := "in your history at " + own.Path() + " and the site-wide history at " + shared.Path() + ":"; err != nil || !strings.Contains(a.Why, want) {
+		t.Errorf("carol's sessions: %v, why %q, want %q", err, a.Why, want)
+	}
+	a, err = Advise(context.Background(), Request{Name: jupyter, User: "carol", Site: site}, nil)
 	if err != nil || a.Sessions != 0 || !strings.Contains(a.Why, "in no history (there is none yet)") {
 		t.Errorf("no history: %v %+v", err, a)
 	}

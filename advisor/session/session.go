@@ -24,29 +24,28 @@ type Request struct {
 	// Last is how many of the newest sessions weigh; 0: DefaultLast.
 	Last int
 	// Read names the histories read, for a sentence that says none has a
-	// session: "your history at PATH"; "": "the histories read".
+	// session (Advise fills it in); "": "the histories read".
 	Read string
 }
 
-// Advise reads the sessions of the request's user and name in the
-// histories (the user's and the site-wide one; nil ones are skipped, and a
-// job in several counts once) and judges them.
-func Advise(ctx context.Context, req Request, stores ...*history.Store) (*Advice, error) {
+// Advise reads the sessions of the request's user and name in the user's
+// history (nil: none yet) and the site-wide ones, a job both hold once,
+// and judges them.
+func Advise(ctx context.Context, req Request, own *history.Store, siteWide ...*history.Store) (*Advice, error) {
+	req.Read = "no history (there is none yet)"
+	if own != nil || len(siteWide) > 0 {
+		req.Read = history.Describe(own, siteWide)
+	}
 	var recs []history.JobRecord
-	read := 0
-	for _, st := range stores {
+	for _, st := range append([]*history.Store{own}, siteWide...) {
 		if st == nil {
 			continue
 		}
-		read++
 		more, err := st.History(ctx, history.HistoryFilter{Named: []history.UserJobName{{User: req.User, Name: req.Name}}})
 		if err != nil {
 			return nil, fmt.Errorf("sessions named %s: %w", req.Name, err)
 		}
 		recs = append(recs, more...)
-	}
-	if read == 0 {
-		req.Read = "no history (there is none yet)"
 	}
 	slices.SortStableFunc(recs, history.NewestFirst)
 	return Judge(req, onceEach(recs)), nil

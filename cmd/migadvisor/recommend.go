@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/session"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -22,7 +23,7 @@ func recommendCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
 		Name:        "recommend",
 		Usage:       "name the profile to use for a job, with the evidence and the reasons",
-		ArgsUsage:   "JOB.sh",
+		ArgsUsage:   "JOB.sh | --session NAME",
 		Description: helpText("recommend"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "objective", Value: advisor.ObjectiveSU, EnvVars: []string{"MIGADVISOR_OBJECTIVE"},
@@ -31,6 +32,8 @@ func recommendCommand() *cli.Command {
 			&cli.Float64Flag{Name: "tolerance", DefaultText: "the site's, else 0.05", Usage: "prefer a smaller profile whose SU is within this share of the lowest"},
 			&cli.StringFlag{Name: "prior", Usage: "with no history, judge from this reference benchmark (default: recognised from the script)"},
 			&cli.StringFlag{Name: "wait-since", Value: "30d", Usage: "queue waits from jobs submitted since (a date or a duration such as 30d)"},
+			&cli.StringFlag{Name: "session", Usage: "judge your interactive sessions of this job name (salloc, srun --pty, " +
+				"Open OnDemand's sys/dashboard/sys/jupyter), not a script"},
 			jsonFlag(),
 		}, probeFlags()...),
 		Action: bindAction(recommendOptionsFrom, runRecommend),
@@ -48,6 +51,7 @@ type recommendOptions struct {
 	json      bool
 	probe     probeOptions
 	user      string           // who asks: their runs are the monthly rate
+	session   string           // --session: the job name of the sessions to judge; "": a script
 	now       func() time.Time // the clock: read after the probe, which takes minutes
 }
 
@@ -56,6 +60,9 @@ type recommendOptions struct {
 func (o recommendOptions) addsRuns() bool { return o.probe.enabled }
 
 func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
+	if c.IsSet("session") {
+		return sessionOptionsFrom(c)
+	}
 	path, err := oneArg(c, "JOB.sh")
 	if err != nil {
 		return recommendOptions{}, err
@@ -71,6 +78,22 @@ func recommendOptionsFrom(c *cli.Context) (recommendOptions, error) {
 	}
 	opt.probe, err = probeOptionsFrom(c)
 	return opt, err
+}
+
+// sessionOptionsFrom reads recommend --session NAME: a job name, no script
+// and no probe (a session cannot be submitted again).
+func sessionOptionsFrom(c *cli.Context) (recommendOptions, error) {
+	opt := recommendOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), session: c.String("session"), json: c.Bool("json"),
+		user: currentUserName()}
+	switch {
+	case opt.session == "":
+		return opt, usageError{"--session needs a job name (sys/dashboard/sys/jupyter, interactive)"}
+	case c.NArg() > 0:
+		return opt, usageError{"recommend --session takes no JOB.sh: sessions have no script"}
+	case c.Bool("probe"):
+		return opt, usageError{"--probe submits a script's variants: a session has none to submit"}
+	}
+	return opt, nil
 }
 
 // checkAdvice refuses what no recommendation can be made with.
@@ -93,6 +116,9 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 	if err != nil {
 		return err
 	}
+	if opt.session != "" {
+		return runRecommendSession(ctx, opt, env, site)
+	}
 	script, err := slurm.ReadScript(opt.path)
 	if err != nil {
 		return err
@@ -112,6 +138,28 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 		return writeJSON(env.Out, rec)
 	}
 	rec.WriteText(env.Out)
+	return nil
+}
+
+// runRecommendSession judges the user's sessions of a job name, from their
+// history and the site's.
+func runRecommendSession(ctx context.Context, opt recommendOptions, env commandEnv, site *catalog.Site) error {
+	hs, err := advisor.Histories(ctx, advisor.HistoriesRequest{UserDB: opt.Global.DB, Site: site}, readHistories(env.Err))
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+	if hs.Warning != "" {
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", hs.Warning)
+	}
+	adv, err := session.Advise(ctx, session.Request{Name: opt.session, User: opt.user, Site: site}, hs.Own, hs.SiteWide...)
+	if err != nil {
+		return err
+	}
+	if opt.json {
+		return writeJSON(env.Out, adv)
+	}
+	adv.WriteText(env.Out)
 	return nil
 }
 
