@@ -159,9 +159,12 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.Jo
 		a.Profiles = append(a.Profiles, ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, SUPerHour: round(su), GRES: gres(p)})
 	}
 	if a.WithMemory == 0 {
-		a.Why = fmt.Sprintf("none of your last %s named %s has a GPU memory figure: neither jobstats nor Slurm's gres/gpumem "+
-			"recorded one (on a MIG slice they never do), nor the monitor, which measures what runs under it inside the session "+
-			"('migadvisor monitor -- jupyter lab')", textutil.Plural(a.Sessions, "session"), a.Session)
+		who := fmt.Sprintf("none of your last %d sessions named %s has a", a.Sessions, a.Session)
+		if a.Sessions == 1 {
+			who = fmt.Sprintf("your last session named %s has no", a.Session)
+		}
+		a.Why = who + " GPU memory figure: neither jobstats nor Slurm's gres/gpumem recorded one (on a MIG slice they never do), " +
+			"nor the monitor, which measures what runs under it inside the session ('migadvisor monitor -- jupyter lab')"
 		return
 	}
 	i := slices.IndexFunc(a.Profiles, func(p ProfileRisk) bool { return p.OOMRisk == memory.RiskLow })
