@@ -163,8 +163,8 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.Jo
 		if a.Sessions == 1 {
 			who = fmt.Sprintf("your last session named %s has no", a.Session)
 		}
-		a.Why = who + " GPU memory figure: neither jobstats nor Slurm's gres/gpumem recorded one (on a MIG slice they never do), " +
-			"nor the monitor, which measures what runs under it inside the session ('migadvisor monitor -- jupyter lab')"
+		a.Why = who + " GPU memory figure: neither jobstats nor Slurm's gres/gpumem recorded one (gres/gpumem never does on a MIG " +
+			"slice), nor the monitor, which measures what runs under it inside the session ('migadvisor monitor -- jupyter lab')"
 		return
 	}
 	i := slices.IndexFunc(a.Profiles, func(p ProfileRisk) bool { return p.OOMRisk == memory.RiskLow })
