@@ -29,9 +29,9 @@
 -- any error costs at most one line on stderr (none with MIGADVISOR_QUIET=1),
 -- and migadvisor-sbatch has a hard time limit. It does nothing inside a job
 -- (SLURM_JOB_ID set: every srun step runs the filter), for salloc and srun,
--- with MIGADVISOR_DISABLE=1, under the sbatch shim (MIGADVISOR_ADVISED set:
--- it advised already), or for components of a heterogeneous job but the
--- first. Plain Lua 5.1: io and os, no modules.
+-- with MIGADVISOR_DISABLE=1, where migadvisor advised already (the sbatch
+-- shim or the wrapper ran sbatch), or for components of a heterogeneous job
+-- but the first. Plain Lua 5.1: io and os, no modules.
 
 local PREFIX = [==[@PREFIX@]==]
 
@@ -74,11 +74,58 @@ local function warn(msg)
 	end
 end
 
+local function comm(pid)
+	local f = io.open("/proc/" .. pid .. "/comm", "r")
+	if not f then
+		return ""
+	end
+	local name = f:read("*l") or ""
+	f:close()
+	return name
+end
+
+-- The names /proc gives migadvisor's binaries that advise: the kernel
+-- keeps 15 bytes of a name.
+local advisers = { ["migadvisor"] = true, ["migadvisor-sbat"] = true }
+
+-- advised reports whether migadvisor advised this submission already, as
+-- /proc tells (sbatch passes its environment on to the job untouched, so
+-- no variable can say it): the wrapper in sbatch's place runs it (its
+-- parent, migadvisor-sbatch or migadvisor), or the sbatch shim ran it in
+-- its own place (exec) after starting the wrapper beside it, its child
+-- (named sbatch, the shim's, until it has started the wrapper).
+function M.advised()
+	local f = io.open("/proc/self/stat", "r")
+	if not f then
+		return false
+	end
+	local pid, ppid = string.match(f:read("*l") or "", "^(%d+) %(.*%) %S+ (%d+)")
+	f:close()
+	if not pid then
+		return false
+	end
+	if advisers[comm(ppid)] then
+		return true
+	end
+	f = io.open("/proc/self/task/" .. pid .. "/children", "r")
+	local children = f and f:read("*a") or ""
+	if f then
+		f:close()
+	end
+	for child in string.gmatch(children, "%d+") do
+		local name = comm(child)
+		if advisers[name] or name == "sbatch" then
+			return true
+		end
+	end
+	return false
+end
+
 -- skip: nothing to do here (inside a job, salloc or srun, turned off, or
--- the sbatch shim's sbatch: scripts/sbatch advised).
+-- advised by migadvisor's sbatch shim or wrapper).
 local function skip(options)
-	return os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1"
-		or (os.getenv("MIGADVISOR_ADVISED") or "") ~= "" or options.type ~= "sbatch"
+	return os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1" or options.type ~= "sbatch"
+		or M.advised()
 end
 
 -- db is the user's history as migadvisor-sbatch finds it (internal/xdg):

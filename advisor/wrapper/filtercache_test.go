@@ -320,6 +320,40 @@ func TestFilterLuaAgrees(t *testing.T) {
 	}
 }
 
+// The filter stays silent where migadvisor advised: sbatch run by a
+// migadvisor-sbatch (the wrapper in its place), or with a child the shim
+// started beside it (it then ran sbatch in its own place).
+func TestFilterLuaKnowsMigadvisorAdvised(t *testing.T) {
+	lua, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("no lua5.1 (apt-get install lua5.1)")
+	}
+	filter, _ := filepath.Abs("../../scripts/cli_filter.lua")
+	program := fmt.Sprintf("slurm = { SUCCESS = 0 }; dofile(%q); io.write(tostring(migadvisor.advised()))", filter)
+	dir := t.TempDir()
+	script := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+text+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	sleeper := script("migadvisor", "sleep 1")
+	for _, c := range []struct {
+		name string
+		cmd  *exec.Cmd
+		want string
+	}{
+		{"run by another program", exec.Command(lua, "-e", program), "false"},
+		{"run by the wrapper", exec.Command(script("migadvisor-sbatch", fmt.Sprintf("%s -e '%s'", lua, program))), "true"},
+		{"beside the wrapper", exec.Command(script("sbatch", fmt.Sprintf("%s </dev/null >/dev/null 2>&1 & exec %s -e '%s'", sleeper, lua, program))), "true"},
+	} {
+		if out, err := c.cmd.CombinedOutput(); err != nil || string(out) != c.want {
+			t.Errorf("%s: %q %v, want %s", c.name, out, err, c.want)
+		}
+	}
+}
+
 // luaQuoted is s as Lua's %q writes it.
 func luaQuoted(s string) string {
 	if s == "nil" {

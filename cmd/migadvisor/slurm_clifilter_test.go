@@ -613,8 +613,8 @@ func TestSlurmCliFilterCache(t *testing.T) {
 }
 
 // A login node with both the sbatch shim and the cli_filter advises once:
-// Slurm's sbatch that the shim runs (beside its advice, or, applying it,
-// the wrapper's) has MIGADVISOR_ADVISED, and the filter stays silent.
+// the filter stays silent for Slurm's sbatch that the shim runs, in its
+// own place beside the wrapper, or, applying the advice, the wrapper runs.
 func TestSlurmCliFilterBesideShim(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
