@@ -139,7 +139,8 @@ func TestSlurmOODFormAndCardFromPastSessions(t *testing.T) {
 		ids = append(ids, id)
 		waitRunning(t, id)
 		// What jobstats' slurmctld epilog writes at the job's end.
-		if out, err := exec.Command("scontrol", "update", "jobid="+id, "AdminComment="+jobstatsField(t, used, 81920, 20)).CombinedOutput(); err != nil {
+		update := exec.Command("scontrol", "update", "jobid="+id, "AdminComment="+jobstatsField(t, used, 81920, 20))
+		if out, err := update.CombinedOutput(); err != nil {
 			t.Fatalf("scontrol update %s: %v: %s", id, err, out)
 		}
 	}
