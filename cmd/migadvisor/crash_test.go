@@ -139,14 +139,21 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 	whole := time.Since(began)
 	time.Sleep(1100 * time.Millisecond) // a later watermark would be a later second
 	killed := collectCmd()
+	stalled := filepath.Join(t.TempDir(), "stalled")
+	killed.Env = append(killed.Env, sacctStallEnv+"="+stalled) // sacct stops halfway and waits
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(whole / 2)
+	for deadline := time.Now().Add(whole + time.Minute); !fileExists(stalled); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("sacct never reached half of the dump")
+		}
+	}
+	time.Sleep(whole / 4) // the collect files what it read meanwhile
 	killed.Process.Signal(syscall.SIGKILL)
 	killed.Wait()
 	if ws, ok := killed.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		t.Fatalf("collect finished within %v, before the kill", whole/2)
+		t.Fatalf("collect finished before the kill")
 	}
 	next := window(collectCmd())
 	if !next.FromWatermark || !next.Since.Equal(first.Watermark) {
@@ -155,8 +162,13 @@ func TestKilledIncrementalCollectKeepsTheWatermark(t *testing.T) {
 	assertJobs(t, db, 60_000)
 }
 
-// sacctDumpEnv is the dump that sacct answers in a sacctDumpProcess.
-const sacctDumpEnv = "MIGADVISOR_TEST_SACCT_DUMP"
+// sacctDumpEnv is the dump that sacct answers in a sacctDumpProcess;
+// with sacctStallEnv, sacct prints half of it, creates that file and
+// prints nothing more, as a collect is killed mid-stream.
+const (
+	sacctDumpEnv  = "MIGADVISOR_TEST_SACCT_DUMP"
+	sacctStallEnv = "MIGADVISOR_TEST_SACCT_STALL"
+)
 
 // sacctDumpProcess is the CLI in a process of its own, to kill: this test
 // binary running TestHelperSacctDumpProcess, where sacct answers dump
@@ -185,8 +197,31 @@ func TestHelperSacctDumpProcess(t *testing.T) {
 		if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--jobs=") }) {
 			return slurmtest.Reply{Stdout: header + "\n"}
 		}
-		return slurmtest.Reply{Stdout: data}
+		stall := os.Getenv(sacctStallEnv)
+		if stall == "" {
+			return slurmtest.Reply{Stdout: data}
+		}
+		half := strings.LastIndexByte(data[:len(data)/2], '\n') + 1
+		return slurmtest.Reply{Stdout: data[:half], More: stallAfter{stall}}
 	})
 	args := os.Args[slices.Index(os.Args, "--")+1:]
 	os.Exit(runWith(appDeps{Slurm: fake}, append([]string{"migadvisor"}, args...), os.Stdout, os.Stderr))
+}
+
+// stallAfter creates its file when first read, then blocks for ever: the
+// rest of a stream that never comes.
+type stallAfter struct{ file string }
+
+func (s stallAfter) Read([]byte) (int, error) {
+	if err := os.WriteFile(s.file, nil, 0o600); err != nil {
+		return 0, err
+	}
+	for {
+		time.Sleep(time.Hour) // not select{}: the runtime would call it a deadlock
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

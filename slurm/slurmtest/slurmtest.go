@@ -19,6 +19,9 @@ import (
 type Reply struct {
 	Stdout, Stderr string
 	Status         int // 0 for success
+	// More, when set, is read after Stdout: a command's output as it
+	// streams, which may stall (a test that kills a command mid-stream).
+	More io.Reader
 }
 
 // Handler answers one call of a command.
@@ -89,7 +92,11 @@ func (f *Fake) Start(_ context.Context, call slurm.Call, stderr io.Writer) (io.R
 	if r.Status != 0 {
 		wait = func() error { return ExitError(r.Status) }
 	}
-	return strings.NewReader(r.Stdout), wait, nil
+	var out io.Reader = strings.NewReader(r.Stdout)
+	if r.More != nil {
+		out = io.MultiReader(out, r.More)
+	}
+	return out, wait, nil
 }
 
 // ExitError is a command's non-zero exit status.
