@@ -241,7 +241,7 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	q := `SELECT ` + s.readColumns() + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
 	if len(where) > 0 {
 		with, from := s.linked(ctx, strings.Join(where, " AND "))
-		q = with + `SELECT ` + s.readColumns() + ` FROM ` + from + ` s JOIN jobs j ON ` + jobsOfSubmission
+		q = with + `SELECT ` + s.readColumns() + ` FROM ` + from + submissionsToJobs
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.Tracked {
@@ -314,7 +314,7 @@ func (s *Store) earlier(ctx context.Context, f HistoryFilter, by string) ([]JobR
 	query := func(where string, whereArgs []any, jobs string, jobArgs []any) ([]JobRecord, error) {
 		with, from := s.linked(ctx, where)
 		q := with + `SELECT ` + s.readColumns() + ` FROM ` + from +
-			` s JOIN jobs j ON ` + jobsOfSubmission + ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key
+			submissionsToJobs + ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key
 			WHERE ` + jobs
 		recs, err := s.recordsOnce(ctx, q+newestFirst, f.Limit, append(whereArgs, jobArgs...))
 		if err != nil && strings.Contains(err.Error(), "no such table") {

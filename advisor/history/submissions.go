@@ -117,6 +117,14 @@ func placeholders(n int) string {
 const jobsOfSubmission = `j.cluster = s.home AND j.job_key IN (SELECT s.job_id UNION ALL
 	SELECT a.job_key FROM jobs a WHERE a.cluster = s.home AND a.array_job = s.job_id AND a.array_job <> a.job_key)`
 
+// submissionsToJobs joins submissions (s) to their jobs (j), the
+// submissions first: SQLite's CROSS JOIN keeps that order. jobsOfSubmission
+// is a look-up from a submission only; conditions on the jobs (a job name
+// and user: the earlier versions in a site-wide history) would otherwise
+// lead the planner to walk the jobs first (every job of the history) and,
+// for each, every submission of its cluster.
+const submissionsToJobs = ` s CROSS JOIN jobs j ON ` + jobsOfSubmission
+
 // Tracked is a submission with the jobs accounting knows for it (several for
 // an array or a heterogeneous job; none before the first collect).
 type Tracked struct {
