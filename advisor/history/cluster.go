@@ -57,6 +57,13 @@ func (s *Store) RememberCluster(ctx context.Context, name string) error {
 const jobClusters = `job_clusters(name) AS (SELECT (SELECT min(cluster) FROM jobs)
 	UNION ALL SELECT (SELECT min(y.cluster) FROM jobs y WHERE y.cluster > job_clusters.name) FROM job_clusters WHERE job_clusters.name IS NOT NULL)`
 
+// submissionClusters is jobClusters for the submissions: the cluster names
+// they are filed under (the empty name among them), so that a job id is
+// looked up under each through the primary key.
+const submissionClusters = `submission_clusters(name) AS (SELECT (SELECT min(cluster) FROM submissions)
+	UNION ALL SELECT (SELECT min(y.cluster) FROM submissions y WHERE y.cluster > submission_clusters.name)
+	FROM submission_clusters WHERE submission_clusters.name IS NOT NULL)`
+
 // hasJobUnder is true when cluster holds a job of submission s that meets
 // cond (about job x): the job sbatch printed, a task of its array or a
 // component of its heterogeneous job. Both are index lookups.

@@ -76,8 +76,22 @@ func (s ImportStats) Add(o ImportStats) ImportStats {
 // interrupted import keeps every batch before the interruption.
 //
 // Reading (next) runs in its own goroutine, a batch ahead of the writes, so
-// parsing and SQLite overlap on two cores.
+// parsing and SQLite overlap on two cores. Into a history with no jobs yet,
+// the index of job names is built once at the end (see deferNameIndex).
 func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
+	deferred, err := s.deferNameIndex(ctx)
+	if err != nil {
+		return ImportStats{}, err
+	}
+	st, err := s.importJobs(ctx, next, opt)
+	if deferred {
+		err = errors.Join(err, s.buildNameIndex(ctx))
+	}
+	return st, err
+}
+
+// importJobs is ImportJobs, the index of job names aside.
+func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 5000
 	}

@@ -14,7 +14,9 @@ type QueueWait struct {
 }
 
 // QueueWait reads the wait (Start − Submit) of the newest jobs, at most
-// limit, submitted since a time and asking for one of the GPU types.
+// limit, submitted since a time and asking for one of the GPU types. The
+// index holds every column it reads (schema 17): limit entries side by
+// side, not a row of the table per job.
 func (s *Store) QueueWait(ctx context.Context, gpuTypes []string, since time.Time, limit int) (QueueWait, error) {
 	var waits []float64
 	for _, t := range gpuTypes {

@@ -62,8 +62,10 @@ func (s *Store) MarkUnscripted(ctx context.Context, jobs []UnlinkedJob) error {
 // UnlinkedNamed lists the ids (sbatch's: an array once) of up to limit
 // jobs, newest first, that carry one of the names and that no submission
 // links to a script, with how many there are in all: the runs a user's
-// dump brought in before anything tracked them. It reads every job's name:
-// for a user's own history, not a whole cluster's.
+// dump brought in before anything tracked them. It reads the jobs of those
+// names (jobs_by_name), and looks each up under every cluster name the
+// submissions use (a handful), as a job linked under another cluster's
+// name is linked.
 func (s *Store) UnlinkedNamed(ctx context.Context, names []string, limit int) (ids []string, total int, err error) {
 	if len(names) == 0 {
 		return nil, 0, nil
@@ -72,10 +74,11 @@ func (s *Store) UnlinkedNamed(ctx context.Context, names []string, limit int) (i
 	for _, n := range names {
 		args = append(args, n)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT j.array_job, max(coalesce(j.submit, 0)) AS latest
+	rows, err := s.db.QueryContext(ctx, `WITH RECURSIVE `+submissionClusters+`
+		SELECT j.array_job, max(coalesce(j.submit, 0)) AS latest
 		FROM jobs j
 		WHERE j.name IN (`+placeholders(len(names))+`) AND j.stub = 0
-		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.job_id = j.array_job)
+		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.cluster IN (SELECT name FROM submission_clusters) AND s.job_id = j.array_job)
 		GROUP BY j.array_job ORDER BY latest DESC`, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("unlinked jobs by name: %w", err)

@@ -253,6 +253,15 @@ var migrations = []string{
 	ALTER TABLE outputs ADD COLUMN error_line INTEGER;
 	ALTER TABLE outputs ADD COLUMN error_text TEXT;
 	ALTER TABLE outputs ADD COLUMN settings TEXT;`,
+
+	// 17: what recommend reads stays a look-up however many jobs the
+	// history holds: the jobs of a job name (a script's unlinked jobs;
+	// createNameIndex, which an import into an empty history defers), and
+	// the queue waits from the GPU type index alone, not from a row of the
+	// table per job.
+	`CREATE INDEX jobs_by_name ON jobs(name);
+	DROP INDEX jobs_by_gpu_type;
+	CREATE INDEX jobs_by_gpu_type ON jobs(gpu_type, submit, start, stub);`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;

@@ -1,0 +1,91 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// hasIndex reports whether the history has the index name.
+func hasIndex(t *testing.T, s *Store, name string) bool {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+// An import into an empty history builds the index of job names at its
+// end, even when it stops part-way; one into a history that lost it (a
+// process killed before the end) builds it again.
+func TestImportBuildsTheNameIndex(t *testing.T) {
+	s := openTemp(t)
+	if !hasIndex(t, s, "jobs_by_name") {
+		t.Fatal("a new history has no jobs_by_name")
+	}
+	r, err := slurm.NewSacctReader(strings.NewReader(devDump(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	stopped := func() (*slurm.AcctJob, error) {
+		if n++; n == 7 { // the second batch of 4 fails part-way
+			return nil, errors.New("sacct: killed")
+		}
+		return r.Next()
+	}
+	if _, err := s.ImportJobs(context.Background(), stopped, testOptions()); err == nil {
+		t.Fatal("no error from an interrupted import")
+	}
+	if !hasIndex(t, s, "jobs_by_name") || countJobs(t, s) != 4 {
+		t.Fatalf("after a stopped import into an empty history: index %v, %d jobs", hasIndex(t, s, "jobs_by_name"), countJobs(t, s))
+	}
+	if _, err := s.db.Exec(`DROP INDEX jobs_by_name`); err != nil {
+		t.Fatal(err)
+	}
+	importText(t, s, devDump(t))
+	if !hasIndex(t, s, "jobs_by_name") {
+		t.Error("an import into a history without the index left it without")
+	}
+}
+
+// A job tracked under another cluster name than its record's (a dump
+// imported as "local", the job tracked as slurmctld's name), or under none
+// (the wrapper's record), is linked: only the others are listed.
+func TestUnlinkedNamedLooksUnderEveryClusterName(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	importAs(t, s, "local", noClusterDump)
+	unlinked := func() ([]string, int) {
+		t.Helper()
+		ids, total, err := s.UnlinkedNamed(ctx, []string{"train.sh"}, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids, total
+	}
+	if ids, total := unlinked(); !slices.Equal(ids, []string{"4243", "4242"}) || total != 2 {
+		t.Fatalf("before any link: %v of %d", ids, total)
+	}
+	at := time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC)
+	if err := s.RecordSubmissions(ctx, []Submission{{Cluster: "migdev", JobID: "4242", Fingerprint: "fp", Source: "/a/train.sh",
+		Script: "/a/train.sh", Submitted: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, total := unlinked(); !slices.Equal(ids, []string{"4243"}) || total != 1 {
+		t.Errorf("4242 tracked under another cluster name: %v of %d", ids, total)
+	}
+	if err := s.RecordSubmissions(ctx, []Submission{{JobID: "4243", Fingerprint: "fp", Source: "/a/train.sh",
+		Script: "/a/train.sh", Submitted: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, total := unlinked(); len(ids) != 0 || total != 0 {
+		t.Errorf("4243 recorded without a cluster name: %v of %d", ids, total)
+	}
+}
