@@ -68,7 +68,7 @@ else
 		echo "test-slurm: the integration tests need a local Slurm, which scripts/dev-cluster.sh installs and starts as root." >&2; \
 		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi
 	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
-	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor
+	$(GO) test -count=1 -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor ./advisor/wrapper
 	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/history/mariadb ./cmd/migadvisor
 endif
 
@@ -84,6 +84,8 @@ gpu-bundle: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@scripts/dev-cluster.sh up >/dev/null 2>&1 || { echo "bench: the wrapper's benchmark needs the dev cluster's packages (as root)" >&2; exit 1; }
+	$(GO) test -run '^$$' -tags slurm -bench SbatchWrapper -benchmem ./cmd/migadvisor
 
 # The site store's benchmark: a collect into the dev cluster's MariaDB
 # (scripts/dev-cluster.sh up first, as root).
@@ -157,6 +159,12 @@ install: installable
 	@# Slurm's cli_filter/lua for login nodes (docs/admin/wrapper.md), with its prefix.
 	sed 's|@PREFIX@|$(PREFIX)|g' scripts/cli_filter.lua > $(DESTDIR)$(PREFIX)/share/migadvisor/cli_filter.lua
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/migadvisor/cli_filter.lua
+	@# Open OnDemand's form snippet and completed card (docs/admin/open-ondemand.md), with their prefix.
+	install -d $(DESTDIR)$(PREFIX)/share/migadvisor/ood
+	for f in form.yml.erb completed.md.erb; do \
+		sed 's|@PREFIX@|$(PREFIX)|g' scripts/ood/$$f > $(DESTDIR)$(PREFIX)/share/migadvisor/ood/$$f && \
+		chmod 0644 $(DESTDIR)$(PREFIX)/share/migadvisor/ood/$$f || exit 1; \
+	done
 
 # Go is needed only when a binary is missing: root's PATH (sudo's
 # secure_path) seldom has it. A missing binary with no Go says what to run.

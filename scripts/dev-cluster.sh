@@ -30,7 +30,7 @@ FAKEGPU=/var/lib/slurm/fakegpu
 # python3-torch (CPU-only PyTorch, ~150 MB) runs the reference workloads in the
 # 'bench run' integration test; the jobs find it as /usr/bin/python3. ruby
 # renders the Open OnDemand snippets (scripts/ood) as OnDemand does.
-PACKAGES=(slurm-wlm slurmctld slurmd slurm-client slurmdbd mariadb-server munge python3-torch ruby)
+PACKAGES=(slurm-wlm slurmctld slurmd slurm-client slurmdbd mariadb-server munge python3-torch ruby lua5.1)
 DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd) # start order; stop is the reverse
 
 log() { printf 'dev-cluster: %s\n' "$*" >&2; }
