@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
@@ -91,10 +91,10 @@ func recommendRuns(t *testing.T, fake *slurmtest.Fake, script string) (int, []st
 	return runs, rec.Notes
 }
 
-func historyJSON(t *testing.T, fake *slurmtest.Fake, args ...string) []advisor.JobEntry {
+func historyJSON(t *testing.T, fake *slurmtest.Fake, args ...string) []joblist.JobEntry {
 	t.Helper()
 	out, errOut, code := migadvisorWith(t, fake, append([]string{"history", "--json"}, args...)...)
-	var jobs []advisor.JobEntry
+	var jobs []joblist.JobEntry
 	if err := json.Unmarshal([]byte(out), &jobs); code != 0 || err != nil {
 		t.Fatalf("history: exit %d, %v: %s", code, err, errOut)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -41,14 +41,14 @@ func wulverWith(t *testing.T, at, after string) string {
 	return file
 }
 
-func historyJobs(t *testing.T) map[string]advisor.JobEntry {
+func historyJobs(t *testing.T) map[string]joblist.JobEntry {
 	t.Helper()
 	text, errOut, code := migadvisor(t, "history", "--json")
-	var jobs []advisor.JobEntry
+	var jobs []joblist.JobEntry
 	if err := json.Unmarshal([]byte(text), &jobs); code != 0 || err != nil {
 		t.Fatalf("history --json: exit %d, %v: %s%s", code, err, text, errOut)
 	}
-	byID := map[string]advisor.JobEntry{}
+	byID := map[string]joblist.JobEntry{}
 	for _, j := range jobs {
 		byID[j.JobID] = j
 	}

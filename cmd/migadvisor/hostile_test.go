@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -173,7 +173,7 @@ func TestCollectReadsA10GBOutput(t *testing.T) {
 		t.Fatalf("outputs: %+v", rep.Outputs)
 	}
 	stdout, _, _ = migadvisor(t, "history", "--json")
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(stdout), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, stdout)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 )
 
@@ -72,7 +73,7 @@ func TestHistoryListsEveryPeak(t *testing.T) {
 		t.Fatalf("collect --site-store OFF: exit %d: %s%s", code, text, errOut)
 	}
 	text, _, _ = migadvisor(t, "history", "--json")
-	var jobs []advisor.JobEntry
+	var jobs []joblist.JobEntry
 	if err := json.Unmarshal([]byte(text), &jobs); err != nil {
 		t.Fatalf("%v: %s", err, text)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 )
 
 // oomToStderr writes its output and its errors to files of their own in
@@ -65,7 +65,7 @@ func TestSlurmCollectAllUsersReadsErrorFiles(t *testing.T) {
 	arrayJob, arrayID := submit("array.sh", arrayToLogs)
 	mustRun(t, "wait", oomID, arrayID, "--timeout", "1m")
 	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "site.db"))
-	var oom, tasks []advisor.JobEntry
+	var oom, tasks []joblist.JobEntry
 	for range 20 { // slurmdbd may still hold a placeholder for a short job
 		mustRun(t, "collect", "--all-users", "--since", "10m")
 		json.Unmarshal([]byte(mustRun(t, "history", oomJob, "--json")), &oom)
@@ -95,6 +95,6 @@ func TestSlurmCollectAllUsersReadsErrorFiles(t *testing.T) {
 }
 
 // thisVersion leaves out the jobs history lists as earlier versions'.
-func thisVersion(jobs []advisor.JobEntry) []advisor.JobEntry {
-	return slices.DeleteFunc(jobs, func(j advisor.JobEntry) bool { return j.Earlier })
+func thisVersion(jobs []joblist.JobEntry) []joblist.JobEntry {
+	return slices.DeleteFunc(jobs, func(j joblist.JobEntry) bool { return j.Earlier })
 }

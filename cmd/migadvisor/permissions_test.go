@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 )
 
 // TestSweepRefusesADirectoryOpenToAll: job scripts are never written where
@@ -98,7 +98,7 @@ func TestSiteHistoryIsReadOnlyForUsers(t *testing.T) {
 	// beside the user's own (none here), and with --db the site's whole
 	// history, read-only, though the user cannot write it.
 	out, errOut, code = asNobody("history", script, "--json")
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || errOut != "" || len(hist) != 1 || hist[0].JobID != "2" || hist[0].History != "site" {
 		t.Errorf("history of the script as another user: exit %d, %v\n%s%s", code, err, out, errOut)
 	}

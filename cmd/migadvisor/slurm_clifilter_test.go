@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -167,7 +167,7 @@ func TestSlurmCliFilter(t *testing.T) {
 	}
 	mustRun(t, "wait", first, "--timeout", "1m")
 	mustRun(t, "collect")
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 || hist[0].JobID != first {
 		t.Fatalf("history of %s (job %s): %v %s", job, first, err, dump(hist))
 	}
@@ -404,7 +404,7 @@ func TestSlurmCliFilterConcurrent(t *testing.T) {
 		linked := 0
 		bad := false
 		for _, script := range scripts {
-			var hist []advisor.JobEntry
+			var hist []joblist.JobEntry
 			if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json", "--limit", "0")), &hist); err != nil {
 				t.Fatal(err)
 			}
@@ -596,7 +596,7 @@ func TestSlurmCliFilterCache(t *testing.T) {
 	if got := readCache(t, cache); got != "" {
 		t.Errorf("the cache outlived the index: %q", got)
 	}
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json", "--limit", "0")), &hist); err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -53,7 +53,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	mustRun(t, "wait", id, "--timeout", "1m")
 	prev := first
-	var found *advisor.JobEntry
+	var found *joblist.JobEntry
 	for try := 0; try < 20 && found == nil; try++ { // slurmdbd may still hold a placeholder
 		rep := collected()
 		if !rep.Window.FromWatermark || !rep.Window.Since.Equal(prev.Window.Watermark) {
@@ -63,7 +63,7 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 			t.Errorf("an incremental collect read %d jobs, the whole day %d", rep.Read, first.Read)
 		}
 		prev = rep
-		var hist []advisor.JobEntry
+		var hist []joblist.JobEntry
 		json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &hist)
 		for i := range hist {
 			if hist[i].JobID == id && hist[i].State == "COMPLETED" && hist[i].Name != "allocation" {
@@ -207,7 +207,7 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 		if n, notes := runsOf(); n != 1 {
 			t.Errorf("%v: recommend weighs %d runs, want 1; notes %q", order, n, notes)
 		}
-		var hist []advisor.JobEntry
+		var hist []joblist.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 ||
 			hist[0].JobID != id || hist[0].Cluster != "migdev" || hist[0].State != "COMPLETED" {
 			t.Errorf("%v: history %v %s", order, err, dump(hist))
@@ -227,7 +227,7 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 	if n, notes := runsOf(); n != 1 {
 		t.Errorf("after the dump under local and the collect: recommend weighs %d runs, want 1; notes %q", n, notes)
 	}
-	var all []advisor.JobEntry
+	var all []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &all); err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/advisor/report"
 	"github.com/migadvisor/migadvisor/bench"
 )
@@ -152,11 +152,11 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	collected := mustRun(t, "collect")
 	t.Logf("collect:\n%s", collected)
 
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json")), &hist); err != nil {
 		t.Fatal(err)
 	}
-	byProfile := map[string]advisor.JobEntry{}
+	byProfile := map[string]joblist.JobEntry{}
 	for _, h := range hist {
 		byProfile[strings.TrimPrefix(h.Name, "outcomes-")] = h
 	}
@@ -252,7 +252,7 @@ func TestSlurmSweepSubmitWaitCollect(t *testing.T) {
 	}
 }
 
-func checkJob(t *testing.T, h advisor.JobEntry, profile, state string, code, signal int64) {
+func checkJob(t *testing.T, h joblist.JobEntry, profile, state string, code, signal int64) {
 	t.Helper()
 	if h.Profile == nil || *h.Profile != profile || h.State != state || h.ExitCode == nil || *h.ExitCode != code || *h.ExitSignal != signal ||
 		h.Cluster != "migdev" || h.Placeholder || h.Output == nil {
@@ -282,7 +282,7 @@ func TestSlurmTrackShortJob(t *testing.T) {
 	mustRun(t, "track", "--workload", "quick", script, id)
 	start := time.Now()
 	mustRun(t, "wait", id, "--timeout", "1m")
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -328,7 +328,7 @@ func TestSlurmRecommendProbeLadder(t *testing.T) {
 	if len(rungs) != 2 {
 		t.Errorf("the ladder ran %d rungs, want 2 (1g.10gb, 2g.20gb): %v", len(rungs), rungs)
 	}
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 2 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -383,15 +383,15 @@ func TestSlurmSiteHistoryFromAllUsers(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	mustRun(t, "wait", id, "--timeout", "1m")
 	t.Setenv("MIGADVISOR_DB", siteDB)
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	for range 20 { // slurmdbd may still hold a placeholder for a short job
 		mustRun(t, "collect", "--all-users", "--since", start, "--outputs", work)
-		var all []advisor.JobEntry
+		var all []joblist.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &all); err != nil {
 			t.Fatal(err)
 		}
 		// Earlier tests' jobs of the same name and resources are earlier versions of the script.
-		hist = slices.DeleteFunc(all, func(h advisor.JobEntry) bool { return h.Earlier })
+		hist = slices.DeleteFunc(all, func(h joblist.JobEntry) bool { return h.Earlier })
 		if len(hist) == 1 && hist[0].State == "COMPLETED" {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 )
 
@@ -63,7 +64,7 @@ func TestSlurmJobstatsFromAccounting(t *testing.T) {
 	}
 	mustRun(t, append([]string{"track", script}, ids...)...)
 	mustRun(t, append([]string{"wait", "--timeout", "1m"}, ids...)...)
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil || len(hist) != 2 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 )
 
 // Two scripts of one job name, submitted from one directory through the
@@ -116,15 +116,15 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 			t.Fatalf("jobs still queued: %s", out)
 		}
 	}
-	historyOf := func(script string) []advisor.JobEntry {
+	historyOf := func(script string) []joblist.JobEntry {
 		t.Helper()
-		var hist []advisor.JobEntry
+		var hist []joblist.JobEntry
 		if err := json.Unmarshal([]byte(mustRun(t, "history", script, "--json")), &hist); err != nil {
 			t.Fatal(err)
 		}
 		return hist
 	}
-	var okHist, failHist []advisor.JobEntry
+	var okHist, failHist []joblist.JobEntry
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
 		out := mustRun(t, "collect")
 		okHist, failHist = historyOf(ok), historyOf(fail)
@@ -133,7 +133,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 			break
 		}
 	}
-	check := func(script string, hist []advisor.JobEntry, state string) {
+	check := func(script string, hist []joblist.JobEntry, state string) {
 		t.Helper()
 		var got []string
 		for _, h := range hist {
@@ -151,7 +151,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 	check(ok, okHist, "COMPLETED")
 	check(fail, failHist, "FAILED")
 	// Slurm's own job is in the history, linked to no script.
-	var everything []advisor.JobEntry
+	var everything []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &everything); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 }
 
 // scriptOf is the script a history's job is linked to, "" for none.
-func scriptOf(h advisor.JobEntry) string {
+func scriptOf(h joblist.JobEntry) string {
 	if h.Script == nil {
 		return ""
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/joblist"
 )
 
 // uniqueRun gives a script a fingerprint of its own, so that the runs of
@@ -63,7 +63,7 @@ func TestSlurmSbatchWrapper(t *testing.T) {
 	}
 	mustRun(t, "wait", first, "--timeout", "1m")
 	mustRun(t, "collect")
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 {
 		t.Fatalf("history: %v %s", err, dump(hist))
 	}
@@ -141,7 +141,7 @@ func TestSlurmShimBesideSbatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &tracked); err != nil || len(tracked) != 1 || tracked[0].JobID != id {
 		t.Errorf("status: %v %s", err, dump(tracked))
 	}
-	var hist []advisor.JobEntry
+	var hist []joblist.JobEntry
 	if err := json.Unmarshal([]byte(mustRun(t, "history", job, "--json")), &hist); err != nil || len(hist) != 1 || hist[0].JobID != id {
 		t.Fatalf("history of %s (job %s): %v %s", job, id, err, dump(hist))
 	}

@@ -34,6 +34,7 @@ var rank = map[string]float64{
 	"advisor/lint":                2.7,
 	"advisor/session":             2.8, // interactive sessions, keyed by user and job name
 	"advisor":                     3,
+	"advisor/joblist":             3.2, // a job as history lists it, with the engine's price
 	"advisor/index":               3.5,
 	"advisor/savings":             3.7,
 	"advisor/collect":             4,

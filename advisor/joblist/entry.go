@@ -1,9 +1,12 @@
-package advisor
+// Package joblist is a job of the history as `migadvisor history` lists it:
+// its JSON (JobEntry, EntryOf) and its table (WriteTable).
+package joblist
 
 import (
 	"math"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -92,7 +95,7 @@ func shareOrNull(v float64) *float64 {
 }
 
 // EntryOf is a history record as history lists it.
-func EntryOf(hr *HistoryRecord, site *catalog.Site) JobEntry {
+func EntryOf(hr *advisor.HistoryRecord, site *catalog.Site) JobEntry {
 	r := &hr.JobRecord
 	h := JobEntry{JobID: r.JobID, JobKey: r.Key, Cluster: r.Cluster, Name: r.Name, User: r.User, Partition: r.Partition,
 		QoS: r.QOS, Profile: strPtr(r.Profile), RequestedProfile: strPtr(r.RequestedProfile), GPUType: r.GPUType, GPUCount: r.GPUCount,
@@ -141,7 +144,7 @@ func EntryOf(hr *HistoryRecord, site *catalog.Site) JobEntry {
 // jobSU is the job's price (RecordCharge), rounded as the text
 // and recommend print it; nil where there is no honest figure.
 func jobSU(r *history.JobRecord, site *catalog.Site) *float64 {
-	ch, ok := RecordCharge(site, r)
+	ch, ok := advisor.RecordCharge(site, r)
 	if !ok {
 		return nil
 	}

@@ -1,28 +1,26 @@
-package main
+package joblist
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/migadvisor/migadvisor/advisor"
 )
 
 // The footer counts the site-wide history's jobs among those listed, so
 // that a reader does not take them for all of them.
 func TestHistoryFooterSaysWhichJobsAreTheSites(t *testing.T) {
-	jobs := []advisor.JobEntry{{JobID: "1", History: "own"}, {JobID: "2", History: "site"}, {JobID: "3", History: "site"}}
+	jobs := []JobEntry{{JobID: "1", History: "own"}, {JobID: "2", History: "site"}, {JobID: "3", History: "site"}}
 	var out strings.Builder
-	printHistory(&out, jobs)
+	WriteTable(&out, jobs)
 	if !strings.HasSuffix(out.String(), "2 of these 3 jobs are from the site-wide history, the others from yours\n") {
 		t.Errorf("footer:\n%s", out.String())
 	}
 	out.Reset()
-	printHistory(&out, jobs[:2])
+	WriteTable(&out, jobs[:2])
 	if !strings.HasSuffix(out.String(), "1 of these 2 jobs is from the site-wide history, the others from yours\n") {
 		t.Errorf("footer:\n%s", out.String())
 	}
 	out.Reset()
-	printHistory(&out, jobs[1:])
+	WriteTable(&out, jobs[1:])
 	if !strings.HasSuffix(out.String(), "\nall from the site-wide history\n") {
 		t.Errorf("footer:\n%s", out.String())
 	}
