@@ -38,13 +38,24 @@ type OutputResult struct {
 // its stdout, and its stderr when --error sent that to a file of its own (an
 // OOM traceback usually goes there), and the runs of an emulation the job
 // ran (migadvisor-emulate-<job>/ beside its output or in its working
-// directory). Files already scanned are read again, with the emulation,
-// only when their size or time changed.
+// directory). A job whose output is not found, a session's (salloc, srun
+// --pty, an Open OnDemand app), is read from what its working directory
+// holds: OnDemand's output.log, the monitor's summary (workDirs.files);
+// without dirs, the collecting user's recent sessions are looked at too
+// (withOwnSessions). Files already scanned are read again, with the
+// emulation, only when their size or time changed.
 func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]string) (OutputResult, error) {
 	var res OutputResult
-	recs, err := c.Store.History(ctx, history.HistoryFilter{Tracked: len(dirs) == 0 && len(keys) == 0, Keys: keys})
+	tracked := len(dirs) == 0 && len(keys) == 0
+	recs, err := c.Store.History(ctx, history.HistoryFilter{Tracked: tracked, Keys: keys})
 	if err != nil {
 		return res, err
+	}
+	me := collectingUser()
+	if tracked {
+		if recs, err = c.withOwnSessions(ctx, recs, me, time.Now()); err != nil {
+			return res, err
+		}
 	}
 	done, err := c.Store.ScannedOutputs(ctx)
 	if err != nil {
@@ -54,14 +65,14 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 	if err != nil {
 		return res, err
 	}
-	find := outputFinder{index: indexOutputDirs(dirs), scripts: map[string]slurm.OutputFiles{}, stderr: stderr}
+	find := outputFinder{index: indexOutputDirs(dirs), scripts: map[string]slurm.OutputFiles{}, stderr: stderr, me: me}
 	for i := range recs {
 		r := &recs[i]
 		if r.State == "PENDING" || r.Stub {
 			continue
 		}
-		paths := find.files(r)
-		if len(paths) == 0 {
+		files := find.jobFiles(r)
+		if files.none() {
 			// An emulation in the job's working directory is read without
 			// its output: its runs are the evidence, and without them the
 			// job's own time (every profile's run together) would pass for
@@ -79,52 +90,81 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 			}
 			continue
 		}
-		// What the job left beside its output counts in its state: the
-		// monitor's summary and an emulation's record are written after the
-		// last line of output, and a scan in between must not hide them.
-		state := paths
-		for _, extra := range []string{filepath.Join(filepath.Dir(paths[0]), slurm.SummaryName(r.Key)), findEmulation(r, paths[0])} {
-			if extra != "" && isFile(extra) {
-				state = append(slices.Clip(state), extra)
-			}
-		}
-		size, mtime := filesState(state)
-		if prev, ok := done[[2]string{r.Cluster, r.Key}]; ok && prev.Path == paths[0] && prev.Size == size && prev.MTime.Unix() == mtime.Unix() {
-			res.Unchanged++
-			continue
-		}
-		ev, err := c.scanFiles(paths, &res)
-		if err != nil {
-			return res, fmt.Errorf("job %s: %w", r.JobID, err)
-		}
-		if err := applySummary(ev, filepath.Join(filepath.Dir(paths[0]), slurm.SummaryName(r.Key))); err != nil {
-			res.Unread = append(res.Unread, err.Error())
-		}
-		// The first file stands for them all; its size is theirs together,
-		// and its time the latest, so a change to either is seen.
-		if err := c.Store.RecordOutput(ctx, r.Cluster, r.Key, paths[0], size, mtime, ev); err != nil {
+		if err := c.scanJob(ctx, r, files, done, &res); err != nil {
 			return res, err
 		}
-		res.Scanned++
-		if ev.GPUOOM != nil {
-			res.GPUOOMs++
-		}
-		if ev.HostOOM != nil {
-			res.HostOOMs++
-		}
-		if ev.WorkSource != "" {
-			res.Work++
-		}
-		if ev.GPUSource != "" {
-			res.GPUMemory++
-		}
-		n, err := c.readEmulation(ctx, r, paths[0], &res)
-		if err != nil {
-			return res, fmt.Errorf("job %s: %w", r.JobID, err)
-		}
-		res.Emulated += n
 	}
 	return res, nil
+}
+
+// scanJob records the evidence of a job's files, unless they are as they
+// were when last scanned, and reads the emulation the job ran.
+func (c *Collector) scanJob(ctx context.Context, r *history.JobRecord, files jobFiles, done map[[2]string]history.ScannedOutput,
+	res *OutputResult) error {
+	// What the job left beside its output counts in its state: the
+	// monitor's summary and an emulation's record are written after the
+	// last line of output, and a scan in between must not hide them.
+	state := slices.Concat(files.outputs, files.summaries)
+	if extra := findEmulation(r, files.recorded()); extra != "" && isFile(extra) {
+		state = append(state, extra)
+	}
+	size, mtime := filesState(state)
+	prev, ok := done[[2]string{r.Cluster, r.Key}]
+	if ok && prev.Path == files.recorded() && prev.Size == size && prev.MTime.Unix() == mtime.Unix() {
+		res.Unchanged++
+		return nil
+	}
+	ev, err := c.evidenceOf(files, res)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", r.JobID, err)
+	}
+	// The first file stands for them all; its size is theirs together,
+	// and its time the latest, so a change to either is seen.
+	if err := c.Store.RecordOutput(ctx, r.Cluster, r.Key, files.recorded(), size, mtime, ev); err != nil {
+		return err
+	}
+	res.Scanned++
+	if ev.GPUOOM != nil {
+		res.GPUOOMs++
+	}
+	if ev.HostOOM != nil {
+		res.HostOOMs++
+	}
+	if ev.WorkSource != "" {
+		res.Work++
+	}
+	if ev.GPUSource != "" {
+		res.GPUMemory++
+	}
+	n, err := c.readEmulation(ctx, r, files.recorded(), res)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", r.JobID, err)
+	}
+	res.Emulated += n
+	return nil
+}
+
+// evidenceOf reads a job's output files, stdout first, and puts its
+// monitor's summary in place of the monitor's lines.
+func (c *Collector) evidenceOf(files jobFiles, res *OutputResult) (*slurm.OutputEvidence, error) {
+	var ev *slurm.OutputEvidence
+	var err error
+	if len(files.outputs) > 0 {
+		ev, err = c.scanFiles(files.outputs, res)
+	} else {
+		ev, err = slurm.ScanOutput(strings.NewReader(""), c.Scan) // a session's summary alone: the evidence of no output
+	}
+	if err != nil {
+		return nil, err
+	}
+	if files.inWorkDir {
+		res.Unread = append(res.Unread, applyWorkDirSummaries(ev, files.summaries)...)
+		return ev, nil
+	}
+	if err := applySummary(ev, summaryBeside(files.outputs[0], files.jobKey)); err != nil {
+		res.Unread = append(res.Unread, err.Error())
+	}
+	return ev, nil
 }
 
 // wroteOutput reports whether a job may have an output file to find: not
@@ -263,9 +303,16 @@ func applySummary(ev *slurm.OutputEvidence, path string) error {
 	if err != nil {
 		return err
 	}
+	applyMonitorSummary(ev, sum)
+	return nil
+}
+
+// applyMonitorSummary puts a summary's figures of its device with the
+// largest peak in ev; a summary that sampled nothing leaves ev as it was.
+func applyMonitorSummary(ev *slurm.OutputEvidence, sum *slurm.MonitorSummary) {
 	peak, d := sum.Peak()
 	if d == nil {
-		return nil
+		return
 	}
 	ev.GPUPeakMiB, ev.GPUUsedPeakMiB, ev.GPUTotalMiB = peak, d.PeakUsedMiB, d.TotalMiB
 	ev.GPUDevice, ev.GPUProfile, ev.GPUUtil, ev.GPUSamples = d.Label(), d.Profile, d.Utilization, d.Samples
@@ -278,7 +325,12 @@ func applySummary(ev *slurm.OutputEvidence, path string) error {
 		ev.GPUMemUtilMean, ev.GPUMemUtilMax = *d.UtilMemMean, *d.UtilMemMax
 	}
 	ev.GPUSource = "summary"
-	return nil
+}
+
+// summaryBeside is the path of the monitor's summary of a job beside its
+// output file.
+func summaryBeside(output, jobKey string) string {
+	return filepath.Join(filepath.Dir(output), slurm.SummaryName(jobKey))
 }
 
 // outputFinder finds a job's output files: the paths recorded at
@@ -289,6 +341,55 @@ type outputFinder struct {
 	index   map[string]string            // --outputs: file name → path
 	scripts map[string]slurm.OutputFiles // script → its --output and --error, read once for all its jobs
 	stderr  map[[2]string]string         // recorded stderr, by cluster and the id sbatch printed
+	workDir workDirs                     // for a job whose output is not found: a session's files
+	me      string                       // the collecting user, whose sessions' working directories are looked in
+}
+
+// jobFiles are the files a job's evidence is read from.
+type jobFiles struct {
+	jobKey string
+	// outputs are its stdout, then its stderr when that is a file of its
+	// own; or an OnDemand session's output.log.
+	outputs []string
+	// summaries are, for a job whose output was not found, the monitor's
+	// summaries of it or its steps in its working directory; else its
+	// summary beside its output, when there is one.
+	summaries []string
+	// inWorkDir: found in the working directory by the names collect
+	// guesses for a job whose output it did not find (workDirs.files).
+	inWorkDir bool
+}
+
+func (f jobFiles) none() bool { return len(f.outputs) == 0 && len(f.summaries) == 0 }
+
+// recorded is the file that stands for them all in the history: the
+// first output, else the first summary.
+func (f jobFiles) recorded() string {
+	if len(f.outputs) > 0 {
+		return f.outputs[0]
+	}
+	return f.summaries[0]
+}
+
+// jobFiles finds a job's files: its output files and the summary beside
+// them, else what its working directory holds of a session's
+// (workDirs.files). Working directories are looked in for the jobs whose
+// outputs collect reads by Slurm's names there too (those linked to a
+// script), and for the collecting user's own: not for every job of a
+// site-wide history.
+func (f *outputFinder) jobFiles(r *history.JobRecord) jobFiles {
+	if paths := f.files(r); len(paths) > 0 {
+		files := jobFiles{jobKey: r.Key, outputs: paths}
+		if p := summaryBeside(paths[0], r.Key); isFile(p) {
+			files.summaries = []string{p}
+		}
+		return files
+	}
+	if r.Fingerprint == "" && (f.me == "" || r.User != f.me) {
+		return jobFiles{}
+	}
+	outputs, summaries := f.workDir.files(r)
+	return jobFiles{jobKey: r.Key, outputs: outputs, summaries: summaries, inWorkDir: true}
 }
 
 // files lists a job's files that exist: its stdout first, then its stderr
