@@ -106,7 +106,11 @@ func Judge(req Request, recs []history.JobRecord) *Advice {
 		a.Why = whyNone(req, found)
 		return a
 	}
-	a.asked(req.Site, &weighed[0])
+	ask := askOf(&weighed[0])
+	if req.Asking != nil {
+		ask = *req.Asking
+	}
+	a.asked(req.Site, ask)
 	for _, r := range weighed {
 		a.Past = append(a.Past, pastOf(&r))
 		if measured(&r) {
@@ -119,30 +123,37 @@ func Judge(req Request, recs []history.JobRecord) *Advice {
 			a.PeakMiB = p
 		}
 	}
-	a.judge(req.Site, memoryRuns(req.Site, weighed), &weighed[0])
+	a.judge(req.Site, memoryRuns(req.Site, weighed), ask)
 	return a
 }
 
-// asked is what the newest session asked for, and its price per hour.
-func (a *Advice) asked(site *catalog.Site, newest *history.JobRecord) {
-	a.Asked, a.Partition = newest.Profile, newest.Partition
-	if newest.CPUs != nil {
-		a.CPUs = int(*newest.CPUs)
-	}
-	if newest.ReqMemMiB != nil {
-		a.MemMiB = *newest.ReqMemMiB
-	}
+// asked is what the session priced asks for (the newest past one's, or
+// the one being asked for), and its price per hour.
+func (a *Advice) asked(site *catalog.Site, ask Asking) {
+	a.Asked, a.Partition, a.CPUs, a.MemMiB = ask.Profile, ask.Partition, ask.CPUs, ask.MemMiB
 	if p, ok := site.Profile(a.Asked); ok {
 		a.AskedGRES = gres(p)
-		if su, ok := perHour(site, p, newest); ok {
+		if su, ok := perHour(site, p, ask); ok {
 			a.AskedSUPerHour = &su
 		}
 	}
 }
 
+// askOf is what a past session asked for.
+func askOf(r *history.JobRecord) Asking {
+	ask := Asking{Profile: r.Profile, Partition: r.Partition, QoS: r.QOS}
+	if r.CPUs != nil {
+		ask.CPUs = int(*r.CPUs)
+	}
+	if r.ReqMemMiB != nil {
+		ask.MemMiB = *r.ReqMemMiB
+	}
+	return ask
+}
+
 // judge weighs each profile's OOM risk, and recommends the smallest whose
 // risk is low.
-func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.JobRecord) {
+func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 	need := memory.EstimateNeed(runs)
 	var needMiB, ceilingMiB *float64
 	if need.Known() {
@@ -155,7 +166,7 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.Jo
 	a.Need = memory.NeedWords(needMiB, ceilingMiB, need.Known() && need.Kind == memory.NeedOOM)
 	for _, p := range site.ProfilesBySize() {
 		risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), runs, need, site.Advice.LowRiskShare)
-		su, _ := perHour(site, p, newest)
+		su, _ := perHour(site, p, ask)
 		a.Profiles = append(a.Profiles, ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, SUPerHour: round(su), GRES: gres(p)})
 	}
 	if a.WithMemory == 0 {
@@ -181,18 +192,12 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, newest *history.Jo
 	a.Change = a.changeLine(site)
 }
 
-// perHour is what an hour of a session costs on profile p with the
-// session's CPUs, memory, partition (where p may run in it) and QoS.
-func perHour(site *catalog.Site, p *catalog.Profile, s *history.JobRecord) (float64, bool) {
-	u := catalog.Usage{Profile: p.Name, GPUs: 1, Hours: 1, QoS: s.QOS, Partition: s.Partition}
+// perHour is what an hour of a session costs on profile p with the CPUs,
+// memory, partition (where p may run in it) and QoS asked for.
+func perHour(site *catalog.Site, p *catalog.Profile, ask Asking) (float64, bool) {
+	u := catalog.Usage{Profile: p.Name, GPUs: 1, Hours: 1, QoS: ask.QoS, Partition: ask.Partition, CPUs: ask.CPUs, MemMiB: ask.MemMiB}
 	if len(p.Partitions) > 0 && !slices.Contains(p.Partitions, u.Partition) {
 		u.Partition = "" // the profile's first partition
-	}
-	if s.CPUs != nil {
-		u.CPUs = int(*s.CPUs)
-	}
-	if s.ReqMemMiB != nil {
-		u.MemMiB = *s.ReqMemMiB
 	}
 	job, err := site.JobOf(u)
 	if err != nil {

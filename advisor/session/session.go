@@ -26,6 +26,18 @@ type Request struct {
 	// Read names the histories read, for a sentence that says none has a
 	// session (Advise fills it in); "": "the histories read".
 	Read string
+	// Asking is the session being asked for now (salloc or srun, in the
+	// cli_filter), priced and compared in place of the newest past one;
+	// nil: the newest past session's request.
+	Asking *Asking
+}
+
+// Asking is what a session asks for: the request the advice prices per
+// hour and names as asked.
+type Asking struct {
+	Profile, Partition, QoS string
+	CPUs                    int     // 0 counts as 1
+	MemMiB                  float64 // 0: the partition's default memory per CPU
 }
 
 // Advise reads the sessions of the request's user and name in the user's

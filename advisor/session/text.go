@@ -18,21 +18,33 @@ import (
 // asked for: "your last 5 sessions peaked at 2.9 GiB: 1g.10gb is enough,
 // 3 SU/h instead of 17".
 func (a *Advice) helpLine(site *catalog.Site) string {
-	return a.evidenceWords() + ": " + a.verdictWords(site)
+	return a.evidenceWords("") + ": " + a.verdictWords(site)
 }
 
-// evidenceWords say what the sessions weighed measured.
-func (a *Advice) evidenceWords() string {
-	who, they := fmt.Sprintf("your last %d sessions", a.Sessions), "they"
+// NamedLine is the help line with the sessions' name, for a line printed
+// where the name is not in sight (salloc's stderr): "your last 5 sessions
+// named jupyter peaked at 2.9 GiB: 1g.10gb is enough, 3 SU/h instead of
+// 17"; "" when nothing is recommended.
+func (a *Advice) NamedLine(site *catalog.Site) string {
+	if a.Recommended == "" {
+		return ""
+	}
+	return a.evidenceWords(" named "+a.Session) + ": " + a.verdictWords(site)
+}
+
+// evidenceWords say what the sessions weighed measured; named follows the
+// word "session(s)" ("" or " named jupyter").
+func (a *Advice) evidenceWords(named string) string {
+	who, they := fmt.Sprintf("your last %d sessions%s", a.Sessions, named), "they"
 	switch {
 	case a.Sessions == 1:
-		who = "your last session"
+		who = "your last session" + named
 	case a.WithMemory < a.Sessions:
 		were := "were"
 		if a.WithMemory == 1 {
 			were, they = "was", "it"
 		}
-		who = fmt.Sprintf("%d of your last %d sessions %s measured: %s", a.WithMemory, a.Sessions, were, they)
+		who = fmt.Sprintf("%d of your last %d sessions%s %s measured: %s", a.WithMemory, a.Sessions, named, were, they)
 	}
 	if a.PeakMiB == nil {
 		return fmt.Sprintf("%s ran out of GPU memory", who)
