@@ -10,7 +10,10 @@
 // A site's index holds no user names, job names, paths or accounts: only
 // keys (hashes of fingerprints) and figures, so a user learns about a
 // script only by holding the same script. A user's own index adds the
-// hashes of their scripts' paths, to find the earlier versions of a script.
+// hashes of their scripts' paths, to find the earlier versions of a script,
+// and their interactive sessions by user and job name (sessions.go), which
+// a site's index never holds: a job name is guessed as easily as a user's,
+// so a key of both would tell anyone another user's sessions.
 //
 // The file: a header (magic, version, entry count, where the table and the
 // data end), a table of entries sorted by key (a key, where its payload
@@ -31,9 +34,13 @@ import (
 	"sort"
 )
 
-// Version is the format this build writes and reads; a newer file is
-// refused, naming both.
-const Version = 1
+// Version is the format this build writes; it reads those from
+// oldestVersion on, and refuses a newer file, naming both. Version 2 adds
+// a user's sessions (a version 1 index has none: Refresh rewrites it);
+// the layout is version 1's.
+const Version = 2
+
+const oldestVersion = 1
 
 var magic = [8]byte{'M', 'I', 'G', 'A', 'D', 'I', 'D', 'X'}
 
@@ -101,11 +108,12 @@ func Write(w io.Writer, entries map[Key][]byte) error {
 
 // Reader is an open index file.
 type Reader struct {
-	f     *os.File
-	path  string
-	count int64
-	table int64
-	end   int64 // where the payloads end: the file's size
+	f       *os.File
+	path    string
+	version uint32
+	count   int64
+	table   int64
+	end     int64 // where the payloads end: the file's size
 }
 
 // ErrNotIndex wraps every reason a file is not a usable index: not one,
@@ -135,8 +143,10 @@ func check(f *os.File, path string) (*Reader, error) {
 		return nil, fmt.Errorf("%w: %s is not a migadvisor advice index", ErrNotIndex, path)
 	}
 	le := binary.LittleEndian
-	if v := le.Uint32(h[8:]); v != Version {
-		return nil, fmt.Errorf("%w: %s is version %d; this migadvisor reads version %d (publish it again with this version, or upgrade)", ErrNotIndex, path, v, Version)
+	v := le.Uint32(h[8:])
+	if v < oldestVersion || v > Version {
+		return nil, fmt.Errorf("%w: %s is version %d; this migadvisor reads versions %d to %d (publish it again with this version, or upgrade)",
+			ErrNotIndex, path, v, oldestVersion, Version)
 	}
 	count, table, end := int64(le.Uint32(h[12:])), int64(le.Uint64(h[16:])), int64(le.Uint64(h[24:]))
 	if size := sizeOf(f); size != end {
@@ -145,7 +155,7 @@ func check(f *os.File, path string) (*Reader, error) {
 	if table != headerSize || table+count*entrySize > end {
 		return nil, fmt.Errorf("%w: %s: its header does not describe its table: corrupt", ErrNotIndex, path)
 	}
-	return &Reader{f: f, path: path, count: count, table: table, end: end}, nil
+	return &Reader{f: f, path: path, version: v, count: count, table: table, end: end}, nil
 }
 
 func sizeOf(f *os.File) int64 {
@@ -158,6 +168,9 @@ func sizeOf(f *os.File) int64 {
 
 // Close closes the file.
 func (r *Reader) Close() error { return r.f.Close() }
+
+// Version is the file's format version.
+func (r *Reader) Version() int { return int(r.version) }
 
 // Len is how many entries it holds.
 func (r *Reader) Len() int { return int(r.count) }

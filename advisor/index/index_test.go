@@ -62,7 +62,8 @@ func TestDamagedIndexes(t *testing.T) {
 		"truncated": data[:len(data)-7],
 		"empty":     nil,
 		"not":       []byte("SQLite format 3\x00 and more bytes than a header has, surely"),
-		"newer":     append(append(append([]byte{}, data[:8]...), 2, 0, 0, 0), data[12:]...),
+		"newer":     append(append(append([]byte{}, data[:8]...), Version+1, 0, 0, 0), data[12:]...),
+		"zero":      append(append(append([]byte{}, data[:8]...), 0, 0, 0, 0), data[12:]...),
 	}
 	for name, d := range damaged {
 		path := filepath.Join(dir, name+".idx")

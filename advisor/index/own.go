@@ -25,9 +25,10 @@ func OwnPath(db string) string {
 func FilterCachePath(db string) string { return db + ".clifilter" }
 
 // Refresh rebuilds the user's own index of the history at db when the
-// history changed after it was written (the database or its WAL is newer),
-// readable by the user alone: it holds their scripts' paths (hashed) and
-// their jobs' outcome sentences. It reports whether it wrote one; a history
+// history changed after it was written (the database or its WAL is newer)
+// or it is of an older version (which holds no sessions), readable by the
+// user alone: it holds their scripts' paths (hashed), their jobs' outcome
+// sentences and their sessions by job name. It reports whether it wrote one; a history
 // that is not there has no index. The sbatch filter's cache of answers
 // made of the index it replaces goes with it (FilterCachePath).
 func Refresh(ctx context.Context, db string) (bool, error) {
@@ -54,7 +55,8 @@ func Refresh(ctx context.Context, db string) (bool, error) {
 }
 
 // stale reports whether the history at db (or its WAL) was modified after
-// the index at idx, or there is no index; false when there is no history.
+// the index at idx, or there is no index, or one of an older version (or
+// none this build reads); false when there is no history.
 func stale(db, idx string) bool {
 	dbInfo, err := os.Stat(db)
 	if err != nil {
@@ -68,5 +70,15 @@ func stale(db, idx string) bool {
 	if wal, err := os.Stat(db + "-wal"); err == nil && wal.ModTime().After(newest) {
 		newest = wal.ModTime()
 	}
-	return !newest.Before(idxInfo.ModTime())
+	return !newest.Before(idxInfo.ModTime()) || !current(idx)
+}
+
+// current reports whether the index at idx is of this build's version.
+func current(idx string) bool {
+	r, err := Open(idx)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	return r.Version() == Version
 }

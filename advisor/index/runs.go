@@ -111,14 +111,16 @@ type Options struct {
 	Private bool
 }
 
-// Stats say what went into an index.
+// Stats say what went into an index: Sessions counts the job names of a
+// user's sessions (a user's own index only).
 type Stats struct {
-	Scripts, Runs, Paths, Peers int
+	Scripts, Runs, Paths, Peers, Sessions int
 }
 
 // Build is the index of the history: the runs of every script it links
-// jobs to, the newest PerProfile per profile. It reads one script's jobs at
-// a time: a whole cluster's records never sit in memory at once.
+// jobs to, the newest PerProfile per profile, and in a user's own index
+// their sessions by job name (sessionEntries). It reads one script's jobs
+// at a time: a whole cluster's records never sit in memory at once.
 func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte, Stats, error) {
 	fps, err := st.Fingerprints(ctx)
 	if err != nil {
@@ -171,6 +173,16 @@ func Build(ctx context.Context, st *history.Store, opt Options) (map[Key][]byte,
 		}
 		entries[peersKey] = data
 		stats.Peers = len(peers)
+	}
+	if opt.Private {
+		sessions, err := sessionEntries(ctx, st)
+		if err != nil {
+			return nil, stats, err
+		}
+		for k, data := range sessions {
+			entries[k] = data
+		}
+		stats.Sessions = len(sessions)
 	}
 	return entries, stats, nil
 }
