@@ -29,11 +29,14 @@ func monitorSummary(job string, peakMiB int) string {
 		job, peakMiB+100, peakMiB)
 }
 
+// sacctTime is how sacct writes a time.
+const sacctTime = "2006-01-02T15:04:05"
+
 // sessionDump is accounting's record of jobs that started an hour ago and
 // ended a minute later: user|id|name|work dir on each line.
 func sessionDump(jobs ...string) string {
-	start := time.Now().Add(-time.Hour).Format("2006-01-02T15:04:05")
-	end := time.Now().Add(-59 * time.Minute).Format("2006-01-02T15:04:05")
+	start := time.Now().Add(-time.Hour).Format(sacctTime)
+	end := time.Now().Add(-59 * time.Minute).Format(sacctTime)
 	dump := "JobIDRaw|JobID|User|State|Start|End|ElapsedRaw|JobName|WorkDir|AllocTRES\n"
 	for _, j := range jobs {
 		f := strings.Split(j, "|")
@@ -142,8 +145,9 @@ func TestScanOutputsLooksAtOwnRecentSessions(t *testing.T) {
 	root := t.TempDir()
 	old := time.Now().Add(-sessionLookback - 24*time.Hour)
 	dump := sessionDump("alice|20|interactive|"+filepath.Join(root, "a"), "bob|21|interactive|"+filepath.Join(root, "b")) +
-		strings.Join([]string{"22", "22", "alice", "COMPLETED", old.Format("2006-01-02T15:04:05"), old.Add(time.Minute).Format("2006-01-02T15:04:05"),
-			"60", "interactive", filepath.Join(root, "c"), "gres/gpu:a100_10g=1"}, "|") + "\n"
+		strings.Join([]string{"22", "22", "alice", "COMPLETED", old.Format(sacctTime),
+			old.Add(time.Minute).Format(sacctTime), "60", "interactive", filepath.Join(root, "c"), "gres/gpu:a100_10g=1"},
+			"|") + "\n"
 	for _, id := range []string{"20", "21", "22"} {
 		write(t, filepath.Join(root, map[string]string{"20": "a", "21": "b", "22": "c"}[id], "migadvisor-"+id+".json"), monitorSummary(id, 1000))
 	}
