@@ -77,16 +77,13 @@ func (s ImportStats) Add(o ImportStats) ImportStats {
 //
 // Reading (next) runs in its own goroutine, a batch ahead of the writes, so
 // parsing and SQLite overlap on two cores. Into a history with no jobs yet,
-// the index of job names is built once at the end (see deferNameIndex).
+// the index of job names is built once at the end (withNameIndexDeferred).
 func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
-	deferred, err := s.deferNameIndex(ctx)
-	if err != nil {
-		return ImportStats{}, err
-	}
-	st, err := s.importJobs(ctx, next, opt)
-	if deferred {
-		err = errors.Join(err, s.buildNameIndex(ctx))
-	}
+	var st ImportStats
+	err := s.withNameIndexDeferred(ctx, func() (err error) {
+		st, err = s.importJobs(ctx, next, opt)
+		return err
+	})
 	return st, err
 }
 

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -22,8 +23,8 @@ func hasIndex(t *testing.T, s *Store, name string) bool {
 }
 
 // An import into an empty history builds the index of job names at its
-// end, even when it stops part-way; one into a history that lost it (a
-// process killed before the end) builds it again.
+// end, not row by row, even when it stops part-way; one into a history
+// that lost it (a process killed before the end) builds it again.
 func TestImportBuildsTheNameIndex(t *testing.T) {
 	s := openTemp(t)
 	if !hasIndex(t, s, "jobs_by_name") {
@@ -33,8 +34,9 @@ func TestImportBuildsTheNameIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	n, indexed := 0, false
 	stopped := func() (*slurm.AcctJob, error) {
+		indexed = indexed || hasIndex(t, s, "jobs_by_name")
 		if n++; n == 7 { // the second batch of 4 fails part-way
 			return nil, errors.New("sacct: killed")
 		}
@@ -42,6 +44,9 @@ func TestImportBuildsTheNameIndex(t *testing.T) {
 	}
 	if _, err := s.ImportJobs(context.Background(), stopped, testOptions()); err == nil {
 		t.Fatal("no error from an interrupted import")
+	}
+	if indexed {
+		t.Error("the jobs' names were indexed row by row during an import into an empty history")
 	}
 	if !hasIndex(t, s, "jobs_by_name") || countJobs(t, s) != 4 {
 		t.Fatalf("after a stopped import into an empty history: index %v, %d jobs", hasIndex(t, s, "jobs_by_name"), countJobs(t, s))
@@ -52,6 +57,28 @@ func TestImportBuildsTheNameIndex(t *testing.T) {
 	importText(t, s, devDump(t))
 	if !hasIndex(t, s, "jobs_by_name") {
 		t.Error("an import into a history without the index left it without")
+	}
+}
+
+// A site store's jobs copied into a new history have their names indexed
+// once, after.
+func TestLoadTableBuildsTheNameIndex(t *testing.T) {
+	s := openTemp(t)
+	cols := []string{"cluster", "job_key", "updated", "job_id", "array_job", "name", "state", "gpu_type", "gpu_count", "profile", "stub"}
+	rows, indexed := 3, false
+	next := func() ([]any, bool, error) {
+		indexed = indexed || hasIndex(t, s, "jobs_by_name")
+		if rows--; rows < 0 {
+			return nil, false, nil
+		}
+		id := fmt.Sprint(100 + rows)
+		return []any{"c1", id, 0, id, id, "train", "COMPLETED", "a100", 1, "full", 0}, true, nil
+	}
+	if n, err := s.LoadTable(context.Background(), "jobs", cols, next); err != nil || n != 3 {
+		t.Fatalf("loaded %d jobs: %v", n, err)
+	}
+	if indexed || !hasIndex(t, s, "jobs_by_name") {
+		t.Errorf("indexed while loading: %v; after: %v", indexed, hasIndex(t, s, "jobs_by_name"))
 	}
 }
 

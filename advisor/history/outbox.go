@@ -306,11 +306,25 @@ func (s *Store) OutboxLen(ctx context.Context) (int, error) {
 
 // LoadTable writes rows of table (columns cols) into the history in one
 // transaction, replacing rows of the same key: a site store copied into a
-// new history, to publish it.
+// new history, to publish it. Jobs loaded into a history with none have
+// their names indexed after (withNameIndexDeferred).
 func (s *Store) LoadTable(ctx context.Context, table string, cols []string, next func() ([]any, bool, error)) (int, error) {
 	if !isOutboxTable(table) {
 		return 0, fmt.Errorf("load %s: not a table of the history", table)
 	}
+	if table != "jobs" {
+		return s.loadTable(ctx, table, cols, next)
+	}
+	var n int
+	err := s.withNameIndexDeferred(ctx, func() (err error) {
+		n, err = s.loadTable(ctx, table, cols, next)
+		return err
+	})
+	return n, err
+}
+
+// loadTable is LoadTable, the index of job names aside.
+func (s *Store) loadTable(ctx context.Context, table string, cols []string, next func() ([]any, bool, error)) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("load %s: %w", table, err)
