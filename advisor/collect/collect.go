@@ -31,6 +31,11 @@ type Collector struct {
 	Scan      slurm.ScanOptions
 	// Progress, when set, is told how many jobs each committed batch held.
 	Progress func(jobs int)
+	// SiteWide: the collect reads every user's jobs (--all-users). It
+	// looks through no one's working directories for sessions' files that
+	// no record names (ScanOutputs), and spares a site history's collect
+	// a scan of its jobs.
+	SiteWide bool
 }
 
 // ImportResult is what one import did.

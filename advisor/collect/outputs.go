@@ -52,7 +52,7 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		return res, err
 	}
 	me := collectingUser()
-	if tracked {
+	if tracked && !c.SiteWide {
 		if recs, err = c.withOwnSessions(ctx, recs, me, time.Now()); err != nil {
 			return res, err
 		}

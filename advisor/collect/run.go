@@ -91,6 +91,7 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 		}
 		rep.Scripts = &scripts
 	}
+	col.SiteWide = opt.Selection.Query.AllUsers
 	if rep.Outputs, err = col.ScanOutputs(ctx, opt.Outputs, nil); err != nil {
 		return rep, err
 	}

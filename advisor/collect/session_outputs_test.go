@@ -152,18 +152,21 @@ func TestScanOutputsLooksAtOwnRecentSessions(t *testing.T) {
 		write(t, filepath.Join(root, map[string]string{"20": "a", "21": "b", "22": "c"}[id], "migadvisor-"+id+".json"), monitorSummary(id, 1000))
 	}
 	for _, tc := range []struct {
-		user    string
-		outputs []string
-		want    int
+		user     string
+		outputs  []string
+		want     int
+		siteWide bool
 	}{
-		{"alice", nil, 1},                         // 20: not bob's 21, not the old 22
-		{"bob", nil, 1},                           // 21
-		{"", nil, 0},                              // no user: no session
-		{"alice", []string{t.TempDir()}, 2},       // 20 and the old 22
-		{"carol", []string{t.TempDir()}, 0},       // nobody's own
-		{"bob", []string{filepath.Join(root)}, 1}, // 21
+		{"alice", nil, 0, true},                          // a site-wide collect looks for no one's sessions
+		{"alice", nil, 1, false},                         // 20: not bob's 21, not the old 22
+		{"bob", nil, 1, false},                           // 21
+		{"", nil, 0, false},                              // no user: no session
+		{"alice", []string{t.TempDir()}, 2, false},       // 20 and the old 22
+		{"carol", []string{t.TempDir()}, 0, false},       // nobody's own
+		{"bob", []string{filepath.Join(root)}, 1, false}, // 21
 	} {
 		col := testCollector(t)
+		col.SiteWide = tc.siteWide
 		asUser(t, tc.user)
 		if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
 			t.Fatal(err)
