@@ -1,6 +1,7 @@
 -- cli_filter.lua: migadvisor's advice at submission, inside Slurm's own
--- sbatch (the cli_filter/lua plugin), for login nodes. `make install` writes
--- it to PREFIX/share/migadvisor/cli_filter.lua with its prefix in it.
+-- sbatch, salloc and srun (the cli_filter/lua plugin), for login nodes.
+-- `make install` writes it to PREFIX/share/migadvisor/cli_filter.lua with
+-- its prefix in it.
 --
 -- Enable it on login nodes only: CliFilterPlugins=cli_filter/lua in their
 -- slurm.conf, and this file as cli_filter.lua in the same directory
@@ -25,13 +26,20 @@
 -- writes the record, with its job id, into the user's history's spool,
 -- where collect links it to that job exactly.
 --
+-- In salloc, and in srun where it makes a job, the session has no script:
+-- the cache's key is of its options and job name (migadvisor.session_key),
+-- and `filter-advise --type=salloc OPTIONS KEY` advises from the user's past
+-- sessions of the job's name, the same way, with no record (collect finds
+-- sessions by their name).
+--
 -- It never fails or blocks a submission: every hook returns slurm.SUCCESS,
 -- any error costs at most one line on stderr (none with MIGADVISOR_QUIET=1),
 -- and migadvisor-sbatch has a hard time limit. It does nothing inside a job
--- (SLURM_JOB_ID set: every srun step runs the filter), for salloc and srun,
--- with MIGADVISOR_DISABLE=1, where migadvisor advised already (the sbatch
--- shim or the wrapper ran sbatch), or for components of a heterogeneous job
--- but the first. Plain Lua 5.1: io and os, no modules.
+-- (SLURM_JOB_ID set: every srun step runs the filter), for srun --jobid
+-- (a step of a job there is), with MIGADVISOR_DISABLE=1, where migadvisor
+-- advised already (the sbatch shim or the wrapper ran sbatch), or for
+-- components of a heterogeneous job but the first. Plain Lua 5.1: io and
+-- os, no modules.
 
 local PREFIX = [==[@PREFIX@]==]
 
@@ -121,11 +129,41 @@ function M.advised()
 	return false
 end
 
--- skip: nothing to do here (inside a job, salloc or srun, turned off, or
--- advised by migadvisor's sbatch shim or wrapper).
+-- The commands the filter advises in: sbatch's scripts, and the sessions
+-- salloc and srun make.
+local kinds = { sbatch = true, salloc = true, srun = true }
+
+-- set reports whether an option of the command holds a value (Slurm reads
+-- one it does not hold as "unset", one of another command as
+-- "invalid-context").
+local function set(v)
+	return v ~= nil and v ~= "unset" and v ~= "invalid-context"
+end
+
+-- asks_gpu reports whether a session's options ask for a GPU (the
+-- environment's SALLOC_GRES and the like are among them): a session of
+-- none has no slice to advise, and starts no process.
+function M.asks_gpu(options)
+	for _, name in ipairs({ "gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket" }) do
+		if set(options[name]) then
+			return true
+		end
+	end
+	local gres = options.gres
+	return set(gres) and string.find(gres, "gpu", 1, true) ~= nil
+end
+
+-- skip: nothing to do here (inside a job, a step of an existing job, a
+-- session of no GPU, not a command it advises in, turned off, or advised
+-- by migadvisor's sbatch shim or wrapper).
 local function skip(options)
-	return os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1" or options.type ~= "sbatch"
-		or M.advised()
+	if os.getenv("SLURM_JOB_ID") ~= nil or os.getenv("MIGADVISOR_DISABLE") == "1" or not kinds[options.type] then
+		return true
+	end
+	if options.type ~= "sbatch" and (options.type == "srun" and set(options.jobid) or not M.asks_gpu(options)) then
+		return true
+	end
+	return M.advised()
 end
 
 -- db is the user's history as migadvisor-sbatch finds it (internal/xdg):
@@ -204,6 +242,29 @@ function M.key(options)
 	return table.concat(parts, "\t")
 end
 
+-- session_key is the key of an salloc's or srun's request in the cache:
+-- the command, its program (srun's job name without -J) and "session"
+-- (where a script's key has digits), then the options and environment the
+-- advice reads, and srun's SLURM_JOB_NAME; nil where a value holds a tab or
+-- a line break.
+function M.session_key(options)
+	local argv = options.argv
+	local parts = { tostring(options.type), type(argv) == "table" and argv[1] or "", "session" }
+	for _, name in ipairs(M.key_options) do
+		parts[#parts + 1] = tostring(options[name] or "")
+	end
+	for _, name in ipairs(M.key_env) do
+		parts[#parts + 1] = os.getenv(name) or ""
+	end
+	parts[#parts + 1] = os.getenv("SLURM_JOB_NAME") or ""
+	for _, v in ipairs(parts) do
+		if string.find(v, "[\t\r\n]") then
+			return nil
+		end
+	end
+	return table.concat(parts, "\t")
+end
+
 -- lookup is the answer cached in file for key, younger than M.ttl at now:
 -- its advice, its "set" lines and its draft ("" for none); nil for none.
 -- The file (advisor/wrapper/filtercache.go): a first line, then entries of
@@ -239,8 +300,9 @@ function M.lookup(file, key, now)
 	end
 end
 
--- ask runs filter-advise: its answer, whole.
-local function ask(options, key)
+-- ask runs filter-advise: its answer, whole. session: the command of an
+-- interactive session (salloc, srun), nil for sbatch.
+local function ask(options, key, session)
 	local f = io.open(M.bin, "r")
 	if not f then
 		error(M.bin .. " is not installed", 0)
@@ -248,9 +310,13 @@ local function ask(options, key)
 	f:close()
 	local json = M.quote(slurm.json_cli_options(options))
 	if not json then
-		error("sbatch's options hold a NUL byte", 0)
+		error("the options hold a NUL byte", 0)
 	end
-	local cmd = "exec " .. M.quote(M.bin) .. " filter-advise " .. json
+	local cmd = "exec " .. M.quote(M.bin) .. " filter-advise "
+	if session then
+		cmd = cmd .. "--type=" .. session .. " "
+	end
+	cmd = cmd .. json
 	if key then
 		cmd = cmd .. " " .. M.quote(key)
 	end
@@ -302,7 +368,13 @@ local function advise(options, offset)
 	if offset ~= 0 or skip(options) then
 		return
 	end
-	local key = M.key(options)
+	local session = options.type ~= "sbatch" and options.type or nil
+	local key
+	if session then
+		key = M.session_key(options)
+	else
+		key = M.key(options)
+	end
 	local advice, sets, draft
 	if key then
 		advice, sets, draft = M.lookup(M.db() .. ".clifilter", key, os.time())
@@ -314,12 +386,14 @@ local function advise(options, offset)
 			draft = nil
 		end
 	else
-		sets, draft = parse(ask(options, key))
+		sets, draft = parse(ask(options, key, session))
 	end
 	if #sets > 0 then
 		apply(options, sets)
 	end
-	drafts[offset] = draft
+	if not session then -- a session has no record
+		drafts[offset] = draft
+	end
 end
 
 -- spool writes rec, the record of job id, into the history's spool as

@@ -61,7 +61,9 @@ const (
 // FilterMain runs a filter command of this process (FilterAdviseCommand,
 // FilterRecordCommand) with its arguments, environment and standard
 // streams, within its limit; it returns the exit status, 0 unless the
-// command line is not one the filter writes.
+// command line is not one the filter writes. FilterAdviseCommand's first
+// argument may be FilterTypeFlag with the command the filter runs in: salloc
+// or srun (FilterAdviseSession); sbatch's has none.
 func FilterMain(command string, args []string) int {
 	// A process of a few milliseconds inside sbatch: no garbage collection
 	// until its heap is large (a third of the advice's cold cost).
@@ -82,17 +84,24 @@ func FilterMain(command string, args []string) int {
 	defer timer.Stop()
 	opt.Stdout = &out
 	ctx := context.Background()
+	kind := ""
+	if len(args) > 0 && strings.HasPrefix(args[0], FilterTypeFlag) {
+		kind, args = strings.TrimPrefix(args[0], FilterTypeFlag), args[1:]
+	}
 	switch {
-	case command == FilterAdviseCommand && len(args) == 1:
+	case command == FilterAdviseCommand && (kind == FilterSalloc || kind == FilterSrun) && (len(args) == 1 || len(args) == 2):
+		FilterAdviseSession(ctx, opt, kind, args[0], strings.Join(args[1:], ""))
+	case command == FilterAdviseCommand && kind == "" && len(args) == 1:
 		FilterAdvise(ctx, opt, args[0], "")
-	case command == FilterAdviseCommand && len(args) == 2:
+	case command == FilterAdviseCommand && kind == "" && len(args) == 2:
 		FilterAdvise(ctx, opt, args[0], args[1])
-	case command == FilterRecordCommand && len(args) == 2:
+	case command == FilterRecordCommand && kind == "" && len(args) == 2:
 		if err := FilterRecordJob(ctx, opt, args[0], args[1]); err != nil {
 			fmt.Fprintf(os.Stderr, "migadvisor: this submission is not in the history: %v\n", err)
 		}
 	default:
-		fmt.Fprintf(os.Stderr, "usage: migadvisor-sbatch %s JSON [KEY] | %s JOBID DRAFT (for cli_filter.lua)\n", FilterAdviseCommand, FilterRecordCommand)
+		fmt.Fprintf(os.Stderr, "usage: migadvisor-sbatch %s [%sKIND] JSON [KEY] | %s JOBID DRAFT (for cli_filter.lua)\n",
+			FilterAdviseCommand, FilterTypeFlag, FilterRecordCommand)
 		return 2
 	}
 	out.flush(os.Stdout)

@@ -211,3 +211,79 @@ func mustReadFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// The key of an salloc or srun request (migadvisor.session_key) is one
+// filter-advise files a session's answer under, of its command, program,
+// options and job name; a script's key is never one.
+func TestSlurmFilterLuaSessionKey(t *testing.T) {
+	lua := luaInterpreter(t)
+	filter, _ := filepath.Abs("../../scripts/cli_filter.lua")
+	dir := t.TempDir()
+	run := func(env []string, program string) string {
+		t.Helper()
+		cmd := exec.Command(lua, "-e", fmt.Sprintf("slurm = { SUCCESS = 0 }; dofile(%q)\n", filter)+program)
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("lua: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	salloc := run([]string{"USER=ab12", "MIGADVISOR_APPLY=1"},
+		"io.write(migadvisor.session_key({ type = 'salloc', argv = {}, gres = 'gres:gpu:a100:1', ['job-name'] = 'jupyter' }))")
+	if !sessionKeyMatches(salloc, FilterSalloc) || sessionKeyMatches(salloc, FilterSrun) || !strings.HasPrefix(salloc, "salloc\t\tsession\t") ||
+		!strings.Contains(salloc, "\tgres:gpu:a100:1\t") || !strings.Contains(salloc, "\tjupyter\t") || !strings.Contains(salloc, "\t1\t") ||
+		!strings.Contains(salloc, "\tab12\t") {
+		t.Errorf("salloc's key %q", salloc)
+	}
+	srun := run([]string{"SLURM_JOB_NAME=lab"}, "io.write(migadvisor.session_key({ type = 'srun', argv = { '/opt/bin/jupyter', 'lab' } }))")
+	if !sessionKeyMatches(srun, FilterSrun) || !strings.HasPrefix(srun, "srun\t/opt/bin/jupyter\tsession\t") || !strings.HasSuffix(srun, "\tlab") {
+		t.Errorf("srun's key %q", srun)
+	}
+	if got := run(nil, "print(migadvisor.session_key({ type = 'salloc', argv = {}, ['job-name'] = 'a\\tb' }))"); got != "nil\n" {
+		t.Errorf("a tab in a value: key %q", got)
+	}
+	for _, name := range []string{"salloc", "srun"} { // a script named like the command, submitted where it is
+		os.WriteFile(filepath.Join(dir, name), []byte(fullA100), 0o644)
+		key := run(nil, fmt.Sprintf("io.write(migadvisor.key({ type = 'sbatch', argv = { %q } }))", name))
+		if key == "" || sessionKeyMatches(key, FilterSalloc) || sessionKeyMatches(key, FilterSrun) {
+			t.Errorf("a script's key %q is a session's", key)
+		}
+	}
+}
+
+// Which requests the filter advises: salloc's and srun's that ask for a
+// GPU (any of its options) and make a job, outside one; others start no
+// process (here: no line saying the binary is missing).
+func TestSlurmFilterLuaAdvisesSessionsOfAGPU(t *testing.T) {
+	lua := luaInterpreter(t)
+	for _, c := range []struct {
+		options string
+		env     []string
+		advised bool
+	}{
+		{"type = 'salloc', gres = 'gres:gpu:a100:1'", nil, true},
+		{"type = 'salloc', gres = 'gres:gpu:a100:1'", []string{"SLURM_JOB_ID=42"}, false},
+		{"type = 'salloc', gres = 'gres:shard:1'", nil, false},
+		{"type = 'salloc'", nil, false},
+		{"type = 'salloc', gpus = 'unset'", nil, false},
+		{"type = 'srun', gpus = 'a100:1', jobid = 'unset'", nil, true},
+		{"type = 'srun', ['gpus-per-node'] = 'a100:1'", nil, true},
+		{"type = 'srun', ['gpus-per-task'] = '1', jobid = '42'", nil, false},
+		{"type = 'srun', gres = 'gres:gpu:a100:1'", []string{"MIGADVISOR_DISABLE=1"}, false},
+		{"type = 'other', gres = 'gres:gpu:a100:1'", nil, false},
+	} {
+		cmd := exec.Command(lua, "-e", "slurm = { SUCCESS = 0 }; dofile('../../scripts/cli_filter.lua')\n"+
+			"io.write(migadvisor.pre_submit({ argv = {}, "+c.options+" }, 0))")
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin", "MIGADVISOR_DB=" + filepath.Join(t.TempDir(), "history.db")}, c.env...)
+		out, err := cmd.CombinedOutput()
+		want := "0"
+		if c.advised {
+			want = "migadvisor: no advice this time: @PREFIX@/libexec/migadvisor/migadvisor-sbatch is not installed\n0"
+		}
+		if err != nil || string(out) != want {
+			t.Errorf("{ %s } %v: %v %q, want %q", c.options, c.env, err, out, want)
+		}
+	}
+}
