@@ -130,8 +130,8 @@ func leftBehind(c cliFilter) []string {
 // passes silently and is recorded with its job id, which collect links
 // exactly; once the history has its run, the advice is on stderr before
 // "Submitted batch job"; with MIGADVISOR_APPLY=1 the one job submitted
-// asks for the advised slice. Inside a job, for srun, and for --test-only's
-// record, it does nothing.
+// asks for the advised slice. Inside a job, for an srun of no GPU, and for
+// --test-only's record, it does nothing.
 func TestSlurmCliFilter(t *testing.T) {
 	requireCluster(t)
 	isolate(t)
@@ -216,8 +216,8 @@ func TestSlurmCliFilter(t *testing.T) {
 		t.Errorf("status tracks %v (%v), want %v", got, err, want)
 	}
 
-	// --test-only: the advice, no record; inside a job, for srun, with
-	// MIGADVISOR_DISABLE=1: nothing at all.
+	// --test-only: the advice, no record; inside a job, for an srun of no
+	// GPU, with MIGADVISOR_DISABLE=1: nothing at all.
 	if out, err := filter.sbatch(t, nil, "--test-only", job); err != nil || !strings.HasPrefix(out, "migadvisor: this script allocated") {
 		t.Errorf("--test-only: %v %q", err, out)
 	}
