@@ -123,7 +123,11 @@ func (c *Collector) importAccounting(ctx context.Context, opt RunOptions) (Repor
 		return Report{}, err
 	}
 	if sel.TrackedOnly() {
-		return c.importTracked(ctx, sel.Query)
+		rep, err := c.importTracked(ctx, sel.Query)
+		if err != nil || sel.Own == "" {
+			return rep, err
+		}
+		return c.continueOwnWindow(ctx, rep, sel, opt.Overlap)
 	}
 	res, w, err := c.ImportWindow(ctx, sel.Query, WindowOptions{Overlap: opt.Overlap})
 	return Report{Source: SourceSacct, Accounting: res, Window: &w}, err

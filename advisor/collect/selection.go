@@ -9,6 +9,12 @@ type Selection struct {
 	Query slurm.SacctQuery
 	// Scripts links jobs no submission names to slurmdbd's stored scripts.
 	Scripts bool
+	// Own is the user a collect of the tracked jobs alone (no dump, no
+	// --since) also reads the jobs of, from where their last collect by
+	// time (collect --since) left off: sessions and jobs plain sbatch
+	// submitted, which no submission tracks. "" reads the tracked jobs
+	// alone, as does a user who never collected by time.
+	Own string
 }
 
 // NewSelection applies collect's defaults to what the user named. A
@@ -24,6 +30,9 @@ func NewSelection(dump string, q slurm.SacctQuery, scripts *bool, me string) Sel
 	}
 	if !q.Since.IsZero() && !q.AllUsers && len(q.Users) == 0 && me != "" {
 		s.Query.Users = []string{me}
+	}
+	if s.TrackedOnly() {
+		s.Own = me
 	}
 	return s
 }
