@@ -190,7 +190,12 @@ func (e *FileError) Error() string {
 	// One line, whatever the file held: the TOML parser quotes what it
 	// could not read, newlines and all.
 	msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(e.Msg)
-	if e.Line > 0 {
+	switch {
+	case e.File == "" && e.Line > 0: // a value the caller knows the file of
+		return fmt.Sprintf("line %d: %s", e.Line, msg)
+	case e.File == "": // a value of the command line, say
+		return msg
+	case e.Line > 0:
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
 	}
 	return fmt.Sprintf("%s: %s", e.File, msg)
