@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -71,6 +73,99 @@ func BenchmarkCollectAllUsers1MJobs(b *testing.B) {
 	}
 }
 
+// jobstatsShareBound is the least share of its speed without summaries
+// that a collect keeps with them (median of the pairs): loose enough for a
+// shared CI machine, tight enough that summaries costing twice what they
+// cost now fail (docs/performance.md).
+const jobstatsShareBound = 0.5
+
+// BenchmarkCollectJobstatsShare is `collect --sacct-file` of 200k jobs
+// whose ended GPU jobs carry a jobstats summary in AdminComment, against
+// the same 200k jobs without, each into a fresh history, in pairs whose
+// order alternates (with first, then without first: ABBA), so that a
+// machine whose load drifts slows both sides of a pair alike. It reports
+// the share of the speed without that the collect keeps with summaries,
+// min / median / max over the pairs ($MIGADVISOR_BENCH_PAIRS, default 8;
+// run it with -benchtime 1x), and fails where the median is under
+// jobstatsShareBound.
+func BenchmarkCollectJobstatsShare(b *testing.B) {
+	const jobs = 200_000
+	dir := b.TempDir()
+	plain, summaries := filepath.Join(dir, "plain.psv"), filepath.Join(dir, "jobstats.psv")
+	writeBenchDump(b, plain, sacctgen.FirstJobID, jobs)
+	gen := sacctgen.New(jobs, slurm.SacctDelimiter)
+	gen.Jobstats = true
+	writeBenchReader(b, summaries, gen)
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		b.Fatal(err)
+	}
+	collect := func(dump string, wantJobstats bool) time.Duration {
+		st, err := history.Open(context.Background(), filepath.Join(b.TempDir(), "history.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		in, err := os.Open(dump)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer in.Close()
+		col := &Collector{Store: st, Site: site, Cluster: "wulver"}
+		runtime.GC() // the last import's garbage is not this one's to collect
+		start := time.Now()
+		res, err := col.ImportDump(context.Background(), in)
+		d := time.Since(start)
+		if err != nil || res.New != jobs || (res.Jobstats > 0) != wantJobstats {
+			b.Fatalf("collect %s: %+v %v", dump, res.ImportStats, err)
+		}
+		return d
+	}
+	collect(summaries, true) // the page cache holds both dumps from here on
+	collect(plain, false)
+	b.ResetTimer()
+	var shares, with, without []float64
+	for i := range b.N * benchPairs(b) {
+		var w, wo time.Duration
+		if i%2 == 0 {
+			w = collect(summaries, true)
+			wo = collect(plain, false)
+		} else {
+			wo = collect(plain, false)
+			w = collect(summaries, true)
+		}
+		shares = append(shares, wo.Seconds()/w.Seconds())
+		with, without = append(with, jobs/w.Seconds()), append(without, jobs/wo.Seconds())
+	}
+	slices.Sort(shares)
+	median := shares[(len(shares)-1)/2] // the lower middle of an even count
+	b.ReportMetric(median, "share-p50")
+	b.ReportMetric(shares[0], "share-min")
+	b.ReportMetric(shares[len(shares)-1], "share-max")
+	b.ReportMetric(slices.Max(with), "with-max-jobs/s")
+	b.ReportMetric(slices.Min(with), "with-min-jobs/s")
+	b.ReportMetric(slices.Max(without), "without-max-jobs/s")
+	b.ReportMetric(slices.Min(without), "without-min-jobs/s")
+	b.ReportMetric(0, "ns/op") // each op is the pairs; the metrics say it
+	if median < jobstatsShareBound {
+		b.Errorf("with jobstats summaries a collect keeps %.2f of its speed (median of %d pairs: %.2f-%.2f), under %.2f",
+			median, len(shares), shares[0], shares[len(shares)-1], jobstatsShareBound)
+	}
+}
+
+// benchPairs is $MIGADVISOR_BENCH_PAIRS, else 8.
+func benchPairs(b *testing.B) int {
+	s := os.Getenv("MIGADVISOR_BENCH_PAIRS")
+	if s == "" {
+		return 8
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("MIGADVISOR_BENCH_PAIRS=%q: a number of pairs", s)
+	}
+	return n
+}
+
 func writeBenchDump(b *testing.B, path string, first, n int) {
 	b.Helper()
 	f, err := os.Create(path)
@@ -79,6 +174,18 @@ func writeBenchDump(b *testing.B, path string, first, n int) {
 	}
 	defer f.Close()
 	if _, err := io.Copy(f, sacctgen.NewFrom(first, n, slurm.SacctDelimiter)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func writeBenchReader(b *testing.B, path string, r io.Reader) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, r); err != nil {
 		b.Fatal(err)
 	}
 }
