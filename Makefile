@@ -4,8 +4,9 @@
 #                 Slurm (scripts/dev-cluster.sh; as root; SKIP_SLURM=1 skips them)
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
-#   make bench    Go benchmarks (figures in docs/performance.md); make bench-mariadb the site store's;
-#                 make bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root)
+#   make bench    Go benchmarks, then the wrapper's and the site store's (figures in docs/performance.md);
+#                 each alone: make bench-wrapper, bench-jobstats, bench-mariadb, and make
+#                 bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model against the naive 1/SM one on the public tables
@@ -29,7 +30,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-mariadb bench-clifilter fuzz demo install installable reference generate site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-clifilter fuzz demo install installable reference generate site accuracy clean
 
 all: build
 
@@ -84,13 +85,28 @@ gpu-bundle: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	@scripts/dev-cluster.sh up >/dev/null 2>&1 || { echo "bench: the wrapper's benchmark needs the dev cluster's packages (as root)" >&2; exit 1; }
-	$(GO) test -run '^$$' -tags slurm -bench SbatchWrapper -benchmem ./cmd/migadvisor
+	@scripts/dev-cluster.sh up >/dev/null 2>&1 || { echo "bench: the wrapper's and the site store's benchmarks need the dev cluster (as root)" >&2; exit 1; }
+	$(MAKE) bench-wrapper bench-mariadb
+
+# The sbatch wrapper as users meet it, through the installed shim, against
+# the dev cluster's sbatch and a stub: time to the prompt (p50/p95/p99),
+# CPU per submission, where the advice lands; 1 and 8 submitters.
+WRAPPER_ROUNDS ?= 200
+bench-wrapper:
+	@scripts/dev-cluster.sh up
+	MIGADVISOR_BENCH_SLURM=1 MIGADVISOR_BENCH_ROUNDS=$(WRAPPER_ROUNDS) $(GO) test -count=1 -run '^$$' -tags slurm -bench SbatchWrapper -benchtime 1x ./cmd/migadvisor
+
+# What jobstats summaries cost collect: BENCH_PAIRS interleaved pairs.
+BENCH_PAIRS ?= 8
+bench-jobstats:
+	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectJobstatsShare -benchtime 1x ./advisor/collect
 
 # The site store's benchmark: a collect into the dev cluster's MariaDB
 # (scripts/dev-cluster.sh up first, as root).
 bench-mariadb:
-	$(GO) test -run '^$$' -tags mariadb -bench MariaDB -benchtime 3x ./advisor/history/mariadb
+	@scripts/dev-cluster.sh up
+	$(GO) test -count=1 -run '^$$' -tags mariadb -bench 'MariaDBCollect$$' -benchtime 3x ./advisor/history/mariadb
+	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -tags mariadb -bench MariaDBCollectInto1M -benchtime 1x ./advisor/history/mariadb
 
 # What cli_filter.lua adds to sbatch --test-only over an empty one, on the
 # dev cluster's Slurm: CLIFILTER_PAIRS interleaved pairs (its cache
