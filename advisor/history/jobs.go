@@ -1,7 +1,6 @@
 package history
 
 import (
-	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -87,7 +86,10 @@ func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 	return st, err
 }
 
-// importJobs is ImportJobs, the index of job names aside.
+// importJobs is ImportJobs, the index of job names aside. The reader
+// goroutine turns each job into its row (rowBatch.add: the profile, the
+// jobstats figures, every value as it is bound); the writer binds and
+// steps a batch of rows in one call into SQLite (writeRows).
 func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 5000
@@ -95,14 +97,23 @@ func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	batches := make(chan []*slurm.AcctJob, 1)
+	batches := make(chan *rowBatch, 1)
+	// A batch's buffers go back to the reader once written: two or three
+	// of them serve a whole import.
+	free := make(chan *rowBatch, 3)
 	stop := make(chan struct{})
 	var readErr error
 	go func() {
 		defer close(batches)
 		for {
-			batch := make([]*slurm.AcctJob, 0, opt.BatchSize)
-			for len(batch) < opt.BatchSize {
+			var b *rowBatch
+			select {
+			case b = <-free:
+				b.reset()
+			default:
+				b = &rowBatch{}
+			}
+			for len(b.jobs) < opt.BatchSize {
 				j, err := next()
 				if errors.Is(err, io.EOF) {
 					break
@@ -111,17 +122,17 @@ func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 					readErr = err // an incomplete batch is not committed
 					return
 				}
-				batch = append(batch, j)
+				b.add(j, opt)
 			}
-			if len(batch) == 0 {
+			if len(b.jobs) == 0 {
 				return
 			}
 			select {
-			case batches <- batch:
+			case batches <- b:
 			case <-stop:
 				return
 			}
-			if len(batch) < opt.BatchSize {
+			if len(b.jobs) < opt.BatchSize {
 				return
 			}
 		}
@@ -132,59 +143,45 @@ func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 		}
 	}()
 	var total ImportStats
-	for batch := range batches {
-		st, err := s.importBatch(ctx, batch, opt)
+	for b := range batches {
+		st, err := s.importBatch(ctx, b, opt)
 		if err != nil {
 			return total, err
 		}
 		total = total.Add(st)
 		if opt.Progress != nil {
-			opt.Progress(len(batch))
+			opt.Progress(len(b.jobs))
+		}
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	return total, readErr
 }
 
 // importStmts are the import's statements, prepared on the raw SQLite
-// connection: a whole-cluster import runs them millions of times, and
-// database/sql's per-call conversions and locks would cost a third of it.
+// connection; writeRows steps them.
 type importStmts struct {
-	insert, update, usage driver.StmtExecContext
-	closers               []driver.Stmt
-	args                  []driver.NamedValue
+	insert, update, usage driver.Stmt
 }
 
 func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*importStmts, error) {
-	st := &importStmts{args: make([]driver.NamedValue, 3+numJobColumns)}
-	for i := range st.args {
-		st.args[i].Ordinal = i + 1
-	}
-	prepare := func(query string) (driver.StmtExecContext, error) {
-		stmt, err := conn.PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		st.closers = append(st.closers, stmt)
-		exec, ok := stmt.(driver.StmtExecContext)
-		if !ok {
-			return nil, errors.New("the SQLite driver cannot execute with a context")
-		}
-		return exec, nil
-	}
+	st := &importStmts{}
 	var err error
 	values := numbered(4, numJobColumns) // ?1 cluster, ?2 job_key, ?3 updated
-	if st.insert, err = prepare(`INSERT INTO jobs(cluster, job_key, updated, ` + jobColumns + `)
-		VALUES (?1, ?2, ?3, ` + values + `) ON CONFLICT (cluster, job_key) DO NOTHING`); err != nil {
+	if st.insert, err = conn.PrepareContext(ctx, `INSERT INTO jobs(cluster, job_key, updated, `+jobColumns+`)
+		VALUES (?1, ?2, ?3, `+values+`) ON CONFLICT (cluster, job_key) DO NOTHING`); err != nil {
 		return st, err
 	}
 	// Update only when something differs, and never let a stub replace a full record.
 	stub := fmt.Sprintf("?%d", 3+stubColumn)
-	if st.update, err = prepare(`UPDATE jobs SET updated = ?3, (` + jobColumns + `) = (` + values + `)
-		WHERE cluster = ?1 AND job_key = ?2 AND NOT (` + stub + ` = 1 AND stub = 0)
-		AND (` + jobColumns + `) IS NOT (` + values + `)`); err != nil {
+	if st.update, err = conn.PrepareContext(ctx, `UPDATE jobs SET updated = ?3, (`+jobColumns+`) = (`+values+`)
+		WHERE cluster = ?1 AND job_key = ?2 AND NOT (`+stub+` = 1 AND stub = 0)
+		AND (`+jobColumns+`) IS NOT (`+values+`)`); err != nil {
 		return st, err
 	}
-	if st.usage, err = prepare(`UPDATE jobs SET updated = ?3,
+	if st.usage, err = conn.PrepareContext(ctx, `UPDATE jobs SET updated = ?3,
 		max_rss_mib = nullif(max(coalesce(max_rss_mib, -1), ?4), -1),
 		gpu_mem_mib = nullif(max(coalesce(gpu_mem_mib, -1), ?5), -1),
 		gpu_util = nullif(max(coalesce(gpu_util, -1), ?6), -1)
@@ -207,48 +204,37 @@ func numbered(from, n int) string {
 }
 
 func (st *importStmts) close() {
-	for _, s := range st.closers {
-		s.Close()
+	for _, s := range []driver.Stmt{st.insert, st.update, st.usage} {
+		if s != nil {
+			s.Close()
+		}
 	}
 }
 
-func (st *importStmts) exec(ctx context.Context, stmt driver.StmtExecContext, args []driver.NamedValue) (int64, error) {
-	res, err := stmt.ExecContext(ctx, args)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-func (s *Store) importBatch(ctx context.Context, batch []*slurm.AcctJob, opt ImportOptions) (ImportStats, error) {
-	var st ImportStats
+// importBatch writes a batch of rows in a transaction of its own.
+func (s *Store) importBatch(ctx context.Context, b *rowBatch, opt ImportOptions) (ImportStats, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return st, fmt.Errorf("import: %w", err)
+		return ImportStats{}, fmt.Errorf("import: %w", err)
 	}
 	defer conn.Close()
+	st := b.stats
 	err = conn.Raw(func(dc any) error {
-		pc, ok1 := dc.(driver.ConnPrepareContext)
-		bc, ok2 := dc.(driver.ConnBeginTx)
-		if !ok1 || !ok2 {
-			return errors.New("the SQLite driver lacks prepared statements or transactions")
+		bc, ok := dc.(driver.ConnBeginTx)
+		if !ok {
+			return errors.New("the SQLite driver lacks transactions")
 		}
 		tx, err := bc.BeginTx(ctx, driver.TxOptions{})
 		if err != nil {
 			return err
 		}
-		stmts, err := prepareImport(ctx, pc)
-		defer stmts.close()
+		outcomes, err := writeBatch(ctx, dc, b, opt.Now().Unix())
 		if err != nil {
 			tx.Rollback()
 			return err
 		}
-		now := opt.Now().Unix()
-		for _, j := range batch {
-			if err := importJob(ctx, stmts, j, opt, now, &st); err != nil {
-				tx.Rollback()
-				return fmt.Errorf("job %s: %w", j.ID, err)
-			}
+		for i, o := range outcomes {
+			st.count(o, b.jobs[i].stub)
 		}
 		return tx.Commit()
 	})
@@ -258,129 +244,60 @@ func (s *Store) importBatch(ctx context.Context, batch []*slurm.AcctJob, opt Imp
 	return st, nil
 }
 
-func importJob(ctx context.Context, stmts *importStmts, j *slurm.AcctJob, opt ImportOptions, now int64, st *ImportStats) error {
-	cluster := j.Cluster
-	if cluster == "" {
-		cluster = opt.Cluster
+// writeBatch writes b's rows, stamped now, in the transaction open on the
+// raw connection dc, and returns each row's outcome.
+func writeBatch(ctx context.Context, dc any, b *rowBatch, now int64) ([]rowOutcome, error) {
+	pc, ok1 := dc.(driver.ConnPrepareContext)
+	qc, ok2 := dc.(driver.QueryerContext)
+	if !ok1 || !ok2 {
+		return nil, errors.New("the SQLite driver lacks prepared statements or queries")
 	}
-	args := stmts.args
-	args[0].Value, args[1].Value, args[2].Value = cluster, j.Key, now
-	if !j.HasJobLine {
-		args[3].Value, args[4].Value, args[5].Value = j.MaxRSSMiB, j.GPUMemMiB, j.GPUUtil
-		_, err := stmts.exec(ctx, stmts.usage, args[:6])
-		st.Partial++
-		return err
-	}
-	switch {
-	case j.Jobstats != nil:
-		st.Jobstats++
-	case j.JobstatsErr != nil:
-		if st.BadJobstats++; len(st.BadJobstatsJobs) < MaxBadJobstatsKept {
-			st.BadJobstatsJobs = append(st.BadJobstatsJobs, BadSummary{j.ID, j.JobstatsErr.Error()})
-		}
-	}
-	jobValues(args[3:], j, opt)
-	n, err := stmts.exec(ctx, stmts.insert, args)
+	stmts, err := prepareImport(ctx, pc)
+	defer stmts.close()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if n == 1 {
-		st.New++
-		return nil
+	// With the outbox off its triggers note nothing, yet cost a job's row
+	// a sixth of its time: the batch's statements run without them. The
+	// transaction's lock keeps the outbox off meanwhile.
+	off, err := outboxOff(ctx, qc)
+	if err != nil {
+		return nil, err
 	}
-	if n, err = stmts.exec(ctx, stmts.update, args); err != nil {
-		return err
-	}
-	switch {
-	case n == 1:
-		st.Updated++
-	case j.Stub():
-		st.Stubs++
-	default:
-		st.Unchanged++
-	}
-	return nil
-}
-
-// jobValues fills args with the job's columns, in jobColumns order.
-func jobValues(args []driver.NamedValue, j *slurm.AcctJob, opt ImportOptions) {
-	profile := ""
-	if opt.Profile != nil && j.GPUCount > 0 {
-		profile = opt.Profile(j.GPUType, j.GPUCount)
-	}
-	var limit driver.Value
-	switch {
-	case j.TimeLimit.Unlimited:
-		limit = int64(0)
-	case j.TimeLimit.Duration > 0:
-		limit = int64(j.TimeLimit.Duration / time.Minute)
-	}
-	peak, total, util := jobstatsFigures(j)
-	for i, v := range [numJobColumns]driver.Value{
-		j.ID, j.ArrayJob, j.Name, j.User, j.Account, j.Partition, j.QOS, j.NodeList, j.WorkDir,
-		j.State, j.CancelledBy, known(j.ExitCode), known(j.ExitSignal), unix(j.Submit), unix(j.Start), unix(j.End),
-		knownSeconds(j.Elapsed), limit, known(j.Nodes), known(j.CPUs), knownF(j.ReqMemMiB), knownF(j.MaxRSSMiB),
-		j.GPUType, int64(j.GPUCount), profile, knownF(j.GPUMemMiB), knownF(j.GPUUtil), j.Stub(), unsettled(j),
-		peak, total, util,
-	} {
-		args[i].Value = v
-	}
-}
-
-// jobstatsFigures are what the job's jobstats summary says of its GPUs:
-// the largest memory in use, MiB, the total of the GPU that peaked (a
-// slice's on MIG), and the mean utilization of the GPUs that report one
-// (none on MIG); nil where it says nothing.
-func jobstatsFigures(j *slurm.AcctJob) (peak, total, util driver.Value) {
-	if j.Jobstats == nil || len(j.Jobstats.GPUs) == 0 {
-		return nil, nil, nil
-	}
-	top := slices.MaxFunc(j.Jobstats.GPUs, func(a, b slurm.JobstatsGPU) int { return cmp.Compare(a.UsedMiB, b.UsedMiB) })
-	peak, total = top.UsedMiB, top.TotalMiB
-	var sum float64
-	n := 0
-	for _, g := range j.Jobstats.GPUs {
-		if g.Utilization >= 0 {
-			sum, n = sum+g.Utilization, n+1
+	if off {
+		restore, err := withoutTriggers(stmts.insert)
+		if err != nil {
+			return nil, err
 		}
+		defer restore()
 	}
-	if n > 0 {
-		util = sum / float64(n)
+	outcomes, failed, err := writeRows(stmts, b.rows, len(b.jobs), now)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", b.jobs[failed].id, err)
 	}
-	return peak, total, util
+	return outcomes, nil
 }
 
-// unsettled reports whether a job's record may still change: it has not
-// ended, or it is slurmdbd's placeholder. Computed here, not in SQL: an
-// index condition on the state list would cost every insert a third more.
-func unsettled(j *slurm.AcctJob) bool {
-	return j.Stub() || slurm.ActiveState(j.State)
-}
-
-func known(n int) driver.Value {
-	if n < 0 {
-		return nil
+// outboxOff reports whether the outbox is off (KeepOutbox): no store is
+// sent this history's changes.
+func outboxOff(ctx context.Context, qc driver.QueryerContext) (bool, error) {
+	rows, err := qc.QueryContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM outbox_on)`, nil)
+	if err != nil {
+		return false, err
 	}
-	return int64(n)
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return false, err
+	}
+	off, ok := v[0].(int64)
+	return ok && off == 1, nil
 }
 
+// knownF is f, or NULL where it is negative (slurm.Unknown).
 func knownF(f float64) driver.Value {
 	if f < 0 {
 		return nil
 	}
 	return f
-}
-
-func knownSeconds(d time.Duration) driver.Value {
-	if d < 0 {
-		return nil
-	}
-	return int64(d / time.Second)
-}
-
-func unix(t time.Time) driver.Value {
-	if t.IsZero() {
-		return nil
-	}
-	return t.Unix()
 }
