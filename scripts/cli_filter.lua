@@ -21,7 +21,9 @@
 -- the advice goes to sbatch's stderr, before "Submitted batch job"; on
 -- stdout come the options to set (only where the user consented:
 -- MIGADVISOR_APPLY=1 in the environment), the submission's record without
--- its job id, and "ok"; and the answer goes to the cache for next time. One
+-- its job id, and "ok"; and the answer goes to the cache for next time
+-- (each collect that rewrites the user's index answers the cache's
+-- submissions again, of the new index, in its own process). One
 -- submission, with the options changed in place. slurm_cli_post_submit
 -- writes the record, with its job id, into the user's history's spool,
 -- where collect links it to that job exactly.
@@ -54,7 +56,8 @@ local drafts = {}
 -- The options and the environment the advice reads, in the key of the
 -- cache: advisor/wrapper/filter.go's filterFlags and filterResources, the
 -- SBATCH_* variables of slurm/cmdline.go's sbatchEnv, the wrapper's own
--- settings, who submits and from where.
+-- settings, who submits and from where (advisor/wrapper's filterKeyEnv:
+-- a refresh answers an entry again with the environment its key holds).
 M.key_options = { "test-only", "wrap", "chdir", "clusters",
 	"partition", "qos", "account", "job-name", "output", "error", "array", "time",
 	"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "mincpus", "sockets-per-node",
@@ -268,8 +271,9 @@ end
 -- lookup is the answer cached in file for key, younger than M.ttl at now:
 -- its advice, its "set" lines and its draft ("" for none); nil for none.
 -- The file (advisor/wrapper/filtercache.go): a first line, then entries of
--- a line "entry WRITTEN KEYLEN ADVICELEN SETSLEN DRAFTLEN" and that many
--- bytes, then "\n"; then "end\n".
+-- a line "entry WRITTEN KEYLEN ADVICELEN SETSLEN DRAFTLEN OPTIONSLEN" and
+-- that many bytes, then "\n"; then "end\n". The options are what a refresh
+-- answers the entry again of: the filter skips them.
 function M.lookup(file, key, now)
 	local f = io.open(file, "rb")
 	if not f then
@@ -277,24 +281,24 @@ function M.lookup(file, key, now)
 	end
 	local data = f:read("*a")
 	f:close()
-	local magic = "migadvisor-clifilter 1\n"
+	local magic = "migadvisor-clifilter 2\n"
 	if not data or string.sub(data, 1, #magic) ~= magic or string.sub(data, -4) ~= "end\n" then
 		return nil
 	end
 	local pos = #magic + 1
 	while true do
-		local w, kl, al, sl, dl, p = string.match(data, "^entry (%d+) (%d+) (%d+) (%d+) (%d+)\n()", pos)
+		local w, kl, al, sl, dl, ol, p = string.match(data, "^entry (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)\n()", pos)
 		if not w then
 			return nil
 		end
 		w, kl, al, sl, dl = tonumber(w), tonumber(kl), tonumber(al), tonumber(sl), tonumber(dl)
-		local e = p + kl + al + sl + dl
+		local e = p + kl + al + sl + dl + tonumber(ol)
 		if string.sub(data, e, e) ~= "\n" then
 			return nil -- not the file it says it is
 		end
 		if kl == #key and now - w < M.ttl and w <= now + 60 and string.sub(data, p, p + kl - 1) == key then
-			local a = p + kl
-			return string.sub(data, a, a + al - 1), string.sub(data, a + al, a + al + sl - 1), string.sub(data, a + al + sl, e - 1)
+			local a, s, d = p + kl, p + kl + al, p + kl + al + sl
+			return string.sub(data, a, s - 1), string.sub(data, s, d - 1), string.sub(data, d, d + dl - 1)
 		end
 		pos = e + 1
 	end

@@ -21,7 +21,8 @@ func OwnPath(db string) string {
 // FilterCachePath is the cache of the sbatch filter's answers made of the
 // user's index of the history at db (advisor/wrapper): beside the history,
 // removed whenever Refresh rewrites the index, so no answer outlives the
-// runs it was made of.
+// runs it was made of (advisor/wrapper's RefreshIndex, which collect runs,
+// then answers them again of the new index).
 func FilterCachePath(db string) string { return db + ".clifilter" }
 
 // Refresh rebuilds the user's own index of the history at db when the

@@ -135,12 +135,18 @@ func (l *lockedWriter) flush(f *os.File) {
 // where cli_filter.lua gave one, is the submission's in the filter's
 // cache: an answer that holds for its next submissions goes there.
 func FilterAdvise(ctx context.Context, opt Options, options, key string) {
+	filterAdvise(ctx, opt, options, key, nil)
+}
+
+// filterAdvise is FilterAdvise; gathered, where not nil, takes the answer
+// to cache instead of the cache (the cache made anew: remakeFilterCache).
+func filterAdvise(ctx context.Context, opt Options, options, key string, gathered *[]filterCacheEntry) {
 	started := time.Now()    // the file system's clock: sbatch read the script before this process started
 	var said strings.Builder // the advice, for the cache
 	opt.Stderr = teeWriter(opt.Stderr, &said)
 	w := newWrapper(opt)
 	w.filter = true
-	cache := startFilterCacheWrite(key, w.dbPath())
+	cache := startFilterCacheWrite(key, w.dbPath(), gathered)
 	var sets, record strings.Builder
 	defer func() { // the whole answer at once, and "ok": this process ran to its end
 		if p := recover(); p != nil { // a bug or a damaged file costs the advice, never the submission
@@ -192,8 +198,9 @@ func FilterAdvise(ctx context.Context, opt Options, options, key string) {
 		fmt.Fprintf(&record, "%s\t%s\n", FilterRecord, draft)
 	}
 	if cache != nil && w.holdsNextTime(read, createsJob(base, nil) && !fresh, key, req.argv) {
-		e := filterCacheEntry{written: w.opt.Now().Unix(), key: key, advice: said.String(), sets: sets.String(), draft: string(draft)}
-		if err := cache.put(e, history.SpoolFor(w.dbPath()).Dir); err != nil {
+		e := filterCacheEntry{written: w.opt.Now().Unix(), key: key, advice: said.String(), sets: sets.String(), draft: string(draft),
+			options: options}
+		if err := cache.put(history.SpoolFor(w.dbPath()).Dir, e); err != nil {
 			w.warn("the advice is not cached for next time: %v", err)
 		}
 	}

@@ -40,7 +40,7 @@ func TestFilterChecksum(t *testing.T) {
 
 func entryOf(written int64, key string) filterCacheEntry {
 	return filterCacheEntry{written: written, key: key, advice: "migadvisor: " + key + "\n", sets: "set\tgres\tgpu:a100_10g:1\n",
-		draft: `{"Cluster":"","JobID":"","Fingerprint":"f"}`}
+		draft: `{"Cluster":"","JobID":"","Fingerprint":"f"}`, options: `{"argv":["/` + key + `"],"gres":"gres:gpu:a100:1"}`}
 }
 
 // The newest answer first, one a key, none older than a day, at most
@@ -51,7 +51,7 @@ func TestFilterCacheFile(t *testing.T) {
 		t.Errorf("no file: %v", got)
 	}
 	now := int64(1_800_000_000)
-	odd := filterCacheEntry{written: now - 10, key: "/a\t1\t2", advice: "line\nentry 1 2 3 4 5\nend\n", sets: "", draft: ""}
+	odd := filterCacheEntry{written: now - 10, key: "/a\t1\t2", advice: "line\nentry 1 2 3 4 5 6\nend\n", options: "\nend\n"}
 	for _, e := range []filterCacheEntry{entryOf(now-int64(filterCacheTTL/time.Second), "old"), odd, entryOf(now-5, "k"), entryOf(now, "k")} {
 		if err := writeFilterCache(path, e); err != nil {
 			t.Fatal(err)
@@ -69,6 +69,13 @@ func TestFilterCacheFile(t *testing.T) {
 	}
 	if got := readFilterCache(path); len(got) != filterCacheEntries || got[0].key != fmt.Sprint("key", filterCacheEntries+4) {
 		t.Errorf("%d entries, the first %q", len(got), got[0].key)
+	}
+	// Several at once (the cache made anew): theirs first, in their order,
+	// one a key, then the file's of other keys.
+	writeFilterCache(path, entryOf(now, "a"), entryOf(now, "key0"), entryOf(now, "a"))
+	if got := readFilterCache(path); len(got) != filterCacheEntries || got[0].key != "a" || got[1].key != "key0" ||
+		got[2].key != fmt.Sprint("key", filterCacheEntries+4) {
+		t.Errorf("%d entries, the first %q %q %q", len(got), got[0].key, got[1].key, got[2].key)
 	}
 	data, _ := os.ReadFile(path)
 	for _, bad := range []string{string(data[:len(data)-1]), string(data[:len(data)/2]) + filterCacheEnd, "x" + string(data[1:]),
@@ -141,9 +148,10 @@ func cacheKey(t *testing.T, path string, values ...string) string {
 }
 
 // filter-advise with a key caches its answer: the advice as printed, the
-// settings, the draft; an answer with a problem, a lint line, or of a
-// script edited since the filter read it is not cached; a refresh of the
-// user's index removes the cache.
+// settings, the draft, and the options it answered; an answer with a
+// problem, a lint line, or of a script edited since the filter read it is
+// not cached; index.Refresh of the user's index removes the cache
+// (RefreshIndex makes it anew).
 func TestFilterAdviseCaches(t *testing.T) {
 	f := newFixture(t)
 	f.setenv("PWD", f.dir)
@@ -155,7 +163,7 @@ func TestFilterAdviseCaches(t *testing.T) {
 	answer := f.filterKeyed(opts, key)
 	cache := index.FilterCachePath(f.db)
 	got := readFilterCache(cache)
-	if len(got) != 1 || got[0].key != key || got[0].advice != f.stderr.String() || got[0].written != f.now.Unix() ||
+	if len(got) != 1 || got[0].key != key || got[0].advice != f.stderr.String() || got[0].written != f.now.Unix() || got[0].options != opts ||
 		got[0].sets+FilterRecord+"\t"+got[0].draft+"\n"+FilterOK+"\n" != answer {
 		t.Fatalf("cached %+v for %q, %q", got, f.stderr.String(), answer)
 	}

@@ -49,11 +49,16 @@ const sessionKeyTag = "session"
 // than what they recommend. key, where cli_filter.lua gave one, is the
 // request's in the filter's cache.
 func FilterAdviseSession(ctx context.Context, opt Options, kind, options, key string) {
+	filterAdviseSession(ctx, opt, kind, options, key, nil)
+}
+
+// filterAdviseSession is FilterAdviseSession; gathered as filterAdvise's.
+func filterAdviseSession(ctx context.Context, opt Options, kind, options, key string, gathered *[]filterCacheEntry) {
 	var said strings.Builder
 	opt.Stderr = teeWriter(opt.Stderr, &said)
 	w := newWrapper(opt)
 	w.filter = true
-	cache := startFilterCacheWrite(key, w.dbPath())
+	cache := startFilterCacheWrite(key, w.dbPath(), gathered)
 	var sets strings.Builder
 	defer func() {
 		if p := recover(); p != nil { // a bug or a damaged file costs the advice, never the session
@@ -83,8 +88,8 @@ func FilterAdviseSession(ctx context.Context, opt Options, kind, options, key st
 		w.saySession(adv, w.getenv(EnvApply) == "1", &sets)
 	}
 	if cache != nil && !w.warned && sessionKeyMatches(key, kind) {
-		e := filterCacheEntry{written: w.opt.Now().Unix(), key: key, advice: said.String(), sets: sets.String()}
-		if err := cache.put(e, ""); err != nil {
+		e := filterCacheEntry{written: w.opt.Now().Unix(), key: key, advice: said.String(), sets: sets.String(), options: options}
+		if err := cache.put("", e); err != nil {
 			w.warn("the advice is not cached for next time: %v", err)
 		}
 	}

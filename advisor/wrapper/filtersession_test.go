@@ -32,6 +32,15 @@ func (f *fixture) filterSession(kind, options, key string) string {
 // and indexes it.
 func (f *fixture) withSessions(t *testing.T, names ...string) {
 	t.Helper()
+	f.importSessions(t, names...)
+	indexed(t, f.db)
+	f.user = "ab12"
+}
+
+// importSessions fills the user's history as withSessions does, but
+// leaves their index as it was.
+func (f *fixture) importSessions(t *testing.T, names ...string) {
+	t.Helper()
 	dump := "JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|NNodes|AllocCPUS|ReqMem|AllocTRES|TRESUsageInMax|JobName|Partition\n"
 	id := 100
 	for _, name := range names {
@@ -50,8 +59,6 @@ func (f *fixture) withSessions(t *testing.T, names ...string) {
 	site, _ := catalog.Builtin("wulver")
 	historytest.Import(t, st, site, strings.NewReader(dump), "")
 	st.Close()
-	indexed(t, f.db)
-	f.user = "ab12"
 }
 
 const jupyterAdvice = "migadvisor: your last 5 sessions named jupyter peaked at 2.9 GiB: 1g.10gb is enough, 3 SU/h instead of 17"

@@ -87,6 +87,12 @@ func TestSlurmFilterLuaAgrees(t *testing.T) {
 		!strings.Contains(key, "\tgres:gpu:a100:1\t") || !strings.Contains(key, "\t/home/u\t") || !strings.HasSuffix(key, "\tgpu:a100:1\t\t\t\t\t\t\t\t\t") {
 		t.Errorf("key %q", key)
 	}
+	if got, want := run(nil, "print(table.concat(migadvisor.key_env, ' '))"), strings.Join(filterKeyEnv, " ")+"\n"; got != want {
+		t.Errorf("the key's environment %q, a refresh reads %q", got, want)
+	}
+	if kind, env, ok := keyEnvironment(key); !ok || kind != "" || !slices.Equal(env, []string{"PWD=/home/u", "SBATCH_GRES=gpu:a100:1"}) {
+		t.Errorf("key %q holds %q %q %v", key, kind, env, ok)
+	}
 	if got := run(nil, "print(migadvisor.key({ argv = {}, wrap = 'a\\tb' }))"); got != "nil\n" {
 		t.Errorf("a tab in a value: key %q", got)
 	}
@@ -99,7 +105,8 @@ func TestSlurmFilterLuaAgrees(t *testing.T) {
 	// The cache's answers: Go writes, Lua reads.
 	cache := filepath.Join(dir, "history.db.clifilter")
 	now := int64(1_800_000_000)
-	odd := filterCacheEntry{written: now - 100, key: "/a b\t1\t2", advice: "it's \"x\"\nentry 1 2 3 4 5\n\x00end\n", draft: ""}
+	odd := filterCacheEntry{written: now - 100, key: "/a b\t1\t2", advice: "it's \"x\"\nentry 1 2 3 4 5 6\n\x00end\n", draft: "",
+		options: "{}\nentry 1 2 3 4 5 6\nend\n"}
 	day := int64(filterCacheTTL / time.Second)
 	for _, e := range []filterCacheEntry{entryOf(now, "k"), odd, entryOf(now-day, "old")} {
 		writeFilterCache(cache, e)
@@ -240,6 +247,11 @@ func TestSlurmFilterLuaSessionKey(t *testing.T) {
 	srun := run([]string{"SLURM_JOB_NAME=lab"}, "io.write(migadvisor.session_key({ type = 'srun', argv = { '/opt/bin/jupyter', 'lab' } }))")
 	if !sessionKeyMatches(srun, FilterSrun) || !strings.HasPrefix(srun, "srun\t/opt/bin/jupyter\tsession\t") || !strings.HasSuffix(srun, "\tlab") {
 		t.Errorf("srun's key %q", srun)
+	}
+	for key, want := range map[string][]string{salloc: {"MIGADVISOR_APPLY=1", "USER=ab12"}, srun: {"SLURM_JOB_NAME=lab"}} {
+		if kind, env, ok := keyEnvironment(key); !ok || kind != key[:strings.IndexByte(key, '\t')] || !slices.Equal(env, want) {
+			t.Errorf("key %q holds %q %q %v, want %q", key, kind, env, ok, want)
+		}
 	}
 	if got := run(nil, "print(migadvisor.session_key({ type = 'salloc', argv = {}, ['job-name'] = 'a\\tb' }))"); got != "nil\n" {
 		t.Errorf("a tab in a value: key %q", got)

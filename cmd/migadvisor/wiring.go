@@ -12,7 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/wrapper"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -54,15 +54,15 @@ func bindAction[O any](from func(*cli.Context) (O, error), work func(context.Con
 type runAdder interface{ addsRuns() bool }
 
 // refreshOwnIndex rebuilds the user's advice index, which the sbatch
-// wrapper reads instead of the history, when the history changed. A
-// history readable by all is a site-wide one: it is published ('collect
-// --publish'), not indexed here. A failure is one line: the command did
-// what it was asked.
+// wrapper reads instead of the history, when the history changed, and the
+// sbatch filter's cache of answers anew of it. A history readable by all
+// is a site-wide one: it is published ('collect --publish'), not indexed
+// here. A failure is one line: the command did what it was asked.
 func refreshOwnIndex(ctx context.Context, db string, stderr io.Writer) {
 	if info, err := os.Stat(db); err != nil || info.Mode().Perm()&0o004 != 0 {
 		return
 	}
-	if _, err := index.Refresh(ctx, db); err != nil {
+	if _, err := wrapper.RefreshIndex(ctx, db); err != nil {
 		fmt.Fprintf(stderr, "migadvisor: the advice index the sbatch wrapper reads is not up to date: %v\n", err)
 	}
 }
