@@ -11,11 +11,11 @@
 // open, with at most one line on stderr (none with MIGADVISOR_QUIET=1), and
 // the advice has a deadline. At submission it reads advice indexes (the
 // user's and the site's: advisor/index), never a history database, and
-// writes the record
-// to the history's spool, a file: it needs no SQLite, and its binary is
-// built without cgo; only RefreshIndex, which a collect runs, rewrites the
-// index from a history. Its dependencies (Slurm's sbatch, the indexes, the
-// site) come in through Options, so its tests inject fakes.
+// writes the record to the history's spool, a file: it needs no SQLite,
+// and its binary is built without cgo; only RefreshIndex, which a collect
+// runs, rewrites the index from a history. Its dependencies (Slurm's
+// sbatch, the indexes, the site) come in through Options, so its tests
+// inject fakes.
 package wrapper
 
 import (
