@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// add merges a record into the job being built; it returns the previous job
-// when this record starts a new one.
-func (s *SacctReader) add(rec []string, line int) *AcctJob {
+// add merges a record into the job being built; it returns the previous job,
+// and its AdminComment, when this record starts a new one.
+func (s *SacctReader) add(rec []string, line int) (*AcctJob, string) {
 	rawID := s.get(rec, colJobIDRaw)
 	id := s.get(rec, colJobID)
 	key := rawID
@@ -20,11 +20,13 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 	key, _, isStep := strings.Cut(key, ".")
 	if key == "" {
 		s.skip(line, errors.New("empty JobID"))
-		return nil
+		return nil, ""
 	}
 	var done *AcctJob
+	var summary string
 	if s.cur != nil && s.cur.Key != key {
 		done, s.cur = s.cur, nil
+		summary, s.curSummary = s.curSummary, ""
 	}
 	if s.cur == nil {
 		s.cur = &AcctJob{Line: line, Key: key, ExitCode: Unknown, ExitSignal: Unknown, Nodes: Unknown, CPUs: Unknown,
@@ -53,10 +55,10 @@ func (s *SacctReader) add(rec []string, line int) *AcctJob {
 			s.cur.HasJobLine = false
 		}
 		if !s.cur.HasJobLine && s.cur.Steps == 0 {
-			s.cur = nil
+			s.cur, s.curSummary = nil, ""
 		}
 	}
-	return done
+	return done, summary
 }
 
 func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
@@ -81,10 +83,7 @@ func (s *SacctReader) addJob(j *AcctJob, rec []string, id string) error {
 	j.WorkDir = s.get(rec, colWorkDir)
 	j.NodeList = s.get(rec, colNodeList)
 	if c := s.get(rec, colAdminComment); c != "" {
-		j.Jobstats, j.JobstatsErr = s.jobstats.decode(c)
-		if errors.Is(j.JobstatsErr, ErrNotJobstats) {
-			j.JobstatsErr = nil
-		}
+		s.curSummary = c // decoded once the job is read whole (readAhead)
 	}
 	j.State, j.CancelledBy = splitState(s.get(rec, colState))
 	j.ExitCode, j.ExitSignal, err = parseExitCode(s.get(rec, colExitCode))

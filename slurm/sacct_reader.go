@@ -37,7 +37,10 @@ type SacctReader struct {
 	cur    *AcctJob
 	err    error
 
-	jobstats jobstatsDecoder // one gzip reader for every summary of the stream
+	// curSummary is cur's AdminComment: its jobstats summary is decoded
+	// once the job is read whole, beside the reading (readAhead).
+	curSummary string
+	ahead      readAhead
 
 	// Skipped lists the records that could not be read, in input order:
 	// the first MaxSkippedKept of them (a garbled dump of millions of lines
@@ -141,29 +144,49 @@ func (s *SacctReader) unread(line []byte, n int) {
 // Next returns the next job, or io.EOF. Records that cannot be read are
 // appended to Skipped and passed over.
 func (s *SacctReader) Next() (*AcctJob, error) {
+	for {
+		if j := s.ahead.pop(s.err != nil); j != nil {
+			return j, nil
+		}
+		j, summary, err := s.next()
+		switch {
+		case err != nil && s.ahead.empty():
+			return nil, err
+		case err != nil:
+			// The jobs read ahead come first; the error after them.
+		case summary == "" && s.ahead.empty():
+			return j, nil
+		default:
+			s.ahead.add(j, summary)
+		}
+	}
+}
+
+// next reads the next job whole, and returns its AdminComment undecoded.
+func (s *SacctReader) next() (*AcctJob, string, error) {
 	if s.err != nil {
-		return nil, s.err
+		return nil, "", s.err
 	}
 	for {
 		rec, line, err := s.record()
 		if err == io.EOF {
 			s.err = io.EOF
-			j := s.cur
-			s.cur = nil
+			j, summary := s.cur, s.curSummary
+			s.cur, s.curSummary = nil, ""
 			if j == nil {
-				return nil, io.EOF
+				return nil, "", io.EOF
 			}
-			return j, nil
+			return j, summary, nil
 		}
 		if err != nil {
 			s.err = err
-			return nil, err
+			return nil, "", err
 		}
 		if rec == nil {
 			continue
 		}
-		if done := s.add(rec, line); done != nil {
-			return done, nil
+		if done, summary := s.add(rec, line); done != nil {
+			return done, summary, nil
 		}
 	}
 }
