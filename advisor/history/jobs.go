@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -142,12 +143,24 @@ func (s *Store) importJobs(ctx context.Context, next func() (*slurm.AcctJob, err
 		for range batches { // let the reader finish
 		}
 	}()
+	// One connection writes every batch, a second one checkpoints beside it.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("import: %w", err)
+	}
+	defer conn.Close()
+	checkpoints, err := s.checkpointBeside(ctx, conn)
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("import: %w", err)
+	}
+	defer checkpoints.stop()
 	var total ImportStats
 	for b := range batches {
-		st, err := s.importBatch(ctx, b, opt)
+		st, err := s.importBatch(ctx, conn, b, opt)
 		if err != nil {
 			return total, err
 		}
+		checkpoints.committed()
 		total = total.Add(st)
 		if opt.Progress != nil {
 			opt.Progress(len(b.jobs))
@@ -211,15 +224,10 @@ func (st *importStmts) close() {
 	}
 }
 
-// importBatch writes a batch of rows in a transaction of its own.
-func (s *Store) importBatch(ctx context.Context, b *rowBatch, opt ImportOptions) (ImportStats, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return ImportStats{}, fmt.Errorf("import: %w", err)
-	}
-	defer conn.Close()
+// importBatch writes a batch of rows on conn, in a transaction of its own.
+func (s *Store) importBatch(ctx context.Context, conn *sql.Conn, b *rowBatch, opt ImportOptions) (ImportStats, error) {
 	st := b.stats
-	err = conn.Raw(func(dc any) error {
+	err := conn.Raw(func(dc any) error {
 		bc, ok := dc.(driver.ConnBeginTx)
 		if !ok {
 			return errors.New("the SQLite driver lacks transactions")
