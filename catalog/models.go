@@ -101,6 +101,16 @@ func LookupModel(name string) (*GPUModel, bool) {
 	return nil, false
 }
 
+// RatedClockMHz is the rated boost clock of the built-in model a device
+// name (NVML's) names, the clock Relative compares GPUs at; 0 for a device
+// the catalog lacks.
+func RatedClockMHz(device string) float64 {
+	if m, ok := LookupModel(device); ok {
+		return float64(m.ClockMHz)
+	}
+	return 0
+}
+
 func normaliseModelName(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	return strings.TrimPrefix(s, "nvidia ")

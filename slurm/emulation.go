@@ -75,18 +75,28 @@ type EmulatedRun struct {
 }
 
 // RanAt is the share of the whole GPU's SMs and copy bandwidth run had,
-// measured: the SMs it was granted at the clock it ran at, over the whole
-// GPU's at the whole GPU's clock (each clock where both are known), and its
-// copy bandwidth over the whole GPU's. ok is false when either was not
-// measured.
-func (r *EmulationRecord) RanAt(run EmulatedRun) (sm, bandwidth float64, ok bool) {
+// measured: the SMs it was granted over the whole GPU's, times the clock it
+// ran at over ratedMHz, and its copy bandwidth over the whole GPU's. ok is
+// false when either was not measured.
+//
+// ratedMHz is the GPU's rated boost clock, the one catalog.Relative
+// compares GPUs at: every run of an emulation, the whole GPU's among them,
+// is held to that one clock, so a whole GPU that throttled to 1,333 MHz
+// under a matrix product ran at 0.67 of its SMs' throughput, not at all of
+// it while the GPU it is compared with is taken at 1,980. Where ratedMHz
+// is 0 (a GPU the catalog lacks) the whole GPU's run's clock stands in for
+// it; a run whose clock was not measured ran at it.
+func (r *EmulationRecord) RanAt(run EmulatedRun, ratedMHz float64) (sm, bandwidth float64, ok bool) {
 	w, m := r.Whole, run.Measured
 	if w == nil || m == nil || w.SMs <= 0 || w.CopyGBs <= 0 || m.SMs <= 0 || m.CopyGBs <= 0 {
 		return 0, 0, false
 	}
 	sm, bandwidth = float64(m.SMs)/float64(w.SMs), m.CopyGBs/w.CopyGBs
-	if whole := r.wholeClock(); whole > 0 && m.ClockMHz > 0 {
-		sm *= m.ClockMHz / whole
+	if ratedMHz <= 0 {
+		ratedMHz = r.wholeClock()
+	}
+	if ratedMHz > 0 && m.ClockMHz > 0 {
+		sm *= m.ClockMHz / ratedMHz
 	}
 	return min(sm, 1), min(bandwidth, 1), true
 }

@@ -65,7 +65,7 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 			continue
 		}
 		at := site.Shares(p)
-		if sm, bw, ok := rec.RanAt(run); ok {
+		if sm, bw, ok := rec.RanAt(run, catalog.RatedClockMHz(rec.GPU)); ok {
 			at = catalog.Shares{SM: sm, Bandwidth: bw}
 		}
 		at, _ = runmodel.OnSiteGPU(site, rec.GPU, at)

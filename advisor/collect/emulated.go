@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -71,7 +72,7 @@ func (c *Collector) readEmulation(ctx context.Context, r *history.JobRecord, std
 		if !run.Emulated {
 			e.Percentage, e.MemLimit = 100, "" // the whole GPU, no MPS limits
 		}
-		e.SMShare, e.BandwidthShare, _ = rec.RanAt(run)
+		e.SMShare, e.BandwidthShare, _ = rec.RanAt(run, catalog.RatedClockMHz(rec.GPU))
 		if e.GPU == "" {
 			e.GPU = ev.GPUDevice // the summary's device, else the monitor line's
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -36,7 +37,7 @@ func TestEmulate(t *testing.T) {
 	}
 	// Each slice was measured: MPS's 13% gave 16 of the H100's 132 SMs and
 	// 38% of its bandwidth.
-	if sm, bw, ok := rec.RanAt(rec.Runs[0]); !ok || math.Abs(sm-16.0/132) > 1e-9 || math.Abs(bw-1129.0/2970) > 1e-9 {
+	if sm, bw, ok := rec.RanAt(rec.Runs[0], catalog.RatedClockMHz(rec.GPU)); !ok || math.Abs(sm-16.0/132) > 1e-9 || math.Abs(bw-1129.0/2970) > 1e-9 {
 		t.Errorf("1g.10gb ran at %v %v (%v): %s", sm, bw, ok, data)
 	}
 	got, _ := os.ReadFile(filepath.Join(out, "2g.20gb.out"))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -82,7 +83,7 @@ func TestGPUEmulate(t *testing.T) {
 		t.Errorf("the whole GPU's measure: %+v", rec.Whole)
 	}
 	for _, r := range rec.Runs {
-		sm, bw, ok := rec.RanAt(r)
+		sm, bw, ok := rec.RanAt(r, catalog.RatedClockMHz(rec.GPU))
 		if !ok || r.Measured.SMs != sms[r.Profile] || bw <= 0 || bw > 1 || (r.Emulated && bw < float64(r.Measured.SMs)/float64(sms["full"])) {
 			t.Errorf("%s measured %+v: at %.3f of the SMs, %.3f of the bandwidth (%v)", r.Profile, r.Measured, sm, bw, ok)
 		}
