@@ -5,11 +5,11 @@
 #   make demo     the main job on the built-in site, no cluster needed
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
 #   make bench    Go benchmarks, then the wrapper's and the site store's (figures in docs/performance.md);
-#                 each alone: make bench-wrapper, bench-jobstats, bench-mariadb, and make
+#                 each alone: make bench-wrapper, bench-jobstats, bench-mariadb, bench-ingest, and make
 #                 bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
-#   make accuracy the runtime model against the naive 1/SM one on the public tables
+#   make accuracy the runtime model beside simple baselines on the public tables, and the emulation gate
 #   make reference  regenerate docs/reference/ from the commands' --help (make test checks it)
 #   make generate   regenerate catalog/models_gen.go from catalog/data/gpus.toml (make test checks it)
 #   make site     build the MkDocs site into bin/site (needs mkdocs and mkdocs-material)
@@ -30,7 +30,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-clifilter fuzz demo install installable reference generate site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-ingest bench-clifilter fuzz demo install installable reference generate site accuracy clean
 
 all: build
 
@@ -100,6 +100,14 @@ bench-wrapper:
 BENCH_PAIRS ?= 8
 bench-jobstats:
 	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectJobstatsShare -benchtime 1x ./advisor/collect
+
+# Ingestion: collect --sacct-file of a 1M-job dump against sqlite3's .import
+# of it (fails under 1.5 times its speed or over 64 MiB), then what each
+# stage of the import and each step of the collect costs.
+bench-ingest:
+	@command -v sqlite3 >/dev/null || { echo "bench-ingest: the baseline is sqlite3's .import: install sqlite3" >&2; exit 1; }
+	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectVsSQLiteImport -benchtime 1x ./cmd/migadvisor
+	$(GO) test -count=1 -run '^$$' -bench 'ImportStages|CollectSteps' -benchtime 1x ./advisor/history ./advisor/collect
 
 # The site store's benchmark: a collect into the dev cluster's MariaDB
 # (scripts/dev-cluster.sh up first, as root).
