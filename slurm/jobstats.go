@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/valyala/fastjson"
 )
 
 // Princeton's jobstats keeps a summary of each job's CPU and GPU use in
@@ -67,11 +69,14 @@ func (j *Jobstats) PeakMiB() float64 {
 // jobstatsJSON is the summary's JSON: per node, GPU figures keyed by the
 // GPU's minor number, memory in bytes.
 type jobstatsJSON struct {
-	Nodes map[string]struct {
-		GPUTotalMemory map[string]float64 `json:"gpu_total_memory"`
-		GPUUsedMemory  map[string]float64 `json:"gpu_used_memory"`
-		GPUUtilization map[string]float64 `json:"gpu_utilization"`
-	} `json:"nodes"`
+	Nodes map[string]jobstatsNode `json:"nodes"`
+}
+
+// jobstatsNode is one node's GPU figures, keyed by minor number.
+type jobstatsNode struct {
+	GPUTotalMemory map[string]float64 `json:"gpu_total_memory"`
+	GPUUsedMemory  map[string]float64 `json:"gpu_used_memory"`
+	GPUUtilization map[string]float64 `json:"gpu_utilization"`
 }
 
 // DecodeJobstats reads a jobstats summary from an AdminComment. An empty
@@ -86,10 +91,15 @@ func DecodeJobstats(field string) (*Jobstats, error) {
 // jobstatsDecoder decodes summaries one after another with one gzip
 // reader, which a million jobs' summaries would otherwise each allocate.
 type jobstatsDecoder struct {
-	zr  *gzip.Reader
-	raw []byte       // the field, base64-decoded
-	in  bytes.Reader // over raw
-	buf bytes.Buffer // the JSON
+	// json parses the summaries' JSON, keeping its buffers from one to
+	// the next: encoding/json's reflection into maps was 3.5 µs of a
+	// summary's 7.5 (fastjson, 0.5 µs), a third of a collect's CPU where
+	// every GPU job has one.
+	json fastjson.Parser
+	zr   *gzip.Reader
+	raw  []byte       // the field, base64-decoded
+	in   bytes.Reader // over raw
+	buf  bytes.Buffer // the JSON
 }
 
 func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
@@ -128,8 +138,8 @@ func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
 	if len(data) > maxJobstatsDecoded {
 		return nil, fmt.Errorf("jobstats summary over %d MiB once decompressed: refused", maxJobstatsDecoded>>20)
 	}
-	var js jobstatsJSON
-	if err := json.Unmarshal(data, &js); err != nil {
+	js, err := d.parseJSON(data)
+	if err != nil {
 		return nil, fmt.Errorf("jobstats summary: %w", err)
 	}
 	j := js.gpus()
@@ -139,6 +149,95 @@ func (d *jobstatsDecoder) decode(field string) (*Jobstats, error) {
 		}
 	}
 	return j, nil
+}
+
+// parseJSON reads the summary's JSON as encoding/json would read it into
+// jobstatsJSON: an object (or null) whose "nodes", where present and not
+// null, is an object of nodes, each an object (or null) whose GPU figures
+// are objects of numbers (or null, read as 0); a key given twice keeps its
+// last value; anything else is ignored.
+func (d *jobstatsDecoder) parseJSON(data []byte) (jobstatsJSON, error) {
+	js := jobstatsJSON{Nodes: map[string]jobstatsNode{}}
+	// The parser checks only what it reads; the validator, all of it.
+	if err := fastjson.ValidateBytes(data); err != nil {
+		return js, fmt.Errorf("not JSON: %w", err)
+	}
+	v, err := d.json.ParseBytes(data)
+	if err != nil {
+		return js, fmt.Errorf("not JSON: %w", err)
+	}
+	nodes, err := objectOrNull(v, "the summary")
+	if err != nil || nodes == nil {
+		return js, err
+	}
+	if nodes, err = objectOrNull(nodes.Get("nodes"), "nodes"); err != nil || nodes == nil {
+		return js, err
+	}
+	o, _ := nodes.Object()
+	o.Visit(func(name []byte, nv *fastjson.Value) {
+		if err != nil {
+			return
+		}
+		var node *fastjson.Value
+		if node, err = objectOrNull(nv, "node "+string(name)); err != nil {
+			return
+		}
+		n := jobstatsNode{}
+		if node != nil {
+			for _, f := range []struct {
+				key string
+				to  *map[string]float64
+			}{{"gpu_total_memory", &n.GPUTotalMemory}, {"gpu_used_memory", &n.GPUUsedMemory}, {"gpu_utilization", &n.GPUUtilization}} {
+				if *f.to, err = numbersOf(node.Get(f.key), f.key); err != nil {
+					return
+				}
+			}
+		}
+		js.Nodes[string(name)] = n
+	})
+	return js, err
+}
+
+// objectOrNull is v when it is an object, nil when it is absent or null,
+// and an error naming what when it is anything else.
+func objectOrNull(v *fastjson.Value, what string) (*fastjson.Value, error) {
+	switch {
+	case v == nil || v.Type() == fastjson.TypeNull:
+		return nil, nil
+	case v.Type() != fastjson.TypeObject:
+		return nil, fmt.Errorf("%s is a %s, not an object", what, v.Type())
+	}
+	return v, nil
+}
+
+// numbersOf reads an object of numbers, keyed by GPU minor number; nil
+// for one absent or null.
+func numbersOf(v *fastjson.Value, what string) (map[string]float64, error) {
+	v, err := objectOrNull(v, what)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	o, _ := v.Object()
+	o.Visit(func(k []byte, x *fastjson.Value) {
+		if err != nil {
+			return
+		}
+		switch x.Type() {
+		case fastjson.TypeNull:
+			out[string(k)] = 0
+		case fastjson.TypeNumber:
+			f := x.GetFloat64()
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				err = fmt.Errorf("%s of GPU %s is out of range", what, k)
+				return
+			}
+			out[string(k)] = f
+		default:
+			err = fmt.Errorf("%s of GPU %s is a %s, not a number", what, k, x.Type())
+		}
+	})
+	return out, err
 }
 
 // gpus are the summary's GPUs, in order of node and minor number.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -60,7 +62,7 @@ func TestDecodeJobstatsRefuses(t *testing.T) {
 		{"a site's note", "reviewed by ops", ""},
 		{"not base64", "JS1:!!!", "not base64"},
 		{"not gzip", "JS1:" + base64.StdEncoding.EncodeToString([]byte("plain")), "not gzip"},
-		{"not JSON", "JS1:" + base64.StdEncoding.EncodeToString(gzipped(t, []byte("{nodes"))), "jobstats summary: invalid character"},
+		{"not JSON", "JS1:" + base64.StdEncoding.EncodeToString(gzipped(t, []byte("{nodes"))), "jobstats summary: not JSON"},
 		{"huge field", "JS1:" + strings.Repeat("A", maxJobstatsField), "refused"},
 		{"memory below 0", "JS1:" + base64.StdEncoding.EncodeToString(gzipped(t, []byte(`{"nodes":{"n":{"gpu_used_memory":{"0":-1}}}}`))), "below 0"},
 		{"gzip bomb", "JS1:" + base64.StdEncoding.EncodeToString(bomb), "over 8 MiB once decompressed: refused"},
@@ -102,6 +104,70 @@ func FuzzDecodeJobstats(f *testing.F) {
 		j, err := DecodeJobstats(field)
 		if err == nil && j != nil && !j.NoData {
 			_ = j.PeakMiB()
+		}
+	})
+}
+
+// The summary's JSON reads as encoding/json reads it into jobstatsJSON:
+// the same nodes and figures where it reads one, an error where it
+// refuses one (a number out of range included), the keys' case apart
+// (encoding/json matches "Nodes" too; jobstats writes "nodes").
+func TestJobstatsJSONAsEncodingJSON(t *testing.T) {
+	for _, data := range []string{
+		`{"gpus":1,"nodes":{"n0042":{"cpus":4,"gpu_total_memory":{"0":10200547328},"gpu_used_memory":{"0":4294967296},"gpu_utilization":{"0":55}}},"total_time":4000}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"3":1,"10":2}},"b":{"gpu_total_memory":{"0":5}}}}`,
+		`{"nodes":{"a":null,"b":{"gpu_used_memory":null}}}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"0":null}}}}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"0":1,"0":2}}}}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"0":1}},"a":{"gpu_total_memory":{"0":2}}}}`,
+		`{"nodes":null}`, `{}`, `null`, `{"other":[1,{"x":"y"}]}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"0":"1"}}}}`,
+		`{"nodes":{"a":{"gpu_used_memory":[1]}}}`,
+		`{"nodes":{"a":{"gpu_used_memory":{"0":1e400}}}}`,
+		`{"nodes":[]}`, `{"nodes":{"a":3}}`, `[]`, `"x"`, `{"nodes":{`, ``, `{"nodes":{}} x`,
+	} {
+		var want jobstatsJSON
+		wantErr := json.Unmarshal([]byte(data), &want)
+		var d jobstatsDecoder
+		got, err := d.parseJSON([]byte(data))
+		if (err != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v, encoding/json's %v", data, err, wantErr)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(got.gpus(), want.gpus()) {
+			t.Errorf("%s: %+v, encoding/json's %+v", data, got.gpus(), want.gpus())
+		}
+	}
+}
+
+// FuzzJobstatsJSON: whatever the JSON, parseJSON agrees with encoding/json
+// (TestJobstatsJSONAsEncodingJSON's rule), but on two things no jobstats
+// writes, where it is the more lenient: a key's case, and raw control
+// characters inside strings.
+func FuzzJobstatsJSON(f *testing.F) {
+	f.Add(`{"nodes":{"a":{"gpu_used_memory":{"0":1,"10":2}}}}`)
+	f.Add(`{"nodes":{"n\u0030":{"gpu_used_memory":{"\u0031":1}}}}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		low := strings.ToLower(data)
+		for _, k := range []string{"nodes", "gpu_used_memory", "gpu_total_memory", "gpu_utilization"} {
+			if strings.Count(low, k) != strings.Count(data, k) {
+				t.Skip()
+			}
+		}
+		for _, c := range []byte(data) {
+			if c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				t.Skip()
+			}
+		}
+		var want jobstatsJSON
+		wantErr := json.Unmarshal([]byte(data), &want)
+		var d jobstatsDecoder
+		got, err := d.parseJSON([]byte(data))
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, encoding/json's %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got.gpus(), want.gpus()) {
+			t.Fatalf("%q: %+v, encoding/json's %+v", data, got.gpus(), want.gpus())
 		}
 	})
 }
