@@ -104,9 +104,10 @@ bench-jobstats:
 # Ingestion: collect --sacct-file of a 1M-job dump against sqlite3's .import
 # of it (fails under 1.5 times its speed or over 64 MiB), then what each
 # stage of the import and each step of the collect costs.
+INGEST_PAIRS ?= 5
 bench-ingest:
 	@command -v sqlite3 >/dev/null || { echo "bench-ingest: the baseline is sqlite3's .import: install sqlite3" >&2; exit 1; }
-	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectVsSQLiteImport -benchtime 1x ./cmd/migadvisor
+	MIGADVISOR_BENCH_PAIRS=$(INGEST_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectVsSQLiteImport -benchtime 1x ./cmd/migadvisor
 	$(GO) test -count=1 -run '^$$' -bench 'ImportStages|CollectSteps' -benchtime 1x ./advisor/history ./advisor/collect
 
 # The site store's benchmark: a collect into the dev cluster's MariaDB
