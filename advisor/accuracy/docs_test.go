@@ -39,23 +39,31 @@ func checkDocs(t *testing.T, rows []Row, extra ...string) {
 			figures[fmt.Sprintf("%.1f%%", s.MAPE)] = true
 		}
 	}
+	checkReadmeFigures(t, "(docs/how-it-works/accuracy.md)", "the accuracy doc", figures)
+}
+
+// checkReadmeFigures fails where the README's paragraph of figures that
+// links to (the last paragraph holding link and a percentage) is missing,
+// or says a figure with one decimal that figures does not hold.
+func checkReadmeFigures(t *testing.T, link, doc string, figures map[string]bool) {
+	t.Helper()
 	text, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
 	paragraph := ""
 	for _, p := range strings.Split(string(text), "\n\n") {
-		if strings.Contains(p, "(docs/how-it-works/accuracy.md)") && strings.Contains(p, "%") {
+		if strings.Contains(p, link) && strings.Contains(p, "%") {
 			paragraph = p
 		}
 	}
 	said := regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
 	if len(said) == 0 {
-		t.Errorf("%s has no paragraph of figures linking the accuracy doc", readme)
+		t.Errorf("%s has no paragraph of figures linking %s", readme, doc)
 	}
 	for _, f := range said {
 		if !figures[f] {
-			t.Errorf("%s says %s, which is no score of the table:\n%s", readme, f, paragraph)
+			t.Errorf("%s says %s, which is no score of %s's tables:\n%s", readme, f, doc, paragraph)
 		}
 	}
 }

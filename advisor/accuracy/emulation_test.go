@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -86,25 +85,7 @@ func checkReadmeOnEmulation(t *testing.T, rows []GatedRatio) {
 			figures[fmt.Sprintf("%.1f%%", 100*m)] = true
 		}
 	}
-	text, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paragraph := ""
-	for _, p := range strings.Split(string(text), "\n\n") {
-		if strings.Contains(p, "(docs/how-it-works/emulation.md") && strings.Contains(p, "%") {
-			paragraph = p
-		}
-	}
-	said := regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
-	if len(said) == 0 {
-		t.Errorf("%s has no paragraph of figures linking the emulation doc", readme)
-	}
-	for _, f := range said {
-		if !figures[f] {
-			t.Errorf("%s says %s, which is no score of the emulation gate:\n%s", readme, f, paragraph)
-		}
-	}
+	checkReadmeFigures(t, "(docs/how-it-works/emulation.md", "the emulation doc", figures)
 }
 
 // checkEmulationDoc fails where the emulation doc does not hold the rows'
