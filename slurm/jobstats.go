@@ -166,11 +166,12 @@ func (d *jobstatsDecoder) parseJSON(data []byte) (jobstatsJSON, error) {
 	if err != nil {
 		return js, fmt.Errorf("not JSON: %w", err)
 	}
-	nodes, err := objectOrNull(v, "the summary")
-	if err != nil || nodes == nil {
+	summary, err := objectOrNull(v, "the summary")
+	if err != nil || summary == nil {
 		return js, err
 	}
-	if nodes, err = objectOrNull(nodes.Get("nodes"), "nodes"); err != nil || nodes == nil {
+	nodes, err := objectOrNull(summary.Get("nodes"), "nodes")
+	if err != nil || nodes == nil {
 		return js, err
 	}
 	o, _ := nodes.Object()

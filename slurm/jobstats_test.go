@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -126,18 +127,26 @@ func TestJobstatsJSONAsEncodingJSON(t *testing.T) {
 		`{"nodes":{"a":{"gpu_used_memory":{"0":1e400}}}}`,
 		`{"nodes":[]}`, `{"nodes":{"a":3}}`, `[]`, `"x"`, `{"nodes":{`, ``, `{"nodes":{}} x`,
 	} {
-		var want jobstatsJSON
-		wantErr := json.Unmarshal([]byte(data), &want)
-		var d jobstatsDecoder
-		got, err := d.parseJSON([]byte(data))
-		if (err != nil) != (wantErr != nil) {
-			t.Errorf("%s: error %v, encoding/json's %v", data, err, wantErr)
-			continue
-		}
-		if err == nil && !reflect.DeepEqual(got.gpus(), want.gpus()) {
-			t.Errorf("%s: %+v, encoding/json's %+v", data, got.gpus(), want.gpus())
+		if diff := differsFromEncodingJSON(data); diff != "" {
+			t.Error(diff)
 		}
 	}
+}
+
+// differsFromEncodingJSON says how parseJSON's reading of data differs
+// from encoding/json's into jobstatsJSON; "" where it does not.
+func differsFromEncodingJSON(data string) string {
+	var want jobstatsJSON
+	wantErr := json.Unmarshal([]byte(data), &want)
+	var d jobstatsDecoder
+	got, err := d.parseJSON([]byte(data))
+	switch {
+	case (err != nil) != (wantErr != nil):
+		return fmt.Sprintf("%q: error %v, encoding/json's %v", data, err, wantErr)
+	case err == nil && !reflect.DeepEqual(got.gpus(), want.gpus()):
+		return fmt.Sprintf("%q: %+v, encoding/json's %+v", data, got.gpus(), want.gpus())
+	}
+	return ""
 }
 
 // FuzzJobstatsJSON: whatever the JSON, parseJSON agrees with encoding/json
@@ -159,15 +168,8 @@ func FuzzJobstatsJSON(f *testing.F) {
 				t.Skip()
 			}
 		}
-		var want jobstatsJSON
-		wantErr := json.Unmarshal([]byte(data), &want)
-		var d jobstatsDecoder
-		got, err := d.parseJSON([]byte(data))
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("%q: error %v, encoding/json's %v", data, err, wantErr)
-		}
-		if err == nil && !reflect.DeepEqual(got.gpus(), want.gpus()) {
-			t.Fatalf("%q: %+v, encoding/json's %+v", data, got.gpus(), want.gpus())
+		if diff := differsFromEncodingJSON(data); diff != "" {
+			t.Fatal(diff)
 		}
 	})
 }

@@ -2,15 +2,11 @@ package accuracy
 
 import (
 	"bufio"
-	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -244,22 +240,4 @@ func CompareEmulation(site *catalog.Site, emulated EmulatedCase, published Case)
 func capacityOf(site *catalog.Site, profile string) float64 {
 	p, _ := site.Profile(profile)
 	return site.Capacity(p)
-}
-
-// PrintRatios writes the ratios as a table, with the mean absolute error
-// of each column.
-func PrintRatios(w io.Writer, rows []Ratio) error {
-	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "WORKLOAD\tPROFILE\tTIME OVER\tPUBLISHED\tEMULATED\tERROR\tCORRECTED\tERROR\tMODEL")
-	var plain, corrected float64
-	for _, r := range rows {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%.2f\t%.2f\t%+.0f%%\t%.2f\t%+.0f%%\t%s\n", r.Workload, r.Profile, r.Against, r.Published,
-			r.Plain, 100*r.PlainError(), r.Corrected, 100*r.CorrectedError(), r.Why)
-		plain += math.Abs(r.PlainError())
-		corrected += math.Abs(r.CorrectedError())
-	}
-	if n := float64(len(rows)); n > 0 {
-		fmt.Fprintf(t, "mean absolute error\t\t\t\t\t%.0f%%\t\t%.0f%%\t\n", 100*plain/n, 100*corrected/n)
-	}
-	return t.Flush()
 }

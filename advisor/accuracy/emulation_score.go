@@ -62,10 +62,14 @@ func ReadGated(site *catalog.Site, dir string, published map[string]Case) ([]Gat
 	return rows, nil
 }
 
+// repeatSuffix ends the directory of a workload's second emulation and
+// after: "-2", "-3"...
+var repeatSuffix = regexp.MustCompile(`^-\d+$`)
+
 // captures says whether a capture's directory is an emulation of w.
 func (w GatedWorkload) captures(dir string) bool {
 	rest, ok := strings.CutPrefix(dir, w.Dir)
-	return ok && (rest == "" || regexp.MustCompile(`^-\d+$`).MatchString(rest))
+	return ok && (rest == "" || repeatSuffix.MatchString(rest))
 }
 
 func (w GatedWorkload) name() string {
