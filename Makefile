@@ -30,7 +30,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-ingest bench-clifilter fuzz demo install installable reference generate site accuracy clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-ingest bench-clifilter fuzz demo install installable reference generate site accuracy site-replay clean
 
 all: build
 
@@ -216,6 +216,15 @@ site:
 # same trials; go test ./... runs the same test quietly.
 accuracy:
 	$(GO) test -count=1 ./advisor/accuracy -run '^TestAccuracy' -v
+
+# The report's advice beside the rules sites run (Job Defense Shield's alert,
+# Princeton's MIG calculator, the Alliance's 50/50) on generated months of a
+# MIG site whose truth is known, with and without Slurm's GPU figures:
+# jobs moved, SU saved, jobs killed, and the scripts left to measure.
+# SITE_REPLAY_SEEDS months each; go test ./... runs one quietly.
+SITE_REPLAY_SEEDS ?= 3
+site-replay:
+	$(GO) test -count=1 ./cmd/migadvisor -run '^TestSiteReplay$$' -v -site-replay-seeds $(SITE_REPLAY_SEEDS)
 
 clean:
 	rm -rf bin

@@ -41,6 +41,7 @@ var rank = map[string]float64{
 	"advisor/wrapper":             4,
 	"advisor/report":              4,
 	"advisor/accuracy":            4,
+	"advisor/sitereplay":          4, // a month with known truth; the report and the rules scored on it
 	"bench/gpu":                   5,
 	"bench/workloads":             5,
 	"bench/monitor":               5.5,

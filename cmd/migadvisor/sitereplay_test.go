@@ -1,0 +1,152 @@
+//go:build !noreport
+
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/advisor/sitereplay"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+var siteReplaySeeds = flag.Int("site-replay-seeds", 1, "site replay: how many generated months to score (seeds 1..N)")
+
+// replayResult is one generated month scored: the report's advice and the
+// rules', with what the month allows and the scripts left to measure.
+type replayResult struct {
+	scores   []sitereplay.Score
+	classes  []sitereplay.ClassRow
+	possible sitereplay.Possible
+	cover    sitereplay.Coverage
+}
+
+// replayMonth runs the admin's plain flow on a generated month (collect
+// its accounting and output files into a site history, then report --json
+// on the month) and scores the report's advice and the three rules on the
+// month's truth.
+func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
+	t.Helper()
+	isolate(t)
+	dir := t.TempDir()
+	m := sitereplay.Generate(opts)
+	files, err := m.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", files.Dump, "--outputs", files.Outputs); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	from, until := m.Period()
+	out, errOut, code := migadvisor(t, "report", "--json", "--since", from.Format("2006-01-02"), "--until", until.Format("2006-01-02"))
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		savings.Report
+		ToMeasure []struct {
+			User string `json:"user"`
+			Name string `json:"job_name"`
+		} `json:"to_measure"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, out)
+	}
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sitereplay.Scorer{Site: site, Month: m}
+	advice := reportAdvice(t, m, rep.Scripts)
+	res := replayResult{scores: []sitereplay.Score{sc.Score("migadvisor report", advice)}}
+	all := []map[int]string{advice}
+	for _, r := range sitereplay.Rules {
+		a := r.Advice(m)
+		all = append(all, a)
+		res.scores = append(res.scores, sc.Score(r.Name+" (→ "+r.Target+")", a))
+	}
+	res.classes = sc.ByClass(all)
+	_, res.possible = sc.Allows()
+	var measure []sitereplay.UserJob
+	for _, s := range rep.ToMeasure {
+		measure = append(measure, sitereplay.UserJob{User: s.User, Name: s.Name})
+	}
+	res.cover = sc.Cover(advice, measure)
+	return res
+}
+
+// reportAdvice is the profile the report sends each job of its listed
+// scripts to: the ids it lists, else (a script whose list is cut) every
+// job of the month of that user and name that ran where the script's
+// jobs ran. A listed id the month does not hold fails the test.
+func reportAdvice(t *testing.T, m *sitereplay.Month, scripts []savings.Script) map[int]string {
+	t.Helper()
+	byID := map[int]*sitereplay.Job{}
+	for _, j := range m.Jobs {
+		byID[j.ID] = j
+	}
+	out := map[int]string{}
+	for _, s := range scripts {
+		if len(s.JobIDs) == s.Jobs {
+			for _, id := range s.JobIDs {
+				n, err := strconv.Atoi(id)
+				if err != nil || byID[n] == nil {
+					t.Fatalf("the report lists job %q of %s %s, which the month does not hold", id, s.User, s.Name)
+				}
+				out[n] = s.Recommended
+			}
+			continue
+		}
+		for _, j := range m.Jobs {
+			if j.InPeriod && j.User == s.User && j.Name == s.Name && slices.Contains(s.RanOn, j.Profile) {
+				out[j.ID] = s.Recommended
+			}
+		}
+	}
+	return out
+}
+
+// The report on a generated month of a MIG site, beside the rules sites
+// run, scored on the month's truth: whatever else it does, its advice
+// kills no job. `make site-replay` prints the tables (more months with
+// -site-replay-seeds).
+func TestSiteReplay(t *testing.T) {
+	for _, tres := range []bool{true, false} {
+		for seed := 1; seed <= *siteReplaySeeds; seed++ {
+			name := fmt.Sprintf("seed%d/gpuTRES=%v", seed, tres)
+			t.Run(name, func(t *testing.T) {
+				res := replayMonth(t, sitereplay.Options{Seed: uint64(seed), GPUTRES: tres})
+				var b strings.Builder
+				sitereplay.WriteTable(&b, res.scores, res.possible, &res.cover)
+				t.Logf("%s\n%s", name, b.String())
+				for _, c := range res.classes {
+					t.Logf("%-10s jobs %3d allows %7.1f moved %v killed %v net %.0f", c.Class, c.Jobs, c.Allows, c.Moved, c.Killed, c.Saved)
+				}
+				if os.Getenv("MIGADVISOR_SITE_REPLAY_OUT") != "" {
+					appendReplay(t, name, b.String())
+				}
+				if k := res.scores[0].Killed; k != 0 {
+					t.Errorf("the report's advice kills %d jobs of the month", k)
+				}
+			})
+		}
+	}
+}
+
+func appendReplay(t *testing.T, name, table string) {
+	f, err := os.OpenFile(os.Getenv("MIGADVISOR_SITE_REPLAY_OUT"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "### %s\n\n%s\n", name, table)
+}
