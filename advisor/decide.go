@@ -68,7 +68,7 @@ func (a *analysis) decide() {
 		a.rec.SetNext(a.probeStep(untried.TimeLimit, untried.Profile))
 		return
 	}
-	a.smallerUnknown(choice)
+	a.smallerUnknown(choice, key, what)
 }
 
 // pick is the profile with the best figure, or the first (the smallest)
@@ -129,23 +129,83 @@ func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAd
 
 // smallerUnknown names the probe that would tell whether a smaller profile
 // than the choice fits, when no memory figure says so (a run without the
-// monitor): the advice stands, and a cheaper one may be found.
-func (a *analysis) smallerUnknown(choice *ProfileAdvice) {
-	for _, pa := range a.rec.Profiles {
+// monitor, a framework's ceiling): the advice stands, and a cheaper one may
+// be found. Of the smaller profiles whose fit is unknown, the probe goes to
+// the one predicted to save the most; one predicted to cost more than the
+// choice is no step worth its price.
+func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice) float64, what string) {
+	var open []*ProfileAdvice
+	for i := range a.rec.Profiles {
+		pa := &a.rec.Profiles[i]
 		if pa.UsableMiB >= choice.UsableMiB {
-			return
+			break
 		}
-		if pa.excluded == "" && pa.OOMRisk == memory.RiskUnknown && !pricedOut(&pa, choice) {
-			if c := a.need.Ceiling; c != nil {
-				a.note("whether %s, which is smaller, would fit is not known: %s; measure it, the smallest first (%s adapts to the memory it is given)",
-					pa.Profile, pa.OOMRiskReason, cmp.Or(c.Holder.Software, "the job"))
-			} else {
-				a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor", pa.Profile)
-			}
-			a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
-			return
+		if pa.excluded == "" && pa.OOMRisk == memory.RiskUnknown && !pricedOut(pa, choice) {
+			open = append(open, pa)
 		}
 	}
+	pa, ok := a.bestToMeasure(open, key, what)
+	if pa == nil {
+		return
+	}
+	cost := ""
+	if ok {
+		if key(pa) >= key(choice) {
+			return
+		}
+		cost = fmt.Sprintf(" (%s %s predicted there, against %s on %s%s)", formatKey(key(pa), what), what, formatKey(key(choice), what), choice.Profile, a.probeCost(pa))
+	}
+	if c := a.need.Ceiling; c != nil {
+		a.note("whether %s, which is smaller, would fit is not known: %s; measure it%s: %s adapts to the memory it is given",
+			pa.Profile, pa.OOMRiskReason, cost, cmp.Or(c.Holder.Software, "the job"))
+	} else {
+		a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor%s", pa.Profile, cost)
+	}
+	a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
+}
+
+// bestToMeasure is the profile of open (smallest first) whose predicted
+// figure is the best, ok true; where none has one to compare (no runtime
+// predicted), the smallest, ok false.
+func (a *analysis) bestToMeasure(open []*ProfileAdvice, key func(*ProfileAdvice) float64, what string) (best *ProfileAdvice, ok bool) {
+	for _, pa := range open {
+		if !hasKey(pa, what) {
+			continue
+		}
+		if best == nil || key(pa) < key(best) {
+			best = pa
+		}
+	}
+	if best != nil {
+		return best, true
+	}
+	if len(open) > 0 {
+		return open[0], false
+	}
+	return nil, false
+}
+
+// hasKey reports whether the profile has the figure the objective's key
+// reads (what names it, as objectiveKey does).
+func hasKey(pa *ProfileAdvice, what string) bool {
+	switch {
+	case pa.RuntimeS == nil || pa.RuntimeAtLeast:
+		return false
+	case strings.HasPrefix(what, "SU per"):
+		return pa.SUPerWork != nil
+	case what == "SU":
+		return pa.SU != nil
+	}
+	return true
+}
+
+// probeCost says what one run of the probe on the profile costs, where
+// its price is known: "; one run costs about 9.84 SU".
+func (a *analysis) probeCost(pa *ProfileAdvice) string {
+	if pa.SU == nil {
+		return ""
+	}
+	return "; one run costs about " + catalog.FormatSU(*pa.SU) + " SU"
 }
 
 // pricedOut reports whether a proven lower bound already makes the
@@ -323,7 +383,8 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 		switch {
 		case pa.excluded != "":
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
-			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor", pa.Profile, pa.OOMRisk, pa.OOMRiskReason),
+			pa := a.cheapestUnsure(&pa)
+			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, a.probeCost(pa)),
 				a.probeStep("", pa.Profile)
 		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return a.measureStep(&pa)
@@ -339,6 +400,24 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", memory.FormatMiB(a.need.MiB), a.need.Source)
 	}
 	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{}
+}
+
+// cheapestUnsure is the profile of unknown or medium OOM risk predicted
+// to cost the least, else first (the smallest such): the probe that may
+// save the most is the one to run first.
+func (a *analysis) cheapestUnsure(first *ProfileAdvice) *ProfileAdvice {
+	best := first
+	for i := range a.rec.Profiles {
+		pa := &a.rec.Profiles[i]
+		unsure := pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium
+		if pa.excluded != "" || !unsure || !hasKey(pa, "SU") {
+			continue
+		}
+		if !hasKey(best, "SU") || *pa.SU < *best.SU {
+			best = pa
+		}
+	}
+	return best
 }
 
 // measureStep says why a profile that fits has no runtime to advise on, and
