@@ -18,7 +18,15 @@ import (
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
-var siteReplaySeeds = flag.Int("site-replay-seeds", 1, "site replay: how many generated months to score (seeds 1..N)")
+var (
+	siteReplaySeeds  = flag.Int("site-replay-seeds", 1, "site replay: how many generated months to score (seeds 1..N)")
+	siteReplayKeep   = flag.String("site-replay-keep", "", "site replay: keep each month's files and history under this directory")
+	siteReplayUpdate = flag.Bool("site-replay-update", false, "site replay: write the first month's tables into "+siteReplayDoc)
+)
+
+// siteReplayDoc shows the first month's tables, which TestSiteReplay
+// checks against a fresh run.
+const siteReplayDoc = "../../docs/how-it-works/site-replay.md"
 
 // replayResult is one generated month scored: the report's advice and the
 // rules', with what the month allows and the scripts left to measure.
@@ -37,6 +45,10 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 	t.Helper()
 	isolate(t)
 	dir := t.TempDir()
+	if *siteReplayKeep != "" {
+		dir = filepath.Join(*siteReplayKeep, fmt.Sprintf("seed%d-tres%v", opts.Seed, opts.GPUTRES))
+		os.RemoveAll(dir)
+	}
 	m := sitereplay.Generate(opts)
 	files, err := m.Write(dir)
 	if err != nil {
@@ -120,6 +132,7 @@ func reportAdvice(t *testing.T, m *sitereplay.Month, scripts []savings.Script) m
 // kills no job. `make site-replay` prints the tables (more months with
 // -site-replay-seeds).
 func TestSiteReplay(t *testing.T) {
+	var first strings.Builder
 	for _, tres := range []bool{true, false} {
 		for seed := 1; seed <= *siteReplaySeeds; seed++ {
 			name := fmt.Sprintf("seed%d/gpuTRES=%v", seed, tres)
@@ -137,9 +150,44 @@ func TestSiteReplay(t *testing.T) {
 				if k := res.scores[0].Killed; k != 0 {
 					t.Errorf("the report's advice kills %d jobs of the month", k)
 				}
+				if seed == 1 {
+					words := "with Slurm's gres/gpumem and gres/gpuutil"
+					if !tres {
+						words = "without Slurm's GPU figures (jobstats, output files and the monitor alone)"
+					}
+					fmt.Fprintf(&first, "The month %s:\n\n%s\n", words, b.String())
+				}
 			})
 		}
 	}
+	checkDocBlock(t, siteReplayDoc, "site-replay", first.String(), *siteReplayUpdate)
+}
+
+// checkDocBlock checks that the doc holds want between its "<!-- NAME
+// begin -->" and "<!-- NAME end -->" lines, or writes it there (update).
+func checkDocBlock(t *testing.T, doc, name, want string, update bool) {
+	t.Helper()
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, end := "<!-- "+name+" begin -->\n", "<!-- "+name+" end -->"
+	i, j := strings.Index(string(data), begin), strings.Index(string(data), end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q … %q block", doc, begin, end)
+	}
+	got := string(data[i+len(begin) : j])
+	if got == want {
+		return
+	}
+	if update {
+		out := string(data[:i+len(begin)]) + want + string(data[j:])
+		if err := os.WriteFile(doc, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s says:\n%s\na fresh run gives:\n%s\n(go test ./cmd/migadvisor -run TestSiteReplay -site-replay-update writes it)", doc, got, want)
 }
 
 func appendReplay(t *testing.T, name, table string) {
