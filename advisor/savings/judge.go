@@ -92,6 +92,14 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) {
 	r := j.rec
 	example := r.User + " " + r.Name
+	if r.SweepDir != "" {
+		// A probe's or a sweep's variant measured the script on its
+		// profile, as its user was told to: evidence for the judgement,
+		// never a job that asked for too much (or ran out of memory).
+		b.rep.Measurements.Jobs++
+		b.rep.Measurements.SU += j.su
+		return
+	}
 	if r.OOM() == slurm.OOMGPU {
 		b.outOfMemory(rec, j)
 		return

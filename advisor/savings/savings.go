@@ -53,6 +53,18 @@ type Report struct {
 	Below    Below      `json:"below_thresholds"`
 	OOMs     []OOMJob   `json:"out_of_memory"` // most SU first
 	Unjudged []Unjudged `json:"unjudged"`      // most SU first
+	// Measurements are the jobs of probes and sweeps (their variants,
+	// SweepDir): in the totals, and evidence for their scripts'
+	// judgements, but never counted as jobs on too big a slice, out of
+	// memory or unjudged: the user was asked to run them.
+	Measurements Measurements `json:"measurements"`
+}
+
+// Measurements counts the variants of probes and sweeps, and what they
+// spent.
+type Measurements struct {
+	Jobs int     `json:"jobs"`
+	SU   float64 `json:"su"`
 }
 
 // Below is the scripts whose saving is under min_su_saved: how many, their
