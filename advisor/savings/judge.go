@@ -65,9 +65,15 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 			advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
+	names := map[string]int{} // of the jobs listed
 	for _, j := range g.jobs {
+		listed := sc.Jobs
 		b.place(&sc, rec, err, j)
+		if sc.Jobs > listed {
+			names[j.rec.Name]++
+		}
 	}
+	sc.Name = mostBorne(names, g.name)
 	if sc.Jobs == 0 {
 		return nil
 	}
@@ -86,6 +92,20 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	b.users[g.user].Scripts++
 	b.rep.Scripts = append(b.rep.Scripts, sc)
 	return nil
+}
+
+// mostBorne is the name most jobs bear, the first in alphabetical order
+// of those borne as often: the same whatever order the jobs come in, and
+// not the newest job's (a probe's variant, or a renamed run); or else
+// when there is none.
+func mostBorne(names map[string]int, orElse string) string {
+	best := orElse
+	for name, n := range names {
+		if m := names[best]; n > m || n == m && name < best {
+			best = name
+		}
+	}
+	return best
 }
 
 // place sorts one job of the group by the script's recommendation.

@@ -130,7 +130,11 @@ type UserTally struct {
 // grouped with the user's jobs of the same name, CPUs, memory and
 // partition.
 type Script struct {
-	User        string   `json:"user"`
+	User string `json:"user"`
+	// Name is the job name most of the listed jobs bear (the first in
+	// alphabetical order where several are borne as often): never a
+	// probe's variant's, which is not listed, nor one that changes with
+	// the newest job.
 	Name        string   `json:"job_name"`
 	Fingerprint string   `json:"fingerprint,omitempty"` // "" for jobs grouped by name
 	Path        string   `json:"script,omitempty"`      // where it was submitted from, when known

@@ -216,3 +216,28 @@ func TestReportCountsAProbesVariantsAsMeasurements(t *testing.T) {
 		t.Errorf("the notice counts the probe's variants:\n%s", body)
 	}
 }
+
+// A row is named by the name its jobs bear, the same after the next
+// collect (issue 40: "jobs named mytrain-1g.10gb" over jobs none of which
+// bears it, "mytrain" after the next collect brought a newer run).
+func TestReportNamesARowAfterItsJobs(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	jobs, own := probedScript(t, dir)
+	fake := collectSiteWide(t, dir, jobs)
+	rep := readReport(t, fake, "--min-su-saved", "0")
+	if len(rep.Scripts) != 1 || rep.Scripts[0].Name != "mytrain" {
+		t.Errorf("the row is not named mytrain: %+v", rep.Scripts)
+	}
+	text := mustRunWith(t, fake, "report", "--month", "2026-11", "--min-su-saved", "0")
+	body := notices(t, fake, "--min-su-saved", "0")
+	if strings.Contains(text, "mytrain-") || strings.Contains(body, "mytrain-") || !strings.Contains(body, "- jobs named “mytrain” with 4 CPUs") {
+		t.Errorf("the report or the notice names the row after a variant:\n%s\n%s", text, body)
+	}
+
+	jobs = append(jobs, acctJob{"180", "alice", "mytrain", "a100", "COMPLETED", 6, 10, 4, "", own})
+	fake = collectSiteWide(t, dir, jobs)
+	if rep := readReport(t, fake, "--min-su-saved", "0"); len(rep.Scripts) != 1 || rep.Scripts[0].Name != "mytrain" {
+		t.Errorf("after the next collect: %+v", rep.Scripts)
+	}
+}
