@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -63,6 +64,7 @@ type job struct {
 // group is one user's jobs of one script.
 type group struct {
 	key, user, name, fingerprint, path string
+	variantPath                        bool // path is a sweep variant's file
 	jobs                               []job
 }
 
@@ -90,9 +92,14 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 		key := groupKey(r)
 		g := byKey[key]
 		if g == nil {
-			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
+			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script, variantPath: r.SweepDir != ""}
 			byKey[key] = g
 			keys = append(keys, key)
+		}
+		if g.variantPath && r.SweepDir == "" {
+			// The script the user ran, for recommend to read and name,
+			// not a probe's copy of it in the probe's directory.
+			g.path, g.variantPath = r.Script, false
 		}
 		g.jobs = append(g.jobs, j)
 	}
@@ -164,10 +171,27 @@ func groupKey(r *history.JobRecord) string {
 	return fmt.Sprintf("%s\x00name:%s\x00%d\x00%g\x00%s", r.User, r.Name, cpus, mem, r.Partition)
 }
 
-// label names the group's script for recommend's messages.
+// label names the group's script for recommend's messages: its file, not
+// the name a site-wide collect gives slurmdbd's copy (sacct:CLUSTER/ID),
+// which no user knows.
 func (g *group) label() string {
-	if g.path != "" {
-		return g.path
+	if f := userFile(g.path); f != "" {
+		return f
 	}
 	return g.name
 }
+
+// userFile is a script's path where its user submitted it from; "" for
+// slurmdbd's copy, which a site-wide collect links as sacct:CLUSTER/ID
+// (advisor/collect's linkedPrefix), an address of the history's own that
+// no admin or user can open.
+func userFile(path string) string {
+	if strings.HasPrefix(path, slurmdbdCopy) {
+		return ""
+	}
+	return path
+}
+
+// slurmdbdCopy starts the path of a script a site-wide collect linked from
+// slurmdbd's stored copy.
+const slurmdbdCopy = "sacct:"

@@ -64,16 +64,21 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
 			advisor.Options{Objective: advisor.ObjectiveSU})
 	}
-	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
-	names := map[string]int{} // of the jobs listed
+	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
+	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
 	for _, j := range g.jobs {
 		listed := sc.Jobs
 		b.place(&sc, rec, err, j)
 		if sc.Jobs > listed {
 			names[j.rec.Name]++
+			if f := userFile(j.rec.Script); f != "" {
+				paths[f]++
+			}
 		}
 	}
-	sc.Name = mostBorne(names, g.name)
+	// The file the user ran, not a variant's in a probe's directory, nor
+	// slurmdbd's copy, which has no path.
+	sc.Name, sc.Path = mostBorne(names, g.name), mostBorne(paths, "")
 	if sc.Jobs == 0 {
 		return nil
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -135,12 +134,15 @@ type Script struct {
 	// alphabetical order where several are borne as often): never a
 	// probe's variant's, which is not listed, nor one that changes with
 	// the newest job.
-	Name        string   `json:"job_name"`
-	Fingerprint string   `json:"fingerprint,omitempty"` // "" for jobs grouped by name
-	Path        string   `json:"script,omitempty"`      // where it was submitted from, when known
-	Jobs        int      `json:"jobs"`                  // its jobs that a smaller profile would have done
-	JobIDs      []string `json:"job_ids"`               // the first MaxJobIDs of them
-	RanOn       []string `json:"ran_on"`                // the profiles they ran on
+	Name        string `json:"job_name"`
+	Fingerprint string `json:"fingerprint,omitempty"` // "" for jobs grouped by name
+	// Path is the file most of the listed jobs were submitted from (never
+	// a probe's variant's), when known; "" where only slurmdbd's copy is
+	// (sacct --batch-script -j ID shows it).
+	Path        string   `json:"script,omitempty"`
+	Jobs        int      `json:"jobs"`    // its jobs that a smaller profile would have done
+	JobIDs      []string `json:"job_ids"` // the first MaxJobIDs of them
+	RanOn       []string `json:"ran_on"`  // the profiles they ran on
 	Recommended string   `json:"recommended"`
 	Request     string   `json:"request"`              // the sbatch option that asks for it
 	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
@@ -223,12 +225,7 @@ func (rep *Report) Period() string {
 // File is the script's file where the user submitted it from; "" when
 // only slurmdbd's copy of it is known (a site-wide collect links a job to
 // it as sacct:CLUSTER/ID) or none is.
-func (s Script) File() string {
-	if strings.HasPrefix(s.Path, "sacct:") {
-		return ""
-	}
-	return s.Path
-}
+func (s Script) File() string { return userFile(s.Path) }
 
 // OOMJob is a job that ran out of GPU memory.
 type OOMJob struct {

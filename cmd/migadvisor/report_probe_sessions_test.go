@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -239,5 +240,28 @@ func TestReportNamesARowAfterItsJobs(t *testing.T) {
 	fake = collectSiteWide(t, dir, jobs)
 	if rep := readReport(t, fake, "--min-su-saved", "0"); len(rep.Scripts) != 1 || rep.Scripts[0].Name != "mytrain" {
 		t.Errorf("after the next collect: %+v", rep.Scripts)
+	}
+}
+
+// Where only slurmdbd's copy of a script is known, neither the JSON, the
+// CSV nor the text shows the history's own address for it
+// (sacct:migdev/163): the script column is empty.
+func TestReportNeverShowsTheHistorysAddressOfAScript(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	jobs, _ := probedScript(t, dir)
+	fake := collectSiteWide(t, dir, jobs)
+	if rep := readReport(t, fake, "--min-su-saved", "0"); len(rep.Scripts) != 1 || rep.Scripts[0].Path != "" {
+		t.Errorf("--json's script: %+v", rep.Scripts)
+	}
+	text := mustRunWith(t, fake, "report", "--month", "2026-11", "--min-su-saved", "0", "--csv")
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(rows) != 2 || rows[0][2] != "script" || rows[1][2] != "" {
+		t.Errorf("--csv: %v\n%s", err, text)
+	}
+	for _, args := range [][]string{{"--csv"}, {"--json"}, {}} {
+		if text := mustRunWith(t, fake, append([]string{"report", "--month", "2026-11", "--min-su-saved", "0"}, args...)...); strings.Contains(text, "sacct:") {
+			t.Errorf("report %v shows a sacct: address:\n%s", args, text)
+		}
 	}
 }
