@@ -318,10 +318,10 @@ func writeScript(b *strings.Builder, s Script) {
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
 	writeMemory(b, s)
 	if s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1 { // the runtimes are of one profile's runs
-		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", minutes(s.RanS), strings.Join(s.RanOn, ", "),
-			minutes(s.RuntimeS), s.Recommended)
+		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", approxTime(s.RanS), strings.Join(s.RanOn, ", "),
+			approxTime(s.RuntimeS), s.Recommended)
 		if s.RuntimeMaxS > s.RuntimeS*1.05 {
-			fmt.Fprintf(b, ", at most about %s", minutes(s.RuntimeMaxS))
+			fmt.Fprintf(b, ", at most about %s", approxTime(s.RuntimeMaxS))
 		}
 		b.WriteString(".\n")
 	}
@@ -365,9 +365,16 @@ func writeMemory(b *strings.Builder, s Script) {
 	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, memory.FormatMiB(s.UsableMiB))
 }
 
-// minutes writes an estimate of a runtime to the minute, as sbatch's
-// --time reads it: seconds would claim a precision it does not have.
-func minutes(seconds float64) string { return slurm.FormatSeconds(math.Round(seconds/60) * 60) }
+// approxTime writes an estimate of a runtime as sbatch's --time reads it:
+// to the minute, since seconds would claim a precision it does not have;
+// under ten minutes to the second, since a minute would make a run of a
+// few seconds 00:00:00, on both sides.
+func approxTime(seconds float64) string {
+	if seconds < 10*60 {
+		return slurm.FormatSeconds(max(seconds, 1))
+	}
+	return slurm.FormatSeconds(math.Round(seconds/60) * 60)
+}
 
 // scriptToName is the path of the first script whose path is known, for
 // the recommend command the notice suggests; else a placeholder.

@@ -265,3 +265,16 @@ func TestReportNeverShowsTheHistorysAddressOfAScript(t *testing.T) {
 		}
 	}
 }
+
+// A notice gives a run of a few seconds in seconds, not as 00:00:00 on
+// both sides (issue 40: "expect about 00:00:00").
+func TestNoticeGivesShortRunsInSeconds(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	jobs, _ := probedScript(t, dir)
+	fake := collectSiteWide(t, dir, jobs)
+	body := notices(t, fake, "--min-su-saved", "0")
+	if !strings.Contains(body, "Time: a run took about 00:00:04 on full; expect about 00:00:06 on 1g.10gb") || strings.Contains(body, "00:00:00") {
+		t.Errorf("the notice's times:\n%s", body)
+	}
+}
