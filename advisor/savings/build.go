@@ -9,6 +9,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/session"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -61,10 +62,13 @@ type job struct {
 	su  float64
 }
 
-// group is one user's jobs of one script.
+// group is one user's jobs of one script, or their sessions of one name
+// (session: judged as recommend --session judges them, fingerprint and
+// path "").
 type group struct {
 	key, user, name, fingerprint, path string
 	variantPath                        bool // path is a sweep variant's file
+	session                            bool
 	jobs                               []job
 }
 
@@ -93,6 +97,11 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 		g := byKey[key]
 		if g == nil {
 			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script, variantPath: r.SweepDir != ""}
+			if session.IsInteractive(r) {
+				// An OnDemand app's job linked to the script slurmdbd
+				// stored is a session all the same: the app writes one.
+				g.fingerprint, g.path, g.session, g.variantPath = "", "", true, false
+			}
 			byKey[key] = g
 			keys = append(keys, key)
 		}
@@ -123,7 +132,7 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 	seen := map[history.UserJobName]bool{}
 	out := map[string][]advisor.Run{}
 	for _, g := range groups {
-		if g.fingerprint != "" {
+		if g.fingerprint != "" || g.session { // a session's advice reads its own
 			continue
 		}
 		for _, j := range g.jobs {
@@ -156,8 +165,12 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 }
 
 // groupKey is a job's user and script: its fingerprint, else its name and
-// the resources it asked for.
+// the resources it asked for; a session's, the user and its name, as
+// recommend --session keys them.
 func groupKey(r *history.JobRecord) string {
+	if session.IsInteractive(r) {
+		return r.User + "\x00session:" + r.Name
+	}
 	if r.Fingerprint != "" {
 		return r.User + "\x00fp:" + r.Fingerprint
 	}

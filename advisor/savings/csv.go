@@ -12,7 +12,9 @@ import (
 // --batch-script -j ID shows it; never the history's own sacct:CLUSTER/ID
 // address). gpu_mem_kind says what gpu_mem_need_mib proves
 // (Script.MemoryKind): allocated or peak, the need; oom, at least that;
-// ceiling, at most that; empty, no figure.
+// ceiling, at most that; empty, no figure. A row of interactive sessions
+// has basis held (BasisHeld): no script, its change is in OnDemand's form
+// or salloc's options.
 var CSVHeader = []string{"user", "job_name", "script", "fingerprint", "jobs", "ran_on", "recommended", "request", "time_limit",
 	"basis", "runs", "gpu_mem_need_mib", "measured_by", "usable_mib", "runtime_ratio", "su_spent", "su_there", "su_saved", "job_ids",
 	"gpu_mem_kind"}

@@ -45,6 +45,9 @@ func unknownGPU(r *history.JobRecord) string {
 // a bigger profile than needed (with what the recommended one would have
 // cost), right-sized, or not judged and why.
 func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named []advisor.Run) error {
+	if g.session {
+		return b.judgeSessions(ctx, st, g) // sessions.go
+	}
 	runs := named
 	if g.fingerprint != "" {
 		var err error
@@ -79,6 +82,12 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	// The file the user ran, not a variant's in a probe's directory, nor
 	// slurmdbd's copy, which has no path.
 	sc.Name, sc.Path = mostBorne(names, g.name), mostBorne(paths, "")
+	return b.list(g.user, sc)
+}
+
+// list adds a script's row to the report, or counts it among those below
+// min_su_saved; a row with no job is neither.
+func (b *builder) list(user string, sc Script) error {
 	if sc.Jobs == 0 {
 		return nil
 	}
@@ -94,7 +103,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 		below.Saved += sc.SUSaved
 		return nil
 	}
-	b.users[g.user].Scripts++
+	b.users[user].Scripts++
 	b.rep.Scripts = append(b.rep.Scripts, sc)
 	return nil
 }
@@ -226,6 +235,12 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 		sc.Partition = j.rec.Partition
 		sc.Why = sc.why()
 	}
+	b.listJob(sc, j, alt)
+}
+
+// listJob counts a smaller-slice job in its row: its id, its profile, what
+// it spent and would have cost (alt).
+func (b *builder) listJob(sc *Script, j job, alt float64) {
 	sc.Jobs++
 	if len(sc.JobIDs) < MaxJobIDs {
 		sc.JobIDs = append(sc.JobIDs, j.rec.JobID)

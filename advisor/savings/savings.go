@@ -127,7 +127,8 @@ type UserTally struct {
 // Script is one user's script whose jobs a smaller profile would have
 // done. A job not linked to a script (its script unknown to slurmdbd) is
 // grouped with the user's jobs of the same name, CPUs, memory and
-// partition.
+// partition; an interactive session (session.IsInteractive) with the
+// user's sessions of its name, judged as recommend --session judges them.
 type Script struct {
 	User string `json:"user"`
 	// Name is the job name most of the listed jobs bear (the first in
@@ -135,11 +136,16 @@ type Script struct {
 	// probe's variant's, which is not listed, nor one that changes with
 	// the newest job.
 	Name        string `json:"job_name"`
-	Fingerprint string `json:"fingerprint,omitempty"` // "" for jobs grouped by name
+	Fingerprint string `json:"fingerprint,omitempty"` // "" for jobs grouped by name, and sessions
 	// Path is the file most of the listed jobs were submitted from (never
 	// a probe's variant's), when known; "" where only slurmdbd's copy is
 	// (sacct --batch-script -j ID shows it).
-	Path        string   `json:"script,omitempty"`
+	Path string `json:"script,omitempty"`
+	// Session: the jobs are interactive sessions, priced per hour held;
+	// Change is then what to choose for the next one (recommend
+	// --session's change: OnDemand's form, or salloc's options).
+	Session     bool     `json:"session,omitempty"`
+	Change      string   `json:"change,omitempty"`
 	Jobs        int      `json:"jobs"`    // its jobs that a smaller profile would have done
 	JobIDs      []string `json:"job_ids"` // the first MaxJobIDs of them
 	RanOn       []string `json:"ran_on"`  // the profiles they ran on

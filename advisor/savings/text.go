@@ -76,11 +76,14 @@ func (rep *Report) writeScripts(w io.Writer) {
 }
 
 // label names a script for an admin: its file, else its job name, with
-// the start of its fingerprint.
+// the start of its fingerprint; sessions by their name.
 func (s Script) label() string {
 	name := s.Name
 	if f := s.File(); f != "" {
 		name = filepath.Base(f)
+	}
+	if s.Session {
+		return name + " (sessions)"
 	}
 	if fp := s.Fingerprint; len(fp) >= 8 {
 		return name + " (" + fp[:8] + ")"

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -276,5 +277,82 @@ func TestNoticeGivesShortRunsInSeconds(t *testing.T) {
 	body := notices(t, fake, "--min-su-saved", "0")
 	if !strings.Contains(body, "Time: a run took about 00:00:04 on full; expect about 00:00:06 on 1g.10gb") || strings.Contains(body, "00:00:00") {
 		t.Errorf("the notice's times:\n%s", body)
+	}
+}
+
+// Issue 40's sessions, collected site-wide as an admin does: three Open
+// OnDemand Jupyter sessions on a whole A100 that the monitor saw peak at
+// 2.9 GiB (linked to the script slurmdbd stored, as the app writes one),
+// and three salloc sessions with no memory figure, one of them a
+// 3-second allocation on 1g.10gb. The report judges them as recommend
+// --session does: the Jupyter sessions fit 1g.10gb, priced per hour held,
+// and their notice says what to choose in the form, not an #SBATCH line;
+// the salloc sessions are not judged (a session's end proves nothing
+// without a memory figure), and recommend --session says the same.
+func TestReportJudgesSessionsAsRecommendSessionDoes(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jupyter = "sys/dashboard/sys/jupyter"
+	app := "#!/bin/bash\n#SBATCH --job-name=" + jupyter + "\ncd \"$HOME/ondemand/data/sys/dashboard/batch_connect/sys/jupyter/output\"\n" +
+		"source ./script.sh\n"
+	var jobs []acctJob
+	for i := range 3 {
+		jobs = append(jobs, acctJob{fmt.Sprint(201 + i), me.Username, jupyter, "a100", "TIMEOUT", 10 + i, 9, 7200,
+			"[I 09:01:10 ServerApp] Jupyter Server is running\n" + monitorLine(2970, 81559, "full"), app})
+	}
+	jobs = append(jobs,
+		acctJob{"211", me.Username, "interactive", "a100", "COMPLETED", 14, 9, 3600, "", ""},
+		acctJob{"212", me.Username, "interactive", "a100", "COMPLETED", 15, 9, 3600, "", ""},
+		acctJob{"213", me.Username, "interactive", "a100_10g", "COMPLETED", 16, 9, 3, "", ""})
+	fake := collectSiteWide(t, dir, jobs)
+
+	var adv sessionAdvice
+	if err := json.Unmarshal([]byte(mustRunWith(t, fake, "recommend", "--session", jupyter, "--json")), &adv); err != nil ||
+		adv.Recommended != "1g.10gb" || adv.SUPerHour == nil || adv.AskedSUPerHour == nil {
+		t.Fatalf("recommend --session %s: %v %+v", jupyter, err, adv)
+	}
+	rep := readReport(t, fake)
+	if len(rep.Scripts) != 1 {
+		t.Fatalf("rows: %+v", rep.Scripts)
+	}
+	// Held as long on the slice: 3 sessions of 2 hours, at recommend
+	// --session's prices per hour.
+	row := rep.Scripts[0]
+	if row.Name != jupyter || !row.Session || row.Basis != "held" || row.Recommended != adv.Recommended || row.Jobs != 3 ||
+		row.MemoryKind != "peak" || row.SUThere != 3*2*(*adv.SUPerHour) || row.SUSpent != 3*2*(*adv.AskedSUPerHour) {
+		t.Errorf("the Jupyter sessions' row is not recommend --session's judgement (%s, %v SU/h there, %v as asked): %+v",
+			adv.Recommended, *adv.SUPerHour, *adv.AskedSUPerHour, row)
+	}
+	i := slices.IndexFunc(rep.Unjudged, func(u struct {
+		Reason string `json:"reason"`
+		Jobs   int    `json:"jobs"`
+	}) bool {
+		return strings.HasPrefix(u.Reason, "sessions with no GPU memory figure")
+	})
+	if i < 0 || rep.Unjudged[i].Jobs != 3 {
+		t.Errorf("the salloc sessions with no memory figure are not left unjudged for want of one: %+v", rep.Unjudged)
+	}
+	adv = sessionAdvice{}
+	if err := json.Unmarshal([]byte(mustRunWith(t, fake, "recommend", "--session", "interactive", "--json")), &adv); err != nil ||
+		adv.Recommended != "" || !strings.Contains(adv.Why, "GPU memory figure") {
+		t.Errorf("recommend --session interactive disagrees with the report: %v %+v", err, adv)
+	}
+
+	body := notices(t, fake)
+	for _, want := range []string{"- sessions named “" + jupyter + "”: 3 sessions on full; 1g.10gb would do.",
+		"Next time: choose 1g.10gb in the form of " + jupyter + " in place of full (it asks Slurm for --gres=gpu:a100_10g:1).",
+		"migadvisor recommend --session " + jupyter + "\n", "about these sessions again"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the notice does not say %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "#SBATCH") || strings.Contains(body, "interactive") {
+		t.Errorf("the notice tells of #SBATCH lines for a session, or of the sessions not judged:\n%s", body)
 	}
 }
