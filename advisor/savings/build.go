@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/session"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -60,9 +62,13 @@ type job struct {
 	su  float64
 }
 
-// group is one user's jobs of one script.
+// group is one user's jobs of one script, or their sessions of one name
+// (session: judged as recommend --session judges them, fingerprint and
+// path "").
 type group struct {
 	key, user, name, fingerprint, path string
+	variantPath                        bool // path is a sweep variant's file
+	session                            bool
 	jobs                               []job
 }
 
@@ -90,9 +96,19 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 		key := groupKey(r)
 		g := byKey[key]
 		if g == nil {
-			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script}
+			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script, variantPath: r.SweepDir != ""}
+			if session.IsInteractive(r) {
+				// An OnDemand app's job linked to the script slurmdbd
+				// stored is a session all the same: the app writes one.
+				g.fingerprint, g.path, g.session, g.variantPath = "", "", true, false
+			}
 			byKey[key] = g
 			keys = append(keys, key)
+		}
+		if g.variantPath && r.SweepDir == "" {
+			// The script the user ran, for recommend to read and name,
+			// not a probe's copy of it in the probe's directory.
+			g.path, g.variantPath = r.Script, false
 		}
 		g.jobs = append(g.jobs, j)
 	}
@@ -116,7 +132,7 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 	seen := map[history.UserJobName]bool{}
 	out := map[string][]advisor.Run{}
 	for _, g := range groups {
-		if g.fingerprint != "" {
+		if g.fingerprint != "" || g.session { // a session's advice reads its own
 			continue
 		}
 		for _, j := range g.jobs {
@@ -149,8 +165,12 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 }
 
 // groupKey is a job's user and script: its fingerprint, else its name and
-// the resources it asked for.
+// the resources it asked for; a session's, the user and its name, as
+// recommend --session keys them.
 func groupKey(r *history.JobRecord) string {
+	if session.IsInteractive(r) {
+		return r.User + "\x00session:" + r.Name
+	}
 	if r.Fingerprint != "" {
 		return r.User + "\x00fp:" + r.Fingerprint
 	}
@@ -164,10 +184,27 @@ func groupKey(r *history.JobRecord) string {
 	return fmt.Sprintf("%s\x00name:%s\x00%d\x00%g\x00%s", r.User, r.Name, cpus, mem, r.Partition)
 }
 
-// label names the group's script for recommend's messages.
+// label names the group's script for recommend's messages: its file, not
+// the name a site-wide collect gives slurmdbd's copy (sacct:CLUSTER/ID),
+// which no user knows.
 func (g *group) label() string {
-	if g.path != "" {
-		return g.path
+	if f := userFile(g.path); f != "" {
+		return f
 	}
 	return g.name
 }
+
+// userFile is a script's path where its user submitted it from; "" for
+// slurmdbd's copy, which a site-wide collect links as sacct:CLUSTER/ID
+// (advisor/collect's linkedPrefix), an address of the history's own that
+// no admin or user can open.
+func userFile(path string) string {
+	if strings.HasPrefix(path, slurmdbdCopy) {
+		return ""
+	}
+	return path
+}
+
+// slurmdbdCopy starts the path of a script a site-wide collect linked from
+// slurmdbd's stored copy.
+const slurmdbdCopy = "sacct:"

@@ -7,9 +7,14 @@ import (
 	"strings"
 )
 
-// CSVHeader names the columns of WriteCSV. gpu_mem_kind says what
-// gpu_mem_need_mib proves (Script.MemoryKind): allocated or peak, the
-// need; oom, at least that; ceiling, at most that; empty, no figure.
+// CSVHeader names the columns of WriteCSV. script is where the user
+// submitted it from, empty where only slurmdbd's copy is known (sacct
+// --batch-script -j ID shows it; never the history's own sacct:CLUSTER/ID
+// address). gpu_mem_kind says what gpu_mem_need_mib proves
+// (Script.MemoryKind): allocated or peak, the need; oom, at least that;
+// ceiling, at most that; empty, no figure. A row of interactive sessions
+// has basis held (BasisHeld): no script, its change is in OnDemand's form
+// or salloc's options.
 var CSVHeader = []string{"user", "job_name", "script", "fingerprint", "jobs", "ran_on", "recommended", "request", "time_limit",
 	"basis", "runs", "gpu_mem_need_mib", "measured_by", "usable_mib", "runtime_ratio", "su_spent", "su_there", "su_saved", "job_ids",
 	"gpu_mem_kind"}
@@ -22,7 +27,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		return err
 	}
 	for _, s := range rep.Scripts {
-		row := []string{s.User, cell(s.Name), cell(s.Path), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
+		row := []string{s.User, cell(s.Name), cell(s.File()), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
 			s.Request, s.TimeLimit, s.Basis, strconv.Itoa(s.Runs), number(s.NeedMiB), s.MeasuredBy, number(s.UsableMiB),
 			number(s.RuntimeRatio), number(s.SUSpent), number(s.SUThere), number(s.SUSaved), strings.Join(s.JobIDs, " "),
 			s.MemoryKind}

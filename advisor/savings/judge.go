@@ -45,6 +45,9 @@ func unknownGPU(r *history.JobRecord) string {
 // a bigger profile than needed (with what the recommended one would have
 // cost), right-sized, or not judged and why.
 func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named []advisor.Run) error {
+	if g.session {
+		return b.judgeSessions(ctx, st, g) // sessions.go
+	}
 	runs := named
 	if g.fingerprint != "" {
 		var err error
@@ -64,10 +67,27 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
 			advisor.Options{Objective: advisor.ObjectiveSU})
 	}
-	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Path: g.path, Runs: len(runs)}
+	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
+	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
 	for _, j := range g.jobs {
+		listed := sc.Jobs
 		b.place(&sc, rec, err, j)
+		if sc.Jobs > listed {
+			names[j.rec.Name]++
+			if f := userFile(j.rec.Script); f != "" {
+				paths[f]++
+			}
+		}
 	}
+	// The file the user ran, not a variant's in a probe's directory, nor
+	// slurmdbd's copy, which has no path.
+	sc.Name, sc.Path = mostBorne(names, g.name), mostBorne(paths, "")
+	return b.list(g.user, sc)
+}
+
+// list adds a script's row to the report, or counts it among those below
+// min_su_saved; a row with no job is neither.
+func (b *builder) list(user string, sc Script) error {
 	if sc.Jobs == 0 {
 		return nil
 	}
@@ -83,15 +103,37 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 		below.Saved += sc.SUSaved
 		return nil
 	}
-	b.users[g.user].Scripts++
+	b.users[user].Scripts++
 	b.rep.Scripts = append(b.rep.Scripts, sc)
 	return nil
+}
+
+// mostBorne is the name most jobs bear, the first in alphabetical order
+// of those borne as often: the same whatever order the jobs come in, and
+// not the newest job's (a probe's variant, or a renamed run); or else
+// when there is none.
+func mostBorne(names map[string]int, orElse string) string {
+	best := orElse
+	for name, n := range names {
+		if m := names[best]; n > m || n == m && name < best {
+			best = name
+		}
+	}
+	return best
 }
 
 // place sorts one job of the group by the script's recommendation.
 func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) {
 	r := j.rec
 	example := r.User + " " + r.Name
+	if r.SweepDir != "" {
+		// A probe's or a sweep's variant measured the script on its
+		// profile, as its user was told to: evidence for the judgement,
+		// never a job that asked for too much (or ran out of memory).
+		b.rep.Measurements.Jobs++
+		b.rep.Measurements.SU += j.su
+		return
+	}
 	if r.OOM() == slurm.OOMGPU {
 		b.outOfMemory(rec, j)
 		return
@@ -193,6 +235,12 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 		sc.Partition = j.rec.Partition
 		sc.Why = sc.why()
 	}
+	b.listJob(sc, j, alt)
+}
+
+// listJob counts a smaller-slice job in its row: its id, its profile, what
+// it spent and would have cost (alt).
+func (b *builder) listJob(sc *Script, j job, alt float64) {
 	sc.Jobs++
 	if len(sc.JobIDs) < MaxJobIDs {
 		sc.JobIDs = append(sc.JobIDs, j.rec.JobID)

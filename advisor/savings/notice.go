@@ -293,10 +293,9 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	for _, s := range scripts {
 		writeScript(&b, s)
 	}
-	b.WriteString("To see the evidence and the exact lines to change, run recommend on the script, on a login node:\n\n")
-	fmt.Fprintf(&b, "    migadvisor recommend %s\n\n", scriptToName(scripts))
-	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these scripts again for %d days.",
-		site.Title, th.NotifyEveryDays)
+	b.WriteString(recommendCommands(scripts))
+	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these %s again for %d days.",
+		site.Title, whatTold(scripts), th.NotifyEveryDays)
 	if th.NotifyContact != "" {
 		fmt.Fprintf(&b, " Questions are welcome at %s.", th.NotifyContact)
 	}
@@ -307,6 +306,10 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 
 func writeScript(b *strings.Builder, s Script) {
 	what := "jobs named “" + s.Name + "”"
+	if s.Session {
+		writeSession(b, s)
+		return
+	}
 	if f := s.File(); f != "" {
 		what = f + " (jobs named “" + s.Name + "”)"
 	} else if s.CPUs > 0 {
@@ -318,10 +321,10 @@ func writeScript(b *strings.Builder, s Script) {
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
 	writeMemory(b, s)
 	if s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1 { // the runtimes are of one profile's runs
-		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", minutes(s.RanS), strings.Join(s.RanOn, ", "),
-			minutes(s.RuntimeS), s.Recommended)
+		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", approxTime(s.RanS), strings.Join(s.RanOn, ", "),
+			approxTime(s.RuntimeS), s.Recommended)
 		if s.RuntimeMaxS > s.RuntimeS*1.05 {
-			fmt.Fprintf(b, ", at most about %s", minutes(s.RuntimeMaxS))
+			fmt.Fprintf(b, ", at most about %s", approxTime(s.RuntimeMaxS))
 		}
 		b.WriteString(".\n")
 	}
@@ -365,19 +368,74 @@ func writeMemory(b *strings.Builder, s Script) {
 	fmt.Fprintf(b, "; %s has %s.\n", s.Recommended, memory.FormatMiB(s.UsableMiB))
 }
 
-// minutes writes an estimate of a runtime to the minute, as sbatch's
-// --time reads it: seconds would claim a precision it does not have.
-func minutes(seconds float64) string { return slurm.FormatSeconds(math.Round(seconds/60) * 60) }
+// writeSession tells of a user's sessions of one name as recommend
+// --session does: what to choose in OnDemand's form or ask salloc for,
+// never a script's #SBATCH lines, which a session has none of; priced per
+// hour held, with no time to expect (a session lasts as long as its user
+// holds it, on any slice).
+func writeSession(b *strings.Builder, s Script) {
+	fmt.Fprintf(b, "- sessions named “%s”: %s on %s; %s would do.\n", s.Name, textutil.Plural(s.Jobs, "session"), strings.Join(s.RanOn, ", "),
+		s.Recommended)
+	writeMemory(b, s)
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s for the same hours held.\n", catalog.FormatSU(s.SUSpent), catalog.FormatSU(s.SUThere),
+		s.Recommended)
+	if s.Change != "" {
+		fmt.Fprintf(b, "  Next time: %s.\n", s.Change)
+	} else {
+		fmt.Fprintf(b, "  Your newest session already asks for %s: keep asking for it.\n", s.Recommended)
+	}
+	b.WriteString("\n")
+}
 
-// scriptToName is the path of the first script whose path is known, for
-// the recommend command the notice suggests; else a placeholder.
-func scriptToName(scripts []Script) string {
+// approxTime writes an estimate of a runtime as sbatch's --time reads it:
+// to the minute, since seconds would claim a precision it does not have;
+// under ten minutes to the second, since a minute would make a run of a
+// few seconds 00:00:00, on both sides.
+func approxTime(seconds float64) string {
+	if seconds < 10*60 {
+		return slurm.FormatSeconds(max(seconds, 1))
+	}
+	return slurm.FormatSeconds(math.Round(seconds/60) * 60)
+}
+
+// recommendCommands are the recommend commands the notice suggests: on
+// the first script whose path is known (else a placeholder), and
+// --session on each session's name.
+func recommendCommands(scripts []Script) string {
+	var cmds []string
+	script := ""
 	for _, s := range scripts {
-		if f := s.File(); f != "" {
-			return slurm.ShellWord(f)
+		switch {
+		case s.Session:
+			if cmd := "migadvisor recommend --session " + slurm.ShellWord(s.Name); !slices.Contains(cmds, cmd) {
+				cmds = append(cmds, cmd)
+			}
+		case script == "" && s.File() != "":
+			script = "migadvisor recommend " + slurm.ShellWord(s.File())
 		}
 	}
-	return "path/to/your/job.sh"
+	if !slices.ContainsFunc(scripts, func(s Script) bool { return !s.Session }) {
+		return "To see the evidence and what to choose, run recommend on a login node:\n\n    " + strings.Join(cmds, "\n    ") + "\n\n"
+	}
+	if script == "" {
+		script = "migadvisor recommend path/to/your/job.sh"
+	}
+	cmds = append([]string{script}, cmds...)
+	return "To see the evidence and the exact lines to change, run recommend on the script, on a login node:\n\n    " +
+		strings.Join(cmds, "\n    ") + "\n\n"
+}
+
+// whatTold is what a notice tells of: scripts, sessions, or both.
+func whatTold(scripts []Script) string {
+	sessions := slices.ContainsFunc(scripts, func(s Script) bool { return s.Session })
+	other := slices.ContainsFunc(scripts, func(s Script) bool { return !s.Session })
+	switch {
+	case sessions && other:
+		return "scripts and sessions"
+	case sessions:
+		return "sessions"
+	}
+	return "scripts"
 }
 
 // periodWords is the report's period as a sentence opener.
@@ -387,9 +445,13 @@ func periodWords(rep *Report) string {
 }
 
 // ledgerKey is a user's script as the ledger knows it: its fingerprint,
-// else what groups jobs by name (name, CPUs, memory, partition).
+// else what groups jobs by name (name, CPUs, memory, partition); a
+// session's name alone, as its jobs are grouped.
 func ledgerKey(user string, s Script) string {
-	if s.Fingerprint != "" {
+	switch {
+	case s.Session:
+		return user + " session:" + s.Name
+	case s.Fingerprint != "":
 		return user + " " + s.Fingerprint
 	}
 	return fmt.Sprintf("%s name:%s/%d/%g/%s", user, s.Name, s.CPUs, s.MemMiB, s.Partition)

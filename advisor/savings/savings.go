@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -53,6 +52,18 @@ type Report struct {
 	Below    Below      `json:"below_thresholds"`
 	OOMs     []OOMJob   `json:"out_of_memory"` // most SU first
 	Unjudged []Unjudged `json:"unjudged"`      // most SU first
+	// Measurements are the jobs of probes and sweeps (their variants,
+	// SweepDir): in the totals, and evidence for their scripts'
+	// judgements, but never counted as jobs on too big a slice, out of
+	// memory or unjudged: the user was asked to run them.
+	Measurements Measurements `json:"measurements"`
+}
+
+// Measurements counts the variants of probes and sweeps, and what they
+// spent.
+type Measurements struct {
+	Jobs int     `json:"jobs"`
+	SU   float64 `json:"su"`
 }
 
 // Below is the scripts whose saving is under min_su_saved: how many, their
@@ -116,15 +127,28 @@ type UserTally struct {
 // Script is one user's script whose jobs a smaller profile would have
 // done. A job not linked to a script (its script unknown to slurmdbd) is
 // grouped with the user's jobs of the same name, CPUs, memory and
-// partition.
+// partition; an interactive session (session.IsInteractive) with the
+// user's sessions of its name, judged as recommend --session judges them.
 type Script struct {
-	User        string   `json:"user"`
-	Name        string   `json:"job_name"`
-	Fingerprint string   `json:"fingerprint,omitempty"` // "" for jobs grouped by name
-	Path        string   `json:"script,omitempty"`      // where it was submitted from, when known
-	Jobs        int      `json:"jobs"`                  // its jobs that a smaller profile would have done
-	JobIDs      []string `json:"job_ids"`               // the first MaxJobIDs of them
-	RanOn       []string `json:"ran_on"`                // the profiles they ran on
+	User string `json:"user"`
+	// Name is the job name most of the listed jobs bear (the first in
+	// alphabetical order where several are borne as often): never a
+	// probe's variant's, which is not listed, nor one that changes with
+	// the newest job.
+	Name        string `json:"job_name"`
+	Fingerprint string `json:"fingerprint,omitempty"` // "" for jobs grouped by name, and sessions
+	// Path is the file most of the listed jobs were submitted from (never
+	// a probe's variant's), when known; "" where only slurmdbd's copy is
+	// (sacct --batch-script -j ID shows it).
+	Path string `json:"script,omitempty"`
+	// Session: the jobs are interactive sessions, priced per hour held;
+	// Change is then what to choose for the next one (recommend
+	// --session's change: OnDemand's form, or salloc's options).
+	Session     bool     `json:"session,omitempty"`
+	Change      string   `json:"change,omitempty"`
+	Jobs        int      `json:"jobs"`    // its jobs that a smaller profile would have done
+	JobIDs      []string `json:"job_ids"` // the first MaxJobIDs of them
+	RanOn       []string `json:"ran_on"`  // the profiles they ran on
 	Recommended string   `json:"recommended"`
 	Request     string   `json:"request"`              // the sbatch option that asks for it
 	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
@@ -207,12 +231,7 @@ func (rep *Report) Period() string {
 // File is the script's file where the user submitted it from; "" when
 // only slurmdbd's copy of it is known (a site-wide collect links a job to
 // it as sacct:CLUSTER/ID) or none is.
-func (s Script) File() string {
-	if strings.HasPrefix(s.Path, "sacct:") {
-		return ""
-	}
-	return s.Path
-}
+func (s Script) File() string { return userFile(s.Path) }
 
 // OOMJob is a job that ran out of GPU memory.
 type OOMJob struct {

@@ -338,3 +338,42 @@ func TestBuildAsksForPeers(t *testing.T) {
 		t.Errorf("peers asked for %q: want the name groups' (\"\")", asked)
 	}
 }
+
+// A row of a script its user probed names the file they ran and the name
+// their jobs bear, not the newest job's, a probe's variant (its file in
+// the probe's directory, its name mytrain-full), which is not listed.
+func TestRowIsTheScriptItsUserRan(t *testing.T) {
+	s := site(t)
+	var dump strings.Builder
+	dump.WriteString(header)
+	for i := range 3 {
+		dump.WriteString(line(101+i, "alice", "a100", "COMPLETED", fmt.Sprintf("2026-11-0%dT10:00", 2+i), 3600, jobstats(3, 80, 10), "mytrain"))
+	}
+	dump.WriteString(line(104, "alice", "a100_10g", "COMPLETED", "2026-11-06T10:00", 3600, jobstats(3, 10, -1), "mytrain-1g.10gb"))
+	dump.WriteString(line(105, "alice", "a100", "COMPLETED", "2026-11-06T11:00", 3600, jobstats(3, 80, 10), "mytrain-full"))
+	st := historytest.FromDump(t, s, dump.String())
+	var subs []history.Submission
+	for id, script := range map[string]string{"101": "", "102": "", "103": "", "104": "/home/alice/probe/1g.10gb.sh", "105": "/home/alice/probe/full.sh"} {
+		sub := history.Submission{Cluster: "wulver", JobID: id, Fingerprint: "a1b2c3d4e5f60718", Source: "/home/alice/mytrain.sh",
+			Script: "/home/alice/mytrain.sh", Submitted: time.Now()}
+		if script != "" {
+			sub.Script, sub.SweepDir = script, "/home/alice/probe"
+		}
+		subs = append(subs, sub)
+	}
+	if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 1 || rep.Scripts[0].Path != "/home/alice/mytrain.sh" || rep.Scripts[0].Name != "mytrain" || rep.Scripts[0].Jobs != 3 {
+		t.Fatalf("scripts: %+v (unjudged %+v)", rep.Scripts, rep.Unjudged)
+	}
+	body := compose(rep, s, s.Report.WithDefaults(), "alice", rep.Scripts).Body
+	if !strings.Contains(body, "- /home/alice/mytrain.sh (jobs named “mytrain”): 3 jobs on full;") ||
+		!strings.Contains(body, "migadvisor recommend /home/alice/mytrain.sh\n") || strings.Contains(body, "probe") {
+		t.Errorf("the notice:\n%s", body)
+	}
+}

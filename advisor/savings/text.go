@@ -41,6 +41,10 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	if t.OOM > 0 {
 		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), catalog.FormatSU(t.OOMSU))
 	}
+	if m := rep.Measurements; m.Jobs > 0 {
+		fmt.Fprintf(w, "probes' and sweeps' variants: %s, %s SU, measurements of their scripts (evidence, not judged as jobs)\n",
+			textutil.Plural(m.Jobs, "job"), catalog.FormatSU(m.SU))
+	}
 	rep.writeScripts(w)
 	rep.writeProfiles(w)
 	rep.writeUsers(w)
@@ -72,11 +76,14 @@ func (rep *Report) writeScripts(w io.Writer) {
 }
 
 // label names a script for an admin: its file, else its job name, with
-// the start of its fingerprint.
+// the start of its fingerprint; sessions by their name.
 func (s Script) label() string {
 	name := s.Name
 	if f := s.File(); f != "" {
 		name = filepath.Base(f)
+	}
+	if s.Session {
+		return name + " (sessions)"
 	}
 	if fp := s.Fingerprint; len(fp) >= 8 {
 		return name + " (" + fp[:8] + ")"

@@ -67,6 +67,7 @@ func (b *builder) finish() {
 	}
 	slices.SortFunc(rep.Unjudged, func(x, y Unjudged) int { return cmp.Or(cmp.Compare(y.SU, x.SU), cmp.Compare(x.Reason, y.Reason)) })
 	rep.Total = rep.Total.rounded()
+	rep.Measurements.SU = catalog.RoundSU(rep.Measurements.SU)
 	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = catalog.RoundSU(rep.Below.SU), catalog.RoundSU(rep.Below.SUThere), catalog.RoundSU(rep.Below.Saved)
 }
 

@@ -56,6 +56,27 @@ type Advice struct {
 	Pricing  string        `json:"pricing"`
 	Profiles []ProfileRisk `json:"profiles"`
 	Past     []Past        `json:"past_sessions"`
+
+	// need is what the sessions' figures prove (memory.EstimateNeed), for
+	// GPUMemFigure: the form reads Need's words, the admins' report the
+	// figure.
+	need *memory.Need
+}
+
+// GPUMemFigure is the GPU memory figure the advice judged by, as a
+// script's recommendation gives one (its gpu_mem_need): the need, else
+// the ceiling of a framework's peak, with what held the memory; nil when
+// the sessions weighed have neither.
+func (a *Advice) GPUMemFigure() (*memory.NeedJSON, memory.Holder) {
+	switch {
+	case a.need == nil:
+		return nil, memory.Holder{}
+	case a.need.Known():
+		return a.need.JSON(), a.need.Holder
+	case a.need.Ceiling != nil:
+		return a.need.Ceiling.JSON(), a.need.Ceiling.Holder
+	}
+	return nil, a.need.Holder
 }
 
 // ProfileRisk is one profile, judged for the sessions.
@@ -155,6 +176,7 @@ func askOf(r *history.JobRecord) Asking {
 // risk is low.
 func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 	need := memory.EstimateNeed(runs)
+	a.need = &need
 	var needMiB, ceilingMiB *float64
 	if need.Known() {
 		needMiB = &need.MiB

@@ -80,6 +80,20 @@ func isSession(r *history.JobRecord) bool {
 	return r.Fingerprint == "" || OnDemand(r.Name) && strings.HasPrefix(r.Script, slurmdbdScript)
 }
 
+// unnamedSessions are the names Slurm gives a session started without
+// -J: salloc's, and srun --pty's, after the shell it runs.
+var unnamedSessions = []string{"interactive", "bash", "sh", "zsh", "tcsh", "csh", "ksh", "fish"}
+
+// IsInteractive reports whether a job is known to be a session without
+// anyone naming it (recommend --session is given the name; the admins'
+// report is not): a session by isSession's rule that is an Open OnDemand
+// app's, or named as salloc and srun --pty name theirs when no -J is
+// given. A session named with -J is not told apart from a batch job whose
+// script slurmdbd did not keep, so it is judged as that.
+func IsInteractive(r *history.JobRecord) bool {
+	return isSession(r) && (OnDemand(r.Name) || slices.Contains(unnamedSessions, r.Name))
+}
+
 // ended reports whether the session is over, with the record of its end.
 func ended(r *history.JobRecord) bool { return !r.Stub && slurm.TerminalState(r.State) }
 
