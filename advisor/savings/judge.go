@@ -69,19 +69,30 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
+	var open []job                                     // not judged: what a measurement would settle
 	for _, j := range g.jobs {
-		listed := sc.Jobs
-		b.place(&sc, rec, err, j)
-		if sc.Jobs > listed {
+		switch b.place(&sc, rec, err, j) {
+		case placedListed:
 			names[j.rec.Name]++
 			if f := userFile(j.rec.Script); f != "" {
 				paths[f]++
 			}
+		case placedUnjudged:
+			open = append(open, j)
 		}
 	}
 	// The file the user ran, not a variant's in a probe's directory, nor
 	// slurmdbd's copy, which has no path.
 	sc.Name, sc.Path = mostBorne(names, g.name), mostBorne(paths, "")
+	if len(open) > 0 {
+		if rec == nil && err == nil && len(runs) > 0 {
+			// Too few runs to judge, enough to say what to measure.
+			rec, _ = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
+				Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
+				advisor.Options{Objective: advisor.ObjectiveSU})
+		}
+		b.toMeasure(g, rec, open)
+	}
 	return b.list(g.user, sc)
 }
 
@@ -122,8 +133,17 @@ func mostBorne(names map[string]int, orElse string) string {
 	return best
 }
 
+// placement is what place made of a job.
+type placement int
+
+const (
+	placedElse     placement = iota // a measurement, an OOM, right-sized
+	placedListed                    // in its script's row
+	placedUnjudged                  // not judged, and why counted
+)
+
 // place sorts one job of the group by the script's recommendation.
-func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) {
+func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) placement {
 	r := j.rec
 	example := r.User + " " + r.Name
 	if r.SweepDir != "" {
@@ -132,54 +152,85 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		// never a job that asked for too much (or ran out of memory).
 		b.rep.Measurements.Jobs++
 		b.rep.Measurements.SU += j.su
-		return
+		return placedElse
 	}
 	if r.OOM() == slurm.OOMGPU {
 		b.outOfMemory(rec, j)
-		return
+		return placedElse
 	}
 	switch {
 	case recErr != nil:
 		b.skip(notAdvisable, j, example+": "+recErr.Error())
-		return
+		return placedUnjudged
 	case rec == nil:
 		b.skip(fewRuns(b.th.MinRuns), j, "")
-		return
+		return placedUnjudged
 	case rec.Recommended == nil:
 		b.skip(noProfile, j, example+": "+rec.Reason)
-		return
-	case b.rank(*rec.Recommended) >= b.rank(r.Profile):
+		return placedUnjudged
+	case b.rank(*rec.Recommended) > b.rank(r.Profile):
+		// A larger profile, where the job runs enough faster to cost
+		// less: right-sizing goes both ways. Only a completed job's time
+		// is the runtime a faster profile shortens.
+		if r.State == "COMPLETED" && b.cheaper(sc, rec, j, true) {
+			return placedListed
+		}
+		return placedElse
+	case b.rank(*rec.Recommended) == b.rank(r.Profile):
 		// Right-sized, unless recommend could not tell whether a smaller
 		// slice fits: the memory evidence it lacks is the reason.
 		if reason, detail, open := b.unknownSmaller(rec, r.Profile); open {
 			b.skip(reason, j, example+": "+detail)
+			return placedUnjudged
 		}
-		return
+		return placedElse
 	}
 	// The profile recommend names is one it judged a low OOM risk (by a
 	// run that completed there or on a smaller slice, or a memory figure):
 	// its choice is the report's, on no second rule.
 	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
+	if _, ok := runtimeRatio(there, here); !ok {
+		b.skip(noRuntime, j, "")
+		return placedUnjudged
+	}
+	if _, ok := chargeOn(b.site, r, there, 1); !ok {
+		b.skip(notPriced, j, example+": "+*rec.Recommended)
+		return placedUnjudged
+	}
+	if b.cheaper(sc, rec, j, false) {
+		return placedListed
+	}
+	return placedElse // the smaller profile would not have cost less
+}
+
+// cheaper lists the job in its script's row when the recommended profile
+// would have cost it less, at the runtime predicted there, and counts it
+// as a job a smaller (or a larger) profile would have done.
+func (b *builder) cheaper(sc *Script, rec *advisor.Recommendation, j job, larger bool) bool {
+	r := j.rec
+	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
 	ratio, ok := runtimeRatio(there, here)
 	if !ok {
-		b.skip(noRuntime, j, "")
-		return
+		return false
 	}
 	alt, ok := chargeOn(b.site, r, there, ratio)
-	switch {
-	case !ok:
-		b.skip(notPriced, j, example+": "+*rec.Recommended)
-		return
-	case alt >= j.su:
-		return // the smaller profile would not have cost less
+	if !ok || alt >= j.su {
+		return false
 	}
 	b.count(r, func(t *Tally) {
-		t.Smaller++
-		t.SmallerSU += j.su
-		t.SmallerSUThere += alt
+		if larger {
+			t.Larger++
+			t.LargerSU += j.su
+			t.LargerSUThere += alt
+		} else {
+			t.Smaller++
+			t.SmallerSU += j.su
+			t.SmallerSUThere += alt
+		}
 		t.Saved += j.su - alt
 	})
 	b.addJob(sc, rec, there, here, ratio, j, alt)
+	return true
 }
 
 // outOfMemory lists a job that ran out of GPU memory, with the script's

@@ -235,10 +235,22 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 			}
 			scripts = append(scripts, s)
 		}
-		if len(scripts) == 0 {
+		var measures []Measure
+		for _, m := range req.Report.ToMeasure {
+			if m.User != user {
+				continue
+			}
+			if _, ok := led.Sent[measureKey(m)]; ok {
+				res.Told++
+				continue
+			}
+			measures = append(measures, m)
+		}
+		if len(scripts) == 0 && len(measures) == 0 {
 			continue
 		}
 		n := compose(req.Report, req.Site, th, user, scripts)
+		addMeasures(&n, req.Site, scripts, measures)
 		n.To = req.Sender.Where(n)
 		switch {
 		case !safeUser.MatchString(n.User):
@@ -259,7 +271,8 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 	return res, nil
 }
 
-// usersOf lists the users with listed scripts, in order of SU saved.
+// usersOf lists the users with listed scripts, in order of SU saved,
+// then those with scripts to measure alone, in order of SU possible.
 func usersOf(rep *Report) []string {
 	var users []string
 	for _, s := range rep.Scripts {
@@ -267,7 +280,50 @@ func usersOf(rep *Report) []string {
 			users = append(users, s.User)
 		}
 	}
+	for _, m := range rep.ToMeasure {
+		if !slices.Contains(users, m.User) {
+			users = append(users, m.User)
+		}
+	}
 	return users
+}
+
+// measureKey is a script to measure as the ledger knows it: its user, name
+// and the profile to try.
+func measureKey(m Measure) string {
+	return fmt.Sprintf("%s measure:%s/%s", m.User, m.Name, m.Profile)
+}
+
+// addMeasures adds the user's scripts worth measuring to the notice: the
+// slice each may fit, what it would have saved there, and the command that
+// settles it. A notice of those alone says so in its subject and opening.
+func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Measure) {
+	if len(measures) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, m := range measures {
+		what := "jobs named “" + m.Name + "”"
+		if m.Script != "" {
+			what = m.Script + " (" + what + ")"
+		}
+		fmt.Fprintf(&b, "- %s: %s on %s; %s would have saved about %s SU if it fits. Not known yet: %s.\n  To find out: %s\n",
+			what, textutil.Plural(m.Jobs, "job"), strings.Join(m.RanOn, ", "), m.Profile, catalog.FormatSU(m.SUPossible), m.Why, m.Command)
+		n.Scripts = append(n.Scripts, measureKey(m))
+	}
+	if len(scripts) == 0 {
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Title)
+		hello, rest, _ := strings.Cut(n.Body, "\n\n")
+		_, rest, _ = strings.Cut(rest, "\n\n") // compose's opening is about scripts listed
+		n.Body = hello + "\n\nSome of your GPU jobs may cost less on another slice, if they fit there; one measurement settles it " +
+			"(JOB.sh stands for the script, where migadvisor does not know its file):\n\n" + b.String() + "\n" + rest
+		return
+	}
+	i := strings.Index(n.Body, "This note was written by migadvisor")
+	if i < 0 {
+		i = len(n.Body)
+	}
+	n.Body = n.Body[:i] + "These may cost less on another slice too, if they fit there; one measurement settles it:\n\n" + b.String() + "\n" + n.Body[i:]
 }
 
 // compose writes a user's notice: short, polite, and concrete: per script

@@ -49,9 +49,13 @@ type Report struct {
 	Scripts    []Script       `json:"scripts"`  // at or above the thresholds, most SU saved first
 	// Below counts the scripts under min_su_saved: in the totals, not
 	// listed.
-	Below    Below      `json:"below_thresholds"`
-	OOMs     []OOMJob   `json:"out_of_memory"` // most SU first
-	Unjudged []Unjudged `json:"unjudged"`      // most SU first
+	Below Below    `json:"below_thresholds"`
+	OOMs  []OOMJob `json:"out_of_memory"` // most SU first
+	// ToMeasure are the scripts whose fit on a cheaper profile is not
+	// known yet, with the profile to try, most SU possible first: what
+	// turns an unknown into a next step.
+	ToMeasure []Measure  `json:"to_measure"`
+	Unjudged  []Unjudged `json:"unjudged"` // most SU first
 	// Measurements are the jobs of probes and sweeps (their variants,
 	// SweepDir): in the totals, and evidence for their scripts'
 	// judgements, but never counted as jobs on too big a slice, out of
@@ -91,7 +95,13 @@ type Tally struct {
 	Smaller        int     `json:"smaller_jobs"`
 	SmallerSU      float64 `json:"smaller_su"`
 	SmallerSUThere float64 `json:"smaller_su_there"`
-	Saved          float64 `json:"su_saved"`
+	// Larger: the jobs a larger profile would have cost less for (they
+	// run that much faster there), what they spent, and what it would
+	// have cost. Saved counts both.
+	Larger        int     `json:"larger_jobs"`
+	LargerSU      float64 `json:"larger_su"`
+	LargerSUThere float64 `json:"larger_su_there"`
+	Saved         float64 `json:"su_saved"`
 	// OOM: the jobs that ran out of GPU memory, and what they spent.
 	OOM   int     `json:"oom_jobs"`
 	OOMSU float64 `json:"oom_su"`
@@ -266,3 +276,27 @@ const UnknownProfile = "(unknown GPU type)"
 
 // MaxJobIDs bounds the job ids a script lists.
 const MaxJobIDs = 8
+
+// Measure is a user's script worth measuring on one profile: its fit
+// there is unknown (no memory figure, a framework's ceiling too close to
+// the slice, runs that never completed), and its runtime predicted there
+// makes it cheaper than where the period's jobs ran.
+type Measure struct {
+	User    string `json:"user"`
+	Name    string `json:"job_name"`
+	Script  string `json:"script,omitempty"` // the user's file, when known
+	Profile string `json:"profile"`          // the profile to try
+	Request string `json:"request"`          // the sbatch option that asks for it
+	// Jobs are the period's jobs the measurement would settle, RanOn the
+	// profiles they ran on, SUSpent what they spent.
+	Jobs    int      `json:"jobs"`
+	RanOn   []string `json:"ran_on"`
+	SUSpent float64  `json:"su_spent"`
+	// SUPossible is what they would have saved on Profile at the runtime
+	// predicted there, if it fits.
+	SUPossible float64 `json:"su_possible"`
+	// Why is what is not known there, in recommend's words; Command the
+	// measurement (JOB.sh where the script is not known).
+	Why     string `json:"why"`
+	Command string `json:"command"`
+}

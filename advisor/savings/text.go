@@ -38,6 +38,10 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	} else {
 		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
 	}
+	if t.Larger > 0 {
+		fmt.Fprintf(w, "a larger slice would have cost less for %s (they run that much faster there): %s SU spent, about %s SU there\n",
+			textutil.Plural(t.Larger, "job"), catalog.FormatSU(t.LargerSU), catalog.FormatSU(t.LargerSUThere))
+	}
 	if t.OOM > 0 {
 		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), catalog.FormatSU(t.OOMSU))
 	}
@@ -49,7 +53,33 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	rep.writeProfiles(w)
 	rep.writeUsers(w)
 	rep.writeOOMs(w)
+	rep.writeToMeasure(w)
 	rep.writeUnjudged(w)
+}
+
+// writeToMeasure lists the scripts worth measuring: the unknowns turned
+// into next steps, most SU possible first.
+func (rep *Report) writeToMeasure(w io.Writer) {
+	if len(rep.ToMeasure) == 0 {
+		return
+	}
+	var possible float64
+	for _, m := range rep.ToMeasure {
+		possible += m.SUPossible
+	}
+	fmt.Fprintf(w, "\nworth measuring: %s whose fit on a cheaper slice is not known yet, up to %s SU:\n",
+		textutil.Plural(len(rep.ToMeasure), "script"), catalog.FormatSU(catalog.RoundSU(possible)))
+	tw := newTable(w)
+	fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tTRY\tSU POSSIBLE\tMEASURE WITH")
+	for _, m := range rep.ToMeasure {
+		name := m.Name
+		if m.Script != "" {
+			name = m.Script
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.User, name, m.Jobs, strings.Join(m.RanOn, ","), m.Profile,
+			catalog.FormatSU(m.SUPossible), m.Command)
+	}
+	tw.Flush()
 }
 
 // newTable aligns the text's tables: columns two spaces apart.

@@ -60,6 +60,7 @@ func (b *builder) finish() {
 		return cmp.Or(cmp.Compare(y.Saved, x.Saved), cmp.Compare(y.SU, x.SU), cmp.Compare(x.User, y.User))
 	})
 	slices.SortStableFunc(rep.Scripts, func(x, y Script) int { return cmp.Compare(y.SUSaved, x.SUSaved) })
+	slices.SortStableFunc(rep.ToMeasure, func(x, y Measure) int { return cmp.Compare(y.SUPossible, x.SUPossible) })
 	slices.SortStableFunc(rep.OOMs, func(x, y OOMJob) int { return cmp.Or(cmp.Compare(y.SU, x.SU), compareIDs(x.JobID, y.JobID)) })
 	for _, u := range b.unjudged {
 		u.SU = catalog.RoundSU(u.SU)
@@ -73,6 +74,7 @@ func (b *builder) finish() {
 
 func (t Tally) rounded() Tally {
 	t.SU, t.SmallerSU, t.SmallerSUThere, t.OOMSU = catalog.RoundSU(t.SU), catalog.RoundSU(t.SmallerSU), catalog.RoundSU(t.SmallerSUThere), catalog.RoundSU(t.OOMSU)
+	t.LargerSU, t.LargerSUThere = catalog.RoundSU(t.LargerSU), catalog.RoundSU(t.LargerSUThere)
 	t.Saved = catalog.RoundSU(t.Saved)
 	return t
 }
