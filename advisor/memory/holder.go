@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -67,18 +68,41 @@ type Software struct {
 	Why  string // where it was seen: "import torch in train.py, line 3"
 }
 
-// softwareKinds says how each piece of software holds GPU memory by
-// default, and its name in words. Compiled codes allocate what they use.
-var softwareKinds = map[string]struct{ kind, words string }{
-	slurm.SoftwarePyTorch:    {HolderCaching, "PyTorch"},
-	"cupy":                   {HolderCaching, "CuPy"},
-	slurm.SoftwareJAX:        {HolderPreallocates, "JAX"},
-	slurm.SoftwareTensorFlow: {HolderPreallocates, "TensorFlow"},
-	slurm.SoftwareGROMACS:    {HolderAllocates, "GROMACS"},
-	"namd":                   {HolderAllocates, "NAMD"},
-	"lammps":                 {HolderAllocates, "LAMMPS"},
-	"amber":                  {HolderAllocates, "Amber"},
+// softwareKind is how a piece of software holds GPU memory by default, and
+// the name in words of what holds it.
+type softwareKind struct {
+	kind, words string
+	// on is the framework a library runs on (transformers on PyTorch): it
+	// holds the memory, and its settings change how. "" for a framework.
+	on string
+	// layer orders the evidence of one kind, from the most telling: the
+	// framework itself (0), a library on it (1), lines several frameworks
+	// print alike (2).
+	layer int
 }
+
+// softwareKinds says how each piece of software holds GPU memory by
+// default. Compiled codes allocate what they use.
+var softwareKinds = map[string]softwareKind{
+	slurm.SoftwarePyTorch:      {HolderCaching, "PyTorch", "", 0},
+	slurm.SoftwareCuPy:         {HolderCaching, "CuPy", "", 0},
+	slurm.SoftwareJAX:          {HolderPreallocates, "JAX", "", 0},
+	slurm.SoftwareTensorFlow:   {HolderPreallocates, "TensorFlow", "", 0},
+	slurm.SoftwareTransformers: {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	slurm.SoftwarePEFT:         {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	slurm.SoftwareTRL:          {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	"accelerate":               {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	slurm.SoftwareLightning:    {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	slurm.SoftwareKeras:        {HolderPreallocates, "TensorFlow", slurm.SoftwareTensorFlow, 1}, // its default backend; KERAS_BACKEND
+	slurm.SoftwareXLA:          {HolderPreallocates, "JAX or TensorFlow", "", 2},
+	slurm.SoftwareGROMACS:      {HolderAllocates, "GROMACS", "", 0},
+	"namd":                     {HolderAllocates, "NAMD", "", 0},
+	"lammps":                   {HolderAllocates, "LAMMPS", "", 0},
+	"amber":                    {HolderAllocates, "Amber", "", 0},
+}
+
+// kerasBackends are KERAS_BACKEND's values that name a framework.
+var kerasBackends = map[string]string{"tensorflow": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX, "torch": slurm.SoftwarePyTorch}
 
 // holderRank orders the kinds from the one whose peak proves most: with
 // several pieces of software, the least telling decides.
@@ -86,19 +110,29 @@ var holderRank = map[string]int{HolderAllocates: 1, HolderCaching: 2, HolderPrea
 
 // HolderOf decides what held the job's memory from the software seen and
 // the environment the script sets, which turns a framework's habits off.
+// A library holds memory as the framework it runs on, which is named when
+// both are seen.
 func HolderOf(seen []Software, env map[string]string) Holder {
 	var h Holder
+	layer := 0
 	for _, s := range seen {
 		k, ok := softwareKinds[s.Name]
 		if !ok {
 			continue
 		}
-		kind, why := k.kind, s.Why
-		if setting, changed := envKind(s.Name, env); changed != "" {
+		on := k.on
+		if b := kerasBackends[strings.ToLower(env["KERAS_BACKEND"])]; s.Name == slurm.SoftwareKeras && b != "" {
+			on = b
+		}
+		kind, words, why := k.kind, k.words, s.Why
+		if on != "" {
+			kind, words = softwareKinds[on].kind, softwareKinds[on].words
+		}
+		if setting, changed := envKind(cmp.Or(on, s.Name), env); changed != "" {
 			kind, why = changed, why+"; "+setting
 		}
-		if holderRank[kind] > holderRank[h.Kind] {
-			h = Holder{Kind: kind, Software: k.words, Why: why}
+		if r := holderRank[kind]; r > holderRank[h.Kind] || r == holderRank[h.Kind] && k.layer < layer {
+			h, layer = Holder{Kind: kind, Software: words, Why: why}, k.layer
 		}
 	}
 	return h
@@ -137,7 +171,7 @@ var pythonPackages = map[string]string{
 	"bitsandbytes": slurm.SoftwarePyTorch, "timm": slurm.SoftwarePyTorch,
 	"jax": slurm.SoftwareJAX, "flax": slurm.SoftwareJAX, "optax": slurm.SoftwareJAX,
 	"tensorflow": slurm.SoftwareTensorFlow, "keras": slurm.SoftwareTensorFlow, "tf_keras": slurm.SoftwareTensorFlow,
-	"cupy": "cupy", "pytorch": slurm.SoftwarePyTorch, // the last in image and environment names only
+	"cupy": slurm.SoftwareCuPy, "pytorch": slurm.SoftwarePyTorch, // the last in image and environment names only
 }
 
 // reImport is a Python import of a package, at the start of a statement:
@@ -153,7 +187,7 @@ var (
 	moduleSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "torch": slurm.SoftwarePyTorch,
 		"py-torch": slurm.SoftwarePyTorch, "pytorch-gpu": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow,
 		"tensorflow-gpu": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX, "gromacs": slurm.SoftwareGROMACS,
-		"namd": "namd", "lammps": "lammps", "amber": "amber", "cupy": "cupy"}
+		"namd": "namd", "lammps": "lammps", "amber": "amber", "cupy": slurm.SoftwareCuPy}
 	// reImageFramework finds a framework in a container image's or an
 	// environment's name: pytorch_24.01.sif, docker://tensorflow/tensorflow.
 	reImageFramework = lazyre.New(`(?i)(pytorch|torch|tensorflow|jax)`)

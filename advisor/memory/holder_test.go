@@ -35,3 +35,48 @@ func TestScriptSoftware(t *testing.T) {
 		}
 	}
 }
+
+// What the software a job shows says of its peak, for the whole class of
+// frameworks: the libraries over PyTorch hold memory as PyTorch does,
+// Keras as its backend, XLA's lines as JAX or TensorFlow; the settings
+// that turn a framework's habits off still count through the library over
+// it.
+func TestHolderOfTheClass(t *testing.T) {
+	seen := func(names ...string) []Software {
+		var out []Software
+		for _, n := range names {
+			out = append(out, Software{n, "shows " + n})
+		}
+		return out
+	}
+	cases := []struct {
+		name     string
+		seen     []Software
+		env      map[string]string
+		kind     string
+		software string
+		why      string
+	}{
+		{"Hugging Face", seen("transformers"), nil, HolderCaching, "PyTorch", "shows transformers"},
+		{"PEFT", seen("peft"), nil, HolderCaching, "PyTorch", "shows peft"},
+		{"TRL", seen("trl"), nil, HolderCaching, "PyTorch", "shows trl"},
+		{"Lightning", seen("lightning"), nil, HolderCaching, "PyTorch", "shows lightning"},
+		{"Keras on TensorFlow", seen("keras"), nil, HolderPreallocates, "TensorFlow", "shows keras"},
+		{"Keras on PyTorch", seen("keras"), map[string]string{"KERAS_BACKEND": "torch"}, HolderCaching, "PyTorch", "shows keras"},
+		{"XLA's lines", seen("xla"), nil, HolderPreallocates, "JAX or TensorFlow", "shows xla"},
+		{"TensorFlow over XLA's lines", seen("xla", "tensorflow"), nil, HolderPreallocates, "TensorFlow", "shows tensorflow"},
+		{"CuPy", seen("cupy"), nil, HolderCaching, "CuPy", "shows cupy"},
+		{"PyTorch over the library on it", seen("peft", "torch", "transformers"), nil, HolderCaching, "PyTorch", "shows torch"},
+		{"Lightning's cache turned off", seen("lightning"), map[string]string{"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, HolderAllocates, "PyTorch", "shows lightning; PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns its cache off"},
+		{"nothing known", seen("bash"), nil, HolderUnknown, "", ""},
+	}
+	for _, c := range cases {
+		h := HolderOf(c.seen, c.env)
+		if h.Kind != c.kind || h.Software != c.software || h.Why != c.why {
+			t.Errorf("%s: %+v, want %s by %q (%q)", c.name, h, c.kind, c.software, c.why)
+		}
+		if want := c.kind != HolderUnknown && c.kind != HolderAllocates; h.Ceiling() != want {
+			t.Errorf("%s: Ceiling() %v", c.name, h.Ceiling())
+		}
+	}
+}

@@ -1,0 +1,68 @@
+//go:build !noreport
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// evidenceRow is a completed job of a sacct dump on a whole A100 of
+// wulver, run from dir; usage is its step's TRESUsageInMax ("" none).
+func evidenceRow(id, dir, usage string) string {
+	return fmt.Sprintf("%s|%s|wulver|carol|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:00|2026-11-20T01:10:00|600|1|8G|cpu=1,gres/gpu:a100=1,gres/gpu=1,mem=8G,node=1||job|%s\n", id, id, dir) +
+		fmt.Sprintf("%s.batch|%s.batch|wulver|carol|COMPLETED|0:0|2026-11-20T01:00:00|2026-11-20T01:00:00|2026-11-20T01:10:00|600|1|||%s|batch|%s\n", id, id, usage, dir)
+}
+
+const evidenceHeader = "JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|End|ElapsedRaw|AllocCPUS|ReqMem|AllocTRES|TRESUsageInMax|JobName|WorkDir\n"
+
+// The plain flow for a script on a whole A100 whose peak was 23.55 GB
+// (Wulver's QLoRA job: 5.68 GB allocated, 23.55 GB reserved): what its
+// script runs and what its output prints decide what that peak proves.
+// Each framework by the lines it prints of itself (Hugging Face, Lightning,
+// Keras, JAX, CuPy) holds memory beyond its need: the peak is a ceiling,
+// the slices it is above are not known, never high. What shows nothing
+// leaves the peak the need, and the slices below it high.
+func TestFrameworksByWhatTheyPrint(t *testing.T) {
+	const peak = "MIGADVISOR_GPU peak_mib=24115 used_peak_mib=24115 total_mib=81559 samples=120 scope=tree device=NVIDIA A100-SXM4-80GB\n"
+	ceiling := map[string]string{"1g.10gb": "unknown", "2g.20gb": "unknown", "3g.40gb": "low", "full": "low"}
+	need := map[string]string{"1g.10gb": "high", "2g.20gb": "high", "3g.40gb": "low", "full": "low"}
+	for _, c := range []struct {
+		name, body, output string
+		kind, software     string
+		risks              map[string]string
+	}{
+		{"Hugging Face", "bash run.sh\n", "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]\n" +
+			"{'loss': 1.8731, 'grad_norm': 0.4562, 'learning_rate': 0.0002, 'epoch': 0.25}\n", "caching", "PyTorch", ceiling},
+		{"Lightning", "bash run.sh\n", "INFO: GPU available: True (cuda), used: True\nINFO: LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]\n", "caching", "PyTorch", ceiling},
+		{"Keras", "bash run.sh\n", "Epoch 1/10\n469/469 ━━━━━━━━━━━━━━━━━━━━ 5s 10ms/step - accuracy: 0.9213 - loss: 0.2710\n", "preallocates", "TensorFlow", ceiling},
+		{"JAX", "bash run.sh\n", "[CudaDevice(id=0)]\n", "preallocates", "JAX", ceiling},
+		{"CuPy", "bash run.sh\n", "  File \"cupy/_core/core.pyx\", line 1,476, in cupy._core.core._ndarray_base.__add__\n", "caching", "CuPy", ceiling},
+		{"nothing known", "bash run.sh\n", "step 100\n", "", "", need},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			isolate(t)
+			dir := t.TempDir()
+			t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+			script := filepath.Join(dir, "job.sh")
+			os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=8G\n"+c.body), 0o644)
+			dump := filepath.Join(dir, "sacct.psv")
+			os.WriteFile(dump, []byte(evidenceHeader+evidenceRow("50", dir, "")), 0o644)
+			os.WriteFile(filepath.Join(dir, "slurm-50.out"), []byte(c.output+peak), 0o644)
+			mustRunCLI(t, "track", "--cluster", "wulver", script, "50")
+			mustRunCLI(t, "collect", "--sacct-file", dump, "--cluster", "wulver", "--outputs", dir)
+			rec := recommendJSON(t, script)
+			for _, p := range rec.Profiles {
+				if p.OOMRisk != c.risks[p.Profile] {
+					t.Errorf("%s: %s (%s), want %s", p.Profile, p.OOMRisk, p.Reason, c.risks[p.Profile])
+				}
+			}
+			held := rec.Holder
+			if c.kind == "" && held != nil || c.kind != "" && (held == nil || held.Kind != c.kind || held.Software != c.software) {
+				t.Errorf("held by %+v, want %s by %s", held, c.kind, c.software)
+			}
+		})
+	}
+}
