@@ -27,6 +27,10 @@ const (
 	SoftwareKeras        = "keras"
 	// SoftwareXLA is XLA's own lines, which JAX and TensorFlow print alike.
 	SoftwareXLA = "xla"
+	// Interpreters: a program of theirs on the GPU runs through a framework.
+	SoftwarePython = "python"
+	SoftwareR      = "R"
+	SoftwareJulia  = "julia"
 )
 
 // softwareMark is a line only one piece of software prints: its log
@@ -92,6 +96,11 @@ var softwareMarks = []softwareMark{
 	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|[/\\]site-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
 	// GROMACS's banner: ":-) GROMACS - gmx mdrun, 2023.3 (-:".
 	{SoftwareGROMACS, []byte("GROMACS"), lazyre.New(`GROMACS - gmx\S* \S+, (\S+) \(-:|^GROMACS version:\s+(\S+)`), 1},
+	// The interpreters, by how they stop: Python's traceback, Rscript's
+	// last line on an error, Julia's error in a script.
+	{SoftwarePython, []byte("Traceback"), lazyre.New(`^Traceback \(most recent call last\):`), 0},
+	{SoftwareR, []byte("Execution halted"), lazyre.New(`^Execution halted\s*$`), 0},
+	{SoftwareJulia, []byte("LoadError"), lazyre.New(`^ERROR: LoadError: `), 0},
 }
 
 // markPairs are the pairs of adjacent bytes of each mark's gate, in the

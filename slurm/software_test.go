@@ -13,7 +13,7 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		name, output string
 		want         map[string]string
 	}{
-		{"PyTorch traceback", "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in _wrapped_call_impl\n", map[string]string{SoftwarePyTorch: ""}},
+		{"PyTorch traceback", "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in _wrapped_call_impl\n", map[string]string{SoftwarePyTorch: "", SoftwarePython: ""}},
 		{"PyTorch Lightning banner", "GPU available: True (cuda), used: True\nTPU available: False, using: 0 TPU cores\n", map[string]string{SoftwareLightning: ""}},
 		{"TensorFlow's device line", "2025-01-07 10:12:01.123456: I tensorflow/core/common_runtime/gpu/gpu_device.cc:2021] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78868 MB memory:  -> device: 0, name: NVIDIA A100-SXM4-80GB, pci bus id: 0000:07:00.0, compute capability: 8.0\n", map[string]string{SoftwareTensorFlow: ""}},
 		{"JAX error", "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: something\n", map[string]string{SoftwareJAX: ""}},
@@ -47,7 +47,11 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		// CuPy: its out-of-memory error and tracebacks through its modules.
 		{"CuPy out of memory", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 8,589,934,592 bytes).\n", map[string]string{SoftwareCuPy: ""}},
 		{"CuPy traceback", "  File \"cupy/_core/core.pyx\", line 1,476, in cupy._core.core._ndarray_base.__add__\n", map[string]string{SoftwareCuPy: ""}},
-		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\n", nil},
+		// Interpreters: a Python traceback, R's and Julia's errors.
+		{"a Python traceback", "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in <module>\n", map[string]string{SoftwarePython: ""}},
+		{"R stopped", "Error in solve.default(m) : system is computationally singular\nExecution halted\n", map[string]string{SoftwareR: ""}},
+		{"Julia stopped", "ERROR: LoadError: Out of GPU memory trying to allocate 7.451 GiB\n", map[string]string{SoftwareJulia: ""}},
+		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

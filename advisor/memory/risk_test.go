@@ -142,3 +142,30 @@ func TestSampledPeakHasAMargin(t *testing.T) {
 		}
 	}
 }
+
+// The peak of a Python program on the GPU with no compiled code in sight
+// is a ceiling, not a need: Wulver's QLoRA job, 23.5 GB reserved on the
+// whole GPU, is not ruled off the slices by it. What proves a need still
+// does: an out-of-memory error, the job's own allocated peak.
+func TestAnInterpretersPeakIsACeiling(t *testing.T) {
+	python := Holder{Kind: HolderInterpreted, Software: "a Python framework", Why: "line 4 runs python"}
+	full := run("full", u80)
+	full.Completed, full.PeakMiB, full.Holder = true, 23.55*1024, python
+	got := risks([]Run{full})
+	if l := levels(got); l != "1g.10gb=unknown 2g.20gb=unknown 3g.40gb=low full=low" {
+		t.Errorf("peak only: %s", l)
+	}
+	if r := got["2g.20gb"].Reason; !strings.Contains(r, "no need but a ceiling") || !strings.Contains(r, "a Python framework keeps memory beyond its need") {
+		t.Errorf("2g.20gb's reason: %s", r)
+	}
+	oom := run("1g.10gb", u10)
+	oom.GPUOOM, oom.NeedMiB, oom.Holder = true, 10.3*1024, python
+	if l := levels(risks([]Run{full, oom})); l != "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low" {
+		t.Errorf("with an OOM on 1g.10gb: %s", l)
+	}
+	alloc := full
+	alloc.AllocatedMiB = 5.68 * 1024
+	if l := levels(risks([]Run{alloc})); l != "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low" {
+		t.Errorf("with its allocated peak: %s", l)
+	}
+}

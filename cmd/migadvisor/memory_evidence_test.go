@@ -22,9 +22,10 @@ const evidenceHeader = "JobIDRaw|JobID|Cluster|User|State|ExitCode|Submit|Start|
 // (Wulver's QLoRA job: 5.68 GB allocated, 23.55 GB reserved): what its
 // script runs and what its output prints decide what that peak proves.
 // Each framework by the lines it prints of itself (Hugging Face, Lightning,
-// Keras, JAX, CuPy) holds memory beyond its need: the peak is a ceiling,
-// the slices it is above are not known, never high. What shows nothing
-// leaves the peak the need, and the slices below it high.
+// Keras, JAX, CuPy), and a Python program with nothing else to say, hold
+// memory beyond their need: the peak is a ceiling, the slices it is above
+// are not known, never high. What shows a compiled code, or nothing at
+// all, leaves the peak the need, and the slices below it high.
 func TestFrameworksByWhatTheyPrint(t *testing.T) {
 	const peak = "MIGADVISOR_GPU peak_mib=24115 used_peak_mib=24115 total_mib=81559 samples=120 scope=tree device=NVIDIA A100-SXM4-80GB\n"
 	ceiling := map[string]string{"1g.10gb": "unknown", "2g.20gb": "unknown", "3g.40gb": "low", "full": "low"}
@@ -40,6 +41,9 @@ func TestFrameworksByWhatTheyPrint(t *testing.T) {
 		{"Keras", "bash run.sh\n", "Epoch 1/10\n469/469 ━━━━━━━━━━━━━━━━━━━━ 5s 10ms/step - accuracy: 0.9213 - loss: 0.2710\n", "preallocates", "TensorFlow", ceiling},
 		{"JAX", "bash run.sh\n", "[CudaDevice(id=0)]\n", "preallocates", "JAX", ceiling},
 		{"CuPy", "bash run.sh\n", "  File \"cupy/_core/core.pyx\", line 1,476, in cupy._core.core._ndarray_base.__add__\n", "caching", "CuPy", ceiling},
+		{"a Python program", "srun python train.py\n", "step 100 loss 1.2\n", "interpreted", "a Python framework", ceiling},
+		{"a Python traceback", "bash run.sh\n", "Traceback (most recent call last):\n  File \"/home/carol/train.py\", line 3, in <module>\n", "interpreted", "a Python framework", ceiling},
+		{"Python beside a compiled code", "python prep.py\nsrun ./md_solver -i in.dat\n", "step 100\n", "allocates", "a compiled program", need},
 		{"nothing known", "bash run.sh\n", "step 100\n", "", "", need},
 	} {
 		t.Run(c.name, func(t *testing.T) {
