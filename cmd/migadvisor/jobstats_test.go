@@ -16,9 +16,9 @@ import (
 // summaries (testdata/jobstats/full-3gib.psv: 3 and 3.2 GiB in use, 35%
 // busy) are all the evidence. The script runs python and nothing shows a
 // compiled code, so recommend reads their peaks as a ceiling of the need,
-// jobstats' sampled one with its margin, judges every slice a low risk and
-// says the memory was measured by jobstats; history lists the peaks'
-// source.
+// as jobstats sampled them (the share of a slice kept free is their
+// margin), judges every slice a low risk and says the memory was measured
+// by jobstats; history lists the peaks' source.
 func TestRecommendFromJobstats(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
@@ -41,9 +41,8 @@ func TestRecommendFromJobstats(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.GPUMemCeiling == nil {
 		t.Fatalf("recommend --json: %v: %s", err, text)
 	}
-	// 3 GiB, the lesser peak of a ceiling, × 1.2 for what fell between
-	// jobstats' samples.
-	if n := rec.GPUMemCeiling; rec.GPUMemNeed != nil || n.By != memory.MeasuredByJobstats || n.SeenMiB != 3072 || n.MiB != 3686 ||
+	// 3 GiB, the lesser peak of a ceiling, as jobstats saw it.
+	if n := rec.GPUMemCeiling; rec.GPUMemNeed != nil || n.By != memory.MeasuredByJobstats || n.SeenMiB != 3072 || n.MiB != 3072 ||
 		rec.GPUMemHolder == nil || rec.GPUMemHolder.Kind != memory.HolderInterpreted {
 		t.Errorf("the need %+v, its ceiling %+v, held by %+v", rec.GPUMemNeed, n, rec.GPUMemHolder)
 	}

@@ -3,9 +3,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,51 @@ func TestFrameworksByWhatTheyPrint(t *testing.T) {
 				t.Errorf("held by %+v, want %s by %s", held, c.kind, c.software)
 			}
 		})
+	}
+}
+
+// A compiled solver's peak sampled by Slurm (gres/gpumem, every 30 s or
+// so) counts once, under the share of the slice kept free: its 30.5 GiB
+// fits 3g.40gb's 39.5 GiB (77%), where ×1.2 and then 80% kept it off.
+// recommend advises the slice, and report lists the solver's jobs on the
+// whole GPU as jobs the slice would have done, with the figure as seen.
+func TestASampledPeakHasOneMargin(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
+	script := filepath.Join(dir, "md.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=8G\nsrun gmx mdrun -s topol.tpr\n"), 0o644)
+	dump := filepath.Join(dir, "sacct.psv")
+	os.WriteFile(dump, []byte(evidenceHeader+evidenceRow("50", dir, "gres/gpumem=31232M,gres/gpuutil=10")+
+		strings.ReplaceAll(evidenceRow("51", dir, "gres/gpumem=31232M,gres/gpuutil=10"), "2026-11-20T01", "2026-11-21T01")), 0o644)
+	mustRunCLI(t, "track", "--cluster", "wulver", script, "50", "51")
+	mustRunCLI(t, "collect", "--sacct-file", dump, "--cluster", "wulver", "--outputs", dir)
+	rec := recommendJSON(t, script)
+	for _, p := range rec.Profiles {
+		if want := map[string]string{"1g.10gb": "high", "2g.20gb": "high", "3g.40gb": "low", "full": "low"}[p.Profile]; p.OOMRisk != want {
+			t.Errorf("%s: %s (%s), want %s", p.Profile, p.OOMRisk, p.Reason, want)
+		}
+	}
+	if rec.Recommended == nil || *rec.Recommended != "3g.40gb" {
+		t.Errorf("recommended %v: %s", rec.Recommended, rec.Reason)
+	}
+
+	text := mustRunCLI(t, "report", "--since", "2026-11-01", "--until", "2026-12-01", "--json")
+	var rep struct {
+		Scripts []struct {
+			Recommended string  `json:"recommended"`
+			Jobs        int     `json:"jobs"`
+			SeenMiB     float64 `json:"gpu_mem_seen_mib"`
+			NeedMiB     float64 `json:"gpu_mem_need_mib"`
+			MeasuredBy  string  `json:"measured_by"`
+		} `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(text), &rep); err != nil {
+		t.Fatalf("report --json: %v: %s", err, text)
+	}
+	if len(rep.Scripts) != 1 || rep.Scripts[0].Recommended != "3g.40gb" || rep.Scripts[0].Jobs != 2 ||
+		rep.Scripts[0].NeedMiB != 31232 || rep.Scripts[0].SeenMiB != 31232 || rep.Scripts[0].MeasuredBy != "sacct" {
+		t.Errorf("report --json: %+v", rep.Scripts)
 	}
 }
