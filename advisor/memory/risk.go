@@ -59,6 +59,9 @@ type Run struct {
 	// Holder is what held the job's memory: with a caching or preallocating
 	// framework the peak is a ceiling of the need, not the need.
 	Holder Holder
+	// DeviceMiB is the usable memory of the whole GPU the profile is on (a
+	// slice's GPU's); 0 unknown. A ceiling above it bounds nothing.
+	DeviceMiB float64
 }
 
 // EarlierMargin widens the memory figures of an earlier version of a script:
@@ -218,7 +221,10 @@ func EstimateNeed(runs []Run) Need {
 }
 
 // estimateCeiling is the least peak of the runs whose peaks are ceilings,
-// with the margin of an earlier version, or nil.
+// with the margin of an earlier version, or nil. It is never above the
+// whole GPU's memory: a job held no more than its device had, and a bound
+// past what any profile has (an earlier version's margin, NVML's count
+// beside the site's usable figure) bounds nothing.
 func estimateCeiling(runs []Run) *Need {
 	var c *Need
 	for _, r := range runs {
@@ -226,6 +232,9 @@ func estimateCeiling(runs []Run) *Need {
 			continue
 		}
 		v, source := r.figure(r.PeakMiB, peakWords(r))
+		if r.DeviceMiB > 0 {
+			v = min(v, r.DeviceMiB)
+		}
 		if c == nil || v < c.MiB {
 			c = &Need{MiB: v, Runs: 1, Source: source, Kind: NeedCeiling, By: measuredBy(r, NeedPeak), Profile: r.Profile,
 				OnProfile: 1, SeenMiB: r.PeakMiB, Earlier: r.Earlier, Holder: r.Holder}

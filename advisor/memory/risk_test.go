@@ -146,6 +146,26 @@ func TestASampledPeakHasOneMargin(t *testing.T) {
 	}
 }
 
+// A ceiling is never above the GPU's own memory: an earlier version's
+// margin, or NVML's count beside the site's usable figure, may put the
+// figure past what the whole GPU has, where it bounds nothing.
+func TestACeilingIsNeverAboveTheGPU(t *testing.T) {
+	torch := Holder{Kind: HolderCaching, Software: "PyTorch", Why: "import torch"}
+	earlier := Run{Profile: "full", UsableMiB: u80, DeviceMiB: u80, Completed: true, Earlier: true, NeedMiB: -1, PeakMiB: 70 * 1024, AllocatedMiB: -1, Holder: torch}
+	nvml := Run{Profile: "full", UsableMiB: u80, DeviceMiB: u80, Completed: true, NeedMiB: -1, PeakMiB: 81400, AllocatedMiB: -1, Holder: torch}
+	for name, r := range map[string]Run{"an earlier version's": earlier, "NVML's": nvml} {
+		c := EstimateNeed([]Run{r}).Ceiling
+		if c == nil || c.MiB != u80 || c.SeenMiB != r.PeakMiB {
+			t.Errorf("%s: ceiling %+v, want the GPU's %v", name, c, u80)
+		}
+	}
+	// Below the GPU's memory, an earlier version's ceiling keeps its margin.
+	earlier.PeakMiB = 40 * 1024
+	if c := EstimateNeed([]Run{earlier}).Ceiling; c == nil || c.MiB != 50*1024 {
+		t.Errorf("ceiling %+v, want 50 GiB", c)
+	}
+}
+
 // The peak of a Python program on the GPU with no compiled code in sight
 // is a ceiling, not a need: Wulver's QLoRA job, 23.5 GB reserved on the
 // whole GPU, is not ruled off the slices by it. What proves a need still

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -117,4 +119,48 @@ func TestASampledPeakHasOneMargin(t *testing.T) {
 		rep.Scripts[0].NeedMiB != 31232 || rep.Scripts[0].SeenMiB != 31232 || rep.Scripts[0].MeasuredBy != "sacct" {
 		t.Errorf("report --json: %+v", rep.Scripts)
 	}
+}
+
+// A ceiling is never shown above the GPU's memory: a PyTorch job whose
+// Slurm-sampled peak was 76.7 GiB of the whole A100's 79.3 is at most
+// that, in every row of the table and in --json, not ≤92.0G/79.3G; nor
+// is the ceiling of an earlier version of the script, whose edit may
+// need a quarter more.
+func TestACeilingIsNeverAboveTheGPU(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	script := filepath.Join(dir, "train.sh")
+	body := "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --mem=8G\npython3 - <<'EOF'\nimport torch\nEOF\n"
+	os.WriteFile(script, []byte(body), 0o644)
+	dump := filepath.Join(dir, "sacct.psv")
+	os.WriteFile(dump, []byte(evidenceHeader+evidenceRow("50", dir, "gres/gpumem=78541M,gres/gpuutil=90")), 0o644)
+	mustRunCLI(t, "track", "--cluster", "wulver", script, "50")
+	mustRunCLI(t, "collect", "--sacct-file", dump, "--cluster", "wulver", "--outputs", dir)
+	check := func(when string) {
+		t.Helper()
+		text := mustRunCLI(t, "recommend", script)
+		cells := regexp.MustCompile(`≤([\d.]+)G/([\d.]+)G`).FindAllStringSubmatch(text, -1)
+		if len(cells) != 4 {
+			t.Fatalf("%s: no ceiling in each row:\n%s", when, text)
+		}
+		for _, m := range cells {
+			if v, _ := strconv.ParseFloat(m[1], 64); v > 79.3 {
+				t.Errorf("%s: a ceiling above the GPU's 79.3G: %s\n%s", when, m[0], text)
+			}
+		}
+		out, _, _ := migadvisor(t, "recommend", "--json", script)
+		var rec struct {
+			Ceiling *struct {
+				MiB float64 `json:"mib"`
+			} `json:"gpu_mem_ceiling"`
+		}
+		if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Ceiling == nil || rec.Ceiling.MiB > 81203 {
+			t.Errorf("%s: --json's ceiling %+v (%v)", when, rec.Ceiling, err)
+		}
+	}
+	check("as sampled")
+	// Edited in place: its runs are an earlier version's now.
+	os.WriteFile(script, []byte(body+"echo edited\n"), 0o644)
+	check("an earlier version's")
 }
