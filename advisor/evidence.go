@@ -154,9 +154,10 @@ func intToFloat(p *int64) *float64 {
 }
 
 // memoryRuns are the runs as the OOM-risk rules read them, each with what
-// held its memory.
+// held its memory and the memory of the site's whole GPU.
 func memoryRuns(site *catalog.Site, runs []Run, holder func(Run) memory.Holder) []memory.Run {
 	var out []memory.Run
+	device := deviceMiB(site)
 	for _, r := range runs {
 		p, ok := site.Profile(r.Profile)
 		if !ok {
@@ -164,9 +165,24 @@ func memoryRuns(site *catalog.Site, runs []Run, holder func(Run) memory.Holder) 
 		}
 		out = append(out, memory.Run{Profile: r.Profile, UsableMiB: p.UsableMemory.MiB(), Completed: r.Completed,
 			GPUOOM: r.GPUOOM, NeedMiB: r.NeedMiB, PeakMiB: r.PeakMiB, AllocatedMiB: r.AllocatedMiB, Earlier: r.Earlier,
-			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder(r)})
+			Emulated: r.Emulated != "", PeakSource: r.PeakSource, Holder: holder(r), DeviceMiB: device})
 	}
 	return out
+}
+
+// deviceMiB is the usable memory of the site's whole GPU: its largest
+// profile of one GPU without MIG, else its GPU model's; 0 unknown.
+func deviceMiB(site *catalog.Site) float64 {
+	var mib float64
+	for i := range site.Profiles {
+		if p := &site.Profiles[i]; !p.IsMIG() && p.GPUCount <= 1 {
+			mib = max(mib, p.UsableMemory.MiB())
+		}
+	}
+	if m, ok := site.Model(); ok && mib == 0 {
+		mib = m.UsableMemory.MiB()
+	}
+	return mib
 }
 
 // medianOf is the median of the values f gives for the runs where keep holds.

@@ -83,7 +83,9 @@ func (r *Recommendation) restsOn() string {
 	if r.Basis == BasisNone && r.Runs > 0 {
 		basis = ""
 	}
-	if n := r.GPUMemNeed; n != nil && n.By != "" && r.Prior == nil {
+	// What measured the memory, whether its figure is the need or only a
+	// ceiling of it (a framework's peak).
+	if n := cmp.Or(r.GPUMemNeed, r.GPUMemCeiling); n != nil && n.By != "" && r.Prior == nil {
 		basis += ", GPU memory measured (" + n.By + ")"
 	}
 	switch {

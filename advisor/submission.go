@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -213,17 +214,20 @@ func cost(p *ProfileAdvice) string {
 // figure, else its completions there; there reports whether the words end
 // by naming that profile, so the sentence that follows need not again.
 func evidenceWords(rec *Recommendation, site *catalog.Site, best *ProfileAdvice) (words string, there bool) {
-	if rec.GPUMemNeed == nil && best.Completed > 0 {
+	n := cmp.Or(rec.GPUMemNeed, rec.GPUMemCeiling)
+	if n == nil && best.Completed > 0 {
 		return fmt.Sprintf("this script completed on %s in %s", best.Profile, plural(best.Completed, "run")), true
 	}
-	n := rec.GPUMemNeed
 	return memoryWords(rec, site), n != nil && n.Kind != memory.NeedOOM && n.Profile == best.Profile
 }
 
 // memoryWords says what the runs showed of the job's GPU memory, and which
 // runs showed it: "its 2 runs on 1g.10gb peaked at 0.6 GiB of GPU memory".
+// A peak that is only a ceiling of the need (a framework's, a Python
+// program's) is what judged the profile where no need is known: it is
+// said as the peak it was.
 func memoryWords(rec *Recommendation, site *catalog.Site) string {
-	n := rec.GPUMemNeed
+	n := cmp.Or(rec.GPUMemNeed, rec.GPUMemCeiling)
 	if n == nil {
 		return fmt.Sprintf("this script has %s with no GPU memory figure", plural(rec.Runs, "run"))
 	}

@@ -10,16 +10,31 @@ import (
 // lines: what holds a job's GPU memory decides what a peak of it proves
 // (a caching or preallocating framework's peak is no need), so collect keeps
 // what the output says of it. The names are those the MIGADVISOR_VERSION
-// lines use; the version is "" where the line gives none.
+// lines use (Python's package names); the version is "" where the line
+// gives none.
 const (
 	SoftwarePyTorch    = "torch"
 	SoftwareJAX        = "jax"
 	SoftwareTensorFlow = "tensorflow"
 	SoftwareGROMACS    = "gromacs"
+	SoftwareCuPy       = "cupy"
+	// Libraries over a framework: Hugging Face's over PyTorch, Lightning
+	// over PyTorch, Keras over TensorFlow (or the backend it is told).
+	SoftwareTransformers = "transformers"
+	SoftwarePEFT         = "peft"
+	SoftwareTRL          = "trl"
+	SoftwareLightning    = "lightning"
+	SoftwareKeras        = "keras"
+	// SoftwareXLA is XLA's own lines, which JAX and TensorFlow print alike.
+	SoftwareXLA = "xla"
+	// Interpreters: a program of theirs on the GPU runs through a framework.
+	SoftwarePython = "python"
+	SoftwareR      = "R"
+	SoftwareJulia  = "julia"
 )
 
 // softwareMark is a line only one piece of software prints: its log
-// prefix, a traceback through its package, its banner.
+// prefix, a traceback through its package, its banner, its progress.
 type softwareMark struct {
 	name  string
 	gate  []byte // cheap test before the expression
@@ -30,22 +45,100 @@ type softwareMark struct {
 var softwareMarks = []softwareMark{
 	// Tracebacks and warnings through the package, PyTorch's own errors.
 	{SoftwarePyTorch, []byte("torch"), lazyre.New(`[/\\]site-packages[/\\]torch[/\\]|\btorch\.(?:OutOfMemoryError|cuda\.OutOfMemoryError|distributed\.)|\bCUDACachingAllocator\b`), 0},
-	// PyTorch Lightning's banner: the trainer runs on PyTorch.
-	{SoftwarePyTorch, []byte("GPU available:"), lazyre.New(`^GPU available: True \(cuda\), used: True`), 0},
+	// Hugging Face: transformers' progress as it loads a sharded model
+	// ("Loading checkpoint shards: 100%|...| 2/2"), its Trainer's log
+	// lines, printed as Python dicts ("{'loss': 1.87, 'grad_norm': 0.45,
+	// 'learning_rate': 0.0002, 'epoch': 0.25}", "{'train_runtime': 612.3,
+	// ...}"; newer releases quote the figures, "{'loss': '1.873', ...}")
+	// through tqdm.write, after the bar it clears on the same line, and
+	// tracebacks through the packages.
+	{SoftwareTransformers, []byte("Loading checkpoint shards"), lazyre.New(`Loading checkpoint shards:`), 0},
+	{SoftwareTransformers, []byte("'epoch': "), lazyre.New(`\{'(?:loss|eval_loss|train_runtime)': '?[-\d.e+]+'?, .*'epoch': '?[\d.e+-]+'?\}`), 0},
+	{SoftwareTransformers, []byte("transformers"), lazyre.New(`[/\\]site-packages[/\\]transformers[/\\]`), 0},
+	// PEFT's print_trainable_parameters(): "trainable params: 4,194,304 ||
+	// all params: 3,504,607,232 || trainable%: 0.1197".
+	{SoftwarePEFT, []byte("trainable%"), lazyre.New(`trainable params: [\d,]+ \|\| all params: [\d,]+ \|\| trainable%`), 0},
+	{SoftwarePEFT, []byte("peft"), lazyre.New(`[/\\]site-packages[/\\]peft[/\\]`), 0},
+	{SoftwareTRL, []byte("trl"), lazyre.New(`[/\\]site-packages[/\\]trl[/\\]`), 0},
+	// PyTorch Lightning's banner ("GPU available: True (cuda), used: True";
+	// 1.x: "GPU available: True, used: True"), alone or through Python's
+	// logging ("INFO: ...", "INFO:lightning.pytorch.utilities.rank_zero:..."),
+	// the device each rank sees, its model summary's header.
+	{SoftwareLightning, []byte("available: True"), lazyre.New(`\bGPU available: True(?: \(cuda\))?, used: True`), 0},
+	{SoftwareLightning, []byte("LOCAL_RANK"), lazyre.New(`\bLOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[`), 0},
+	{SoftwareLightning, []byte("| Params"), lazyre.New(`^\s*\| Name\s+\| Type\s+\| Params\b`), 0},
+	{SoftwareLightning, []byte("lightning"), lazyre.New(`[/\\]site-packages[/\\](?:pytorch_)?lightning[/\\]`), 0},
+	// Keras' progress line of an epoch: Keras 3's bar ("469/469 ━━━━ 5s
+	// 10ms/step - loss: ..."), Keras 2's ("469/469 [=====] - 5s 10ms/step
+	// - ..."), verbose=2's ("5000/5000 - 12s - 2ms/step - ..."). "Epoch
+	// 1/10" alone is not Keras': other programs print it too.
+	{SoftwareKeras, []byte("/step"), lazyre.New(`^\s*\d+/\d+ (?:[━─]+ +|\[[=>.]+\] - |- )\S+ (?:- )?\d+(?:ms|us|s)/step\b`), 0},
+	{SoftwareKeras, []byte("keras"), lazyre.New(`[/\\](?:site|dist)-packages[/\\](?:tf_)?keras[/\\]`), 0},
+	// JAX: tracebacks and errors, the devices as it prints them
+	// ("[CudaDevice(id=0)]", older "[StreamExecutorGpuDevice(id=0, ...)]",
+	// "[GpuDevice(id=0, process_index=0)]"; a device as str, "gpu:0").
 	{SoftwareJAX, []byte("jax"), lazyre.New(`[/\\]site-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.`), 0},
+	{SoftwareJAX, []byte("Device(id="), lazyre.New(`\b(?:Cuda|Gpu|StreamExecutorGpu|Rocm)Device\(id=\d+`), 0},
+	{SoftwareJAX, []byte("gpu:"), lazyre.New(`^\s*\[?gpu:\d+(?:, gpu:\d+)*\]?\s*$`), 0},
+	// XLA's service on the GPU ("XLA service 0x... initialized for platform
+	// CUDA", "StreamExecutor device (0): NVIDIA A100-SXM4-80GB, Compute
+	// Capability 8.0"): JAX's, or TensorFlow's, which names itself on
+	// other lines.
+	{SoftwareXLA, []byte("XLA service"), lazyre.New(`XLA service \S+ initialized for platform (?:CUDA|ROCM)`), 0},
+	{SoftwareXLA, []byte("StreamExecutor device"), lazyre.New(`StreamExecutor device \(\d+\): `), 0},
 	// TensorFlow's log lines ("I tensorflow/core/...", "W external/local_xla/...")
 	// and the one that says how much of the device it mapped.
 	{SoftwareTensorFlow, []byte("tensorflow"), lazyre.New(`\b[IWEF] tensorflow/|[/\\]site-packages[/\\]tensorflow[/\\]|Created device /job:\S+ with \d+ MB memory`), 0},
 	{SoftwareTensorFlow, []byte("Created device"), lazyre.New(`Created device /job:\S+ with \d+ MB memory`), 0},
+	// CuPy: its errors ("cupy.cuda.memory.OutOfMemoryError: Out of memory
+	// allocating ..."), tracebacks through its package and its compiled
+	// modules ("File "cupy/_core/core.pyx", line 1,476").
+	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|[/\\]site-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
 	// GROMACS's banner: ":-) GROMACS - gmx mdrun, 2023.3 (-:".
 	{SoftwareGROMACS, []byte("GROMACS"), lazyre.New(`GROMACS - gmx\S* \S+, (\S+) \(-:|^GROMACS version:\s+(\S+)`), 1},
+	// The interpreters, by how they stop: Python's traceback, Rscript's
+	// last line on an error, Julia's error in a script.
+	{SoftwarePython, []byte("Traceback"), lazyre.New(`^Traceback \(most recent call last\):`), 0},
+	{SoftwareR, []byte("Execution halted"), lazyre.New(`^Execution halted\s*$`), 0},
+	{SoftwareJulia, []byte("LoadError"), lazyre.New(`^ERROR: LoadError: `), 0},
+}
+
+// markPairs are the pairs of adjacent bytes of each mark's gate, in the
+// order of softwareMarks.
+var markPairs = func() []bytePairs {
+	out := make([]bytePairs, len(softwareMarks))
+	for i, m := range softwareMarks {
+		out[i] = pairsOf(m.gate)
+	}
+	return out
+}()
+
+// bytePairs is a set of pairs of adjacent bytes, hashed into 256 bits. A
+// line holds a gate only if it holds every pair of it: one pass over the
+// line rules out most of the marks' gates, where a search for each reads
+// the line once a mark (with the marks of the whole class of frameworks,
+// that halved the speed of a scan of a job's output).
+type bytePairs [4]uint64
+
+func pairsOf(b []byte) bytePairs {
+	var p bytePairs
+	for i := 1; i < len(b); i++ {
+		h := (uint(b[i-1])*31 + uint(b[i])) & 255
+		p[h>>6] |= 1 << (h & 63)
+	}
+	return p
+}
+
+func (p *bytePairs) holds(q *bytePairs) bool {
+	return p[0]&q[0] == q[0] && p[1]&q[1] == q[1] && p[2]&q[2] == q[2] && p[3]&q[3] == q[3]
 }
 
 // software notes the software a line shows, keeping a version the job
 // printed itself (MIGADVISOR_VERSION) over none.
 func (s *scanner) software(b []byte) {
-	for _, m := range softwareMarks {
-		if !bytes.Contains(b, m.gate) {
+	line := pairsOf(b)
+	for i, m := range softwareMarks {
+		if !line.holds(&markPairs[i]) || !bytes.Contains(b, m.gate) {
 			continue
 		}
 		if _, seen := s.ev.Versions[m.name]; seen {

@@ -13,14 +13,45 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		name, output string
 		want         map[string]string
 	}{
-		{"PyTorch traceback", "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in _wrapped_call_impl\n", map[string]string{SoftwarePyTorch: ""}},
-		{"PyTorch Lightning banner", "GPU available: True (cuda), used: True\nTPU available: False, using: 0 TPU cores\n", map[string]string{SoftwarePyTorch: ""}},
+		{"PyTorch traceback", "Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in _wrapped_call_impl\n", map[string]string{SoftwarePyTorch: "", SoftwarePython: ""}},
+		{"PyTorch Lightning banner", "GPU available: True (cuda), used: True\nTPU available: False, using: 0 TPU cores\n", map[string]string{SoftwareLightning: ""}},
 		{"TensorFlow's device line", "2025-01-07 10:12:01.123456: I tensorflow/core/common_runtime/gpu/gpu_device.cc:2021] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78868 MB memory:  -> device: 0, name: NVIDIA A100-SXM4-80GB, pci bus id: 0000:07:00.0, compute capability: 8.0\n", map[string]string{SoftwareTensorFlow: ""}},
 		{"JAX error", "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: something\n", map[string]string{SoftwareJAX: ""}},
 		{"GROMACS banner with its version", "                 :-) GROMACS - gmx mdrun, 2023.3 (-:\n", map[string]string{SoftwareGROMACS: "2023.3"}},
 		{"the job's own version line wins", "MIGADVISOR_VERSION torch 2.11.0\n  File \"/x/site-packages/torch/cuda/__init__.py\", line 3\n", map[string]string{SoftwarePyTorch: "2.11.0"}},
 		{"a version line after the traceback", "  File \"/x/site-packages/torch/cuda/__init__.py\", line 3\nMIGADVISOR_VERSION torch 2.11.0\n", map[string]string{SoftwarePyTorch: "2.11.0"}},
-		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\n", nil},
+		// Hugging Face: transformers' progress and its Trainer's log
+		// lines, PEFT's count of what it trains, a traceback through TRL.
+		{"Hugging Face checkpoint shards", "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]\n", map[string]string{SoftwareTransformers: ""}},
+		{"Hugging Face Trainer's log", "{'loss': 1.8731, 'grad_norm': 0.4562, 'learning_rate': 0.0002, 'epoch': 0.25}\n", map[string]string{SoftwareTransformers: ""}},
+		{"Hugging Face Trainer's log, quoted, after tqdm's bar", " 12%|█▎        | 25/200 [00:41<04:46,  1.64s/it]\r{'loss': '1.873', 'grad_norm': '0.4562', 'learning_rate': '0.0002', 'epoch': '0.12'}\n", map[string]string{SoftwareTransformers: ""}},
+		{"Hugging Face Trainer's summary", "{'train_runtime': 612.3, 'train_samples_per_second': 3.27, 'train_steps_per_second': 0.41, 'train_loss': 1.62, 'epoch': 1.0}\n", map[string]string{SoftwareTransformers: ""}},
+		{"PEFT's trainable parameters", "trainable params: 4,194,304 || all params: 3,504,607,232 || trainable%: 0.1197\n", map[string]string{SoftwarePEFT: ""}},
+		{"a TRL traceback", "  File \"/home/u/.venv/lib/python3.11/site-packages/trl/trainer/sft_trainer.py\", line 451, in train\n", map[string]string{SoftwareTRL: ""}},
+		// Lightning, through Python's logging and with its model summary.
+		{"Lightning through logging", "INFO:lightning.pytorch.utilities.rank_zero:GPU available: True (cuda), used: True\n", map[string]string{SoftwareLightning: ""}},
+		{"Lightning's device line", "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]\n", map[string]string{SoftwareLightning: ""}},
+		{"Lightning's model summary", "  | Name    | Type             | Params | Mode \n", map[string]string{SoftwareLightning: ""}},
+		// Keras' progress lines: Keras 3's bar, Keras 2's, verbose=2.
+		{"Keras 3 progress", "Epoch 1/10\n469/469 ━━━━━━━━━━━━━━━━━━━━ 5s 10ms/step - accuracy: 0.9213 - loss: 0.2710\n", map[string]string{SoftwareKeras: ""}},
+		{"Keras 2 progress", "469/469 [==============================] - 5s 10ms/step - loss: 0.2710 - accuracy: 0.9213\n", map[string]string{SoftwareKeras: ""}},
+		{"Keras verbose=2", "5000/5000 - 12s - 2ms/step - loss: 2.0454 - mae: 1.7862\n", map[string]string{SoftwareKeras: ""}},
+		{"an epoch line alone says nothing", "Epoch 1/10\nepoch 1: loss 0.3\n", nil},
+		// JAX's devices as it prints them, old and new.
+		{"JAX devices", "[CudaDevice(id=0)]\n", map[string]string{SoftwareJAX: ""}},
+		{"JAX devices, older", "devices: [StreamExecutorGpuDevice(id=0, process_index=0, slice_index=0)]\n", map[string]string{SoftwareJAX: ""}},
+		{"JAX device, as str", "gpu:0\n", map[string]string{SoftwareJAX: ""}},
+		// XLA's lines: JAX and TensorFlow print them alike.
+		{"XLA service", "I0000 00:00:1743640581.557432  670254 service.cc:148] XLA service 0x7fa3e4019580 initialized for platform CUDA (this does not guarantee that XLA will be used). Devices:\nI0000 00:00:1743640581.558096  670254 service.cc:156]   StreamExecutor device (0): NVIDIA A100-SXM4-80GB, Compute Capability 8.0\n", map[string]string{SoftwareXLA: ""}},
+		{"XLA under TensorFlow", "2021-11-03 15:57:14.968438: I tensorflow/compiler/xla/service/service.cc:168] XLA service 0x562341070250 initialized for platform CUDA (this does not guarantee that XLA will be used). Devices:\n", map[string]string{SoftwareTensorFlow: "", SoftwareXLA: ""}},
+		// CuPy: its out-of-memory error and tracebacks through its modules.
+		{"CuPy out of memory", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 8,589,934,592 bytes).\n", map[string]string{SoftwareCuPy: ""}},
+		{"CuPy traceback", "  File \"cupy/_core/core.pyx\", line 1,476, in cupy._core.core._ndarray_base.__add__\n", map[string]string{SoftwareCuPy: ""}},
+		// Interpreters: a Python traceback, R's and Julia's errors.
+		{"a Python traceback", "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in <module>\n", map[string]string{SoftwarePython: ""}},
+		{"R stopped", "Error in solve.default(m) : system is computationally singular\nExecution halted\n", map[string]string{SoftwareR: ""}},
+		{"Julia stopped", "ERROR: LoadError: Out of GPU memory trying to allocate 7.451 GiB\n", map[string]string{SoftwareJulia: ""}},
+		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,7 +20,13 @@ const (
 )
 
 // DefaultLowRiskShare is the share of a profile's usable memory below which
-// a known need is a low risk; up to HighRiskShare it is medium.
+// a known need is a low risk; up to HighRiskShare it is medium. What it
+// leaves free is the one margin a measured figure gets: for what a peak
+// misses, a spike between the samples of jobstats or gres/gpumem (every 30
+// s or so) as much as the next run's other input or the allocator's
+// fragments. A figure is compared as it was seen, with no margin of its
+// own on top (a sampled peak ×1.2 under 80% kept a solver that peaked at
+// 30.5 GiB off a 39.5 GiB slice: it asked for 1.5 times its peak).
 const (
 	DefaultLowRiskShare = 0.80
 	HighRiskShare       = 0.95
@@ -53,21 +59,19 @@ type Run struct {
 	// Holder is what held the job's memory: with a caching or preallocating
 	// framework the peak is a ceiling of the need, not the need.
 	Holder Holder
+	// DeviceMiB is the usable memory of the whole GPU the profile is on (a
+	// slice's GPU's); 0 unknown. A ceiling above it bounds nothing.
+	DeviceMiB float64
 }
 
 // EarlierMargin widens the memory figures of an earlier version of a script:
-// an edit (a bigger batch, another model) may need more.
+// an edit (a bigger batch, another model) may need more. It protects
+// against the change of the script, not the measure of it, which the share
+// kept free (DefaultLowRiskShare) does.
 const EarlierMargin = 1.25
 
-// SampledMargin widens a peak sampled every 30 s or so (jobstats, sacct's
-// gres/gpumem): a spike between samples (an evaluation pass, a checkpoint
-// gathered on the GPU) is not in it. The in-job monitor samples every half
-// second and needs none.
-const SampledMargin = 1.2
-
-// figure is a run's memory figure as the need reads it (v: the figure with
-// any margin of its source): with the margin of an earlier version, and its
-// words.
+// figure is a run's memory figure as the need reads it: with the margin of
+// an earlier version, and its words.
 func (r Run) figure(v float64, what string) (float64, string) {
 	if !r.Earlier {
 		return v, what + " on " + r.Profile
@@ -111,8 +115,19 @@ const (
 )
 
 // sampledPeaks are the sources of a peak sampled every 30 s or so, in the
-// words a need's source uses.
+// words a need's source uses: such a peak may have missed a spike between
+// samples (an evaluation pass, a checkpoint gathered on the GPU), which the
+// share of a profile kept free covers, as it covers the rest a peak misses.
+// The in-job monitor samples every half second.
 var sampledPeaks = map[string]string{history.PeakJobstats: "jobstats", history.PeakSacct: "sacct's gres/gpumem"}
+
+// peakWords says what measured a peak: "peak", "peak jobstats sampled".
+func peakWords(r Run) string {
+	if by, sampled := sampledPeaks[r.PeakSource]; sampled {
+		return "peak " + by + " sampled"
+	}
+	return "peak"
+}
 
 // Kinds of memory figure.
 const (
@@ -159,11 +174,10 @@ func EstimateNeed(runs []Run) Need {
 	runs, need.Holder = heldBeyondNeed(runs)
 	take := func(r Run, kind string, seen float64) {
 		what := kindWords[kind]
-		v := seen
-		if by, sampled := sampledPeaks[r.PeakSource]; kind == NeedPeak && sampled {
-			what, v = "peak "+by+" sampled (×1.2 for what fell between its samples)", seen*SampledMargin
+		if kind == NeedPeak {
+			what = peakWords(r)
 		}
-		v, source := r.figure(v, what)
+		v, source := r.figure(seen, what)
 		if v > need.MiB {
 			need.MiB, need.Source, need.Kind, need.Profile, need.SeenMiB, need.Earlier = v, source, kind, r.Profile, seen, r.Earlier
 			need.By = measuredBy(r, kind)
@@ -207,18 +221,20 @@ func EstimateNeed(runs []Run) Need {
 }
 
 // estimateCeiling is the least peak of the runs whose peaks are ceilings,
-// with the margins of its source, or nil.
+// with the margin of an earlier version, or nil. It is never above the
+// whole GPU's memory: a job held no more than its device had, and a bound
+// past what any profile has (an earlier version's margin, NVML's count
+// beside the site's usable figure) bounds nothing.
 func estimateCeiling(runs []Run) *Need {
 	var c *Need
 	for _, r := range runs {
 		if r.PeakMiB < 0 || r.GPUOOM || !r.Holder.Ceiling() {
 			continue
 		}
-		what, v := "peak", r.PeakMiB
-		if by, sampled := sampledPeaks[r.PeakSource]; sampled {
-			what, v = "peak "+by+" sampled (×1.2 for what fell between its samples)", v*SampledMargin
+		v, source := r.figure(r.PeakMiB, peakWords(r))
+		if r.DeviceMiB > 0 {
+			v = min(v, r.DeviceMiB)
 		}
-		v, source := r.figure(v, what)
 		if c == nil || v < c.MiB {
 			c = &Need{MiB: v, Runs: 1, Source: source, Kind: NeedCeiling, By: measuredBy(r, NeedPeak), Profile: r.Profile,
 				OnProfile: 1, SeenMiB: r.PeakMiB, Earlier: r.Earlier, Holder: r.Holder}

@@ -123,22 +123,72 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 	}
 }
 
-// A peak sampled every 30 s (jobstats, sacct's gres/gpumem) counts with
-// SampledMargin, the monitor's as seen; the need says which measured it.
-func TestSampledPeakHasAMargin(t *testing.T) {
+// A peak sampled every 30 s (jobstats, sacct's gres/gpumem) counts as
+// seen: the share of the slice kept free (DefaultLowRiskShare) is its one
+// margin, for a spike between samples as for the rest a peak misses, not
+// a second one on top of it. A compiled solver whose sacct-sampled peak is
+// 30.5 GiB fits a 39.5 GiB slice (77%); the need says which measured it.
+func TestASampledPeakHasOneMargin(t *testing.T) {
+	solver := Holder{Kind: HolderAllocates, Software: "GROMACS", Why: "line 7 runs gmx"}
 	run := func(source string) Run {
-		return Run{Profile: "full", UsableMiB: 81203, Completed: true, NeedMiB: -1, PeakMiB: 3000, AllocatedMiB: -1, PeakSource: source}
+		return Run{Profile: "full", UsableMiB: u80, Completed: true, NeedMiB: -1, PeakMiB: 30.5 * 1024, AllocatedMiB: -1, PeakSource: source, Holder: solver}
 	}
-	for source, want := range map[string]struct {
-		mib     float64
-		by      string
-		sampled string // the words of a sampled source
-	}{history.PeakMonitor: {3000, MeasuredByMonitor, ""}, history.PeakJobstats: {3600, MeasuredByJobstats, "jobstats"},
-		history.PeakSacct: {3600, MeasuredBySacct, "sacct's gres/gpumem"}} {
-		sampled := want.sampled
-		n := EstimateNeed([]Run{run(source)})
-		if n.MiB != want.mib || n.SeenMiB != 3000 || n.By != want.by || (sampled != "" && !strings.Contains(n.Source, sampled+" sampled")) {
+	for source, want := range map[string]struct{ by, sampled string }{history.PeakMonitor: {MeasuredByMonitor, ""},
+		history.PeakJobstats: {MeasuredByJobstats, "jobstats"}, history.PeakSacct: {MeasuredBySacct, "sacct's gres/gpumem"}} {
+		runs := []Run{run(source)}
+		n := EstimateNeed(runs)
+		if n.MiB != 30.5*1024 || n.SeenMiB != n.MiB || n.By != want.by || (want.sampled != "" && !strings.Contains(n.Source, want.sampled+" sampled")) {
 			t.Errorf("peak from %q: %+v", source, n)
 		}
+		if got := levels(risks(runs)); got != "1g.10gb=high 2g.20gb=high 3g.40gb=low full=low" {
+			t.Errorf("peak from %q: %s", source, got)
+		}
+	}
+}
+
+// A ceiling is never above the GPU's own memory: an earlier version's
+// margin, or NVML's count beside the site's usable figure, may put the
+// figure past what the whole GPU has, where it bounds nothing.
+func TestACeilingIsNeverAboveTheGPU(t *testing.T) {
+	torch := Holder{Kind: HolderCaching, Software: "PyTorch", Why: "import torch"}
+	earlier := Run{Profile: "full", UsableMiB: u80, DeviceMiB: u80, Completed: true, Earlier: true, NeedMiB: -1, PeakMiB: 70 * 1024, AllocatedMiB: -1, Holder: torch}
+	nvml := Run{Profile: "full", UsableMiB: u80, DeviceMiB: u80, Completed: true, NeedMiB: -1, PeakMiB: 81400, AllocatedMiB: -1, Holder: torch}
+	for name, r := range map[string]Run{"an earlier version's": earlier, "NVML's": nvml} {
+		c := EstimateNeed([]Run{r}).Ceiling
+		if c == nil || c.MiB != u80 || c.SeenMiB != r.PeakMiB {
+			t.Errorf("%s: ceiling %+v, want the GPU's %v", name, c, u80)
+		}
+	}
+	// Below the GPU's memory, an earlier version's ceiling keeps its margin.
+	earlier.PeakMiB = 40 * 1024
+	if c := EstimateNeed([]Run{earlier}).Ceiling; c == nil || c.MiB != 50*1024 {
+		t.Errorf("ceiling %+v, want 50 GiB", c)
+	}
+}
+
+// The peak of a Python program on the GPU with no compiled code in sight
+// is a ceiling, not a need: Wulver's QLoRA job, 23.5 GB reserved on the
+// whole GPU, is not ruled off the slices by it. What proves a need still
+// does: an out-of-memory error, the job's own allocated peak.
+func TestAnInterpretersPeakIsACeiling(t *testing.T) {
+	python := Holder{Kind: HolderInterpreted, Software: "a Python framework", Why: "line 4 runs python"}
+	full := run("full", u80)
+	full.Completed, full.PeakMiB, full.Holder = true, 23.55*1024, python
+	got := risks([]Run{full})
+	if l := levels(got); l != "1g.10gb=unknown 2g.20gb=unknown 3g.40gb=low full=low" {
+		t.Errorf("peak only: %s", l)
+	}
+	if r := got["2g.20gb"].Reason; !strings.Contains(r, "no need but a ceiling") || !strings.Contains(r, "a Python framework keeps memory beyond its need") {
+		t.Errorf("2g.20gb's reason: %s", r)
+	}
+	oom := run("1g.10gb", u10)
+	oom.GPUOOM, oom.NeedMiB, oom.Holder = true, 10.3*1024, python
+	if l := levels(risks([]Run{full, oom})); l != "1g.10gb=high 2g.20gb=low 3g.40gb=low full=low" {
+		t.Errorf("with an OOM on 1g.10gb: %s", l)
+	}
+	alloc := full
+	alloc.AllocatedMiB = 5.68 * 1024
+	if l := levels(risks([]Run{alloc})); l != "1g.10gb=low 2g.20gb=low 3g.40gb=low full=low" {
+		t.Errorf("with its allocated peak: %s", l)
 	}
 }

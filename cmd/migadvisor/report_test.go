@@ -56,7 +56,7 @@ func TestReportFromJobstats(t *testing.T) {
 	}
 	for _, want := range []string{"GPU jobs that ended in November 2026 (" + novemberZone() + "), site wulver", ": 2 jobs, 20 SU",
 		"a smaller slice would have done 2 of them: 20 SU spent, about 16 SU there; saves about 4 SU (20% of what the GPU jobs spent)",
-		"alice  train (by name)  2     full    2g.20gb  20        16        4      needs 3.8 GiB of the 19.5 GiB usable on 2g.20gb (jobstats)"} {
+		"alice  train (by name)  2     full    2g.20gb  20        16        4      needs 3.2 GiB of the 19.5 GiB usable on 2g.20gb (jobstats)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
