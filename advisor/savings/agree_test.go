@@ -69,7 +69,7 @@ func agreeCases() []agreeCase {
 			{"a100_10g", "COMPLETED", 4800, "", ""}, {"a100_10g", "COMPLETED", 4900, "", ""},
 			full("COMPLETED", 3600, "", ""), full("COMPLETED", 3650, "", "")}},
 		// The monitor's peak, 4 GiB, on the whole GPU and 3g.40gb.
-		{user: "peak", smaller: true, runs: []agreeRun{
+		{user: "peak", command: "srun ./solver", smaller: true, runs: []agreeRun{
 			full("COMPLETED", 3600, "", peakOutput(4096)), full("COMPLETED", 3620, "", peakOutput(4096)),
 			{"a100_40g", "COMPLETED", 4000, "", peakOutput(4096)}, {"a100_40g", "COMPLETED", 4050, "", peakOutput(4096)}}},
 		// Out of memory on 1g.10gb; completed on the whole GPU with no figure.
@@ -372,8 +372,12 @@ func TestMemoryWordsFollowTheEvidence(t *testing.T) {
 			says = []string{"needs at least " + memory.FormatMiB(fig.MiB), "they need at least " + memory.FormatMiB(fig.MiB)}
 			never = []string{"used at most", "needs " + memory.FormatMiB(fig.MiB)}
 		case memory.NeedCeiling:
-			says = []string{"needs at most " + memory.FormatMiB(fig.MiB), "they need at most " + memory.FormatMiB(fig.MiB), "held by PyTorch's cache",
-				"the peak PyTorch's cache held"}
+			held := rec.GPUMemHolder.Software + "'s cache"
+			if rec.GPUMemHolder.Kind == memory.HolderInterpreted {
+				held = rec.GPUMemHolder.Software
+			}
+			says = []string{"needs at most " + memory.FormatMiB(fig.MiB), "they need at most " + memory.FormatMiB(fig.MiB), "held by " + held,
+				"the peak " + held + " held"}
 			never = []string{"used at most", "needs " + memory.FormatMiB(fig.MiB)}
 		case "":
 			says = []string{"completed on " + sc.Recommended, "not measured, but they completed on " + sc.Recommended}

@@ -355,6 +355,8 @@ func heldBy(h *memory.Holder) string {
 		return "a cache that grew with the device"
 	case h.Kind == memory.HolderPreallocates:
 		return h.Software + "'s preallocation"
+	case h.Kind == memory.HolderInterpreted:
+		return h.Software // "a Python framework": no cache of its own is known
 	}
 	return h.Software + "'s cache"
 }

@@ -404,7 +404,9 @@ func writeScript(b *strings.Builder, s Script) {
 func writeMemory(b *strings.Builder, s Script) {
 	margin := ""
 	if s.SeenMiB > 0 && s.NeedMiB > s.SeenMiB*1.01 {
-		margin = fmt.Sprintf(", %s with a margin for what its samples miss", memory.FormatMiB(s.NeedMiB))
+		// The one margin a figure gets beyond the slice's free share: its
+		// runs were of an earlier version of the script.
+		margin = fmt.Sprintf(", %s with a margin for the script's edits since", memory.FormatMiB(s.NeedMiB))
 	}
 	switch s.MemoryKind {
 	case "":
@@ -414,7 +416,7 @@ func writeMemory(b *strings.Builder, s Script) {
 	case memory.NeedCeiling:
 		with := ""
 		if margin != "" {
-			with = ", with a margin for what its samples miss"
+			with = ", with a margin for the script's edits since"
 		}
 		fmt.Fprintf(b, "  GPU memory: they need at most %s (measured by %s: the peak %s held, more than the jobs use%s)",
 			memory.FormatMiB(s.NeedMiB), s.MeasuredBy, s.HeldBy, with)

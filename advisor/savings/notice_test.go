@@ -48,7 +48,7 @@ func TestNotifyOncePerPeriod(t *testing.T) {
 	text := string(body)
 	for _, want := range []string{"Subject: Your GPU jobs on NJIT Wulver could use a smaller GPU slice", "Hello alice,",
 		"5 GPU jobs of yours", "about 50 SU less", "/home/alice/train.sh (jobs named “train”): 3 jobs on full; 1g.10gb would do.",
-		"they used at most 3.2 GiB (measured by jobstats), 3.8 GiB with a margin for what its samples miss; 1g.10gb has 9.5 GiB.",
+		"they used at most 3.2 GiB (measured by jobstats), 3.8 GiB with a margin for the script's edits since; 1g.10gb has 9.5 GiB.",
 		"Time: a run took about 04:00:00 on full; expect about 07:15:00 on 1g.10gb, at most about 18:37:00.",
 		"replace --gres=gpu:a100:1 with --gres=gpu:a100_10g:1 in the script's #SBATCH lines.", "#SBATCH --time=20:00:00",
 		"jobs named “eval” with 4 CPUs and 16.0 GiB of memory: 2 jobs on 3g.40gb, full", "ask for it in the script: #SBATCH --gres=gpu:a100_10g:1",

@@ -165,8 +165,8 @@ type Script struct {
 	Basis       string   `json:"basis"`
 	Runs        int      `json:"runs"` // the runs the judgement rests on
 	// The GPU memory figure recommend judged by (SeenMiB, as MeasuredBy
-	// saw it) and the need read from it (NeedMiB: with a margin for what a
-	// sampler's interval misses). MemoryKind says what it proves, as
+	// saw it) and the need read from it (NeedMiB: the figure, with a
+	// margin where the runs were of an earlier version of the script). MemoryKind says what it proves, as
 	// memory.NeedJSON.Kind does: allocated or peak, the need; oom,
 	// at least that (an out-of-memory message's bound); ceiling, at most
 	// that (a caching or preallocating framework's peak, HeldBy saying
