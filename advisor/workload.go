@@ -103,6 +103,23 @@ func (o outputWorkloads) resembled(site *catalog.Site) *catalog.Benchmark {
 	return best
 }
 
+// ResemblesOf is the site's reference benchmark a job looks like
+// (Job.Resembles), for a caller that holds its script (nil: none known)
+// and its jobs' records, as the report does: the one the script runs
+// (RecogniseWorkload), else the one the most of the jobs' outputs show
+// (OutputResembles); nil for none.
+func ResemblesOf(site *catalog.Site, script *slurm.Script, recs ...*history.JobRecord) *catalog.Benchmark {
+	if site == nil {
+		return nil
+	}
+	if set, ok := catalog.ReferenceFor(site); ok && script != nil {
+		if b, ok := RecogniseWorkload(set, script); ok {
+			return b
+		}
+	}
+	return OutputResembles(site, recs...)
+}
+
 // OutputResembles is the site's reference benchmark the most of the jobs'
 // outputs resemble, nil for none: the workload of jobs whose script is not
 // known (Job.Resembles), as the report's groups of jobs by name are.

@@ -139,3 +139,25 @@ func TestOutputResembles(t *testing.T) {
 		t.Errorf("a benchmark the set no longer has: %v", b)
 	}
 }
+
+// ResemblesOf takes the script's word first, as Advise does, then the
+// outputs'.
+func TestResemblesOf(t *testing.T) {
+	site, _ := catalog.Builtin("wulver")
+	mnist := &history.JobRecord{Cluster: "c", JobID: "1", OutputResembles: "pytorch_mnist_simplecnn"}
+	md := catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "md.sh"), "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\ngmx mdrun -deffnm md\n")
+	quiet := catalogtest.WriteScript(t, filepath.Join(t.TempDir(), "run.sh"), trainV1)
+	for _, c := range []struct {
+		name   string
+		script *slurm.Script
+		want   string
+	}{{"the script says", md, "gromacs_performance"}, {"the script says nothing", quiet, "pytorch_mnist_simplecnn"}, {"no script", nil, "pytorch_mnist_simplecnn"}} {
+		got := ""
+		if b := ResemblesOf(site, c.script, mnist); b != nil {
+			got = b.Name
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
