@@ -120,3 +120,37 @@ func TestRecommendScalesLikeTheWorkloadItsOutputShows(t *testing.T) {
 		t.Errorf("the runtimes do not say they rest on the GROMACS benchmark: %s", rec.RuntimeWhy)
 	}
 }
+
+// The admin's plain flow over the same jobs, linked to no script: a
+// site-wide collect of the dump and their output, then report --json. The
+// slice it names is priced at the runtime Wulver's GROMACS table gives it
+// over the whole GPU, as the output's banner says the jobs are GROMACS.
+func TestReportScalesLikeTheWorkloadItsOutputShows(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
+	dump := gromacsDump(t, dir, 3, false)
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--all-users", "--scripts=false", "--outputs", dir); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := migadvisor(t, "report", "--json", "--month", "2026-11")
+	var rep struct {
+		Scripts []struct {
+			Name         string  `json:"job_name"`
+			Recommended  string  `json:"recommended"`
+			RuntimeRatio float64 `json:"runtime_ratio"`
+			Why          string  `json:"why"`
+		} `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("report --json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if len(rep.Scripts) != 1 {
+		t.Fatalf("%d scripts listed, want md's: %s", len(rep.Scripts), out)
+	}
+	s := rep.Scripts[0]
+	if want := publishedGROMACS(t, s.Recommended); math.Abs(s.RuntimeRatio/want-1) > 0.05 {
+		t.Errorf("%s on %s: %.2f× the whole GPU's time, Wulver's GROMACS %.2f× (%s)", s.Name, s.Recommended, s.RuntimeRatio, want, s.Why)
+	}
+}
