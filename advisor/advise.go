@@ -187,8 +187,14 @@ func gatherEvidence(ctx context.Context, req AdviseRequest, deps AdviseDeps) (Jo
 	if !NeedsPrior(job.Runs) {
 		return job, nil
 	}
-	if job.Resembles, err = priorFor(req.Site, req.Script, req.Prior); err != nil {
+	// The benchmark named, else the one the script looks like, else the
+	// one its runs' output showed (GatherFor).
+	b, err := priorFor(req.Site, req.Script, req.Prior)
+	if err != nil {
 		return job, err
+	}
+	if b != nil {
+		job.Resembles = b
 	}
 	if req.Peers != nil {
 		var perr error

@@ -32,18 +32,23 @@ type GatherRequest struct {
 // GatherFor reads a script's evidence from the user's history (own; nil
 // for none) and the site-wide ones: the runs that share its fingerprint
 // and those of its earlier versions (see GatherScriptRuns; a job in both
-// histories counts once), and the median queue wait per profile since a
-// time, from the site-wide history when there is one (it holds the whole
-// cluster's jobs), else the user's. Its notes say what the runs lack: only
-// earlier versions' runs, or tracked jobs not collected yet.
+// histories counts once), the reference benchmark their output resembles
+// (Resembles), and the median queue wait per profile since a time, from
+// the site-wide history when there is one (it holds the whole cluster's
+// jobs), else the user's. Its notes say what the runs lack: only earlier
+// versions' runs, or tracked jobs not collected yet.
 func GatherFor(ctx context.Context, site *catalog.Site, req GatherRequest, own *history.Store, siteWide ...*history.Store) (Job, error) {
 	s := req.Script
 	job := Job{Script: req.Path, Fingerprint: s.Fingerprint(), Resources: s.Resources, QueueWaitS: map[string]float64{}, User: req.User}
 	key := KeyOf(req.Path, s, site, req.User)
+	outputs := outputWorkloads{}
 	var err error
-	if job.Runs, err = GatherScriptRuns(ctx, key, own, siteWide...); err != nil {
+	if job.Runs, err = gatherScriptRuns(ctx, key, outputs, own, siteWide...); err != nil {
 		return job, err
 	}
+	// What the runs' output shows they are; advice on a script that says
+	// itself (RecogniseWorkload) puts that first.
+	job.Resembles = outputs.resembled(site)
 	stores := siteWide
 	if own != nil {
 		stores = append([]*history.Store{own}, siteWide...)
@@ -136,9 +141,15 @@ func (k ScriptKey) Filter(siteWide bool, limit int) history.HistoryFilter {
 // histories: the user's own and a site-wide one may both hold a job, which
 // counts once. GatherScriptRuns also reads its earlier versions' runs.
 func GatherRuns(ctx context.Context, fingerprint string, stores ...*history.Store) ([]Run, error) {
+	return gatherRuns(ctx, fingerprint, nil, stores...)
+}
+
+// gatherRuns is GatherRuns, noting in outputs (nil: nowhere) what each
+// job's output resembles.
+func gatherRuns(ctx context.Context, fingerprint string, outputs outputWorkloads, stores ...*history.Store) ([]Run, error) {
 	var all [][]Run
 	for _, st := range stores {
-		runs, err := runsIn(ctx, st, history.HistoryFilter{Fingerprint: fingerprint}, nil)
+		runs, err := runsIn(ctx, st, history.HistoryFilter{Fingerprint: fingerprint}, nil, outputs)
 		if err != nil {
 			return nil, err
 		}
@@ -155,6 +166,12 @@ func GatherRuns(ctx context.Context, fingerprint string, stores ...*history.Stor
 // only), marked Earlier. Each job counts once, as the exact script's where
 // any history links it so.
 func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, siteWide ...*history.Store) ([]Run, error) {
+	return gatherScriptRuns(ctx, key, nil, own, siteWide...)
+}
+
+// gatherScriptRuns is GatherScriptRuns, noting in outputs (nil: nowhere)
+// what each job's output resembles.
+func gatherScriptRuns(ctx context.Context, key ScriptKey, outputs outputWorkloads, own *history.Store, siteWide ...*history.Store) ([]Run, error) {
 	// This version's own runs first: once it has runs that ran, Recommend
 	// leaves its earlier versions' out, so they need not be read (the
 	// sbatch wrapper's usual case, and their queries cost milliseconds).
@@ -162,7 +179,7 @@ func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, si
 	if own != nil {
 		stores = append([]*history.Store{own}, siteWide...)
 	}
-	these, err := GatherRuns(ctx, key.Fingerprint, stores...)
+	these, err := gatherRuns(ctx, key.Fingerprint, outputs, stores...)
 	if err != nil || slices.ContainsFunc(these, ran) {
 		return these, err
 	}
@@ -171,7 +188,7 @@ func GatherScriptRuns(ctx context.Context, key ScriptKey, own *history.Store, si
 	for i, st := range stores {
 		f := key.Filter(own == nil || i > 0, 0) // the site-wide ones: this user's jobs only
 		f.Versions.Only = true
-		earlier, err := runsIn(ctx, st, f, func(r *history.JobRecord) bool { return siblings.of(key, r) })
+		earlier, err := runsIn(ctx, st, f, func(r *history.JobRecord) bool { return siblings.of(key, r) }, outputs)
 		if err != nil {
 			return nil, err
 		}
@@ -225,8 +242,9 @@ func History(ctx context.Context, key *ScriptKey, limit int, own *history.Store,
 }
 
 // runsIn reads the runs of the records f selects, less those skip says
-// (nil: none).
-func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter, skip func(*history.JobRecord) bool) ([]Run, error) {
+// (nil: none), noting in outputs (nil: nowhere) what the output of each
+// record with a run resembles.
+func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter, skip func(*history.JobRecord) bool, outputs outputWorkloads) ([]Run, error) {
 	recs, err := st.History(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", st.Path(), err)
@@ -234,7 +252,11 @@ func runsIn(ctx context.Context, st *history.Store, f history.HistoryFilter, ski
 	var runs []Run
 	for i := range recs {
 		if skip == nil || !skip(&recs[i]) {
-			runs = append(runs, RunsFromRecord(&recs[i])...)
+			these := RunsFromRecord(&recs[i])
+			if len(these) > 0 {
+				outputs.add(&recs[i])
+			}
+			runs = append(runs, these...)
 		}
 	}
 	return runs, nil

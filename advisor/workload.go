@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/lazyre"
 	"github.com/migadvisor/migadvisor/slurm"
@@ -58,4 +59,74 @@ func readHead(name string) (string, bool) {
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxCodeBytes))
 	return string(b), err == nil
+}
+
+// A site's history holds the output of most jobs and the script of few:
+// where the script is not known, or says nothing of what it runs, the
+// jobs' output may (collect keeps the reference benchmark each output
+// resembles: history.JobRecord.OutputResembles), and stands where the
+// script's recognised workload would, for the runtime prior (Job.Resembles).
+
+// outputWorkloads are the reference benchmarks job records' outputs
+// resemble, by cluster and job id (each job once, whichever history has it).
+type outputWorkloads map[string]string
+
+// add notes the benchmark a record's output resembles, if any.
+func (o outputWorkloads) add(r *history.JobRecord) {
+	if o != nil && r.OutputResembles != "" {
+		o[r.Cluster+"/"+r.JobID] = r.OutputResembles
+	}
+}
+
+// resembled is the site's reference benchmark the most of the outputs
+// resemble (of equally many, the first in the set, as RecogniseWorkload
+// takes the first that matches); nil for none. An output that resembles
+// nothing says nothing: it may not have been found, or not say it.
+func (o outputWorkloads) resembled(site *catalog.Site) *catalog.Benchmark {
+	if site == nil || len(o) == 0 {
+		return nil
+	}
+	set, ok := catalog.ReferenceFor(site)
+	if !ok {
+		return nil
+	}
+	count := map[string]int{}
+	for _, name := range o {
+		count[name]++
+	}
+	var best *catalog.Benchmark
+	for i := range set.Benchmarks {
+		if b := &set.Benchmarks[i]; b.IsPrior() && count[b.Name] > 0 && (best == nil || count[b.Name] > count[best.Name]) {
+			best = b
+		}
+	}
+	return best
+}
+
+// ResemblesOf is the site's reference benchmark a job looks like
+// (Job.Resembles), for a caller that holds its script (nil: none known)
+// and its jobs' records, as the report does: the one the script runs
+// (RecogniseWorkload), else the one the most of the jobs' outputs show
+// (OutputResembles); nil for none.
+func ResemblesOf(site *catalog.Site, script *slurm.Script, recs ...*history.JobRecord) *catalog.Benchmark {
+	if site == nil {
+		return nil
+	}
+	if set, ok := catalog.ReferenceFor(site); ok && script != nil {
+		if b, ok := RecogniseWorkload(set, script); ok {
+			return b
+		}
+	}
+	return OutputResembles(site, recs...)
+}
+
+// OutputResembles is the site's reference benchmark the most of the jobs'
+// outputs resemble, nil for none: the workload of jobs whose script is not
+// known (Job.Resembles), as the report's groups of jobs by name are.
+func OutputResembles(site *catalog.Site, recs ...*history.JobRecord) *catalog.Benchmark {
+	o := outputWorkloads{}
+	for _, r := range recs {
+		o.add(r)
+	}
+	return o.resembled(site)
 }

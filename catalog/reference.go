@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/migadvisor/migadvisor/internal/lazyre"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // A reference set is a site's published benchmark tables: measured runs of
@@ -44,11 +45,16 @@ type Benchmark struct {
 	Memory    Size     `toml:"memory"`
 	WorkUnit  string   `toml:"work_unit"` // what Work counts; "" when the table gives none
 	Recognise []string `toml:"recognise"`
-	Prior     *bool    `toml:"prior"` // false: evidence only, never a prior
+	// Output are lines only this workload prints in a job's output (its
+	// banner, its libraries' progress, its data set's download): what
+	// says what a job is where the history has no script (OutputWorkloads).
+	Output []string `toml:"output"`
+	Prior  *bool    `toml:"prior"` // false: evidence only, never a prior
 
-	Rows     []BenchmarkRow   `toml:"-"`
-	Header   []string         `toml:"-"` // the CSV's columns, as published
-	patterns []*regexp.Regexp `toml:"-"`
+	Rows           []BenchmarkRow   `toml:"-"`
+	Header         []string         `toml:"-"` // the CSV's columns, as published
+	patterns       []*regexp.Regexp `toml:"-"`
+	outputPatterns []*regexp.Regexp `toml:"-"`
 }
 
 // BenchmarkRow is one profile's measurement. Figures a table does not give
@@ -75,6 +81,30 @@ func (b *Benchmark) Recognises(text string) bool {
 		}
 	}
 	return false
+}
+
+// OutputWorkloads are the lines of a job's output that mark it as one of
+// the set's prior benchmarks, in the set's order: the first benchmark whose
+// line an output holds is the one it resembles (slurm.ScanOptions).
+func (set *ReferenceSet) OutputWorkloads() *slurm.OutputWorkloads {
+	var out []slurm.OutputWorkload
+	for i := range set.Benchmarks {
+		if b := &set.Benchmarks[i]; b.IsPrior() {
+			for _, re := range b.outputPatterns {
+				out = append(out, slurm.NewOutputWorkload(b.Name, re))
+			}
+		}
+	}
+	return slurm.NewOutputWorkloads(out...)
+}
+
+// OutputWorkloads are the output lines of the reference benchmarks
+// measured on the site's GPU (ReferenceFor); nil where there are none.
+func OutputWorkloads(site *Site) *slurm.OutputWorkloads {
+	if set, ok := ReferenceFor(site); ok {
+		return set.OutputWorkloads()
+	}
+	return nil
 }
 
 // Row finds the measurement on a profile.
@@ -198,6 +228,13 @@ func loadReferenceSet(dir string) (*ReferenceSet, error) {
 				return nil, fmt.Errorf("benchmark %s: %w", b.Name, err)
 			}
 			b.patterns = append(b.patterns, re)
+		}
+		for _, p := range b.Output {
+			re, err := regexp.Compile(p) // as printed: no case folding
+			if err != nil {
+				return nil, fmt.Errorf("benchmark %s: output: %w", b.Name, err)
+			}
+			b.outputPatterns = append(b.outputPatterns, re)
 		}
 		data, err := referenceFS.ReadFile(path.Join(root, b.File))
 		if err != nil {

@@ -2,7 +2,10 @@ package catalog
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func wulverReference(t *testing.T) *ReferenceSet {
@@ -84,6 +87,58 @@ func TestReferenceRecognisesWorkloads(t *testing.T) {
 		if got != want {
 			t.Errorf("Recognise(%q) = %q, want %q", text, got, want)
 		}
+	}
+}
+
+// A job's output says which reference benchmark it is, by the lines each
+// one's tools print (as they print them): the scan names the first
+// benchmark of the set whose line it holds, and lines of other codes, other
+// data sets or no code of note name none. Every line is gated by a
+// literal, so that a scan of every job's output stays cheap.
+func TestReferenceRecognisesOutputs(t *testing.T) {
+	workloads := OutputWorkloads(wulver(t))
+	for _, w := range workloads.Lines() {
+		if !w.Gated() {
+			t.Errorf("%s: %s holds no literal every match holds: it would run on every line of every output", w.Name, w.Regex)
+		}
+	}
+	cases := map[string]string{
+		"                      :-) GROMACS - gmx mdrun, 2023.3 (-:\n":                                            "gromacs_performance",
+		"GROMACS:      gmx mdrun, version 2021.5-plumed\n":                                                       "gromacs_performance",
+		"               Core t (s)   Wall t (s)        (%)\n                 (ns/day)    (hour/ns)\n":            "gromacs_performance",
+		"Performance:      118.590        0.202\n":                                                               "gromacs_performance",
+		"trainable params: 18,464,768 || all params: 1,562,179,072 || trainable%: 1.1820\n":                      "llm-finetuning",
+		"Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]\n":                             "llm-finetuning",
+		"{'loss': 1.8754, 'grad_norm': 0.4114, 'learning_rate': 0.0002, 'epoch': 0.04}\n":                        "llm-finetuning",
+		"{'loss': 2.1, 'learning_rate': 5e-05, 'epoch': 0.5}\n":                                                  "llm-finetuning",
+		"{'train_runtime': 961.3, 'train_samples_per_second': 1.04, 'epoch': 1.0}\n":                             "llm-finetuning",
+		"MIGADVISOR_VERSION peft 0.21.0\n":                                                                       "llm-finetuning",
+		"==> Building model..\nTraining ResNet18 on CIFAR-10, 200 epochs\n":                                      "pytorch_cifar10_resnet",
+		"Files already downloaded and verified\nresnet18 on cifar10: epoch 1\n":                                  "pytorch_cifar10_resnet",
+		"Downloading https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz to ./data/cifar-10-python.tar.gz\n": "pytorch_cifar10_deepcnn",
+		"Files already downloaded and verified\n":                                                                "pytorch_cifar10_deepcnn",
+		"data: 50000 training and 10000 test images (synthetic) in 0.7 s\n":                                      "pytorch_cifar10_deepcnn",
+		"Extracting ./data/MNIST/raw/train-images-idx3-ubyte.gz to ./data/MNIST/raw\n":                           "pytorch_mnist_simplecnn",
+		"Downloading http://yann.lecun.com/exdb/mnist/train-images-idx3-ubyte.gz\n":                              "pytorch_mnist_simplecnn",
+		"data: 60000 training and 10000 test images (synthetic) in 0.3 s\n":                                      "pytorch_mnist_simplecnn",
+		// LAMMPS, FashionMNIST, an ImageNet ResNet and plain PyTorch are
+		// none of them.
+		"Performance: 12.345 ns/day, 1.944 hours/ns, 224.947 timesteps/s\n":            "",
+		"Extracting ./data/FashionMNIST/raw/train-images-idx3-ubyte.gz\n":              "",
+		"Downloading: \"https://download.pytorch.org/models/resnet50-0676ba61.pth\"\n": "",
+		"epoch 1/10: loss 1.9174\nMIGADVISOR_VERSION torch 2.11.0\n":                   "",
+	}
+	for output, want := range cases {
+		ev, err := slurm.ScanOutput(strings.NewReader(output), slurm.ScanOptions{Workloads: workloads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Resembles != want {
+			t.Errorf("%q: %q, want %q", output, ev.Resembles, want)
+		}
+	}
+	if got := OutputWorkloads(&Site{Name: "nowhere"}); got != nil {
+		t.Errorf("a site with no reference set: %d lines", len(got.Lines()))
 	}
 }
 

@@ -49,6 +49,9 @@ type OutputEvidence struct {
 	// the job ran with that change what its figures prove (a framework's
 	// preallocation turned off), the last of each.
 	Settings map[string]string
+	// Resembles is the workload the output shows (ScanOptions.Workloads'
+	// name, output_workload.go); "" for none.
+	Resembles string
 
 	// From the monitor (MIGADVISOR_GPU lines, or its summary file): the
 	// device with the largest peak when the job used several.
@@ -98,6 +101,9 @@ type ScanOptions struct {
 	MaxBytes int64
 	// Patterns are extra work patterns, tried after the built-in ones.
 	Patterns []WorkPattern
+	// Workloads are the lines that say what a job is, in precedence
+	// order (output_workload.go).
+	Workloads *OutputWorkloads
 }
 
 const maxLine = 64 << 10 // longer lines are read up to this much
@@ -236,6 +242,7 @@ func (s *scanner) scan(r io.Reader, firstLine int) error {
 
 func (s *scanner) line(b []byte, n int) {
 	s.software(b)
+	s.workload(b)
 	if s.ev.FirstError == nil {
 		s.firstError(b, n)
 	}

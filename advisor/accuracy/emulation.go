@@ -60,12 +60,7 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		if r <= 0 {
 			continue
 		}
-		at := site.Shares(p)
-		if sm, bw, ok := rec.RanAt(run, catalog.RatedClockMHz(rec.GPU)); ok {
-			at = catalog.Shares{SM: sm, Bandwidth: bw}
-		}
-		at, _ = runmodel.OnSiteGPU(site, rec.GPU, at)
-		point := runmodel.Point{Profile: run.Profile, Shares: at, Seconds: 1 / r}
+		point := runmodel.Point{Profile: run.Profile, Shares: ranAt(site, rec, run, p), Seconds: 1 / r}
 		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
 			util, mem = util+u, mem+m
 			point.Busy = busyPerUnit(filepath.Join(dir, run.Output), u, run.Seconds)
@@ -76,6 +71,18 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		c.Utilization, c.MemUtilization = util, mem // their ratio is what tells
 	}
 	return c, nil
+}
+
+// ranAt is the shares of the site's GPU an emulated run had: as measured
+// (its SMs at its clock, its copy bandwidth), else its profile's, on the
+// GPU that ran it, taken to the site's GPU.
+func ranAt(site *catalog.Site, rec *slurm.EmulationRecord, run slurm.EmulatedRun, p *catalog.Profile) catalog.Shares {
+	at := site.Shares(p)
+	if sm, bw, ok := rec.RanAt(run, catalog.RatedClockMHz(rec.GPU)); ok {
+		at = catalog.Shares{SM: sm, Bandwidth: bw}
+	}
+	at, _ = runmodel.OnSiteGPU(site, rec.GPU, at)
+	return at
 }
 
 // ReadEmulations reads repeated emulations of one workload (ReadEmulation

@@ -25,36 +25,53 @@ type Score struct {
 
 // Evaluate runs pred on every trial of the protocols on the cases.
 func Evaluate(pred Predictor, cases []Case, protocols ...Protocol) Score {
-	var s Score
-	var sum, widths float64
-	covered := 0
+	var trials []caseTrial
 	for _, p := range protocols {
 		for _, c := range cases {
 			for _, t := range Trials(p, c) {
-				sec, lo, hi, ok := pred.Predict(c, t.Known, t.Target)
-				e := 100 * (sec - t.Target.Seconds) / t.Target.Seconds
-				if !ok || math.IsInf(e, 0) || math.IsNaN(e) {
-					continue
-				}
-				s.Trials++
-				sum += math.Abs(e)
-				if math.Abs(e) > math.Abs(s.Worst) {
-					s.Worst = e
-				}
-				if lo*(1-1e-9) <= t.Target.Seconds && t.Target.Seconds <= hi*(1+1e-9) {
-					covered++
-				}
-				if sec > 0 {
-					widths += 100 * (hi - lo) / sec
-				}
+				trials = append(trials, caseTrial{c, t})
 			}
+		}
+	}
+	return scoreTrials(pred, trials)
+}
+
+// caseTrial is a trial and the case it is of.
+type caseTrial struct {
+	c Case
+	t Trial
+}
+
+// scoreTrials runs pred on the trials.
+func scoreTrials(pred Predictor, trials []caseTrial) Score {
+	var s Score
+	var sum, widths float64
+	covered := 0
+	for _, ct := range trials {
+		c, t := ct.c, ct.t
+		sec, lo, hi, ok := pred.Predict(c, t.Known, t.Target)
+		e := 100 * (sec - t.Target.Seconds) / t.Target.Seconds
+		if !ok || math.IsInf(e, 0) || math.IsNaN(e) {
+			continue
+		}
+		s.Trials++
+		sum += math.Abs(e)
+		if math.Abs(e) > math.Abs(s.Worst) {
+			s.Worst = e
+		}
+		if lo*(1-1e-9) <= t.Target.Seconds && t.Target.Seconds <= hi*(1+1e-9) {
+			covered++
+		}
+		if sec > 0 {
+			widths += 100 * (hi - lo) / sec
 		}
 	}
 	if s.Trials > 0 {
 		s.MAPE = sum / float64(s.Trials)
 		widths /= float64(s.Trials)
 	}
-	if _, ranged := pred.(Model); ranged {
+	switch pred.(type) {
+	case Model, UtilizationModel: // the predictors that print a range
 		s.Covered, s.Width = &covered, &widths
 	}
 	return s

@@ -36,7 +36,7 @@ func Open(ctx context.Context, w Where) (*Collector, error) {
 		return nil, err
 	}
 	return &Collector{Store: st, Site: w.Site, Slurm: w.Slurm, Cluster: w.Cluster,
-		Fallbacks: []string{FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns}}, nil
+		Fallbacks: []string{FallbackCluster}, Scan: slurm.ScanOptions{Patterns: patterns, Workloads: catalog.OutputWorkloads(w.Site)}}, nil
 }
 
 // OpenNamed is Open with the cluster named (NameCluster): the name a

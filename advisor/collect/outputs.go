@@ -225,6 +225,9 @@ func mergeEvidence(ev, more *slurm.OutputEvidence) {
 	if ev.FirstError == nil {
 		ev.FirstError = more.FirstError
 	}
+	if ev.Resembles == "" { // GROMACS prints its banner on stderr
+		ev.Resembles = more.Resembles
+	}
 	ev.Metrics = mergeMaps(ev.Metrics, more.Metrics)
 	ev.Versions = mergeMaps(ev.Versions, more.Versions)
 	ev.Settings = mergeMaps(ev.Settings, more.Settings)

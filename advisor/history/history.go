@@ -71,7 +71,8 @@ const recordColumns = `j.cluster, j.job_key, j.job_id, j.array_job, j.name, j.us
 	o.path, o.truncated, o.gpu_oom, o.gpu_oom_text, o.gpu_need_mib, o.host_oom, o.host_oom_text, o.time_limit,
 	o.cancelled, o.work, o.work_unit, o.work_source, o.metrics, o.gpu_peak_mib, o.gpu_total_mib, o.gpu_device,
 	o.gpu_used_peak_mib, o.gpu_profile, o.gpu_util, o.gpu_util_mean, o.gpu_util_max, o.gpu_samples, o.gpu_source,
-	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max, o.error_file, o.error_line, o.error_text, o.settings`
+	o.versions, o.gpu_mem_util_mean, o.gpu_mem_util_max, o.error_file, o.error_line, o.error_text, o.settings,
+	o.resembles`
 
 // readColumns are recordColumns as the schema read has them: a read-only
 // history of a schema before schemaMemUtil has no memory utilization, one
@@ -86,6 +87,9 @@ func (s *Store) readColumns() string {
 	}
 	if s.schema < schemaErrorLine {
 		cols = strings.Replace(cols, "o.error_file, o.error_line, o.error_text, o.settings", "NULL, NULL, NULL, NULL", 1)
+	}
+	if s.schema < schemaResembles {
+		cols = strings.Replace(cols, "o.resembles", "NULL", 1)
 	}
 	return cols
 }
@@ -427,7 +431,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var submit, start, end sql.NullInt64
 	var fp, script, reqProfile, sweepDir, workload, stdout sql.NullString
 	var path, gpuOOM, gpuText, hostText, unit, source, metrics, versions, device sql.NullString
-	var monProfile, monUtil, monSource, errFile, errText, settings sql.NullString
+	var monProfile, monUtil, monSource, errFile, errText, settings, resembles sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
 	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
@@ -437,7 +441,8 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&path, &truncated, &gpuOOM, &gpuText, &r.GPUNeedMiB, &hostOOM, &hostText, &timeLimit,
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
 		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
-		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText, &settings)
+		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText, &settings,
+		&resembles)
 	if err != nil {
 		return r, err
 	}
@@ -451,6 +456,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	r.WorkUnit, r.WorkSource, r.GPUDevice = unit.String, source.String, device.String
 	r.MonitorProfile, r.MonitorUtil, r.MonitorSource = monProfile.String, monUtil.String, monSource.String
 	r.ErrorFile, r.ErrorText = errFile.String, errText.String
+	r.OutputResembles = resembles.String
 	if metrics.Valid {
 		if err := json.Unmarshal([]byte(metrics.String), &r.Metrics); err != nil {
 			return r, fmt.Errorf("job %s: metrics: %w", r.JobID, err)

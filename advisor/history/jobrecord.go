@@ -54,6 +54,10 @@ type JobRecord struct {
 	// (the --error file where there is one): ErrorLine 0 when unknown.
 	ErrorFile, ErrorText string
 	ErrorLine            *int64
+	// OutputResembles is the reference benchmark the output resembles (the
+	// first of the site's whose line it holds: slurm.OutputWorkload), ""
+	// for none: what the job is where its script is not known.
+	OutputResembles string
 	// The monitor's figures (see slurm.OutputEvidence).
 	MonitorPeakMiB     *float64
 	MonitorUsedPeakMiB *float64

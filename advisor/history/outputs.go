@@ -49,14 +49,14 @@ func (s *Store) RecordOutput(ctx context.Context, cluster, key, path string, siz
 		gpu_oom, gpu_oom_line, gpu_oom_text, gpu_need_mib, host_oom, host_oom_text, time_limit, cancelled,
 		work, work_unit, work_source, metrics, gpu_peak_mib, gpu_total_mib, gpu_device,
 		gpu_used_peak_mib, gpu_profile, gpu_util, gpu_util_mean, gpu_util_max, gpu_samples, gpu_source, versions,
-		gpu_mem_util_mean, gpu_mem_util_max, error_file, error_line, error_text, settings)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		gpu_mem_util_mean, gpu_mem_util_max, error_file, error_line, error_text, settings, resembles)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		cluster, key, path, size, mtime.Unix(), ev.Truncated, gpuOOM, gpuLine, gpuText, gpuNeed,
 		ev.HostOOM != nil, hostText, ev.TimeLimit, ev.Cancelled, work, unit, source, metrics,
 		knownF(ev.GPUPeakMiB), knownF(ev.GPUTotalMiB), nullIfEmpty(ev.GPUDevice),
 		knownF(ev.GPUUsedPeakMiB), nullIfEmpty(ev.GPUProfile), nullIfEmpty(ev.GPUUtil), knownF(ev.GPUUtilMean),
 		knownF(ev.GPUUtilMax), gpuSamples(ev), nullIfEmpty(ev.GPUSource), versions,
-		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax), errFile, errLine, errText, settings)
+		knownF(ev.GPUMemUtilMean), knownF(ev.GPUMemUtilMax), errFile, errLine, errText, settings, nullIfEmpty(ev.Resembles))
 	if err != nil {
 		return fmt.Errorf("record output of job %s: %w", key, err)
 	}

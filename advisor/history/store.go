@@ -262,6 +262,12 @@ var migrations = []string{
 	`CREATE INDEX jobs_by_name ON jobs(name);
 	DROP INDEX jobs_by_gpu_type;
 	CREATE INDEX jobs_by_gpu_type ON jobs(gpu_type, submit, start, stub);`,
+
+	// 18: the reference benchmark a job's output resembles (collect's scan
+	// of its lines, slurm.OutputWorkload): the workload of a job whose
+	// script the history does not hold, or whose script says nothing of it,
+	// which its runtime prior scales it like.
+	`ALTER TABLE outputs ADD COLUMN resembles TEXT;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
@@ -283,6 +289,10 @@ const schemaJobstats = 13
 // schemaErrorLine is the first schema with the outputs' first error line;
 // a read-only history of an older one has none.
 const schemaErrorLine = 16
+
+// schemaResembles is the first schema with the workload an output
+// resembles; a read-only history of an older one knows none.
+const schemaResembles = 18
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and

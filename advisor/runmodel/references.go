@@ -22,23 +22,64 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 }
 
 // PriorScaling is the scaling of a job measured on one profile or none.
-// Where the monitor saw its GPU utilization u (%) on a profile whose share
-// of the resource that bounds the job is s, the idle share of the GPU is the job's fixed part: under the model,
-// u = busy / (fixed + busy), so f = (1 − u) / (u·s + 1 − u). Its memory
-// utilization m (%, the time device memory was read or written; < 0:
-// unknown) says what the busy part waits on (boundBy). Without either, the
-// site's reference benchmarks give it.
+// The GPU's utilization u (%) on that profile bounds how much of the job's
+// time can scale with a slice: the GPU was idle the rest of the time, and
+// a bigger or smaller slice does not change the idle part. Under the model,
+// on a profile whose share of the resource that bounds the job is s,
+// u = busy / (fixed + busy) if all of the busy time scales, so the fixed
+// share is at least f = (1 − u) / (u·s + 1 − u): from the whole GPU, a
+// slice with 1/k of it takes at most (1 − u) + u·k of the time. Where the
+// job looks like one of the site's reference benchmarks (References.Like),
+// that benchmark's scaling is the prior, its fixed share raised to the
+// bound where the job's own GPU was busier than that allows. Otherwise the
+// bound is the prior (the most the job could slow on a smaller slice, and
+// the least it gains on a bigger): its memory utilization m (%, the time
+// device memory was read or written; < 0: unknown) says what the busy part
+// waits on (boundBy). Without utilization, References.Prior.
 func PriorScaling(refs References, utilization, memUtilization float64, measured []Point) Scaling {
-	if utilization < 0 || utilization > 100 || len(measured) != 1 {
+	busy := utilization >= 0 && utilization <= 100 && len(measured) == 1
+	if s, ok := refs.likePrior(); ok {
+		if busy {
+			s = s.busyBound(utilization, measured[0])
+		}
+		return s
+	}
+	if !busy {
 		return refs.Prior()
 	}
-	r, busy := boundBy(utilization, memUtilization)
+	r, words := boundBy(utilization, memUtilization)
 	u, sh := utilization/100, measured[0].Shares.Of(r)
 	f := clamp01((1 - u) / (u*sh + 1 - u))
 	return Scaling{Resource: r, Fixed: f,
 		Source: fmt.Sprintf("fixed share %.2f, from the GPU utilization on %s", f, measured[0].Profile),
 		Why: fmt.Sprintf("one profile measured: the GPU was busy %.0f%% of the time on %s%s, and only that part shrinks on a bigger slice",
-			utilization, measured[0].Profile, busy)}
+			utilization, measured[0].Profile, words)}
+}
+
+// busyBound raises the fixed share to the least that a GPU busy
+// utilization % of the time at point allows, in the scaling's own form
+// (its resource, its floor): only the busy part can scale. A scaling that
+// already scales less is left as it is.
+func (s Scaling) busyBound(utilization float64, at Point) Scaling {
+	x := at.Shares.Of(s.Resource)
+	if s.Limit > 0 {
+		x = math.Min(x, s.Limit)
+	}
+	u := utilization / 100
+	f := clamp01((1 - u) / (u*x + 1 - u))
+	if !(x > 0) || f <= s.Fixed {
+		return s
+	}
+	s.Fixed = f
+	if s.spread.ok {
+		s.spread.lo, s.spread.hi = math.Max(s.spread.lo, f), math.Max(s.spread.hi, f)
+	}
+	// The range no longer reaches a job bound by the SMs alone: the
+	// utilization rules it out.
+	s.guess = false
+	s.Source += fmt.Sprintf(", raised to %.2f by the GPU utilization on %s", f, at.Profile)
+	s.Why += fmt.Sprintf("; its GPU was busy only %.0f%% of the time on %s, and at most that part scales", utilization, at.Profile)
+	return s
 }
 
 // Memory busy for this share of the GPU's busy time or more is a job bound

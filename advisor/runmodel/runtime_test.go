@@ -185,6 +185,43 @@ func TestPriorScalingFromUtilization(t *testing.T) {
 	}
 }
 
+// A job that looks like one of the site's reference benchmarks, measured
+// on the whole GPU alone, is scaled as that benchmark scaled, its GPU's
+// utilization a bound on how much of its time scales: GROMACS busy 90% of
+// the time still runs 3g.40gb 1.03× as long as the whole GPU (the bound,
+// 2.41×, does not bind), and a job that looks like the LLM fine-tuning but
+// kept its GPU busy 10% of the time runs 1g.10gb at most 1.67× as long,
+// not the 4.09× the benchmark did. Its range holds no time the bound rules
+// out on the fast side, as a guess's reaches a job bound by SMs alone.
+func TestPriorScalingBoundsTheBenchmarkByUtilization(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	full := []Point{{Profile: "full", Shares: at("full"), Seconds: 100}}
+	gmx, _ := set.Benchmark("gromacs_performance")
+	s := PriorScaling(ReferencesOf(site).Like(gmx), 90, -1, full)
+	if sec, _, _, _ := s.Predict(full, at("3g.40gb")); math.Abs(sec/102.7-1) > 0.03 || !strings.Contains(s.Why, "gromacs_performance") {
+		t.Errorf("GROMACS busy 90%%: 3g.40gb %.0f s, want about 103 as its table has it (%s)", sec, s.Why)
+	}
+	llm, _ := set.Benchmark("llm-finetuning")
+	s = PriorScaling(ReferencesOf(site).Like(llm), 10, -1, full)
+	bound := 100 * (0.9 + 0.1/at("1g.10gb").Of(s.Resource)) // in the benchmark's own form: its resource
+	sec, _, _, _ := s.Predict(full, at("1g.10gb"))
+	if math.Abs(sec/bound-1) > 1e-6 || !strings.Contains(s.Why, "llm-finetuning") || !strings.Contains(s.Why, "busy only 10% of the time on full") {
+		t.Errorf("busy 10%% like the LLM fine-tuning: 1g.10gb %.0f s, want the bound %.0f (%s)", sec, bound, s.Why)
+	}
+	if _, lo, _, _ := s.Predict([]Point{{Profile: "1g.10gb", Shares: at("1g.10gb"), Seconds: 1000}}, at("full")); lo <= 1000*at("1g.10gb").SM {
+		t.Errorf("the range reaches the SM-bound time, %.0f s, which the utilization rules out", lo)
+	}
+	// Less busy than the benchmark allows, the benchmark stands as it is.
+	if a, b := PriorScaling(ReferencesOf(site).Like(llm), 100, -1, full), ReferencesOf(site).Like(llm).Prior(); a.Fixed != b.Fixed || a.Why != b.Why {
+		t.Errorf("busy all the time: %+v, the benchmark's %+v", a, b)
+	}
+}
+
 // A calibrated range holds most held-out times: scored on each reference
 // benchmark with that benchmark left out of the calibration.
 func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {

@@ -84,7 +84,7 @@ func agreeCases() []agreeCase {
 			full("COMPLETED", 3600, jobstats(3, 80, 10), ""), full("COMPLETED", 3610, jobstats(3, 80, 10), "")}},
 		// GROMACS, measured on the whole GPU only: scaled like the reference
 		// benchmark it looks like.
-		{user: "md", command: "gmx mdrun -deffnm md -nb gpu", runs: []agreeRun{
+		{user: "md", command: "gmx mdrun -deffnm md -nb gpu", smaller: true, runs: []agreeRun{
 			full("COMPLETED", 3600, jobstats(2, 80, 60), ""), full("COMPLETED", 3610, jobstats(2, 80, 60), "")}},
 		// The whole GPU only, with no figure: nothing tells a slice would do.
 		{user: "unmeasured", runs: []agreeRun{full("COMPLETED", 3600, "", ""), full("COMPLETED", 3620, "", "")}},

@@ -64,7 +64,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	}
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
+			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint), Resembles: advisor.ResemblesOf(b.site, scriptAt(g.path, g.fingerprint), newest)},
 			advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}

@@ -5,7 +5,6 @@ package mariadb
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
-	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // The integration tests run against the dev cluster's MariaDB (make test
@@ -138,36 +136,6 @@ func TestMariaDBSchemaIsTheHistorys(t *testing.T) {
 			t.Errorf("MariaDB has table %s, the history does not", table)
 		}
 	}
-}
-
-// sqliteColumns are a new SQLite history's tables and their columns, in
-// order, less its outbox (what it has yet to push to a site store).
-func sqliteColumns(t *testing.T) map[string][]string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "history.db")
-	st, err := history.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
-		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'outbox%' AND m.name <> 'migadvisor_schema' ORDER BY m.name, p.cid`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string][]string{}
-	for rows.Next() {
-		var table, column string
-		rows.Scan(&table, &column)
-		out[table] = append(out[table], column)
-	}
-	return out
 }
 
 // A wrong password and a server that does not answer are each one sentence
