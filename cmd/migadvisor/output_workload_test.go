@@ -22,8 +22,8 @@ const gromacsOutput = "                      :-) GROMACS - gmx mdrun, 2023.3 (-:
 	"                 (ns/day)    (hour/ns)\n" +
 	"Performance:      118.590        0.202\n"
 
-// monitorLine is the monitor's line a job's stdout ends with.
-const monitorLine = "MIGADVISOR_GPU peak_mib=1840 used_peak_mib=1900 total_mib=81559 samples=90 scope=tree device=NVIDIA A100-SXM4-80GB\n"
+// gromacsMonitorLine is the monitor's line a job's stdout ends with.
+const gromacsMonitorLine = "MIGADVISOR_GPU peak_mib=1840 used_peak_mib=1900 total_mib=81559 samples=90 scope=tree device=NVIDIA A100-SXM4-80GB\n"
 
 // gromacsDump is an sacct dump of n GROMACS jobs of user carol, named md,
 // each 182 s on a whole A100 with 4 CPUs and 16G, their output files
@@ -40,9 +40,9 @@ func gromacsDump(t *testing.T, dir string, n int, stderrApart bool) string {
 		start := end.Add(-182 * time.Second)
 		fmt.Fprintf(&b, "%d|%d|wulver|carol|abc123|gpu|standard|COMPLETED|0:0|%s|%s|%s|182|60|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|%s|md\n",
 			id, id, start.Format("2006-01-02T15:04:05"), start.Format("2006-01-02T15:04:05"), end.Format("2006-01-02T15:04:05"), dir)
-		out := gromacsOutput + monitorLine
+		out := gromacsOutput + gromacsMonitorLine
 		if stderrApart {
-			out = monitorLine
+			out = gromacsMonitorLine
 			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("md-%d.err", id)), []byte(gromacsOutput), 0o644); err != nil {
 				t.Fatal(err)
 			}
