@@ -64,3 +64,61 @@ func show[T any](p *T) any {
 	}
 	return *p
 }
+
+// A rate a job's output prints (GROMACS' ns/day, the Trainer's samples/s)
+// is no amount of work: a run's work is the rate times its time, in the
+// unit the rate counts; an amount stays as it is.
+func TestWorkDoneFromARate(t *testing.T) {
+	for _, c := range []struct {
+		work    float64
+		unit    string
+		seconds float64
+		want    float64
+		wantU   string
+	}{
+		{118.6, "ns/day", 43200, 59.3, "ns"},
+		{12.5, "samples/s", 400, 5000, "samples"},
+		{5000, "samples", 400, 5000, "samples"},
+		{3, "1M tokens", 400, 3, "1M tokens"},
+		{12.5, "samples/s", -1, 0, ""},
+		{2, "km/furlong", 10, 2, "km/furlong"},
+	} {
+		got, unit := workDone(c.work, c.unit, c.seconds)
+		if unit != c.wantU || got < c.want*0.999 || got > c.want*1.001 {
+			t.Errorf("workDone(%g, %q, %g) = %g %q, want %g %q", c.work, c.unit, c.seconds, got, unit, c.want, c.wantU)
+		}
+	}
+}
+
+// Runs that did different amounts of work (a GROMACS job's ns differ from
+// run to run) have times that differ by their work as much as by their
+// profile: a run on 3g.40gb that did less work, and so took less time than
+// the whole GPU's, says nothing of its rate there. The whole GPU's rate,
+// scaled as GROMACS scales, prices 3g.40gb per ns, not the times' fit.
+func TestDifferentWorkIsScaledFromTheRateAndItsWorkload(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	gmx, ok := set.Benchmark("gromacs_performance")
+	if !ok {
+		t.Fatal("no GROMACS reference benchmark")
+	}
+	s := slurm.Parse("job.sh", []byte(script+"./run.sh\n"))
+	runs := []Run{
+		newRun("full", 32802).work(45.7, "ns"), newRun("full", 31355).work(41.9, "ns"),
+		newRun("3g.40gb", 26923), // its output is lost: no work figure
+	}
+	rec, err := Recommend(site, Job{Script: "job.sh", Resources: s.Resources, Source: s, Runs: runs, Resembles: gmx}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, g3 := profileOf(t, rec, "full"), profileOf(t, rec, "3g.40gb")
+	if full.SUPerWork == nil || g3.SUPerWork == nil {
+		t.Fatalf("SU per ns: full %v, 3g.40gb %v", full.SUPerWork, g3.SUPerWork)
+	}
+	// GROMACS: 3g.40gb takes 1.027 times the whole GPU's time, at 12 SU/h
+	// against 20 SU/h here: 0.62 times its SU per ns, give or take the
+	// model's reading of the table.
+	if r := *g3.SUPerWork / *full.SUPerWork; r < 0.5 || r > 0.75 {
+		t.Errorf("3g.40gb's SU per ns is %.2f times the whole GPU's (%v, %v), want about 0.62: %s", r, *g3.SUPerWork, *full.SUPerWork, rec.Reason)
+	}
+}

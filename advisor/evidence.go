@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -97,7 +98,7 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		run.AllocatedMiB = v
 	}
 	if r.Work != nil && *r.Work > 0 {
-		run.Work, run.WorkUnit = *r.Work, r.WorkUnit
+		run.Work, run.WorkUnit = workDone(*r.Work, r.WorkUnit, run.Seconds)
 	}
 	if u := r.GPUUtilizationPct(); u != nil {
 		run.Utilization = *u
@@ -255,4 +256,24 @@ func RecordCharge(site *catalog.Site, r *history.JobRecord) (ch catalog.Charge, 
 	}
 	ch, err = site.Charge(job)
 	return ch, err == nil
+}
+
+// ratePeriods are the periods a rate's unit may be per: GROMACS prints
+// ns/day, Hugging Face's Trainer samples/s.
+var ratePeriods = map[string]float64{"s": 1, "sec": 1, "second": 1, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "day": 86400}
+
+// workDone is the work a run did: a figure in a unit of work as it is, a
+// rate (its output's ns/day, samples/s) times the run's seconds, in the
+// unit of work the rate counts. A rate is no amount of work: "SU per
+// ns/day" compares nothing, and a job run longer does more of it.
+func workDone(work float64, unit string, seconds float64) (float64, string) {
+	what, per, ok := strings.Cut(unit, "/")
+	period, isRate := ratePeriods[strings.TrimSpace(per)]
+	if !ok || !isRate || strings.TrimSpace(what) == "" {
+		return work, unit
+	}
+	if seconds <= 0 {
+		return 0, "" // a rate and no time: no amount known
+	}
+	return work * seconds / period, strings.TrimSpace(what)
 }

@@ -429,6 +429,13 @@ func (a *analysis) prepareWork() {
 	a.workScaling = a.scaling
 	if fit, ok := a.explain(a.workPoints); ok {
 		a.workScaling = fit
+	} else if a.work == 0 && len(a.points) > 1 {
+		// The runs did different amounts of work, so their times differ by
+		// their work as much as by their profile: the scaling fitted on the
+		// times does not hold the rates. One profile's rate is all the
+		// work says, scaled as a job measured on one profile is.
+		gpu, memory := a.utilizationOn(a.workPoints)
+		a.workScaling = runmodel.PriorScaling(a.refs.WithPeers(runmodel.PeerPoints(a.site, a.job.Peers)), gpu, memory, a.workPoints)
 	}
 }
 

@@ -179,7 +179,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 	case b.rank(*rec.Recommended) == b.rank(r.Profile):
 		// Right-sized, unless recommend could not tell whether a smaller
 		// slice fits: the memory evidence it lacks is the reason.
-		if reason, detail, open := b.unknownSmaller(rec, r.Profile); open {
+		if reason, detail, open := b.unknownSmaller(rec, j); open {
 			b.skip(reason, j, example+": "+detail)
 			return placedUnjudged
 		}
@@ -308,15 +308,24 @@ func (b *builder) listJob(sc *Script, j job, alt float64) {
 	sc.SUThere += alt
 }
 
-// unknownSmaller is why the job, on profile ran, is not judged right-sized
-// though recommend names no smaller profile: one smaller than ran whose OOM
-// risk recommend could not judge (it names the probe that tells), for want
-// of a memory figure or with a figure that is only a ceiling; and the
-// judgement in recommend's words.
-func (b *builder) unknownSmaller(rec *advisor.Recommendation, ran string) (reason, detail string, open bool) {
-	for _, pa := range rec.Profiles {
+// unknownSmaller is why the job is not judged right-sized though
+// recommend names no smaller profile than it ran on: one smaller whose OOM
+// risk recommend could not judge (it names the probe that tells), for
+// want of a memory figure or with a figure that is only a ceiling, and
+// that is not predicted to cost the job more (recommend proposes no probe
+// that cannot pay); and the judgement in recommend's words.
+func (b *builder) unknownSmaller(rec *advisor.Recommendation, j job) (reason, detail string, open bool) {
+	ran := j.rec.Profile
+	here := profileAdvice(rec, ran)
+	for i := range rec.Profiles {
+		pa := &rec.Profiles[i]
 		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != memory.RiskUnknown {
 			continue
+		}
+		if ratio, ok := runtimeRatio(pa, here); ok {
+			if alt, ok := chargeOn(b.site, j.rec, pa, ratio); ok && alt >= j.su {
+				continue // dearer there, at the runtime predicted
+			}
 		}
 		if rec.GPUMemNeed == nil && rec.GPUMemCeiling != nil {
 			return onlyCeiling, pa.Profile + ": " + pa.OOMRiskReason, true
