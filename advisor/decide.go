@@ -235,6 +235,9 @@ const (
 // noise is the relative run-to-run noise of a profile's figure: the spread
 // of its runs when there are enough of them, else DefaultNoise.
 func noise(pa *ProfileAdvice) float64 {
+	if pa.rateSpread != nil {
+		return *pa.rateSpread
+	}
 	if pa.RuntimeRuns >= noiseRuns && pa.RuntimeSpread != nil {
 		return *pa.RuntimeSpread
 	}

@@ -92,6 +92,7 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 		if len(sorted) > 1 {
 			pa.RuntimeSpread = ptr(math.Round(100*(sorted[len(sorted)-1]-sorted[0])/m) / 100)
 		}
+		pa.rateSpread = a.rateSpread(pa.Profile)
 		return
 	}
 	lower, bound := a.lowerBound(pa)
@@ -390,4 +391,26 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 		return true, fmt.Sprintf("low OOM risk; needs --time=%s, the script asks for %s", pa.TimeLimit, a.job.Resources.Time)
 	}
 	return true, "low OOM risk: " + pa.OOMRiskReason
+}
+
+// rateSpread is the spread of the time per unit of work of the runs on
+// profile that reported their work, where the job's runs did different
+// amounts of it (a.work 0): then their runtimes differ by their work, and
+// only their rates tell the run-to-run noise. nil where that is not so.
+func (a *analysis) rateSpread(profile string) *float64 {
+	if a.work > 0 || a.workUnit == "" {
+		return nil
+	}
+	var rates []float64
+	for _, r := range a.runs {
+		if r.Profile == profile && r.Completed && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit {
+			rates = append(rates, r.Seconds/r.Work)
+		}
+	}
+	if len(rates) < noiseRuns {
+		return nil
+	}
+	slices.Sort(rates)
+	m := rates[len(rates)/2]
+	return ptr(math.Round(100*(rates[len(rates)-1]-rates[0])/m) / 100)
 }

@@ -171,6 +171,10 @@ type ProfileAdvice struct {
 	excluded    string // why the profile cannot run the job at all (a MIG slice for a multi-GPU job)
 	boundBy     string // the run whose time limit bounds the runtime from below, in words
 	onlyCapped  bool   // every run here reached its time limit or failed, with no work to measure
+	// rateSpread is the spread of the runs' time per unit of work here,
+	// where runs did different amounts of work: their runtimes differ by
+	// their work, their rates only by the noise. nil: not known.
+	rateSpread *float64
 }
 
 // Recommend judges every profile of the site for the job and picks one.

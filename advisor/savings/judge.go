@@ -62,17 +62,25 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	if b.peers != nil && advisor.NeedsPrior(runs) {
 		peers = b.peers(g.fingerprint)
 	}
+	script := scriptAt(g.path, g.fingerprint)
+	// What the jobs run: the script's workload, else the one most of the
+	// group's outputs show (the newest job may have left none).
+	recs := make([]*history.JobRecord, len(g.jobs))
+	for i, j := range g.jobs {
+		recs[i] = j.rec
+	}
+	aj := advisor.Job{Script: g.label(), Fingerprint: g.fingerprint, Resources: resourcesOf(b.site, newest), Runs: runs,
+		User: g.user, Peers: peers, Reads: script, Resembles: advisor.ResemblesOf(b.site, script, recs...)}
 	if len(runs) >= b.th.MinRuns {
-		rec, err = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-			Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint), Resembles: advisor.ResemblesOf(b.site, scriptAt(g.path, g.fingerprint), newest)},
-			advisor.Options{Objective: advisor.ObjectiveSU})
+		rec, err = advisor.Recommend(b.site, aj, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
-	var open []job                                     // not judged: what a measurement would settle
+	var open, listed []job                             // not judged, and moved: what a measurement could improve
 	for _, j := range g.jobs {
 		switch b.place(&sc, rec, err, j) {
 		case placedListed:
+			listed = append(listed, j)
 			names[j.rec.Name]++
 			if f := userFile(j.rec.Script); f != "" {
 				paths[f]++
@@ -84,15 +92,11 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	// The file the user ran, not a variant's in a probe's directory, nor
 	// slurmdbd's copy, which has no path.
 	sc.Name, sc.Path = mostBorne(names, g.name), mostBorne(paths, "")
-	if len(open) > 0 {
-		if rec == nil && err == nil && len(runs) > 0 {
-			// Too few runs to judge, enough to say what to measure.
-			rec, _ = advisor.Recommend(b.site, advisor.Job{Script: g.label(), Fingerprint: g.fingerprint,
-				Resources: resourcesOf(b.site, newest), Runs: runs, User: g.user, Peers: peers, Reads: scriptAt(g.path, g.fingerprint)},
-				advisor.Options{Objective: advisor.ObjectiveSU})
-		}
-		b.toMeasure(g, rec, open)
+	if rec == nil && err == nil && len(open) > 0 && len(runs) > 0 {
+		// Too few runs to judge, enough to say what to measure.
+		rec, _ = advisor.Recommend(b.site, aj, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
+	b.toMeasure(g, rec, open, listed)
 	return b.list(g.user, sc)
 }
 

@@ -304,11 +304,18 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 	var b strings.Builder
 	for _, m := range measures {
 		what := "jobs named “" + m.Name + "”"
+		if m.Session {
+			what = "sessions named “" + m.Name + "”"
+		}
 		if m.Script != "" {
 			what = m.Script + " (" + what + ")"
 		}
-		fmt.Fprintf(&b, "- %s: %s on %s; %s would have saved about %s SU if it fits. Not known yet: %s.\n  To find out: %s\n",
-			what, textutil.Plural(m.Jobs, "job"), strings.Join(m.RanOn, ", "), m.Profile, catalog.FormatSU(m.SUPossible), m.Why, m.Command)
+		unit := "job"
+		if m.Session {
+			unit = "session"
+		}
+		fmt.Fprintf(&b, "- %s: %s on %s; %s could have saved up to %s SU if it fits. Not known yet: %s.\n  To find out: %s\n",
+			what, textutil.Plural(m.Jobs, unit), strings.Join(m.RanOn, ", "), m.Profile, catalog.FormatSU(m.SUPossible), m.Why, m.Command)
 		n.Scripts = append(n.Scripts, measureKey(m))
 	}
 	if len(scripts) == 0 {

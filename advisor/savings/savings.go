@@ -284,16 +284,18 @@ const MaxJobIDs = 8
 type Measure struct {
 	User    string `json:"user"`
 	Name    string `json:"job_name"`
-	Script  string `json:"script,omitempty"` // the user's file, when known
-	Profile string `json:"profile"`          // the profile to try
-	Request string `json:"request"`          // the sbatch option that asks for it
+	Script  string `json:"script,omitempty"`  // the user's file, when known
+	Session bool   `json:"session,omitempty"` // interactive sessions of that name
+	Profile string `json:"profile"`           // the profile to try
+	Request string `json:"request"`           // the sbatch option that asks for it
 	// Jobs are the period's jobs the measurement would settle, RanOn the
 	// profiles they ran on, SUSpent what they spent.
 	Jobs    int      `json:"jobs"`
 	RanOn   []string `json:"ran_on"`
 	SUSpent float64  `json:"su_spent"`
-	// SUPossible is what they would have saved on Profile at the runtime
-	// predicted there, if it fits.
+	// SUPossible is what they could have saved on Profile, if it fits, at
+	// the fast end of the runtime range predicted there: beyond what the
+	// report's listed change saves, for jobs it lists.
 	SUPossible float64 `json:"su_possible"`
 	// Why is what is not known there, in recommend's words; Command the
 	// measurement (JOB.sh where the script is not known).

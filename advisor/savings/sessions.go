@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -39,14 +40,52 @@ func (b *builder) judgeSessions(ctx context.Context, st *history.Store, g *group
 		return fmt.Errorf("judge %s's sessions named %s: %w", g.user, g.name, err)
 	}
 	sc := Script{User: g.user, Name: g.name, Session: true, Runs: adv.Sessions}
+	var unmeasured []job
 	for _, j := range g.jobs {
-		b.placeSession(&sc, adv, j)
+		if b.placeSession(&sc, adv, j) {
+			unmeasured = append(unmeasured, j)
+		}
 	}
+	b.sessionsToMeasure(g, unmeasured)
 	return b.list(g.user, sc)
 }
 
+// sessionsToMeasure lists a user's sessions of one name that no memory
+// figure judged, when the smallest slice, held as long, would have saved
+// them at least min_su_saved: the monitor run inside the next one says
+// whether it fits.
+func (b *builder) sessionsToMeasure(g *group, open []job) {
+	if len(open) == 0 || len(b.order) == 0 {
+		return
+	}
+	smallest := b.order[0]
+	m := Measure{User: g.user, Name: g.name, Profile: smallest, Jobs: len(open), Session: true,
+		Why: "no GPU memory figure: how a session ends proves nothing of what it used",
+		Command: "migadvisor monitor -- COMMAND, inside the session (jupyter lab, python …); then migadvisor recommend --session " +
+			slurm.ShellWord(g.name)}
+	if p, ok := b.site.ProfileNamed(smallest); ok {
+		m.Request = p.Request
+	}
+	possible := 0.0
+	for _, j := range open {
+		m.SUSpent += j.su
+		if !slices.Contains(m.RanOn, j.rec.Profile) {
+			m.RanOn = append(m.RanOn, j.rec.Profile)
+		}
+		there := &advisor.ProfileAdvice{Profile: smallest, Partition: sessionPartition(b.site, smallest, j.rec)}
+		if alt, ok := chargeOn(b.site, j.rec, there, 1); ok && alt < j.su {
+			possible += j.su - alt
+		}
+	}
+	if possible < b.th.MinSUSaved || possible <= 0 {
+		return
+	}
+	m.SUSpent, m.SUPossible = catalog.RoundSU(m.SUSpent), catalog.RoundSU(possible)
+	b.rep.ToMeasure = append(b.rep.ToMeasure, m)
+}
+
 // placeSession sorts one session of the group by the advice.
-func (b *builder) placeSession(sc *Script, adv *session.Advice, j job) {
+func (b *builder) placeSession(sc *Script, adv *session.Advice, j job) (unmeasured bool) {
 	r := j.rec
 	example := r.User + " " + r.Name
 	switch {
@@ -64,7 +103,7 @@ func (b *builder) placeSession(sc *Script, adv *session.Advice, j job) {
 		return
 	case adv.Recommended == "" && adv.WithMemory == 0:
 		b.skip(noSessionMemory, j, example)
-		return
+		return true
 	case adv.Recommended == "":
 		b.skip(noProfile, j, example+": "+adv.Why)
 		return
@@ -100,6 +139,7 @@ func (b *builder) placeSession(sc *Script, adv *session.Advice, j job) {
 		t.Saved += j.su - alt
 	})
 	b.addSession(sc, adv, j, alt)
+	return false
 }
 
 // sessionPartition is where a session on profile would run: its own

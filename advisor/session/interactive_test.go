@@ -46,7 +46,7 @@ func TestGPUMemFigure(t *testing.T) {
 		{"a monitor's peak", sessions(2, "full", monitorPeak(2900)), memory.NeedPeak, 2900, 2900, ""},
 		{"PyTorch's peak", sessions(2, "full", monitorPeak(2900), torch), memory.NeedCeiling, 2900, 2900, "PyTorch"},
 		{"jobstats' sampled peak", sessions(1, "full", func(_ int, r *history.JobRecord) { r.JobstatsPeakMiB = mib(1000) }),
-			memory.NeedPeak, 1200, 1000, ""},
+			memory.NeedPeak, 1000, 1000, ""}, // one margin, the slice's free share: a sampled peak counts as seen
 	} {
 		fig, holder := Judge(Request{Name: jupyter, User: "alice", Site: wulver(t)}, c.recs).GPUMemFigure()
 		if fig == nil || fig.Kind != c.kind || fig.MiB != c.mib || fig.SeenMiB != c.seen || holder.Software != c.software {

@@ -1,6 +1,7 @@
 package sitereplay
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -125,9 +126,10 @@ func (s Scorer) Allows() (map[int]float64, Possible) {
 	return out, p
 }
 
-// Coverage is how much of what the month could still save, beyond the
-// jobs the advice moved, lies in the scripts it lists to measure (by
-// user and job name).
+// Coverage is how much of what the month could still save beyond what the
+// advice proves (each job's saving on the cheapest profile it fits, less
+// what the advice's move saves it) lies in the scripts it lists to measure
+// (by user and job name).
 type Coverage struct {
 	Rest, Covered float64
 	Scripts       int
@@ -143,23 +145,71 @@ func (c Coverage) Share() float64 {
 
 // Cover scores a list of scripts to measure against the month's rest.
 func (s Scorer) Cover(moved map[int]string, toMeasure []UserJob) Coverage {
-	allows, _ := s.Allows()
 	listed := map[UserJob]bool{}
 	for _, u := range toMeasure {
 		listed[u] = true
 	}
 	c := Coverage{Scripts: len(listed)}
-	for _, j := range s.Month.Jobs {
-		a := allows[j.ID]
-		if _, ok := moved[j.ID]; ok || a == 0 {
-			continue
-		}
-		c.Rest += a
+	for j, left := range s.left(moved) {
+		c.Rest += left
 		if listed[UserJob{User: j.User, Name: j.Name}] {
-			c.Covered += a
+			c.Covered += left
 		}
 	}
 	return c
+}
+
+// left is what each job could still save beyond what the advice's move
+// saves it (a move that costs more, or kills it, saves nothing); jobs with
+// nothing left are left out.
+func (s Scorer) left(moved map[int]string) map[*Job]float64 {
+	allows, _ := s.Allows()
+	out := map[*Job]float64{}
+	for _, j := range s.Month.Jobs {
+		a := allows[j.ID]
+		if a <= 0 {
+			continue
+		}
+		if to, ok := moved[j.ID]; ok {
+			if t := slices.Index(Profiles[:], to); t >= 0 && j.Fits(t) {
+				a -= max(0, s.suOf(j, j.ProfileIndex())-s.suOf(j, t))
+			}
+		}
+		if a > 1e-9 {
+			out[j] = a
+		}
+	}
+	return out
+}
+
+// Uncovered is what the month could still save beyond what the advice
+// proves, in the scripts the list to measure leaves out: by script and
+// class, most first.
+func (s Scorer) Uncovered(moved map[int]string, toMeasure []UserJob) []Left {
+	listed := map[UserJob]bool{}
+	for _, u := range toMeasure {
+		listed[u] = true
+	}
+	sums := map[Left]float64{}
+	for j, left := range s.left(moved) {
+		if u := (UserJob{User: j.User, Name: j.Name}); !listed[u] {
+			sums[Left{UserJob: u, Class: j.Class}] += left
+		}
+	}
+	var out []Left
+	for l, su := range sums {
+		l.SU = su
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(x, y Left) int { return cmp.Or(cmp.Compare(y.SU, x.SU), cmp.Compare(x.Name, y.Name)) })
+	return out
+}
+
+// Left is a script whose saving the advice neither made nor listed.
+type Left struct {
+	UserJob
+	Class string
+	SU    float64
 }
 
 // UserJob names a user's script by its job name.

@@ -135,6 +135,13 @@ func TestScore(t *testing.T) {
 	if cover.Rest != allows[2] || cover.Covered != allows[2] {
 		t.Errorf("cover %+v: the rest is job 2's %g, listed", cover, allows[2])
 	}
+	// Job 1 moved to 3g.40gb, where it fits but costs more than on
+	// 2g.20gb: what is left of it is 2g.20gb's saving less 3g.40gb's.
+	cover = sc.Cover(map[int]string{1: "3g.40gb"}, nil)
+	onThree := 17 - 9*1.322
+	if want := allows[1] - onThree + allows[2]; math.Abs(cover.Rest-want) > 1e-6 || cover.Covered != 0 {
+		t.Errorf("cover %+v, want %g left, none covered", cover, want)
+	}
 }
 
 // The rules read what the site keeps: a job with neither jobstats nor

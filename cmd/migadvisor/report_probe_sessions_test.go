@@ -352,7 +352,11 @@ func TestReportJudgesSessionsAsRecommendSessionDoes(t *testing.T) {
 			t.Errorf("the notice does not say %q:\n%s", want, body)
 		}
 	}
-	if strings.Contains(body, "#SBATCH") || strings.Contains(body, "interactive") {
-		t.Errorf("the notice tells of #SBATCH lines for a session, or of the sessions not judged:\n%s", body)
+	// The sessions not judged are told of only as worth measuring, with the
+	// monitor that measures them, never as ones a slice would do.
+	judged, measure, _ := strings.Cut(body, "one measurement settles it")
+	if strings.Contains(body, "#SBATCH") || strings.Contains(judged, "interactive") ||
+		!strings.Contains(measure, "sessions named “interactive”") || !strings.Contains(measure, "migadvisor monitor -- ") {
+		t.Errorf("the notice tells of #SBATCH lines for a session, of the sessions not judged as judged, or not how to measure them:\n%s", body)
 	}
 }

@@ -35,6 +35,7 @@ type replayResult struct {
 	classes  []sitereplay.ClassRow
 	possible sitereplay.Possible
 	cover    sitereplay.Coverage
+	left     []sitereplay.Left
 }
 
 // replayMonth runs the admin's plain flow on a generated month (collect
@@ -93,6 +94,7 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 		measure = append(measure, sitereplay.UserJob{User: s.User, Name: s.Name})
 	}
 	res.cover = sc.Cover(advice, measure)
+	res.left = sc.Uncovered(advice, measure)
 	return res
 }
 
@@ -143,6 +145,9 @@ func TestSiteReplay(t *testing.T) {
 				t.Logf("%s\n%s", name, b.String())
 				for _, c := range res.classes {
 					t.Logf("%-10s jobs %3d allows %7.1f moved %v killed %v net %.0f", c.Class, c.Jobs, c.Allows, c.Moved, c.Killed, c.Saved)
+				}
+				for _, l := range res.left {
+					t.Logf("left: %s %s (%s): %.0f SU", l.User, l.Name, l.Class, l.SU)
 				}
 				if os.Getenv("MIGADVISOR_SITE_REPLAY_OUT") != "" {
 					appendReplay(t, name, b.String())
