@@ -122,3 +122,26 @@ func TestDifferentWorkIsScaledFromTheRateAndItsWorkload(t *testing.T) {
 		t.Errorf("3g.40gb's SU per ns is %.2f times the whole GPU's (%v, %v), want about 0.62: %s", r, *g3.SUPerWork, *full.SUPerWork, rec.Reason)
 	}
 }
+
+// Runs that did different amounts of work at one rate differ in runtime by
+// their work: the noise a tie is judged within is the spread of their
+// rates (here 2%), not of their runtimes (28%).
+func TestTheNoiseOfRunsOfDifferentWorkIsTheirRates(t *testing.T) {
+	s := slurm.Parse("job.sh", []byte(script+"./run.sh\n"))
+	var runs []Run
+	for i, sec := range []float64{30000, 36000, 40000, 33000} {
+		rate := 10.0 * (1 + 0.02*float64(i%2)) // samples per second
+		runs = append(runs, newRun("1g.10gb", sec).work(sec*rate, "samples"))
+	}
+	rec, err := Recommend(catalogtest.Wulver(t), Job{Script: "job.sh", Resources: s.Resources, Source: s, Runs: runs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := profileOf(t, rec, "1g.10gb")
+	if pa.RuntimeSpread == nil || *pa.RuntimeSpread < 0.25 {
+		t.Fatalf("runtime spread %v, want the runs' 28%%", *pa.RuntimeSpread)
+	}
+	if n := noise(&pa); n > 0.03 {
+		t.Errorf("noise %.2f, want the rates' spread, about 0.02", n)
+	}
+}

@@ -47,8 +47,8 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, open, listed 
 	if p, ok := b.site.ProfileNamed(pa.Profile); ok {
 		m.Request = p.Request
 	}
-	if pa.OOMRisk == memory.RiskLow {
-		m.Why = "it fits, but no run has completed there: " + cmp.Or(rec.Reason, pa.Reason)
+	if pa.OOMRisk == memory.RiskLow { // it fits: what is not known is its runtime
+		m.Why = cmp.Or(rec.Reason, pa.Reason)
 	}
 	for _, p := range priced {
 		m.SUSpent += p.su
