@@ -145,3 +145,21 @@ func TestTheNoiseOfRunsOfDifferentWorkIsTheirRates(t *testing.T) {
 		t.Errorf("noise %.2f, want the rates' spread, about 0.02", n)
 	}
 }
+
+// A script that asks for the profile recommend names, when a slice it
+// cannot rule out yet is predicted to cost less, is not told "nothing to
+// change": it is told which slice to measure.
+func TestNoNothingToChangeWhileACheaperSliceIsOpen(t *testing.T) {
+	full := newRun("full", 3600).peak(60 * 1024)
+	full.Software = []string{"jax"}
+	rec := recommendScript(t, "python3 -c 'import jax'\n", nil, []Run{full, full})
+	var b strings.Builder
+	rec.WriteText(&b)
+	text := b.String()
+	if rec.Recommended == nil || *rec.Recommended != "full" || rec.NextStep.Kind != NextProbe {
+		t.Fatalf("recommended %v, next %+v:\n%s", show(rec.Recommended), rec.NextStep, text)
+	}
+	if strings.Contains(text, "nothing to change") || !strings.Contains(text, rec.NextStep.Profiles[0]+" may cost less: measure it") {
+		t.Errorf("the advice says nothing is to change, or not what to measure:\n%s", text)
+	}
+}

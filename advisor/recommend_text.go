@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
@@ -106,6 +107,11 @@ func (r *Recommendation) writeChange(w io.Writer) {
 	ch := r.Change
 	switch {
 	case ch == nil:
+		return
+	case len(ch.Lines) == 0 && r.NextStep.Kind == NextProbe && len(r.NextStep.Profiles) > 0:
+		// Not "nothing to change": a slice not yet ruled out may cost less.
+		fmt.Fprintf(w, "the script already asks for %s, the cheapest profile proven so far; %s may cost less: measure it (next)\n",
+			ch.To, strings.Join(r.NextStep.Profiles, ", "))
 		return
 	case len(ch.Lines) == 0:
 		fmt.Fprintf(w, "the script already asks for %s: nothing to change\n", ch.To)
