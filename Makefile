@@ -221,7 +221,7 @@ accuracy:
 # Princeton's MIG calculator, the Alliance's 50/50) on generated months of a
 # MIG site whose truth is known, with and without Slurm's GPU figures:
 # jobs moved, SU saved, jobs killed, and the scripts left to measure.
-# SITE_REPLAY_SEEDS months each; go test ./... runs one quietly.
+# SITE_REPLAY_SEEDS months each (go test ./... runs the three the docs show).
 SITE_REPLAY_SEEDS ?= 3
 site-replay:
 	$(GO) test -count=1 ./cmd/migadvisor -run '^TestSiteReplay$$' -v -site-replay-seeds $(SITE_REPLAY_SEEDS)

@@ -29,7 +29,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 	for _, s := range rep.Scripts {
 		row := []string{s.User, cell(s.Name), cell(s.File()), s.Fingerprint, strconv.Itoa(s.Jobs), strings.Join(s.RanOn, " "), s.Recommended,
 			s.Request, s.TimeLimit, s.Basis, strconv.Itoa(s.Runs), number(s.NeedMiB), s.MeasuredBy, number(s.UsableMiB),
-			number(s.RuntimeRatio), number(s.SUSpent), number(s.SUThere), number(s.SUSaved), strings.Join(s.JobIDs, " "),
+			number(s.RuntimeRatio), number(s.SUSpent), number(s.SUThere), number(s.SUSaved), strings.Join(s.JobIDs[:min(len(s.JobIDs), MaxJobIDs)], " "),
 			s.MemoryKind}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -297,9 +297,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 // it spent and would have cost (alt).
 func (b *builder) listJob(sc *Script, j job, alt float64) {
 	sc.Jobs++
-	if len(sc.JobIDs) < MaxJobIDs {
-		sc.JobIDs = append(sc.JobIDs, j.rec.JobID)
-	}
+	sc.JobIDs = append(sc.JobIDs, j.rec.JobID)
 	if !slices.Contains(sc.RanOn, j.rec.Profile) {
 		sc.RanOn = append(sc.RanOn, j.rec.Profile)
 		slices.SortFunc(sc.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })

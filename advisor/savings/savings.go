@@ -157,7 +157,7 @@ type Script struct {
 	Session     bool     `json:"session,omitempty"`
 	Change      string   `json:"change,omitempty"`
 	Jobs        int      `json:"jobs"`    // its jobs that a smaller profile would have done
-	JobIDs      []string `json:"job_ids"` // the first MaxJobIDs of them
+	JobIDs      []string `json:"job_ids"` // every one (the CSV gives the first MaxJobIDs)
 	RanOn       []string `json:"ran_on"`  // the profiles they ran on
 	Recommended string   `json:"recommended"`
 	Request     string   `json:"request"`              // the sbatch option that asks for it
@@ -274,7 +274,7 @@ const MaxExamples = 3
 // does not know.
 const UnknownProfile = "(unknown GPU type)"
 
-// MaxJobIDs bounds the job ids a script lists.
+// MaxJobIDs bounds the job ids a script's CSV row lists.
 const MaxJobIDs = 8
 
 // Measure is a user's script worth measuring on one profile: its fit

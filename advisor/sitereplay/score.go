@@ -276,3 +276,55 @@ func (s Scorer) scoreJob(j *Job, advice map[int]string) Score {
 	one := Scorer{Site: s.Site, Month: &Month{Jobs: []*Job{j}}}
 	return one.Score("", advice)
 }
+
+// MonthScore is one month's scores: the report's, the best rule's (the
+// most net SU saved), what its scripts to measure cover, what it allows.
+type MonthScore struct {
+	Name     string
+	Report   Score
+	Rules    []Score
+	Cover    Coverage
+	Possible Possible
+}
+
+// BestRule is the rule that saved the most net SU.
+func (m MonthScore) BestRule() Score {
+	best := m.Rules[0]
+	for _, r := range m.Rules[1:] {
+		if r.Net() > best.Net() {
+			best = r
+		}
+	}
+	return best
+}
+
+// WriteSummary writes one line a month: the report beside the best rule,
+// the jobs each kills, and what the scripts to measure cover.
+func WriteSummary(w io.Writer, months []MonthScore) {
+	fmt.Fprintln(w, "| month | the month allows | report: jobs moved, net SU saved | best rule: jobs moved, net SU saved | report ÷ best rule | jobs killed: report, rules (most) | to measure covers |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range months {
+		best := m.BestRule()
+		ratio := "—"
+		if best.Net() > 0 {
+			ratio = fmt.Sprintf("%.2f×", m.Report.Net()/best.Net())
+		}
+		killed := 0
+		for _, r := range m.Rules {
+			killed = max(killed, r.Killed)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d, %s | %s: %d, %s | %s | %d, %d | %.0f%% |\n", m.Name, su(m.Possible.Save), m.Report.Moved, su(m.Report.Net()),
+			best.Name, best.Moved, su(best.Net()), ratio, m.Report.Killed, killed, 100*m.Cover.Share())
+	}
+}
+
+// WriteCompact writes a month's scores in four columns, for a page with
+// little room: each advice's jobs moved, net SU saved and jobs killed.
+func WriteCompact(w io.Writer, scores []Score, possible Possible) {
+	fmt.Fprintln(w, "| advice | jobs moved | net SU saved | jobs killed |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, s := range scores {
+		fmt.Fprintf(w, "| %s | %d | %s | %d |\n", s.Name, s.Moved, su(s.Net()), s.Killed)
+	}
+	fmt.Fprintf(w, "| what the month allows | %d | %s | 0 |\n", possible.Jobs, su(possible.Save))
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 )
 
 var (
-	siteReplaySeeds  = flag.Int("site-replay-seeds", 1, "site replay: how many generated months to score (seeds 1..N)")
+	siteReplaySeeds  = flag.Int("site-replay-seeds", 3, "site replay: how many generated months to score (seeds 1..N)")
 	siteReplayKeep   = flag.String("site-replay-keep", "", "site replay: keep each month's files and history under this directory")
 	siteReplayUpdate = flag.Bool("site-replay-update", false, "site replay: write the first month's tables into "+siteReplayDoc)
 )
@@ -99,9 +98,9 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 }
 
 // reportAdvice is the profile the report sends each job of its listed
-// scripts to: the ids it lists, else (a script whose list is cut) every
-// job of the month of that user and name that ran where the script's
-// jobs ran. A listed id the month does not hold fails the test.
+// scripts to, by the ids it lists. A row whose ids are not all its jobs,
+// or name a job the month does not hold, fails the test: the score must
+// see every job it counts.
 func reportAdvice(t *testing.T, m *sitereplay.Month, scripts []savings.Script) map[int]string {
 	t.Helper()
 	byID := map[int]*sitereplay.Job{}
@@ -110,20 +109,15 @@ func reportAdvice(t *testing.T, m *sitereplay.Month, scripts []savings.Script) m
 	}
 	out := map[int]string{}
 	for _, s := range scripts {
-		if len(s.JobIDs) == s.Jobs {
-			for _, id := range s.JobIDs {
-				n, err := strconv.Atoi(id)
-				if err != nil || byID[n] == nil {
-					t.Fatalf("the report lists job %q of %s %s, which the month does not hold", id, s.User, s.Name)
-				}
-				out[n] = s.Recommended
-			}
-			continue
+		if len(s.JobIDs) != s.Jobs {
+			t.Fatalf("the report's row of %s %s lists %d ids of its %d jobs", s.User, s.Name, len(s.JobIDs), s.Jobs)
 		}
-		for _, j := range m.Jobs {
-			if j.InPeriod && j.User == s.User && j.Name == s.Name && slices.Contains(s.RanOn, j.Profile) {
-				out[j.ID] = s.Recommended
+		for _, id := range s.JobIDs {
+			n, err := strconv.Atoi(id)
+			if err != nil || byID[n] == nil {
+				t.Fatalf("the report lists job %q of %s %s, which the month does not hold", id, s.User, s.Name)
 			}
+			out[n] = s.Recommended
 		}
 	}
 	return out
@@ -131,10 +125,13 @@ func reportAdvice(t *testing.T, m *sitereplay.Month, scripts []savings.Script) m
 
 // The report on a generated month of a MIG site, beside the rules sites
 // run, scored on the month's truth: whatever else it does, its advice
-// kills no job. `make site-replay` prints the tables (more months with
-// -site-replay-seeds).
+// kills no job. `make site-replay` prints the tables; the first month's,
+// and the summary of three months with and without Slurm's GPU figures,
+// are checked against the docs that show them.
 func TestSiteReplay(t *testing.T) {
 	var first strings.Builder
+	var months []sitereplay.MonthScore
+	var compact strings.Builder
 	for _, tres := range []bool{true, false} {
 		for seed := 1; seed <= *siteReplaySeeds; seed++ {
 			name := fmt.Sprintf("seed%d/gpuTRES=%v", seed, tres)
@@ -152,8 +149,17 @@ func TestSiteReplay(t *testing.T) {
 				if os.Getenv("MIGADVISOR_SITE_REPLAY_OUT") != "" {
 					appendReplay(t, name, b.String())
 				}
+				month := fmt.Sprintf("%d, with gres/gpumem", seed)
+				if !tres {
+					month = fmt.Sprintf("%d, without", seed)
+				}
+				months = append(months, sitereplay.MonthScore{Name: month, Report: res.scores[0], Rules: res.scores[1:],
+					Cover: res.cover, Possible: res.possible})
 				if k := res.scores[0].Killed; k != 0 {
 					t.Errorf("the report's advice kills %d jobs of the month", k)
+				}
+				if seed == 1 && tres {
+					sitereplay.WriteCompact(&compact, res.scores, res.possible)
 				}
 				if seed == 1 {
 					words := "with Slurm's gres/gpumem and gres/gpuutil"
@@ -166,6 +172,15 @@ func TestSiteReplay(t *testing.T) {
 		}
 	}
 	checkDocBlock(t, siteReplayDoc, "site-replay", first.String(), *siteReplayUpdate)
+	if *siteReplaySeeds == 3 {
+		var b strings.Builder
+		sitereplay.WriteSummary(&b, months)
+		t.Logf("\n%s", b.String())
+		for _, doc := range []string{siteReplayDoc, "../../docs/admin/reports.md"} {
+			checkDocBlock(t, doc, "site-replay-summary", b.String(), *siteReplayUpdate)
+		}
+		checkDocBlock(t, "../../README.md", "site-replay-readme", compact.String(), *siteReplayUpdate)
+	}
 }
 
 // checkDocBlock checks that the doc holds want between its "<!-- NAME
