@@ -1,3 +1,5 @@
+//go:build !noreport
+
 package main
 
 import (
