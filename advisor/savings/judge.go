@@ -137,6 +137,12 @@ func mostBorne(names map[string]int, orElse string) string {
 	return best
 }
 
+// Directions of a row's recommended profile from where its jobs ran.
+const (
+	DirectionSmaller = "smaller"
+	DirectionLarger  = "larger"
+)
+
 // placement is what place made of a job.
 type placement int
 
@@ -272,6 +278,10 @@ func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
 func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *advisor.ProfileAdvice, ratio float64, j job, alt float64) {
 	if sc.Jobs == 0 {
 		sc.Recommended, sc.Basis, sc.RuntimeRatio = there.Profile, rec.Basis, math.Round(ratio*100)/100
+		sc.Direction = DirectionSmaller
+		if b.rank(there.Profile) > b.rank(here.Profile) {
+			sc.Direction = DirectionLarger
+		}
 		if p, ok := b.site.ProfileNamed(there.Profile); ok {
 			sc.Request = p.Request
 		}

@@ -52,6 +52,7 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, open, listed 
 	}
 	for _, p := range priced {
 		m.SUSpent += p.su
+		m.JobIDs = append(m.JobIDs, p.rec.JobID)
 		if !slices.Contains(m.RanOn, p.rec.Profile) {
 			m.RanOn = append(m.RanOn, p.rec.Profile)
 		}

@@ -337,10 +337,11 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 // the slice that would do, the SU it would save, and the line to change.
 func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, scripts []Script) Notice {
 	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Title)}
-	jobs, saved := 0, 0.0
+	jobs, saved, larger := 0, 0.0, false
 	for _, s := range scripts {
 		jobs += s.Jobs
 		saved += s.SUSaved
+		larger = larger || s.Direction == DirectionLarger
 		n.Scripts = append(n.Scripts, ledgerKey(user, s))
 	}
 	var b strings.Builder
@@ -349,10 +350,19 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	if jobs == 1 {
 		they, them = "it", "it"
 	}
-	fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
-		"A smaller slice would have run %s for about %s SU less:\n\n",
-		periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
-		catalog.FormatSU(catalog.RoundSU(saved)))
+	if larger {
+		// A larger slice that runs them enough faster is no "bigger GPU
+		// than needed": say what holds for both directions.
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s could use a GPU slice that costs less", site.Title)
+		fmt.Fprintf(&b, "%s, %s of yours on %s ran on a GPU slice that cost more than another would have. "+
+			"The slices below would have run %s for about %s SU less:\n\n",
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, them, catalog.FormatSU(catalog.RoundSU(saved)))
+	} else {
+		fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
+			"A smaller slice would have run %s for about %s SU less:\n\n",
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
+			catalog.FormatSU(catalog.RoundSU(saved)))
+	}
 	for _, s := range scripts {
 		writeScript(&b, s)
 	}

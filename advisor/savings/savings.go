@@ -107,7 +107,7 @@ type Tally struct {
 	OOMSU float64 `json:"oom_su"`
 }
 
-// SavedShare is what the smaller slices would have saved as a share of
+// SavedShare is what the cheaper slices would have saved as a share of
 // what the jobs spent: a whole percent ("17%"), never a bare 0% for a
 // saving there is; "" when they spent nothing.
 func (t Tally) SavedShare() string {
@@ -134,8 +134,9 @@ type UserTally struct {
 	Tally
 }
 
-// Script is one user's script whose jobs a smaller profile would have
-// done. A job not linked to a script (its script unknown to slurmdbd) is
+// Script is one user's script whose jobs another profile would have done
+// for fewer SU: a smaller one, or a larger one they run enough faster on
+// (Direction). A job not linked to a script (its script unknown to slurmdbd) is
 // grouped with the user's jobs of the same name, CPUs, memory and
 // partition; an interactive session (session.IsInteractive) with the
 // user's sessions of its name, judged as recommend --session judges them.
@@ -156,14 +157,17 @@ type Script struct {
 	// --session's change: OnDemand's form, or salloc's options).
 	Session     bool     `json:"session,omitempty"`
 	Change      string   `json:"change,omitempty"`
-	Jobs        int      `json:"jobs"`    // its jobs that a smaller profile would have done
+	Jobs        int      `json:"jobs"`    // its jobs that the recommended profile would have done for less
 	JobIDs      []string `json:"job_ids"` // every one (the CSV gives the first MaxJobIDs)
 	RanOn       []string `json:"ran_on"`  // the profiles they ran on
 	Recommended string   `json:"recommended"`
-	Request     string   `json:"request"`              // the sbatch option that asks for it
-	TimeLimit   string   `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
-	Basis       string   `json:"basis"`
-	Runs        int      `json:"runs"` // the runs the judgement rests on
+	// Direction is "smaller" or "larger": where Recommended lies from
+	// the profiles the jobs ran on.
+	Direction string `json:"direction"`
+	Request   string `json:"request"`              // the sbatch option that asks for it
+	TimeLimit string `json:"time_limit,omitempty"` // the --time it needs, when longer than the jobs'
+	Basis     string `json:"basis"`
+	Runs      int    `json:"runs"` // the runs the judgement rests on
 	// The GPU memory figure recommend judged by (SeenMiB, as MeasuredBy
 	// saw it) and the need read from it (NeedMiB: the figure, with a
 	// margin where the runs were of an earlier version of the script). MemoryKind says what it proves, as
@@ -291,6 +295,7 @@ type Measure struct {
 	// Jobs are the period's jobs the measurement would settle, RanOn the
 	// profiles they ran on, SUSpent what they spent.
 	Jobs    int      `json:"jobs"`
+	JobIDs  []string `json:"job_ids"` // every one: sacct --batch-script -j ID prints the script
 	RanOn   []string `json:"ran_on"`
 	SUSpent float64  `json:"su_spent"`
 	// SUPossible is what they could have saved on Profile, if it fits, at

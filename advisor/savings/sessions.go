@@ -69,6 +69,7 @@ func (b *builder) sessionsToMeasure(g *group, open []job) {
 	possible := 0.0
 	for _, j := range open {
 		m.SUSpent += j.su
+		m.JobIDs = append(m.JobIDs, j.rec.JobID)
 		if !slices.Contains(m.RanOn, j.rec.Profile) {
 			m.RanOn = append(m.RanOn, j.rec.Profile)
 		}
@@ -162,6 +163,7 @@ func sessionPartition(site *catalog.Site, profile string, r *history.JobRecord) 
 func (b *builder) addSession(sc *Script, adv *session.Advice, j job, alt float64) {
 	if sc.Jobs == 0 {
 		sc.Recommended, sc.Basis, sc.RuntimeRatio, sc.Change = adv.Recommended, BasisHeld, 1, adv.Change
+		sc.Direction = DirectionSmaller // a session is moved only to a smaller slice
 		if p, ok := b.site.Profile(adv.Recommended); ok {
 			sc.Request, sc.UsableMiB = p.Request, p.UsableMemory.MiB()
 		}

@@ -32,15 +32,20 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 		return
 	}
 	t := rep.Total
-	if t.Smaller > 0 {
+	switch {
+	case t.Smaller > 0 && t.Larger == 0:
 		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there; saves about %s SU (%s of what the GPU jobs spent)\n",
 			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), t.SavedShare())
-	} else {
+	case t.Smaller > 0:
+		fmt.Fprintf(w, "a smaller slice would have done %d of them: %s SU spent, about %s SU there\n",
+			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere))
+	default:
 		fmt.Fprintln(w, "no job was judged to fit a smaller slice for less SU")
 	}
 	if t.Larger > 0 {
 		fmt.Fprintf(w, "a larger slice would have cost less for %s (they run that much faster there): %s SU spent, about %s SU there\n",
 			textutil.Plural(t.Larger, "job"), catalog.FormatSU(t.LargerSU), catalog.FormatSU(t.LargerSUThere))
+		fmt.Fprintf(w, "together they save about %s SU (%s of what the GPU jobs spent)\n", catalog.FormatSU(t.Saved), t.SavedShare())
 	}
 	if t.OOM > 0 {
 		fmt.Fprintf(w, "ran out of GPU memory: %s, %s SU\n", textutil.Plural(t.OOM, "job"), catalog.FormatSU(t.OOMSU))

@@ -85,14 +85,15 @@ func TestReportRightSizesBothWaysAndListsWhatToMeasure(t *testing.T) {
 			slow = &rep.Scripts[i]
 		}
 	}
-	if slow == nil || slow.Recommended == "1g.10gb" || slow.Jobs != 3 || slow.SUSaved <= 0 || rep.Total.Larger != 3 || rep.Total.Smaller != 0 {
+	if slow == nil || slow.Recommended == "1g.10gb" || slow.Direction != savings.DirectionLarger || slow.Jobs != 3 || slow.SUSaved <= 0 ||
+		rep.Total.Larger != 3 || rep.Total.Smaller != 0 {
 		t.Fatalf("slow's jobs on 1g.10gb are not listed for a larger profile, where they cost less: %+v, total %+v", slow, rep.Total)
 	}
 	if len(rep.ToMeasure) != 1 {
 		t.Fatalf("to_measure %+v, want jax's script alone", rep.ToMeasure)
 	}
 	m := rep.ToMeasure[0]
-	if m.User != "jax" || m.Name != "train-jax" || m.Jobs != 3 || m.Profile == "full" || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
+	if m.User != "jax" || m.Name != "train-jax" || m.Jobs != 3 || len(m.JobIDs) != 3 || m.Profile == "full" || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
 		!strings.Contains(m.Command, "recommend --probe --profiles "+m.Profile) || !strings.Contains(m.Why, "JAX") {
 		t.Errorf("to_measure %+v", m)
 	}
@@ -100,7 +101,7 @@ func TestReportRightSizesBothWaysAndListsWhatToMeasure(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"a larger slice would have cost less for 3 jobs", "worth measuring: 1 script", m.Command} {
+	for _, want := range []string{"a larger slice would have cost less for 3 jobs", "together they save about", "worth measuring: 1 script", m.Command} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report does not say %q:\n%s", want, text)
 		}
@@ -111,5 +112,10 @@ func TestReportRightSizesBothWaysAndListsWhatToMeasure(t *testing.T) {
 	}
 	if !strings.Contains(text, "may fit a smaller GPU slice") || !strings.Contains(text, m.Command) {
 		t.Errorf("jax's notice does not say what to measure:\n%s", text)
+	}
+	// slow's jobs went larger: its notice says they cost more than
+	// another slice would have, never that they asked for too big a GPU.
+	if !strings.Contains(text, "could use a GPU slice that costs less") || strings.Contains(text, "asked for a bigger GPU") {
+		t.Errorf("slow's notice reads as if its jobs asked for too big a GPU:\n%s", text)
 	}
 }
