@@ -72,7 +72,7 @@ func (rep *Report) writeToMeasure(w io.Writer) {
 	for _, m := range rep.ToMeasure {
 		possible += m.SUPossible
 	}
-	fmt.Fprintf(w, "\nworth measuring: %s whose fit on a cheaper slice is not known yet, up to %s SU:\n",
+	fmt.Fprintf(w, "\nworth measuring: %s whose fit or runtime on a cheaper slice is not known yet, up to %s SU:\n",
 		textutil.Plural(len(rep.ToMeasure), "script"), catalog.FormatSU(catalog.RoundSU(possible)))
 	tw := newTable(w)
 	fmt.Fprintln(tw, "USER\tSCRIPT\tJOBS\tRAN ON\tTRY\tSU POSSIBLE\tMEASURE WITH")
