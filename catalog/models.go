@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +34,9 @@ type MIGProfile struct {
 	SMs           int    `toml:"sms"`
 	Memory        Size   `toml:"memory"`
 	MaxInstances  int    `toml:"max_instances"`
+	// Where NVIDIA lets an instance of the profile start on the GPU's
+	// memory-slice axis: what Check and Place hold a layout to.
+	Placements Placements `toml:"placements"`
 }
 
 // builtinModels is the GPU table of data/gpus.toml, compiled into
@@ -63,13 +68,22 @@ func loadModels(name string, data []byte) ([]GPUModel, error) {
 	return f.Models, nil
 }
 
-// check keeps the L2 share derived from l2_slices in (0, 1] and mig_sms, the
-// base of a slice's SM share, the SMs MIG mode actually leaves.
+// check keeps the L2 share derived from l2_slices in (0, 1], mig_sms, the
+// base of a slice's SM share, the SMs MIG mode actually leaves, and each
+// profile's placements on the GPU's memory slices with the profile's size:
+// a size that disagrees with memory_slices is a transcription error (the
+// guide's A100 table gives 1g.10gb 1/8 of the memory, its placements 2/8).
 func (m *GPUModel) check() error {
 	largest := 0
 	for _, p := range m.Profiles {
 		if p.L2Slices < 1 || p.L2Slices > m.MemorySlices {
 			return fmt.Errorf("profile %s: l2_slices must be between 1 and memory_slices (%d), not %d", p.Name, m.MemorySlices, p.L2Slices)
+		}
+		if len(p.Placements.Starts) == 0 {
+			return fmt.Errorf(`profile %s: needs its placements as nvidia-smi mig -lgipp prints them (placements = "{0,2,4}:2")`, p.Name)
+		}
+		if err := p.Placements.check(p, m.MemorySlices); err != nil {
+			return fmt.Errorf("profile %s: placements %q: %w", p.Name, p.Placements, err)
 		}
 		largest = max(largest, p.SMs)
 	}
@@ -135,4 +149,77 @@ func NominalGB(profile string) (float64, bool) {
 		return 0, false
 	}
 	return gb, true
+}
+
+// Placements are where an instance of a GPU-instance profile may start on
+// the GPU's memory-slice axis and how many slices it takes there, as
+// `nvidia-smi mig -lgipp` prints them: "{0,2,4,6}:2". The starts are NVIDIA's,
+// read, not derived from the sizes: a 2g.20gb on an A100 may not start at
+// slice 6 ({0,2,4}:2) though a 1g.20gb of the same size may ({0,2,4,6}:2).
+type Placements struct {
+	Starts []int // ascending
+	Size   int   // memory slices
+}
+
+// ParsePlacements reads placements as nvidia-smi prints them, "{0,4}:4".
+func ParsePlacements(text string) (Placements, error) {
+	set, size, ok := strings.Cut(strings.TrimSpace(text), ":")
+	inner, braced := strings.CutPrefix(strings.TrimSpace(set), "{")
+	inner, closed := strings.CutSuffix(inner, "}")
+	if !ok || !braced || !closed {
+		return Placements{}, fmt.Errorf("%q is not placements as nvidia-smi mig -lgipp prints them ({0,2,4}:2)", text)
+	}
+	var p Placements
+	var err error
+	if p.Size, err = strconv.Atoi(strings.TrimSpace(size)); err != nil || p.Size < 1 {
+		return Placements{}, fmt.Errorf("placements %q: the size after ':' must be a positive number of memory slices", text)
+	}
+	for _, f := range strings.Split(inner, ",") {
+		start, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || start < 0 {
+			return Placements{}, fmt.Errorf("placements %q: %q is not a memory slice's index", text, f)
+		}
+		if len(p.Starts) > 0 && start <= p.Starts[len(p.Starts)-1] {
+			return Placements{}, fmt.Errorf("placements %q: the starts must ascend", text)
+		}
+		p.Starts = append(p.Starts, start)
+	}
+	return p, nil
+}
+
+// UnmarshalText reads placements from a GPU table.
+func (p *Placements) UnmarshalText(b []byte) error {
+	v, err := ParsePlacements(string(b))
+	*p = v
+	return err
+}
+
+// String writes the placements as nvidia-smi does.
+func (p Placements) String() string {
+	starts := make([]string, len(p.Starts))
+	for i, s := range p.Starts {
+		starts[i] = strconv.Itoa(s)
+	}
+	return "{" + strings.Join(starts, ",") + "}:" + strconv.Itoa(p.Size)
+}
+
+// Allows says whether an instance of the profile may start at slice start.
+func (p Placements) Allows(start int) bool {
+	_, ok := slices.BinarySearch(p.Starts, start)
+	return ok
+}
+
+// check holds a profile's placements to its size and the GPU's memory
+// slices, and to max_instances: a profile with fewer starts than instances
+// could never have all of them.
+func (p Placements) check(prof MIGProfile, memorySlices int) error {
+	switch {
+	case p.Size != prof.MemorySlices:
+		return fmt.Errorf("size %d is not the profile's memory_slices (%d)", p.Size, prof.MemorySlices)
+	case p.Starts[len(p.Starts)-1]+p.Size > memorySlices:
+		return fmt.Errorf("an instance at %d would run past the GPU's %d memory slices", p.Starts[len(p.Starts)-1], memorySlices)
+	case len(p.Starts) < prof.MaxInstances:
+		return fmt.Errorf("%d starts cannot hold max_instances (%d)", len(p.Starts), prof.MaxInstances)
+	}
+	return nil
 }

@@ -97,8 +97,8 @@ memory = "80GiB"
 memory_slices = 8
 compute_slices = 7
 profiles = [
-  { name = "1g.20gb", memory_slices = 2, compute_slices = 1, sms = 14, max_instances = 4 },
-  { name = "7g.80gb", memory_slices = 8, l2_slices = 8, compute_slices = 7, sms = 98, max_instances = 1 },
+  { name = "1g.20gb", memory_slices = 2, compute_slices = 1, sms = 14, max_instances = 4, placements = "{0,2,4,6}:2" },
+  { name = "7g.80gb", memory_slices = 8, l2_slices = 8, compute_slices = 7, sms = 98, max_instances = 1, placements = "{0}:8" },
 ]
 `
 	models, err := loadModels("t.toml", []byte(table))
@@ -114,6 +114,13 @@ profiles = [
 		{"mig_sms = 98", "mig_sms = 112", "mig_sms must be at most sms (108), not 112"},
 		{"mig_sms = 98", "mig_sms = 96", "mig_sms must be the largest profile's SMs (98), not 96"},
 		{"mig_sms = 98\n", "", "mig_sms must be the largest profile's SMs (98), not 0"},
+		// The guide's A100 table says 1/8 for a 1g.20gb its placements give 2/8.
+		{`"{0,2,4,6}:2"`, `"{0,1,2,3,4,5,6}:1"`, `profile 1g.20gb: placements "{0,1,2,3,4,5,6}:1": size 1 is not the profile's memory_slices (2)`},
+		{`"{0,2,4,6}:2"`, `"{0,2,4}:2"`, "3 starts cannot hold max_instances (4)"},
+		{`"{0}:8"`, `"{1}:8"`, "an instance at 1 would run past the GPU's 8 memory slices"},
+		{`"{0}:8"`, `"{4,0}:8"`, `placements "{4,0}:8": the starts must ascend`},
+		{`"{0}:8"`, `"0:8"`, `"0:8" is not placements as nvidia-smi mig -lgipp prints them`},
+		{`, placements = "{0}:8"`, "", "profile 7g.80gb: needs its placements"},
 	} {
 		_, err := loadModels("t.toml", []byte(strings.Replace(table, tc.from, tc.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
