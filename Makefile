@@ -130,7 +130,7 @@ bench-clifilter:
 # inputs are minimized for a few seconds at most: the default minute, on
 # inputs the size of a site file, stalls the search. Failing inputs land in
 # the package's testdata/fuzz/, which make test runs from then on.
-FUZZ_TARGETS := slurm:FuzzParse slurm:FuzzSacctReader slurm:FuzzScanOutput slurm:FuzzOutputWorkloadGates slurm:FuzzDecodeJobstats slurm:FuzzJobstatsJSON catalog:FuzzSiteParse advisor/index:FuzzDecodePeers
+FUZZ_TARGETS := slurm:FuzzParse slurm:FuzzSacctReader slurm:FuzzScanOutput slurm:FuzzOutputWorkloadGates slurm:FuzzDecodeJobstats slurm:FuzzJobstatsJSON catalog:FuzzSiteParse catalog:FuzzParseLayout advisor/index:FuzzDecodePeers
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
