@@ -1,0 +1,345 @@
+package replay
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+)
+
+// sched is one replay: the jobs, their pools, the pending queue and the
+// running jobs' ends.
+type sched struct {
+	jobs  []Job
+	lim   limits
+	pools []*pool
+	out   []Placement
+
+	pool    []int32 // each job's pool; -1 where none can hold it
+	rank    []int32 // each job's place in priority order
+	byRank  []int32 // the jobs in priority order
+	local   []int32 // each job's place in its pool's queue
+	inClass []int32 // each job's place in its size class, where its pool has them
+
+	submits []int32 // the jobs placed, by submission
+	next    int     // the first of submits not yet submitted
+	pending fenwick // over rank: the jobs submitted and not started
+	ends    endHeap // the running jobs, by their true end
+}
+
+// pool is the slots of one profile and its jobs.
+type pool struct {
+	name    string
+	slots   int
+	free    int     // slots not running a job now
+	queue   []int32 // its jobs in priority order
+	pending fenwick // over queue
+	// classes are its jobs by how many slots they ask, fewest first; nil
+	// where each asks one, as then no job can be blocked while a slot is
+	// free, no plan reserves anything, and limits are not kept.
+	classes []sizeClass
+	limits  []ending // its running jobs' limits, sorted, where it has classes
+	dirty   bool     // to plan again at this instant
+	walk    walk     // the plan made at this instant so far
+}
+
+// walk is how far one pool's plan at one instant has gone, so that a
+// pool planned again at the same instant (jobs ahead of its next job
+// started elsewhere) goes on from there.
+type walk struct {
+	valid   bool
+	at      int64
+	cursor  int  // the last job of queue tested
+	planned bool // a job could not start: h holds the reservations
+	h       horizon
+}
+
+func newSched(slots Slots, jobs []Job, lim limits) *sched {
+	s := &sched{jobs: jobs, lim: lim, out: make([]Placement, len(jobs)),
+		pool: make([]int32, len(jobs)), rank: make([]int32, len(jobs)), local: make([]int32, len(jobs))}
+	index := s.newPools(slots)
+	for i := range jobs {
+		s.pool[i] = -1
+		if p, ok := index[jobs[i].Profile]; ok && jobs[i].Count <= slots[jobs[i].Profile] {
+			s.pool[i] = p
+			s.byRank = append(s.byRank, int32(i))
+		}
+	}
+	s.submits = slices.Clone(s.byRank)
+	priorityOrder(jobs, s.byRank)
+	for r, j := range s.byRank {
+		s.rank[j] = int32(r)
+		p := s.pools[s.pool[j]]
+		s.local[j] = int32(len(p.queue))
+		p.queue = append(p.queue, j)
+	}
+	for _, p := range s.pools {
+		p.pending = newFenwick(len(p.queue))
+		s.sizeClasses(p)
+	}
+	s.pending = newFenwick(len(s.byRank))
+	slices.SortFunc(s.submits, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(jobs[a].Submit, jobs[b].Submit), cmp.Compare(s.rank[a], s.rank[b]))
+	})
+	return s
+}
+
+// newPools makes a pool of each profile with slots, by name, and returns
+// their indices.
+func (s *sched) newPools(slots Slots) map[string]int32 {
+	names := make([]string, 0, len(slots))
+	for p, n := range slots {
+		if n > 0 {
+			names = append(names, p)
+		}
+	}
+	slices.Sort(names)
+	index := make(map[string]int32, len(names))
+	for i, p := range names {
+		index[p] = int32(i)
+		s.pools = append(s.pools, &pool{name: p, slots: slots[p], free: slots[p]})
+	}
+	return index
+}
+
+// sizeClasses groups p's jobs by the slots they ask, where some ask more
+// than one.
+func (s *sched) sizeClasses(p *pool) {
+	if !slices.ContainsFunc(p.queue, func(j int32) bool { return s.jobs[j].Count > 1 }) {
+		return
+	}
+	members := map[int][]int32{}
+	for li, j := range p.queue {
+		members[s.jobs[j].Count] = append(members[s.jobs[j].Count], int32(li))
+	}
+	if s.inClass == nil {
+		s.inClass = make([]int32, len(s.jobs))
+	}
+	for _, n := range slices.Sorted(maps.Keys(members)) {
+		for i, li := range members[n] {
+			s.inClass[p.queue[li]] = int32(i)
+		}
+		p.classes = append(p.classes, newSizeClass(n, members[n]))
+	}
+}
+
+// class is job j's size class in p, nil where p has none.
+func (s *sched) class(p *pool, j int32) *sizeClass {
+	for i := range p.classes {
+		if p.classes[i].slots == s.jobs[j].Count {
+			return &p.classes[i]
+		}
+	}
+	return nil
+}
+
+// run replays every instant at which a job is submitted or ends: the ends
+// first, so that the plan sees their slots free, then the submissions,
+// then the plans.
+func (s *sched) run() {
+	for {
+		t, ok := s.instant()
+		if !ok {
+			return
+		}
+		for len(s.ends) > 0 && s.ends[0].at == t {
+			s.end(s.ends.pop().job)
+		}
+		for s.next < len(s.submits) && s.jobs[s.submits[s.next]].Submit == t {
+			s.submit(s.submits[s.next])
+			s.next++
+		}
+		s.settle(t)
+	}
+}
+
+// instant is the next time a job is submitted or ends.
+func (s *sched) instant() (int64, bool) {
+	switch {
+	case s.next < len(s.submits) && len(s.ends) > 0:
+		return min(s.jobs[s.submits[s.next]].Submit, s.ends[0].at), true
+	case s.next < len(s.submits):
+		return s.jobs[s.submits[s.next]].Submit, true
+	case len(s.ends) > 0:
+		return s.ends[0].at, true
+	}
+	return 0, false
+}
+
+func (s *sched) submit(j int32) {
+	p := s.pools[s.pool[j]]
+	s.pending.add(int(s.rank[j]), 1)
+	p.pending.add(int(s.local[j]), 1)
+	if c := s.class(p, j); c != nil {
+		c.set(int(s.inClass[j]), s.jobs[j].LimitS)
+	}
+	p.walk.valid = false
+	s.mayStart(p, j)
+}
+
+// mayStart plans p again where job j, newly pending or newly within
+// MaxJobTest of the head, could start. Nothing else of p can start for
+// it: the jobs ahead of j see nothing new, and those after it only lose
+// slots to its reservation (j newly pending) or lie deeper than
+// MaxJobTest (j newly within).
+func (s *sched) mayStart(p *pool, j int32) {
+	if s.jobs[j].Count <= p.free && s.within(j) {
+		p.dirty = true
+	}
+}
+
+// within says whether fewer than MaxJobTest pending jobs are ahead of j:
+// whether backfill tests it.
+func (s *sched) within(j int32) bool {
+	return s.lim.depth < 0 || s.pending.before(int(s.rank[j])) < s.lim.depth
+}
+
+func (s *sched) end(j int32) {
+	p := s.pools[s.pool[j]]
+	p.free += s.jobs[j].Count
+	if p.classes != nil {
+		e := ending{at: s.out[j].Start + s.jobs[j].LimitS, job: j}
+		i, ok := slices.BinarySearchFunc(p.limits, e, ending.compare)
+		if !ok {
+			panic("replay: a running job's limit is missing from its pool")
+		}
+		p.limits = slices.Delete(p.limits, i, i+1)
+	}
+	p.walk.valid = false
+	p.dirty = true
+}
+
+// settle plans every pool that may start a job at t until none may: a
+// start can bring a job of another pool within MaxJobTest of the head.
+// Nothing else can start a job at t: with no job of its own submitted or
+// ended and none ahead of its jobs started, a pool's plan holds, as the
+// running jobs' limits and the reservations lie after t (see pass).
+func (s *sched) settle(t int64) {
+	for {
+		var p *pool
+		for _, q := range s.pools {
+			if q.dirty {
+				p = q
+				break
+			}
+		}
+		if p == nil {
+			return
+		}
+		p.dirty = false
+		s.pass(p, t)
+	}
+}
+
+// pass plans p at t: its pending jobs in priority order, each started if it
+// fits now without taking a reserved slot, else reserved at its earliest
+// start, until no slot is free, the queue ends, the next job lies
+// MaxJobTest pending jobs deep, or no job left could start now. A running
+// job's limit lies after t (it ended at its limit at the latest), and so
+// does every reservation (a job that could start at t does), so a plan
+// made earlier with the same jobs running and pending still holds at t,
+// save where bf_window's end, which moves with t, cut a reservation short
+// (see the package comment).
+func (s *sched) pass(p *pool, t int64) {
+	w := &p.walk
+	if !w.valid || w.at != t {
+		*w = walk{valid: true, at: t, cursor: -1, h: w.h}
+	}
+	for p.free > 0 {
+		li, ok := p.pending.next(w.cursor)
+		if !ok {
+			return
+		}
+		j := p.queue[li]
+		if !s.within(j) {
+			return // beyond bf_max_job_test; a start ahead of it plans p again
+		}
+		w.cursor = li
+		if !s.test(p, j, t) && !s.anyFits(p) {
+			return
+		}
+	}
+}
+
+// test starts job j of p at t if it fits now, and reserves its earliest
+// start if it does not; it says whether j started. Until a job of the plan
+// is blocked there is no reservation, and fitting now is having the slots
+// free (Slurm's main scheduler); from then on the horizon holds the
+// reservations (its backfill).
+func (s *sched) test(p *pool, j int32, t int64) bool {
+	w, job := &p.walk, &s.jobs[j]
+	if !w.planned {
+		if job.Count <= p.free {
+			s.start(p, j, t)
+			return true
+		}
+		w.planned = true
+		w.h.reset(t, after(t, s.lim.window), p.free, p.limits)
+	}
+	at, ok := w.h.earliest(job.Count, job.LimitS)
+	if ok {
+		w.h.take(at, job.LimitS, job.Count)
+	}
+	if ok && at == t {
+		s.start(p, j, t)
+		return true
+	}
+	return false
+}
+
+// anyFits says whether a job of p after the walk's cursor and within
+// MaxJobTest could still start now: one whose limit fits the hole its
+// slots leave. Reservations only shrink holes, so where none does, the
+// rest of the plan starts nothing and is left unmade.
+func (s *sched) anyFits(p *pool) bool {
+	w := &p.walk
+	to := len(p.queue)
+	if s.lim.depth >= 0 {
+		// The deepest job tested is the one MaxJobTest-1 pending jobs deep;
+		// p's jobs up to it are those ranked no lower.
+		if r, ok := s.pending.kth(s.lim.depth - 1); ok {
+			to, _ = slices.BinarySearchFunc(p.queue, int32(r), func(j, r int32) int { return cmp.Compare(s.rank[j], r+1) })
+		}
+	}
+	for i := range p.classes {
+		c := &p.classes[i]
+		if c.slots > p.free {
+			break
+		}
+		if c.least(w.cursor, to) <= w.h.hole(c.slots) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sched) start(p *pool, j int32, t int64) {
+	job := &s.jobs[j]
+	p.free -= job.Count
+	s.pending.add(int(s.rank[j]), -1)
+	p.pending.add(int(s.local[j]), -1)
+	if c := s.class(p, j); c != nil {
+		c.set(int(s.inClass[j]), math.MaxInt64)
+	}
+	if p.classes != nil {
+		e := ending{at: t + job.LimitS, job: j, slots: int32(job.Count)}
+		i, _ := slices.BinarySearchFunc(p.limits, e, ending.compare)
+		p.limits = slices.Insert(p.limits, i, e)
+	}
+	end := t + min(job.RuntimeS, job.LimitS)
+	s.out[j] = Placement{Placed: true, Start: t, End: end, WaitS: t - job.Submit}
+	s.ends.push(event{at: end, job: j})
+	s.deepen()
+}
+
+// deepen plans again the pool of the job a start brought within
+// MaxJobTest of the head, the one now that deep, where it could start.
+func (s *sched) deepen() {
+	if s.lim.depth < 0 {
+		return
+	}
+	if r, ok := s.pending.kth(s.lim.depth - 1); ok {
+		j := s.byRank[r]
+		s.mayStart(s.pools[s.pool[j]], j)
+	}
+}
