@@ -291,16 +291,22 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 		if r := there.RuntimeRangeS; r != nil {
 			sc.RuntimeMaxS = r[1]
 		}
-		if j.rec.CPUs != nil {
-			sc.CPUs = *j.rec.CPUs
-		}
-		if j.rec.ReqMemMiB != nil {
-			sc.MemMiB = *j.rec.ReqMemMiB
-		}
-		sc.Partition = j.rec.Partition
+		sc.askedFor(j.rec)
 		sc.Why = sc.why()
 	}
 	b.listJob(sc, j, alt)
+}
+
+// askedFor keeps what the row's first job asked for: what tells apart
+// scripts grouped by job name.
+func (sc *Script) askedFor(r *history.JobRecord) {
+	if r.CPUs != nil {
+		sc.CPUs = *r.CPUs
+	}
+	if r.ReqMemMiB != nil {
+		sc.MemMiB = *r.ReqMemMiB
+	}
+	sc.Partition = r.Partition
 }
 
 // listJob counts a smaller-slice job in its row: its id, its profile, what

@@ -51,16 +51,22 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, open, listed 
 		m.Why = cmp.Or(rec.Reason, pa.Reason)
 	}
 	for _, p := range priced {
-		m.SUSpent += p.su
-		m.JobIDs = append(m.JobIDs, p.rec.JobID)
-		if !slices.Contains(m.RanOn, p.rec.Profile) {
-			m.RanOn = append(m.RanOn, p.rec.Profile)
-		}
+		m.add(p.job)
 	}
 	slices.SortFunc(m.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })
 	m.SUSpent = catalog.RoundSU(m.SUSpent)
 	m.Command = advisor.ProbeStep(m.Script, []string{pa.Profile}, pa.TimeLimit).Command()
 	b.rep.ToMeasure = append(b.rep.ToMeasure, m)
+}
+
+// add counts a job the measurement would settle: its id, its profile and
+// what it spent.
+func (m *Measure) add(j job) {
+	m.SUSpent += j.su
+	m.JobIDs = append(m.JobIDs, j.rec.JobID)
+	if !slices.Contains(m.RanOn, j.rec.Profile) {
+		m.RanOn = append(m.RanOn, j.rec.Profile)
+	}
 }
 
 // pricedJob is a job with what the report already has it cost: what it

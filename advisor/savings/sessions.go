@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -68,11 +67,7 @@ func (b *builder) sessionsToMeasure(g *group, open []job) {
 	}
 	possible := 0.0
 	for _, j := range open {
-		m.SUSpent += j.su
-		m.JobIDs = append(m.JobIDs, j.rec.JobID)
-		if !slices.Contains(m.RanOn, j.rec.Profile) {
-			m.RanOn = append(m.RanOn, j.rec.Profile)
-		}
+		m.add(j)
 		there := &advisor.ProfileAdvice{Profile: smallest, Partition: sessionPartition(b.site, smallest, j.rec)}
 		if alt, ok := chargeOn(b.site, j.rec, there, 1); ok && alt < j.su {
 			possible += j.su - alt
@@ -176,13 +171,7 @@ func (b *builder) addSession(sc *Script, adv *session.Advice, j job, alt float64
 		} else {
 			sc.Fits = adv.Reason
 		}
-		if j.rec.CPUs != nil {
-			sc.CPUs = *j.rec.CPUs
-		}
-		if j.rec.ReqMemMiB != nil {
-			sc.MemMiB = *j.rec.ReqMemMiB
-		}
-		sc.Partition = j.rec.Partition
+		sc.askedFor(j.rec)
 		sc.Why = sc.why()
 	}
 	b.listJob(sc, j, alt)
