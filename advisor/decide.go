@@ -386,7 +386,7 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 		switch {
 		case pa.excluded != "":
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
-			pa := a.cheapestUnsure(&pa)
+			pa := a.cheapestUnsure()
 			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, a.probeCost(pa)),
 				a.probeStep("", pa.Profile)
 		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
@@ -406,20 +406,17 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 }
 
 // cheapestUnsure is the profile of unknown or medium OOM risk predicted
-// to cost the least, else first (the smallest such): the probe that may
-// save the most is the one to run first.
-func (a *analysis) cheapestUnsure(first *ProfileAdvice) *ProfileAdvice {
-	best := first
+// to cost the least, else the smallest such: the probe that may save the
+// most is the one to run first.
+func (a *analysis) cheapestUnsure() *ProfileAdvice {
+	var unsure []*ProfileAdvice
 	for i := range a.rec.Profiles {
 		pa := &a.rec.Profiles[i]
-		unsure := pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium
-		if pa.excluded != "" || !unsure || !hasKey(pa, "SU") {
-			continue
-		}
-		if !hasKey(best, "SU") || *pa.SU < *best.SU {
-			best = pa
+		if pa.excluded == "" && (pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium) {
+			unsure = append(unsure, pa)
 		}
 	}
+	best, _ := a.bestToMeasure(unsure, func(pa *ProfileAdvice) float64 { return *pa.SU }, "SU")
 	return best
 }
 
