@@ -76,6 +76,7 @@ func isolate(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("MIGADVISOR_SITE", "")
 	t.Setenv("MIGADVISOR_DB", "")
+	withoutSlurm(t)
 }
 
 func TestSweepIsRecordedInTheHistory(t *testing.T) {
