@@ -35,6 +35,7 @@ type Site struct {
 	Partitions       []Partition   `toml:"partitions"`
 	Profiles         []Profile     `toml:"profiles"`
 	WorkPatterns     []WorkPattern `toml:"work_patterns"`
+	GPUNodes         []GPUNodes    `toml:"gpu_nodes"` // the site's GPU nodes and today's layout (fleet.go)
 	Advice           Advice        `toml:"advice"`
 	History          History       `toml:"history"`
 	Report           Report        `toml:"report"`
@@ -376,6 +377,9 @@ func (s *Site) resolve(file string, data []byte) error {
 	}
 	if err := s.Report.check(); err != nil {
 		return fail("report", 0, err.key, "%s", err.msg)
+	}
+	if i, key, msg := s.checkGPUNodes(); i >= 0 {
+		return fail("gpu_nodes", i, key, "%s", msg)
 	}
 	for i, w := range s.WorkPatterns {
 		if w.Name == "" || w.Unit == "" {

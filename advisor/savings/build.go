@@ -22,7 +22,7 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
 	}
 	th := req.Thresholds
-	b := &builder{site: req.Site, th: th, peers: req.Peers, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
+	b := &builder{site: req.Site, th: th, peers: req.Peers, heard: req.Judged, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
 		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
 		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
 	for _, p := range req.Site.ProfilesBySize() {
@@ -54,6 +54,8 @@ type builder struct {
 	unjudged map[string]*Unjudged
 	order    []string // the site's profiles, smallest first
 	peers    func(fingerprint string) []runmodel.Peer
+	heard    func(Judged) // Request.Judged
+	skipped  string       // the reason skip last counted, for heard
 }
 
 // job is a job of the period with its price as it ran.
@@ -88,9 +90,11 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 		switch {
 		case r.Profile == "":
 			b.skip(unknownGPU(r), j, "")
+			b.tell(j, nil, nil, 0)
 			continue
 		case !ok:
 			b.skip(noCharge, j, "")
+			b.tell(j, nil, nil, 0)
 			continue
 		}
 		key := groupKey(r)
@@ -208,3 +212,28 @@ func userFile(path string) string {
 // slurmdbdCopy starts the path of a script a site-wide collect linked from
 // slurmdbd's stored copy.
 const slurmdbdCopy = "sacct:"
+
+// tell passes a job's judgement to Request.Judged: sc's row moved it when
+// the row grew by it (listed is sc.Jobs before), and the reason skip last
+// counted is why it was not judged.
+func (b *builder) tell(j job, rec *advisor.Recommendation, sc *Script, listed int) {
+	defer func() { b.skipped = "" }()
+	if b.heard == nil {
+		return
+	}
+	out := Judged{Record: j.rec, Recommendation: rec, Unjudged: b.skipped}
+	if sc != nil && sc.Jobs > listed {
+		out.MovedTo, out.Ratio, out.RatioMax = sc.Recommended, 1, 1 // a session is held as long
+		if rec != nil {
+			// This job's own ratio: a row's jobs may have run on several profiles.
+			there, here := profileAdvice(rec, sc.Recommended), profileAdvice(rec, j.rec.Profile)
+			if ratio, ok := runtimeRatio(there, here); ok {
+				out.Ratio, out.RatioMax = ratio, ratio
+				if r := there.RuntimeRangeS; r != nil && r[1] > *there.RuntimeS {
+					out.RatioMax = r[1] / *here.RuntimeS
+				}
+			}
+		}
+	}
+	b.heard(out)
+}

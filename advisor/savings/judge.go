@@ -78,7 +78,10 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
 	var open, listed []job                             // not judged, and moved: what a measurement could improve
 	for _, j := range g.jobs {
-		switch b.place(&sc, rec, err, j) {
+		before := sc.Jobs
+		placed := b.place(&sc, rec, err, j)
+		b.tell(j, rec, &sc, before)
+		switch placed {
 		case placedListed:
 			listed = append(listed, j)
 			names[j.rec.Name]++

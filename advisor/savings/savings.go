@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -33,6 +34,25 @@ type Request struct {
 	// scale it when it was measured on one profile, as recommend's do; nil:
 	// none.
 	Peers func(fingerprint string) []runmodel.Peer
+	// Judged, when set, hears each GPU job of the period as the report
+	// judged it: what a layout planner sizes its demand by.
+	Judged func(Judged)
+}
+
+// Judged is one GPU job of the period as the report judged it.
+type Judged struct {
+	Record *history.JobRecord
+	// Recommendation is its script's (nil for a session, or where none
+	// was made): the runtimes it predicts on each profile.
+	Recommendation *advisor.Recommendation
+	// MovedTo is the profile the report moves it to ("" where it stays
+	// where it ran), and Ratio its runtime there over its runtime as it
+	// ran (1 for a session, held as long), RatioMax the slow end of the
+	// prediction's range.
+	MovedTo         string
+	Ratio, RatioMax float64
+	// Unjudged is why the report could not judge it, "" where it did.
+	Unjudged string
 }
 
 // Report is the report. SU figures are the site's list price of each job

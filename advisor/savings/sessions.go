@@ -41,7 +41,10 @@ func (b *builder) judgeSessions(ctx context.Context, st *history.Store, g *group
 	sc := Script{User: g.user, Name: g.name, Session: true, Runs: adv.Sessions}
 	var unmeasured []job
 	for _, j := range g.jobs {
-		if b.placeSession(&sc, adv, j) {
+		listed := sc.Jobs
+		open := b.placeSession(&sc, adv, j)
+		b.tell(j, nil, &sc, listed)
+		if open {
 			unmeasured = append(unmeasured, j)
 		}
 	}

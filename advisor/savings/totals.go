@@ -36,6 +36,7 @@ func (b *builder) skip(reason string, j job, example string) {
 	}
 	u.Jobs++
 	u.SU += j.su
+	b.skipped = reason
 	if example != "" && len(u.Examples) < MaxExamples && !slices.Contains(u.Examples, example) {
 		u.Examples = append(u.Examples, example)
 	}
