@@ -117,6 +117,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			accuracyCommand(),
 			docsCommand(),
 			reportCommand(),
+			planCommand(),
 			sbatchCommand(),
 			sbatchBesideCommand(),
 			monitorCommand(),

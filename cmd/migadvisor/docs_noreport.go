@@ -15,6 +15,8 @@ func docsCommand() *cli.Command { return nil }
 
 func reportCommand() *cli.Command { return nil }
 
+func planCommand() *cli.Command { return nil }
+
 func monitorCommand() *cli.Command { return nil }
 
 func catalogDiscoverCommand() *cli.Command { return nil }

@@ -38,6 +38,7 @@ var rank = map[string]float64{
 	"advisor/joblist":             3.2, // a job as history lists it, with the engine's price
 	"advisor/index":               3.5,
 	"advisor/savings":             3.7,
+	"advisor/plan":                3.8, // the site's MIG layout from its demand: savings' judgement, replayed on candidate layouts
 	"advisor/collect":             4,
 	"advisor/wrapper":             4,
 	"advisor/report":              4,

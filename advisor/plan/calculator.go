@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"math"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// Calculator is Princeton's MIG calculator (job_defense_shield's
+// mig_calculator_for_jobstats notebook) on the same period: the share of
+// the whole GPUs' GPU-hours whose jobs had at most 10 cores and under 60
+// GB of CPU memory per GPU, under 50% GPU utilisation and under 40 GB of
+// GPU memory, "could run on a 40 GB MIG instance"; that share of the
+// GPUs is the number to convert.
+type Calculator struct {
+	GPUHours      float64 `json:"gpu_hours"`          // of jobs on whole GPUs
+	EligibleHours float64 `json:"eligible_gpu_hours"` // of those the rule passes
+	Share         float64 `json:"share"`
+	NoEvidence    int     `json:"jobs_without_figures"` // no GPU memory or utilisation: the rule cannot pass them
+	GPUs          int     `json:"gpus_to_convert"`      // the share of the fleet's GPUs, rounded
+	Profile       string  `json:"profile"`              // the site's 40 GB slice, two to a GPU
+	// Outcome is the calculator's layout (that many GPUs, by whole nodes,
+	// cut into two 40 GB slices each) replayed with the plan's demand.
+	Outcome *Outcome `json:"replayed,omitempty"`
+}
+
+// The calculator's thresholds.
+const (
+	calcCoresPerGPU = 10
+	calcMemPerGPUGB = 60
+	calcUtil        = 50
+	calcGPUMemGB    = 40
+)
+
+// calculate applies the calculator's rule to the demand's jobs on whole GPUs.
+func calculate(site *catalog.Site, d *Demand, fleetGPUs int) *Calculator {
+	c := &Calculator{}
+	whole, ok := site.WholeProfile()
+	if !ok {
+		return nil
+	}
+	for i := range d.Jobs {
+		r := d.Jobs[i].Record
+		if r.Profile != whole.Name {
+			continue
+		}
+		gpus := float64(max(r.GPUCount, 1))
+		hours := gpus * float64(d.Jobs[i].ElapsedS) / 3600
+		c.GPUHours += hours
+		mem, util, ok := calcEvidence(r)
+		if !ok {
+			c.NoEvidence++
+			continue
+		}
+		cores := 0.0
+		if r.CPUs != nil {
+			cores = float64(*r.CPUs) / gpus
+		}
+		cpuMemGB := 0.0
+		if r.ReqMemMiB != nil {
+			cpuMemGB = *r.ReqMemMiB / 1024 / gpus
+		}
+		if cores <= calcCoresPerGPU && cpuMemGB < calcMemPerGPUGB && util < calcUtil && mem < calcGPUMemGB {
+			c.EligibleHours += hours
+		}
+	}
+	if c.GPUHours > 0 {
+		c.Share = c.EligibleHours / c.GPUHours
+	}
+	c.GPUs = int(math.Round(c.Share * float64(fleetGPUs)))
+	c.GPUHours, c.EligibleHours = math.Round(c.GPUHours*10)/10, math.Round(c.EligibleHours*10)/10
+	c.Share = math.Round(c.Share*1000) / 1000
+	c.Profile = fortyGB(site)
+	return c
+}
+
+// calcEvidence is the job's largest GPU memory (GB) and utilisation (%)
+// as the notebook reads them, jobstats', else Slurm's TRES.
+func calcEvidence(r *history.JobRecord) (memGB, util float64, ok bool) {
+	var mem, u *float64
+	switch {
+	case r.JobstatsPeakMiB != nil:
+		mem = r.JobstatsPeakMiB
+	case r.AcctGPUMemMiB != nil:
+		mem = r.AcctGPUMemMiB
+	}
+	switch {
+	case r.JobstatsUtil != nil:
+		u = r.JobstatsUtil
+	case r.GPUUtil != nil:
+		u = r.GPUUtil
+	}
+	if mem == nil || u == nil {
+		return 0, 0, false
+	}
+	return *mem * 1024 * 1024 / 1e9, *u, true
+}
+
+// fortyGB is the site's MIG profile of about 40 GB of which a GPU holds
+// two: the calculator's instance ("" where the site has none).
+func fortyGB(site *catalog.Site) string {
+	for _, p := range site.ProfilesBySize() {
+		gib := p.UsableMemory.MiB() / 1024
+		if p.IsMIG() && gib >= 36 && gib <= 44 {
+			if l, err := site.GPULayout(p.Name + "," + p.Name); err == nil && len(l) == 2 {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,165 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/migadvisor/migadvisor/advisor/plan/replay"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// A Node is one GPU node and how each of its GPUs is cut: the site's
+// profile names of each GPU's instances, a whole GPU as the site's whole
+// profile alone.
+type Node struct {
+	Name string     `json:"node"`
+	GPUs [][]string `json:"gpus"`
+}
+
+// A Fleet is the site's GPU nodes.
+type Fleet []Node
+
+// FleetFromSite is the fleet the site file's [[gpu_nodes]] describe;
+// empty where it has none.
+func FleetFromSite(site *catalog.Site) (Fleet, error) {
+	var f Fleet
+	for _, g := range site.GPUNodes {
+		layout, err := site.GPULayout(g.Layout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: [[gpu_nodes]] %s: %w", site.Source, g.Name, err)
+		}
+		f = f.add(g.Name, g.Count, g.GPUs, layout)
+	}
+	return f, nil
+}
+
+// FleetFromCounts is gpus GPUs on nodes of perNode each, cut by the
+// layouts given: each "N:LAYOUT" (N of the GPUs, in order) or a LAYOUT
+// alone for every GPU not yet given one.
+func FleetFromCounts(site *catalog.Site, gpus, perNode int, layouts []string) (Fleet, error) {
+	switch {
+	case gpus < 1:
+		return nil, fmt.Errorf("--gpus %d: give the site's number of GPUs, 1 or more", gpus)
+	case perNode < 1:
+		return nil, fmt.Errorf("--gpus-per-node %d: give 1 or more", perNode)
+	}
+	var each [][]string
+	var rest []string
+	for _, l := range layouts {
+		n, text, counted := strings.Cut(l, ":")
+		if !counted {
+			text = l
+		}
+		layout, err := site.GPULayout(text)
+		if err != nil {
+			return nil, fmt.Errorf("--current %q: %w", l, err)
+		}
+		if !counted {
+			rest = layout
+			continue
+		}
+		k, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("--current %q: before the colon, how many GPUs are cut so (1 or more)", l)
+		}
+		for range k {
+			each = append(each, layout)
+		}
+	}
+	if rest == nil {
+		whole, err := site.GPULayout(catalog.WholeGPU)
+		if err != nil {
+			return nil, err
+		}
+		rest = whole
+	}
+	if len(each) > gpus {
+		return nil, fmt.Errorf("--current gives layouts of %d GPUs, more than --gpus %d", len(each), gpus)
+	}
+	for len(each) < gpus {
+		each = append(each, rest)
+	}
+	var f Fleet
+	for i := 0; i < gpus; i += perNode {
+		n := Node{Name: fmt.Sprintf("node%0*d", len(strconv.Itoa((gpus+perNode-1)/perNode)), i/perNode+1)}
+		n.GPUs = slices.Clone(each[i:min(i+perNode, gpus)])
+		f = append(f, n)
+	}
+	return f, nil
+}
+
+// add adds count nodes named after name, each of gpus GPUs cut as layout.
+func (f Fleet) add(name string, count, gpus int, layout []string) Fleet {
+	for i := range count {
+		n := Node{Name: name}
+		if count > 1 {
+			n.Name = fmt.Sprintf("%s-%d", name, i+1)
+		}
+		for range gpus {
+			n.GPUs = append(n.GPUs, layout)
+		}
+		f = append(f, n)
+	}
+	return f
+}
+
+// Slots counts the fleet's slices of each profile.
+func (f Fleet) Slots() replay.Slots {
+	s := replay.Slots{}
+	for _, n := range f {
+		for _, g := range n.GPUs {
+			s.Add(1, g...)
+		}
+	}
+	return s
+}
+
+// GPUs are the fleet's GPUs, each its profile list.
+func (f Fleet) GPUs() [][]string {
+	var out [][]string
+	for _, n := range f {
+		out = append(out, n.GPUs...)
+	}
+	return out
+}
+
+// changes counts the GPUs cut otherwise than in today's fleet.
+func (f Fleet) changes(today Fleet) int {
+	a, b := f.GPUs(), today.GPUs()
+	n := 0
+	for i := range a {
+		if i >= len(b) || !slices.Equal(a[i], b[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is the fleet in a few words: "84 × full, 16 × 3g.40gb+2g.20gb+1g.10gb+1g.10gb".
+func (f Fleet) Summary() string {
+	counts := map[string]int{}
+	var order []string
+	for _, g := range f.GPUs() {
+		k := strings.Join(g, "+")
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%d × %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kinds counts the distinct ways the fleet's nodes are cut.
+func (f Fleet) kinds() int {
+	seen := map[string]bool{}
+	for _, n := range f {
+		seen[fmt.Sprint(n.GPUs)] = true
+	}
+	return len(seen)
+}

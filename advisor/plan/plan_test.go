@@ -1,0 +1,211 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/plan/replay"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+func wulver(t testing.TB) *catalog.Site {
+	t.Helper()
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// job is a demand job that asked for a whole GPU and needs profile, with
+// its runtime there and on the larger profiles.
+func job(site *catalog.Site, id int64, submit, limit, secs int64, needs string, ratio map[string]float64) Job {
+	cpus, mem := int64(4), float64(16*1024)
+	start := time.Unix(submit, 0)
+	end := start.Add(time.Duration(secs) * time.Second)
+	rec := &history.JobRecord{JobID: fmt.Sprint(id), Profile: "full", GPUCount: 1, CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
+		QOS: "standard", Submit: &start, Start: &start, End: &end, ElapsedS: &secs}
+	j := Job{ID: id, Record: rec, Submit: submit, Count: 1, Asked: "full", Needs: needs, Moved: needs != "full", LimitS: limit, ElapsedS: secs,
+		runtimes: map[string]runtime{"full": {float64(secs), float64(secs), float64(secs)}}}
+	for p, r := range ratio {
+		j.runtimes[p] = runtime{float64(secs) * r, float64(secs) * r * 0.9, float64(secs) * r * 1.2}
+	}
+	return j
+}
+
+func demandOf(site *catalog.Site, jobs []Job) *Demand {
+	d := &Demand{Jobs: jobs, LeftWhy: map[string]int{}}
+	for _, p := range site.ProfilesBySize() {
+		d.Profiles = append(d.Profiles, p.Name)
+	}
+	return d
+}
+
+// A busy site of whole GPUs whose jobs mostly need small slices: every
+// 10 minutes of two days, a burst of jobs of 1–3 h, most fitting 1g.10gb
+// (1.6× slower there) or 3g.40gb (1.2×), a fifth needing the whole GPU.
+func busyDemand(site *catalog.Site, seed uint64) *Demand {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var jobs []Job
+	id := int64(1000)
+	for t := int64(0); t < 2*86400; t += 600 {
+		for range rng.IntN(3) + 1 {
+			id++
+			rt := int64(3600 + rng.IntN(7200))
+			switch x := rng.Float64(); {
+			case x < 0.5:
+				jobs = append(jobs, job(site, id, t, 4*3600, rt, "1g.10gb", map[string]float64{"1g.10gb": 1.6, "2g.20gb": 1.3, "3g.40gb": 1.2}))
+			case x < 0.8:
+				jobs = append(jobs, job(site, id, t, 4*3600, rt, "3g.40gb", map[string]float64{"3g.40gb": 1.2}))
+			default:
+				jobs = append(jobs, job(site, id, t, 4*3600, rt, "full", nil))
+			}
+		}
+	}
+	return demandOf(site, jobs)
+}
+
+func allWhole(t *testing.T, site *catalog.Site, gpus, perNode int) Fleet {
+	t.Helper()
+	f, err := FleetFromCounts(site, gpus, perNode, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// On a busy all-whole site whose jobs need slices, the plan cuts GPUs: a
+// valid layout for every GPU, a p95 wait at most half of today's, no more
+// SU, and mig-parted's config for it.
+func TestPlanCutsABusySiteOfWholeGPUs(t *testing.T) {
+	site := wulver(t)
+	for seed := uint64(1); seed <= 3; seed++ {
+		d := busyDemand(site, seed)
+		p, err := Make(Request{Site: site, Today: allWhole(t, site, 16, 4), Demand: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Current.WaitP95S < 3600 {
+			t.Fatalf("seed %d: today's p95 wait is %ds: the demand is meant to load 16 whole GPUs", seed, p.Current.WaitP95S)
+		}
+		o := p.Proposed
+		if o != nil {
+			t.Logf("seed %d: today %s: p95 %ds, %g SU; proposed %s: p95 %ds, %g SU (%d replays)", seed, p.Current.Layout, p.Current.WaitP95S, p.Current.SU, o.Layout, o.WaitP95S, o.SU, p.Replays)
+		}
+		if o == nil {
+			t.Fatalf("seed %d: no proposal; today p95 %ds", seed, p.Current.WaitP95S)
+		}
+		for i, g := range o.GPUs {
+			if _, err := site.GPULayout(strings.Join(g, ",")); err != nil && !(len(g) == 1 && g[0] == "full") {
+				t.Errorf("seed %d: GPU %d: %v", seed, i, err)
+			}
+		}
+		if len(o.GPUs) != 16 {
+			t.Errorf("seed %d: %d GPUs, want 16", seed, len(o.GPUs))
+		}
+		if 2*o.WaitP95S > p.Current.WaitP95S || o.SU > p.Current.SU || o.Unplaced > 0 {
+			t.Errorf("seed %d: proposed p95 %ds, %g SU, %d unplaced; today %ds, %g SU", seed, o.WaitP95S, o.SU, o.Unplaced, p.Current.WaitP95S, p.Current.SU)
+		}
+		if !strings.HasPrefix(p.Configs.MigParted, "version: v1\nmig-configs:\n") || !strings.Contains(p.Configs.MigParted, "mig-enabled: true") {
+			t.Errorf("seed %d: mig-parted config:\n%s", seed, p.Configs.MigParted)
+		}
+		if o.Range == nil || o.Range.WaitP95S[0] > o.WaitP95S || o.Range.WaitP95S[1] < o.WaitP95S {
+			t.Errorf("seed %d: p95 %d outside its range %+v", seed, o.WaitP95S, o.Range)
+		}
+	}
+}
+
+// An idle site keeps its layout unless cutting saves SU; a site whose
+// jobs all need whole GPUs keeps it outright.
+func TestPlanKeepsWhatServesTheDemand(t *testing.T) {
+	site := wulver(t)
+	var jobs []Job
+	for i := range 40 {
+		jobs = append(jobs, job(site, int64(i+1), int64(i)*7200, 4*3600, 3600, "full", nil))
+	}
+	p, err := Make(Request{Site: site, Today: allWhole(t, site, 4, 4), Demand: demandOf(site, jobs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Proposed != nil {
+		t.Errorf("proposed %s for jobs that all need whole GPUs", p.Proposed.Layout)
+	}
+	var text strings.Builder
+	p.WriteText(&text)
+	if !strings.Contains(text.String(), "Keep today's layout") {
+		t.Errorf("text does not say to keep the layout:\n%s", text.String())
+	}
+}
+
+// A job whose profile the layout lacks runs on the smallest larger one it
+// has a runtime on, its limit stretched as its runtime; a job that fits
+// no slice of the layout is counted, never dropped.
+func TestAJobRunsWhereTheLayoutHoldsIt(t *testing.T) {
+	site := wulver(t)
+	small := job(site, 1, 0, 3600, 1800, "1g.10gb", map[string]float64{"1g.10gb": 2, "3g.40gb": 1.5})
+	whole := job(site, 2, 0, 3600, 1800, "full", nil)
+	pair := job(site, 3, 0, 3600, 1800, "full", nil)
+	pair.Count = 2
+	d := demandOf(site, []Job{small, whole, pair})
+	ev := newEvaluator(site, d, nil, replay.Options{})
+	f := Fleet{{Name: "n1", GPUs: [][]string{{"3g.40gb", "3g.40gb"}, {"full"}}}}
+	o, err := ev.evaluate(f, mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.placed[0] != "3g.40gb" || o.placed[1] != "full" || o.placed[2] != "" || o.Unplaced != 1 || o.Elsewhere != 1 {
+		t.Errorf("placed %q, %d unplaced, %d elsewhere", o.placed, o.Unplaced, o.Elsewhere)
+	}
+	if got := limitOn(&d.Jobs[0], 2700); got != 5400 {
+		t.Errorf("limit for 2700 s of a 1800 s run limited to 3600 s: %d, want 5400", got)
+	}
+	if got := limitOn(&d.Jobs[0], 900); got != 3600 {
+		t.Errorf("limit for a faster run: %d, want its own 3600", got)
+	}
+}
+
+// The configs name each node's layout, count the site's GRES types in
+// slurm.conf, and re-cut only the nodes that change.
+func TestConfigsApplyTheLayout(t *testing.T) {
+	site := wulver(t)
+	today := allWhole(t, site, 8, 4)
+	cut := []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}
+	next := Fleet{{Name: today[0].Name, GPUs: today[0].GPUs}, {Name: today[1].Name, GPUs: [][]string{cut, cut, cut, cut}}}
+	c, err := ConfigsFor(site, next, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"all-disabled:", "all-3g.40gb-2g.20gb-2x1g.10gb:", `"1g.10gb": 2`, `"3g.40gb": 1`, "mig-enabled: false"} {
+		if !strings.Contains(c.MigParted, want) {
+			t.Errorf("mig-parted config lacks %q:\n%s", want, c.MigParted)
+		}
+	}
+	if !strings.Contains(c.SlurmConf, "NodeName="+today[1].Name+" Gres=gpu:a100_10g:8,gpu:a100_20g:4,gpu:a100_40g:4\n") ||
+		!strings.Contains(c.SlurmConf, "NodeName="+today[0].Name+" Gres=gpu:a100:4\n") {
+		t.Errorf("slurm.conf:\n%s", c.SlurmConf)
+	}
+	if len(c.Steps) == 0 || slices.ContainsFunc(c.Steps, func(s string) bool { return strings.Contains(s, today[0].Name+" ") }) {
+		t.Errorf("steps re-cut the unchanged node %s or nothing: %q", today[0].Name, c.Steps)
+	}
+}
+
+// The calculator passes whole-GPU jobs under its thresholds, by GPU-hours,
+// and cannot pass a job without figures.
+func TestCalculatorCountsGPUHours(t *testing.T) {
+	site := wulver(t)
+	f := func(v float64) *float64 { return &v }
+	a := job(site, 1, 0, 7200, 3600, "full", nil)
+	a.Record.AcctGPUMemMiB, a.Record.GPUUtil = f(20*1024), f(30) // passes
+	b := job(site, 2, 0, 7200, 3*3600, "full", nil)
+	b.Record.AcctGPUMemMiB, b.Record.GPUUtil = f(60*1024), f(30) // too much memory
+	c := job(site, 3, 0, 7200, 3600, "full", nil)                 // no figures
+	calc := calculate(site, demandOf(site, []Job{a, b, c}), 10)
+	if calc.GPUHours != 5 || calc.EligibleHours != 1 || calc.Share != 0.2 || calc.GPUs != 2 || calc.NoEvidence != 1 || calc.Profile != "3g.40gb" {
+		t.Errorf("calculator: %+v", calc)
+	}
+}

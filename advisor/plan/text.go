@@ -1,0 +1,120 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
+)
+
+// WriteText writes the plan as an admin reads it: today's layout, the
+// proposal and the next best with their waits and SU, the calculator's,
+// then the proposal's slices and what applies it.
+func (p *Plan) WriteText(w io.Writer) error {
+	b := &strings.Builder{}
+	d := p.Demand
+	fmt.Fprintf(b, "%s of the period replayed as Slurm's backfill starts them: %d on the slice the report moves them to, %d where they ran (right-sized), %d as they asked because their fit is unknown, %d of several GPUs.\n",
+		textutil.Plural(d.Jobs, "GPU job"), d.Moved, d.Kept, d.Unknown, d.Whole)
+	if len(d.Left) > 0 {
+		fmt.Fprintf(b, "Left out: %s.\n", leftOut(d.Left))
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tGPUs\tp50 wait\tp95 wait (runtime range)\tSU\tstranded GPU-h\tre-cut\tfit nowhere")
+	row := func(label string, o *Outcome) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", label, o.Layout, duration(o.WaitP50S), waitRange(o), catalog.FormatSU(o.SU),
+			textutil.Number(o.StrandedGPUHours), o.Changes, o.Unplaced)
+	}
+	row("today", p.Current)
+	if p.Proposed != nil {
+		row("proposed", p.Proposed)
+	}
+	for i, o := range p.Others {
+		row(fmt.Sprintf("next %d", i+1), o)
+	}
+	if c := p.Calculator; c != nil && c.Outcome != nil {
+		row("MIG calculator", c.Outcome)
+	}
+	tw.Flush()
+	p.writeVerdict(b)
+	if c := p.Calculator; c != nil {
+		fmt.Fprintf(b, "\nPrinceton's MIG calculator: %.0f%% of the whole GPUs' %s GPU-hours could run on a 40 GB slice, so %s to cut into two %s each",
+			c.Share*100, textutil.Number(c.GPUHours), textutil.Plural(c.GPUs, "GPU"), c.Profile)
+		if c.Outcome != nil && c.Outcome.Changes != c.GPUs {
+			fmt.Fprintf(b, " (%d replayed: whole nodes)", c.Outcome.Changes)
+		}
+		if c.NoEvidence > 0 {
+			fmt.Fprintf(b, " (%s without GPU memory or utilisation figures count as not movable)", textutil.Plural(c.NoEvidence, "job"))
+		}
+		b.WriteString(".\n")
+	}
+	if o := p.Proposed; o != nil {
+		b.WriteString("\nThe proposal's slices:\n")
+		writeProfiles(b, o)
+		fmt.Fprintf(b, "\nTo apply it (mig-parted.yaml, slurm.conf, gres.conf: --json or --page DIR writes them):\n")
+		for i, s := range p.Configs.Steps {
+			fmt.Fprintf(b, "  %d. %s\n", i+1, s)
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(b, "\nNote: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (p *Plan) writeVerdict(b *strings.Builder) {
+	cur := p.Current
+	if p.Proposed == nil {
+		fmt.Fprintf(b, "\nKeep today's layout: no layout of the %d replayed waits less at no more SU.\n", p.Replays)
+		return
+	}
+	o := p.Proposed
+	fmt.Fprintf(b, "\nProposed: %s. p95 wait %s instead of %s, %s SU instead of %s; %s re-cut (best of %d replayed layouts).\n",
+		o.Layout, duration(o.WaitP95S), duration(cur.WaitP95S), catalog.FormatSU(o.SU), catalog.FormatSU(cur.SU),
+		textutil.Plural(o.Changes, "GPU"), p.Replays)
+	if o.Unplaced > 0 {
+		fmt.Fprintf(b, "%s fit no slice of it (today: %d).\n", textutil.Plural(o.Unplaced, "job"), cur.Unplaced)
+	}
+}
+
+func writeProfiles(b *strings.Builder, o *Outcome) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  profile\tslices\tjobs\tp50 wait\tp95 wait\tbusy")
+	for _, ps := range o.Profiles {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%.0f%%\n", ps.Profile, ps.Slots, ps.Jobs, duration(ps.WaitP50S), duration(ps.WaitP95S), ps.Busy*100)
+	}
+	tw.Flush()
+}
+
+func waitRange(o *Outcome) string {
+	s := duration(o.WaitP95S)
+	if r := o.Range; r != nil && (r.WaitP95S[0] != o.WaitP95S || r.WaitP95S[1] != o.WaitP95S) {
+		s += fmt.Sprintf(" (%s–%s)", duration(r.WaitP95S[0]), duration(r.WaitP95S[1]))
+	}
+	return s
+}
+
+// duration is a wait as h:mm, or seconds under a minute.
+func duration(s int64) string {
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 24*3600:
+		return fmt.Sprintf("%d:%02d", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd %d:%02d", s/86400, s%86400/3600, s%3600/60)
+}
+
+func leftOut(why map[string]int) string {
+	var parts []string
+	for w, n := range why {
+		parts = append(parts, fmt.Sprintf("%s (%s)", textutil.Plural(n, "job"), w))
+	}
+	slices.Sort(parts)
+	return textutil.JoinAnd(parts)
+}

@@ -1,0 +1,129 @@
+//go:build !noreport
+
+// The plan command writes its docs page with gonum's plotting library;
+// like report, it is left out of the sbatch wrapper's binary.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/plan"
+	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/internal/progress"
+)
+
+func planCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:        "plan",
+		Usage:       "for admins: which GPUs to cut into which MIG slices, from the site's own demand",
+		Description: helpText("plan"),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, or 30d, 2w"},
+			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},
+			&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
+			&cli.IntFlag{Name: "gpus", Usage: "the site's GPUs, where the site file has no [[gpu_nodes]]"},
+			&cli.IntFlag{Name: "gpus-per-node", Value: 4, Usage: "GPUs per node, with --gpus"},
+			&cli.StringSliceFlag{Name: "current", Usage: "with --gpus, how GPUs are cut today: LAYOUT for all (3g.40gb,2g.20gb,1g.10gb,1g.10gb or full), or N:LAYOUT for N of them; repeat it", DefaultText: "full"},
+			&cli.IntFlag{Name: "top", Value: 3, Usage: "layouts to show beside today's"},
+			jsonFlag(),
+			&cli.StringFlag{Name: "page", Usage: "write plan.md, plan.svg, mig-parted.yaml, gres.conf and slurm.conf in this directory"},
+			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
+		},
+		Action: bindAction(planOptionsFrom, runPlan),
+	})
+}
+
+type planOptions struct {
+	Global    globalFlags
+	Period    history.Period
+	GPUs      int
+	PerNode   int
+	Current   []string
+	Top       int
+	JSON      bool
+	Page      string
+	SiteStore string
+}
+
+func planOptionsFrom(c *cli.Context) (planOptions, error) {
+	o := planOptions{Global: globalFlagsFrom(c), GPUs: c.Int("gpus"), PerNode: c.Int("gpus-per-node"), Current: c.StringSlice("current"),
+		Top: c.Int("top"), JSON: c.Bool("json"), Page: c.String("page"), SiteStore: c.String("site-store")}
+	if c.NArg() > 0 {
+		return o, usageError{"plan takes no arguments: its flags select the jobs (--since, --until, --month) and the GPUs (--gpus, --current)"}
+	}
+	var err error
+	if o.Period, err = reportPeriod(c, time.Now()); err != nil {
+		return o, err
+	}
+	switch {
+	case o.GPUs == 0 && (c.IsSet("current") || c.IsSet("gpus-per-node")):
+		return o, usageError{"--current and --gpus-per-node describe the GPUs --gpus counts: give --gpus with them"}
+	case o.Top < 1:
+		return o, usageError{fmt.Sprintf("--top %d: show 1 layout or more", o.Top)}
+	}
+	return o, nil
+}
+
+// planJSON is plan --json: the plan, and the files --page wrote.
+type planJSON struct {
+	*plan.Plan
+	History string   `json:"history"`
+	Page    []string `json:"page_files,omitempty"`
+}
+
+func runPlan(ctx context.Context, o planOptions, w outWriters) error {
+	site, err := o.Global.loadSite()
+	if err != nil {
+		return err
+	}
+	today, err := plan.FleetFromSite(site)
+	if o.GPUs > 0 {
+		today, err = plan.FleetFromCounts(site, o.GPUs, o.PerNode, o.Current)
+	}
+	if err != nil {
+		return err
+	}
+	h, err := collect.OpenSiteHistory(ctx, o.SiteStore, site, o.Global.DB)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	peers, err := index.PeersBeside(o.Global.DB, site)
+	if err != nil {
+		fmt.Fprintf(w.Err, "migadvisor: scripts measured on one profile are judged without other scripts' runtimes: %v\n", err)
+	}
+	demand, err := plan.BuildDemand(ctx, h.Store, plan.DemandRequest{Site: site, Period: o.Period,
+		Thresholds: savings.ThresholdsFor(site, nil, nil), Peers: savings.Request{Peers: peers.Except},
+		Progress: progress.Steps(w.Err, "sizing the jobs")})
+	if err != nil {
+		return err
+	}
+	p, err := plan.Make(plan.Request{Site: site, Today: today, Demand: demand, Search: plan.Options{Top: o.Top}})
+	if err != nil {
+		return err
+	}
+	out := planJSON{Plan: p, History: h.From}
+	if o.Page != "" {
+		if out.Page, err = p.WritePage(o.Page); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		return writeJSON(w.Out, out)
+	}
+	if err := p.WriteText(w.Out); err != nil {
+		return err
+	}
+	for _, f := range out.Page {
+		fmt.Fprintf(w.Out, "wrote %s\n", f)
+	}
+	return nil
+}
