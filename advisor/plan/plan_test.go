@@ -203,7 +203,7 @@ func TestCalculatorCountsGPUHours(t *testing.T) {
 	a.Record.AcctGPUMemMiB, a.Record.GPUUtil = f(20*1024), f(30) // passes
 	b := job(site, 2, 0, 7200, 3*3600, "full", nil)
 	b.Record.AcctGPUMemMiB, b.Record.GPUUtil = f(60*1024), f(30) // too much memory
-	c := job(site, 3, 0, 7200, 3600, "full", nil)                 // no figures
+	c := job(site, 3, 0, 7200, 3600, "full", nil)                // no figures
 	calc := calculate(site, demandOf(site, []Job{a, b, c}), 10)
 	if calc.GPUHours != 5 || calc.EligibleHours != 1 || calc.Share != 0.2 || calc.GPUs != 2 || calc.NoEvidence != 1 || calc.Profile != "3g.40gb" {
 		t.Errorf("calculator: %+v", calc)
