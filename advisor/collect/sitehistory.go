@@ -54,7 +54,7 @@ func OpenSiteHistory(ctx context.Context, flag string, site *catalog.Site, db st
 
 // noSiteHistory says where the site history is, when db is not.
 func noSiteHistory(db string, site *catalog.Site) error {
-	msg := fmt.Sprintf("no history at %s: report reads the site history that 'collect --all-users' fills; name it with --db or MIGADVISOR_DB", db)
+	msg := fmt.Sprintf("no history at %s: report and plan read the site history that 'collect --all-users' fills; name it with --db or MIGADVISOR_DB", db)
 	if site.History.SiteDB != "" {
 		msg += fmt.Sprintf(" (the site's published one: --db %s)", site.History.SiteDB)
 	}

@@ -51,7 +51,7 @@ func TestOpenSiteHistory(t *testing.T) {
 	}{
 		{"the db", "", db, siteWith(t, "", ""), ""},
 		{"the site file's store, off", StoreOff, db, siteWith(t, "", noStore), ""},
-		{"no db", "", missing, siteWith(t, "", ""), "no history at " + missing + ": report reads the site history that " +
+		{"no db", "", missing, siteWith(t, "", ""), "no history at " + missing + ": report and plan read the site history that " +
 			"'collect --all-users' fills; name it with --db or MIGADVISOR_DB"},
 		{"no db, a published one", "", missing, siteWith(t, "/shared/history.db", ""), "(the site's published one: --db /shared/history.db)"},
 		{"a store not there", noStore, db, siteWith(t, "", ""), "no-such.cnf"},

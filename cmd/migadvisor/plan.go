@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -31,7 +32,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
 			&cli.IntFlag{Name: "gpus", Usage: "the site's GPUs, where the site file has no [[gpu_nodes]]"},
 			&cli.IntFlag{Name: "gpus-per-node", Value: 4, Usage: "GPUs per node, with --gpus"},
-			&cli.StringSliceFlag{Name: "current", Usage: "with --gpus, how GPUs are cut today: LAYOUT for all (3g.40gb,2g.20gb,1g.10gb,1g.10gb or full), or N:LAYOUT for N of them; repeat it", DefaultText: "full"},
+			&cli.GenericFlag{Name: "current", Value: &repeated{}, Usage: "with --gpus, how GPUs are cut today: LAYOUT for all (3g.40gb,2g.20gb,1g.10gb,1g.10gb or full), or N:LAYOUT for N of them; repeat it", DefaultText: "full"},
 			&cli.IntFlag{Name: "top", Value: 3, Usage: "layouts to show beside today's"},
 			jsonFlag(),
 			&cli.StringFlag{Name: "page", Usage: "write plan.md, plan.svg, mig-parted.yaml, gres.conf and slurm.conf in this directory"},
@@ -54,7 +55,7 @@ type planOptions struct {
 }
 
 func planOptionsFrom(c *cli.Context) (planOptions, error) {
-	o := planOptions{Global: globalFlagsFrom(c), GPUs: c.Int("gpus"), PerNode: c.Int("gpus-per-node"), Current: c.StringSlice("current"),
+	o := planOptions{Global: globalFlagsFrom(c), GPUs: c.Int("gpus"), PerNode: c.Int("gpus-per-node"), Current: c.Generic("current").(*repeated).values,
 		Top: c.Int("top"), JSON: c.Bool("json"), Page: c.String("page"), SiteStore: c.String("site-store")}
 	if c.NArg() > 0 {
 		return o, usageError{"plan takes no arguments: its flags select the jobs (--since, --until, --month) and the GPUs (--gpus, --current)"}
@@ -126,4 +127,16 @@ func runPlan(ctx context.Context, o planOptions, w outWriters) error {
 		fmt.Fprintf(w.Out, "wrote %s\n", f)
 	}
 	return nil
+}
+
+// repeated is a flag given once per value, each kept whole: a layout's
+// commas are its own, not separators between values.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string {
+	if r == nil {
+		return ""
+	}
+	return strings.Join(r.values, " ")
 }

@@ -1,0 +1,139 @@
+//go:build !noreport
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/sitereplay"
+	"github.com/migadvisor/migadvisor/catalog"
+)
+
+// planMonth collects a generated month of a MIG site into a site history,
+// as an admin would, and returns the period's flags.
+func planMonth(t *testing.T, seed uint64) []string {
+	t.Helper()
+	isolate(t)
+	dir := t.TempDir()
+	m := sitereplay.Generate(sitereplay.Options{Seed: seed, GPUTRES: true})
+	files, err := m.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	t.Setenv("MIGADVISOR_SITE", "wulver")
+	mustRunCLI(t, "collect", "--sacct-file", files.Dump, "--outputs", files.Outputs)
+	from, until := m.Period()
+	return []string{"--since", from.Format("2006-01-02"), "--until", until.Format("2006-01-02")}
+}
+
+type planOutcome struct {
+	GPUs     [][]string `json:"gpus"`
+	WaitP95S int64      `json:"wait_p95_s"`
+	SU       float64    `json:"su"`
+	Unplaced int        `json:"jobs_unplaced"`
+	Profiles []struct {
+		Profile string `json:"profile"`
+		Slices  int    `json:"slices"`
+	} `json:"profiles"`
+}
+
+// The plain flow on a generated month, on a site of three whole GPUs its
+// jobs keep busy: plan --json proposes a valid layout for every GPU with a
+// lower p95 wait and no more SU, with the configs to apply it (the
+// month's whole-GPU jobs, two GPUs' worth, hold the p95 above half of
+// today's: the unit tests' busier demand checks the half); every GPU job
+// of the month is sized once.
+func TestPlanOnACollectedMonth(t *testing.T) {
+	period := planMonth(t, 1)
+	out := mustRunCLI(t, append([]string{"plan", "--json", "--gpus", "3", "--gpus-per-node", "1"}, period...)...)
+	var p struct {
+		Demand struct {
+			Jobs, Moved, Kept int
+			Unknown           int            `json:"unknown_fit"`
+			Whole             int            `json:"multi_gpu"`
+			Left                       map[string]int `json:"left_out"`
+		} `json:"demand"`
+		Current  planOutcome `json:"current"`
+		Proposed *struct {
+			planOutcome
+		} `json:"proposed"`
+		Configs struct {
+			MigParted string `json:"mig_parted"`
+			SlurmConf string `json:"slurm_conf"`
+		} `json:"configs"`
+		Calculator struct {
+			GPUs int `json:"gpus_to_convert"`
+		} `json:"mig_calculator"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	d := p.Demand
+	if d.Jobs == 0 || d.Moved+d.Kept+d.Unknown+d.Whole != d.Jobs || d.Moved == 0 {
+		t.Errorf("demand %+v: every job sized once, some moved", d)
+	}
+	if p.Current.WaitP95S == 0 {
+		t.Fatalf("today's p95 wait is 0: three whole GPUs are meant to be busy with this month")
+	}
+	o := p.Proposed
+	if o == nil {
+		t.Fatalf("no proposal:\n%s", out)
+	}
+	site, _ := catalog.Builtin("wulver")
+	for i, g := range o.GPUs {
+		if _, err := site.GPULayout(strings.Join(g, ",")); err != nil && strings.Join(g, ",") != "full" {
+			t.Errorf("GPU %d cut %v: %v", i, g, err)
+		}
+	}
+	if len(o.GPUs) != 3 || o.WaitP95S >= p.Current.WaitP95S || o.SU > p.Current.SU || o.Unplaced > 0 {
+		t.Errorf("proposed %v: p95 %ds, %g SU, %d unplaced; today p95 %ds, %g SU", o.GPUs, o.WaitP95S, o.SU, o.Unplaced, p.Current.WaitP95S, p.Current.SU)
+	}
+	if !strings.HasPrefix(p.Configs.MigParted, "version: v1\nmig-configs:\n") || !strings.Contains(p.Configs.SlurmConf, "Gres=gpu:") {
+		t.Errorf("configs:\n%s\n%s", p.Configs.MigParted, p.Configs.SlurmConf)
+	}
+}
+
+// Without flags the site file's [[gpu_nodes]] are today's GPUs (Wulver's
+// hundred), and the text says what to keep or cut; a --page writes the
+// docs page and the configs.
+func TestPlanReadsTheSitesNodes(t *testing.T) {
+	period := planMonth(t, 2)
+	page := t.TempDir()
+	out := mustRunCLI(t, append([]string{"plan", "--page", page}, period...)...)
+	for _, want := range []string{"today  ", "96 × full", "4 × 3g.40gb+2g.20gb+1g.10gb+1g.10gb", "Princeton's MIG calculator", "wrote " + filepath.Join(page, "plan.svg")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan's text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Flags that describe no GPUs are refused; a period with no GPU job says so.
+func TestPlanSaysWhyThereIsNothing(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	if _, errOut, code := migadvisor(t, "plan", "--current", "full"); code != 2 || !strings.Contains(errOut, "give --gpus") {
+		t.Errorf("--current without --gpus: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := migadvisor(t, "plan", "--gpus", "4", "--current", "3g.40gb,3g.40gb,3g.40gb"); code != 1 || !strings.Contains(errOut, "the GPU holds at most 2") {
+		t.Errorf("a layout the GPU cannot hold: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := migadvisor(t, "plan", "--gpus", "4"); code != 1 || !strings.Contains(errOut, "report and plan read the site history") {
+		t.Errorf("no history: exit %d: %s", code, errOut)
+	}
+	dump, err := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(dump), "\n")
+	empty := filepath.Join(t.TempDir(), "sacct.psv")
+	os.WriteFile(empty, []byte(header+"\n"), 0o644)
+	mustRunCLI(t, "collect", "--sacct-file", empty)
+	if _, errOut, code := migadvisor(t, "plan", "--gpus", "4"); code != 1 || !strings.Contains(errOut, "no GPU job of the period") {
+		t.Errorf("an empty history: exit %d: %s", code, errOut)
+	}
+}
