@@ -56,7 +56,7 @@ func TestPlanOnACollectedMonth(t *testing.T) {
 			Jobs, Moved, Kept int
 			Unknown           int            `json:"unknown_fit"`
 			Whole             int            `json:"multi_gpu"`
-			Left                       map[string]int `json:"left_out"`
+			Left              map[string]int `json:"left_out"`
 		} `json:"demand"`
 		Current  planOutcome `json:"current"`
 		Proposed *struct {
