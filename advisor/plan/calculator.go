@@ -33,45 +33,50 @@ const (
 	calcGPUMemGB    = 40
 )
 
-// calculate applies the calculator's rule to the demand's jobs on whole GPUs.
-func calculate(site *catalog.Site, d *Demand, fleetGPUs int) *Calculator {
-	c := &Calculator{}
+// calcTally sums the calculator's GPU-hours as the demand's jobs are read.
+type calcTally struct {
+	hours, eligible float64
+	noEvidence      int
+}
+
+// add applies the calculator's rule to one job on whole GPUs.
+func (c *calcTally) add(site *catalog.Site, r *history.JobRecord, j Job) {
 	whole, ok := site.WholeProfile()
+	if !ok || r.Profile != whole.Name {
+		return
+	}
+	gpus := float64(max(r.GPUCount, 1))
+	hours := gpus * float64(j.ElapsedS) / 3600
+	c.hours += hours
+	mem, util, ok := calcEvidence(r)
 	if !ok {
+		c.noEvidence++
+		return
+	}
+	cores, cpuMemGB := 0.0, 0.0
+	if r.CPUs != nil {
+		cores = float64(*r.CPUs) / gpus
+	}
+	if r.ReqMemMiB != nil {
+		cpuMemGB = *r.ReqMemMiB / 1024 / gpus
+	}
+	if cores <= calcCoresPerGPU && cpuMemGB < calcMemPerGPUGB && util < calcUtil && mem < calcGPUMemGB {
+		c.eligible += hours
+	}
+}
+
+// calculate is the calculator's figure for a fleet of so many GPUs.
+func calculate(site *catalog.Site, t calcTally, fleetGPUs int) *Calculator {
+	if _, ok := site.WholeProfile(); !ok {
 		return nil
 	}
-	for i := range d.Jobs {
-		r := d.Jobs[i].Record
-		if r.Profile != whole.Name {
-			continue
-		}
-		gpus := float64(max(r.GPUCount, 1))
-		hours := gpus * float64(d.Jobs[i].ElapsedS) / 3600
-		c.GPUHours += hours
-		mem, util, ok := calcEvidence(r)
-		if !ok {
-			c.NoEvidence++
-			continue
-		}
-		cores := 0.0
-		if r.CPUs != nil {
-			cores = float64(*r.CPUs) / gpus
-		}
-		cpuMemGB := 0.0
-		if r.ReqMemMiB != nil {
-			cpuMemGB = *r.ReqMemMiB / 1024 / gpus
-		}
-		if cores <= calcCoresPerGPU && cpuMemGB < calcMemPerGPUGB && util < calcUtil && mem < calcGPUMemGB {
-			c.EligibleHours += hours
-		}
-	}
-	if c.GPUHours > 0 {
-		c.Share = c.EligibleHours / c.GPUHours
+	c := &Calculator{NoEvidence: t.noEvidence, Profile: fortyGB(site)}
+	if t.hours > 0 {
+		c.Share = t.eligible / t.hours
 	}
 	c.GPUs = int(math.Round(c.Share * float64(fleetGPUs)))
-	c.GPUHours, c.EligibleHours = math.Round(c.GPUHours*10)/10, math.Round(c.EligibleHours*10)/10
+	c.GPUHours, c.EligibleHours = math.Round(t.hours*10)/10, math.Round(t.eligible*10)/10
 	c.Share = math.Round(c.Share*1000) / 1000
-	c.Profile = fortyGB(site)
 	return c
 }
 

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -13,25 +12,24 @@ import (
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
-// Job is one GPU job of the period as the plan sizes it.
+// Job is one GPU job of the period as the plan sizes it. Its runtime and
+// price on each profile are in its Demand (Demand.on), so that a year of
+// a large site stays small.
 type Job struct {
 	ID       int64
-	Record   *history.JobRecord
 	Submit   int64 // Unix seconds
+	Start    int64 // when it started, as recorded
 	Count    int   // GPUs (slices) at once
 	Asked    string
 	Needs    string // the profile the report's judgement gives it
 	Moved    bool   // Needs is the report's move, not what it asked
 	LimitS   int64  // its time limit as it ran
 	ElapsedS int64
-	// runtimes are its runtime on each profile it can run on: measured
-	// where it ran, predicted (with the model's range) where the engine
-	// predicts one, and no more than where it ran on a larger slice.
-	runtimes map[string]runtime
 }
 
-// runtime is a runtime and its range, in seconds.
-type runtime struct{ mid, lo, hi float64 }
+// runtime is a runtime and its range, in seconds; 0: the job cannot run
+// on the profile (a smaller slice than it ran on, with no prediction).
+type runtime struct{ mid, lo, hi float32 }
 
 // Demand is the period's GPU jobs, sized.
 type Demand struct {
@@ -45,6 +43,18 @@ type Demand struct {
 	Left     int // not in the demand: never started, or on a GPU type the site file lacks
 	LeftWhy  map[string]int
 	Profiles []string // the site's profiles, smallest first
+
+	// runtimes and rates hold each job's runtime and SU per hour on each
+	// profile, len(Profiles) to a job, in the order of Jobs.
+	runtimes []runtime
+	rates    []float32
+	calc     calcTally // Princeton's calculator's sums over the jobs
+}
+
+// on is job i's runtime and SU per hour on profile index p.
+func (d *Demand) on(i, p int) (runtime, float32) {
+	k := i*len(d.Profiles) + p
+	return d.runtimes[k], d.rates[k]
 }
 
 // DemandRequest is what BuildDemand reads.
@@ -75,7 +85,6 @@ func BuildDemand(ctx context.Context, st *history.Store, req DemandRequest) (*De
 	if err != nil {
 		return nil, fmt.Errorf("size the period's jobs: %w", err)
 	}
-	slices.SortFunc(d.Jobs, func(a, b Job) int { return cmp.Or(cmp.Compare(a.Submit, b.Submit), cmp.Compare(a.ID, b.ID)) })
 	return d, nil
 }
 
@@ -99,8 +108,10 @@ func (d *Demand) add(site *catalog.Site, j savings.Judged) {
 	default:
 		d.Kept++
 	}
-	job.runtimes = d.runtimesOf(job, j)
 	d.Jobs = append(d.Jobs, job)
+	d.runtimes = append(d.runtimes, d.runtimesOf(job, j)...)
+	d.rates = append(d.rates, d.ratesOf(site, job, r)...)
+	d.calc.add(site, r, job)
 }
 
 // fromRecord is the job as it ran, or why the plan cannot replay it.
@@ -128,43 +139,72 @@ func (d *Demand) fromRecord(site *catalog.Site, r *history.JobRecord) (Job, stri
 	if p, _ := site.Profile(r.Profile); p.GPUCount > 1 {
 		count *= p.GPUCount
 	}
-	return Job{ID: id, Record: r, Submit: r.Submit.Unix(), Count: count, Asked: r.Profile, Needs: r.Profile,
+	return Job{ID: id, Submit: r.Submit.Unix(), Start: r.Start.Unix(), Count: count, Asked: r.Profile, Needs: r.Profile,
 		LimitS: limit, ElapsedS: elapsed}, ""
 }
 
-// runtimesOf are the job's runtimes on each profile it can run on. Where
-// it ran: its elapsed time. Where the engine predicts a runtime for its
+// runtimesOf are the job's runtimes on each profile, by index. Where it
+// ran: its elapsed time. Where the engine predicts a runtime for its
 // script: the elapsed time scaled by the prediction there over the one
 // where it ran, with the prediction's range; the report's own ratio for
 // the profile it moves it to (a session's: held as long). On a larger
 // slice than it ran on with no prediction: no longer than where it ran (a
 // slice with more SMs and memory does not slow it), a bound, not a
 // prediction. A smaller slice with no prediction it cannot run on.
-func (d *Demand) runtimesOf(job Job, j savings.Judged) map[string]runtime {
+func (d *Demand) runtimesOf(job Job, j savings.Judged) []runtime {
 	el := float64(job.ElapsedS)
-	out := map[string]runtime{job.Asked: {el, el, el}}
+	out := make([]runtime, len(d.Profiles))
+	set := func(profile string, mid, lo, hi float64) {
+		if k := d.rank(profile); k >= 0 {
+			out[k] = runtime{float32(mid), float32(min(lo, mid)), float32(max(hi, mid))}
+		}
+	}
+	set(job.Asked, el, el, el)
 	if rec := j.Recommendation; rec != nil && job.Count == 1 {
 		here := profileAdvice(rec, job.Asked)
 		for i := range rec.Profiles {
 			there := &rec.Profiles[i]
-			if there.Profile == job.Asked || there.RuntimeS == nil || there.RuntimeAtLeast || here == nil || here.RuntimeS == nil || here.RuntimeAtLeast || *here.RuntimeS <= 0 {
+			if there.Profile == job.Asked || !predicted(there) || !predicted(here) || *here.RuntimeS <= 0 {
 				continue
 			}
-			ratio := *there.RuntimeS / *here.RuntimeS
-			rt := runtime{el * ratio, el * ratio, el * ratio}
+			per := el / *here.RuntimeS
+			lo, hi := *there.RuntimeS, *there.RuntimeS
 			if rg := there.RuntimeRangeS; rg != nil {
-				rt.lo, rt.hi = el*min(rg[0], *there.RuntimeS) / *here.RuntimeS, el*max(rg[1], *there.RuntimeS) / *here.RuntimeS
+				lo, hi = rg[0], rg[1]
 			}
-			out[there.Profile] = rt
+			set(there.Profile, *there.RuntimeS*per, lo*per, hi*per)
 		}
 	}
 	if j.MovedTo != "" {
-		out[j.MovedTo] = runtime{el * j.Ratio, el * min(j.Ratio, j.RatioMax), el * max(j.Ratio, j.RatioMax)}
+		set(j.MovedTo, el*j.Ratio, el*j.Ratio, el*j.RatioMax)
 	}
-	asked := d.rank(job.Asked)
-	for i, p := range d.Profiles {
-		if _, ok := out[p]; !ok && i > asked && job.Count == 1 {
-			out[p] = runtime{el, el, el}
+	if job.Count == 1 {
+		for k := d.rank(job.Asked) + 1; k < len(out); k++ {
+			if out[k].mid == 0 {
+				out[k] = runtime{float32(el), float32(el), float32(el)}
+			}
+		}
+	}
+	return out
+}
+
+func predicted(pa *advisor.ProfileAdvice) bool {
+	return pa != nil && pa.RuntimeS != nil && !pa.RuntimeAtLeast
+}
+
+// ratesOf are the job's SU per hour on each profile, in its partition
+// where the profile is offered there, else in the profile's first.
+func (d *Demand) ratesOf(site *catalog.Site, job Job, r *history.JobRecord) []float32 {
+	out := make([]float32, len(d.Profiles))
+	hour := int64(3600)
+	for k, name := range d.Profiles {
+		alt := *r
+		alt.Profile, alt.ElapsedS = name, &hour
+		if p, ok := site.Profile(name); ok && len(p.Partitions) > 0 && !slices.Contains(p.Partitions, alt.Partition) {
+			alt.Partition = p.Partitions[0]
+		}
+		if ch, ok := advisor.RecordCharge(site, &alt); ok {
+			out[k] = float32(ch.SUPerHour)
 		}
 	}
 	return out
@@ -199,5 +239,5 @@ func (r runtime) of(w which) int64 {
 	case slow:
 		v = r.hi
 	}
-	return max(int64(math.Ceil(v)), 1)
+	return max(int64(math.Ceil(float64(v))), 1)
 }

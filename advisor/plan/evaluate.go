@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/plan/replay"
 	"github.com/migadvisor/migadvisor/catalog"
 )
@@ -86,7 +85,7 @@ func (e *evaluator) evaluate(f Fleet, w which) (*Outcome, error) {
 	index := make([]int, 0, len(e.demand.Jobs))
 	for i := range e.demand.Jobs {
 		j := &e.demand.Jobs[i]
-		p, ok := e.profileFor(j, slots)
+		p, ok := e.profileFor(i, slots)
 		if !ok {
 			o.Unplaced++
 			continue
@@ -95,7 +94,8 @@ func (e *evaluator) evaluate(f Fleet, w which) (*Outcome, error) {
 		if p != j.Needs {
 			o.Elsewhere++
 		}
-		rt := j.runtimes[p].of(w)
+		r, _ := e.demand.on(i, e.demand.rank(p))
+		rt := r.of(w)
 		jobs = append(jobs, replay.Job{ID: j.ID, Submit: j.Submit, Profile: p, Count: j.Count, LimitS: limitOn(j, rt), RuntimeS: rt})
 		index = append(index, i)
 	}
@@ -113,7 +113,8 @@ func (e *evaluator) evaluate(f Fleet, w which) (*Outcome, error) {
 			continue
 		}
 		waits = append(waits, pl.WaitS)
-		o.SU += e.charge(&e.demand.Jobs[index[k]], jobs[k].Profile, pl.End-pl.Start)
+		_, rate := e.demand.on(index[k], e.demand.rank(jobs[k].Profile))
+		o.SU += float64(rate) * float64(pl.End-pl.Start) / 3600
 	}
 	o.Jobs = len(waits)
 	o.WaitP50S, o.WaitP95S = percentile(waits, 50), percentile(waits, 95)
@@ -126,12 +127,15 @@ func (e *evaluator) evaluate(f Fleet, w which) (*Outcome, error) {
 	return o, nil
 }
 
-// profileFor is where a job runs under a layout of slots: the profile it
-// needs, else the smallest larger one the layout has and the job has a
+// profileFor is where job i runs under a layout of slots: the profile
+// it needs, else the smallest larger one the layout has and the job has a
 // runtime on.
-func (e *evaluator) profileFor(j *Job, slots replay.Slots) (string, bool) {
-	for _, p := range e.demand.Profiles[max(e.demand.rank(j.Needs), 0):] {
-		if _, ok := j.runtimes[p]; ok && slots[p] >= j.Count {
+func (e *evaluator) profileFor(i int, slots replay.Slots) (string, bool) {
+	d := e.demand
+	j := &d.Jobs[i]
+	for k := max(d.rank(j.Needs), 0); k < len(d.Profiles); k++ {
+		p := d.Profiles[k]
+		if r, _ := d.on(i, k); r.mid > 0 && slots[p] >= j.Count {
 			return p, true
 		}
 	}
@@ -146,23 +150,6 @@ func limitOn(j *Job, rt int64) int64 {
 		return j.LimitS
 	}
 	return int64(math.Ceil(float64(j.LimitS) * float64(rt) / float64(j.ElapsedS)))
-}
-
-// charge prices the job as it ran on profile for seconds.
-func (e *evaluator) charge(j *Job, profile string, seconds int64) float64 {
-	alt := *j.Record
-	alt.Profile, alt.ElapsedS = profile, &seconds
-	if p, ok := e.site.Profile(profile); ok && !slices.Contains(p.Partitions, alt.Partition) && len(p.Partitions) > 0 {
-		alt.Partition = p.Partitions[0]
-	}
-	if j.Count > 1 {
-		alt.GPUCount = int64(j.Count)
-	}
-	ch, ok := advisor.RecordCharge(e.site, &alt)
-	if !ok {
-		return 0
-	}
-	return ch.SU
 }
 
 // percentile is the nearest-rank percentile of xs (which it sorts).

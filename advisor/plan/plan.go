@@ -84,7 +84,7 @@ func Make(req Request) (*Plan, error) {
 	if len(p.Others) > 0 && better(p.Others[0], p.Current) {
 		p.Proposed, p.Others = p.Others[0], p.Others[1:]
 	}
-	if p.Calculator = calculate(req.Site, d, len(req.Today.GPUs())); p.Calculator != nil && p.Calculator.Profile != "" {
+	if p.Calculator = calculate(req.Site, d.calc, len(req.Today.GPUs())); p.Calculator != nil && p.Calculator.Profile != "" {
 		if p.Calculator.Outcome, err = ev.evaluate(calculatorFleet(req.Today, p.Calculator, req.Site), mid); err != nil {
 			return nil, err
 		}

@@ -22,26 +22,47 @@ func wulver(t testing.TB) *catalog.Site {
 	return site
 }
 
-// job is a demand job that asked for a whole GPU and needs profile, with
-// its runtime there and on the larger profiles.
-func job(site *catalog.Site, id int64, submit, limit, secs int64, needs string, ratio map[string]float64) Job {
-	cpus, mem := int64(4), float64(16*1024)
-	start := time.Unix(submit, 0)
-	end := start.Add(time.Duration(secs) * time.Second)
-	rec := &history.JobRecord{JobID: fmt.Sprint(id), Profile: "full", GPUCount: 1, CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
-		QOS: "standard", Submit: &start, Start: &start, End: &end, ElapsedS: &secs}
-	j := Job{ID: id, Record: rec, Submit: submit, Count: 1, Asked: "full", Needs: needs, Moved: needs != "full", LimitS: limit, ElapsedS: secs,
-		runtimes: map[string]runtime{"full": {float64(secs), float64(secs), float64(secs)}}}
-	for p, r := range ratio {
-		j.runtimes[p] = runtime{float64(secs) * r, float64(secs) * r * 0.9, float64(secs) * r * 1.2}
-	}
-	return j
+// testJob is a demand job that asked for a whole GPU and needs a
+// profile, with its runtime's ratio on the slices it can run on, and the
+// accounting's GPU figures.
+type testJob struct {
+	Job
+	ratio     map[string]float64
+	mem, util *float64
 }
 
-func demandOf(site *catalog.Site, jobs []Job) *Demand {
-	d := &Demand{Jobs: jobs, LeftWhy: map[string]int{}}
+func job(id int64, submit, limit, secs int64, needs string, ratio map[string]float64) testJob {
+	return testJob{Job: Job{ID: id, Submit: submit, Start: submit, Count: 1, Asked: "full", Needs: needs, Moved: needs != "full", LimitS: limit, ElapsedS: secs},
+		ratio: ratio}
+}
+
+// record is the job as accounting has it: 4 CPUs, 16 GiB, partition gpu.
+func (tj testJob) record() *history.JobRecord {
+	cpus, mem := int64(4), float64(16*1024)
+	start := time.Unix(tj.Submit, 0)
+	end := start.Add(time.Duration(tj.ElapsedS) * time.Second)
+	secs := tj.ElapsedS
+	return &history.JobRecord{JobID: fmt.Sprint(tj.ID), Profile: tj.Asked, GPUCount: int64(tj.Count), CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
+		QOS: "standard", Submit: &start, Start: &start, End: &end, ElapsedS: &secs, AcctGPUMemMiB: tj.mem, GPUUtil: tj.util}
+}
+
+func demandOf(site *catalog.Site, jobs []testJob) *Demand {
+	d := &Demand{LeftWhy: map[string]int{}}
 	for _, p := range site.ProfilesBySize() {
 		d.Profiles = append(d.Profiles, p.Name)
+	}
+	for _, tj := range jobs {
+		el := float32(tj.ElapsedS)
+		rts := make([]runtime, len(d.Profiles))
+		rts[d.rank(tj.Asked)] = runtime{el, el, el}
+		for p, r := range tj.ratio {
+			rts[d.rank(p)] = runtime{el * float32(r), el * float32(r) * 0.9, el * float32(r) * 1.2}
+		}
+		rec := tj.record()
+		d.Jobs = append(d.Jobs, tj.Job)
+		d.runtimes = append(d.runtimes, rts...)
+		d.rates = append(d.rates, d.ratesOf(site, tj.Job, rec)...)
+		d.calc.add(site, rec, tj.Job)
 	}
 	return d
 }
@@ -51,7 +72,7 @@ func demandOf(site *catalog.Site, jobs []Job) *Demand {
 // (1.6× slower there) or 3g.40gb (1.2×), a fifth needing the whole GPU.
 func busyDemand(site *catalog.Site, seed uint64) *Demand {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	var jobs []Job
+	var jobs []testJob
 	id := int64(1000)
 	for t := int64(0); t < 2*86400; t += 600 {
 		for range rng.IntN(3) + 1 {
@@ -59,11 +80,11 @@ func busyDemand(site *catalog.Site, seed uint64) *Demand {
 			rt := int64(3600 + rng.IntN(7200))
 			switch x := rng.Float64(); {
 			case x < 0.5:
-				jobs = append(jobs, job(site, id, t, 4*3600, rt, "1g.10gb", map[string]float64{"1g.10gb": 1.6, "2g.20gb": 1.3, "3g.40gb": 1.2}))
+				jobs = append(jobs, job(id, t, 4*3600, rt, "1g.10gb", map[string]float64{"1g.10gb": 1.6, "2g.20gb": 1.3, "3g.40gb": 1.2}))
 			case x < 0.8:
-				jobs = append(jobs, job(site, id, t, 4*3600, rt, "3g.40gb", map[string]float64{"3g.40gb": 1.2}))
+				jobs = append(jobs, job(id, t, 4*3600, rt, "3g.40gb", map[string]float64{"3g.40gb": 1.2}))
 			default:
-				jobs = append(jobs, job(site, id, t, 4*3600, rt, "full", nil))
+				jobs = append(jobs, job(id, t, 4*3600, rt, "full", nil))
 			}
 		}
 	}
@@ -124,9 +145,9 @@ func TestPlanCutsABusySiteOfWholeGPUs(t *testing.T) {
 // jobs all need whole GPUs keeps it outright.
 func TestPlanKeepsWhatServesTheDemand(t *testing.T) {
 	site := wulver(t)
-	var jobs []Job
+	var jobs []testJob
 	for i := range 40 {
-		jobs = append(jobs, job(site, int64(i+1), int64(i)*7200, 4*3600, 3600, "full", nil))
+		jobs = append(jobs, job(int64(i+1), int64(i)*7200, 4*3600, 3600, "full", nil))
 	}
 	p, err := Make(Request{Site: site, Today: allWhole(t, site, 4, 4), Demand: demandOf(site, jobs)})
 	if err != nil {
@@ -147,11 +168,11 @@ func TestPlanKeepsWhatServesTheDemand(t *testing.T) {
 // no slice of the layout is counted, never dropped.
 func TestAJobRunsWhereTheLayoutHoldsIt(t *testing.T) {
 	site := wulver(t)
-	small := job(site, 1, 0, 3600, 1800, "1g.10gb", map[string]float64{"1g.10gb": 2, "3g.40gb": 1.5})
-	whole := job(site, 2, 0, 3600, 1800, "full", nil)
-	pair := job(site, 3, 0, 3600, 1800, "full", nil)
+	small := job(1, 0, 3600, 1800, "1g.10gb", map[string]float64{"1g.10gb": 2, "3g.40gb": 1.5})
+	whole := job(2, 0, 3600, 1800, "full", nil)
+	pair := job(3, 0, 3600, 1800, "full", nil)
 	pair.Count = 2
-	d := demandOf(site, []Job{small, whole, pair})
+	d := demandOf(site, []testJob{small, whole, pair})
 	ev := newEvaluator(site, d, nil, replay.Options{})
 	f := Fleet{{Name: "n1", GPUs: [][]string{{"3g.40gb", "3g.40gb"}, {"full"}}}}
 	o, err := ev.evaluate(f, mid)
@@ -199,12 +220,12 @@ func TestConfigsApplyTheLayout(t *testing.T) {
 func TestCalculatorCountsGPUHours(t *testing.T) {
 	site := wulver(t)
 	f := func(v float64) *float64 { return &v }
-	a := job(site, 1, 0, 7200, 3600, "full", nil)
-	a.Record.AcctGPUMemMiB, a.Record.GPUUtil = f(20*1024), f(30) // passes
-	b := job(site, 2, 0, 7200, 3*3600, "full", nil)
-	b.Record.AcctGPUMemMiB, b.Record.GPUUtil = f(60*1024), f(30) // too much memory
-	c := job(site, 3, 0, 7200, 3600, "full", nil)                // no figures
-	calc := calculate(site, demandOf(site, []Job{a, b, c}), 10)
+	a := job(1, 0, 7200, 3600, "full", nil)
+	a.mem, a.util = f(20*1024), f(30) // passes
+	b := job(2, 0, 7200, 3*3600, "full", nil)
+	b.mem, b.util = f(60*1024), f(30)       // too much memory
+	c := job(3, 0, 7200, 3600, "full", nil) // no figures
+	calc := calculate(site, demandOf(site, []testJob{a, b, c}).calc, 10)
 	if calc.GPUHours != 5 || calc.EligibleHours != 1 || calc.Share != 0.2 || calc.GPUs != 2 || calc.NoEvidence != 1 || calc.Profile != "3g.40gb" {
 		t.Errorf("calculator: %+v", calc)
 	}

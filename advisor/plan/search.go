@@ -284,10 +284,11 @@ func (s *searcher) slotSeconds(c int) map[string]float64 {
 		offered[p] = math.MaxInt32
 	}
 	out := map[string]float64{}
-	for i := range s.ev.demand.Jobs {
-		j := &s.ev.demand.Jobs[i]
-		if p, ok := s.ev.profileFor(j, offered); ok {
-			out[p] += float64(j.runtimes[p].of(mid)) * float64(j.Count)
+	d := s.ev.demand
+	for i := range d.Jobs {
+		if p, ok := s.ev.profileFor(i, offered); ok {
+			r, _ := d.on(i, d.rank(p))
+			out[p] += float64(r.of(mid)) * float64(d.Jobs[i].Count)
 		}
 	}
 	return out
@@ -323,9 +324,7 @@ func (d *Demand) span() int64 {
 		if from == 0 || j.Submit < from {
 			from = j.Submit
 		}
-		if end := j.Record.End; end != nil && end.Unix() > until {
-			until = end.Unix()
-		}
+		until = max(until, j.Start+j.ElapsedS)
 	}
 	return until - from
 }
