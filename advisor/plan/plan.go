@@ -63,7 +63,7 @@ func Make(req Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &searcher{ev: ev, cands: cands, seen: map[string]*Outcome{}, todaySU: p.Current.SU, left: replaysFor(req.Search, len(d.Jobs))}
+	s := &searcher{ev: ev, cands: cands, seen: map[string]*Outcome{}, today: p.Current, left: replaysFor(req.Search, len(d.Jobs))}
 	ranked, err := s.search()
 	if err != nil {
 		return nil, err

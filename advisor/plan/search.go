@@ -67,7 +67,7 @@ type searcher struct {
 	cands   [][]string
 	left    int // replays the budget allows still
 	seen    map[string]*Outcome
-	todaySU float64
+	today   *Outcome
 }
 
 func (s *searcher) key(counts []int) string {
@@ -163,8 +163,11 @@ func better(a, b *Outcome) bool {
 	return a.WaitP50S < b.WaitP50S
 }
 
-// allowed: no more SU than today's layout.
-func (s *searcher) allowed(o *Outcome) bool { return o != nil && o.SU <= s.todaySU*(1+1e-9) }
+// allowed: every job today's layout holds, at no more SU (a job the
+// layout cannot hold costs nothing, so SU alone would favour dropping it).
+func (s *searcher) allowed(o *Outcome) bool {
+	return o != nil && o.Unplaced <= s.today.Unplaced && o.SU <= s.today.SU*(1+1e-9)
+}
 
 // search finds the best layouts: for each candidate, cut the number of
 // nodes the demand's slice-hours call for (a fluid estimate), then walk

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -27,7 +28,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "\tGPUs\tp50 wait\tp95 wait (runtime range)\tSU\tstranded GPU-h\tre-cut\tfit nowhere")
 	row := func(label string, o *Outcome) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", label, o.Layout, duration(o.WaitP50S), waitRange(o), catalog.FormatSU(o.SU),
-			textutil.Number(o.StrandedGPUHours), o.Changes, o.Unplaced)
+			hours(o.StrandedGPUHours), o.Changes, o.Unplaced)
 	}
 	row("today", p.Current)
 	if p.Proposed != nil {
@@ -36,14 +37,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 	for i, o := range p.Others {
 		row(fmt.Sprintf("next %d", i+1), o)
 	}
-	if c := p.Calculator; c != nil && c.Outcome != nil {
+	if c := p.Calculator; c != nil && c.Outcome != nil && c.GPUs > 0 {
 		row("MIG calculator", c.Outcome)
 	}
 	tw.Flush()
 	p.writeVerdict(b)
 	if c := p.Calculator; c != nil {
 		fmt.Fprintf(b, "\nPrinceton's MIG calculator: %.0f%% of the whole GPUs' %s GPU-hours could run on a 40 GB slice, so %s to cut into two %s each",
-			c.Share*100, textutil.Number(c.GPUHours), textutil.Plural(c.GPUs, "GPU"), c.Profile)
+			c.Share*100, hours(c.GPUHours), textutil.Plural(c.GPUs, "GPU"), c.Profile)
 		if c.Outcome != nil && c.Outcome.Changes != c.GPUs {
 			fmt.Fprintf(b, " (%d replayed: whole nodes)", c.Outcome.Changes)
 		}
@@ -70,7 +71,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 func (p *Plan) writeVerdict(b *strings.Builder) {
 	cur := p.Current
 	if p.Proposed == nil {
-		fmt.Fprintf(b, "\nKeep today's layout: no layout of the %d replayed waits less at no more SU.\n", p.Replays)
+		fmt.Fprintf(b, "\nKeep today's layout: no layout of the %d replayed waits less at no more SU and holds every job it holds.\n", p.Replays)
+		p.writeUnknown(b)
 		return
 	}
 	o := p.Proposed
@@ -80,6 +82,24 @@ func (p *Plan) writeVerdict(b *strings.Builder) {
 	if o.Unplaced > 0 {
 		fmt.Fprintf(b, "%s fit no slice of it (today: %d).\n", textutil.Plural(o.Unplaced, "job"), cur.Unplaced)
 	}
+	p.writeUnknown(b)
+}
+
+// writeUnknown says how many jobs kept what they asked for want of
+// evidence, and where to find what to measure.
+func (p *Plan) writeUnknown(b *strings.Builder) {
+	if u := p.Demand.Unknown; u > 0 && 5*u >= p.Demand.Jobs {
+		fmt.Fprintf(b, "%s of %d kept what they asked for because their fit is unknown: the plan can only be as small as the evidence; report lists what to measure (its \"worth measuring\").\n",
+			textutil.Plural(u, "job"), p.Demand.Jobs)
+	}
+}
+
+// hours is a figure of hours as a table shows it: 0.4, 12.5, 4,680.
+func hours(h float64) string {
+	if h < 100 {
+		return textutil.Number(math.Round(h*10) / 10)
+	}
+	return catalog.FormatSU(math.Round(h))
 }
 
 func writeProfiles(b *strings.Builder, o *Outcome) {

@@ -255,6 +255,58 @@ func TestOpenBTrace(t *testing.T) {
 		"%d out of memory, %d right-sized, %d measurements, %d not judged:%s",
 		rep.Total.Jobs, from.Format(time.DateOnly), until.Format(time.DateOnly), rep.Total.Smaller, moved, rep.Below.Jobs, rep.Total.Larger,
 		rep.Total.OOM, rightSized, rep.Measurements.Jobs, unjudged, why.String())
+	planTrace(t, site, from, until, rep.Total.Jobs, rep.Total.Smaller+rep.Total.Larger+rep.Below.Jobs, unjudged)
+}
+
+// planTrace plans the trace's two weeks on 16 whole GPUs of 8 to a node,
+// which its jobs keep busy: every job the report counts is in the demand
+// (or said to be left out), sized as the report sized it, and whatever
+// the plan shows holds every job at no more SU; with the report moving
+// next to nothing (no share pod of the trace ever completed: no runtime
+// to scale), the plan says its demand is what the jobs asked for, and why.
+func planTrace(t *testing.T, site *catalog.Site, from, until time.Time, jobs, moved, unjudged int) {
+	t.Helper()
+	out := mustRunCLI(t, "plan", "--json", "--gpus", "16", "--gpus-per-node", "8", "--since", from.Format(time.DateOnly), "--until", until.Format(time.DateOnly))
+	var p struct {
+		Demand struct {
+			Jobs, Moved, Kept int
+			Unknown           int            `json:"unknown_fit"`
+			Whole             int            `json:"multi_gpu"`
+			Left              map[string]int `json:"left_out"`
+		} `json:"demand"`
+		Current  planOutcome   `json:"current"`
+		Proposed *planOutcome  `json:"proposed"`
+		Others   []planOutcome `json:"others"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	d := p.Demand
+	left := 0
+	for _, n := range d.Left {
+		left += n
+	}
+	if d.Jobs+left != jobs || d.Moved != moved || d.Unknown > unjudged || d.Moved+d.Kept+d.Unknown+d.Whole != d.Jobs {
+		t.Errorf("plan's demand %+v; the report: %d jobs, %d moved, %d not judged", d, jobs, moved, unjudged)
+	}
+	if p.Current.WaitP95S == 0 {
+		t.Errorf("today's p95 wait is 0: 16 GPUs are meant to be busy with the trace")
+	}
+	for _, o := range append(p.Others, p.Current) {
+		for i, g := range o.GPUs {
+			if _, err := site.GPULayout(strings.Join(g, ",")); err != nil && strings.Join(g, ",") != catalog.WholeGPU {
+				t.Errorf("GPU %d cut %v: %v", i, g, err)
+			}
+		}
+	}
+	if o := p.Proposed; o != nil && (o.WaitP95S > p.Current.WaitP95S || o.SU > p.Current.SU || o.Unplaced > p.Current.Unplaced) {
+		t.Errorf("proposed %v: p95 %ds, %g SU; today p95 %ds, %g SU", o.GPUs, o.WaitP95S, o.SU, p.Current.WaitP95S, p.Current.SU)
+	}
+	text := mustRunCLI(t, "plan", "--gpus", "16", "--gpus-per-node", "8", "--since", from.Format(time.DateOnly), "--until", until.Format(time.DateOnly))
+	if d.Unknown*5 >= d.Jobs && !strings.Contains(text, "because their fit is unknown") {
+		t.Errorf("plan does not say why most jobs keep what they asked:\n%s", text)
+	}
+	t.Logf("plan on the trace:\n%s", text)
 }
 
 // regenerateOpenB rewrites the fixture from the trace's CSV.
