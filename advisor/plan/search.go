@@ -63,11 +63,11 @@ const maxReplays = 600
 
 // searcher walks layouts of the fleet, node by node alike.
 type searcher struct {
-	ev      *evaluator
-	cands   [][]string
-	left    int // replays the budget allows still
-	seen    map[string]*Outcome
-	today   *Outcome
+	ev    *evaluator
+	cands [][]string
+	left  int // replays the budget allows still
+	seen  map[string]*Outcome
+	today *Outcome
 }
 
 func (s *searcher) key(counts []int) string {
