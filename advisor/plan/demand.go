@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -19,12 +20,13 @@ type Job struct {
 	ID       int64
 	Submit   int64 // Unix seconds
 	Start    int64 // when it started, as recorded
-	Count    int   // GPUs (slices) at once
-	Asked    string
-	Needs    string // the profile the report's judgement gives it
-	Moved    bool   // Needs is the report's move, not what it asked
-	LimitS   int64  // its time limit as it ran
+	LimitS   int64 // its time limit as it ran
 	ElapsedS int64
+	Count    int32 // GPUs (slices) at once
+	// Asked and Needs are indexes in Demand.Profiles: the profile it ran
+	// on, and the one the report's judgement gives it.
+	Asked, Needs uint8
+	Moved        bool // Needs is the report's move, not what it asked
 }
 
 // runtime is a runtime and its range, in seconds; 0: the job cannot run
@@ -74,6 +76,9 @@ func BuildDemand(ctx context.Context, st *history.Store, req DemandRequest) (*De
 	for _, p := range req.Site.ProfilesBySize() {
 		d.Profiles = append(d.Profiles, p.Name)
 	}
+	if len(d.Profiles) > 255 {
+		return nil, fmt.Errorf("the site has %d profiles: a plan handles up to 255", len(d.Profiles))
+	}
 	if !req.Period.From.IsZero() {
 		d.From = req.Period.From.Unix()
 	}
@@ -85,6 +90,7 @@ func BuildDemand(ctx context.Context, st *history.Store, req DemandRequest) (*De
 	if err != nil {
 		return nil, fmt.Errorf("size the period's jobs: %w", err)
 	}
+	d.sortBySubmit()
 	return d, nil
 }
 
@@ -100,8 +106,8 @@ func (d *Demand) add(site *catalog.Site, j savings.Judged) {
 	switch {
 	case job.Count > 1:
 		d.Whole++
-	case j.MovedTo != "":
-		job.Needs, job.Moved = j.MovedTo, true
+	case j.MovedTo != "" && d.rank(j.MovedTo) >= 0:
+		job.Needs, job.Moved = uint8(d.rank(j.MovedTo)), true
 		d.Moved++
 	case j.Unjudged != "" || j.Recommendation == nil:
 		d.Unknown++
@@ -122,7 +128,8 @@ func (d *Demand) fromRecord(site *catalog.Site, r *history.JobRecord) (Job, stri
 	case r.Profile == "":
 		return Job{}, "a GPU type the site file lacks"
 	}
-	if _, ok := site.Profile(r.Profile); !ok {
+	asked := d.rank(r.Profile)
+	if asked < 0 {
 		return Job{}, "a GPU type the site file lacks"
 	}
 	id := int64(0)
@@ -135,11 +142,11 @@ func (d *Demand) fromRecord(site *catalog.Site, r *history.JobRecord) (Job, stri
 	if limit < elapsed {
 		limit = elapsed // unlimited, or an overrun Slurm allowed: the job's own length bounds it
 	}
-	count := int(max(r.GPUCount, 1))
+	count := int32(max(r.GPUCount, 1))
 	if p, _ := site.Profile(r.Profile); p.GPUCount > 1 {
-		count *= p.GPUCount
+		count *= int32(p.GPUCount)
 	}
-	return Job{ID: id, Submit: r.Submit.Unix(), Start: r.Start.Unix(), Count: count, Asked: r.Profile, Needs: r.Profile,
+	return Job{ID: id, Submit: r.Submit.Unix(), Start: r.Start.Unix(), Count: count, Asked: uint8(asked), Needs: uint8(asked),
 		LimitS: limit, ElapsedS: elapsed}, ""
 }
 
@@ -159,12 +166,13 @@ func (d *Demand) runtimesOf(job Job, j savings.Judged) []runtime {
 			out[k] = runtime{float32(mid), float32(min(lo, mid)), float32(max(hi, mid))}
 		}
 	}
-	set(job.Asked, el, el, el)
+	asked := d.Profiles[job.Asked]
+	set(asked, el, el, el)
 	if rec := j.Recommendation; rec != nil && job.Count == 1 {
-		here := profileAdvice(rec, job.Asked)
+		here := profileAdvice(rec, asked)
 		for i := range rec.Profiles {
 			there := &rec.Profiles[i]
-			if there.Profile == job.Asked || !predicted(there) || !predicted(here) || *here.RuntimeS <= 0 {
+			if there.Profile == asked || !predicted(there) || !predicted(here) || *here.RuntimeS <= 0 {
 				continue
 			}
 			per := el / *here.RuntimeS
@@ -179,7 +187,7 @@ func (d *Demand) runtimesOf(job Job, j savings.Judged) []runtime {
 		set(j.MovedTo, el*j.Ratio, el*j.Ratio, el*j.RatioMax)
 	}
 	if job.Count == 1 {
-		for k := d.rank(job.Asked) + 1; k < len(out); k++ {
+		for k := int(job.Asked) + 1; k < len(out); k++ {
 			if out[k].mid == 0 {
 				out[k] = runtime{float32(el), float32(el), float32(el)}
 			}
@@ -208,6 +216,30 @@ func (d *Demand) ratesOf(site *catalog.Site, job Job, r *history.JobRecord) []fl
 		}
 	}
 	return out
+}
+
+// sortBySubmit puts the jobs in the order they were submitted (then by
+// id), their runtimes and rates with them: the order the replay sorts its
+// queue in, which a sort then finds already done on every replay.
+func (d *Demand) sortBySubmit() {
+	n := len(d.Profiles)
+	order := make([]int, len(d.Jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ja, jb := &d.Jobs[a], &d.Jobs[b]
+		return cmp.Or(cmp.Compare(ja.Submit, jb.Submit), cmp.Compare(ja.ID, jb.ID))
+	})
+	jobs := make([]Job, len(d.Jobs))
+	rts := make([]runtime, len(d.runtimes))
+	rates := make([]float32, len(d.rates))
+	for to, from := range order {
+		jobs[to] = d.Jobs[from]
+		copy(rts[to*n:(to+1)*n], d.runtimes[from*n:(from+1)*n])
+		copy(rates[to*n:(to+1)*n], d.rates[from*n:(from+1)*n])
+	}
+	d.Jobs, d.runtimes, d.rates = jobs, rts, rates
 }
 
 func (d *Demand) rank(profile string) int { return slices.Index(d.Profiles, profile) }

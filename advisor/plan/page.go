@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -103,22 +102,15 @@ func (p *Plan) Chart() ([]byte, error) {
 
 // waitCDF is the outcome's waits as a step line: hours, share.
 func waitCDF(o *Outcome) plotter.XYs {
-	var waits []float64
-	for _, j := range o.result.Jobs {
-		if j.Placed {
-			waits = append(waits, float64(j.WaitS)/3600)
-		}
-	}
-	if len(waits) == 0 {
+	if len(o.waits) == 0 {
 		return nil
 	}
-	slices.Sort(waits)
 	xy := plotter.XYs{{X: 0, Y: 0}}
-	for i, w := range waits {
-		if i+1 < len(waits) && waits[i+1] == w {
+	for i, w := range o.waits { // sorted
+		if i+1 < len(o.waits) && o.waits[i+1] == w {
 			continue
 		}
-		xy = append(xy, plotter.XY{X: w, Y: float64(i+1) / float64(len(waits))})
+		xy = append(xy, plotter.XY{X: float64(w) / 3600, Y: float64(i+1) / float64(len(o.waits))})
 	}
 	return xy
 }

@@ -56,7 +56,7 @@ func Make(req Request) (*Plan, error) {
 	}
 	ev := newEvaluator(req.Site, d, req.Today, req.Replay)
 	var err error
-	if p.Current, err = ev.evaluate(req.Today, mid); err != nil {
+	if p.Current, err = ev.evaluate(req.Today, mid, true); err != nil {
 		return nil, err
 	}
 	cands, err := Candidates(req.Site)
@@ -85,14 +85,17 @@ func Make(req Request) (*Plan, error) {
 		p.Proposed, p.Others = p.Others[0], p.Others[1:]
 	}
 	if p.Calculator = calculate(req.Site, d.calc, len(req.Today.GPUs())); p.Calculator != nil && p.Calculator.Profile != "" {
-		if p.Calculator.Outcome, err = ev.evaluate(calculatorFleet(req.Today, p.Calculator, req.Site), mid); err != nil {
+		if p.Calculator.Outcome, err = ev.evaluate(calculatorFleet(req.Today, p.Calculator, req.Site), mid, true); err != nil {
 			return nil, err
 		}
 	}
 	for _, o := range p.shown() {
-		if err := ev.finish(o); err != nil {
+		if err := ev.finish(o, o == p.Current || o == p.Proposed); err != nil {
 			return nil, err
 		}
+	}
+	for _, o := range p.Others {
+		o.waits, o.placed = nil, nil // charted are today's, the proposal's and the calculator's
 	}
 	if p.Proposed != nil {
 		if p.Configs, err = ConfigsFor(req.Site, p.Proposed.Fleet, req.Today); err != nil {
@@ -115,18 +118,25 @@ func (p *Plan) shown() []*Outcome {
 	return out
 }
 
-// finish adds what only shown outcomes need: the runtimes' range and the
-// stranded slices.
-func (e *evaluator) finish(o *Outcome) error {
-	if o.Range != nil {
+// finish adds what only shown outcomes need: the details (stranded
+// slices, waits), replayed again where the search kept only the figures,
+// and where ranged, the runtimes' range.
+func (e *evaluator) finish(o *Outcome, ranged bool) error {
+	if !o.detailed {
+		again, err := e.evaluate(o.Fleet, mid, true)
+		if err != nil {
+			return err
+		}
+		*o = *again
+	}
+	if !ranged || o.Range != nil {
 		return nil
 	}
-	o.StrandedGPUHours = e.stranded(o)
-	fastest, err := e.evaluate(o.Fleet, fast)
+	fastest, err := e.evaluate(o.Fleet, fast, false)
 	if err != nil {
 		return err
 	}
-	slowest, err := e.evaluate(o.Fleet, slow)
+	slowest, err := e.evaluate(o.Fleet, slow, false)
 	if err != nil {
 		return err
 	}

@@ -27,13 +27,14 @@ func wulver(t testing.TB) *catalog.Site {
 // accounting's GPU figures.
 type testJob struct {
 	Job
+	needs     string
 	ratio     map[string]float64
 	mem, util *float64
 }
 
 func job(id int64, submit, limit, secs int64, needs string, ratio map[string]float64) testJob {
-	return testJob{Job: Job{ID: id, Submit: submit, Start: submit, Count: 1, Asked: "full", Needs: needs, Moved: needs != "full", LimitS: limit, ElapsedS: secs},
-		ratio: ratio}
+	return testJob{Job: Job{ID: id, Submit: submit, Start: submit, Count: 1, Moved: needs != "full", LimitS: limit, ElapsedS: secs},
+		needs: needs, ratio: ratio}
 }
 
 // record is the job as accounting has it: 4 CPUs, 16 GiB, partition gpu.
@@ -42,7 +43,7 @@ func (tj testJob) record() *history.JobRecord {
 	start := time.Unix(tj.Submit, 0)
 	end := start.Add(time.Duration(tj.ElapsedS) * time.Second)
 	secs := tj.ElapsedS
-	return &history.JobRecord{JobID: fmt.Sprint(tj.ID), Profile: tj.Asked, GPUCount: int64(tj.Count), CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
+	return &history.JobRecord{JobID: fmt.Sprint(tj.ID), Profile: "full", GPUCount: int64(tj.Count), CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
 		QOS: "standard", Submit: &start, Start: &start, End: &end, ElapsedS: &secs, AcctGPUMemMiB: tj.mem, GPUUtil: tj.util}
 }
 
@@ -52,9 +53,10 @@ func demandOf(site *catalog.Site, jobs []testJob) *Demand {
 		d.Profiles = append(d.Profiles, p.Name)
 	}
 	for _, tj := range jobs {
+		tj.Asked, tj.Needs = uint8(d.rank("full")), uint8(d.rank(tj.needs))
 		el := float32(tj.ElapsedS)
 		rts := make([]runtime, len(d.Profiles))
-		rts[d.rank(tj.Asked)] = runtime{el, el, el}
+		rts[tj.Asked] = runtime{el, el, el}
 		for p, r := range tj.ratio {
 			rts[d.rank(p)] = runtime{el * float32(r), el * float32(r) * 0.9, el * float32(r) * 1.2}
 		}
@@ -64,6 +66,7 @@ func demandOf(site *catalog.Site, jobs []testJob) *Demand {
 		d.rates = append(d.rates, d.ratesOf(site, tj.Job, rec)...)
 		d.calc.add(site, rec, tj.Job)
 	}
+	d.sortBySubmit()
 	return d
 }
 
@@ -175,12 +178,18 @@ func TestAJobRunsWhereTheLayoutHoldsIt(t *testing.T) {
 	d := demandOf(site, []testJob{small, whole, pair})
 	ev := newEvaluator(site, d, nil, replay.Options{})
 	f := Fleet{{Name: "n1", GPUs: [][]string{{"3g.40gb", "3g.40gb"}, {"full"}}}}
-	o, err := ev.evaluate(f, mid)
+	o, err := ev.evaluate(f, mid, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.placed[0] != "3g.40gb" || o.placed[1] != "full" || o.placed[2] != "" || o.Unplaced != 1 || o.Elsewhere != 1 {
-		t.Errorf("placed %q, %d unplaced, %d elsewhere", o.placed, o.Unplaced, o.Elsewhere)
+	placed := make([]string, len(o.placed))
+	for i, k := range o.placed {
+		if k > 0 {
+			placed[i] = d.Profiles[k-1]
+		}
+	}
+	if placed[0] != "3g.40gb" || placed[1] != "full" || placed[2] != "" || o.Unplaced != 1 || o.Elsewhere != 1 {
+		t.Errorf("placed %q, %d unplaced, %d elsewhere", placed, o.Unplaced, o.Elsewhere)
 	}
 	if got := limitOn(&d.Jobs[0], 2700); got != 5400 {
 		t.Errorf("limit for 2700 s of a 1800 s run limited to 3600 s: %d, want 5400", got)

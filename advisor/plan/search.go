@@ -53,9 +53,10 @@ type Options struct {
 	Top int
 }
 
-// DefaultBudget is about 30 s of replays on two cores: 30 replays of a
-// year of a 500-GPU site (a million jobs), 3,000 of a month of 10,000.
-const DefaultBudget = 30_000_000
+// DefaultBudget is about 30 s of replays on two cores: 20 replays of a
+// year of a 500-GPU site (a million jobs, BenchmarkPlan1M), up to
+// maxReplays of a month of 10,000.
+const DefaultBudget = 20_000_000
 
 // maxReplays bounds the replays of a small demand, where the budget
 // would allow more than the search has to try.
@@ -132,7 +133,7 @@ func (s *searcher) try(counts []int) (*Outcome, error) {
 		return nil, nil
 	}
 	s.left--
-	o, err := s.ev.evaluate(s.fleetOf(counts), mid)
+	o, err := s.ev.evaluate(s.fleetOf(counts), mid, false) // figures only: a large site's search keeps no job's start
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,10 @@ func (s *searcher) search() ([]*Outcome, error) {
 			return nil, err
 		}
 	}
-	for _, fc := range order {
+	// Half the budget on the candidates the fluid estimate ranks first,
+	// half on walking from the best of them.
+	seeds := max(s.left/2, 2)
+	for _, fc := range order[:min(seeds, len(order))] {
 		counts := make([]int, len(s.cands))
 		counts[fc.cand], counts[0] = fc.nodes, nodes-fc.nodes
 		if _, err := consider(counts); err != nil {
@@ -289,9 +293,9 @@ func (s *searcher) slotSeconds(c int) map[string]float64 {
 	out := map[string]float64{}
 	d := s.ev.demand
 	for i := range d.Jobs {
-		if p, ok := s.ev.profileFor(i, offered); ok {
-			r, _ := d.on(i, d.rank(p))
-			out[p] += float64(r.of(mid)) * float64(d.Jobs[i].Count)
+		if k, ok := s.ev.profileFor(i, offered); ok {
+			r, _ := d.on(i, k)
+			out[d.Profiles[k]] += float64(r.of(mid)) * float64(d.Jobs[i].Count)
 		}
 	}
 	return out

@@ -1,0 +1,71 @@
+package plan
+
+import (
+	"math/rand/v2"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/internal/memstat"
+)
+
+// yearDemand is a year of a 500-GPU site: a million jobs of 1–6 h, half
+// needing 1g.10gb, a fifth 2g.20gb or 3g.40gb, the rest whole GPUs (a
+// tenth of those on 2 or 4), submitted through the year in bursts of 500,
+// at about 80% of what 500 whole GPUs can run.
+func yearDemand(b *testing.B, n int) *Demand {
+	site := wulver(b)
+	rng := rand.New(rand.NewPCG(41, 1))
+	year := int64(365 * 86400)
+	jobs := make([]testJob, 0, n)
+	for i := range n {
+		rt := int64(3600 + rng.IntN(5*3600))
+		burst := int64(i / 500 * 500) // jobs come in bursts of 500 within ten minutes
+		tj := job(int64(i+1), burst*year/int64(n)+rng.Int64N(600), 2*rt, rt, "full", nil)
+		switch x := rng.Float64(); {
+		case x < 0.5:
+			tj.needs, tj.Moved, tj.ratio = "1g.10gb", true, map[string]float64{"1g.10gb": 1.6, "2g.20gb": 1.3, "3g.40gb": 1.2}
+		case x < 0.6:
+			tj.needs, tj.Moved, tj.ratio = "2g.20gb", true, map[string]float64{"2g.20gb": 1.3, "3g.40gb": 1.2}
+		case x < 0.7:
+			tj.needs, tj.Moved, tj.ratio = "3g.40gb", true, map[string]float64{"3g.40gb": 1.2}
+		case x < 0.73:
+			tj.Count = 2 << rng.IntN(2)
+		}
+		jobs = append(jobs, tj)
+	}
+	return demandOf(site, jobs)
+}
+
+// BenchmarkPlan1M plans a year of a 500-GPU site (a million jobs) from
+// today's 500 whole GPUs: the search and its replays, with the default
+// budget (issue 41: the plan in 60 s on 2 cores and 512 MiB). Reading the
+// history and sizing its jobs (report's judgement) is measured apart.
+func BenchmarkPlan1M(b *testing.B) {
+	site := wulver(b)
+	d := yearDemand(b, 1_000_000)
+	today, err := FleetFromCounts(site, 500, 4, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		goruntime.GC()
+		memstat.ResetPeak()
+		began := time.Now()
+		p, err := Make(Request{Site: site, Today: today, Demand: d})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(began).Seconds(), "s/plan")
+		b.ReportMetric(float64(p.Replays), "replays")
+		if peak := memstat.PeakMiB(); peak > 0 {
+			b.ReportMetric(peak, "peak-RSS-MiB")
+		}
+		if p.Proposed != nil {
+			b.ReportMetric(float64(p.Current.WaitP95S)/3600, "today-p95-h")
+			b.ReportMetric(float64(p.Proposed.WaitP95S)/3600, "proposed-p95-h")
+		}
+	}
+}
