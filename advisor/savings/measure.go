@@ -2,11 +2,13 @@ package savings
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // An unknown is a next step. Where recommend cannot tell whether a
@@ -15,40 +17,31 @@ import (
 // report names the profile to try, what its period's jobs would have saved
 // there at the runtime predicted, and the measurement that settles it.
 
+// jobsToMeasure are a group's jobs of the period that a measurement could
+// improve: not judged (open), moved to the recommended profile (listed),
+// and judged right where they ran (kept).
+type jobsToMeasure struct{ open, listed, kept []job }
+
 // toMeasure adds the group's script to the report's list to measure when
-// a profile whose fit is unsure could save its jobs at least min_su_saved
-// more than the report already counts: the open jobs (not judged) all
-// they spent there, the listed ones (moved to the recommended profile)
-// what they would cost there.
-func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, open, listed []job) {
-	if rec == nil || len(open)+len(listed) == 0 {
+// a profile whose fit or runtime is unsure could save its jobs at least
+// min_su_saved more than the report already counts: the open and kept
+// jobs all they spent there, the listed ones (moved to the recommended
+// profile) what they would cost there. A kept job is recommend's to
+// settle: only a profile recommend itself names the probe of counts for
+// it (a probe predicted to cost more than the advice is no step).
+func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, jobs jobsToMeasure) {
+	if rec == nil || len(jobs.open)+len(jobs.listed)+len(jobs.kept) == 0 {
 		return
 	}
-	priced := make([]pricedJob, 0, len(open)+len(listed))
-	for _, j := range open {
-		priced = append(priced, pricedJob{j, j.su})
-	}
-	if rec.Recommended != nil {
-		there := profileAdvice(rec, *rec.Recommended)
-		for _, j := range listed {
-			if ratio, ok := runtimeRatio(there, profileAdvice(rec, j.rec.Profile)); ok {
-				if alt, ok := chargeOn(b.site, j.rec, there, ratio); ok {
-					priced = append(priced, pricedJob{j, alt})
-				}
-			}
-		}
-	}
+	priced := b.priceToMeasure(rec, jobs)
 	pa, possible := b.bestUnsure(rec, priced)
 	if pa == nil || possible < b.th.MinSUSaved || possible <= 0 {
 		return
 	}
 	m := Measure{User: g.user, Name: g.name, Script: userFile(g.path), Profile: pa.Profile, Jobs: len(priced),
-		SUPossible: catalog.RoundSU(possible), Why: pa.OOMRiskReason}
+		SUPossible: catalog.RoundSU(possible), Why: b.unsureWhy(rec, pa)}
 	if p, ok := b.site.ProfileNamed(pa.Profile); ok {
 		m.Request = p.Request
-	}
-	if pa.OOMRisk == memory.RiskLow { // it fits: what is not known is its runtime
-		m.Why = cmp.Or(rec.Reason, pa.Reason)
 	}
 	for _, p := range priced {
 		m.add(p.job)
@@ -57,6 +50,52 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, open, listed 
 	m.SUSpent = catalog.RoundSU(m.SUSpent)
 	m.Command = advisor.ProbeStep(m.Script, []string{pa.Profile}, pa.TimeLimit).Command()
 	b.rep.ToMeasure = append(b.rep.ToMeasure, m)
+}
+
+// priceToMeasure is each job with what the report already has it cost:
+// what it spent, or for a listed job what the recommended profile would
+// have cost it.
+func (b *builder) priceToMeasure(rec *advisor.Recommendation, jobs jobsToMeasure) []pricedJob {
+	priced := make([]pricedJob, 0, len(jobs.open)+len(jobs.listed)+len(jobs.kept))
+	for _, j := range jobs.open {
+		priced = append(priced, pricedJob{job: j, base: j.su})
+	}
+	for _, j := range jobs.kept {
+		priced = append(priced, pricedJob{job: j, base: j.su, kept: true})
+	}
+	if rec.Recommended != nil {
+		there := profileAdvice(rec, *rec.Recommended)
+		for _, j := range jobs.listed {
+			if ratio, ok := runtimeRatio(there, profileAdvice(rec, j.rec.Profile)); ok {
+				if alt, ok := chargeOn(b.site, j.rec, there, ratio); ok {
+					priced = append(priced, pricedJob{job: j, base: alt})
+				}
+			}
+		}
+	}
+	return priced
+}
+
+// unsureWhy says what is not known on the profile to measure: its fit, in
+// recommend's words; why recommend could not choose it; or, where it
+// could and a tie within the noise of the runs chose another (the probe
+// recommend names), its runtime, which is only predicted there.
+func (b *builder) unsureWhy(rec *advisor.Recommendation, pa *advisor.ProfileAdvice) string {
+	switch {
+	case pa.OOMRisk != memory.RiskLow:
+		return pa.OOMRiskReason
+	case !pa.Eligible || rec.Recommended == nil:
+		return cmp.Or(rec.Reason, pa.Reason) // it fits: what is not known is its runtime
+	}
+	why := "its runtime there, which is only predicted (it never ran there): " + slurm.FormatSeconds(*pa.RuntimeS)
+	if r := pa.RuntimeRangeS; r != nil {
+		why += fmt.Sprintf(", from %s to %s", slurm.FormatSeconds(r[0]), slurm.FormatSeconds(r[1]))
+	}
+	if there := profileAdvice(rec, *rec.Recommended); pa.SU != nil && there != nil && there.SU != nil {
+		why += fmt.Sprintf("; about %s SU a run against %s on %s, a difference within the noise of the runs",
+			catalog.FormatSU(*pa.SU), catalog.FormatSU(*there.SU), there.Profile)
+	}
+	return why
 }
 
 // add counts a job the measurement would settle: its id, its profile and
@@ -74,45 +113,29 @@ func (m *Measure) add(j job) {
 type pricedJob struct {
 	job
 	base float64
+	kept bool // judged right where it ran: recommend's probe alone may move it
 }
 
 // bestUnsure is the profile, of those whose OOM risk recommend could not
 // call low or high from the runs (or low with no runtime measured there),
-// that could save the jobs the most below their base, and what it could
-// save them: at the fast end of the runtime range predicted there (a
-// prediction from one profile is wide, and the bound a GPU's utilization
-// sets is its slow end).
+// and those recommend names the probe of, that could save the jobs the
+// most below their base, and what it could save them: at the fast end of
+// the runtime range predicted there (a prediction from one profile is
+// wide, and the bound a GPU's utilization sets is its slow end). The
+// recommended profile is no step: the listed jobs go there already.
 func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*advisor.ProfileAdvice, float64) {
 	var best *advisor.ProfileAdvice
 	most := 0.0
 	for i := range rec.Profiles {
 		pa := &rec.Profiles[i]
-		if b.rank(pa.Profile) < 0 || !unsure(pa) || pa.RuntimeS == nil {
+		probed := probes(rec, pa.Profile)
+		if b.rank(pa.Profile) < 0 || !unsure(pa) && !probed || pa.RuntimeS == nil || recommends(rec, pa.Profile) {
 			continue
 		}
 		saved := 0.0
 		for _, j := range jobs {
-			here := profileAdvice(rec, j.rec.Profile)
-			if here == nil || here.Profile == pa.Profile {
-				continue
-			}
-			ratio, ok := runtimeRatio(pa, here)
-			if !ok && pa.RuntimeAtLeast && here.RuntimeAtLeast && here.RuntimeS != nil && *here.RuntimeS > 0 {
-				// Runs that stop at their time limit: the work they did
-				// there takes the model's ratio of that time here.
-				ratio, ok = *pa.RuntimeS / *here.RuntimeS, true
-			}
-			if !ok {
-				continue
-			}
-			if r := pa.RuntimeRangeS; r != nil && r[0] > 0 && pa.RuntimeSource == advisor.BasisPredicted {
-				// What the measurement could find: the fastest the
-				// prediction's range allows, as the probe is worth
-				// running wherever the range reaches a saving.
-				ratio *= r[0] / *pa.RuntimeS
-			}
-			if alt, ok := chargeOn(b.site, j.rec, pa, ratio); ok && alt < j.base {
-				saved += j.base - alt
+			if !j.kept || probed {
+				saved += b.couldSave(rec, pa, j)
 			}
 		}
 		if saved > most {
@@ -120,6 +143,44 @@ func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*ad
 		}
 	}
 	return best, most
+}
+
+// couldSave is what the job could save below its base on pa's profile, at
+// the fast end of the runtime range predicted there; 0 where it could not.
+func (b *builder) couldSave(rec *advisor.Recommendation, pa *advisor.ProfileAdvice, j pricedJob) float64 {
+	here := profileAdvice(rec, j.rec.Profile)
+	if here == nil || here.Profile == pa.Profile {
+		return 0
+	}
+	ratio, ok := runtimeRatio(pa, here)
+	if !ok && pa.RuntimeAtLeast && here.RuntimeAtLeast && here.RuntimeS != nil && *here.RuntimeS > 0 {
+		// Runs that stop at their time limit: the work they did
+		// there takes the model's ratio of that time here.
+		ratio, ok = *pa.RuntimeS / *here.RuntimeS, true
+	}
+	if !ok {
+		return 0
+	}
+	if r := pa.RuntimeRangeS; r != nil && r[0] > 0 && pa.RuntimeSource == advisor.BasisPredicted {
+		// What the measurement could find: the fastest the
+		// prediction's range allows, as the probe is worth
+		// running wherever the range reaches a saving.
+		ratio *= r[0] / *pa.RuntimeS
+	}
+	if alt, ok := chargeOn(b.site, j.rec, pa, ratio); ok && alt < j.base {
+		return j.base - alt
+	}
+	return 0
+}
+
+// probes reports whether recommend's next step is the probe of profile.
+func probes(rec *advisor.Recommendation, profile string) bool {
+	return rec.NextStep.Kind == advisor.NextProbe && slices.Contains(rec.NextStep.Profiles, profile)
+}
+
+// recommends reports whether recommend names profile.
+func recommends(rec *advisor.Recommendation, profile string) bool {
+	return rec.Recommended != nil && *rec.Recommended == profile
 }
 
 // unsure: recommend could not rule the profile in or out: its risk is

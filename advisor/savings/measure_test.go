@@ -2,6 +2,7 @@ package savings
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,5 +43,38 @@ func TestToMeasureTurnsUnknownsIntoSteps(t *testing.T) {
 	rep, err = Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1e6, MinRuns: 2}})
 	if err != nil || len(rep.ToMeasure) != 0 {
 		t.Errorf("under min_su_saved: %v %+v", err, rep.ToMeasure)
+	}
+}
+
+// A script judged right where it ran is worth measuring where recommend
+// itself names the probe: kim's jobs on a whole GPU need 22 GiB and keep
+// it busy about half the time, so 3g.40gb fits and is predicted to cost
+// about what the whole GPU does, within the spread of the runs; one run
+// there tells. lee's need 32 GiB of 3g.40gb's 39.5 and keep the GPU busy
+// 75% of the time: 3g.40gb is predicted dearer, so no probe is worth its
+// price and the report lists none.
+func TestToMeasureNamesTheProbeOfAScriptLeftWhereItRan(t *testing.T) {
+	s := site(t)
+	var b strings.Builder
+	b.WriteString(header)
+	for i, sec := range []int{9000, 10000, 11000, 12000} {
+		b.WriteString(line(900+i, "kim", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT10:00", i), sec, jobstats(22, 80, 48), "seg"))
+		b.WriteString(line(950+i, "lee", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), sec, jobstats(32, 80, 75), "solve"))
+	}
+	st := historytest.FromDump(t, s, b.String())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 0 {
+		t.Errorf("rows %+v, want none: neither script is moved", rep.Scripts)
+	}
+	if len(rep.ToMeasure) != 1 {
+		t.Fatalf("to_measure %+v, want kim's script alone", rep.ToMeasure)
+	}
+	m := rep.ToMeasure[0]
+	if m.User != "kim" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
+		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "runtime there, which is only predicted") {
+		t.Errorf("kim's script to measure: %+v", m)
 	}
 }
