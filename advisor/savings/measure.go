@@ -26,9 +26,10 @@ type jobsToMeasure struct{ open, listed, kept []job }
 // a profile whose fit or runtime is unsure could save its jobs at least
 // min_su_saved more than the report already counts: the open and kept
 // jobs all they spent there, the listed ones (moved to the recommended
-// profile) what they would cost there. A kept job is recommend's to
-// settle: only a profile recommend itself names the probe of counts for
-// it (a probe predicted to cost more than the advice is no step).
+// profile) what they would cost there. For a kept job, judged right where
+// it ran, the profiles to try are the one recommend names the probe of and
+// the smaller ones the memory figure lets it fit whose runtime is only
+// predicted (kept: measureFor).
 func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, jobs jobsToMeasure) {
 	if rec == nil || len(jobs.open)+len(jobs.listed)+len(jobs.kept) == 0 {
 		return
@@ -76,24 +77,50 @@ func (b *builder) priceToMeasure(rec *advisor.Recommendation, jobs jobsToMeasure
 	return priced
 }
 
-// unsureWhy says what is not known on the profile to measure: its fit, in
-// recommend's words; why recommend could not choose it; or, where it
-// could and a tie within the noise of the runs chose another (the probe
-// recommend names), its runtime, which is only predicted there.
+// unsureWhy says what is not known on the profile to measure: its fit,
+// in recommend's words, and its runtime where it is only predicted; or,
+// where the profile fits and recommend could not choose it, why.
 func (b *builder) unsureWhy(rec *advisor.Recommendation, pa *advisor.ProfileAdvice) string {
+	fit := ""
 	switch {
 	case pa.OOMRisk != memory.RiskLow:
-		return pa.OOMRiskReason
+		fit = pa.OOMRiskReason
 	case !pa.Eligible || rec.Recommended == nil:
 		return cmp.Or(rec.Reason, pa.Reason) // it fits: what is not known is its runtime
 	}
+	runtime := predictedWhy(rec, pa)
+	if fit == "" || runtime == "" || pa.OOMRisk == memory.RiskUnknown {
+		return cmp.Or(fit, runtime)
+	}
+	return fit + "; and " + runtime
+}
+
+// predictedWhy says that the profile's runtime is only predicted, its
+// range, and its SU a run beside the recommended profile's: within the
+// noise of the runs where recommend names its probe, else as little as at
+// the fast end of the range. "" where the runtime is not a prediction.
+func predictedWhy(rec *advisor.Recommendation, pa *advisor.ProfileAdvice) string {
+	if pa.RuntimeSource != advisor.BasisPredicted || pa.RuntimeS == nil {
+		return ""
+	}
 	why := "its runtime there, which is only predicted (it never ran there): " + slurm.FormatSeconds(*pa.RuntimeS)
-	if r := pa.RuntimeRangeS; r != nil {
+	r := pa.RuntimeRangeS
+	if r != nil {
 		why += fmt.Sprintf(", from %s to %s", slurm.FormatSeconds(r[0]), slurm.FormatSeconds(r[1]))
 	}
-	if there := profileAdvice(rec, *rec.Recommended); pa.SU != nil && there != nil && there.SU != nil {
-		why += fmt.Sprintf("; about %s SU a run against %s on %s, a difference within the noise of the runs",
-			catalog.FormatSU(*pa.SU), catalog.FormatSU(*there.SU), there.Profile)
+	var there *advisor.ProfileAdvice
+	if rec.Recommended != nil {
+		there = profileAdvice(rec, *rec.Recommended)
+	}
+	if pa.SU == nil || there == nil || there.SU == nil {
+		return why
+	}
+	why += fmt.Sprintf("; about %s SU a run against %s on %s", catalog.FormatSU(*pa.SU), catalog.FormatSU(*there.SU), there.Profile)
+	switch {
+	case probes(rec, pa.Profile):
+		why += ", a difference within the noise of the runs"
+	case r != nil && *pa.SU > *there.SU && r[0] < *pa.RuntimeS:
+		why += fmt.Sprintf(", as little as %s at the fast end of the range", catalog.FormatSU(*pa.SU*r[0] / *pa.RuntimeS))
 	}
 	return why
 }
@@ -128,13 +155,12 @@ func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*ad
 	most := 0.0
 	for i := range rec.Profiles {
 		pa := &rec.Profiles[i]
-		probed := probes(rec, pa.Profile)
-		if b.rank(pa.Profile) < 0 || !unsure(pa) && !probed || pa.RuntimeS == nil || recommends(rec, pa.Profile) {
+		if b.rank(pa.Profile) < 0 || pa.RuntimeS == nil || recommends(rec, pa.Profile) {
 			continue
 		}
 		saved := 0.0
 		for _, j := range jobs {
-			if !j.kept || probed {
+			if b.measureFor(rec, pa, j) {
 				saved += b.couldSave(rec, pa, j)
 			}
 		}
@@ -143,6 +169,28 @@ func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*ad
 		}
 	}
 	return best, most
+}
+
+// measureFor reports whether measuring pa's profile could settle what the
+// job might save there. For a job not judged, or moved, a profile of
+// unsure fit or runtime, or the one recommend names the probe of. For a
+// job judged right where it ran, recommend's probe, or a smaller profile
+// the memory figure lets it fit (a low or medium risk) whose runtime is
+// only predicted: a prediction from one profile is scaled by a prior, or
+// at the bound the GPU's utilization sets, the slowest the job could run
+// there, and its range says what a run may find. A larger profile is not:
+// its saving would rest on a speed-up the far end of a range predicted
+// upwards allows for nearly any job, where a smaller slice's rests on its
+// price.
+func (b *builder) measureFor(rec *advisor.Recommendation, pa *advisor.ProfileAdvice, j pricedJob) bool {
+	switch {
+	case probes(rec, pa.Profile):
+		return true
+	case !j.kept:
+		return unsure(pa)
+	}
+	fits := pa.OOMRisk == memory.RiskLow || pa.OOMRisk == memory.RiskMedium
+	return fits && pa.RuntimeSource == advisor.BasisPredicted && b.rank(pa.Profile) < b.rank(j.rec.Profile)
 }
 
 // couldSave is what the job could save below its base on pa's profile, at

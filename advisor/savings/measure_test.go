@@ -50,16 +50,13 @@ func TestToMeasureTurnsUnknownsIntoSteps(t *testing.T) {
 // itself names the probe: kim's jobs on a whole GPU need 22 GiB and keep
 // it busy about half the time, so 3g.40gb fits and is predicted to cost
 // about what the whole GPU does, within the spread of the runs; one run
-// there tells. lee's need 32 GiB of 3g.40gb's 39.5 and keep the GPU busy
-// 75% of the time: 3g.40gb is predicted dearer, so no probe is worth its
-// price and the report lists none.
+// there tells.
 func TestToMeasureNamesTheProbeOfAScriptLeftWhereItRan(t *testing.T) {
 	s := site(t)
 	var b strings.Builder
 	b.WriteString(header)
 	for i, sec := range []int{9000, 10000, 11000, 12000} {
 		b.WriteString(line(900+i, "kim", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT10:00", i), sec, jobstats(22, 80, 48), "seg"))
-		b.WriteString(line(950+i, "lee", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), sec, jobstats(32, 80, 75), "solve"))
 	}
 	st := historytest.FromDump(t, s, b.String())
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
@@ -67,14 +64,42 @@ func TestToMeasureNamesTheProbeOfAScriptLeftWhereItRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Scripts) != 0 {
-		t.Errorf("rows %+v, want none: neither script is moved", rep.Scripts)
+		t.Errorf("rows %+v, want none: the script is not moved", rep.Scripts)
 	}
 	if len(rep.ToMeasure) != 1 {
-		t.Fatalf("to_measure %+v, want kim's script alone", rep.ToMeasure)
+		t.Fatalf("to_measure %+v, want kim's script", rep.ToMeasure)
 	}
 	m := rep.ToMeasure[0]
 	if m.User != "kim" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
-		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "runtime there, which is only predicted") {
+		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "within the noise of the runs") {
 		t.Errorf("kim's script to measure: %+v", m)
+	}
+}
+
+// The slowest a smaller slice could run is no reason to leave it
+// unmeasured: lee's solver needs 32 GiB of 3g.40gb's 39.5 (a medium risk)
+// and keeps a whole GPU busy 75% of the time, which bounds how much of its
+// time could scale with the slice; 3g.40gb is predicted dearer at that
+// bound and cheaper at the fast end of its range, so it is listed, with
+// both unknowns in its why.
+func TestToMeasureListsASmallerSliceTheRangeReaches(t *testing.T) {
+	s := site(t)
+	var b strings.Builder
+	b.WriteString(header)
+	for i, sec := range []int{9000, 10000, 11000, 12000} {
+		b.WriteString(line(950+i, "lee", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), sec, jobstats(32, 80, 75), "solve"))
+	}
+	st := historytest.FromDump(t, s, b.String())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ToMeasure) != 1 {
+		t.Fatalf("to_measure %+v, want lee's script", rep.ToMeasure)
+	}
+	m := rep.ToMeasure[0]
+	if m.User != "lee" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
+		!strings.Contains(m.Why, "39.5 GiB usable") || !strings.Contains(m.Why, "fast end") {
+		t.Errorf("lee's script to measure: %+v", m)
 	}
 }
