@@ -68,7 +68,27 @@ func (a *analysis) decide() {
 		a.rec.SetNext(a.probeStep(untried.TimeLimit, untried.Profile))
 		return
 	}
-	a.smallerUnknown(choice, key, what)
+	probed := a.smallerUnknown(choice, key, what)
+	a.tiePassedOver(choice, best, probed, key, what)
+}
+
+// tiePassedOver names the probe of the profile a tie passed over: the best
+// figure, only predicted (never run there), lost to a smaller profile
+// within the noise. The choice stands, as the noise cannot tell them
+// apart, but the prediction says the other costs less, and one run there
+// tells whether it does. A smaller unknown's probe predicted cheaper still
+// (probed) stays the next step. SU objectives only: the step is worth its
+// price in SU.
+func (a *analysis) tiePassedOver(choice, best, probed *ProfileAdvice, key func(*ProfileAdvice) float64, what string) {
+	if best == choice || best.RuntimeSource != BasisPredicted || key(best) >= key(choice) || !strings.HasPrefix(what, "SU") {
+		return
+	}
+	a.note("%s, never run, is predicted to cost less (%s %s against %s on %s), a difference within the noise: a run there tells whether it is real%s",
+		best.Profile, formatKey(key(best), what), what, formatKey(key(choice), what), choice.Profile, a.probeCost(best))
+	if probed != nil && hasKey(probed, what) && key(probed) <= key(best) {
+		return
+	}
+	a.rec.SetNext(a.probeStep(best.TimeLimit, best.Profile))
 }
 
 // pick is the profile with the best figure, or the first (the smallest)
@@ -132,8 +152,9 @@ func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAd
 // monitor, a framework's ceiling): the advice stands, and a cheaper one may
 // be found. Of the smaller profiles whose fit is unknown, the probe goes to
 // the one predicted to save the most; one predicted to cost more than the
-// choice is no step worth its price.
-func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice) float64, what string) {
+// choice is no step worth its price. It returns the profile it names the
+// probe of, nil for none.
+func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice) float64, what string) *ProfileAdvice {
 	var open []*ProfileAdvice
 	for i := range a.rec.Profiles {
 		pa := &a.rec.Profiles[i]
@@ -146,12 +167,12 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice
 	}
 	pa, ok := a.bestToMeasure(open, key, what)
 	if pa == nil {
-		return
+		return nil
 	}
 	cost := ""
 	if ok {
 		if key(pa) >= key(choice) {
-			return
+			return nil
 		}
 		cost = fmt.Sprintf(" (%s %s predicted there, against %s on %s%s)", formatKey(key(pa), what), what, formatKey(key(choice), what), choice.Profile, a.probeCost(pa))
 	}
@@ -162,6 +183,7 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice
 		a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor%s", pa.Profile, cost)
 	}
 	a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
+	return pa
 }
 
 // bestToMeasure is the profile of open (smallest first) whose predicted

@@ -163,3 +163,37 @@ func TestNoNothingToChangeWhileACheaperSliceIsOpen(t *testing.T) {
 		t.Errorf("the advice says nothing is to change, or not what to measure:\n%s", text)
 	}
 }
+
+// A tie goes to the smaller profile, but where the profile it passed over
+// is predicted to cost less and was never run, the advice names its probe:
+// a QLoRA job measured on 1g.10gb, scaled like Wulver's fine-tuning,
+// whose 2g.20gb is predicted cheaper within its runs' noise, is told to
+// stay and to measure 2g.20gb, with what a run there costs.
+func TestATiePassedOverForACheaperUntriedProfileNamesItsProbe(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	llm, ok := set.Benchmark("llm-finetuning")
+	if !ok {
+		t.Fatal("no llm-finetuning reference benchmark")
+	}
+	s := slurm.Parse("job.sh", []byte(script+"python finetune.py\n"))
+	var runs []Run
+	for _, sec := range []float64{36000, 40000, 44000} { // 20% apart: the noise a tie is judged within
+		runs = append(runs, newRun("1g.10gb", sec).peak(7*1024))
+	}
+	rec, err := Recommend(site, Job{Script: "job.sh", Resources: s.Resources, Source: s, Runs: runs, Resembles: llm}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, g2 := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "2g.20gb")
+	if rec.Recommended == nil || *rec.Recommended != "1g.10gb" || g2.SU == nil || *g2.SU >= *g1.SU {
+		t.Fatalf("want 1g.10gb by a tie with a cheaper 2g.20gb: recommended %v, SU %v and %v: %s", show(rec.Recommended), show(g1.SU), show(g2.SU), rec.Reason)
+	}
+	if rec.NextStep.Kind != NextProbe || len(rec.NextStep.Profiles) != 1 || rec.NextStep.Profiles[0] != "2g.20gb" {
+		t.Errorf("next step %+v, want the probe of 2g.20gb", rec.NextStep)
+	}
+	notes := strings.Join(rec.Notes, "\n")
+	if !strings.Contains(notes, "2g.20gb") || !strings.Contains(notes, "one run costs about") {
+		t.Errorf("the notes do not say why 2g.20gb is worth a run, nor what it costs:\n%s", notes)
+	}
+}

@@ -101,7 +101,9 @@ func RunFromRecord(r *history.JobRecord) (Run, bool) {
 		run.Work, run.WorkUnit = workDone(*r.Work, r.WorkUnit, run.Seconds)
 	}
 	if u := r.GPUUtilizationPct(); u != nil {
-		run.Utilization = *u
+		// No GPU is busy more than all of the time: a figure above 100%
+		// (a summary's rounding, overlapping samples) is a GPU always busy.
+		run.Utilization = min(*u, 100)
 	}
 	if u := r.GPUMemUtilizationPct(); u != nil {
 		run.MemUtilization = *u

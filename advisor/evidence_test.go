@@ -60,3 +60,14 @@ func TestRunCarriesMemoryUtilization(t *testing.T) {
 		}
 	}
 }
+
+// No GPU is busy more than all of the time: a utilization above 100% (a
+// summary's rounding, a sampler that overlapped) reads as a GPU always
+// busy, not as no figure, so a compute-bound job is scaled as one.
+func TestUtilizationAboveAllTheTimeIsAlwaysBusy(t *testing.T) {
+	elapsed, util := int64(600), 104.5
+	rec := history.JobRecord{JobID: "1", State: "COMPLETED", Profile: "full", GPUCount: 1, ElapsedS: &elapsed, JobstatsUtil: &util}
+	if run, ok := RunFromRecord(&rec); !ok || run.Utilization != 100 {
+		t.Errorf("run %+v %v: utilization %v, want 100", run, ok, run.Utilization)
+	}
+}

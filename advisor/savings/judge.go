@@ -76,12 +76,14 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	}
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
-	var open, listed []job                             // not judged, and moved: what a measurement could improve
+	var open, listed, kept []job                       // not judged, moved, judged right where they ran: what a measurement could improve
 	for _, j := range g.jobs {
 		before := sc.Jobs
 		placed := b.place(&sc, rec, err, j)
 		b.tell(j, rec, &sc, before)
 		switch placed {
+		case placedKept:
+			kept = append(kept, j)
 		case placedListed:
 			listed = append(listed, j)
 			names[j.rec.Name]++
@@ -99,7 +101,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 		// Too few runs to judge, enough to say what to measure.
 		rec, _ = advisor.Recommend(b.site, aj, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
-	b.toMeasure(g, rec, open, listed)
+	b.toMeasure(g, rec, jobsToMeasure{open: open, listed: listed, kept: kept})
 	return b.list(g.user, sc)
 }
 
@@ -150,9 +152,10 @@ const (
 type placement int
 
 const (
-	placedElse     placement = iota // a measurement, an OOM, right-sized
+	placedElse     placement = iota // a measurement, an OOM
 	placedListed                    // in its script's row
 	placedUnjudged                  // not judged, and why counted
+	placedKept                      // judged right where it ran, or where it ran as cheap as anywhere known
 )
 
 // place sorts one job of the group by the script's recommendation.
@@ -188,7 +191,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		if r.State == "COMPLETED" && b.cheaper(sc, rec, j, true) {
 			return placedListed
 		}
-		return placedElse
+		return placedKept
 	case b.rank(*rec.Recommended) == b.rank(r.Profile):
 		// Right-sized, unless recommend could not tell whether a smaller
 		// slice fits: the memory evidence it lacks is the reason.
@@ -196,7 +199,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 			b.skip(reason, j, example+": "+detail)
 			return placedUnjudged
 		}
-		return placedElse
+		return placedKept
 	}
 	// The profile recommend names is one it judged a low OOM risk (by a
 	// run that completed there or on a smaller slice, or a memory figure):
@@ -213,7 +216,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 	if b.cheaper(sc, rec, j, false) {
 		return placedListed
 	}
-	return placedElse // the smaller profile would not have cost less
+	return placedKept // the smaller profile would not have cost less
 }
 
 // cheaper lists the job in its script's row when the recommended profile

@@ -2,6 +2,7 @@ package savings
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,5 +43,63 @@ func TestToMeasureTurnsUnknownsIntoSteps(t *testing.T) {
 	rep, err = Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1e6, MinRuns: 2}})
 	if err != nil || len(rep.ToMeasure) != 0 {
 		t.Errorf("under min_su_saved: %v %+v", err, rep.ToMeasure)
+	}
+}
+
+// A script judged right where it ran is worth measuring where recommend
+// itself names the probe: kim's jobs on a whole GPU need 22 GiB and keep
+// it busy about half the time, so 3g.40gb fits and is predicted to cost
+// about what the whole GPU does, within the spread of the runs; one run
+// there tells.
+func TestToMeasureNamesTheProbeOfAScriptLeftWhereItRan(t *testing.T) {
+	s := site(t)
+	var b strings.Builder
+	b.WriteString(header)
+	for i, sec := range []int{9000, 10000, 11000, 12000} {
+		b.WriteString(line(900+i, "kim", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT10:00", i), sec, jobstats(22, 80, 48), "seg"))
+	}
+	st := historytest.FromDump(t, s, b.String())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 0 {
+		t.Errorf("rows %+v, want none: the script is not moved", rep.Scripts)
+	}
+	if len(rep.ToMeasure) != 1 {
+		t.Fatalf("to_measure %+v, want kim's script", rep.ToMeasure)
+	}
+	m := rep.ToMeasure[0]
+	if m.User != "kim" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
+		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "within the noise of the runs") {
+		t.Errorf("kim's script to measure: %+v", m)
+	}
+}
+
+// The slowest a smaller slice could run is no reason to leave it
+// unmeasured: lee's solver needs 32 GiB of 3g.40gb's 39.5 (a medium risk)
+// and keeps a whole GPU busy 75% of the time, which bounds how much of its
+// time could scale with the slice; 3g.40gb is predicted dearer at that
+// bound and cheaper at the fast end of its range, so it is listed, with
+// both unknowns in its why.
+func TestToMeasureListsASmallerSliceTheRangeReaches(t *testing.T) {
+	s := site(t)
+	var b strings.Builder
+	b.WriteString(header)
+	for i, sec := range []int{9000, 10000, 11000, 12000} {
+		b.WriteString(line(950+i, "lee", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), sec, jobstats(32, 80, 75), "solve"))
+	}
+	st := historytest.FromDump(t, s, b.String())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ToMeasure) != 1 {
+		t.Fatalf("to_measure %+v, want lee's script", rep.ToMeasure)
+	}
+	m := rep.ToMeasure[0]
+	if m.User != "lee" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
+		!strings.Contains(m.Why, "39.5 GiB usable") || !strings.Contains(m.Why, "fast end") {
+		t.Errorf("lee's script to measure: %+v", m)
 	}
 }

@@ -35,6 +35,7 @@ type replayResult struct {
 	possible sitereplay.Possible
 	cover    sitereplay.Coverage
 	left     []sitereplay.Left
+	measured []string // each script to measure, as its probe would find it
 }
 
 // replayMonth runs the admin's plain flow on a generated month (collect
@@ -66,8 +67,11 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 	var rep struct {
 		savings.Report
 		ToMeasure []struct {
-			User string `json:"user"`
-			Name string `json:"job_name"`
+			User    string   `json:"user"`
+			Name    string   `json:"job_name"`
+			Profile string   `json:"profile"`
+			JobIDs  []string `json:"job_ids"`
+			SU      float64  `json:"su_possible"`
 		} `json:"to_measure"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -93,8 +97,27 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 		measure = append(measure, sitereplay.UserJob{User: s.User, Name: s.Name})
 	}
 	res.cover = sc.Cover(advice, measure)
+	for _, m := range rep.ToMeasure {
+		res.measured = append(res.measured, probeFinds(sc, m.User, m.Name, m.Profile, m.JobIDs, m.SU))
+	}
 	res.left = sc.Uncovered(advice, measure)
 	return res
+}
+
+// probeFinds says what measuring a listed script on its profile would
+// find, by the month's truth: what its jobs would save there against
+// where they ran, or how many would not fit. It tells a real next step
+// from padding; the coverage score does not look at it.
+func probeFinds(sc sitereplay.Scorer, user, name, profile string, ids []string, possible float64) string {
+	try := map[int]string{}
+	for _, id := range ids {
+		if n, err := strconv.Atoi(id); err == nil {
+			try[n] = profile
+		}
+	}
+	s := sc.Score("", try)
+	return fmt.Sprintf("%s %s → %s: %.0f SU possible; truly saves %.0f there against where they ran, %d of %d jobs would not fit",
+		user, name, profile, possible, s.Saved, s.Killed, len(try))
 }
 
 // reportAdvice is the profile the report sends each job of its listed
@@ -142,6 +165,9 @@ func TestSiteReplay(t *testing.T) {
 				t.Logf("%s\n%s", name, b.String())
 				for _, c := range res.classes {
 					t.Logf("%-10s jobs %3d allows %7.1f moved %v killed %v net %.0f", c.Class, c.Jobs, c.Allows, c.Moved, c.Killed, c.Saved)
+				}
+				for _, m := range res.measured {
+					t.Logf("to measure: %s", m)
 				}
 				for _, l := range res.left {
 					t.Logf("left: %s %s (%s): %.0f SU", l.User, l.Name, l.Class, l.SU)
