@@ -1,12 +1,18 @@
 package plan
 
 import (
+	"context"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	goruntime "runtime"
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor/history/historytest"
 	"github.com/migadvisor/migadvisor/internal/memstat"
+	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // yearDemand is a year of a 500-GPU site: a million jobs of 1–6 h, half
@@ -66,6 +72,36 @@ func BenchmarkPlan1M(b *testing.B) {
 		if p.Proposed != nil {
 			b.ReportMetric(float64(p.Current.WaitP95S)/3600, "today-p95-h")
 			b.ReportMetric(float64(p.Proposed.WaitP95S)/3600, "proposed-p95-h")
+		}
+	}
+}
+
+// BenchmarkDemand1M sizes a year of a large site from its history: a
+// million jobs (sacctgen's: 80% on a GPU, jobstats summaries, 500 users),
+// every one judged by report's judgement, as plan reads them before its
+// search (BenchmarkPlan1M).
+func BenchmarkDemand1M(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("MIGADVISOR_BENCH_JOBS")); err == nil && v > 0 {
+		n = v
+	}
+	site := wulver(b)
+	gen := sacctgen.New(n, slurm.SacctDelimiter)
+	gen.Jobstats = true
+	st := historytest.FromReader(b, site, gen, "")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		goruntime.GC()
+		memstat.ResetPeak()
+		began := time.Now()
+		d, err := BuildDemand(context.Background(), st, DemandRequest{Site: site, Thresholds: site.Report.WithDefaults()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(began).Seconds(), "s/demand")
+		b.ReportMetric(float64(len(d.Jobs)), "jobs")
+		if peak := memstat.PeakMiB(); peak > 0 {
+			b.ReportMetric(peak, "peak-RSS-MiB")
 		}
 	}
 }
