@@ -1,13 +1,16 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor/plan/replay"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // A Node is one GPU node and how each of its GPUs is cut: the site's
@@ -162,4 +165,119 @@ func (f Fleet) kinds() int {
 		seen[fmt.Sprint(n.GPUs)] = true
 	}
 	return len(seen)
+}
+
+// FleetFromSlurm is the fleet Slurm's nodes describe: each node's GRES
+// types read as the site's profiles (a whole GPU each; a node's MIG
+// slices packed onto as few GPUs as NVIDIA's placements allow, the larger
+// first, as mig-parted would have cut them).
+func FleetFromSlurm(site *catalog.Site, nodes []slurm.GPUNode) (Fleet, error) {
+	var f Fleet
+	for _, n := range nodes {
+		var whole, slices []string
+		for _, typ := range sortedKeys(n.GPUs) {
+			p, err := profileOfType(site, typ)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			for range n.GPUs[typ] {
+				if p.IsMIG() {
+					slices = append(slices, p.Name)
+				} else {
+					whole = append(whole, p.Name)
+				}
+			}
+		}
+		node := Node{Name: n.Name}
+		for _, w := range whole {
+			node.GPUs = append(node.GPUs, []string{w})
+		}
+		cut, err := pack(site, slices)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		node.GPUs = append(node.GPUs, cut...)
+		f = append(f, node)
+	}
+	return f, nil
+}
+
+func profileOfType(site *catalog.Site, typ string) (*catalog.Profile, error) {
+	if typ == "" {
+		if p, ok := site.Profile(site.UntypedGPU); ok {
+			return p, nil
+		}
+		return nil, fmt.Errorf("untyped GPUs (gpu:N), and the site file names no untyped_gpu profile")
+	}
+	if p, ok := site.ProfileForType(typ); ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("GPU type %q is not a profile of the site file (add it to a profile's gres_types)", typ)
+}
+
+// pack puts MIG instances on GPUs, the larger first, each on the first
+// GPU that still holds it.
+func pack(site *catalog.Site, names []string) ([][]string, error) {
+	sizeOf := func(name string) float64 {
+		p, _ := site.Profile(name)
+		return p.UsableMemory.MiB()
+	}
+	sort.SliceStable(names, func(a, b int) bool { return sizeOf(names[a]) > sizeOf(names[b]) })
+	var gpus [][]string
+	for _, name := range names {
+		placed := false
+		for i, g := range gpus {
+			if l, err := site.GPULayout(strings.Join(append(slices.Clone(g), name), ",")); err == nil {
+				gpus[i], placed = l, true
+				break
+			}
+		}
+		if !placed {
+			l, err := site.GPULayout(name)
+			if err != nil {
+				return nil, err
+			}
+			gpus = append(gpus, l)
+		}
+	}
+	return gpus, nil
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// FleetSource says where today's GPUs come from: the counts given (GPUs >
+// 0), else the site file's [[gpu_nodes]] unless FromSlurm, else Slurm's
+// nodes (scontrol show node).
+type FleetSource struct {
+	Site      *catalog.Site
+	GPUs      int
+	PerNode   int
+	Current   []string
+	FromSlurm bool
+	Slurm     *slurm.Client
+}
+
+// Today is today's fleet from the first source that has it.
+func Today(ctx context.Context, src FleetSource) (Fleet, error) {
+	switch {
+	case src.GPUs > 0:
+		return FleetFromCounts(src.Site, src.GPUs, src.PerNode, src.Current)
+	case len(src.Site.GPUNodes) > 0 && !src.FromSlurm:
+		return FleetFromSite(src.Site)
+	}
+	nodes, err := src.Slurm.GPUNodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no GPU nodes to plan: the site file has no [[gpu_nodes]], no --gpus was given, and Slurm's nodes could not be read (%w)", err)
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("no GPU nodes to plan: Slurm lists no node with a gpu GRES; give --gpus, or [[gpu_nodes]] in the site file")
+	}
+	return FleetFromSlurm(src.Site, nodes)
 }

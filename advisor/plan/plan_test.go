@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/plan/replay"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func wulver(t testing.TB) *catalog.Site {
@@ -237,5 +239,31 @@ func TestCalculatorCountsGPUHours(t *testing.T) {
 	calc := calculate(site, demandOf(site, []testJob{a, b, c}).calc, 10)
 	if calc.GPUHours != 5 || calc.EligibleHours != 1 || calc.Share != 0.2 || calc.GPUs != 2 || calc.NoEvidence != 1 || calc.Profile != "3g.40gb" {
 		t.Errorf("calculator: %+v", calc)
+	}
+}
+
+// Slurm's nodes read as the site's profiles: the dev cluster's node (two
+// 1g.10gb, a 2g.20gb and a 3g.40gb, and a whole A100) is one GPU cut
+// 3g+2g+1g+1g and one whole; slices beyond one GPU's room go to another.
+func TestFleetFromSlurmPacksTheSlices(t *testing.T) {
+	site := wulver(t)
+	dev, err := os.ReadFile("../../testdata/scontrol/show-node-devcluster-22.05.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := slurm.ParseGPUNodes(string(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes = append(nodes, slurm.GPUNode{Name: "big", GPUs: map[string]int{"a100_40g": 3, "a100_10g": 2}})
+	f, err := FleetFromSlurm(site, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(f.GPUs()); got != "[[full] [3g.40gb 2g.20gb 1g.10gb 1g.10gb] [3g.40gb 3g.40gb] [3g.40gb 1g.10gb 1g.10gb]]" {
+		t.Errorf("fleet %s", got)
+	}
+	if _, err := FleetFromSlurm(site, []slurm.GPUNode{{Name: "x", GPUs: map[string]int{"v100": 1}}}); err == nil || !strings.Contains(err.Error(), `"v100"`) {
+		t.Errorf("an unknown type: %v", err)
 	}
 }

@@ -33,6 +33,8 @@ func planCommand() *cli.Command {
 			&cli.IntFlag{Name: "gpus", Usage: "the site's GPUs, where the site file has no [[gpu_nodes]]"},
 			&cli.IntFlag{Name: "gpus-per-node", Value: 4, Usage: "GPUs per node, with --gpus"},
 			&cli.GenericFlag{Name: "current", Value: &repeated{}, Usage: "with --gpus, how GPUs are cut today: LAYOUT for all (3g.40gb,2g.20gb,1g.10gb,1g.10gb or full), or N:LAYOUT for N of them; repeat it", DefaultText: "full"},
+			&cli.BoolFlag{Name: "from-slurm", Usage: "read today's GPUs from Slurm's nodes (scontrol show node) even where the site file lists [[gpu_nodes]]"},
+			slurmBinFlag(),
 			&cli.IntFlag{Name: "top", Value: 3, Usage: "layouts to show beside today's"},
 			jsonFlag(),
 			&cli.StringFlag{Name: "page", Usage: "write plan.md, plan.svg, mig-parted.yaml, gres.conf and slurm.conf in this directory"},
@@ -44,6 +46,8 @@ func planCommand() *cli.Command {
 
 type planOptions struct {
 	Global    globalFlags
+	Slurm     slurmFlags
+	FromSlurm bool
 	Period    history.Period
 	GPUs      int
 	PerNode   int
@@ -55,7 +59,7 @@ type planOptions struct {
 }
 
 func planOptionsFrom(c *cli.Context) (planOptions, error) {
-	o := planOptions{Global: globalFlagsFrom(c), GPUs: c.Int("gpus"), PerNode: c.Int("gpus-per-node"), Current: c.Generic("current").(*repeated).values,
+	o := planOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), FromSlurm: c.Bool("from-slurm"), GPUs: c.Int("gpus"), PerNode: c.Int("gpus-per-node"), Current: c.Generic("current").(*repeated).values,
 		Top: c.Int("top"), JSON: c.Bool("json"), Page: c.String("page"), SiteStore: c.String("site-store")}
 	if c.NArg() > 0 {
 		return o, usageError{"plan takes no arguments: its flags select the jobs (--since, --until, --month) and the GPUs (--gpus, --current)"}
@@ -67,6 +71,8 @@ func planOptionsFrom(c *cli.Context) (planOptions, error) {
 	switch {
 	case o.GPUs == 0 && (c.IsSet("current") || c.IsSet("gpus-per-node")):
 		return o, usageError{"--current and --gpus-per-node describe the GPUs --gpus counts: give --gpus with them"}
+	case o.GPUs > 0 && o.FromSlurm:
+		return o, usageError{"--gpus and --from-slurm both give today's GPUs: give one"}
 	case o.Top < 1:
 		return o, usageError{fmt.Sprintf("--top %d: show 1 layout or more", o.Top)}
 	}
@@ -85,10 +91,8 @@ func runPlan(ctx context.Context, o planOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	today, err := plan.FleetFromSite(site)
-	if o.GPUs > 0 {
-		today, err = plan.FleetFromCounts(site, o.GPUs, o.PerNode, o.Current)
-	}
+	today, err := plan.Today(ctx, plan.FleetSource{Site: site, GPUs: o.GPUs, PerNode: o.PerNode, Current: o.Current,
+		FromSlurm: o.FromSlurm, Slurm: o.Slurm.client()})
 	if err != nil {
 		return err
 	}

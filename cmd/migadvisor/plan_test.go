@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/sitereplay"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // planMonth collects a generated month of a MIG site into a site history,
@@ -135,5 +137,35 @@ func TestPlanSaysWhyThereIsNothing(t *testing.T) {
 	mustRunCLI(t, "collect", "--sacct-file", empty)
 	if _, errOut, code := migadvisor(t, "plan", "--gpus", "4"); code != 1 || !strings.Contains(errOut, "no GPU job of the period") {
 		t.Errorf("an empty history: exit %d: %s", code, errOut)
+	}
+}
+
+// --from-slurm reads today's GPUs from scontrol: the dev cluster's node is
+// a GPU cut 3g+2g+1g+1g and a whole one; a Slurm that cannot answer is
+// said so, with the other ways to give the GPUs.
+func TestPlanReadsSlurmsNodes(t *testing.T) {
+	period := planMonth(t, 1)
+	dev, err := os.ReadFile("../../testdata/scontrol/show-node-devcluster-22.05.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := slurmtest.New().Prints("scontrol", string(dev))
+	out := mustRunWith(t, fake, append([]string{"plan", "--from-slurm", "--json"}, period...)...)
+	var p struct {
+		Current planOutcome `json:"current"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(p.Current.GPUs); got != "[[full] [3g.40gb 2g.20gb 1g.10gb 1g.10gb]]" {
+		t.Errorf("today's GPUs from scontrol: %s", got)
+	}
+	if calls := fake.Calls("scontrol"); len(calls) != 1 || strings.Join(calls[0].Args, " ") != "--oneliner show node" {
+		t.Errorf("scontrol calls: %+v", calls)
+	}
+	down := slurmtest.New().Fails("scontrol", "slurm_load_node error: Unable to contact slurm controller (connect failure)\n", 1)
+	if _, errOut, code := migadvisorWith(t, down, append([]string{"plan", "--from-slurm"}, period...)...); code != 1 ||
+		!strings.Contains(errOut, "Slurm's nodes could not be read") || !strings.Contains(errOut, "Unable to contact") {
+		t.Errorf("scontrol failing: exit %d: %s", code, errOut)
 	}
 }
