@@ -4,8 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	goruntime "runtime"
+	"strconv"
 	"testing"
 	"time"
 
