@@ -34,9 +34,10 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		return nil, err
 	}
 	for i, g := range groups {
-		if err := b.judge(ctx, st, g, named[g.key]); err != nil {
+		if err := b.judge(ctx, st, g, runsOf(named[g.key])); err != nil {
 			return nil, err
 		}
+		delete(named, g.key) // a group's runs are made when it is judged, and let go after
 		if req.Progress != nil {
 			req.Progress(i+1, len(groups))
 		}
@@ -127,20 +128,20 @@ func (b *builder) group(recs []history.JobRecord, user string) []*group {
 // neverRan: a job cancelled before it started spent nothing.
 func neverRan(r *history.JobRecord) bool { return r.ElapsedS != nil && *r.ElapsedS == 0 }
 
-// namedRuns are the runs of the groups not linked to a script (grouped by
+// namedRuns are the records of the runs of the groups not linked to a script (grouped by
 // job name and resources), each from every job the history has of that
 // user's name and resources, by group key: the group's own jobs of the
 // period, and those that ended outside it.
-func namedRuns(ctx context.Context, st *history.Store, groups []*group, period history.Period) (map[string][]advisor.Run, error) {
+func namedRuns(ctx context.Context, st *history.Store, groups []*group, period history.Period) (map[string][]*history.JobRecord, error) {
 	var names []history.UserJobName
 	seen := map[history.UserJobName]bool{}
-	out := map[string][]advisor.Run{}
+	out := map[string][]*history.JobRecord{}
 	for _, g := range groups {
 		if g.fingerprint != "" || g.session { // a session's advice reads its own
 			continue
 		}
 		for _, j := range g.jobs {
-			out[g.key] = append(out[g.key], advisor.RunsFromRecord(j.rec)...)
+			out[g.key] = append(out[g.key], j.rec)
 		}
 		if n := (history.UserJobName{User: g.user, Name: g.name}); !seen[n] {
 			seen[n] = true
@@ -161,11 +162,22 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 		for i := range recs {
 			if r := &recs[i]; r.Fingerprint == "" {
 				k := groupKey(r)
-				out[k] = append(out[k], advisor.RunsFromRecord(r)...)
+				out[k] = append(out[k], r)
 			}
 		}
 	}
 	return out, nil
+}
+
+// runsOf are the runs of a group's records. They are made one group at a
+// time: made for every group at once, a year of a large site's runs would
+// sit beside its records.
+func runsOf(recs []*history.JobRecord) []advisor.Run {
+	var runs []advisor.Run
+	for _, r := range recs {
+		runs = append(runs, advisor.RunsFromRecord(r)...)
+	}
+	return runs
 }
 
 // groupKey is a job's user and script: its fingerprint, else its name and
