@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -32,5 +33,17 @@ func TestParseBatchScripts(t *testing.T) {
 	none, _ := ParseBatchScripts(strings.NewReader("Batch Script for 5\n" + strings.Repeat("-", 80) + "\nNONE\n\n"))
 	if len(none) != 0 {
 		t.Errorf("NONE: %q", none)
+	}
+}
+
+// A sacct that ignored --batch-script (a Slurm before 21.08 prints its
+// usual table) gave no script at all: that is an error, never "no job has
+// a stored script". Empty output (no job found) is none.
+func TestParseBatchScriptsRefusesOutputWithNoHeader(t *testing.T) {
+	if _, err := ParseBatchScripts(strings.NewReader("JobID|JobName|State\n71|twin|COMPLETED\n")); !errors.Is(err, ErrNoBatchScriptHeader) {
+		t.Errorf("a table read as scripts: %v", err)
+	}
+	if scripts, err := ParseBatchScripts(strings.NewReader("")); err != nil || len(scripts) != 0 {
+		t.Errorf("no output: %q %v", scripts, err)
 	}
 }

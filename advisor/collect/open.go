@@ -86,6 +86,9 @@ func FindSubmitted(ctx context.Context, w Where, patience time.Duration, say fun
 		say(fmt.Sprintf("%s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped",
 			textutil.Plural(res.Dropped, "submission")))
 	}
+	if res.ScriptsUnread != "" {
+		say(StoredScriptsUnread(res.ScriptsUnread))
+	}
 	if err != nil {
 		failed(err)
 		return 0

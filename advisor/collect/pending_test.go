@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,5 +147,38 @@ esac`)
 esac`)
 	if res, err = col.FindPendingWithin(ctx, 5*time.Second); err != nil || res.Linked != 1 || res.Waiting != 0 {
 		t.Errorf("asked again within its patience: %+v %v", res, err)
+	}
+}
+
+// Where sacct --batch-script fails (slurmdbd down, a Slurm before 21.08),
+// the records are paired by time alone, and the collect says so once, in
+// its summary and its --json: never as if slurmdbd kept no scripts.
+func TestRunSaysTheStoredScriptsCouldNotBeRead(t *testing.T) {
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	col := runCollector(t, sl)
+	twinsSubmitted(t, col, sl)
+	sl.command("sacct", `case "$*" in
+*--batch-script*) echo "sacct: error: slurmdbd: Connection refused" >&2; exit 1 ;;
+*) cat "$d/window.psv" ;;
+esac`)
+	rep, err := Run(context.Background(), col, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ambiguous != 2 || !strings.Contains(rep.ScriptsUnread, "slurmdbd: Connection refused") {
+		t.Fatalf("ambiguous %d, scripts unread %q", rep.Ambiguous, rep.ScriptsUnread)
+	}
+	sum := SummaryOf(SessionReport{Report: rep})
+	var text strings.Builder
+	sum.WriteText(&text)
+	want := "the scripts slurmdbd stored could not be read (sacct --batch-script: sacct failed: sacct: error: slurmdbd: Connection refused), " +
+		"so the sbatch wrapper's submissions were paired with their jobs by time alone; those time cannot tell apart wait for a later collect\n"
+	if strings.Count(text.String(), want) != 1 {
+		t.Errorf("the summary does not say it once:\n%s", text.String())
+	}
+	data, _ := json.Marshal(sum)
+	if !strings.Contains(string(data), `"stored_scripts_unread":"sacct --batch-script: sacct failed: sacct: error: slurmdbd: Connection refused"`) {
+		t.Errorf("--json: %s", data)
 	}
 }

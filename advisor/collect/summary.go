@@ -36,6 +36,10 @@ type Summary struct {
 	// Ambiguous counts those left unlinked as ambiguous (two or more equally
 	// plausible, no stored script to tell them apart), for a later collect.
 	Ambiguous int `json:"wrapper_submissions_ambiguous"`
+	// StoredScriptsUnread is why the scripts slurmdbd stored could not be
+	// read to pair those submissions with their jobs: they were paired by
+	// time alone ("" when they were read, or none was needed).
+	StoredScriptsUnread string `json:"stored_scripts_unread,omitempty"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
 	// Published is what --publish wrote.
@@ -98,7 +102,7 @@ func SummaryOf(s SessionReport) Summary {
 	for _, m := range res.Refiled {
 		rep.Refiled = append(rep.Refiled, RefiledJobs{m.From, m.To, m.Jobs})
 	}
-	rep.Linked, rep.Unlinked, rep.Ambiguous = res.Linked, res.Unlinked, res.Ambiguous
+	rep.Linked, rep.Unlinked, rep.Ambiguous, rep.StoredScriptsUnread = res.Linked, res.Unlinked, res.Ambiguous, res.ScriptsUnread
 	rep.Store = s.Store
 	if p := s.Published; p != nil {
 		sum := p.Summary()

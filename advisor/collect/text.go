@@ -55,6 +55,14 @@ func (rep Summary) WriteText(w io.Writer) {
 	}
 }
 
+// StoredScriptsUnread says that the scripts slurmdbd stored could not be
+// read (why), so the sbatch wrapper's submissions were paired with their
+// jobs by time alone: a pair time cannot decide waits for a later collect.
+func StoredScriptsUnread(why string) string {
+	return "the scripts slurmdbd stored could not be read (" + why + "), so the sbatch wrapper's submissions were paired " +
+		"with their jobs by time alone; those time cannot tell apart wait for a later collect"
+}
+
 // NoSuchJob says that Slurm has never seen the jobs ids (neither its queue
 // nor its accounting).
 func NoSuchJob(ids []string) string {
@@ -125,6 +133,9 @@ func (rep Summary) writeJobstats(w io.Writer) {
 // writeSubmissions says what became of the sbatch wrapper's submissions
 // recorded without their job's id.
 func (rep Summary) writeSubmissions(w io.Writer) {
+	if rep.StoredScriptsUnread != "" {
+		fmt.Fprintf(w, "%s\n", StoredScriptsUnread(rep.StoredScriptsUnread))
+	}
 	if rep.Unlinked > 0 {
 		fmt.Fprintf(w, "%s through the sbatch wrapper found no job in accounting a day later "+
 			"(refused by sbatch? another user, name or directory?): dropped\n", textutil.Plural(rep.Unlinked, "submission"))
