@@ -57,6 +57,9 @@ type Report struct {
 	// to pair the wrapper's submissions with their jobs ("": they were,
 	// or none was needed): the pairs were decided by time alone.
 	ScriptsUnread string
+	// SetAside are the sbatch wrapper's records in the spool that the
+	// history's open could not read, renamed *.bad (history.SetAside).
+	SetAside []history.SetAside
 	// pendingAsked is when sacct was asked about every job submitted since,
 	// for the wrapper's records without ids (zero: it was not).
 	pendingAsked time.Time
@@ -71,6 +74,7 @@ type Report struct {
 // col names its own cluster as the source needs it.
 func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	rep, err := col.importAccounting(ctx, opt)
+	rep.SetAside = col.Store.SetAside() // set aside when the history was opened: said whatever follows
 	if err != nil {
 		return rep, err
 	}

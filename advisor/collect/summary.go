@@ -1,5 +1,7 @@
 package collect
 
+import "github.com/migadvisor/migadvisor/advisor/history"
+
 // Summary is what a collect did, as it says it (collect --json).
 type Summary struct {
 	Source       string        `json:"source"` // sacct, the dump's file name, or "none"
@@ -42,6 +44,9 @@ type Summary struct {
 	StoredScriptsUnread string `json:"stored_scripts_unread,omitempty"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
+	// SpoolSetAside are the sbatch wrapper's records this collect could not
+	// read from the spool: renamed *.bad, their submissions not recorded.
+	SpoolSetAside []history.SetAside `json:"spool_set_aside"`
 	// Published is what --publish wrote.
 	Published *PublishSummary `json:"published,omitempty"`
 	// Store is what went to the site store.
@@ -88,7 +93,7 @@ func SummaryOf(s SessionReport) Summary {
 	acct, out := res.Accounting, res.Outputs
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
 		Stubs: acct.Stubs, Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
-		UnknownToSlurm: nonNil(res.UnknownToSlurm),
+		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
 			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}

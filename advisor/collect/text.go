@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -53,6 +54,16 @@ func (rep Summary) WriteText(w io.Writer) {
 	if rep.Published != nil {
 		rep.Published.WriteText(w)
 	}
+}
+
+// SetAsideSentence says that a record of the sbatch wrapper's could not
+// be read from the spool (why), and where it is kept: its submission is
+// not in the history, and nothing else will say so.
+func SetAsideSentence(a history.SetAside) string {
+	if !strings.HasSuffix(a.File, ".bad") {
+		return fmt.Sprintf("a record of the sbatch wrapper's could not be read: %s (%s): its submission is not in the history", a.File, a.Reason)
+	}
+	return fmt.Sprintf("a record of the sbatch wrapper's could not be read (%s): set aside as %s, its submission not in the history", a.Reason, a.File)
 }
 
 // StoredScriptsUnread says that the scripts slurmdbd stored could not be
@@ -133,6 +144,9 @@ func (rep Summary) writeJobstats(w io.Writer) {
 // writeSubmissions says what became of the sbatch wrapper's submissions
 // recorded without their job's id.
 func (rep Summary) writeSubmissions(w io.Writer) {
+	for _, a := range rep.SpoolSetAside {
+		fmt.Fprintln(w, SetAsideSentence(a))
+	}
 	if rep.StoredScriptsUnread != "" {
 		fmt.Fprintf(w, "%s\n", StoredScriptsUnread(rep.StoredScriptsUnread))
 	}

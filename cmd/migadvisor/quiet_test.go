@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A record of the sbatch wrapper's that cannot be read from the spool is
+// set aside as .bad and said once, by the command whose open set it
+// aside: collect in its summary and its --json, any other command on
+// stderr; the next command says nothing of it.
+func TestASpoolRecordSetAsideIsSaidOnce(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev")
+	spool := db + ".spool"
+	badRecord := func(name string) string {
+		t.Helper()
+		if err := os.MkdirAll(spool, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(spool, name)
+		os.WriteFile(file, []byte(`{"JobID": "1", "Finger`), 0o600) // cut short
+		return file
+	}
+	said := func(file string) string {
+		return "a record of the sbatch wrapper's could not be read (not a record of the sbatch wrapper's: unexpected end of JSON input): " +
+			"set aside as " + file + ".bad, its submission not in the history\n"
+	}
+
+	bad := badRecord("1-1.json")
+	out := mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev")
+	if strings.Count(out, said(bad)) != 1 {
+		t.Errorf("collect does not say it once:\n%s", out)
+	}
+	if _, err := os.Stat(bad + ".bad"); err != nil {
+		t.Errorf("not kept: %v", err)
+	}
+	if out := mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev"); strings.Contains(out, "could not be read") {
+		t.Errorf("the next collect says it again:\n%s", out)
+	}
+
+	bad = badRecord("2-2.json")
+	var sum struct {
+		SetAside []struct{ File, Reason string } `json:"spool_set_aside"`
+	}
+	out = mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev", "--json")
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || len(sum.SetAside) != 1 || sum.SetAside[0].File != bad+".bad" ||
+		sum.SetAside[0].Reason != "not a record of the sbatch wrapper's: unexpected end of JSON input" {
+		t.Errorf("--json: %v %s", err, out)
+	}
+
+	bad = badRecord("3-3.json")
+	script := example + "pytorch_mnist.sh"
+	if _, errOut, code := migadvisor(t, "recommend", script); code != 0 || strings.Count(errOut, "migadvisor: "+said(bad)) != 1 {
+		t.Errorf("recommend: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := migadvisor(t, "recommend", script); strings.Contains(errOut, "could not be read") {
+		t.Errorf("recommend says it again: %q", errOut)
+	}
+}
