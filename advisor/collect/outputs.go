@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,15 @@ type OutputResult struct {
 	// Unread are the monitor summaries and emulation records (or their
 	// runs' files) that could not be read, each with why, naming the file.
 	Unread []string
+	// UnreadDirs are the --outputs directories that could not be read,
+	// each with why: no file was looked for there.
+	UnreadDirs []DirError
+}
+
+// DirError is a directory that could not be read, and why.
+type DirError struct {
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
 }
 
 // ScanOutputs finds the output files of each job in the history that is
@@ -65,7 +75,9 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 	if err != nil {
 		return res, err
 	}
-	find := outputFinder{index: indexOutputDirs(dirs), scripts: map[string]slurm.OutputFiles{}, stderr: stderr, me: me}
+	index, unreadDirs := indexOutputDirs(dirs)
+	res.UnreadDirs = unreadDirs
+	find := outputFinder{index: index, scripts: map[string]slurm.OutputFiles{}, stderr: stderr, me: me}
 	for i := range recs {
 		r := &recs[i]
 		if r.State == "PENDING" || r.Stub {
@@ -529,12 +541,21 @@ func candidateNames(r *history.JobRecord) []string {
 	}
 }
 
-// indexOutputDirs maps the file names under dirs (not recursive) to their paths.
-func indexOutputDirs(dirs []string) map[string]string {
-	index := map[string]string{}
+// indexOutputDirs maps the file names under dirs (not recursive) to their
+// paths; unread are the directories that could not be read, and why (a
+// mistyped --outputs, one without permission), which the collect says:
+// skipped without a word, their jobs would read as having no output.
+func indexOutputDirs(dirs []string) (index map[string]string, unread []DirError) {
+	index = map[string]string{}
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d)
 		if err != nil {
+			why := err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err // the directory is named beside it
+			}
+			unread = append(unread, DirError{Dir: d, Reason: why.Error()})
 			continue
 		}
 		for _, e := range entries {
@@ -545,5 +566,5 @@ func indexOutputDirs(dirs []string) map[string]string {
 			}
 		}
 	}
-	return index
+	return index, unread
 }

@@ -85,6 +85,8 @@ type OutputSummary struct {
 	GPUMemory int      `json:"with_gpu_memory"`
 	Unread    []string `json:"unread_summaries"`
 	Emulated  int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
+	// UnreadDirs are the --outputs directories that could not be read.
+	UnreadDirs []DirError `json:"unreadable_dirs"`
 }
 
 // SummaryOf is what a collect session did, as collect says it.
@@ -95,7 +97,7 @@ func SummaryOf(s SessionReport) Summary {
 		Stubs: acct.Stubs, Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
+			out.GPUMemory, nonNil(out.Unread), out.Emulated, append([]DirError{}, out.UnreadDirs...)}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}
 	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
 	for _, b := range acct.BadJobstatsJobs {

@@ -66,6 +66,12 @@ func SetAsideSentence(a history.SetAside) string {
 	return fmt.Sprintf("a record of the sbatch wrapper's could not be read (%s): set aside as %s, its submission not in the history", a.Reason, a.File)
 }
 
+// UnreadDirSentence says that an --outputs directory could not be read,
+// and why: its jobs' files were not looked for there.
+func UnreadDirSentence(d DirError) string {
+	return fmt.Sprintf("--outputs %s could not be read (%s): no output file was looked for there", d.Dir, d.Reason)
+}
+
 // StoredScriptsUnread says that the scripts slurmdbd stored could not be
 // read (why), so the sbatch wrapper's submissions were paired with their
 // jobs by time alone: a pair time cannot decide waits for a later collect.
@@ -195,6 +201,9 @@ func (o OutputSummary) writeText(w io.Writer) {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
 	}
 	fmt.Fprintln(w)
+	for _, d := range o.UnreadDirs {
+		fmt.Fprintln(w, UnreadDirSentence(d))
+	}
 	for _, u := range o.Unread {
 		fmt.Fprintf(w, "skipped: %s\n", u)
 	}

@@ -63,3 +63,33 @@ func TestASpoolRecordSetAsideIsSaidOnce(t *testing.T) {
 		t.Errorf("recommend says it again: %q", errOut)
 	}
 }
+
+// An --outputs directory that cannot be read (mistyped, or not a
+// directory) is said, once, in collect's summary and its --json: skipped
+// without a word, its jobs would read as having written no output.
+func TestCollectSaysAnOutputsDirectoryItCannotRead(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dir := t.TempDir()
+	missing, file := filepath.Join(dir, "logz"), filepath.Join(dir, "a-file")
+	os.WriteFile(file, nil, 0o600)
+	out := mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev", "--outputs", missing, "--outputs", file)
+	for _, want := range []string{
+		"--outputs " + missing + " could not be read (no such file or directory): no output file was looked for there\n",
+		"--outputs " + file + " could not be read (not a directory): no output file was looked for there\n",
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("collect does not say %q once:\n%s", want, out)
+		}
+	}
+	var sum struct {
+		Outputs struct {
+			UnreadDirs []struct{ Dir, Reason string } `json:"unreadable_dirs"`
+		} `json:"outputs"`
+	}
+	out = mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev", "--outputs", missing, "--json")
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || len(sum.Outputs.UnreadDirs) != 1 ||
+		sum.Outputs.UnreadDirs[0].Dir != missing || sum.Outputs.UnreadDirs[0].Reason != "no such file or directory" {
+		t.Errorf("--json: %v %+v", err, sum.Outputs)
+	}
+}

@@ -249,6 +249,9 @@ func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []strin
 	if len(ended.Unknown) > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.NoSuchJob(ended.Unknown))
 	}
+	for _, d := range ended.UnreadDirs {
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.UnreadDirSentence(d))
+	}
 	if len(ended.Open) > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
 	}
