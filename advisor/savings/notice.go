@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -154,6 +155,15 @@ func NewDelivery(site *catalog.Site, dir string, dryRun bool, now time.Time) (De
 		}
 	case len(th.NotifyCommand) > 0:
 		d.Sender = CommandSender{Argv: th.NotifyCommand}
+		// What would run is checked before anything is sent: a command that
+		// is not there fails every notice of a real run, and a dry run that
+		// showed it as "would send" would have hidden that.
+		if err := runnable(th.NotifyCommand[0]); err != nil {
+			if !dryRun {
+				return d, fmt.Errorf("--notify: site %s's notify_command runs %s; nothing was sent", site.Name, err)
+			}
+			d.Unset = append(d.Unset, fmt.Sprintf("site %s's notify_command runs %s, so --notify would send nothing", site.Name, err))
+		}
 	default:
 		if !dryRun {
 			return d, fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
@@ -166,6 +176,33 @@ func NewDelivery(site *catalog.Site, dir string, dryRun bool, now time.Time) (De
 		d.Unset = append(d.Unset, fmt.Sprintf("site %s names no notify_contact in its [report], so the notices name no one to write to with questions", site.Name))
 	}
 	return d, nil
+}
+
+// runnable checks that the command a notice would run is there and may be
+// run: a path, else a name looked up on PATH as exec does. Its error reads
+// after "runs ": "/usr/bin/mail, which does not exist (install …)".
+func runnable(command string) error {
+	const install = "install a mail command (mailutils, bsd-mailx or s-nail) or name one that is installed"
+	path := command
+	if !strings.Contains(command, "/") {
+		found, err := exec.LookPath(command)
+		if err != nil {
+			return fmt.Errorf("%s, which is not on PATH (%s): %s", command, os.Getenv("PATH"), install)
+		}
+		path = found
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s, which does not exist: %s", command, install)
+	case err != nil:
+		return fmt.Errorf("%s, which cannot be checked: %v", command, err)
+	case info.IsDir():
+		return fmt.Errorf("%s, which is a directory, not a command", command)
+	case info.Mode().Perm()&0o111 == 0 || syscall.Access(path, 0x1) != nil: // X_OK: for this user
+		return fmt.Errorf("%s, which is not executable (%s)", command, info.Mode().Perm())
+	}
+	return nil
 }
 
 // NotifyRequest says whom to tell, through what, and what they were told
