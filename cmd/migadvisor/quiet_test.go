@@ -93,3 +93,26 @@ func TestCollectSaysAnOutputsDirectoryItCannotRead(t *testing.T) {
 		t.Errorf("--json: %v %+v", err, sum.Outputs)
 	}
 }
+
+// A command that only reads, run by a user who has no history (the Open
+// OnDemand form runs recommend --session for everyone who opens it),
+// reads nothing and creates nothing: no history.db, no directory.
+func TestReadingNoHistoryCreatesNothing(t *testing.T) {
+	isolate(t)
+	data := os.Getenv("XDG_DATA_HOME")
+	script := example + "pytorch_mnist.sh"
+	for _, args := range [][]string{
+		{"recommend", "--session", "sys/dashboard/sys/jupyter"}, {"recommend", "--session", "jupyter", "--json"},
+		{"recommend", script}, {"recommend", script, "--json"}, {"history"}, {"history", script}, {"history", "--json"},
+		{"status"}, {"status", "--json"}, {"su", script}, {"lint", script}, {"catalog"},
+	} {
+		out, errOut, code := migadvisor(t, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		if entries, _ := os.ReadDir(data); len(entries) != 0 {
+			t.Errorf("%v created %s/%s", args, data, entries[0].Name())
+			os.RemoveAll(filepath.Join(data, entries[0].Name()))
+		}
+	}
+}
