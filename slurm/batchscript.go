@@ -90,3 +90,37 @@ func (c *Client) BatchScripts(ctx context.Context, ids []string) (map[string][]b
 	}
 	return all, nil
 }
+
+// BatchJobs reports, of jobs (by JobIDRaw), which ran a batch script: those
+// accounting has a "batch" step of (sbatch makes one; an allocation of
+// salloc or srun has none, and so never a stored script). The ids are
+// asked in chunks: sacct --jobs with every step, JobIDRaw alone.
+func (c *Client) BatchJobs(ctx context.Context, ids []string) (map[string]bool, error) {
+	batch := map[string]bool{}
+	for start := 0; start < len(ids); start += batchScriptChunk {
+		chunk := ids[start:min(start+batchScriptChunk, len(ids))]
+		out, err := c.run(ctx, "", "sacct", "--noheader", "--parsable2", "--allusers", "--format=JobIDRaw",
+			"--jobs="+strings.Join(chunk, ","))
+		if err != nil {
+			return batch, fmt.Errorf("sacct --format=JobIDRaw: %w", err)
+		}
+		for k := range ParseBatchSteps(out) {
+			batch[k] = true
+		}
+	}
+	return batch, nil
+}
+
+// ParseBatchSteps reads `sacct --format=JobIDRaw` output with steps: the
+// jobs with a batch step ("123.batch" is job 123's), by JobIDRaw. Other
+// lines (the allocation's, its other steps', a header) say nothing.
+func ParseBatchSteps(out []byte) map[string]bool {
+	batch := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		field, _, _ := strings.Cut(strings.TrimSpace(line), "|")
+		if job, ok := strings.CutSuffix(field, ".batch"); ok && job != "" {
+			batch[job] = true
+		}
+	}
+	return batch
+}

@@ -47,3 +47,12 @@ func TestParseBatchScriptsRefusesOutputWithNoHeader(t *testing.T) {
 		t.Errorf("no output: %q %v", scripts, err)
 	}
 }
+
+// A job with a batch step ran a batch script; an salloc or srun allocation
+// has none (its steps: extern, interactive, 0, ...).
+func TestParseBatchSteps(t *testing.T) {
+	got := ParseBatchSteps([]byte("71\n71.batch\n71.extern\n72\n72.extern\n72.interactive\n73\n73.0\n125|x\n125.batch|x\n"))
+	if len(got) != 2 || !got["71"] || !got["125"] {
+		t.Errorf("batch jobs: %v", got)
+	}
+}

@@ -10,8 +10,16 @@ import (
 
 // ScriptsResult is what LinkScripts did.
 type ScriptsResult struct {
-	Linked  int `json:"linked"`  // jobs now linked to their script's fingerprint
-	Missing int `json:"missing"` // jobs slurmdbd has no script for (asked once)
+	Linked int `json:"linked"` // jobs now linked to their script's fingerprint
+	// Missing counts the batch jobs slurmdbd has no script for (asked
+	// once): AccountingStoreFlags=job_script unset, or set after they ran.
+	Missing int `json:"missing"`
+	// Allocations counts the jobs with no script that ran none: salloc's
+	// and srun's allocations (no batch step), which never have one.
+	Allocations int `json:"allocations"`
+	// KindsUnread is why the jobs with no script could not be told apart
+	// ("" when they were): Missing then counts them all.
+	KindsUnread string `json:"allocations_unknown,omitempty"`
 }
 
 // linkedPrefix starts the script name of a job linked by LinkScripts:
@@ -89,6 +97,21 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 		return res, err
 	}
 	res.Missing = len(missing)
+	if len(missing) > 0 {
+		// Which of them ran no batch script at all: an allocation has no
+		// script to store, whatever AccountingStoreFlags says.
+		keys := make([]string, len(missing))
+		for i, j := range missing {
+			keys[i] = j.Key
+		}
+		batch, err := c.Slurm.BatchJobs(ctx, keys)
+		if err != nil {
+			res.KindsUnread = err.Error()
+			return res, nil
+		}
+		res.Allocations = len(keys) - len(batch)
+		res.Missing -= res.Allocations
+	}
 	return res, nil
 }
 

@@ -38,11 +38,7 @@ func (rep Summary) WriteText(w io.Writer) {
 	}
 	rep.writeSubmissions(w)
 	if s := rep.Scripts; s != nil {
-		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
-		if s.Missing > 0 {
-			fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
-		}
-		fmt.Fprintln(w)
+		s.writeText(w)
 	}
 	rep.Outputs.writeText(w)
 	switch {
@@ -78,6 +74,29 @@ func UnreadDirSentence(d DirError) string {
 func StoredScriptsUnread(why string) string {
 	return "the scripts slurmdbd stored could not be read (" + why + "), so the sbatch wrapper's submissions were paired " +
 		"with their jobs by time alone; those time cannot tell apart wait for a later collect"
+}
+
+// writeText says how many jobs were linked to slurmdbd's scripts, and of
+// those with none, the batch jobs whose script it did not store apart from
+// salloc's and srun's allocations, which never have one.
+func (s ScriptsResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
+	switch {
+	case s.Missing > 0 && s.KindsUnread != "":
+		fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script? or salloc and srun allocations, which never have one: "+
+			"sacct could not tell them apart: %s)", s.Missing, s.KindsUnread)
+	case s.Missing == 1:
+		fmt.Fprint(w, ", 1 batch job without a stored script (AccountingStoreFlags=job_script?)")
+	case s.Missing > 1:
+		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
+	}
+	switch {
+	case s.Allocations == 1:
+		fmt.Fprint(w, "; 1 salloc or srun allocation, which has no batch script")
+	case s.Allocations > 1:
+		fmt.Fprintf(w, "; %d salloc or srun allocations, which have no batch script", s.Allocations)
+	}
+	fmt.Fprintln(w)
 }
 
 // NoSuchJob says that Slurm has never seen the jobs ids (neither its queue

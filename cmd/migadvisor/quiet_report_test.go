@@ -3,9 +3,14 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // The README's admin command with a notify_command that is not installed:
@@ -29,5 +34,52 @@ func TestReportDryRunChecksTheMailCommand(t *testing.T) {
 	_, errOut, code = migadvisor(t, "report", "--month", "2026-11", "--min-su-saved", "0", "--notify")
 	if code != 1 || errOut != "migadvisor: --notify: "+want+"; nothing was sent\n" {
 		t.Errorf("--notify: exit %d: %q", code, errOut)
+	}
+}
+
+// collect --all-users where slurmdbd stores scripts
+// (AccountingStoreFlags=job_script): of the jobs with no stored script,
+// the batch job is counted apart from the salloc and srun allocations,
+// which never have one (no batch step in accounting); the flag is asked
+// about only for the first.
+func TestCollectTellsAllocationsFromBatchJobsWithoutAScript(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	script := "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py\n"
+	dump, _ := siteAccounting(t, dir, []acctJob{
+		{id: "81", user: "alice", name: "train", gpu: "a100", state: "COMPLETED", day: 3, hour: 9, seconds: 600, script: script},
+		{id: "82", user: "alice", name: "old", gpu: "a100", state: "COMPLETED", day: 3, hour: 10, seconds: 600},
+		{id: "83", user: "bob", name: "interactive", gpu: "a100", state: "COMPLETED", day: 3, hour: 11, seconds: 600},
+		{id: "84", user: "bob", name: "bash", gpu: "a100", state: "COMPLETED", day: 3, hour: 12, seconds: 600},
+	})
+	batch := map[string]bool{"81": true, "82": true}
+	fake := slurmtest.New().Cluster("migdev").Prints("squeue", "").On("sacct", func(c slurm.Call) slurmtest.Reply {
+		var out strings.Builder
+		switch {
+		case slices.Contains(c.Args, "--batch-script"):
+			for _, id := range strings.Split(c.Args[slices.Index(c.Args, "-j")+1], ",") {
+				fmt.Fprintf(&out, "Batch Script for %s\n%s\n", id, strings.Repeat("-", 80))
+				out.WriteString(map[bool]string{true: script + "\n", false: "NONE\n\n"}[id == "81"])
+			}
+		case slices.Contains(c.Args, "--format=JobIDRaw"):
+			for _, a := range c.Args {
+				ids, ok := strings.CutPrefix(a, "--jobs=")
+				for _, id := range strings.Split(ids, ",") {
+					if ok && batch[id] {
+						fmt.Fprintf(&out, "%s\n%s.batch\n%s.extern\n", id, id, id)
+					} else if ok {
+						fmt.Fprintf(&out, "%s\n%s.extern\n%s.interactive\n", id, id, id)
+					}
+				}
+			}
+		}
+		return slurmtest.Reply{Stdout: out.String()}
+	})
+	out := mustRunWith(t, fake, "collect", "--sacct-file", dump, "--all-users")
+	want := "scripts: 1 job linked from slurmdbd, 1 batch job without a stored script (AccountingStoreFlags=job_script?); " +
+		"2 salloc or srun allocations, which have no batch script\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("collect:\n%s\nwant %q", out, want)
 	}
 }
