@@ -18,14 +18,19 @@ import (
 
 // OutputResult is what the scan of job output files found.
 type OutputResult struct {
-	Scanned   int      // files read
-	Unchanged int      // files already scanned, not changed since
-	Missing   []string // jobs whose output file was not found (of those that could have written one)
-	GPUOOMs   int
-	HostOOMs  int
-	Work      int      // files that reported work done
-	Capped    []string // files larger than the cap, read at their head and tail
-	GPUMemory int      // jobs with the monitor's GPU memory figures
+	Scanned   int // files read
+	Unchanged int // files already scanned, not changed since
+	// Missing are the jobs whose output file was not found (of those that
+	// could have written one) and not said before; MissingBefore counts
+	// those said by an earlier collect (NoteMissing), not said again.
+	Missing       []string
+	MissingBefore int
+	missingKeys   [][2]string // Missing's cluster and job key, for NoteMissing
+	GPUOOMs       int
+	HostOOMs      int
+	Work          int      // files that reported work done
+	Capped        []string // files larger than the cap, read at their head and tail
+	GPUMemory     int      // jobs with the monitor's GPU memory figures
 	// Emulated counts the runs of emulations (migadvisor emulate) found
 	// beside the output of the jobs that ran them, and recorded.
 	Emulated int
@@ -98,7 +103,12 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 				continue
 			}
 			if r.Fingerprint != "" && wroteOutput(r) {
-				res.Missing = append(res.Missing, r.JobID)
+				if done[[2]string{r.Cluster, r.Key}].SaidMissing() {
+					res.MissingBefore++ // said once: a collect every 30 minutes does not say it again
+				} else {
+					res.Missing = append(res.Missing, r.JobID)
+					res.missingKeys = append(res.missingKeys, [2]string{r.Cluster, r.Key})
+				}
 			}
 			continue
 		}
@@ -107,6 +117,14 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		}
 	}
 	return res, nil
+}
+
+// NoteMissing records in the history that the jobs res.Missing names were
+// said to have no output file found (history.Store.NoteOutputsMissing):
+// the command that says so calls it, and the next scan counts them in
+// MissingBefore instead.
+func (c *Collector) NoteMissing(ctx context.Context, res OutputResult) error {
+	return c.Store.NoteOutputsMissing(ctx, res.missingKeys)
 }
 
 // scanJob records the evidence of a job's files, unless they are as they

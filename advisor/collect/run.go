@@ -103,6 +103,11 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	if rep.Outputs, err = col.ScanOutputs(ctx, opt.Outputs, nil); err != nil {
 		return rep, err
 	}
+	// The jobs whose output was not found are said in this collect's
+	// summary: once, not again at every collect.
+	if err := col.NoteMissing(ctx, rep.Outputs); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 

@@ -80,11 +80,14 @@ type OutputSummary struct {
 	GPUOOMs   int      `json:"gpu_ooms"`
 	HostOOMs  int      `json:"host_ooms"`
 	Work      int      `json:"with_work"`
-	Missing   []string `json:"missing"`
-	Capped    []string `json:"capped"` // read at head and tail only
-	GPUMemory int      `json:"with_gpu_memory"`
-	Unread    []string `json:"unread_summaries"`
-	Emulated  int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
+	Missing   []string `json:"missing"` // not said before
+	// MissingBefore counts the jobs with no output file found that an
+	// earlier collect said so of: not said again.
+	MissingBefore int      `json:"missing_said_before"`
+	Capped        []string `json:"capped"` // read at head and tail only
+	GPUMemory     int      `json:"with_gpu_memory"`
+	Unread        []string `json:"unread_summaries"`
+	Emulated      int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
 	// UnreadDirs are the --outputs directories that could not be read.
 	UnreadDirs []DirError `json:"unreadable_dirs"`
 }
@@ -96,8 +99,9 @@ func SummaryOf(s SessionReport) Summary {
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
 		Stubs: acct.Stubs, Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
-		Outputs: OutputSummary{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-			out.GPUMemory, nonNil(out.Unread), out.Emulated, append([]DirError{}, out.UnreadDirs...)}}
+		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
+			Missing: nonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: nonNil(out.Capped), GPUMemory: out.GPUMemory,
+			Unread: nonNil(out.Unread), Emulated: out.Emulated, UnreadDirs: append([]DirError{}, out.UnreadDirs...)}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}
 	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
 	for _, b := range acct.BadJobstatsJobs {

@@ -116,3 +116,40 @@ func TestReadingNoHistoryCreatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A tracked job whose output file is found nowhere is said once: the
+// collect that first looks for it names it, and the next collects (one
+// every 30 minutes) do not repeat it; --json counts it as said before.
+func TestCollectSaysAMissingOutputOnce(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	historyWithJob2(t, db, example+"pytorch_mnist.sh") // job 2 ran in the dev cluster's directory, not here
+	out := mustRunCLI(t, "collect", "--sacct-file", devclusterDump)
+	if strings.Count(out, "no output file found for job 2 (point --outputs at their directory)\n") != 1 {
+		t.Fatalf("the first collect does not name job 2:\n%s", out)
+	}
+	for range 2 {
+		if out := mustRunCLI(t, "collect", "--sacct-file", devclusterDump); strings.Contains(out, "no output file found") {
+			t.Errorf("a later collect says it again:\n%s", out)
+		}
+	}
+	var sum struct {
+		Outputs struct {
+			Missing []string `json:"missing"`
+			Before  int      `json:"missing_said_before"`
+		} `json:"outputs"`
+	}
+	out = mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--json")
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || len(sum.Outputs.Missing) != 0 || sum.Outputs.Before != 1 {
+		t.Errorf("--json: %v %+v", err, sum.Outputs)
+	}
+	// The job's record reads as it did: no output.
+	var hist []struct {
+		JobID  string  `json:"job_id"`
+		Output *string `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "history", example+"pytorch_mnist.sh", "--json")), &hist); err != nil || len(hist) != 1 || hist[0].Output != nil {
+		t.Errorf("history: %v %+v", err, hist)
+	}
+}
