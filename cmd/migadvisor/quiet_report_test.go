@@ -3,8 +3,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -81,5 +84,42 @@ func TestCollectTellsAllocationsFromBatchJobsWithoutAScript(t *testing.T) {
 		"2 salloc or srun allocations, which have no batch script\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("collect:\n%s\nwant %q", out, want)
+	}
+}
+
+// The README's admin block on a fresh install: report --month last after
+// a first collect says why it is empty (the history's jobs ended later,
+// or there are none) and the collect that reads the month; with the month
+// collected, the same report has its jobs.
+func TestAnEmptyReportSaysWhyAndWhatToRun(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "site.db"))
+	fill := "to read the period's accounting into it: migadvisor collect --all-users --since 2026-10-01 " +
+		"(a collect with no --since reads the last 7 days, and then goes on from where it left off)\n"
+	empty := filepath.Join(t.TempDir(), "empty.psv")
+	os.WriteFile(empty, nil, 0o644)
+	mustRunCLI(t, "collect", "--sacct-file", empty, "--all-users", "--cluster", "migdev") // a collect that found no job
+	text, errOut, code := migadvisor(t, "report", "--month", "2026-10")
+	if code != 0 || !strings.Contains(text, ": 0 jobs, 0 SU\nnothing to judge: this history holds no job yet; "+fill) {
+		t.Errorf("no job: exit %d:\n%s%s", code, text, errOut)
+	}
+	// A first collect of November's jobs (as one with no --since would read in its first week).
+	mustRunCLI(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
+	text, errOut, code = migadvisor(t, "report", "--month", "2026-10")
+	if code != 0 || !regexp.MustCompile(`nothing to judge: no job ended in the period in this history, whose \d+ jobs ended from 2026-11-\d\d to 2026-11-\d\d; `+
+		regexp.QuoteMeta(fill)).MatchString(text) {
+		t.Errorf("a history of later jobs: exit %d:\n%s%s", code, text, errOut)
+	}
+	var rep struct {
+		Held struct {
+			Jobs     int `json:"jobs"`
+			InPeriod int `json:"ended_in_period"`
+		} `json:"history_holds"`
+	}
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "report", "--month", "2026-10", "--json")), &rep); err != nil || rep.Held.Jobs == 0 || rep.Held.InPeriod != 0 {
+		t.Errorf("--json: %v %+v", err, rep)
+	}
+	if text := mustRunCLI(t, "report", "--month", "2026-11"); strings.Contains(text, "nothing to judge") {
+		t.Errorf("November, collected:\n%s", text)
 	}
 }
