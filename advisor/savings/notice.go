@@ -356,7 +356,7 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 		n.Scripts = append(n.Scripts, measureKey(m))
 	}
 	if len(scripts) == 0 {
-		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Title)
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Called())
 		hello, rest, _ := strings.Cut(n.Body, "\n\n")
 		_, rest, _ = strings.Cut(rest, "\n\n") // compose's opening is about scripts listed
 		n.Body = hello + "\n\nSome of your GPU jobs may cost less on another slice, if they fit there; one measurement settles it " +
@@ -373,7 +373,7 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 // compose writes a user's notice: short, polite, and concrete: per script
 // the slice that would do, the SU it would save, and the line to change.
 func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, scripts []Script) Notice {
-	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Title)}
+	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Called())}
 	jobs, saved, larger := 0, 0.0, false
 	for _, s := range scripts {
 		jobs += s.Jobs
@@ -390,14 +390,14 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	if larger {
 		// A larger slice that runs them enough faster is no "bigger GPU
 		// than needed": say what holds for both directions.
-		n.Subject = fmt.Sprintf("Your GPU jobs on %s could use a GPU slice that costs less", site.Title)
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s could use a GPU slice that costs less", site.Called())
 		fmt.Fprintf(&b, "%s, %s of yours on %s ran on a GPU slice that cost more than another would have. "+
 			"The slices below would have run %s for about %s SU less:\n\n",
-			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, them, catalog.FormatSU(catalog.RoundSU(saved)))
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Called(), them, catalog.FormatSU(catalog.RoundSU(saved)))
 	} else {
 		fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
 			"A smaller slice would have run %s for about %s SU less:\n\n",
-			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Called(), they, them,
 			catalog.FormatSU(catalog.RoundSU(saved)))
 	}
 	for _, s := range scripts {
@@ -405,7 +405,7 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	}
 	b.WriteString(recommendCommands(scripts))
 	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these %s again for %d days.",
-		site.Title, whatTold(scripts), th.NotifyEveryDays)
+		site.Called(), whatTold(scripts), th.NotifyEveryDays)
 	if th.NotifyContact != "" {
 		fmt.Fprintf(&b, " Questions are welcome at %s.", th.NotifyContact)
 	}

@@ -123,3 +123,25 @@ func TestAnEmptyReportSaysWhyAndWhatToRun(t *testing.T) {
 		t.Errorf("November, collected:\n%s", text)
 	}
 }
+
+// A site file exported from the built-in site and named for another
+// cluster (as docs/admin/site-file.md starts one) never speaks in the
+// built-in site's name: its notices and report say the new site's.
+func TestAnExportedSiteFileSpeaksInItsOwnName(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	exported := mustRunCLI(t, "catalog", "export")
+	if strings.Contains(strings.ToLower(exported), "wulver") || strings.Contains(exported, "NJIT") {
+		t.Errorf("the export carries the built-in site's name:\n%s", exported)
+	}
+	site := filepath.Join(dir, "site.toml")
+	named := strings.Replace(exported, `name = ""`, `name = "hpc2"`, 1) + "\n[report]\nmin_su_saved = 1\nnotify_contact = \"hpc@example.edu\"\n"
+	os.WriteFile(site, []byte(named), 0o644)
+	t.Setenv("MIGADVISOR_SITE", site)
+	mustRunCLI(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false", "--cluster", "migdev")
+	text := mustRunCLI(t, "report", "--month", "2026-11", "--min-su-saved", "0", "--notify-dir", t.TempDir(), "--dry-run")
+	if !strings.Contains(text, "--- Subject: Your GPU jobs on hpc2 could use a smaller GPU slice\n") || strings.Contains(strings.ToLower(text), "wulver") {
+		t.Errorf("the notice:\n%s", text)
+	}
+}
