@@ -96,6 +96,12 @@ func (s ScriptsResult) writeText(w io.Writer) {
 	case s.Allocations > 1:
 		fmt.Fprintf(w, "; %d salloc or srun allocations, which have no batch script", s.Allocations)
 	}
+	switch {
+	case s.NeverStarted == 1:
+		fmt.Fprint(w, "; 1 job that never started, whose script slurmdbd does not store")
+	case s.NeverStarted > 1:
+		fmt.Fprintf(w, "; %d jobs that never started, whose scripts slurmdbd does not store", s.NeverStarted)
+	}
 	fmt.Fprintln(w)
 }
 
