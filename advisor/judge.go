@@ -227,13 +227,22 @@ func (a *analysis) lowerBound(pa *ProfileAdvice) (float64, string) {
 	return lower, words
 }
 
-// charge applies the SU formula to the runtime, and to the time per unit of work.
+// chargeJob is the SU formula: Site.Charge, which a test replaces to see a
+// price fail.
+var chargeJob = (*catalog.Site).Charge
+
+// charge applies the SU formula to the runtime, and to the time per unit of
+// work. A profile the formula cannot price is said so, in the profile's
+// Unpriced and a note, and is not eligible: with no figure its SU would
+// read as 0, the cheapest of all.
 func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	j := a.base
 	j.Profile, j.GPUs, j.Partition, j.Hours = p, a.gpus(p), a.partitionFor(p), 1
 	pa.Partition = j.Partition
-	rate, err := a.site.Charge(j)
+	rate, err := chargeJob(a.site, j)
 	if err != nil {
+		pa.Unpriced = fmt.Sprintf("no price: the site's SU formula failed on %s: %v", p.Name, err)
+		a.note("%s has no price (the site's SU formula failed: %v), so it is not recommended", p.Name, err)
 		return
 	}
 	pa.SUPerHour = round4(rate.SUPerHour)
@@ -360,6 +369,9 @@ func (a *analysis) failedOnly(profile string) string {
 func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	if pa.excluded != "" {
 		return false, pa.excluded
+	}
+	if pa.Unpriced != "" {
+		return false, pa.Unpriced
 	}
 	switch pa.OOMRisk {
 	case memory.RiskHigh:

@@ -157,13 +157,16 @@ type ProfileAdvice struct {
 	RuntimeRuns   int      `json:"runtime_runs"`
 	RuntimeSpread *float64 `json:"runtime_spread"`
 	SUPerHour     float64  `json:"su_per_hour"`
-	SU            *float64 `json:"su"`                  // three significant digits, as printed
-	SUPerWork     *float64 `json:"su_per_work"`         // SU per work_unit
-	WorkUnit      string   `json:"work_unit,omitempty"` // scaled to read well: 1M samples, ns
-	QueueWaitS    *float64 `json:"queue_wait_s"`
-	TimeLimit     string   `json:"time_limit,omitempty"` // the --time to use when the script's is too short
-	Eligible      bool     `json:"eligible"`
-	Reason        string   `json:"reason"`
+	// Unpriced is why the site's formula gave the profile no price ("": it
+	// did); SUPerHour is then 0 and SU nil, and the profile not eligible.
+	Unpriced   string   `json:"unpriced,omitempty"`
+	SU         *float64 `json:"su"`                  // three significant digits, as printed
+	SUPerWork  *float64 `json:"su_per_work"`         // SU per work_unit
+	WorkUnit   string   `json:"work_unit,omitempty"` // scaled to read well: 1M samples, ns
+	QueueWaitS *float64 `json:"queue_wait_s"`
+	TimeLimit  string   `json:"time_limit,omitempty"` // the --time to use when the script's is too short
+	Eligible   bool     `json:"eligible"`
+	Reason     string   `json:"reason"`
 
 	capacity    float64
 	shares      catalog.Shares

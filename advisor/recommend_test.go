@@ -479,3 +479,30 @@ func TestAScriptThatFailsEverywhere(t *testing.T) {
 		t.Errorf("a failure after the success is not said: %q", rec.Notes)
 	}
 }
+
+// A profile the site's SU formula cannot price is said so (its unpriced
+// reason and a note) and never recommended: with no figure its SU would
+// read as 0, the cheapest of all.
+func TestAProfileThatCannotBePricedIsSaidAndNotRecommended(t *testing.T) {
+	charge := chargeJob
+	t.Cleanup(func() { chargeJob = charge })
+	chargeJob = func(s *catalog.Site, j catalog.Job) (catalog.Charge, error) {
+		if j.Profile != nil && j.Profile.Name == "1g.10gb" {
+			return catalog.Charge{}, fmt.Errorf("no rate for %s", j.Profile.Name)
+		}
+		return charge(s, j)
+	}
+	rec := recommend(t, "", []Run{newRun("full", 3600).peak(3072)}, Options{})
+	small := profileOf(t, rec, "1g.10gb")
+	if small.Eligible || small.Unpriced != "no price: the site's SU formula failed on 1g.10gb: no rate for 1g.10gb" || small.Reason != small.Unpriced {
+		t.Errorf("1g.10gb: eligible %v, unpriced %q, reason %q", small.Eligible, small.Unpriced, small.Reason)
+	}
+	if got := recommended(rec); got != "2g.20gb" {
+		t.Errorf("recommended %s, want 2g.20gb, the smallest priced: %s", got, rec.Reason)
+	}
+	var text strings.Builder
+	rec.WriteText(&text)
+	if want := "note: 1g.10gb has no price (the site's SU formula failed: no rate for 1g.10gb), so it is not recommended\n"; strings.Count(text.String(), want) != 1 {
+		t.Errorf("the advice does not say it once:\n%s", text.String())
+	}
+}

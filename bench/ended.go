@@ -39,6 +39,8 @@ type Ended struct {
 	Outcomes Outcomes
 	Open     []string // accounting has no final record of these yet
 	Unknown  []string // Slurm has no job of these ids (mistyped, or long forgotten)
+	// UnreadDirs are the output directories given that could not be read.
+	UnreadDirs []collect.DirError
 }
 
 // CollectEnded imports the final records of the ended jobs ids and the
@@ -53,9 +55,11 @@ func CollectEnded(ctx context.Context, acct Accounting, h History, site *catalog
 	if _, err := acct.FileTogether(ctx); err != nil {
 		return e, fmt.Errorf("file the jobs under their cluster: %w", err)
 	}
-	if _, err := acct.ScanOutputs(ctx, outputs, nil); err != nil {
+	out, err := acct.ScanOutputs(ctx, outputs, nil)
+	if err != nil {
 		return e, fmt.Errorf("scan the jobs' outputs: %w", err)
 	}
+	e.UnreadDirs = out.UnreadDirs
 	if e.Tracked, err = h.Tracked(ctx, history.TrackedFilter{JobIDs: ids}); err != nil {
 		return e, err
 	}

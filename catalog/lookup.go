@@ -75,6 +75,50 @@ func (s *Site) TOML() ([]byte, error) {
 	return data, nil
 }
 
+// exportHeader opens a built-in site's file as Export gives it: where it
+// came from, and what is the new site's to give. It names no site: a copy
+// taken at another site must never speak in the built-in one's name.
+const exportHeader = `# A site file for migadvisor, started from a site built into it: the name
+# and the title are yours to give (notices and reports say the title), and
+# every figure below is the built-in site's: check each against your cluster
+# (docs/admin/site-file.md; on a GPU node, 'migadvisor catalog discover').
+`
+
+// Export is the site file to copy and edit (catalog export): a site file's
+// own bytes; for a built-in site, its file with the opening comment that
+// describes that site replaced by exportHeader, and its name and title
+// left empty for the new site's. Notices say the title: a copy that kept
+// the built-in one's would tell another site's users they ran on it. An
+// exported built-in site loads only once it is named (the site needs a
+// name), so it cannot be installed as it is.
+func (s *Site) Export() ([]byte, error) {
+	data, err := s.TOML()
+	if err != nil || !strings.HasPrefix(s.Source, builtinSource) {
+		return data, err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	i := 0
+	for i < len(lines) && strings.HasPrefix(lines[i], "#") {
+		i++ // the built-in site's own description
+	}
+	var b strings.Builder
+	b.WriteString(exportHeader)
+	top := true // before the first table: where name and title are
+	for _, line := range lines[i:] {
+		key, _, _ := strings.Cut(line, "=")
+		switch key = strings.TrimSpace(key); {
+		case strings.HasPrefix(strings.TrimSpace(line), "["):
+			top = false
+		case top && key == "name":
+			line = "name = \"\"   # required: your site's short name (a word), which messages say\n"
+		case top && key == "title":
+			line = "title = \"\"  # your site as its users know it, which notices and reports say (else the name)\n"
+		}
+		b.WriteString(line)
+	}
+	return []byte(b.String()), nil
+}
+
 // Resolve finds the site to use. choice is the --site flag (or its env twin
 // MIGADVISOR_SITE): a built-in name or a file path. Without it the user's
 // $XDG_CONFIG_HOME/migadvisor/site.toml, then SystemSiteFile, then the

@@ -22,6 +22,15 @@ const FormatVersion = 1
 // FullGPU is the slice name of a whole GPU without MIG.
 const FullGPU = "full"
 
+// Called is the site as notices and pages say it: its title, else its
+// name (a site file made by catalog discover, or exported, may have none).
+func (s *Site) Called() string {
+	if s.Title != "" {
+		return s.Title
+	}
+	return s.Name
+}
+
 // Site is one cluster's GPU profiles and charging rules.
 type Site struct {
 	Version          int           `toml:"version"`

@@ -297,3 +297,39 @@ func TestSiteIndexPath(t *testing.T) {
 		}
 	}
 }
+
+// Export leaves a built-in site's name, title and description out, for the
+// new site's: the rest is its file, byte for byte, and loads once named. A
+// site file's export is the file.
+func TestExportLeavesTheBuiltinSitesNameOut(t *testing.T) {
+	site, err := Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := site.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if strings.Contains(strings.ToLower(text), "wulver") || strings.Contains(text, "NJIT") || !strings.HasPrefix(text, exportHeader) {
+		t.Errorf("the export names the built-in site:\n%s", text)
+	}
+	if _, err := Parse("site.toml", data); err == nil || err.Error() != "site.toml:6: the site needs a name" {
+		t.Errorf("unnamed: %v", err)
+	}
+	named, err := Parse("site.toml", []byte(strings.Replace(text, `name = ""`, `name = "hpc2"`, 1)))
+	if err != nil || named.Name != "hpc2" || named.Title != "" || named.Called() != "hpc2" || len(named.Profiles) != len(site.Profiles) ||
+		named.Profiles[0].Name != "1g.10gb" || named.Billing.GPUWeight != site.Billing.GPUWeight {
+		t.Fatalf("named: %v %+v", err, named)
+	}
+	own, _ := BuiltinTOML("wulver")
+	file := filepath.Join(t.TempDir(), "site.toml")
+	os.WriteFile(file, own, 0o644)
+	fromFile, err := LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := fromFile.Export(); err != nil || string(data) != string(own) {
+		t.Errorf("a site file's export is not the file: %v", err)
+	}
+}

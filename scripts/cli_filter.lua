@@ -208,24 +208,49 @@ function M.checksum(s)
 	return h
 end
 
+-- read_regular is the whole of the file at path where it is a regular
+-- file of at most max bytes; nil for anything else. Nothing the filter
+-- reads may hold sbatch longer than sbatch's own read of the script did,
+-- and Lua has no stat and no timeout: opened to read, a FIFO waits for a
+-- writer, and sbatch has read the script before the filter runs, so the
+-- writer of one (sbatch <(...)) is gone and sbatch would wait for ever. So
+-- the file is opened to read and write, which on Linux never waits (it is
+-- never written, and its times do not change), and read only where it can
+-- be sought: a FIFO, a socket or a terminal cannot. A file this user may
+-- not write is not read here (nil): filter-advise, under its hard time
+-- limit, answers for it instead. At most max + 1 bytes are read, whatever
+-- the size said (a device that seeks, such as /dev/zero, has no end).
+function M.read_regular(path, max)
+	local f = io.open(path, "r+b")
+	if not f then
+		return nil
+	end
+	local size = f:seek("end")
+	local data
+	if size == 0 then
+		data = f:read(1) == nil and "" or nil -- a device of no size may still have bytes
+	elseif size and size <= max and f:seek("set") then
+		data = f:read(max + 1)
+	end
+	f:close()
+	if not data or #data ~= size then
+		return nil
+	end
+	return data
+end
+
 -- key is the submission's in the cache: the script's path, size and
 -- checksum, then the options and environment the advice reads, by tabs;
--- nil where a value holds a tab or a line break, or the script cannot be
--- read or is over M.max_script bytes (its checksum would cost more than
--- the process).
+-- nil where a value holds a tab or a line break, or the script is not a
+-- regular file M.read_regular can read or is over M.max_script bytes (its
+-- checksum would cost more than the process).
 M.max_script = 256 * 1024
 function M.key(options)
 	local argv = options.argv
 	local script = type(argv) == "table" and argv[1] or nil
 	local parts = { "", "0", "0" }
 	if script then
-		local f = io.open(script, "rb")
-		if not f then
-			return nil
-		end
-		local size = f:seek("end")
-		local data = size and size <= M.max_script and f:seek("set") and f:read("*a")
-		f:close()
+		local data = M.read_regular(script, M.max_script)
 		if not data then
 			return nil
 		end
@@ -273,14 +298,12 @@ end
 -- The file (advisor/wrapper/filtercache.go): a first line, then entries of
 -- a line "entry WRITTEN KEYLEN ADVICELEN SETSLEN DRAFTLEN OPTIONSLEN" and
 -- that many bytes, then "\n"; then "end\n". The options are what a refresh
--- answers the entry again of: the filter skips them.
+-- answers the entry again of: the filter skips them. The file is read as
+-- the script is (M.read_regular), up to M.max_cache bytes: more than
+-- migadvisor-sbatch writes (filterCacheEntries of filterCacheMaxEntry).
+M.max_cache = 1024 * 1024
 function M.lookup(file, key, now)
-	local f = io.open(file, "rb")
-	if not f then
-		return nil
-	end
-	local data = f:read("*a")
-	f:close()
+	local data = M.read_regular(file, M.max_cache)
 	local magic = "migadvisor-clifilter 2\n"
 	if not data or string.sub(data, 1, #magic) ~= magic or string.sub(data, -4) ~= "end\n" then
 		return nil

@@ -3,6 +3,8 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -11,10 +13,17 @@ import (
 // followed by a line of dashes.
 const batchScriptHeader = "Batch Script for "
 
+// ErrNoBatchScriptHeader is output of `sacct --batch-script` with no
+// "Batch Script for" header in it: not what that option prints (a sacct
+// that ignored it printed its usual table), so no job's script can be
+// told from it.
+var ErrNoBatchScriptHeader = errors.New("no \"Batch Script for\" header in its output (a Slurm before 21.08 does not know the option)")
+
 // ParseBatchScripts reads `sacct --batch-script -j ...` output: each job id
 // with the script slurmdbd stored for it. Jobs it has none for (a site
 // without AccountingStoreFlags=job_script, a job not started) print "NONE"
-// and are left out.
+// and are left out. Output with no header at all is ErrNoBatchScriptHeader:
+// read as "no stored scripts", it would pass for a site that keeps none.
 func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -27,6 +36,7 @@ func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 		return strings.HasPrefix(lines[i], batchScriptHeader) && i+1 < len(lines) && isDashes(strings.TrimSpace(lines[i+1]))
 	}
 	scripts := map[string][]byte{}
+	headers := 0
 	for i := 0; i < len(lines); i++ {
 		if !isHeader(i) {
 			continue
@@ -43,6 +53,10 @@ func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 			scripts[id] = []byte(text)
 		}
 		i = end - 1
+		headers++
+	}
+	if headers == 0 && strings.TrimSpace(string(data)) != "" {
+		return nil, ErrNoBatchScriptHeader
 	}
 	return scripts, nil
 }
@@ -56,22 +70,57 @@ const batchScriptChunk = 200
 
 // BatchScripts asks slurmdbd for the scripts of jobs (by JobIDRaw), in
 // chunks. Needs AccountingStoreFlags=job_script; other users' scripts need
-// root or an operator.
+// root or an operator. An error says that the scripts could not be read,
+// which is not that there are none: callers say it.
 func (c *Client) BatchScripts(ctx context.Context, ids []string) (map[string][]byte, error) {
 	all := map[string][]byte{}
 	for start := 0; start < len(ids); start += batchScriptChunk {
 		chunk := ids[start:min(start+batchScriptChunk, len(ids))]
 		out, err := c.run(ctx, "", "sacct", "--batch-script", "-j", strings.Join(chunk, ","))
 		if err != nil {
-			return all, err
+			return all, fmt.Errorf("sacct --batch-script: %w", err)
 		}
 		scripts, err := ParseBatchScripts(bytes.NewReader(out))
 		if err != nil {
-			return all, err
+			return all, fmt.Errorf("sacct --batch-script: %w", err)
 		}
 		for id, s := range scripts {
 			all[id] = s
 		}
 	}
 	return all, nil
+}
+
+// BatchJobs reports, of jobs (by JobIDRaw), which ran a batch script: those
+// accounting has a "batch" step of (sbatch makes one; an allocation of
+// salloc or srun has none, and so never a stored script). The ids are
+// asked in chunks: sacct --jobs with every step, JobIDRaw alone.
+func (c *Client) BatchJobs(ctx context.Context, ids []string) (map[string]bool, error) {
+	batch := map[string]bool{}
+	for start := 0; start < len(ids); start += batchScriptChunk {
+		chunk := ids[start:min(start+batchScriptChunk, len(ids))]
+		out, err := c.run(ctx, "", "sacct", "--noheader", "--parsable2", "--allusers", "--format=JobIDRaw",
+			"--jobs="+strings.Join(chunk, ","))
+		if err != nil {
+			return batch, fmt.Errorf("sacct --format=JobIDRaw: %w", err)
+		}
+		for k := range ParseBatchSteps(out) {
+			batch[k] = true
+		}
+	}
+	return batch, nil
+}
+
+// ParseBatchSteps reads `sacct --format=JobIDRaw` output with steps: the
+// jobs with a batch step ("123.batch" is job 123's), by JobIDRaw. Other
+// lines (the allocation's, its other steps', a header) say nothing.
+func ParseBatchSteps(out []byte) map[string]bool {
+	batch := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		field, _, _ := strings.Cut(strings.TrimSpace(line), "|")
+		if job, ok := strings.CutSuffix(field, ".batch"); ok && job != "" {
+			batch[job] = true
+		}
+	}
+	return batch
 }

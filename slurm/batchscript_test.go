@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -32,5 +33,26 @@ func TestParseBatchScripts(t *testing.T) {
 	none, _ := ParseBatchScripts(strings.NewReader("Batch Script for 5\n" + strings.Repeat("-", 80) + "\nNONE\n\n"))
 	if len(none) != 0 {
 		t.Errorf("NONE: %q", none)
+	}
+}
+
+// A sacct that ignored --batch-script (a Slurm before 21.08 prints its
+// usual table) gave no script at all: that is an error, never "no job has
+// a stored script". Empty output (no job found) is none.
+func TestParseBatchScriptsRefusesOutputWithNoHeader(t *testing.T) {
+	if _, err := ParseBatchScripts(strings.NewReader("JobID|JobName|State\n71|twin|COMPLETED\n")); !errors.Is(err, ErrNoBatchScriptHeader) {
+		t.Errorf("a table read as scripts: %v", err)
+	}
+	if scripts, err := ParseBatchScripts(strings.NewReader("")); err != nil || len(scripts) != 0 {
+		t.Errorf("no output: %q %v", scripts, err)
+	}
+}
+
+// A job with a batch step ran a batch script; an salloc or srun allocation
+// has none (its steps: extern, interactive, 0, ...).
+func TestParseBatchSteps(t *testing.T) {
+	got := ParseBatchSteps([]byte("71\n71.batch\n71.extern\n72\n72.extern\n72.interactive\n73\n73.0\n125|x\n125.batch|x\n"))
+	if len(got) != 2 || !got["71"] || !got["125"] {
+		t.Errorf("batch jobs: %v", got)
 	}
 }

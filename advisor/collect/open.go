@@ -46,6 +46,7 @@ func OpenNamed(ctx context.Context, w Where, say func(sentence string)) (*Collec
 	if err != nil {
 		return nil, err
 	}
+	saySetAside(col.Store, say)
 	if err := col.NameCluster(ctx, w.Cluster, say); err != nil {
 		col.Store.Close()
 		return nil, err
@@ -74,6 +75,7 @@ func FindSubmitted(ctx context.Context, w Where, patience time.Duration, say fun
 		return 0
 	}
 	defer col.Store.Close()
+	saySetAside(col.Store, say)
 	if _, pending, err := col.Store.OldestPending(ctx); err != nil || !pending {
 		return 0 // the status or wait says what is wrong with the history
 	}
@@ -85,6 +87,9 @@ func FindSubmitted(ctx context.Context, w Where, patience time.Duration, say fun
 	if res.Dropped > 0 {
 		say(fmt.Sprintf("%s through the sbatch wrapper found no job in accounting a day later (refused by sbatch? another user, name or directory?): dropped",
 			textutil.Plural(res.Dropped, "submission")))
+	}
+	if res.ScriptsUnread != "" {
+		say(StoredScriptsUnread(res.ScriptsUnread))
 	}
 	if err != nil {
 		failed(err)
@@ -113,10 +118,21 @@ func (s *Submitter) ClusterName(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer st.Close()
+	if s.Say != nil {
+		saySetAside(st, s.Say)
+	}
 	ch, err := ChooseCluster(ctx, s.Where.Cluster, s.Client, st)
 	if ch.Fallback != "" && s.Say != nil {
 		s.Say(ch.Fallback)
 	}
 	s.name = ch.Name
 	return s.name, err
+}
+
+// saySetAside says each record of the sbatch wrapper's that opening st set
+// aside (history.SetAside): the one time it is known.
+func saySetAside(st *history.Store, say func(sentence string)) {
+	for _, a := range st.SetAside() {
+		say(SetAsideSentence(a))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,20 +18,34 @@ import (
 
 // OutputResult is what the scan of job output files found.
 type OutputResult struct {
-	Scanned   int      // files read
-	Unchanged int      // files already scanned, not changed since
-	Missing   []string // jobs whose output file was not found (of those that could have written one)
-	GPUOOMs   int
-	HostOOMs  int
-	Work      int      // files that reported work done
-	Capped    []string // files larger than the cap, read at their head and tail
-	GPUMemory int      // jobs with the monitor's GPU memory figures
+	Scanned   int // files read
+	Unchanged int // files already scanned, not changed since
+	// Missing are the jobs whose output file was not found (of those that
+	// could have written one) and not said before; MissingBefore counts
+	// those said by an earlier collect (NoteMissing), not said again.
+	Missing       []string
+	MissingBefore int
+	missingKeys   [][2]string // Missing's cluster and job key, for NoteMissing
+	GPUOOMs       int
+	HostOOMs      int
+	Work          int      // files that reported work done
+	Capped        []string // files larger than the cap, read at their head and tail
+	GPUMemory     int      // jobs with the monitor's GPU memory figures
 	// Emulated counts the runs of emulations (migadvisor emulate) found
 	// beside the output of the jobs that ran them, and recorded.
 	Emulated int
 	// Unread are the monitor summaries and emulation records (or their
 	// runs' files) that could not be read, each with why, naming the file.
 	Unread []string
+	// UnreadDirs are the --outputs directories that could not be read,
+	// each with why: no file was looked for there.
+	UnreadDirs []DirError
+}
+
+// DirError is a directory that could not be read, and why.
+type DirError struct {
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
 }
 
 // ScanOutputs finds the output files of each job in the history that is
@@ -65,7 +80,9 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 	if err != nil {
 		return res, err
 	}
-	find := outputFinder{index: indexOutputDirs(dirs), scripts: map[string]slurm.OutputFiles{}, stderr: stderr, me: me}
+	index, unreadDirs := indexOutputDirs(dirs)
+	res.UnreadDirs = unreadDirs
+	find := outputFinder{index: index, scripts: map[string]slurm.OutputFiles{}, stderr: stderr, me: me}
 	for i := range recs {
 		r := &recs[i]
 		if r.State == "PENDING" || r.Stub {
@@ -86,7 +103,12 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 				continue
 			}
 			if r.Fingerprint != "" && wroteOutput(r) {
-				res.Missing = append(res.Missing, r.JobID)
+				if done[[2]string{r.Cluster, r.Key}].SaidMissing() {
+					res.MissingBefore++ // said once: a collect every 30 minutes does not say it again
+				} else {
+					res.Missing = append(res.Missing, r.JobID)
+					res.missingKeys = append(res.missingKeys, [2]string{r.Cluster, r.Key})
+				}
 			}
 			continue
 		}
@@ -95,6 +117,14 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 		}
 	}
 	return res, nil
+}
+
+// NoteMissing records in the history that the jobs res.Missing names were
+// said to have no output file found (history.Store.NoteOutputsMissing):
+// the command that says so calls it, and the next scan counts them in
+// MissingBefore instead.
+func (c *Collector) NoteMissing(ctx context.Context, res OutputResult) error {
+	return c.Store.NoteOutputsMissing(ctx, res.missingKeys)
 }
 
 // scanJob records the evidence of a job's files, unless they are as they
@@ -529,12 +559,21 @@ func candidateNames(r *history.JobRecord) []string {
 	}
 }
 
-// indexOutputDirs maps the file names under dirs (not recursive) to their paths.
-func indexOutputDirs(dirs []string) map[string]string {
-	index := map[string]string{}
+// indexOutputDirs maps the file names under dirs (not recursive) to their
+// paths; unread are the directories that could not be read, and why (a
+// mistyped --outputs, one without permission), which the collect says:
+// skipped without a word, their jobs would read as having no output.
+func indexOutputDirs(dirs []string) (index map[string]string, unread []DirError) {
+	index = map[string]string{}
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d)
 		if err != nil {
+			why := err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err // the directory is named beside it
+			}
+			unread = append(unread, DirError{Dir: d, Reason: why.Error()})
 			continue
 		}
 		for _, e := range entries {
@@ -545,5 +584,5 @@ func indexOutputDirs(dirs []string) map[string]string {
 			}
 		}
 	}
-	return index
+	return index, unread
 }

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,7 +51,8 @@ func batchScripts(scripts map[string]string) string {
 	return b.String()
 }
 
-// linkedScripts maps each job id to the script a submission links it to.
+// linkedScripts maps each job id in the history to the script a
+// submission links it to, "" for none.
 func linkedScripts(t *testing.T, st *history.Store) map[string]string {
 	t.Helper()
 	recs, err := st.History(context.Background(), history.HistoryFilter{})
@@ -59,8 +61,20 @@ func linkedScripts(t *testing.T, st *history.Store) map[string]string {
 	}
 	out := map[string]string{}
 	for _, r := range recs {
-		if r.Script != "" {
-			out[r.JobID] = r.Script[strings.LastIndex(r.Script, "/")+1:]
+		out[r.JobID] = r.Script[strings.LastIndex(r.Script, "/")+1:]
+	}
+	return out
+}
+
+// notUnlinked are those of ids that got (linkedScripts') does not hold as
+// a job linked to nothing: linked, or not in the history at all. A check
+// that a job is linked to nothing fails where the job is missing: it
+// cannot see its subject.
+func notUnlinked(got map[string]string, ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		if script, ok := got[id]; !ok || script != "" {
+			out = append(out, id)
 		}
 	}
 	return out
@@ -79,8 +93,8 @@ func TestRunLeavesSameNameTwinsUnlinked(t *testing.T) {
 	if _, err := Run(context.Background(), col, RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := linkedScripts(t, col.Store); len(got) != 0 {
-		t.Errorf("linked %v, want no job linked", got)
+	if got := linkedScripts(t, col.Store); notUnlinked(got, "70", "71", "72") != nil {
+		t.Errorf("linked %v, want jobs 70, 71 and 72 in the history, none linked", got)
 	}
 	if n, _ := col.Store.PendingCount(context.Background(), time.Time{}); n != 2 {
 		t.Errorf("%d records wait, want both", n)
@@ -106,7 +120,7 @@ esac`)
 		t.Fatal(err)
 	}
 	got := linkedScripts(t, col.Store)
-	if rep.Linked != 2 || rep.Ambiguous != 0 || got["71"] != "ok.sh" || got["72"] != "fail.sh" || got["70"] != "" {
+	if rep.Linked != 2 || rep.Ambiguous != 0 || got["71"] != "ok.sh" || got["72"] != "fail.sh" || notUnlinked(got, "70") != nil {
 		t.Errorf("linked %d, ambiguous %d: %v", rep.Linked, rep.Ambiguous, got)
 	}
 	// Linked once: a second pass finds nothing left to link.
@@ -146,5 +160,38 @@ esac`)
 esac`)
 	if res, err = col.FindPendingWithin(ctx, 5*time.Second); err != nil || res.Linked != 1 || res.Waiting != 0 {
 		t.Errorf("asked again within its patience: %+v %v", res, err)
+	}
+}
+
+// Where sacct --batch-script fails (slurmdbd down, a Slurm before 21.08),
+// the records are paired by time alone, and the collect says so once, in
+// its summary and its --json: never as if slurmdbd kept no scripts.
+func TestRunSaysTheStoredScriptsCouldNotBeRead(t *testing.T) {
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	col := runCollector(t, sl)
+	twinsSubmitted(t, col, sl)
+	sl.command("sacct", `case "$*" in
+*--batch-script*) echo "sacct: error: slurmdbd: Connection refused" >&2; exit 1 ;;
+*) cat "$d/window.psv" ;;
+esac`)
+	rep, err := Run(context.Background(), col, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ambiguous != 2 || !strings.Contains(rep.ScriptsUnread, "slurmdbd: Connection refused") {
+		t.Fatalf("ambiguous %d, scripts unread %q", rep.Ambiguous, rep.ScriptsUnread)
+	}
+	sum := SummaryOf(SessionReport{Report: rep})
+	var text strings.Builder
+	sum.WriteText(&text)
+	want := "the scripts slurmdbd stored could not be read (sacct --batch-script: sacct failed: sacct: error: slurmdbd: Connection refused), " +
+		"so the sbatch wrapper's submissions were paired with their jobs by time alone; those time cannot tell apart wait for a later collect\n"
+	if strings.Count(text.String(), want) != 1 {
+		t.Errorf("the summary does not say it once:\n%s", text.String())
+	}
+	data, _ := json.Marshal(sum)
+	if !strings.Contains(string(data), `"stored_scripts_unread":"sacct --batch-script: sacct failed: sacct: error: slurmdbd: Connection refused"`) {
+		t.Errorf("--json: %s", data)
 	}
 }

@@ -53,6 +53,13 @@ type Report struct {
 	Linked         int               // the wrapper's submissions linked to their jobs (history.LinkPending)
 	Unlinked       int               // those dropped, accounting having had no job for them after history.PendingRefused
 	Ambiguous      int               // those left unlinked as ambiguous, for a later collect (history.PendingLinks)
+	// ScriptsUnread is why the scripts slurmdbd stored could not be read
+	// to pair the wrapper's submissions with their jobs ("": they were,
+	// or none was needed): the pairs were decided by time alone.
+	ScriptsUnread string
+	// SetAside are the sbatch wrapper's records in the spool that the
+	// history's open could not read, renamed *.bad (history.SetAside).
+	SetAside []history.SetAside
 	// pendingAsked is when sacct was asked about every job submitted since,
 	// for the wrapper's records without ids (zero: it was not).
 	pendingAsked time.Time
@@ -67,6 +74,7 @@ type Report struct {
 // col names its own cluster as the source needs it.
 func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	rep, err := col.importAccounting(ctx, opt)
+	rep.SetAside = col.Store.SetAside() // set aside when the history was opened: said whatever follows
 	if err != nil {
 		return rep, err
 	}
@@ -83,7 +91,7 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Linked, rep.Unlinked, rep.Ambiguous = links.Linked, links.Dropped, links.Ambiguous
+	rep.Linked, rep.Unlinked, rep.Ambiguous, rep.ScriptsUnread = links.Linked, links.Dropped, links.Ambiguous, links.ScriptsUnread
 	if opt.Selection.Scripts {
 		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
 		if err != nil {
@@ -93,6 +101,11 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	}
 	col.SiteWide = opt.Selection.Query.AllUsers
 	if rep.Outputs, err = col.ScanOutputs(ctx, opt.Outputs, nil); err != nil {
+		return rep, err
+	}
+	// The jobs whose output was not found are said in this collect's
+	// summary: once, not again at every collect.
+	if err := col.NoteMissing(ctx, rep.Outputs); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -182,8 +195,12 @@ func (c *Collector) importPending(ctx context.Context, q slurm.SacctQuery) (res 
 // PendingResult is what FindPending did: the wrapper's submissions linked
 // to their jobs, those dropped (accounting had no job for them a day
 // later), and those made in the last history.PendingLate still waiting
-// (slurmdbd may not have their jobs yet).
-type PendingResult struct{ Linked, Dropped, Ambiguous, Waiting int }
+// (slurmdbd may not have their jobs yet); ScriptsUnread why the scripts
+// slurmdbd stored could not be read to pair them (PendingLinked).
+type PendingResult struct {
+	Linked, Dropped, Ambiguous, Waiting int
+	ScriptsUnread                       string
+}
 
 // FindPending links the sbatch wrapper's submissions recorded without
 // their ids to their jobs, asking sacct for the user's jobs since the
@@ -209,7 +226,7 @@ func (c *Collector) FindPending(ctx context.Context) (PendingResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Linked, res.Dropped, res.Ambiguous = links.Linked, links.Dropped, links.Ambiguous
+	res.Linked, res.Dropped, res.Ambiguous, res.ScriptsUnread = links.Linked, links.Dropped, links.Ambiguous, links.ScriptsUnread
 	res.Waiting, err = c.Store.PendingCount(ctx, now.Add(-history.PendingLate))
 	return res, err
 }
@@ -227,6 +244,9 @@ func (c *Collector) FindPendingWithin(ctx context.Context, patience time.Duratio
 		total.Linked += res.Linked
 		total.Dropped += res.Dropped
 		total.Ambiguous, total.Waiting = res.Ambiguous, res.Waiting
+		if total.ScriptsUnread == "" {
+			total.ScriptsUnread = res.ScriptsUnread // said once, however many passes failed alike
+		}
 		if err != nil || res.Waiting == 0 || !time.Now().Before(deadline) {
 			return total, err
 		}

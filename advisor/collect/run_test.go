@@ -286,3 +286,36 @@ func TestRunPlacesGPUTypesAsSitesSpellThem(t *testing.T) {
 		}
 	}
 }
+
+// Of the GPU jobs slurmdbd has no script for, a site-wide collect tells
+// the batch jobs (a batch step in accounting: AccountingStoreFlags unset,
+// or set after they ran) from the salloc and srun allocations (none: they
+// never have a script) and from the jobs that never started (no script is
+// stored before a job starts).
+func TestRunTellsWhyJobsHaveNoScript(t *testing.T) {
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	sl.file("window.psv", windowHeader+"300|300|ann|COMPLETED|60|gres/gpu:a100_10g=1|train\n"+
+		"301|301|bob|COMPLETED|600|gres/gpu:a100_10g=1|interactive\n"+
+		"302|302|bob|CANCELLED|0|gres/gpu:a100_10g=1|train\n")
+	sl.command("sacct", `case "$*" in
+*--batch-script*) ;;
+*"--format=JobIDRaw --jobs="*) printf '300\n300.batch\n300.extern\n301\n301.extern\n301.interactive\n' ;;
+*) cat "$d/window.psv" ;;
+esac`)
+	col := runCollector(t, sl)
+	q := slurm.SacctQuery{AllUsers: true, Since: time.Now().Add(-time.Hour)}
+	rep, err := Run(context.Background(), col, RunOptions{Selection: NewSelection("", q, nil, "ann")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Scripts; s == nil || *s != (ScriptsResult{Missing: 1, Allocations: 1, NeverStarted: 1}) {
+		t.Fatalf("scripts %+v", s)
+	}
+	var text strings.Builder
+	SummaryOf(SessionReport{Report: rep}).WriteText(&text)
+	if want := "scripts: 0 jobs linked from slurmdbd, 1 batch job without a stored script (AccountingStoreFlags=job_script?); " +
+		"1 salloc or srun allocation, which has no batch script; 1 job that never started, whose script slurmdbd does not store\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("summary:\n%s\nwant %q", text.String(), want)
+	}
+}

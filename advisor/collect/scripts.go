@@ -10,8 +10,20 @@ import (
 
 // ScriptsResult is what LinkScripts did.
 type ScriptsResult struct {
-	Linked  int `json:"linked"`  // jobs now linked to their script's fingerprint
-	Missing int `json:"missing"` // jobs slurmdbd has no script for (asked once)
+	Linked int `json:"linked"` // jobs now linked to their script's fingerprint
+	// Missing counts the batch jobs slurmdbd has no script for (asked
+	// once): AccountingStoreFlags=job_script unset, or set after they ran.
+	Missing int `json:"missing"`
+	// Allocations counts the jobs with no script that ran none: salloc's
+	// and srun's allocations (no batch step), which never have one.
+	Allocations int `json:"allocations"`
+	// NeverStarted counts those that never started (cancelled while they
+	// waited): slurmdbd stores a script when its job starts, and a batch
+	// job that never did has no batch step either.
+	NeverStarted int `json:"never_started"`
+	// KindsUnread is why the jobs with no script could not be told apart
+	// ("" when they were): Missing then counts them all.
+	KindsUnread string `json:"allocations_unknown,omitempty"`
 }
 
 // linkedPrefix starts the script name of a job linked by LinkScripts:
@@ -88,7 +100,30 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {
 		return res, err
 	}
-	res.Missing = len(missing)
+	var keys []string
+	for _, j := range missing {
+		if j.Started {
+			keys = append(keys, j.Key)
+		} else {
+			res.NeverStarted++
+		}
+	}
+	res.Missing = len(keys)
+	if len(keys) > 0 {
+		// Which of them ran no batch script at all: an allocation has no
+		// script to store, whatever AccountingStoreFlags says.
+		batch, err := c.Slurm.BatchJobs(ctx, keys)
+		if err != nil {
+			res.KindsUnread = err.Error()
+			return res, nil
+		}
+		for _, k := range keys {
+			if !batch[k] {
+				res.Allocations++
+			}
+		}
+		res.Missing -= res.Allocations
+	}
 	return res, nil
 }
 

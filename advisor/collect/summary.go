@@ -1,5 +1,7 @@
 package collect
 
+import "github.com/migadvisor/migadvisor/advisor/history"
+
 // Summary is what a collect did, as it says it (collect --json).
 type Summary struct {
 	Source       string        `json:"source"` // sacct, the dump's file name, or "none"
@@ -36,8 +38,15 @@ type Summary struct {
 	// Ambiguous counts those left unlinked as ambiguous (two or more equally
 	// plausible, no stored script to tell them apart), for a later collect.
 	Ambiguous int `json:"wrapper_submissions_ambiguous"`
+	// StoredScriptsUnread is why the scripts slurmdbd stored could not be
+	// read to pair those submissions with their jobs: they were paired by
+	// time alone ("" when they were read, or none was needed).
+	StoredScriptsUnread string `json:"stored_scripts_unread,omitempty"`
 	// UnknownToSlurm are tracked ids Slurm has no job of (mistyped?).
 	UnknownToSlurm []string `json:"unknown_to_slurm"`
+	// SpoolSetAside are the sbatch wrapper's records this collect could not
+	// read from the spool: renamed *.bad, their submissions not recorded.
+	SpoolSetAside []history.SetAside `json:"spool_set_aside"`
 	// Published is what --publish wrote.
 	Published *PublishSummary `json:"published,omitempty"`
 	// Store is what went to the site store.
@@ -71,11 +80,16 @@ type OutputSummary struct {
 	GPUOOMs   int      `json:"gpu_ooms"`
 	HostOOMs  int      `json:"host_ooms"`
 	Work      int      `json:"with_work"`
-	Missing   []string `json:"missing"`
-	Capped    []string `json:"capped"` // read at head and tail only
-	GPUMemory int      `json:"with_gpu_memory"`
-	Unread    []string `json:"unread_summaries"`
-	Emulated  int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
+	Missing   []string `json:"missing"` // not said before
+	// MissingBefore counts the jobs with no output file found that an
+	// earlier collect said so of: not said again.
+	MissingBefore int      `json:"missing_said_before"`
+	Capped        []string `json:"capped"` // read at head and tail only
+	GPUMemory     int      `json:"with_gpu_memory"`
+	Unread        []string `json:"unread_summaries"`
+	Emulated      int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
+	// UnreadDirs are the --outputs directories that could not be read.
+	UnreadDirs []DirError `json:"unreadable_dirs"`
 }
 
 // SummaryOf is what a collect session did, as collect says it.
@@ -84,9 +98,10 @@ func SummaryOf(s SessionReport) Summary {
 	acct, out := res.Accounting, res.Outputs
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
 		Stubs: acct.Stubs, Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
-		UnknownToSlurm: nonNil(res.UnknownToSlurm),
-		Outputs: OutputSummary{out.Scanned, out.Unchanged, out.GPUOOMs, out.HostOOMs, out.Work, nonNil(out.Missing), nonNil(out.Capped),
-			out.GPUMemory, nonNil(out.Unread), out.Emulated}}
+		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
+		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
+			Missing: nonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: nonNil(out.Capped), GPUMemory: out.GPUMemory,
+			Unread: nonNil(out.Unread), Emulated: out.Emulated, UnreadDirs: append([]DirError{}, out.UnreadDirs...)}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}
 	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
 	for _, b := range acct.BadJobstatsJobs {
@@ -98,7 +113,7 @@ func SummaryOf(s SessionReport) Summary {
 	for _, m := range res.Refiled {
 		rep.Refiled = append(rep.Refiled, RefiledJobs{m.From, m.To, m.Jobs})
 	}
-	rep.Linked, rep.Unlinked, rep.Ambiguous = res.Linked, res.Unlinked, res.Ambiguous
+	rep.Linked, rep.Unlinked, rep.Ambiguous, rep.StoredScriptsUnread = res.Linked, res.Unlinked, res.Ambiguous, res.ScriptsUnread
 	rep.Store = s.Store
 	if p := s.Published; p != nil {
 		sum := p.Summary()

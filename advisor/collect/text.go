@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -37,11 +38,7 @@ func (rep Summary) WriteText(w io.Writer) {
 	}
 	rep.writeSubmissions(w)
 	if s := rep.Scripts; s != nil {
-		fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
-		if s.Missing > 0 {
-			fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
-		}
-		fmt.Fprintln(w)
+		s.writeText(w)
 	}
 	rep.Outputs.writeText(w)
 	switch {
@@ -53,6 +50,59 @@ func (rep Summary) WriteText(w io.Writer) {
 	if rep.Published != nil {
 		rep.Published.WriteText(w)
 	}
+}
+
+// SetAsideSentence says that a record of the sbatch wrapper's could not
+// be read from the spool (why), and where it is kept: its submission is
+// not in the history, and nothing else will say so.
+func SetAsideSentence(a history.SetAside) string {
+	if !strings.HasSuffix(a.File, ".bad") {
+		return fmt.Sprintf("a record of the sbatch wrapper's could not be read: %s (%s): its submission is not in the history", a.File, a.Reason)
+	}
+	return fmt.Sprintf("a record of the sbatch wrapper's could not be read (%s): set aside as %s, its submission not in the history", a.Reason, a.File)
+}
+
+// UnreadDirSentence says that an --outputs directory could not be read,
+// and why: its jobs' files were not looked for there.
+func UnreadDirSentence(d DirError) string {
+	return fmt.Sprintf("--outputs %s could not be read (%s): no output file was looked for there", d.Dir, d.Reason)
+}
+
+// StoredScriptsUnread says that the scripts slurmdbd stored could not be
+// read (why), so the sbatch wrapper's submissions were paired with their
+// jobs by time alone: a pair time cannot decide waits for a later collect.
+func StoredScriptsUnread(why string) string {
+	return "the scripts slurmdbd stored could not be read (" + why + "), so the sbatch wrapper's submissions were paired " +
+		"with their jobs by time alone; those time cannot tell apart wait for a later collect"
+}
+
+// writeText says how many jobs were linked to slurmdbd's scripts, and of
+// those with none, the batch jobs whose script it did not store apart from
+// salloc's and srun's allocations, which never have one.
+func (s ScriptsResult) writeText(w io.Writer) {
+	fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
+	switch {
+	case s.Missing > 0 && s.KindsUnread != "":
+		fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script? or salloc and srun allocations, which never have one: "+
+			"sacct could not tell them apart: %s)", s.Missing, s.KindsUnread)
+	case s.Missing == 1:
+		fmt.Fprint(w, ", 1 batch job without a stored script (AccountingStoreFlags=job_script?)")
+	case s.Missing > 1:
+		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
+	}
+	switch {
+	case s.Allocations == 1:
+		fmt.Fprint(w, "; 1 salloc or srun allocation, which has no batch script")
+	case s.Allocations > 1:
+		fmt.Fprintf(w, "; %d salloc or srun allocations, which have no batch script", s.Allocations)
+	}
+	switch {
+	case s.NeverStarted == 1:
+		fmt.Fprint(w, "; 1 job that never started, whose script slurmdbd does not store")
+	case s.NeverStarted > 1:
+		fmt.Fprintf(w, "; %d jobs that never started, whose scripts slurmdbd does not store", s.NeverStarted)
+	}
+	fmt.Fprintln(w)
 }
 
 // NoSuchJob says that Slurm has never seen the jobs ids (neither its queue
@@ -125,6 +175,12 @@ func (rep Summary) writeJobstats(w io.Writer) {
 // writeSubmissions says what became of the sbatch wrapper's submissions
 // recorded without their job's id.
 func (rep Summary) writeSubmissions(w io.Writer) {
+	for _, a := range rep.SpoolSetAside {
+		fmt.Fprintln(w, SetAsideSentence(a))
+	}
+	if rep.StoredScriptsUnread != "" {
+		fmt.Fprintf(w, "%s\n", StoredScriptsUnread(rep.StoredScriptsUnread))
+	}
 	if rep.Unlinked > 0 {
 		fmt.Fprintf(w, "%s through the sbatch wrapper found no job in accounting a day later "+
 			"(refused by sbatch? another user, name or directory?): dropped\n", textutil.Plural(rep.Unlinked, "submission"))
@@ -170,6 +226,9 @@ func (o OutputSummary) writeText(w io.Writer) {
 		fmt.Fprintf(w, "; %s", strings.Join(found, ", "))
 	}
 	fmt.Fprintln(w)
+	for _, d := range o.UnreadDirs {
+		fmt.Fprintln(w, UnreadDirSentence(d))
+	}
 	for _, u := range o.Unread {
 		fmt.Fprintf(w, "skipped: %s\n", u)
 	}

@@ -30,7 +30,7 @@ func TestSummaryWriteText(t *testing.T) {
 		{"sacct, site-wide", Summary{Source: "sacct", Read: 1, Unchanged: 1, Jobstats: 3, JobstatsGPU: 1, BadJobstats: 1,
 			BadJobstatsJobs: []BadSummary{{"9", "no JSON"}}, Window: &Window{Since: at, FromWatermark: true, Rechecked: 2, Watermark: at.Add(time.Hour)},
 			UnknownToSlurm: []string{"99"}, Linked: 1, Unlinked: 2, Refiled: []RefiledJobs{{"local", "wulver", 1}, {"c", "wulver", 3}},
-			Scripts: &ScriptsResult{Linked: 2, Missing: 1}, Store: &StoreReport{Store: "u@h:3306/db", Changes: 5},
+			Scripts: &ScriptsResult{Linked: 2, Missing: 1, Allocations: 3}, Store: &StoreReport{Store: "u@h:3306/db", Changes: 5},
 			Published: &PublishSummary{Snapshot: "/p/history.db", Index: "/p/advice.idx", Scripts: 1, Runs: 2, From: "site store u@h:3306/db"}},
 			"accounting (sacct): 1 job: 0 new, 0 updated, 1 unchanged\n" +
 				"jobstats: GPU figures of 1 job read from AdminComment; 2 other summaries held none; " +
@@ -43,18 +43,22 @@ func TestSummaryWriteText(t *testing.T) {
 				"1 submission through the sbatch wrapper linked to its job\n" +
 				"1 job filed under cluster \"local\" is the same as wulver's: it is one record now, under wulver\n" +
 				"3 jobs filed under cluster \"c\" are the same as wulver's: each is one record now, under wulver\n" +
-				"scripts: 2 jobs linked from slurmdbd, 1 without a stored script (AccountingStoreFlags=job_script?)\n" +
+				"scripts: 2 jobs linked from slurmdbd, 1 batch job without a stored script (AccountingStoreFlags=job_script?); " +
+				"3 salloc or srun allocations, which have no batch script\n" +
 				"job output: 0 files read, 0 unchanged\n" +
 				"site store: 5 rows written or deleted in u@h:3306/db\n" +
 				"published /p/history.db and /p/advice.idx (2 runs of 1 script) from the site store u@h:3306/db\n"},
 		{"a window kept", Summary{Source: "sacct", Window: &Window{Since: at, Gap: at.Add(-time.Hour)}, Ambiguous: 2, Linked: 2,
-			Store: &StoreReport{Store: "u@h:3306/db"}, Published: &PublishSummary{Snapshot: "s", Index: "i", From: "/h.db"}},
+			Scripts: &ScriptsResult{Missing: 2, KindsUnread: "sacct failed: x"},
+			Store:   &StoreReport{Store: "u@h:3306/db"}, Published: &PublishSummary{Snapshot: "s", Index: "i", From: "/h.db"}},
 			"accounting (sacct): 0 jobs: 0 new, 0 updated, 0 unchanged\n" +
 				"window: since 2026-11-02 08:00:00\n" +
 				"the next collect still starts at 2026-11-02 07:00:00: --since is later, and moving it would skip what lies between\n" +
 				"2 submissions through the sbatch wrapper left unlinked as ambiguous (scripts of one job name submitted from one directory " +
 				"at once, and slurmdbd has not stored their jobs' scripts yet): the next collect tries again\n" +
 				"2 submissions through the sbatch wrapper linked to their jobs\n" +
+				"scripts: 0 jobs linked from slurmdbd, 2 without a stored script (AccountingStoreFlags=job_script? or salloc and srun allocations, " +
+				"which never have one: sacct could not tell them apart: sacct failed: x)\n" +
 				"job output: 0 files read, 0 unchanged\n" +
 				"site store: u@h:3306/db already had everything\n" +
 				"published s and i (0 runs of 0 scripts)\n"},

@@ -44,6 +44,9 @@ type TrackResult struct {
 	// OutputUnread is why the output of the jobs the history already holds
 	// could not be read (the jobs are tracked all the same; collect reads it).
 	OutputUnread error
+	// SetAside are the sbatch wrapper's records the history's open could
+	// not read from its spool (history.SetAside).
+	SetAside []history.SetAside
 }
 
 // AmbiguousJob is a tracked id the history holds under several cluster
@@ -78,7 +81,9 @@ func TrackScript(ctx context.Context, db, path string, sl *slurm.Client, req Tra
 	}
 	defer st.Close()
 	req.Script = script
-	return Track(ctx, &Collector{Store: st, Slurm: sl}, req)
+	res, err := Track(ctx, &Collector{Store: st, Slurm: sl}, req)
+	res.SetAside = st.SetAside()
+	return res, err
 }
 
 // Track records that the jobs ran the script (by its fingerprint, which

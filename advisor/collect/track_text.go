@@ -23,6 +23,9 @@ func (r TrackResult) Confirmation() string {
 // Slurm has no job of.
 func (r TrackResult) Warnings() []string {
 	var say []string
+	for _, a := range r.SetAside {
+		say = append(say, SetAsideSentence(a))
+	}
 	if r.OutputUnread != nil {
 		say = append(say, fmt.Sprintf("the jobs are tracked, but their output was not read: %v; 'migadvisor collect' reads it", r.OutputUnread))
 	}

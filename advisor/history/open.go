@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -51,10 +52,26 @@ func asCorrupt(path string, err error) error {
 // read-write where this user may (which migrates its schema and moves the
 // spooled submissions in), else read-only, so that anyone who may read the
 // file can (a site-wide history that root fills, in a directory only root
-// writes). Where there is no history and none can be created, it returns an
-// empty history (in memory: every read finds nothing) with absent saying
-// why; a command reads nothing rather than fail.
+// writes). Where there is no history (and no spooled submission on its
+// way into one), a read creates none: it returns an empty history (in
+// memory: every read finds nothing), with absent saying why where none
+// could be created either (a read-only home, a parent that is a file), so
+// that the command can say where to point it; a command reads nothing
+// rather than fail. The Open OnDemand form runs recommend --session for
+// every user who opens it: it must leave no history.db behind.
 func OpenToRead(ctx context.Context, path string) (st *Store, absent *NoHistoryError, err error) {
+	if !exists(path) {
+		if spooled, _ := SpoolFor(path).Pending(); len(spooled) == 0 {
+			empty, err := openEmpty(ctx, path)
+			if err != nil {
+				return nil, nil, err
+			}
+			if why := cannotCreate(path); why != nil {
+				return empty, &NoHistoryError{Path: path, Err: why}, nil
+			}
+			return empty, nil, nil
+		}
+	}
 	st, err = Open(ctx, path)
 	if err == nil || errors.Is(err, ErrNewerSchema) {
 		return st, nil, err
@@ -79,6 +96,39 @@ func OpenToRead(ctx context.Context, path string) (st *Store, absent *NoHistoryE
 		return nil, nil, roErr
 	}
 	return nil, nil, err
+}
+
+// exists reports whether there is a file at path (of any kind: what is
+// there is Open's to judge).
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
+}
+
+// cannotCreate says why no history could be created at path, found
+// without creating anything: the nearest directory above it that exists
+// is not one, or this user may not create in it. nil where one could be.
+func cannotCreate(path string) error {
+	dir := filepath.Dir(path)
+	for {
+		info, err := os.Stat(dir)
+		switch {
+		case err == nil && !info.IsDir():
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		case err == nil:
+			if err := syscall.Access(dir, 0x2|0x1); err != nil { // W_OK|X_OK
+				return &fs.PathError{Op: "create in", Path: dir, Err: err}
+			}
+			return nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+	}
 }
 
 // openEmpty is a history of this build's schema that holds nothing and is

@@ -31,12 +31,29 @@ func TestOpenToReadWithoutAPlaceForTheHistory(t *testing.T) {
 		t.Error("created something")
 	}
 
-	good := filepath.Join(t.TempDir(), "history.db")
+	good := filepath.Join(t.TempDir(), "migadvisor", "history.db")
 	st2, absent, err := OpenToRead(ctx, good)
 	if err != nil || absent != nil {
 		t.Fatalf("a history that can be made: %v %v", absent, err)
 	}
 	st2.Close()
+	// A read of no history creates none, nor its directory.
+	if _, err := os.Stat(filepath.Dir(good)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a read of no history created %s: %v", filepath.Dir(good), err)
+	}
+	// Submissions spooled on their way into it are the user's history:
+	// they are moved in, and so it is made.
+	if _, err := SpoolFor(good).Put(Submission{Cluster: "c", JobID: "7", Fingerprint: "fp", Source: "/job.sh", Script: "/job.sh"}); err != nil {
+		t.Fatal(err)
+	}
+	st3, absent, err := OpenToRead(ctx, good)
+	if err != nil || absent != nil {
+		t.Fatalf("a spooled record: %v %v", absent, err)
+	}
+	defer st3.Close()
+	if tr, err := st3.Tracked(ctx, TrackedFilter{}); err != nil || len(tr) != 1 {
+		t.Errorf("the spooled record was not read: %+v %v", tr, err)
+	}
 }
 
 // A damaged history is one sentence that names the file and says how to

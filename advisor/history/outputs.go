@@ -96,6 +96,38 @@ type ScannedOutput struct {
 	MTime time.Time
 }
 
+// SaidMissing reports whether this is NoteOutputsMissing's note that the
+// job's output was looked for, not found, and said so: no file.
+func (o ScannedOutput) SaidMissing() bool { return o.Path == "" && o.Size == missingSize }
+
+// missingSize is the size NoteOutputsMissing records: no file has it.
+const missingSize = -1
+
+// NoteOutputsMissing records that the output of each job of keys (cluster,
+// job key) was looked for and not found, and that the user was told, so
+// that the next collect does not tell it again. The note is a row of
+// outputs with no path and every figure unknown, which reads as no output
+// at all (a JobRecord with no OutputPath, as without the row) and which a
+// scan that finds the file replaces (RecordOutput); a job with a scan
+// already keeps it.
+func (s *Store) NoteOutputsMissing(ctx context.Context, keys [][2]string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("note missing outputs: %w", err)
+	}
+	defer tx.Rollback()
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO outputs(cluster, job_key, path, size, mtime, truncated, host_oom, time_limit, cancelled)
+			VALUES (?, ?, '', ?, 0, 0, 0, 0, 0)`, k[0], k[1], missingSize); err != nil {
+			return fmt.Errorf("note missing outputs: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
 // ScannedOutputs lists the output files already scanned, by cluster and job key.
 func (s *Store) ScannedOutputs(ctx context.Context) (map[[2]string]ScannedOutput, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT cluster, job_key, path, size, mtime FROM outputs`)

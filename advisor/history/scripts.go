@@ -13,6 +13,7 @@ import (
 type UnlinkedJob struct {
 	Cluster, Key, Profile, WorkDir string
 	Submit                         int64 // unix seconds
+	Started                        bool  // it ran (a start, or time elapsed): slurmdbd stores a batch script when its job starts
 }
 
 // UnlinkedJobs lists up to limit ended single-profile GPU jobs, newest
@@ -23,7 +24,8 @@ func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, err
 	for _, st := range slurm.ActiveStates {
 		args = append(args, st)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0)
+	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0),
+		NOT (coalesce(j.elapsed_s, -1) = 0 AND j.start IS NULL)
 		FROM jobs j
 		WHERE j.profile <> '' AND j.stub = 0 AND j.state <> '' AND j.state NOT IN (`+placeholders(len(args))+`)
 		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.cluster = j.cluster AND s.job_id IN (j.job_key, j.array_job))
@@ -36,7 +38,7 @@ func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, err
 	var jobs []UnlinkedJob
 	for rows.Next() {
 		var j UnlinkedJob
-		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit); err != nil {
+		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit, &j.Started); err != nil {
 			return nil, fmt.Errorf("unlinked jobs: %w", err)
 		}
 		jobs = append(jobs, j)

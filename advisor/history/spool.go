@@ -63,12 +63,21 @@ func (sp Spool) Pending() ([]string, error) {
 	return files, nil // ReadDir sorts by name: by time
 }
 
+// SetAside is a spooled record that a drain could not read: renamed
+// *.bad (File) and kept for a person to look at, its submission not in
+// the history. The command whose open set it aside says so (Store.SetAside).
+type SetAside struct {
+	File   string `json:"file"`   // where it is kept: the record's name with .bad added
+	Reason string `json:"reason"` // why it could not be read
+}
+
 // DrainSpool moves the spooled submissions of this history into it, in one
 // transaction, and removes their files once it has committed. Recording a
 // submission twice changes nothing, so a drain that dies between the commit
 // and the removal loses nothing either. A record that cannot be read is
-// renamed *.bad and kept for a person to look at. It returns how many
-// submissions it moved.
+// renamed *.bad and kept for a person to look at, and noted on the Store
+// (SetAside), once: the next drain does not see a .bad file. It returns
+// how many submissions it moved.
 func (s *Store) DrainSpool(ctx context.Context) (int, error) {
 	sp := SpoolFor(s.path)
 	files, err := sp.Pending()
@@ -83,7 +92,12 @@ func (s *Store) DrainSpool(ctx context.Context) (int, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // another process drained it
 		case err != nil:
-			_ = os.Rename(f, f+".bad")
+			aside := SetAside{File: f + ".bad", Reason: err.Error()}
+			if rerr := os.Rename(f, aside.File); rerr != nil {
+				// Still in the spool: the next open tries it, and says it, again.
+				aside.File, aside.Reason = f, fmt.Sprintf("%v; and it could not be set aside: %v", err, rerr)
+			}
+			s.setAside = append(s.setAside, aside)
 			continue
 		}
 		subs, read = append(subs, sub), append(read, f)
@@ -100,6 +114,13 @@ func (s *Store) DrainSpool(ctx context.Context) (int, error) {
 	return len(subs), nil
 }
 
+// SetAside lists the spooled records this Store's drains could not read
+// and set aside, for the command that opened it to say: nothing else
+// tells of them.
+func (s *Store) SetAside() []SetAside { return s.setAside }
+
+// readSpooled reads a spooled record; its errors say what is wrong, not
+// which file (SetAside names it).
 func readSpooled(file string) (Submission, error) {
 	var sub Submission
 	data, err := os.ReadFile(file)
@@ -107,10 +128,10 @@ func readSpooled(file string) (Submission, error) {
 		return sub, err
 	}
 	if err := json.Unmarshal(data, &sub); err != nil {
-		return sub, fmt.Errorf("%s: %w", file, err)
+		return sub, fmt.Errorf("not a record of the sbatch wrapper's: %w", err)
 	}
 	if sub.Fingerprint == "" || (sub.JobID == "" && sub.JobName == "") {
-		return sub, fmt.Errorf("%s: no fingerprint, or neither a job id nor a job name", file)
+		return sub, errors.New("a record with no fingerprint, or with neither a job id nor a job name")
 	}
 	return sub, nil
 }

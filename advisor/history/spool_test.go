@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,8 +46,22 @@ func TestSpoolDrainsIntoTheHistoryOnceAndKeepsWhatItCannotRead(t *testing.T) {
 	if _, err := os.Stat(bad + ".bad"); err != nil {
 		t.Errorf("the unreadable record was not kept: %v", err)
 	}
-	if n, err := st.DrainSpool(ctx); n != 0 || err != nil {
-		t.Errorf("second drain: %d %v", n, err)
+	// The open that set it aside says which and why, for its command to tell.
+	if aside := st.SetAside(); len(aside) != 1 || aside[0].File != bad+".bad" ||
+		!strings.HasPrefix(aside[0].Reason, "not a record of the sbatch wrapper's: ") {
+		t.Errorf("set aside: %+v", aside)
+	}
+	if n, err := st.DrainSpool(ctx); n != 0 || err != nil || len(st.SetAside()) != 1 {
+		t.Errorf("second drain: %d %v, set aside %+v", n, err, st.SetAside())
+	}
+	// Once: the next open finds nothing to set aside.
+	again, err := Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if aside := again.SetAside(); len(aside) != 0 {
+		t.Errorf("set aside again: %+v", aside)
 	}
 }
 

@@ -30,6 +30,9 @@ type Store struct {
 	// inMemory: a history stored nowhere (openEmpty), which no other
 	// process can migrate.
 	inMemory bool
+	// setAside are the spooled records this Store's drains could not read
+	// (DrainSpool), for its opener to say.
+	setAside []SetAside
 }
 
 // migrations bring the schema from version i to i+1. Never edit one that has

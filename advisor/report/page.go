@@ -85,7 +85,7 @@ func (rep *Report) Page(opt PageOptions) (string, error) {
 // suNote says how the SU figures were computed, as the Wulver page does.
 func (rep *Report) suNote(b *strings.Builder, format string) {
 	text := fmt.Sprintf("SU are %s's list price for the runs' CPUs and memory on each profile%s.",
-		rep.Site.Title, rep.formulaText())
+		rep.Site.Called(), rep.formulaText())
 	if format == FormatMkDocs {
 		fmt.Fprintf(b, "!!! note\n    %s\n\n", text)
 		return
@@ -123,7 +123,7 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 			last = pr.Last
 		}
 	}
-	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Title, rep.Site.Name, rep.Site.GPUModel))
+	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Called(), rep.Site.Name, rep.Site.GPUModel))
 	if other := rep.OtherDevices(); len(other) > 0 {
 		out = append(out, fmt.Sprintf("The runs reported running on %s, not on the %s: their times and memory are not that GPU's.",
 			textutil.JoinAnd(other), rep.Site.GPUModel))

@@ -200,9 +200,9 @@ func (rep *Report) Write(dir string, opt PageOptions) ([]string, error) {
 // with its first takeaway.
 func IndexPage(reps []*Report, site *catalog.Site, opt PageOptions) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# GPU profile benchmarks at %s\n\n", site.Title)
+	fmt.Fprintf(&b, "# GPU profile benchmarks at %s\n\n", site.Called())
 	fmt.Fprintf(&b, "Each workload below was run on %s's GPU profiles and measured: runtime, "+
-		"GPU memory, service units (SU), and the work done.\n\n", site.Title)
+		"GPU memory, service units (SU), and the work done.\n\n", site.Called())
 	for _, rep := range reps {
 		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", rep.Workload.Title, rep.FileName())
 		fmt.Fprintf(&b, "Measured on %s", textutil.JoinAnd(rep.profileNames()))

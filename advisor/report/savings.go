@@ -40,7 +40,7 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 	var b strings.Builder
 	b.WriteString("# Where the GPU service units go\n\n")
 	if rep.Total.Jobs == 0 {
-		fmt.Fprintf(&b, "No GPU job at %s ended %s.\n\n", site.Title, rep.Period())
+		fmt.Fprintf(&b, "No GPU job at %s ended %s.\n\n", site.Called(), rep.Period())
 	} else {
 		b.WriteString(headline(rep, site) + "\n\n")
 		b.WriteString(MarkdownTable(savingsRows(rep)) + "\n")
@@ -64,7 +64,7 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 func headline(rep *savings.Report, site *catalog.Site) string {
 	t := rep.Total
 	s := fmt.Sprintf("%s at %s ended %s, and spent %s SU.",
-		textutil.Plural(t.Jobs, "GPU job"), site.Title, rep.Period(), catalog.FormatSU(t.SU))
+		textutil.Plural(t.Jobs, "GPU job"), site.Called(), rep.Period(), catalog.FormatSU(t.SU))
 	if t.Smaller == 0 {
 		s += " None of them would have done as well on a smaller MIG slice."
 	} else {
@@ -123,7 +123,7 @@ func savingsNote(site *catalog.Site) string {
 		"completed there or on a smaller slice, or because its GPU memory figure fits: a measured peak is what the jobs used, an "+
 		"out-of-memory error's figure only a lower bound of what they need, and the peak of a framework that caches memory "+
 		"(PyTorch) or takes it at its start (JAX, TensorFlow) only an upper bound. "+
-		"Jobs in a QoS or partition the site does not charge count 0 SU.", site.Title, siteFormula(site))
+		"Jobs in a QoS or partition the site does not charge count 0 SU.", site.Called(), siteFormula(site))
 }
 
 // siteFormula is the site's SU formula as the workload pages write it:
@@ -160,7 +160,7 @@ func writeUnjudged(b *strings.Builder, unjudged []savings.Unjudged) {
 func savingsProvenance(rep *savings.Report, site *catalog.Site, opt PageOptions) []string {
 	th := rep.Thresholds
 	out := []string{
-		fmt.Sprintf("Site: %s (%s), GPU %s.", site.Title, site.Name, site.GPUModel),
+		fmt.Sprintf("Site: %s (%s), GPU %s.", site.Called(), site.Name, site.GPUModel),
 		fmt.Sprintf("Thresholds: a script is judged once the history has %s of it, and listed for its user when a smaller slice would have saved at least %s SU in the period.",
 			textutil.Plural(th.MinRuns, "run"), catalog.FormatSU(th.MinSUSaved)),
 	}

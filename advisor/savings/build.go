@@ -43,6 +43,15 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		}
 	}
 	b.finish()
+	if b.rep.Total.Jobs == 0 {
+		// Empty: what the history holds says why (a first collect reads the
+		// last 7 days, not last month), and what to run.
+		held, err := st.HeldIn(ctx, req.Period)
+		if err != nil {
+			return nil, err
+		}
+		b.rep.Held = &held
+	}
 	return b.rep, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -154,6 +155,15 @@ func NewDelivery(site *catalog.Site, dir string, dryRun bool, now time.Time) (De
 		}
 	case len(th.NotifyCommand) > 0:
 		d.Sender = CommandSender{Argv: th.NotifyCommand}
+		// What would run is checked before anything is sent: a command that
+		// is not there fails every notice of a real run, and a dry run that
+		// showed it as "would send" would have hidden that.
+		if err := runnable(th.NotifyCommand[0]); err != nil {
+			if !dryRun {
+				return d, fmt.Errorf("--notify: site %s's notify_command runs %s; nothing was sent", site.Name, err)
+			}
+			d.Unset = append(d.Unset, fmt.Sprintf("site %s's notify_command runs %s, so --notify would send nothing", site.Name, err))
+		}
 	default:
 		if !dryRun {
 			return d, fmt.Errorf("--notify: site %s names no notify_command in its [report]; give --notify-dir DIR to write the notices as files", site.Name)
@@ -166,6 +176,33 @@ func NewDelivery(site *catalog.Site, dir string, dryRun bool, now time.Time) (De
 		d.Unset = append(d.Unset, fmt.Sprintf("site %s names no notify_contact in its [report], so the notices name no one to write to with questions", site.Name))
 	}
 	return d, nil
+}
+
+// runnable checks that the command a notice would run is there and may be
+// run: a path, else a name looked up on PATH as exec does. Its error reads
+// after "runs ": "/usr/bin/mail, which does not exist (install …)".
+func runnable(command string) error {
+	const install = "install a mail command (mailutils, bsd-mailx or s-nail) or name one that is installed"
+	path := command
+	if !strings.Contains(command, "/") {
+		found, err := exec.LookPath(command)
+		if err != nil {
+			return fmt.Errorf("%s, which is not on PATH (%s): %s", command, os.Getenv("PATH"), install)
+		}
+		path = found
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s, which does not exist: %s", command, install)
+	case err != nil:
+		return fmt.Errorf("%s, which cannot be checked: %v", command, err)
+	case info.IsDir():
+		return fmt.Errorf("%s, which is a directory, not a command", command)
+	case info.Mode().Perm()&0o111 == 0 || syscall.Access(path, 0x1) != nil: // X_OK: for this user
+		return fmt.Errorf("%s, which is not executable (%s)", command, info.Mode().Perm())
+	}
+	return nil
 }
 
 // NotifyRequest says whom to tell, through what, and what they were told
@@ -319,7 +356,7 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 		n.Scripts = append(n.Scripts, measureKey(m))
 	}
 	if len(scripts) == 0 {
-		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Title)
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Called())
 		hello, rest, _ := strings.Cut(n.Body, "\n\n")
 		_, rest, _ = strings.Cut(rest, "\n\n") // compose's opening is about scripts listed
 		n.Body = hello + "\n\nSome of your GPU jobs may cost less on another slice, if they fit there; one measurement settles it " +
@@ -336,7 +373,7 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 // compose writes a user's notice: short, polite, and concrete: per script
 // the slice that would do, the SU it would save, and the line to change.
 func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, scripts []Script) Notice {
-	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Title)}
+	n := Notice{User: user, Subject: fmt.Sprintf("Your GPU jobs on %s could use a smaller GPU slice", site.Called())}
 	jobs, saved, larger := 0, 0.0, false
 	for _, s := range scripts {
 		jobs += s.Jobs
@@ -353,14 +390,14 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	if larger {
 		// A larger slice that runs them enough faster is no "bigger GPU
 		// than needed": say what holds for both directions.
-		n.Subject = fmt.Sprintf("Your GPU jobs on %s could use a GPU slice that costs less", site.Title)
+		n.Subject = fmt.Sprintf("Your GPU jobs on %s could use a GPU slice that costs less", site.Called())
 		fmt.Fprintf(&b, "%s, %s of yours on %s ran on a GPU slice that cost more than another would have. "+
 			"The slices below would have run %s for about %s SU less:\n\n",
-			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, them, catalog.FormatSU(catalog.RoundSU(saved)))
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Called(), them, catalog.FormatSU(catalog.RoundSU(saved)))
 	} else {
 		fmt.Fprintf(&b, "%s, %s of yours on %s asked for a bigger GPU than %s needed. "+
 			"A smaller slice would have run %s for about %s SU less:\n\n",
-			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Title, they, them,
+			periodWords(rep), textutil.Plural(jobs, "GPU job"), site.Called(), they, them,
 			catalog.FormatSU(catalog.RoundSU(saved)))
 	}
 	for _, s := range scripts {
@@ -368,7 +405,7 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	}
 	b.WriteString(recommendCommands(scripts))
 	fmt.Fprintf(&b, "This note was written by migadvisor, %s's GPU advisor; you will not hear about these %s again for %d days.",
-		site.Title, whatTold(scripts), th.NotifyEveryDays)
+		site.Called(), whatTold(scripts), th.NotifyEveryDays)
 	if th.NotifyContact != "" {
 		fmt.Fprintf(&b, " Questions are welcome at %s.", th.NotifyContact)
 	}

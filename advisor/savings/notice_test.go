@@ -194,8 +194,36 @@ func TestNewDeliveryBeforeSetup(t *testing.T) {
 	if _, err := NewDelivery(noticeSite(t, catalog.Report{}), missing, false, now); err == nil {
 		t.Error("a real run into a missing --notify-dir was let through")
 	}
-	d, err = NewDelivery(noticeSite(t, catalog.Report{NotifyCommand: []string{"mail"}, NotifyContact: "hpc@example.edu"}), "", false, now)
+	d, err = NewDelivery(noticeSite(t, catalog.Report{NotifyCommand: []string{"cat"}, NotifyContact: "hpc@example.edu"}), "", false, now)
 	if _, ok := d.Sender.(CommandSender); err != nil || !ok || len(d.Unset) != 0 {
 		t.Errorf("set up: %v %+v", err, d)
+	}
+}
+
+// The command a notice would run is checked before anything is sent: one
+// that is not there, not executable or not on PATH is said by a dry run
+// (not configured yet) and refused by a real run, which would fail every
+// notice.
+func TestNewDeliveryChecksTheCommand(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "mail.txt")
+	os.WriteFile(plain, nil, 0o644)
+	t.Setenv("PATH", dir)
+	for _, c := range []struct{ command, want string }{
+		{"/usr/bin/no-such-mail", "/usr/bin/no-such-mail, which does not exist: install a mail command (mailutils, bsd-mailx or s-nail) or name one that is installed"},
+		{plain, plain + ", which is not executable (-rw-r--r--)"},
+		{dir, dir + ", which is a directory, not a command"},
+		{"mailx", "mailx, which is not on PATH (" + dir + "): install a mail command (mailutils, bsd-mailx or s-nail) or name one that is installed"},
+	} {
+		site := noticeSite(t, catalog.Report{NotifyCommand: []string{c.command, "{user}"}, NotifyContact: "hpc@example.edu"})
+		d, err := NewDelivery(site, "", true, now)
+		want := "site wulver's notify_command runs " + c.want
+		if err != nil || len(d.Unset) != 1 || d.Unset[0] != want+", so --notify would send nothing" {
+			t.Errorf("dry run, %s: %v %q", c.command, err, d.Unset)
+		}
+		if _, err := NewDelivery(site, "", false, now); err == nil || err.Error() != "--notify: "+want+"; nothing was sent" {
+			t.Errorf("real run, %s: %v", c.command, err)
+		}
 	}
 }

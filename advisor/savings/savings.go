@@ -81,6 +81,10 @@ type Report struct {
 	// judgements, but never counted as jobs on too big a slice, out of
 	// memory or unjudged: the user was asked to run them.
 	Measurements Measurements `json:"measurements"`
+	// Held is what the history holds of ended jobs, where no GPU job ended
+	// in the period (nil otherwise): why the report is empty, and what
+	// fills it.
+	Held *history.Held `json:"history_holds,omitempty"`
 }
 
 // Measurements counts the variants of probes and sweeps, and what they

@@ -23,11 +23,7 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	fmt.Fprintf(w, "GPU jobs%s that ended %s, site %s, from %s: %s, %s SU\n", whose, rep.Period(), rep.Site, from,
 		textutil.Plural(rep.Total.Jobs, "job"), catalog.FormatSU(rep.Total.SU))
 	if rep.Total.Jobs == 0 {
-		if rep.User != "" {
-			fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
-		} else {
-			fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
-		}
+		rep.writeEmpty(w)
 		rep.writeUnjudged(w)
 		return
 	}
@@ -60,6 +56,33 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 	rep.writeOOMs(w)
 	rep.writeToMeasure(w)
 	rep.writeUnjudged(w)
+}
+
+// writeEmpty says why no GPU job is in the report, from what the history
+// holds (Held): no job at all, none that ended in the period (a first
+// collect reads the last 7 days: a report of last month after it finds
+// nothing), or none of those on a GPU; and the collect that reads the
+// period's accounting.
+func (rep *Report) writeEmpty(w io.Writer) {
+	fill := "migadvisor collect --all-users"
+	if !rep.From.IsZero() {
+		fill += " --since " + rep.From.Format("2006-01-02")
+	}
+	fill += " (a collect with no --since reads the last 7 days, and then goes on from where it left off)"
+	h := rep.Held
+	switch {
+	case rep.User != "":
+		fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
+	case h == nil:
+		fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
+	case h.Jobs == 0:
+		fmt.Fprintf(w, "nothing to judge: this history holds no job yet; to read the period's accounting into it: %s\n", fill)
+	case h.InPeriod > 0:
+		fmt.Fprintf(w, "nothing to judge: %s ended in the period in this history, none on a GPU\n", textutil.Plural(h.InPeriod, "job"))
+	default:
+		fmt.Fprintf(w, "nothing to judge: no job ended in the period in this history, whose %s ended from %s to %s; "+
+			"to read the period's accounting into it: %s\n", textutil.Plural(h.Jobs, "job"), h.First.Format("2006-01-02"), h.Last.Format("2006-01-02"), fill)
+	}
 }
 
 // writeToMeasure lists the scripts worth measuring: the unknowns turned

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
 )
 
 // textReport is a small report: two scripts listed (one by its file, one
@@ -113,6 +115,32 @@ func TestNotifyResultWriteText(t *testing.T) {
 		c.res.WriteText(&b, c.dryRun, c.files)
 		if b.String() != c.want {
 			t.Errorf("%s:\n%q\nwant\n%q", c.name, b.String(), c.want)
+		}
+	}
+}
+
+// An empty report says why, from what the history holds, and what fills it.
+func TestEmptyReportSaysWhy(t *testing.T) {
+	from := time.Date(2026, 10, 1, 0, 0, 0, 0, time.Local)
+	first, last := time.Date(2026, 11, 24, 9, 0, 0, 0, time.Local), time.Date(2026, 11, 30, 18, 0, 0, 0, time.Local)
+	fill := "migadvisor collect --all-users --since 2026-10-01 (a collect with no --since reads the last 7 days, and then goes on from where it left off)\n"
+	for _, c := range []struct {
+		held *history.Held
+		user string
+		want string
+	}{
+		{&history.Held{}, "", "nothing to judge: this history holds no job yet; to read the period's accounting into it: " + fill},
+		{&history.Held{Jobs: 40, First: &first, Last: &last}, "",
+			"nothing to judge: no job ended in the period in this history, whose 40 jobs ended from 2026-11-24 to 2026-11-30; " +
+				"to read the period's accounting into it: " + fill},
+		{&history.Held{Jobs: 40, First: &first, Last: &last, InPeriod: 3}, "", "nothing to judge: 3 jobs ended in the period in this history, none on a GPU\n"},
+		{&history.Held{Jobs: 40, First: &first, Last: &last}, "alice", "nothing to judge: no GPU job of alice ended in the period in this history\n"},
+	} {
+		rep := &Report{Site: "wulver", From: from, Until: from.AddDate(0, 1, 0), User: c.user, Held: c.held}
+		var b strings.Builder
+		rep.WriteText(&b, "site.db")
+		if _, got, _ := strings.Cut(b.String(), "\n"); got != c.want {
+			t.Errorf("%+v:\n%q\nwant\n%q", c.held, got, c.want)
 		}
 	}
 }

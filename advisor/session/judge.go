@@ -85,7 +85,10 @@ type ProfileRisk struct {
 	OOMRisk   string  `json:"oom_risk"` // low, medium, high or unknown
 	Reason    string  `json:"oom_risk_reason"`
 	SUPerHour float64 `json:"su_per_hour"`
-	GRES      string  `json:"gres"`
+	// Unpriced is why the site's formula gave the profile no price ("": it
+	// did): SUPerHour is then 0, and the profile is not recommended.
+	Unpriced string `json:"unpriced,omitempty"`
+	GRES     string `json:"gres"`
 }
 
 // Past is one session the advice weighs, newest first.
@@ -154,8 +157,8 @@ func (a *Advice) asked(site *catalog.Site, ask Asking) {
 	a.Asked, a.Partition, a.CPUs, a.MemMiB = ask.Profile, ask.Partition, ask.CPUs, ask.MemMiB
 	if p, ok := site.Profile(a.Asked); ok {
 		a.AskedGRES = gres(p)
-		if su, ok := perHour(site, p, ask); ok {
-			a.AskedSUPerHour = &su
+		if su, err := perHour(site, p, ask); err == nil {
+			a.AskedSUPerHour = &su // else "?": the profile's row says why
 		}
 	}
 }
@@ -188,8 +191,13 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 	a.Need = memory.NeedWords(needMiB, ceilingMiB, need.Known() && need.Kind == memory.NeedOOM)
 	for _, p := range site.ProfilesBySize() {
 		risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), runs, need, site.Advice.LowRiskShare)
-		su, _ := perHour(site, p, ask)
-		a.Profiles = append(a.Profiles, ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, SUPerHour: round(su), GRES: gres(p)})
+		pr := ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, GRES: gres(p)}
+		su, err := perHour(site, p, ask)
+		pr.SUPerHour = round(su)
+		if err != nil {
+			pr.Unpriced = fmt.Sprintf("no price: the site's SU formula failed on %s: %v", p.Name, err)
+		}
+		a.Profiles = append(a.Profiles, pr)
 	}
 	if a.WithMemory == 0 {
 		who := fmt.Sprintf("none of your last %d sessions named %s has a", a.Sessions, a.Session)
@@ -200,7 +208,8 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 			"slice), nor the monitor, which measures what runs under it inside the session ('migadvisor monitor -- jupyter lab')"
 		return
 	}
-	i := slices.IndexFunc(a.Profiles, func(p ProfileRisk) bool { return p.OOMRisk == memory.RiskLow })
+	// An unpriced profile is never recommended: its 0 SU/h would read as free.
+	i := slices.IndexFunc(a.Profiles, func(p ProfileRisk) bool { return p.OOMRisk == memory.RiskLow && p.Unpriced == "" })
 	if i < 0 {
 		smallest := a.Profiles[0]
 		a.Why = fmt.Sprintf("no profile is a low OOM risk from your last %s named %s: %s, the smallest, is %s (%s)",
@@ -214,19 +223,27 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 	a.Change = a.changeLine(site)
 }
 
+// chargeJob is the SU formula: Site.Charge, which a test replaces to see a
+// price fail.
+var chargeJob = (*catalog.Site).Charge
+
 // perHour is what an hour of a session costs on profile p with the CPUs,
-// memory, partition (where p may run in it) and QoS asked for.
-func perHour(site *catalog.Site, p *catalog.Profile, ask Asking) (float64, bool) {
+// memory, partition (where p may run in it) and QoS asked for; an error
+// where the site's formula gives no price.
+func perHour(site *catalog.Site, p *catalog.Profile, ask Asking) (float64, error) {
 	u := catalog.Usage{Profile: p.Name, GPUs: 1, Hours: 1, QoS: ask.QoS, Partition: ask.Partition, CPUs: ask.CPUs, MemMiB: ask.MemMiB}
 	if len(p.Partitions) > 0 && !slices.Contains(p.Partitions, u.Partition) {
 		u.Partition = "" // the profile's first partition
 	}
 	job, err := site.JobOf(u)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
-	ch, err := site.Charge(job)
-	return round(ch.SUPerHour), err == nil
+	ch, err := chargeJob(site, job)
+	if err != nil {
+		return 0, err
+	}
+	return round(ch.SUPerHour), nil
 }
 
 // round keeps a price's figure as the formula gives it, without float noise.

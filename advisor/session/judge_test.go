@@ -205,3 +205,25 @@ func TestAdviceJSONNames(t *testing.T) {
 		t.Errorf("profiles[0]: %v", first)
 	}
 }
+
+// A profile the site's SU formula cannot price is said so in its row and
+// never recommended: its 0 SU/h would read as free.
+func TestAProfileThatCannotBePricedIsSaidAndNotRecommended(t *testing.T) {
+	charge := chargeJob
+	t.Cleanup(func() { chargeJob = charge })
+	chargeJob = func(s *catalog.Site, j catalog.Job) (catalog.Charge, error) {
+		if j.Profile != nil && j.Profile.Name == "1g.10gb" {
+			return catalog.Charge{}, fmt.Errorf("no rate for %s", j.Profile.Name)
+		}
+		return charge(s, j)
+	}
+	a := Judge(Request{Name: jupyter, User: "alice", Site: wulver(t)}, sessions(5, "full", monitorPeak(2.9*1024)))
+	if a.Recommended != "2g.20gb" || a.Profiles[0].Unpriced != "no price: the site's SU formula failed on 1g.10gb: no rate for 1g.10gb" {
+		t.Errorf("recommended %s, 1g.10gb unpriced %q", a.Recommended, a.Profiles[0].Unpriced)
+	}
+	var text strings.Builder
+	a.WriteText(&text)
+	if !strings.Contains(text.String(), "1g.10gb   low       ?     no price: the site's SU formula failed on 1g.10gb: no rate for 1g.10gb; ") {
+		t.Errorf("the row does not say it:\n%s", text.String())
+	}
+}

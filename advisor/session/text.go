@@ -142,7 +142,11 @@ func (a *Advice) WriteText(w io.Writer) {
 		if p.Profile == a.Recommended {
 			mark = "*"
 		}
-		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\n", p.Profile, mark, p.OOMRisk, suWords(&p.SUPerHour), p.Reason)
+		su, why := suWords(&p.SUPerHour), p.Reason
+		if p.Unpriced != "" {
+			su, why = "?", p.Unpriced+"; "+why
+		}
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\n", p.Profile, mark, p.OOMRisk, su, why)
 	}
 	t.Flush()
 	if a.Recommended == "" {

@@ -147,9 +147,9 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	script := w.submitted
 	if script == nil {
 		var err error
-		script, err = slurm.ReadScript(file)
-		if errors.Is(err, fs.ErrNotExist) {
-			return adv, nil // sbatch says so itself
+		script, err = readScript(file)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
+			return adv, nil // sbatch says so itself, or reads it alone
 		}
 		if err != nil {
 			return nil, err

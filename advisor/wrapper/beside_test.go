@@ -5,6 +5,7 @@ package wrapper
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,5 +90,35 @@ func TestRunBesideRecordsOnlySubmissionsThatMakeAJob(t *testing.T) {
 	subs := f.spooled(t)
 	if len(subs) != 1 || subs[0].ScriptHash != history.ScriptHash([]byte(fullA100)) || subs[0].ScriptHash == "" {
 		t.Fatalf("recorded %+v, want one record with the script's hash", subs)
+	}
+}
+
+// A script that is not a regular file (sbatch <(generate): a pipe whose
+// bytes are read once) is sbatch's alone to read: beside it the wrapper
+// would take part of the script from the job, or wait for ever for a
+// writer; in its place, leave sbatch nothing. So it is never opened: no
+// advice, no record, at once; sbatch still runs in its place.
+func TestTheWrapperNeverReadsAScriptThatIsNotARegularFile(t *testing.T) {
+	for _, beside := range []bool{true, false} {
+		f := newFixture(t)
+		f.beside = beside
+		f.setenv("USER", "ab12")
+		fifo := filepath.Join(f.dir, "piped.sh")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan int, 1)
+		go func() { done <- f.run("piped.sh") }()
+		select {
+		case code := <-done:
+			if code != 0 || len(f.spooled(t)) != 0 {
+				t.Errorf("beside %v: exit %d, %d records, stderr %q", beside, code, len(f.spooled(t)), f.stderr.String())
+			}
+			if !beside && len(f.sbatch.calls) != 1 {
+				t.Errorf("in sbatch's place: sbatch ran %d times", len(f.sbatch.calls))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("beside %v: the wrapper waited on the pipe sbatch reads", beside)
+		}
 	}
 }

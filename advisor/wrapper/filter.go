@@ -170,7 +170,7 @@ func filterAdvise(ctx context.Context, opt Options, options, key string, gathere
 	base := slurm.ParseCommandLine(req.baseArgs())
 	script, fresh := w.scriptAsSubmitted(base, started)
 	if script == nil && base.Script() != "" { // --test-only: the advice alone
-		script, _ = slurm.ReadScript(w.scriptFile(base.Script()))
+		script, _ = readScript(w.scriptFile(base.Script()))
 	}
 	w.submitted = script
 	cl := slurm.ParseCommandLine(req.args(script, w.opt.Env))

@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +70,9 @@ func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Sub
 	}
 	if script == nil {
 		var err error
-		if script, err = slurm.ReadScript(file); err != nil {
+		if script, err = readScript(file); errors.Is(err, errNotRegular) {
+			return history.Submission{}, nil, false, nil // read by sbatch alone: no fingerprint to record
+		} else if err != nil {
 			return history.Submission{}, nil, false, fmt.Errorf("read the script: %w", err)
 		}
 	}
@@ -177,10 +180,10 @@ func (w *wrapper) scriptAsSubmitted(cl *slurm.CommandLine, started time.Time) (*
 	}
 	file := w.scriptFile(cl.Script())
 	before, err := os.Stat(file)
-	if err != nil || before.ModTime().After(started) {
+	if err != nil || !before.Mode().IsRegular() || before.ModTime().After(started) {
 		return nil, false
 	}
-	script, err := slurm.ReadScript(file)
+	script, err := readScript(file)
 	if err != nil {
 		return nil, false
 	}
@@ -237,4 +240,24 @@ func (w *wrapper) jobDir(cl *slurm.CommandLine, script *slurm.Script) string {
 		return dir
 	}
 	return cwd + "/" + dir
+}
+
+// errNotRegular is a script that is not a regular file: a FIFO or a pipe
+// (sbatch <(generate)), a device.
+var errNotRegular = errors.New("not a regular file")
+
+// readScript reads a submission's script where it is a regular file, and
+// refuses anything else (errNotRegular) without opening it: a pipe's bytes
+// are read once, and sbatch's to read (beside it, a second reader would
+// take part of the script from the job it submits, or wait for ever for a
+// writer that is gone).
+func readScript(file string) (*slurm.Script, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		return nil, fmt.Errorf("read batch script: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("read batch script %s: %w", file, errNotRegular)
+	}
+	return slurm.ReadScript(file)
 }

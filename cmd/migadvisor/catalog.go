@@ -70,7 +70,7 @@ func runExport(_ context.Context, o catalogOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	data, err := site.TOML()
+	data, err := site.Export()
 	if err != nil {
 		return err
 	}

@@ -233,12 +233,19 @@ func TestCatalogCommand(t *testing.T) {
 	if !strings.Contains(text, "2g.20gb  --gres=gpu:a100_20g:1  28") {
 		t.Errorf("text catalog:\n%s", text)
 	}
-	// export prints a site file that loads back as the same site.
+	// export prints the built-in site's file with its name and title left
+	// to give: it loads once named, as the same profiles under that name.
 	exported, _, _ := migadvisor(t, "catalog", "export")
 	file := filepath.Join(t.TempDir(), "site.toml")
 	os.WriteFile(file, []byte(exported), 0o644)
-	if out, errOut, code := migadvisor(t, "--site", file, "catalog", "--json"); code != 0 || !strings.Contains(out, `"site": "wulver"`) {
-		t.Errorf("exported site: exit %d %s", code, errOut)
+	if _, errOut, code := migadvisor(t, "--site", file, "catalog"); code != 1 || errOut != "migadvisor: "+file+":6: the site needs a name\n" {
+		t.Errorf("exported site, not named: exit %d %q", code, errOut)
+	}
+	os.WriteFile(file, []byte(strings.Replace(exported, `name = ""`, `name = "hpc2"`, 1)), 0o644)
+	var named catalogReport
+	if out, errOut, code := migadvisor(t, "--site", file, "catalog", "--json"); code != 0 || json.Unmarshal([]byte(out), &named) != nil ||
+		named.Site != "hpc2" || named.Title != "" || len(named.Profiles) != len(rep.Profiles) || named.Profiles[1].SUPerHour != rep.Profiles[1].SUPerHour {
+		t.Errorf("exported site, named: exit %d %s\n%+v", code, errOut, named)
 	}
 }
 

@@ -112,6 +112,9 @@ func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
 		Publish: o.Publish, PushProgress: progress.Steps(w.Err, "sending to the site store")})
 	done()
 	if err != nil {
+		// No summary follows: the records set aside are said here, the one
+		// time they are known.
+		saySetAside(col.Store, w.Err)
 		return err
 	}
 	rep := collect.SummaryOf(res)

@@ -154,7 +154,8 @@ func TestReportSaysWhyItIsEmpty(t *testing.T) {
 		t.Fatalf("collect: exit %d: %s", code, errOut)
 	}
 	text, _, code := migadvisor(t, "report", "--since", "2026-01-01", "--until", "2026-02-01")
-	if code != 0 || !strings.Contains(text, ": 0 jobs, 0 SU") || !strings.Contains(text, "nothing to judge: no GPU job ended in the period in this history") {
+	if code != 0 || !strings.Contains(text, ": 0 jobs, 0 SU") ||
+		!strings.Contains(text, "nothing to judge: no job ended in the period in this history, whose 2 jobs ended from 2026-11-20 to 2026-11-20; ") {
 		t.Errorf("exit %d: %s", code, text)
 	}
 }

@@ -155,10 +155,20 @@ func TestSlurmShimSameNameScriptsAtOnce(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "history", "--json", "--limit", "0")), &everything); err != nil {
 		t.Fatal(err)
 	}
+	// The check must see its subject: a job missing from the history
+	// altogether is linked to nothing too, and would pass.
+	seen := false
 	for _, h := range everything {
-		if h.JobID == before && h.Script != nil {
+		if h.JobID != before {
+			continue
+		}
+		seen = true
+		if h.Script != nil {
 			t.Errorf("job %s, submitted with Slurm's own sbatch, is linked to %s", before, *h.Script)
 		}
+	}
+	if !seen {
+		t.Errorf("job %s, submitted with Slurm's own sbatch, is not in the history: whether it is linked is not seen", before)
 	}
 	// Nothing waits: every record found its own job.
 	st, err := history.OpenWith(t.Context(), db, history.Options{ReadOnly: true})

@@ -105,7 +105,19 @@ func (e commandEnv) openHistory(ctx context.Context) (*history.Store, error) {
 
 // openHistoryToWrite opens (creating if needed) the history to record in.
 func (e commandEnv) openHistoryToWrite(ctx context.Context) (*history.Store, error) {
-	return history.Open(ctx, e.global.DB)
+	st, err := history.Open(ctx, e.global.DB)
+	if err == nil {
+		saySetAside(st, e.Err)
+	}
+	return st, err
+}
+
+// saySetAside says on stderr each record of the sbatch wrapper's that
+// opening st set aside: the one time it is known.
+func saySetAside(st *history.Store, stderr io.Writer) {
+	for _, a := range st.SetAside() {
+		fmt.Fprintf(stderr, "migadvisor: %s\n", collect.SetAsideSentence(a))
+	}
 }
 
 // where is what a collector is opened on (collect.Where).
@@ -143,6 +155,7 @@ func openHistoryToRead(ctx context.Context, path string, stderr io.Writer) (*his
 	if absent != nil {
 		fmt.Fprintf(stderr, "migadvisor: reading no history: %v; set MIGADVISOR_DB (or --db) to a file you may create\n", absent)
 	}
+	saySetAside(st, stderr)
 	return st, nil
 }
 
@@ -235,6 +248,9 @@ func collectAndExplain(ctx context.Context, env commandEnv, ids, outputs []strin
 	}
 	if len(ended.Unknown) > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.NoSuchJob(ended.Unknown))
+	}
+	for _, d := range ended.UnreadDirs {
+		fmt.Fprintf(env.Err, "migadvisor: %s\n", collect.UnreadDirSentence(d))
 	}
 	if len(ended.Open) > 0 {
 		fmt.Fprintf(env.Err, "migadvisor: accounting has no final record yet for %s; run 'migadvisor collect' later\n", textutil.JobsNamed(ended.Open, 0))
