@@ -104,7 +104,7 @@ func (s *Site) Export() ([]byte, error) {
 	var b strings.Builder
 	b.WriteString(exportHeader)
 	top := true // before the first table: where name and title are
-	for _, line := range lines[i:] {
+	for _, line := range withoutGPUNodes(lines[i:]) {
 		key, _, _ := strings.Cut(line, "=")
 		switch key = strings.TrimSpace(key); {
 		case strings.HasPrefix(strings.TrimSpace(line), "["):
@@ -118,6 +118,54 @@ func (s *Site) Export() ([]byte, error) {
 	}
 	return []byte(b.String()), nil
 }
+
+// withoutGPUNodes leaves out a built-in site's [[gpu_nodes]] (its own
+// nodes, which plan would take for the new site's) and the comment above
+// them, and puts a commented example in their place.
+func withoutGPUNodes(lines []string) []string {
+	var out []string
+	inNodes, hinted := false, false
+	for k, line := range lines {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "[[gpu_nodes]]":
+			inNodes = true
+			if !hinted {
+				for len(out) > 0 && strings.HasPrefix(strings.TrimSpace(out[len(out)-1]), "#") {
+					out = out[:len(out)-1] // the comment that describes them
+				}
+				out = append(out, gpuNodesHint)
+				hinted = true
+			}
+			continue
+		case inNodes && strings.HasPrefix(t, "[") || inNodes && t == "" && !nextIsGPUNodes(lines[k+1:]):
+			inNodes = false
+		}
+		if !inNodes {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// nextIsGPUNodes: the next line that is not blank opens another [[gpu_nodes]].
+func nextIsGPUNodes(lines []string) bool {
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			return t == "[[gpu_nodes]]"
+		}
+	}
+	return false
+}
+
+const gpuNodesHint = `# Your GPU nodes and how each GPU is cut today, for migadvisor plan
+# (docs/admin/plan.md); without them plan reads Slurm's nodes:
+# [[gpu_nodes]]
+# name = "gpu"
+# count = 4                                      # nodes
+# gpus = 4                                       # GPUs per node
+# layout = "3g.40gb,2g.20gb,1g.10gb,1g.10gb"     # each GPU's slices, or "full"
+`
 
 // Resolve finds the site to use. choice is the --site flag (or its env twin
 // MIGADVISOR_SITE): a built-in name or a file path. Without it the user's

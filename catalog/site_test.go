@@ -314,6 +314,9 @@ func TestExportLeavesTheBuiltinSitesNameOut(t *testing.T) {
 	if strings.Contains(strings.ToLower(text), "wulver") || strings.Contains(text, "NJIT") || !strings.HasPrefix(text, exportHeader) {
 		t.Errorf("the export names the built-in site:\n%s", text)
 	}
+	if strings.Contains(text, "\n[[gpu_nodes]]\n") || !strings.Contains(text, "# [[gpu_nodes]]\n") {
+		t.Errorf("the export keeps the built-in site's nodes, or gives no example of them:\n%s", text)
+	}
 	if _, err := Parse("site.toml", data); err == nil || err.Error() != "site.toml:6: the site needs a name" {
 		t.Errorf("unnamed: %v", err)
 	}
