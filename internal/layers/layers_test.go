@@ -32,8 +32,9 @@ var rank = map[string]float64{
 	"advisor/memory":              2.6,
 	"advisor/outcome":             2.65, // how a job ended; uses memory's low-risk share
 	"advisor/lint":                2.7,
-	"advisor/session":             2.8, // interactive sessions, keyed by user and job name
-	"advisor/plan/replay":         2.9, // a queue replayed on a layout of slices as Slurm's backfill starts it; the standard library alone
+	"advisor/session":             2.8,  // interactive sessions, keyed by user and job name
+	"advisor/plan/replay":         2.9,  // a queue replayed on a layout of slices as Slurm's backfill starts it; the standard library alone
+	"advisor/plan/fidelity":       2.95, // a history's queue replayed and its waits set against the recorded ones
 	"advisor":                     3,
 	"advisor/joblist":             3.2, // a job as history lists it, with the engine's price
 	"advisor/index":               3.5,

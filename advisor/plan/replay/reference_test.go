@@ -2,6 +2,7 @@ package replay
 
 import (
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -16,85 +17,165 @@ import (
 // plans stopped once nothing further can start, horizons drawn lazily) are
 // checked against what they stand for. No bf_window: Replay's plans hold
 // between events only without one (see the package comment).
-func referenceReplay(slots Slots, jobs []Job, depth int) []Placement {
+//
+// With an interval (≥ 0) that pass is backfill's cycle, due interval after
+// the last (the first at the first submission) once a job was submitted or
+// ended since; at the other instants the main scheduler starts pending jobs
+// in priority order up to the first that does not fit.
+func referenceReplay(slots Slots, jobs []Job, depth int, interval int64) []Placement {
 	out := make([]Placement, len(jobs))
 	order := make([]int32, len(jobs))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	priorityOrder(jobs, order)
-	instants := map[int64]bool{}
+	events := map[int64]bool{} // submissions and ends
 	for _, j := range jobs {
-		instants[j.Submit] = true
+		events[j.Submit] = true
 	}
 	running := map[int32]bool{}
-	for len(instants) > 0 {
-		t := slices.Min(slices.Collect(maps.Keys(instants)))
-		delete(instants, t)
+	var c cycles
+	c.interval = interval
+	for len(events) > 0 || c.due {
+		t := c.next(events)
+		event := events[t]
+		delete(events, t)
 		for j := range running {
 			if out[j].End == t {
 				delete(running, j)
 			}
 		}
-		type hold struct {
-			from, to int64
-			n        int
+		if interval >= 0 && !c.isDue(t, event) {
+			mainReference(slots, jobs, order, t, out, running, events)
+			continue
 		}
-		held := map[string][]hold{} // running jobs to their limits, then reservations
-		for j := range running {
-			held[jobs[j].Profile] = append(held[jobs[j].Profile], hold{t, out[j].Start + jobs[j].LimitS, jobs[j].Count})
-		}
-		used := func(p string, at int64) (n int) {
-			for _, h := range held[p] {
-				if h.from <= at && at < h.to {
-					n += h.n
-				}
-			}
-			return n
-		}
-		fits := func(p string, from, to int64, n int) bool {
-			if used(p, from)+n > slots[p] {
-				return false
-			}
-			for _, h := range held[p] {
-				if from < h.from && h.from < to && used(p, h.from)+n > slots[p] {
-					return false
-				}
-			}
-			return true
-		}
-		blocked := 0
-		for _, j := range order {
-			job := jobs[j]
-			if job.Submit > t || out[j].Placed || slots[job.Profile] < job.Count {
-				continue
-			}
-			if depth >= 0 && blocked >= depth {
-				break
-			}
-			starts := []int64{t}
-			for _, h := range held[job.Profile] {
-				starts = append(starts, h.to)
-			}
-			slices.Sort(starts)
-			for _, s := range starts {
-				if fits(job.Profile, s, s+job.LimitS, job.Count) {
-					held[job.Profile] = append(held[job.Profile], hold{s, s + job.LimitS, job.Count})
-					if s == t {
-						end := t + min(job.RuntimeS, job.LimitS)
-						out[j] = Placement{Placed: true, Start: t, End: end, WaitS: t - job.Submit}
-						running[j] = true
-						instants[end] = true
-					}
-					break
-				}
-			}
-			if !out[j].Placed {
-				blocked++
-			}
-		}
+		plainPass(slots, jobs, order, depth, t, out, running, events)
 	}
 	return out
+}
+
+// cycles are backfill's, in the reference: plain bookkeeping of when the
+// next is due.
+type cycles struct {
+	interval int64
+	ran      bool
+	last     int64
+	due      bool  // a submission or end since the last
+	at       int64 // when, if due
+}
+
+// next is the next instant: the earliest event, or the cycle due before.
+func (c *cycles) next(events map[int64]bool) int64 {
+	t := int64(math.MaxInt64)
+	if len(events) > 0 {
+		t = slices.Min(slices.Collect(maps.Keys(events)))
+	}
+	if c.due && c.at < t {
+		return c.at
+	}
+	return t
+}
+
+// isDue notes an event at t and says whether a cycle runs at t.
+func (c *cycles) isDue(t int64, event bool) bool {
+	if event && !c.due {
+		c.due, c.at = true, t
+		if c.ran {
+			c.at = max(t, c.last+c.interval)
+		}
+	}
+	if !c.due || c.at != t {
+		return false
+	}
+	c.ran, c.last, c.due = true, t, false
+	return true
+}
+
+// mainReference starts pending jobs in priority order while each fits
+// the slots free at t.
+func mainReference(slots Slots, jobs []Job, order []int32, t int64, out []Placement, running map[int32]bool, events map[int64]bool) {
+	used := map[string]int{}
+	for j := range running {
+		used[jobs[j].Profile] += jobs[j].Count
+	}
+	for _, j := range order {
+		job := jobs[j]
+		if job.Submit > t || out[j].Placed || slots[job.Profile] < job.Count {
+			continue
+		}
+		if used[job.Profile]+job.Count > slots[job.Profile] {
+			return
+		}
+		used[job.Profile] += job.Count
+		startReference(jobs, j, t, out, running, events)
+	}
+}
+
+func startReference(jobs []Job, j int32, t int64, out []Placement, running map[int32]bool, events map[int64]bool) {
+	end := t + min(jobs[j].RuntimeS, jobs[j].LimitS)
+	out[j] = Placement{Placed: true, Start: t, End: end, WaitS: t - jobs[j].Submit}
+	running[j] = true
+	events[end] = true
+}
+
+// plainPass is one plan at t: every pending job in priority order started
+// where it fits, else reserved at its earliest start, up to depth jobs
+// blocked.
+func plainPass(slots Slots, jobs []Job, order []int32, depth int, t int64, out []Placement, running map[int32]bool, events map[int64]bool) {
+	type hold struct {
+		from, to int64
+		n        int
+	}
+	held := map[string][]hold{} // running jobs to their limits, then reservations
+	for j := range running {
+		held[jobs[j].Profile] = append(held[jobs[j].Profile], hold{t, out[j].Start + jobs[j].LimitS, jobs[j].Count})
+	}
+	used := func(p string, at int64) (n int) {
+		for _, h := range held[p] {
+			if h.from <= at && at < h.to {
+				n += h.n
+			}
+		}
+		return n
+	}
+	fits := func(p string, from, to int64, n int) bool {
+		if used(p, from)+n > slots[p] {
+			return false
+		}
+		for _, h := range held[p] {
+			if from < h.from && h.from < to && used(p, h.from)+n > slots[p] {
+				return false
+			}
+		}
+		return true
+	}
+	blocked := 0
+	for _, j := range order {
+		job := jobs[j]
+		if job.Submit > t || out[j].Placed || slots[job.Profile] < job.Count {
+			continue
+		}
+		if depth >= 0 && blocked >= depth {
+			break
+		}
+		starts := []int64{t}
+		for _, h := range held[job.Profile] {
+			starts = append(starts, h.to)
+		}
+		slices.Sort(starts)
+		for _, s := range starts {
+			if fits(job.Profile, s, s+job.LimitS, job.Count) {
+				held[job.Profile] = append(held[job.Profile], hold{s, s + job.LimitS, job.Count})
+				if s == t {
+					startReference(jobs, j, t, out, running, events)
+				}
+				break
+			}
+		}
+		if !out[j].Placed {
+			blocked++
+		}
+	}
 }
 
 // tiny draws n jobs of seconds-long limits submitted a few seconds apart
@@ -141,15 +222,19 @@ func TestReplayAgreesWithThePlainReference(t *testing.T) {
 		if seed > 4 {
 			jobs = tiny(rng, 600, slots)
 		}
-		for _, depth := range []int{-1, 3, 40} {
-			got, err := Replay(slots, jobs, Options{MaxJobTest: depth, WindowS: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := referenceReplay(slots, jobs, depth)
-			for i := range jobs {
-				if got.Jobs[i] != want[i] {
-					t.Fatalf("seed %d, depth %d: job %+v: %+v, the reference %+v", seed, depth, jobs[i], got.Jobs[i], want[i])
+		// Backfill at every event, every 30 s (Slurm's default) and every
+		// 5 s (a cycle at most every few of the tiny queues' events).
+		for _, interval := range []int64{-1, 30, 5} {
+			for _, depth := range []int{-1, 3, 40} {
+				got, err := Replay(slots, jobs, Options{MaxJobTest: depth, WindowS: -1, BackfillIntervalS: interval})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := referenceReplay(slots, jobs, depth, interval)
+				for i := range jobs {
+					if got.Jobs[i] != want[i] {
+						t.Fatalf("seed %d, depth %d, interval %d: job %+v: %+v, the reference %+v", seed, depth, interval, jobs[i], got.Jobs[i], want[i])
+					}
 				}
 			}
 		}

@@ -9,14 +9,29 @@
 //   - Priority order: a job's priority is fixed (Job.Priority, higher
 //     first); ties go to the earlier submission, then to the lower job id,
 //     as Slurm's queue sorts them.
-//   - The main scheduler and sched/backfill, as one plan made at every
-//     submission and every end: jobs start in priority order while they fit;
-//     a job that cannot start gets a reservation at its earliest start,
-//     computed from the running jobs' time limits (what the scheduler knows,
-//     not their true runtimes), and a lower-priority job starts only where,
-//     held until its own time limit, it takes no slot any reservation needs.
-//     Every job tested gets one, as in Slurm's backfill, so a small job
-//     delays no earlier job, not only the first one blocked.
+//   - The main scheduler, at every submission and every end: pending jobs
+//     start in priority order while each fits the slots free now, and at
+//     the first that does not, it stops. Slurm's stops there for the job's
+//     partition, and the replay's layout is one partition: a job blocked on
+//     one profile holds back the jobs behind it on every other, until
+//     backfill's next cycle.
+//   - sched/backfill, every bf_interval (Options.BackfillIntervalS,
+//     Slurm's 30 s): the first cycle at the first submission, then one
+//     bf_interval after the last while submissions and ends keep coming;
+//     after a quiet spell, the next at the first submission or end, as
+//     Slurm's backfill thread runs a cycle only once something changed. A
+//     cycle is one plan: jobs start in priority order while they fit; a job
+//     that cannot start gets a reservation at its earliest start, computed
+//     from the running jobs' time limits (what the scheduler knows, not
+//     their true runtimes), and a lower-priority job starts only where,
+//     held until its own time limit, it takes no slot any reservation
+//     needs. Every job tested gets one, as in Slurm's backfill, so a small
+//     job delays no earlier job, not only the first one blocked.
+//     Reservations last only their cycle, as Slurm's: between cycles the
+//     main scheduler, stopping at the first job blocked, cannot break them.
+//     A negative BackfillIntervalS plans at every submission and end
+//     instead, an ideal scheduler that starts every job as soon as backfill
+//     could.
 //   - bf_max_job_test (Options.MaxJobTest, Slurm's 500): a job is tested
 //     only while fewer than that many jobs ahead of it are pending, so a deep
 //     queue of one profile starves another's free slots, as in Slurm.
@@ -33,23 +48,29 @@
 //   - Nodes. A slot is a slice anywhere: a job of several slots takes any
 //     free ones of its profile, where Slurm places a --gres request on one
 //     node; and a reservation holds only the slots it needs, where Slurm's
-//     backfill reserves whole nodes (every slice of them) for a pending job.
-//     Both make the replay's waits lower than Slurm's around multi-GPU jobs
-//     and beside blocked large slices.
-//   - bf_interval (30 s) and bf_resolution (60 s): a job backfilled starts at
-//     the submission or end that let it, not at the next backfill cycle, and
-//     times are exact seconds. A profile is planned again only at an event of
-//     its own or when jobs ahead of one of its jobs start (its depth); where a
-//     reservation reaching past bf_window would move at Slurm's next cycle,
-//     the replay waits for that profile's next event.
+//     backfill reserves whole nodes (every slice of them) for a pending job,
+//     so that a job of another profile on that node must end before the
+//     reservation starts. Both make the replay's waits lower than Slurm's
+//     around multi-GPU jobs and beside blocked jobs, most where nodes are
+//     few.
+//   - bf_resolution (60 s) and Slurm's own delays: times are exact seconds,
+//     and a job starts at the very second the end or cycle that lets it
+//     happens, where Slurm takes a fraction of a second to free a slot and
+//     start the next; in a queue of seconds-long jobs these add up, and the
+//     replay's waits come out a few seconds short.
+//   - Planned at every event (a negative BackfillIntervalS), a profile is
+//     planned again only at an event of its own or when jobs ahead of one
+//     of its jobs start; where a reservation reaching past bf_window would
+//     move at Slurm's next cycle, the replay waits for that profile's next
+//     event. With cycles, every profile is planned afresh at each.
 //   - bf_max_job_test counts the jobs ahead still pending when a job is
 //     tested; Slurm counts every job a cycle tests, started ones too, and its
 //     next cycle starts again from the top: the replay is that cycle's
 //     limit.
-//   - Priority that changes with age or fairshare, partitions, QoS and
-//     association limits, bf_max_job_user and the like, preemption,
-//     dependencies, held jobs, node failures, prolog and epilog time, and a
-//     node's CPUs and memory.
+//   - Partitions (the layout is one), priority that changes with age or
+//     fairshare, QoS and association limits, bf_max_job_user and the like,
+//     bf_min_age_reserve, preemption, dependencies, held jobs, node
+//     failures, prolog and epilog time, and a node's CPUs and memory.
 package replay
 
 import (
@@ -94,12 +115,18 @@ type Options struct {
 	// WindowS is bf_window in seconds: how far ahead reservations are
 	// planned. 0: DefaultWindowS; negative: no bound.
 	WindowS int64
+	// BackfillIntervalS is bf_interval in seconds: how long after a backfill
+	// cycle the next one may run; between them only the main scheduler
+	// starts jobs. 0: DefaultBackfillIntervalS; negative: backfill plans at
+	// every submission and end.
+	BackfillIntervalS int64
 }
 
 // Slurm's defaults (src/plugins/sched/backfill/backfill.c).
 const (
-	DefaultMaxJobTest = 500
-	DefaultWindowS    = 24 * 60 * 60
+	DefaultMaxJobTest        = 500
+	DefaultWindowS           = 24 * 60 * 60
+	DefaultBackfillIntervalS = 30
 )
 
 // Result is what the replay found.
@@ -173,14 +200,21 @@ func validate(slots Slots, jobs []Job) error {
 }
 
 // limits are Options resolved: depth < 0 is no bound, window is in seconds
-// and math.MaxInt64 for none.
+// and math.MaxInt64 for none, interval < 0 is backfill at every event.
 type limits struct {
-	depth  int
-	window int64
+	depth    int
+	window   int64
+	interval int64
 }
 
 func (o Options) resolve() limits {
-	l := limits{depth: o.MaxJobTest, window: o.WindowS}
+	l := limits{depth: o.MaxJobTest, window: o.WindowS, interval: o.BackfillIntervalS}
+	switch {
+	case l.interval == 0:
+		l.interval = DefaultBackfillIntervalS
+	case l.interval < 0:
+		l.interval = -1
+	}
 	switch {
 	case l.depth == 0:
 		l.depth = DefaultMaxJobTest

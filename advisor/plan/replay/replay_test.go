@@ -10,6 +10,11 @@ func job(id, submit int64, profile string, count int, limit, runtime int64) Job 
 	return Job{ID: id, Submit: submit, Profile: profile, Count: count, LimitS: limit, RuntimeS: runtime}
 }
 
+// eachEvent plans backfill at every submission and end: the hand-built
+// queues of the plan's own rules, with no cycle to wait for (the cycles'
+// tests are in cycles_test.go).
+var eachEvent = Options{BackfillIntervalS: -1}
+
 func replay(t *testing.T, slots Slots, jobs []Job, opt Options) Result {
 	t.Helper()
 	r, err := Replay(slots, jobs, opt)
@@ -56,7 +61,7 @@ func TestFIFOOnOneSlot(t *testing.T) {
 		job(2, 10, "1g.10gb", 1, 60, 50),
 		job(3, 20, "1g.10gb", 1, 60, 30),
 	}
-	r := replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 150})
 	// Waits 0, 90, 130: the median is the 2nd (90), the 95th percentile
 	// the 3rd (ceil(0.95×3) = 3). The slot ran 100+50+30 = 180 s of the
@@ -73,14 +78,15 @@ func TestFIFOOnOneSlot(t *testing.T) {
 func TestProfilesAreIndependent(t *testing.T) {
 	// 1 holds the one 3g.40gb slot 0-100 and 2, ahead of 3 in the queue,
 	// waits for it (100-200). 3 asks the one 1g.10gb slot, which no job
-	// ahead of it waits for: it starts when submitted, at 5, as Slurm's
-	// backfill starts it though the main scheduler stops at 2.
+	// ahead of it waits for: planned at every event, backfill starts it
+	// when submitted, at 5, though the main scheduler stops at 2 (with
+	// Slurm's cycles it waits for the next: TestMainSchedulerStopsAtTheFirstJobBlocked).
 	jobs := []Job{
 		job(1, 0, "3g.40gb", 1, 100, 100),
 		job(2, 0, "3g.40gb", 1, 100, 100),
 		job(3, 5, "1g.10gb", 1, 10, 10),
 	}
-	r := replay(t, Slots{"3g.40gb": 1, "1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"3g.40gb": 1, "1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 5})
 	// 3g.40gb waited 0 and 100: the median is the 1st (0), the 95th
 	// percentile the 2nd (100); its slot ran all of the span 0-200, the
@@ -111,7 +117,7 @@ func TestSmallJobBackfilledBeforeTheBigOne(t *testing.T) {
 	// at 20 on the free GPU though 2 is ahead of it. 2 starts at 100 as
 	// reserved (wait 90).
 	jobs := blocked(60, 60)
-	r := replay(t, Slots{"a100": 2}, jobs, Options{})
+	r := replay(t, Slots{"a100": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 20})
 }
 
@@ -121,7 +127,7 @@ func TestSmallJobNotBackfilledPastTheReservation(t *testing.T) {
 	// ended at 50; the scheduler knows only the limit. Its own reservation
 	// is after 2's, from 150; 2 runs 100-150, 3 150-180 (wait 130).
 	jobs := blocked(90, 30)
-	r := replay(t, Slots{"a100": 2}, jobs, Options{})
+	r := replay(t, Slots{"a100": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 150})
 }
 
@@ -132,10 +138,10 @@ func TestBackfillUpToTheReservationsStart(t *testing.T) {
 	// after 2, from 150, and 4 backfilled at 20 instead.
 	four := func(limit int64) []Job { return append(blocked(limit, limit), job(4, 20, "a100", 1, 10, 10)) }
 	jobs := four(80)
-	r := replay(t, Slots{"a100": 2}, jobs, Options{})
+	r := replay(t, Slots{"a100": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 20, 4: 150})
 	jobs = four(81)
-	r = replay(t, Slots{"a100": 2}, jobs, Options{})
+	r = replay(t, Slots{"a100": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 150, 4: 20})
 }
 
@@ -159,7 +165,7 @@ func TestEveryReservationIsKept(t *testing.T) {
 		job(5, 20, "a100", 1, 150, 150),
 		job(6, 20, "a100", 1, 80, 80),
 	}
-	r := replay(t, Slots{"a100": 3}, jobs, Options{})
+	r := replay(t, Slots{"a100": 3}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 0, 3: 300, 4: 100, 5: 350, 6: 20})
 }
 
@@ -170,7 +176,7 @@ func TestEarlyEndStartsTheNextEarly(t *testing.T) {
 		job(1, 0, "1g.10gb", 1, 100, 40),
 		job(2, 10, "1g.10gb", 1, 100, 10),
 	}
-	r := replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 40})
 }
 
@@ -180,7 +186,7 @@ func TestEarlyEndMovesTheReservation(t *testing.T) {
 	// reserved from 80 and starts when 3 ends there, not at 100 (wait 70).
 	jobs := blocked(60, 60)
 	jobs[0].RuntimeS = 60
-	r := replay(t, Slots{"a100": 2}, jobs, Options{})
+	r := replay(t, Slots{"a100": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 80, 3: 20})
 }
 
@@ -190,7 +196,7 @@ func TestRuntimePastTheLimitEndsAtTheLimit(t *testing.T) {
 		job(1, 0, "1g.10gb", 1, 50, 80),
 		job(2, 0, "1g.10gb", 1, 50, 10),
 	}
-	r := replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 50})
 	if r.Jobs[0].End != 50 {
 		t.Errorf("job 1 ends at %d, want 50", r.Jobs[0].End)
@@ -204,7 +210,7 @@ func TestJobEndingAsItStartsFreesItsSlotAtOnce(t *testing.T) {
 		job(1, 0, "1g.10gb", 1, 10, 0),
 		job(2, 0, "1g.10gb", 1, 10, 5),
 	}
-	r := replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 0})
 }
 
@@ -217,7 +223,7 @@ func TestJobsThatFitNowhereAreListed(t *testing.T) {
 		job(2, 0, "3g.40gb", 1, 10, 10),
 		job(3, 0, "1g.10gb", 3, 10, 10),
 	}
-	r := replay(t, Slots{"1g.10gb": 2}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 2}, jobs, eachEvent)
 	wantStarts(t, r, jobs, map[int64]int64{1: 0})
 	want := []Unplaced{
 		{Job: 1, ID: 2, Why: "the layout has no 3g.40gb slot"},
@@ -247,10 +253,10 @@ func TestTiesGoToSubmissionThenJobID(t *testing.T) {
 	}
 	jobs[2].Priority = 10
 	want := map[int64]int64{5: 0, 6: 10, 7: 20}
-	r := replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r := replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, want)
 	slices.Reverse(jobs)
-	r = replay(t, Slots{"1g.10gb": 1}, jobs, Options{})
+	r = replay(t, Slots{"1g.10gb": 1}, jobs, eachEvent)
 	wantStarts(t, r, jobs, want)
 }
 
@@ -260,7 +266,7 @@ func TestMaxJobTestBoundsHowDeepBackfillLooks(t *testing.T) {
 	// starts and holds both GPUs to 150; then 3 is first, and starts at
 	// 150.
 	jobs := blocked(60, 60)
-	r := replay(t, Slots{"a100": 2}, jobs, Options{MaxJobTest: 1})
+	r := replay(t, Slots{"a100": 2}, jobs, Options{MaxJobTest: 1, BackfillIntervalS: -1})
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 150})
 }
 
@@ -274,7 +280,7 @@ func TestMaxJobTestCountsPendingJobsOfEveryProfile(t *testing.T) {
 		job(2, 0, "3g.40gb", 1, 100, 100),
 		job(3, 5, "1g.10gb", 1, 10, 10),
 	}
-	r := replay(t, Slots{"3g.40gb": 1, "1g.10gb": 1}, jobs, Options{MaxJobTest: 1})
+	r := replay(t, Slots{"3g.40gb": 1, "1g.10gb": 1}, jobs, Options{MaxJobTest: 1, BackfillIntervalS: -1})
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 100, 3: 100})
 }
 
@@ -288,7 +294,7 @@ func TestWindowBoundsTheReservations(t *testing.T) {
 	// (as in TestSmallJobNotBackfilledPastTheReservation: 2 at 100, 3 at
 	// 150).
 	jobs := blocked(90, 90)
-	r := replay(t, Slots{"a100": 2}, jobs, Options{WindowS: 50})
+	r := replay(t, Slots{"a100": 2}, jobs, Options{WindowS: 50, BackfillIntervalS: -1})
 	wantStarts(t, r, jobs, map[int64]int64{1: 0, 2: 110, 3: 20})
 }
 

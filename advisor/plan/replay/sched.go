@@ -25,6 +25,12 @@ type sched struct {
 	next    int     // the first of submits not yet submitted
 	pending fenwick // over rank: the jobs submitted and not started
 	ends    endHeap // the running jobs, by their true end
+
+	// Backfill's cycles, where it has an interval: whether one ran and
+	// when the last did, and when the next is due (math.MaxInt64 until a
+	// submission or end follows the last).
+	cycled               bool
+	lastCycle, nextCycle int64
 }
 
 // pool is the slots of one profile and its jobs.
@@ -55,7 +61,7 @@ type walk struct {
 }
 
 func newSched(slots Slots, jobs []Job, lim limits) *sched {
-	s := &sched{jobs: jobs, lim: lim, out: make([]Placement, len(jobs)),
+	s := &sched{jobs: jobs, lim: lim, out: make([]Placement, len(jobs)), nextCycle: math.MaxInt64,
 		pool: make([]int32, len(jobs)), rank: make([]int32, len(jobs)), local: make([]int32, len(jobs))}
 	index := s.newPools(slots)
 	for i := range jobs {
@@ -133,9 +139,9 @@ func (s *sched) class(p *pool, j int32) *sizeClass {
 	return nil
 }
 
-// run replays every instant at which a job is submitted or ends: the ends
-// first, so that the plan sees their slots free, then the submissions,
-// then the plans.
+// run replays every instant at which a job is submitted or ends, or
+// backfill runs a cycle: the ends first, so that the schedulers see their
+// slots free, then the submissions, then the schedulers.
 func (s *sched) run() {
 	for {
 		t, ok := s.instant()
@@ -144,26 +150,85 @@ func (s *sched) run() {
 		}
 		for len(s.ends) > 0 && s.ends[0].at == t {
 			s.end(s.ends.pop().job)
+			s.changed(t)
 		}
 		for s.next < len(s.submits) && s.jobs[s.submits[s.next]].Submit == t {
 			s.submit(s.submits[s.next])
 			s.next++
+			s.changed(t)
 		}
-		s.settle(t)
+		s.schedule(t)
 	}
 }
 
-// instant is the next time a job is submitted or ends.
+// instant is the next time a job is submitted or ends, or a backfill
+// cycle is due.
 func (s *sched) instant() (int64, bool) {
-	switch {
-	case s.next < len(s.submits) && len(s.ends) > 0:
-		return min(s.jobs[s.submits[s.next]].Submit, s.ends[0].at), true
-	case s.next < len(s.submits):
-		return s.jobs[s.submits[s.next]].Submit, true
-	case len(s.ends) > 0:
-		return s.ends[0].at, true
+	t := s.nextCycle
+	if s.next < len(s.submits) {
+		t = min(t, s.jobs[s.submits[s.next]].Submit)
 	}
-	return 0, false
+	if len(s.ends) > 0 {
+		t = min(t, s.ends[0].at)
+	}
+	return t, t != math.MaxInt64
+}
+
+// changed notes a submission or end at t: backfill's next cycle is due
+// bf_interval after its last, or now where that has passed (its thread
+// runs a cycle only once something changed since the last).
+func (s *sched) changed(t int64) {
+	if s.lim.interval < 0 || s.nextCycle != math.MaxInt64 {
+		return
+	}
+	s.nextCycle = t
+	if s.cycled {
+		s.nextCycle = max(t, after(s.lastCycle, s.lim.interval))
+	}
+}
+
+// schedule starts what Slurm's schedulers would at t: backfill's plan at
+// its cycles (at every instant without an interval), the main scheduler
+// between them.
+func (s *sched) schedule(t int64) {
+	switch {
+	case s.lim.interval < 0:
+		s.settle(t)
+	case t == s.nextCycle:
+		s.cycle(t)
+	default:
+		s.mainScheduler(t)
+	}
+}
+
+// cycle is one of backfill's: every pool planned afresh at t, as Slurm's
+// backfill builds its plan anew each cycle.
+func (s *sched) cycle(t int64) {
+	s.cycled, s.lastCycle, s.nextCycle = true, t, math.MaxInt64
+	for _, p := range s.pools {
+		p.walk.valid, p.dirty = false, true
+	}
+	s.settle(t)
+}
+
+// mainScheduler starts pending jobs in priority order while each fits the
+// slots free now, and stops at the first that does not: Slurm's main
+// scheduler, which stops there for the job's partition (the whole layout
+// here). It keeps no reservation: those of backfill last its cycle, and
+// stopping at the first job blocked cannot take the slots they hold.
+func (s *sched) mainScheduler(t int64) {
+	for {
+		r, ok := s.pending.kth(0)
+		if !ok {
+			return
+		}
+		j := s.byRank[r]
+		p := s.pools[s.pool[j]]
+		if s.jobs[j].Count > p.free {
+			return
+		}
+		s.start(p, j, t)
+	}
 }
 
 func (s *sched) submit(j int32) {

@@ -1,0 +1,320 @@
+// Package fidelity measures how well the replay (advisor/plan/replay)
+// reproduces a queue Slurm really ran: the jobs of a history are replayed
+// on the layout they ran on, each with its recorded runtime, and each
+// job's replayed wait is set against the wait its accounting recorded
+// (Start − Submit). Issue 41's bar: the median absolute error at most 10%
+// of the mean recorded wait, or 30 s where that is more.
+//
+// It works on any history, a site's or the dev cluster's, and says what it
+// could not compare and why. What a history cannot tell it, and which way
+// each leans:
+//
+//   - When a job became eligible. A job held, submitted with --begin or
+//     waiting on a dependency counts its wait from its submission, which
+//     the replay does not know to delay: the replay starts it early.
+//   - When a job pending at the end, or cancelled while pending, left the
+//     queue. Neither is replayed, though each held its place in the queue
+//     while it waited: the jobs behind it start early in the replay.
+//   - Priorities. Slurm's, which age and fairshare change, are not
+//     recorded: the replay's queue is in submission order (priority/basic).
+//     Under priority/multifactor the replay's order differs from Slurm's
+//     and errors grow both ways.
+//   - Anything outside the layout: jobs of profiles the layout lacks,
+//     reservations, drained nodes, other partitions' jobs on its nodes.
+package fidelity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/plan/replay"
+)
+
+// The bar of issue 41: the median absolute error at most BoundShare of the
+// mean recorded wait, or MinBoundS where that is more (a queue that barely
+// waits is not held to a few seconds, which Slurm's own cycles exceed).
+const (
+	BoundShare = 0.10
+	MinBoundS  = 30
+)
+
+// WorstJobs is how many of the largest errors a Result lists.
+const WorstJobs = 10
+
+// Result is how close the replay came.
+type Result struct {
+	// Jobs is how many jobs were replayed and compared: every job that
+	// started, with a time limit, on a profile the layout holds.
+	Jobs    int    `json:"jobs"`
+	Skipped []Skip `json:"skipped,omitempty"` // the jobs left out, by reason, most first
+	Cluster string `json:"cluster,omitempty"` // the cluster the records are of
+
+	// MeanWaitS and MedianWaitS are the compared jobs' recorded waits.
+	// MedianWaitS is also the median error of a replay that started every
+	// job at its submission: the figure to beat.
+	MeanWaitS   float64 `json:"mean_wait_s"`
+	MedianWaitS float64 `json:"median_wait_s"`
+	// MedianAbsErrS and P90AbsErrS are of |replayed − recorded wait|.
+	MedianAbsErrS float64 `json:"median_abs_err_s"`
+	P90AbsErrS    float64 `json:"p90_abs_err_s"`
+	// MeanErrS is the mean of replayed − recorded: below 0 the replay
+	// starts jobs earlier than Slurm did. Earlier and Later count the jobs
+	// it started earlier or later (equal ones are in neither).
+	MeanErrS float64 `json:"mean_err_s"`
+	Earlier  int     `json:"earlier"`
+	Later    int     `json:"later"`
+
+	BoundS float64 `json:"bound_s"` // max(BoundShare × MeanWaitS, MinBoundS)
+	OK     bool    `json:"ok"`      // some jobs compared and MedianAbsErrS ≤ BoundS
+
+	Worst []Compared `json:"worst,omitempty"` // the WorstJobs largest errors, largest first
+}
+
+// Skip is how many jobs were left out for one reason.
+type Skip struct {
+	Why  string `json:"why"`
+	Jobs int    `json:"jobs"`
+}
+
+// Compared is one job's recorded and replayed wait.
+type Compared struct {
+	JobID         string `json:"job_id"`
+	Profile       string `json:"profile"`
+	GPUs          int    `json:"gpus"`
+	LimitS        int64  `json:"limit_s"`
+	RuntimeS      int64  `json:"runtime_s"`
+	RecordedWaitS int64  `json:"recorded_wait_s"`
+	ReplayedWaitS int64  `json:"replayed_wait_s"`
+	id            int64  // the JobIDRaw, to order ties
+}
+
+// ErrS is the replayed wait less the recorded one.
+func (c Compared) ErrS() int64 { return c.ReplayedWaitS - c.RecordedWaitS }
+
+// Reasons a job is not compared.
+const (
+	SkipNoGPU        = "no GPU"
+	SkipNoProfile    = "GPUs of no known profile"
+	SkipStub         = "a placeholder record (slurmdbd had not sent the job's own yet)"
+	SkipNeverStarted = "never started (still pending, or cancelled while pending)"
+	SkipNoSubmit     = "no submission time"
+	SkipNoLimit      = "no time limit recorded"
+	SkipBeforeSubmit = "started before its submission"
+)
+
+// Check replays the records' jobs on slots with opt and compares each
+// job's replayed wait with its recorded one. The records must be of one
+// cluster; in any order. It fails on records of several clusters or on
+// input the replay refuses.
+func Check(records []history.JobRecord, slots replay.Slots, opt replay.Options) (Result, error) {
+	var res Result
+	cluster, err := oneCluster(records)
+	if err != nil {
+		return res, err
+	}
+	res.Cluster = cluster
+	q := queueOf(records)
+	out, err := replay.Replay(slots, q.jobs, opt)
+	if err != nil {
+		return res, fmt.Errorf("fidelity: replaying %d jobs: %w", len(q.jobs), err)
+	}
+	for _, u := range out.Unplaced {
+		q.skip(u.Why)
+	}
+	var compared []Compared
+	for i, p := range out.Jobs {
+		if p.Placed {
+			c := q.compared[i]
+			c.ReplayedWaitS = p.WaitS
+			compared = append(compared, c)
+		}
+	}
+	res.Skipped = q.skipped()
+	res.score(compared)
+	return res, nil
+}
+
+// oneCluster is the cluster every record is of; "" for none.
+func oneCluster(records []history.JobRecord) (string, error) {
+	var names []string
+	for i := range records {
+		if c := records[i].Cluster; c != "" && !slices.Contains(names, c) {
+			names = append(names, c)
+		}
+	}
+	if len(names) > 1 {
+		slices.Sort(names)
+		return "", fmt.Errorf("fidelity: records of clusters %v: a layout is one cluster's, check one at a time", names)
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	return names[0], nil
+}
+
+// queue is the replay's input: the jobs it can replay, with what is known
+// of each, and the count of the others by reason.
+type queue struct {
+	jobs     []replay.Job
+	compared []Compared // one per job, the replayed wait to fill
+	why      map[string]int
+}
+
+func (q *queue) skip(why string) {
+	if q.why == nil {
+		q.why = map[string]int{}
+	}
+	q.why[why]++
+}
+
+// skipped are the reasons, most jobs first, then by name.
+func (q *queue) skipped() []Skip {
+	var out []Skip
+	for why, n := range q.why {
+		out = append(out, Skip{Why: why, Jobs: n})
+	}
+	slices.SortFunc(out, func(a, b Skip) int { return cmp.Or(cmp.Compare(b.Jobs, a.Jobs), cmp.Compare(a.Why, b.Why)) })
+	return out
+}
+
+// queueOf turns the records into the replay's jobs, in submission order.
+// A job still running when the history was read runs to its time limit in
+// the replay (it ran at least until then, and any job it could hold back
+// started later than the history knows).
+func queueOf(records []history.JobRecord) queue {
+	var q queue
+	for i := range records {
+		r := &records[i]
+		if why := unusable(r); why != "" {
+			q.skip(why)
+			continue
+		}
+		limit := *r.TimeLimitMin * 60
+		j := replay.Job{ID: keyNumber(r.Key), Submit: r.Submit.Unix(), Profile: r.Profile,
+			Count: int(r.GPUCount), LimitS: limit, RuntimeS: runtimeOf(r, limit)}
+		q.jobs = append(q.jobs, j)
+		q.compared = append(q.compared, Compared{JobID: r.JobID, Profile: r.Profile, GPUs: j.Count, LimitS: limit,
+			RuntimeS: min(j.RuntimeS, limit), RecordedWaitS: r.Start.Unix() - j.Submit, id: j.ID})
+	}
+	return q
+}
+
+// unusable says why a record cannot be replayed and compared; "" if it can.
+func unusable(r *history.JobRecord) string {
+	switch {
+	case r.Stub:
+		return SkipStub
+	case r.GPUCount <= 0:
+		return SkipNoGPU
+	case r.Profile == "":
+		return SkipNoProfile
+	case r.Submit == nil:
+		return SkipNoSubmit
+	case !started(r):
+		return SkipNeverStarted
+	case r.TimeLimitMin == nil || *r.TimeLimitMin <= 0:
+		return SkipNoLimit
+	case r.Start.Before(*r.Submit):
+		return SkipBeforeSubmit
+	}
+	return ""
+}
+
+// started says whether the job ran: sacct gives a job cancelled while
+// pending no start, or a start equal to its end with nothing elapsed.
+func started(r *history.JobRecord) bool {
+	if r.Start == nil || r.Start.IsZero() {
+		return false
+	}
+	ranNothing := r.End != nil && r.End.Equal(*r.Start) && (r.ElapsedS == nil || *r.ElapsedS == 0)
+	return !(ranNothing && strings.HasPrefix(r.State, "CANCELLED"))
+}
+
+// runtimeOf is how long the job held its GPUs: end − start, else the
+// elapsed time, else (still running) its time limit.
+func runtimeOf(r *history.JobRecord, limit int64) int64 {
+	switch {
+	case r.End != nil && !r.End.IsZero():
+		return max(0, int64(r.End.Sub(*r.Start)/time.Second))
+	case r.ElapsedS != nil && r.State != "RUNNING":
+		return max(0, *r.ElapsedS)
+	}
+	return limit
+}
+
+// keyNumber is a JobIDRaw as a number, the replay's tie-break after the
+// submission time; 0 where it is not one.
+func keyNumber(key string) int64 {
+	n, err := strconv.ParseInt(key, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// score fills the figures from the compared jobs.
+func (r *Result) score(compared []Compared) {
+	r.Jobs = len(compared)
+	r.BoundS = MinBoundS
+	if r.Jobs == 0 {
+		return
+	}
+	waits := make([]float64, 0, len(compared))
+	abs := make([]float64, 0, len(compared))
+	var sumWait, sumErr float64
+	for _, c := range compared {
+		e := c.ErrS()
+		waits = append(waits, float64(c.RecordedWaitS))
+		abs = append(abs, math.Abs(float64(e)))
+		sumWait += float64(c.RecordedWaitS)
+		sumErr += float64(e)
+		switch {
+		case e < 0:
+			r.Earlier++
+		case e > 0:
+			r.Later++
+		}
+	}
+	n := float64(r.Jobs)
+	r.MeanWaitS, r.MeanErrS = sumWait/n, sumErr/n
+	r.MedianWaitS = quantile(waits, 0.5)
+	r.MedianAbsErrS, r.P90AbsErrS = quantile(abs, 0.5), quantile(abs, 0.9)
+	r.BoundS = max(BoundShare*r.MeanWaitS, MinBoundS)
+	r.OK = r.MedianAbsErrS <= r.BoundS
+	r.Worst = worst(compared, WorstJobs)
+}
+
+// quantile is the q-quantile of xs by linear interpolation between the
+// closest ranks (the median of an even count is the mean of the middle
+// two); it sorts xs.
+func quantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
+	pos := q * float64(len(xs)-1)
+	lo := int(pos)
+	if lo+1 >= len(xs) {
+		return xs[lo]
+	}
+	return xs[lo] + (pos-float64(lo))*(xs[lo+1]-xs[lo])
+}
+
+// worst are the n largest errors, largest first; ties by job id.
+func worst(compared []Compared, n int) []Compared {
+	w := slices.Clone(compared)
+	slices.SortStableFunc(w, func(a, b Compared) int {
+		return cmp.Or(cmp.Compare(abs64(b.ErrS()), abs64(a.ErrS())), cmp.Compare(a.id, b.id), cmp.Compare(a.JobID, b.JobID))
+	})
+	return w[:min(n, len(w))]
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
