@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/migadvisor/migadvisor/advisor/plan/fidelity"
 	"github.com/migadvisor/migadvisor/advisor/plan/replay"
 	"github.com/migadvisor/migadvisor/catalog"
 )
@@ -29,7 +30,10 @@ type Plan struct {
 	Configs    *Configs    `json:"configs,omitempty"` // what applies Proposed
 	Others     []*Outcome  `json:"others"`
 	Calculator *Calculator `json:"mig_calculator,omitempty"`
-	Replays    int         `json:"replays"`
+	// Fidelity is the period's queue replayed as it ran on today's
+	// layout, its waits set against the ones Slurm recorded.
+	Fidelity *fidelity.Result `json:"fidelity"`
+	Replays  int              `json:"replays"`
 	Notes      []string    `json:"notes,omitempty"`
 }
 
@@ -57,6 +61,9 @@ func Make(req Request) (*Plan, error) {
 	ev := newEvaluator(req.Site, d, req.Today, req.Replay)
 	var err error
 	if p.Current, err = ev.evaluate(req.Today, mid, true); err != nil {
+		return nil, err
+	}
+	if p.Fidelity, err = fidelityOf(d, req.Today, req.Replay); err != nil {
 		return nil, err
 	}
 	cands, err := Candidates(req.Site)

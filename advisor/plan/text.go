@@ -53,6 +53,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 		b.WriteString(".\n")
 	}
+	p.writeFidelity(b)
 	if o := p.Proposed; o != nil {
 		b.WriteString("\nThe proposal's slices:\n")
 		writeProfiles(b, o)
@@ -83,6 +84,23 @@ func (p *Plan) writeVerdict(b *strings.Builder) {
 		fmt.Fprintf(b, "%s fit no slice of it (today: %d).\n", textutil.Plural(o.Unplaced, "job"), cur.Unplaced)
 	}
 	p.writeUnknown(b)
+}
+
+// writeFidelity says how close the replay of the period as it ran on
+// today's layout came to the waits Slurm recorded.
+func (p *Plan) writeFidelity(b *strings.Builder) {
+	f := p.Fidelity
+	if f == nil || f.Jobs == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe replay against Slurm: the period's %s replayed as they ran on today's layout wait within %s of what Slurm recorded (median; mean wait %s)",
+		textutil.Plural(f.Jobs, "job"), duration(int64(f.MedianAbsErrS)), duration(int64(f.MeanWaitS)))
+	if f.OK {
+		fmt.Fprintf(b, ", inside the bound of %s.\n", duration(int64(f.BoundS)))
+		return
+	}
+	fmt.Fprintf(b, ", beyond the bound of %s: today's layout as given may not be the one they ran on, or partitions, QoS, fairshare or reservations shaped the queue, which the replay does not model; weigh the waits above accordingly.\n",
+		duration(int64(f.BoundS)))
 }
 
 // writeUnknown says how many jobs kept what they asked for want of
@@ -119,11 +137,13 @@ func waitRange(o *Outcome) string {
 	return s
 }
 
-// duration is a wait as h:mm, or seconds under a minute.
+// duration is a wait as h:mm, or minutes and seconds under an hour.
 func duration(s int64) string {
 	switch {
 	case s < 60:
 		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
 	case s < 24*3600:
 		return fmt.Sprintf("%d:%02d", s/3600, s%3600/60)
 	}

@@ -71,6 +71,11 @@ func TestPlanOnACollectedMonth(t *testing.T) {
 		Calculator struct {
 			GPUs int `json:"gpus_to_convert"`
 		} `json:"mig_calculator"`
+		Fidelity *struct {
+			Jobs    int              `json:"jobs"`
+			Skipped []map[string]any `json:"skipped"`
+			Bound   float64          `json:"bound_s"`
+		} `json:"fidelity"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
@@ -94,6 +99,11 @@ func TestPlanOnACollectedMonth(t *testing.T) {
 	}
 	if len(o.GPUs) != 3 || o.WaitP95S >= p.Current.WaitP95S || o.SU > p.Current.SU || o.Unplaced > 0 {
 		t.Errorf("proposed %v: p95 %ds, %g SU, %d unplaced; today p95 %ds, %g SU", o.GPUs, o.WaitP95S, o.SU, o.Unplaced, p.Current.WaitP95S, p.Current.SU)
+	}
+	// The month's jobs ran on slices too: on three whole GPUs only those
+	// that ran on one are replayed as they ran, the others said skipped.
+	if f := p.Fidelity; f == nil || f.Jobs == 0 || len(f.Skipped) == 0 || f.Bound < 30 {
+		t.Errorf("fidelity on today's layout: %+v", f)
 	}
 	if !strings.HasPrefix(p.Configs.MigParted, "version: v1\nmig-configs:\n") || !strings.Contains(p.Configs.SlurmConf, "Gres=gpu:") {
 		t.Errorf("configs:\n%s\n%s", p.Configs.MigParted, p.Configs.SlurmConf)

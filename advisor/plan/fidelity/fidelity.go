@@ -120,6 +120,32 @@ func Check(records []history.JobRecord, slots replay.Slots, opt replay.Options) 
 	}
 	res.Cluster = cluster
 	q := queueOf(records)
+	return q.check(res, slots, opt)
+}
+
+// Recorded is a job as it ran, for CheckRecorded: the replay's job (its
+// recorded runtime and limit, the profile it ran on) and the wait its
+// accounting recorded.
+type Recorded struct {
+	JobID         string
+	Job           replay.Job
+	RecordedWaitS int64
+}
+
+// CheckRecorded is Check on jobs already read from their records (a
+// plan's demand keeps no record): every one is compared.
+func CheckRecorded(jobs []Recorded, slots replay.Slots, opt replay.Options) (Result, error) {
+	var q queue
+	for _, r := range jobs {
+		q.jobs = append(q.jobs, r.Job)
+		q.compared = append(q.compared, Compared{JobID: r.JobID, Profile: r.Job.Profile, GPUs: r.Job.Count, LimitS: r.Job.LimitS,
+			RuntimeS: min(r.Job.RuntimeS, r.Job.LimitS), RecordedWaitS: r.RecordedWaitS, id: r.Job.ID})
+	}
+	return q.check(Result{}, slots, opt)
+}
+
+// check replays the queue and scores it into res.
+func (q *queue) check(res Result, slots replay.Slots, opt replay.Options) (Result, error) {
 	out, err := replay.Replay(slots, q.jobs, opt)
 	if err != nil {
 		return res, fmt.Errorf("fidelity: replaying %d jobs: %w", len(q.jobs), err)
