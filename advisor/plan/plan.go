@@ -34,7 +34,7 @@ type Plan struct {
 	// layout, its waits set against the ones Slurm recorded.
 	Fidelity *fidelity.Result `json:"fidelity"`
 	Replays  int              `json:"replays"`
-	Notes      []string    `json:"notes,omitempty"`
+	Notes    []string         `json:"notes,omitempty"`
 }
 
 // DemandSummary counts the period's GPU jobs by what the plan made of them.
@@ -63,7 +63,7 @@ func Make(req Request) (*Plan, error) {
 	if p.Current, err = ev.evaluate(req.Today, mid, true); err != nil {
 		return nil, err
 	}
-	if p.Fidelity, err = fidelityOf(d, req.Today, req.Replay); err != nil {
+	if p.Fidelity, err = ev.fidelity(); err != nil {
 		return nil, err
 	}
 	cands, err := Candidates(req.Site)

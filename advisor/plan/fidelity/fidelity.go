@@ -123,24 +123,16 @@ func Check(records []history.JobRecord, slots replay.Slots, opt replay.Options) 
 	return q.check(res, slots, opt)
 }
 
-// Recorded is a job as it ran, for CheckRecorded: the replay's job (its
-// recorded runtime and limit, the profile it ran on) and the wait its
-// accounting recorded.
-type Recorded struct {
-	JobID         string
-	Job           replay.Job
-	RecordedWaitS int64
-}
-
 // CheckRecorded is Check on jobs already read from their records (a
-// plan's demand keeps no record): every one is compared.
-func CheckRecorded(jobs []Recorded, slots replay.Slots, opt replay.Options) (Result, error) {
-	var q queue
-	for _, r := range jobs {
-		q.jobs = append(q.jobs, r.Job)
-		q.compared = append(q.compared, Compared{JobID: r.JobID, Profile: r.Job.Profile, GPUs: r.Job.Count, LimitS: r.Job.LimitS,
-			RuntimeS: min(r.Job.RuntimeS, r.Job.LimitS), RecordedWaitS: r.RecordedWaitS, id: r.Job.ID})
+// plan's demand keeps no record): each job as it ran (the profile it ran
+// on, its recorded runtime and limit) and recordedWaitS[i] the wait its
+// accounting recorded. Every one is compared; jobs is the caller's
+// buffer, left as it was.
+func CheckRecorded(jobs []replay.Job, recordedWaitS []int64, slots replay.Slots, opt replay.Options) (Result, error) {
+	if len(jobs) != len(recordedWaitS) {
+		return Result{}, fmt.Errorf("fidelity: %d jobs and %d recorded waits", len(jobs), len(recordedWaitS))
 	}
+	q := queue{jobs: jobs, recordedWaitS: recordedWaitS}
 	return q.check(Result{}, slots, opt)
 }
 
@@ -156,7 +148,7 @@ func (q *queue) check(res Result, slots replay.Slots, opt replay.Options) (Resul
 	var compared []Compared
 	for i, p := range out.Jobs {
 		if p.Placed {
-			c := q.compared[i]
+			c := q.comparedAt(i)
 			c.ReplayedWaitS = p.WaitS
 			compared = append(compared, c)
 		}
@@ -189,7 +181,10 @@ func oneCluster(records []history.JobRecord) (string, error) {
 type queue struct {
 	jobs     []replay.Job
 	compared []Compared // one per job, the replayed wait to fill
-	why      map[string]int
+	// recordedWaitS, where compared is nil, is each job's recorded wait
+	// (CheckRecorded): its Compared is made only when it was placed.
+	recordedWaitS []int64
+	why           map[string]int
 }
 
 func (q *queue) skip(why string) {
@@ -229,6 +224,16 @@ func queueOf(records []history.JobRecord) queue {
 			RuntimeS: min(j.RuntimeS, limit), RecordedWaitS: r.Start.Unix() - j.Submit, id: j.ID})
 	}
 	return q
+}
+
+// comparedAt is job i's comparison, its replayed wait to fill.
+func (q *queue) comparedAt(i int) Compared {
+	if q.compared != nil {
+		return q.compared[i]
+	}
+	j := &q.jobs[i]
+	return Compared{Profile: j.Profile, GPUs: j.Count, LimitS: j.LimitS, RuntimeS: min(j.RuntimeS, j.LimitS),
+		RecordedWaitS: q.recordedWaitS[i], id: j.ID}
 }
 
 // unusable says why a record cannot be replayed and compared; "" if it can.
