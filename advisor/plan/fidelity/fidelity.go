@@ -204,8 +204,8 @@ func (q *queue) skipped() []Skip {
 	return out
 }
 
-// queueOf turns the records into the replay's jobs, in submission order.
-// A job still running when the history was read runs to its time limit in
+// queueOf turns the records into the replay's jobs, in the records' order
+// (the replay sorts its queue itself). A job still running when the history was read runs to its time limit in
 // the replay (it ran at least until then, and any job it could hold back
 // started later than the history knows).
 func queueOf(records []history.JobRecord) queue {
