@@ -2,10 +2,12 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -57,47 +59,90 @@ func (p *Plan) WritePage(dir string) ([]string, error) {
 	return written, nil
 }
 
-// Chart draws the share of jobs that waited at most each time, today and
-// under the proposal (and the MIG calculator's layout), as an SVG.
+// Chart draws today's layout against the proposal as an SVG: on the left
+// the slices of each profile each offers (and the MIG calculator's), on
+// the right the share of jobs that waited at most each time under each.
 func (p *Plan) Chart() ([]byte, error) {
-	pl := plot.New()
-	pl.Title.Text = "Jobs that waited at most"
-	pl.X.Label.Text = "wait (hours)"
-	pl.Y.Label.Text = "share of jobs"
-	pl.Y.Min, pl.Y.Max = 0, 1
-	pl.Legend.Top = false
 	type line struct {
 		label string
 		o     *Outcome
 		c     color.Color
 	}
-	lines := []line{{"today: " + p.Current.Layout, p.Current, color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}}}
+	lines := []line{{"today", p.Current, color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}}}
 	if p.Proposed != nil {
-		lines = append(lines, line{"proposed: " + p.Proposed.Layout, p.Proposed, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}})
+		lines = append(lines, line{"proposed", p.Proposed, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}})
 	}
-	if c := p.Calculator; c != nil && c.Outcome != nil {
-		lines = append(lines, line{"MIG calculator: " + c.Outcome.Layout, c.Outcome, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}})
+	if c := p.Calculator; c != nil && c.Outcome != nil && c.GPUs > 0 {
+		lines = append(lines, line{"MIG calculator", c.Outcome, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}})
 	}
-	for _, l := range lines {
-		xy := waitCDF(l.o)
-		if len(xy) == 0 {
-			continue
-		}
-		lp, err := plotter.NewLine(xy)
+	slicesPlot, waitsPlot := plot.New(), plot.New()
+	slicesPlot.Title.Text = "Slices of each profile"
+	slicesPlot.Y.Label.Text = "slices"
+	slicesPlot.Y.Min = 0
+	profiles := p.profilesShown()
+	slicesPlot.NominalX(profiles...)
+	waitsPlot.Title.Text = "Jobs that waited at most"
+	waitsPlot.X.Label.Text = "wait (hours)"
+	waitsPlot.Y.Label.Text = "share of jobs"
+	waitsPlot.Y.Min, waitsPlot.Y.Max = 0, 1
+	waitsPlot.Legend.Top = false
+	width := vg.Points(float64(36 / len(lines)))
+	for i, l := range lines {
+		bc, err := plotter.NewBarChart(slicesOf(l.o, profiles), width)
 		if err != nil {
 			return nil, fmt.Errorf("plan chart: %w", err)
 		}
-		lp.Color, lp.Width = l.c, vg.Points(1.5)
-		pl.Add(lp)
-		pl.Legend.Add(shorten(l.label, 70), lp)
+		bc.Color, bc.LineStyle.Width = l.c, 0
+		bc.Offset = width * vg.Length(float64(i)-float64(len(lines)-1)/2)
+		slicesPlot.Add(bc)
+		slicesPlot.Legend.Add(l.label, bc)
+		if xy := waitCDF(l.o); len(xy) > 0 {
+			lp, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, fmt.Errorf("plan chart: %w", err)
+			}
+			lp.Color, lp.Width = l.c, vg.Points(1.5)
+			waitsPlot.Add(lp)
+			waitsPlot.Legend.Add(shorten(l.label+": "+l.o.Layout, 60), lp)
+		}
 	}
-	canvas := vgsvg.New(7*vg.Inch, 4*vg.Inch)
-	pl.Draw(draw.New(canvas))
+	slicesPlot.Legend.Top = true
+	const w, h = 10 * vg.Inch, 4 * vg.Inch
+	img := vgsvg.New(w, h)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(24), PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8)}
+	canvases := plot.Align([][]*plot.Plot{{slicesPlot, waitsPlot}}, tiles, draw.New(img))
+	slicesPlot.Draw(canvases[0][0])
+	waitsPlot.Draw(canvases[0][1])
 	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
+	if _, err := img.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("plan chart: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// profilesShown are the profiles any shown layout offers, smallest first.
+func (p *Plan) profilesShown() []string {
+	var out []string
+	for _, o := range p.shown() {
+		for _, ps := range o.Profiles {
+			if ps.Slots > 0 && !slices.Contains(out, ps.Profile) {
+				out = append(out, ps.Profile)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(p.rank[a], p.rank[b]) })
+	return out
+}
+
+// slicesOf counts the outcome's slices of each profile.
+func slicesOf(o *Outcome, profiles []string) plotter.Values {
+	v := make(plotter.Values, len(profiles))
+	for _, ps := range o.Profiles {
+		if i := slices.Index(profiles, ps.Profile); i >= 0 {
+			v[i] = float64(ps.Slots)
+		}
+	}
+	return v
 }
 
 // waitCDF is the outcome's waits as a step line: hours, share.

@@ -34,6 +34,8 @@ type Plan struct {
 	// layout, its waits set against the ones Slurm recorded.
 	Fidelity *fidelity.Result `json:"fidelity"`
 	Replays  int              `json:"replays"`
+
+	rank map[string]int // each profile's place from the smallest
 	Notes    []string         `json:"notes,omitempty"`
 }
 
@@ -51,7 +53,10 @@ type DemandSummary struct {
 // today's fleet and with the MIG calculator's.
 func Make(req Request) (*Plan, error) {
 	d := req.Demand
-	p := &Plan{Site: req.Site.Name, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, Left: d.LeftWhy}}
+	p := &Plan{Site: req.Site.Name, rank: map[string]int{}, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, Left: d.LeftWhy}}
+	for i, name := range d.Profiles {
+		p.rank[name] = i
+	}
 	if len(req.Today) == 0 {
 		return nil, fmt.Errorf("no GPU nodes to plan: give --gpus (and --gpus-per-node, --current), or [[gpu_nodes]] in the site file")
 	}

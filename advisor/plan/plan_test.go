@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -265,5 +266,31 @@ func TestFleetFromSlurmPacksTheSlices(t *testing.T) {
 	}
 	if _, err := FleetFromSlurm(site, []slurm.GPUNode{{Name: "x", GPUs: map[string]int{"v100": 1}}}); err == nil || !strings.Contains(err.Error(), `"v100"`) {
 		t.Errorf("an unknown type: %v", err)
+	}
+}
+
+// --page writes the page, its chart of both panels (today's and the
+// proposal's slices; their waits), and the configs that apply it.
+func TestPageShowsTodayAgainstTheProposal(t *testing.T) {
+	site := wulver(t)
+	p, err := Make(Request{Site: site, Today: allWhole(t, site, 16, 4), Demand: busyDemand(site, 1)})
+	if err != nil || p.Proposed == nil {
+		t.Fatalf("%v, proposed %v", err, p)
+	}
+	dir := t.TempDir()
+	files, err := p.WritePage(dir)
+	if err != nil || len(files) != 5 {
+		t.Fatalf("%v: %v", files, err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "plan.svg"))
+	for _, want := range []string{"Slices of each profile", "Jobs that waited at most", ">today<", ">proposed<", ">1g.10gb<", ">full<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("plan.svg lacks %q", want)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "plan.md"))
+	parted, _ := os.ReadFile(filepath.Join(dir, "mig-parted.yaml"))
+	if !strings.Contains(string(md), "![") || !strings.Contains(string(md), "Proposed: ") || string(parted) != p.Configs.MigParted {
+		t.Errorf("plan.md:\n%s\nmig-parted.yaml:\n%s", md, parted)
 	}
 }
