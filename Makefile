@@ -6,7 +6,8 @@
 #   make test-gpu the real-GPU tests (NVIDIA GPU, driver, PyTorch; not in make test)
 #   make bench    Go benchmarks, then the wrapper's and the site store's (figures in docs/performance.md);
 #                 each alone: make bench-wrapper, bench-jobstats, bench-mariadb, bench-ingest, and make
-#                 bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root)
+#                 bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root), bench-plan
+#                 the layout plan at a million jobs (its search, and sizing the jobs from a history)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model beside simple baselines on the public tables, and the emulation gate
@@ -31,7 +32,7 @@ DEMO_DIR := bin/demo
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-ingest bench-clifilter fuzz demo install installable reference generate site accuracy site-replay plan-fidelity clean
+.PHONY: all build test test-unit test-slurm test-gpu gpu-bundle lint bench bench-wrapper bench-jobstats bench-mariadb bench-ingest bench-clifilter bench-plan fuzz demo install installable reference generate site accuracy site-replay plan-fidelity clean
 
 all: build
 
@@ -88,6 +89,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@scripts/dev-cluster.sh up >/dev/null 2>&1 || { echo "bench: the wrapper's and the site store's benchmarks need the dev cluster (as root)" >&2; exit 1; }
 	$(MAKE) bench-wrapper bench-mariadb
+
+# plan at a year of a 500-GPU site: the search and its replays, then the
+# jobs sized from a history of a million (docs/admin/plan.md, Scale).
+bench-plan:
+	$(GO) test -count=1 -run '^$$' -bench 'Replay1M' -benchtime 1x ./advisor/plan/replay
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'Plan1M|Demand1M' -benchtime 1x ./advisor/plan
 
 # The sbatch wrapper as users meet it, through the installed shim, against
 # the dev cluster's sbatch and a stub: time to the prompt (p50/p95/p99),
