@@ -39,6 +39,10 @@ type Scaling struct {
 	// guess marks a prior from the site's typical job: the job may as well
 	// be bound by SMs alone, and its range reaches that.
 	guess bool
+	// farthest is what the guess's range reaches where the job's GPU
+	// utilization bounds how much of its time scales (busyBound); nil: a
+	// job bound by SMs alone.
+	farthest *Scaling
 	// spread is the range of fixed shares a prior from peers saw: the
 	// prediction's range reaches the farthest of them.
 	spread fixedRange
@@ -125,7 +129,11 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 	lo, hi = seconds*math.Exp(b.lo), seconds*math.Exp(b.hi)
 	var reach []float64
 	if s.guess {
-		reach = append(reach, (Scaling{Resource: catalog.SMs}).scale(from, to, 0))
+		far := Scaling{Resource: catalog.SMs}
+		if s.farthest != nil {
+			far = *s.farthest
+		}
+		reach = append(reach, far.scale(from, to, far.Fixed))
 	}
 	if s.spread.ok {
 		reach = append(reach, s.scale(from, to, s.spread.lo), s.scale(from, to, s.spread.hi))
@@ -133,7 +141,24 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 	for _, t := range reach {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
+	lo, hi = s.withinBusyBound(from, to, seconds, lo, hi)
 	return seconds, lo, hi, from
+}
+
+// withinBusyBound keeps a range within what the GPU's utilization allows
+// (busyBound): no slower than the bound on a smaller profile, no faster on
+// a bigger one, whatever width the calibration gives a prediction of its
+// kind. The prediction itself stays in the range.
+func (s Scaling) withinBusyBound(from Point, to catalog.Shares, seconds, lo, hi float64) (float64, float64) {
+	b := s.farthest
+	if b == nil {
+		return lo, hi
+	}
+	limit := b.scale(from, to, b.Fixed)
+	if to.Of(b.Resource) < from.Shares.Of(b.Resource) {
+		return lo, math.Max(math.Min(hi, limit), seconds)
+	}
+	return math.Min(math.Max(lo, limit), seconds), hi
 }
 
 // Within lowers the fixed share until the model predicts at least each
