@@ -79,6 +79,10 @@ func (s Scaling) busyBound(utilization float64, at Point, profiles []catalog.Sha
 	u := utilization / 100
 	bound := Scaling{Resource: s.Resource, Fixed: clamp01((1 - u) / (u*x + 1 - u))}
 	s.farthest = &bound
+	if s.allWithin(bound, at, profiles) {
+		return s
+	}
+	s.table = nil // ruled out: the form, raised to the bound, stands
 	f := s.Fixed
 	for _, to := range profiles {
 		f = math.Max(f, s.leastFixedWithin(bound, at, to))
@@ -95,23 +99,39 @@ func (s Scaling) busyBound(utilization float64, at Point, profiles []catalog.Sha
 	return s
 }
 
+// allWithin reports whether the scaling's time on each profile, from point
+// at, lies within bound's (leastFixedWithin).
+func (s Scaling) allWithin(bound Scaling, at Point, profiles []catalog.Shares) bool {
+	for _, to := range profiles {
+		if !within(bound, at, to, s.timeAt(at, to)) {
+			return false
+		}
+	}
+	return true
+}
+
+// within reports whether time t on shares to, from point at, lies within
+// bound's: no slower on a smaller profile, no faster on a bigger one.
+func within(bound Scaling, at Point, to catalog.Shares, t float64) bool {
+	limit := bound.scale(at, to, bound.Fixed)
+	if to.Of(bound.Resource) < at.Shares.Of(bound.Resource) {
+		return t <= limit*(1+1e-9)
+	}
+	return t >= limit*(1-1e-9)
+}
+
 // leastFixedWithin is the least fixed share, from the scaling's own, at
 // which its time on shares to, from point at, lies within bound's: no
 // slower on a smaller profile, no faster on a bigger one. A higher fixed
 // share moves every time toward at's, so the search is a bisection.
 func (s Scaling) leastFixedWithin(bound Scaling, at Point, to catalog.Shares) float64 {
-	limit := bound.scale(at, to, bound.Fixed)
-	smaller := to.Of(s.Resource) < at.Shares.Of(s.Resource)
-	within := func(f float64) bool {
-		t := s.scale(at, to, f)
-		return smaller && t <= limit*(1+1e-9) || !smaller && t >= limit*(1-1e-9)
-	}
-	if within(s.Fixed) {
+	ok := func(f float64) bool { return within(bound, at, to, s.scale(at, to, f)) }
+	if ok(s.Fixed) {
 		return s.Fixed
 	}
 	lo, hi := s.Fixed, 1.0
 	for range 50 {
-		if mid := (lo + hi) / 2; within(mid) {
+		if mid := (lo + hi) / 2; ok(mid) {
 			hi = mid
 		} else {
 			lo = mid
@@ -261,9 +281,9 @@ func (refs References) likePrior() (Scaling, bool) {
 	if len(s.own) > 0 {
 		why += fmt.Sprintf(", which predicts each of its %d profiles from the others to %.1f%%", len(l.points), 100*meanAbs(s.own))
 	}
-	s.exclude, s.guess, s.own = refs.calibrationExclude(), true, nil
+	s.exclude, s.guess, s.own, s.table = refs.calibrationExclude(), true, nil, l.points
 	s.Source = fmt.Sprintf("the %s reference benchmark's: %s", l.name, s.Source)
-	s.Why = fmt.Sprintf("one profile measured: scaled like the %s reference benchmark it looks like (%s)", l.name, why)
+	s.Why = fmt.Sprintf("one profile measured: scaled like the %s reference benchmark it looks like (%s; between two of its profiles, as its table has them)", l.name, why)
 	return s, true
 }
 

@@ -39,6 +39,10 @@ type Scaling struct {
 	// guess marks a prior from the site's typical job: the job may as well
 	// be bound by SMs alone, and its range reaches that.
 	guess bool
+	// table is the published times of the reference benchmark a prior
+	// scales the job like: between two of its profiles the job is
+	// predicted by their ratio (timeAt), not by the form fitted to them.
+	table []Point
 	// farthest is what the guess's range reaches where the job's GPU
 	// utilization bounds how much of its time scales (busyBound); nil: a
 	// job bound by SMs alone.
@@ -89,6 +93,31 @@ func (s Scaling) at(points []Point, to catalog.Shares) float64 {
 	return s.scale(from, to, s.Fixed)
 }
 
+// timeAt is the time on shares to from point from: the ratio of the
+// benchmark's published times where its table has both profiles (a job
+// like it scales as it did, the form's fit being only the closest of its
+// kind: 12% off the LLM fine-tuning's own times), else the form's.
+func (s Scaling) timeAt(from Point, to catalog.Shares) float64 {
+	if a, ok := tableAt(s.table, from.Shares); ok {
+		if b, ok := tableAt(s.table, to); ok {
+			return from.Seconds * b / a
+		}
+	}
+	return s.scale(from, to, s.Fixed)
+}
+
+// tableAt is the published time on a profile of these shares.
+func tableAt(table []Point, at catalog.Shares) (float64, bool) {
+	for _, p := range table {
+		if same(p.Shares.SM, at.SM) && same(p.Shares.Bandwidth, at.Bandwidth) {
+			return p.Seconds, true
+		}
+	}
+	return 0, false
+}
+
+func same(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
 // Form says how the time depends on the share, in a few words.
 func (s Scaling) Form() string {
 	switch {
@@ -121,7 +150,7 @@ func (s Scaling) g(x float64) float64 {
 // a prediction of its kind (and never narrower than the job's own errors).
 func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi float64, from Point) {
 	from = nearest(s.Resource, points, to)
-	seconds = s.scale(from, to, s.Fixed)
+	seconds = s.timeAt(from, to)
 	b := calibrationFor(s.exclude).band(situationOf(s, points, to))
 	for _, e := range s.own {
 		b.lo, b.hi = math.Min(b.lo, e), math.Max(b.hi, e)
@@ -178,6 +207,12 @@ func (s Scaling) Within(points, bounds []Point) Scaling {
 		if b.Shares.Of(s.Resource) >= from.Shares.Of(s.Resource) {
 			continue
 		}
+		if s.timeAt(from, b.Shares) >= b.Seconds {
+			continue
+		}
+		// The bound rules out the benchmark's own ratios: the form, its
+		// fixed share lowered, takes their place.
+		s.table = nil
 		if s.scale(from, b.Shares, s.Fixed) >= b.Seconds || s.scale(from, b.Shares, 0) < b.Seconds {
 			continue
 		}

@@ -248,6 +248,36 @@ func TestPriorScalingBoundsOnTheRawShares(t *testing.T) {
 	}
 }
 
+// A job like the LLM fine-tuning, measured on 1g.10gb alone, is predicted
+// on 2g.20gb as Wulver's table has that benchmark there: 0.556 h against
+// 1.092 h, 0.51×. The form fitted to the table's four profiles (bound by
+// bandwidth, 12% off its own times) would give 0.56×, and would price
+// 2g.20gb within the noise of 1g.10gb, where the table has it 15% cheaper.
+// A profile the table lacks takes the form's time.
+func TestPriorScalingTakesTheBenchmarksOwnRatios(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	llm, _ := set.Benchmark("llm-finetuning")
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	one := []Point{{Profile: "1g.10gb", Shares: at("1g.10gb"), Seconds: 1000}}
+	s := ReferencesOf(site).Like(llm).Prior()
+	small, _ := llm.Row("1g.10gb")
+	for _, profile := range []string{"2g.20gb", "3g.40gb", "full"} {
+		row, _ := llm.Row(profile)
+		want := 1000 * row.Seconds / small.Seconds
+		if sec, _, _, _ := s.Predict(one, at(profile)); math.Abs(sec/want-1) > 1e-6 {
+			t.Errorf("%s: %.0f s, want %.0f as the table has it (%s)", profile, sec, want, s.Why)
+		}
+	}
+	other := catalog.Shares{SM: 0.5, Bandwidth: 0.5}
+	if sec, _, _, _ := s.Predict(one, other); math.Abs(sec/s.scale(one[0], other, s.Fixed)-1) > 1e-9 {
+		t.Errorf("a profile the table lacks: %.0f s, not the form's", sec)
+	}
+}
+
 // A calibrated range holds most held-out times: scored on each reference
 // benchmark with that benchmark left out of the calibration.
 func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
