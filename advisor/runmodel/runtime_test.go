@@ -278,6 +278,29 @@ func TestPriorScalingTakesTheBenchmarksOwnRatios(t *testing.T) {
 	}
 }
 
+// A run that reached its time limit on a smaller slice after longer than
+// the table's ratio allows proves the job slower there than the benchmark:
+// the form, its fixed share lowered to meet the bound, takes the table's
+// place.
+func TestWithinSetsTheTableAsideForABound(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	llm, _ := set.Benchmark("llm-finetuning")
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	full := []Point{{Profile: "full", Shares: at("full"), Seconds: 100}}
+	s := ReferencesOf(site).Like(llm).Prior()
+	if sec, _, _, _ := s.Predict(full, at("1g.10gb")); sec >= 500 {
+		t.Fatalf("the table's 1g.10gb is %.0f s, not under the bound", sec)
+	}
+	bounded := s.Within(full, []Point{{Profile: "1g.10gb", Shares: at("1g.10gb"), Seconds: 500}})
+	if sec, _, _, _ := bounded.Predict(full, at("1g.10gb")); sec < 500*(1-1e-6) {
+		t.Errorf("1g.10gb %.0f s, under the 500 s a run there reached its limit after (%s)", sec, bounded.Source)
+	}
+}
+
 // A calibrated range holds most held-out times: scored on each reference
 // benchmark with that benchmark left out of the calibration.
 func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {
