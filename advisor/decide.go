@@ -161,7 +161,7 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice
 		if pa.UsableMiB >= choice.UsableMiB {
 			break
 		}
-		if pa.excluded == "" && pa.OOMRisk == memory.RiskUnknown && !pricedOut(pa, choice) {
+		if pa.excluded == "" && !pa.pastLimit && pa.OOMRisk == memory.RiskUnknown && !pricedOut(pa, choice) {
 			open = append(open, pa)
 		}
 	}
@@ -407,6 +407,9 @@ func (a *analysis) nextStep() (reason string, next NextStep) {
 	for _, pa := range a.rec.Profiles {
 		switch {
 		case pa.excluded != "":
+		case pa.pastLimit:
+			// No run there can finish: no probe either.
+			blocked = append(blocked, pa.Profile+": "+pa.beyondLimit)
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
 			pa := a.cheapestUnsure()
 			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, a.probeCost(pa)),
@@ -434,7 +437,7 @@ func (a *analysis) cheapestUnsure() *ProfileAdvice {
 	var unsure []*ProfileAdvice
 	for i := range a.rec.Profiles {
 		pa := &a.rec.Profiles[i]
-		if pa.excluded == "" && (pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium) {
+		if pa.excluded == "" && !pa.pastLimit && (pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium) {
 			unsure = append(unsure, pa)
 		}
 	}

@@ -286,21 +286,44 @@ func round4(x float64) float64 {
 
 // timeLimit checks the runtime against the script's --time and suggests one
 // that covers the whole range; one beyond the partition's limit cannot be
-// asked for, and the profile is then out.
+// asked for, whatever the script asks for (or if it asks for none), and
+// the profile is then out.
 func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	limit := a.job.Resources.Time
 	if pa.RuntimeAtLeast {
 		a.boundTimeLimit(pa, p)
 		return
 	}
-	if !limit.IsSet() || limit.Unlimited || pa.RuntimeRangeS == nil || pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
+	if pa.RuntimeRangeS == nil || limit.IsSet() && !limit.Unlimited && pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
 		return
 	}
 	need := suggestTime(pa.RuntimeRangeS[1])
-	pa.TimeLimit = slurm.FormatDuration(need)
 	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
-		pa.beyondLimit = fmt.Sprintf("needs --time=%s, beyond the partition's limit of %s", pa.TimeLimit, max)
+		// Whatever the script asks for, or if it asks for nothing: the
+		// partition's limit is the most any run there gets.
+		a.beyondLimit(pa, max)
+		return
 	}
+	if limit.IsSet() && !limit.Unlimited {
+		pa.TimeLimit = slurm.FormatDuration(need)
+	}
+}
+
+// beyondLimit marks a profile whose predicted runtime range needs more
+// time than the partition allows; no --time it proposes passes that limit
+// (sbatch would refuse the job). Where the predicted runtime itself fits,
+// a run may finish within the limit, which is the most it may ask for;
+// where it does not, no run there can finish, and none is proposed.
+func (a *analysis) beyondLimit(pa *ProfileAdvice, max slurm.TimeLimit) {
+	if *pa.RuntimeS <= max.Duration.Seconds() {
+		pa.TimeLimit = slurm.FormatDuration(max.Duration)
+		pa.beyondLimit = fmt.Sprintf("its predicted runtime reaches %s at the slow end of its range, beyond the partition's limit of %s: a run there may not finish",
+			slurm.FormatSeconds(pa.RuntimeRangeS[1]), max)
+		return
+	}
+	pa.TimeLimit, pa.pastLimit = "", true
+	pa.beyondLimit = fmt.Sprintf("predicted to run %s there, beyond the partition's limit of %s: the job does not fit that profile's time limit (a shorter run, of fewer steps, would measure its speed there)",
+		slurm.FormatSeconds(*pa.RuntimeS), max)
 }
 
 // boundTimeLimit suggests the --time for a profile whose runtime is only a
@@ -313,6 +336,7 @@ func (a *analysis) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		if max.Duration.Seconds() <= bound {
 			pa.beyondLimit = fmt.Sprintf("ran to the partition's limit of %s without completing", max)
+			pa.pastLimit = true
 			return
 		}
 		need = max.Duration

@@ -171,6 +171,7 @@ type ProfileAdvice struct {
 	capacity    float64
 	shares      catalog.Shares
 	beyondLimit string // why the --time it needs cannot be asked for
+	pastLimit   bool   // no run can finish within the partition's limit: nothing to probe
 	excluded    string // why the profile cannot run the job at all (a MIG slice for a multi-GPU job)
 	boundBy     string // the run whose time limit bounds the runtime from below, in words
 	onlyCapped  bool   // every run here reached its time limit or failed, with no work to measure
@@ -179,6 +180,15 @@ type ProfileAdvice struct {
 	// their work, their rates only by the noise. nil: not known.
 	rateSpread *float64
 }
+
+// PastTimeLimit reports whether no run on the profile can finish within
+// its partition's time limit (its predicted runtime, or a run that reached
+// that limit, is beyond it): a probe there is no step to propose.
+func (pa *ProfileAdvice) PastTimeLimit() bool { return pa.pastLimit }
+
+// TimeLimitNote says why the --time the profile needs cannot all be asked
+// for, "" where it can.
+func (pa *ProfileAdvice) TimeLimitNote() string { return pa.beyondLimit }
 
 // Recommend judges every profile of the site for the job and picks one.
 func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error) {

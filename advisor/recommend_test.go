@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,37 @@ func TestTimeLimitAdvice(t *testing.T) {
 	long := recommend(t, "#SBATCH --time=3-00:00:00\n", []Run{newRun("full", 65*3600).peak(2048)}, Options{})
 	if pa := profileOf(t, long, "1g.10gb"); pa.Eligible || !strings.Contains(pa.Reason, "beyond the partition's limit") {
 		t.Errorf("1g.10gb for a 65 h full-GPU job: %v, %s", pa.Eligible, pa.Reason)
+	}
+}
+
+// No --time the advice proposes passes the partition's 72 hours, and a
+// profile no run can finish on is no probe: a 65 h job on the whole GPU,
+// from a script that asks for no --time, is not sent to a slice predicted
+// past the limit; one whose run on 1g.10gb reached the limit is not told
+// to measure it again there.
+func TestNoTimePastThePartitionsLimit(t *testing.T) {
+	const max = 72 * time.Hour
+	check := func(what string, rec *Recommendation) {
+		t.Helper()
+		times := []string{rec.TimeLimit, rec.NextStep.Time}
+		for _, pa := range rec.Profiles {
+			times = append(times, pa.TimeLimit)
+		}
+		for _, tm := range times {
+			if d, err := slurm.ParseTimeLimit(tm); tm != "" && (err != nil || d.Duration > max) {
+				t.Errorf("%s: proposes --time=%s, past 3-00:00:00 (next: %s)", what, tm, rec.Next)
+			}
+		}
+	}
+	long := recommend(t, "", []Run{newRun("full", 65*3600).peak(2048)}, Options{})
+	check("a 65 h job", long)
+	if pa := profileOf(t, long, "1g.10gb"); pa.Eligible || !pa.PastTimeLimit() || !strings.Contains(pa.Reason, "beyond the partition's limit") {
+		t.Errorf("1g.10gb for a 65 h full-GPU job with no --time: eligible %v, past %v: %s", pa.Eligible, pa.PastTimeLimit(), pa.Reason)
+	}
+	stuck := recommend(t, "#SBATCH --time=3-00:00:00\n", []Run{newRun("1g.10gb", 72*3600).peak(2048).timeout()}, Options{})
+	check("a run that reached 72 h on 1g.10gb", stuck)
+	if slices.Contains(stuck.NextStep.Profiles, "1g.10gb") || stuck.NextStep.Kind == NextProbe && len(stuck.NextStep.Profiles) == 0 {
+		t.Errorf("1g.10gb ran to the partition's limit, yet the next step measures it there: %s (%s)", stuck.Next, stuck.Reason)
 	}
 }
 

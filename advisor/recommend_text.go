@@ -178,7 +178,12 @@ func (pa ProfileAdvice) runtimeCell() string {
 			text += fmt.Sprintf(" %s–%s", slurm.FormatSeconds(rg[0]), slurm.FormatSeconds(rg[1]))
 		}
 	}
-	if pa.TimeLimit != "" {
+	switch {
+	case pa.pastLimit:
+		text += ", beyond the partition's time limit"
+	case pa.beyondLimit != "":
+		text += ", needs more than the partition's --time=" + pa.TimeLimit
+	case pa.TimeLimit != "":
 		text += ", needs --time=" + pa.TimeLimit
 	}
 	return text

@@ -30,8 +30,9 @@ func BenchmarkPoints(site *catalog.Site, b *catalog.Benchmark) []Point {
 // share is at least f = (1 − u) / (u·s + 1 − u): from the whole GPU, a
 // slice with 1/k of it takes at most (1 − u) + u·k of the time. Where the
 // job looks like one of the site's reference benchmarks (References.Like),
-// that benchmark's scaling is the prior, its fixed share raised to the
-// bound where the job's own GPU was busier than that allows. Otherwise the
+// that benchmark's scaling is the prior, its fixed share raised only where
+// it would predict the job slower than its idle time allows on one of the
+// site's profiles (busyBound), its range kept within the bound. Otherwise the
 // bound is the prior (the most the job could slow on a smaller slice, and
 // the least it gains on a bigger): its memory utilization m (%, the time
 // device memory was read or written; < 0: unknown) says what the busy part
@@ -40,7 +41,7 @@ func PriorScaling(refs References, utilization, memUtilization float64, measured
 	busy := utilization >= 0 && utilization <= 100 && len(measured) == 1
 	if s, ok := refs.likePrior(); ok {
 		if busy {
-			s = s.busyBound(utilization, measured[0])
+			s = s.busyBound(utilization, measured[0], refs.profileShares())
 		}
 		return s
 	}
@@ -57,29 +58,86 @@ func PriorScaling(refs References, utilization, memUtilization float64, measured
 }
 
 // busyBound raises the fixed share to the least that a GPU busy
-// utilization % of the time at point allows, in the scaling's own form
-// (its resource, its floor): only the busy part can scale. A scaling that
-// already scales less is left as it is.
-func (s Scaling) busyBound(utilization float64, at Point) Scaling {
+// utilization % of the time at point allows on each of the site's
+// profiles: only the busy part can scale, and a busy second takes at most
+// the ratio of the two profiles' shares of the resource (1/k on a slice of
+// 1/k), so from there a profile of share y takes at most (1 − u) + u·x/y
+// of the time (x: the point's share), and a bigger one at least that.
+// The bound is on the raw shares, never on the scaling's floor (Limit): a
+// benchmark's floor was fitted on its wall times, its own idle time in
+// them, so reading the job's idle time against it counts the idle time
+// twice (GROMACS, busy 34% of the time on a whole GPU, would run 1g.10gb
+// 1.6× as long as there, where Wulver's table has 2.74×, well inside the
+// 3.3× the utilization allows). A scaling that predicts within the bound
+// everywhere is left as it is; its range reaches the bound, not a job
+// bound by SMs alone, which the utilization rules out.
+func (s Scaling) busyBound(utilization float64, at Point, profiles []catalog.Shares) Scaling {
 	x := at.Shares.Of(s.Resource)
-	if s.Limit > 0 {
-		x = math.Min(x, s.Limit)
+	if !(x > 0) {
+		return s
 	}
 	u := utilization / 100
-	f := clamp01((1 - u) / (u*x + 1 - u))
-	if !(x > 0) || f <= s.Fixed {
+	bound := Scaling{Resource: s.Resource, Fixed: clamp01((1 - u) / (u*x + 1 - u))}
+	s.farthest = &bound
+	if s.allWithin(bound, at, profiles) {
+		return s
+	}
+	s.table = nil // ruled out: the form, raised to the bound, stands
+	f := s.Fixed
+	for _, to := range profiles {
+		f = math.Max(f, s.leastFixedWithin(bound, at, to))
+	}
+	if f <= s.Fixed {
 		return s
 	}
 	s.Fixed = f
 	if s.spread.ok {
 		s.spread.lo, s.spread.hi = math.Max(s.spread.lo, f), math.Max(s.spread.hi, f)
 	}
-	// The range no longer reaches a job bound by the SMs alone: the
-	// utilization rules it out.
-	s.guess = false
 	s.Source += fmt.Sprintf(", raised to %.2f by the GPU utilization on %s", f, at.Profile)
 	s.Why += fmt.Sprintf("; its GPU was busy only %.0f%% of the time on %s, and at most that part scales", utilization, at.Profile)
 	return s
+}
+
+// allWithin reports whether the scaling's time on each profile, from point
+// at, lies within bound's (leastFixedWithin).
+func (s Scaling) allWithin(bound Scaling, at Point, profiles []catalog.Shares) bool {
+	for _, to := range profiles {
+		if !within(bound, at, to, s.timeAt(at, to)) {
+			return false
+		}
+	}
+	return true
+}
+
+// within reports whether time t on shares to, from point at, lies within
+// bound's: no slower on a smaller profile, no faster on a bigger one.
+func within(bound Scaling, at Point, to catalog.Shares, t float64) bool {
+	limit := bound.scale(at, to, bound.Fixed)
+	if to.Of(bound.Resource) < at.Shares.Of(bound.Resource) {
+		return t <= limit*(1+1e-9)
+	}
+	return t >= limit*(1-1e-9)
+}
+
+// leastFixedWithin is the least fixed share, from the scaling's own, at
+// which its time on shares to, from point at, lies within bound's: no
+// slower on a smaller profile, no faster on a bigger one. A higher fixed
+// share moves every time toward at's, so the search is a bisection.
+func (s Scaling) leastFixedWithin(bound Scaling, at Point, to catalog.Shares) float64 {
+	ok := func(f float64) bool { return within(bound, at, to, s.scale(at, to, f)) }
+	if ok(s.Fixed) {
+		return s.Fixed
+	}
+	lo, hi := s.Fixed, 1.0
+	for range 50 {
+		if mid := (lo + hi) / 2; ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // Memory busy for this share of the GPU's busy time or more is a job bound
@@ -151,6 +209,18 @@ func ReferencesOf(site *catalog.Site, exclude ...string) References {
 	return refs
 }
 
+// profileShares are the shares of the site's profiles.
+func (refs References) profileShares() []catalog.Shares {
+	if refs.site == nil {
+		return nil
+	}
+	out := make([]catalog.Shares, len(refs.site.Profiles))
+	for i := range refs.site.Profiles {
+		out[i] = refs.site.Shares(&refs.site.Profiles[i])
+	}
+	return out
+}
+
 // each calls fn with each benchmark's name and usable points.
 func (refs References) each(fn func(name string, points []Point)) {
 	for _, set := range refs.sets {
@@ -211,9 +281,9 @@ func (refs References) likePrior() (Scaling, bool) {
 	if len(s.own) > 0 {
 		why += fmt.Sprintf(", which predicts each of its %d profiles from the others to %.1f%%", len(l.points), 100*meanAbs(s.own))
 	}
-	s.exclude, s.guess, s.own = refs.calibrationExclude(), true, nil
+	s.exclude, s.guess, s.own, s.table = refs.calibrationExclude(), true, nil, l.points
 	s.Source = fmt.Sprintf("the %s reference benchmark's: %s", l.name, s.Source)
-	s.Why = fmt.Sprintf("one profile measured: scaled like the %s reference benchmark it looks like (%s)", l.name, why)
+	s.Why = fmt.Sprintf("one profile measured: scaled like the %s reference benchmark it looks like (%s; between two of its profiles, as its table has them)", l.name, why)
 	return s, true
 }
 

@@ -39,6 +39,14 @@ type Scaling struct {
 	// guess marks a prior from the site's typical job: the job may as well
 	// be bound by SMs alone, and its range reaches that.
 	guess bool
+	// table is the published times of the reference benchmark a prior
+	// scales the job like: between two of its profiles the job is
+	// predicted by their ratio (timeAt), not by the form fitted to them.
+	table []Point
+	// farthest is what the guess's range reaches where the job's GPU
+	// utilization bounds how much of its time scales (busyBound); nil: a
+	// job bound by SMs alone.
+	farthest *Scaling
 	// spread is the range of fixed shares a prior from peers saw: the
 	// prediction's range reaches the farthest of them.
 	spread fixedRange
@@ -85,6 +93,31 @@ func (s Scaling) at(points []Point, to catalog.Shares) float64 {
 	return s.scale(from, to, s.Fixed)
 }
 
+// timeAt is the time on shares to from point from: the ratio of the
+// benchmark's published times where its table has both profiles (a job
+// like it scales as it did, the form's fit being only the closest of its
+// kind: 12% off the LLM fine-tuning's own times), else the form's.
+func (s Scaling) timeAt(from Point, to catalog.Shares) float64 {
+	if a, ok := tableAt(s.table, from.Shares); ok {
+		if b, ok := tableAt(s.table, to); ok {
+			return from.Seconds * b / a
+		}
+	}
+	return s.scale(from, to, s.Fixed)
+}
+
+// tableAt is the published time on a profile of these shares.
+func tableAt(table []Point, at catalog.Shares) (float64, bool) {
+	for _, p := range table {
+		if same(p.Shares.SM, at.SM) && same(p.Shares.Bandwidth, at.Bandwidth) {
+			return p.Seconds, true
+		}
+	}
+	return 0, false
+}
+
+func same(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
 // Form says how the time depends on the share, in a few words.
 func (s Scaling) Form() string {
 	switch {
@@ -117,7 +150,7 @@ func (s Scaling) g(x float64) float64 {
 // a prediction of its kind (and never narrower than the job's own errors).
 func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi float64, from Point) {
 	from = nearest(s.Resource, points, to)
-	seconds = s.scale(from, to, s.Fixed)
+	seconds = s.timeAt(from, to)
 	b := calibrationFor(s.exclude).band(situationOf(s, points, to))
 	for _, e := range s.own {
 		b.lo, b.hi = math.Min(b.lo, e), math.Max(b.hi, e)
@@ -125,7 +158,11 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 	lo, hi = seconds*math.Exp(b.lo), seconds*math.Exp(b.hi)
 	var reach []float64
 	if s.guess {
-		reach = append(reach, (Scaling{Resource: catalog.SMs}).scale(from, to, 0))
+		far := Scaling{Resource: catalog.SMs}
+		if s.farthest != nil {
+			far = *s.farthest
+		}
+		reach = append(reach, far.scale(from, to, far.Fixed))
 	}
 	if s.spread.ok {
 		reach = append(reach, s.scale(from, to, s.spread.lo), s.scale(from, to, s.spread.hi))
@@ -133,7 +170,24 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 	for _, t := range reach {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
+	lo, hi = s.withinBusyBound(from, to, seconds, lo, hi)
 	return seconds, lo, hi, from
+}
+
+// withinBusyBound keeps a range within what the GPU's utilization allows
+// (busyBound): no slower than the bound on a smaller profile, no faster on
+// a bigger one, whatever width the calibration gives a prediction of its
+// kind. The prediction itself stays in the range.
+func (s Scaling) withinBusyBound(from Point, to catalog.Shares, seconds, lo, hi float64) (float64, float64) {
+	b := s.farthest
+	if b == nil {
+		return lo, hi
+	}
+	limit := b.scale(from, to, b.Fixed)
+	if to.Of(b.Resource) < from.Shares.Of(b.Resource) {
+		return lo, math.Max(math.Min(hi, limit), seconds)
+	}
+	return math.Min(math.Max(lo, limit), seconds), hi
 }
 
 // Within lowers the fixed share until the model predicts at least each
@@ -153,6 +207,12 @@ func (s Scaling) Within(points, bounds []Point) Scaling {
 		if b.Shares.Of(s.Resource) >= from.Shares.Of(s.Resource) {
 			continue
 		}
+		if s.timeAt(from, b.Shares) >= b.Seconds {
+			continue
+		}
+		// The bound rules out the benchmark's own ratios: the form, its
+		// fixed share lowered, takes their place.
+		s.table = nil
 		if s.scale(from, b.Shares, s.Fixed) >= b.Seconds || s.scale(from, b.Shares, 0) < b.Seconds {
 			continue
 		}

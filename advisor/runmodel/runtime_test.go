@@ -222,6 +222,85 @@ func TestPriorScalingBoundsTheBenchmarkByUtilization(t *testing.T) {
 	}
 }
 
+// GROMACS busy 34% of the time on the whole GPU, as Slurm's gres/gpuutil
+// sees it: the utilization allows up to (1 − 0.34) + 0.34·108/14 = 3.3× on
+// 1g.10gb, and Wulver's table has 2.74×, so the table stands. Read against
+// the benchmark's fitted floor (busy time scaling only below 36% of the
+// SMs), the same utilization would have allowed 1.6×, counting the job's
+// idle time on top of the benchmark's own. The range's slow end reaches
+// the bound, not a job bound by SMs alone (7.7×).
+func TestPriorScalingBoundsOnTheRawShares(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	gmx, _ := set.Benchmark("gromacs_performance")
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	full := []Point{{Profile: "full", Shares: at("full"), Seconds: 100}}
+	s := PriorScaling(ReferencesOf(site).Like(gmx), 34, -1, full)
+	sec, _, hi, _ := s.Predict(full, at("1g.10gb"))
+	if math.Abs(sec/274-1) > 0.05 || strings.Contains(s.Why, "busy only") {
+		t.Errorf("GROMACS busy 34%%: 1g.10gb %.0f s, want about 274 as its table has it (%s)", sec, s.Why)
+	}
+	if bound := 100 * (0.66 + 0.34/at("1g.10gb").Of(s.Resource)); hi > bound+1e-6 {
+		t.Errorf("1g.10gb's range reaches %.0f s, beyond the %.0f s the utilization allows", hi, bound)
+	}
+}
+
+// A job like the LLM fine-tuning, measured on 1g.10gb alone, is predicted
+// on 2g.20gb as Wulver's table has that benchmark there: 0.556 h against
+// 1.092 h, 0.51×. The form fitted to the table's four profiles (bound by
+// bandwidth, 12% off its own times) would give 0.56×, and would price
+// 2g.20gb within the noise of 1g.10gb, where the table has it 15% cheaper.
+// A profile the table lacks takes the form's time.
+func TestPriorScalingTakesTheBenchmarksOwnRatios(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	llm, _ := set.Benchmark("llm-finetuning")
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	one := []Point{{Profile: "1g.10gb", Shares: at("1g.10gb"), Seconds: 1000}}
+	s := ReferencesOf(site).Like(llm).Prior()
+	small, _ := llm.Row("1g.10gb")
+	for _, profile := range []string{"2g.20gb", "3g.40gb", "full"} {
+		row, _ := llm.Row(profile)
+		want := 1000 * row.Seconds / small.Seconds
+		if sec, _, _, _ := s.Predict(one, at(profile)); math.Abs(sec/want-1) > 1e-6 {
+			t.Errorf("%s: %.0f s, want %.0f as the table has it (%s)", profile, sec, want, s.Why)
+		}
+	}
+	other := catalog.Shares{SM: 0.5, Bandwidth: 0.5}
+	if sec, _, _, _ := s.Predict(one, other); math.Abs(sec/s.scale(one[0], other, s.Fixed)-1) > 1e-9 {
+		t.Errorf("a profile the table lacks: %.0f s, not the form's", sec)
+	}
+}
+
+// A run that reached its time limit on a smaller slice after longer than
+// the table's ratio allows proves the job slower there than the benchmark:
+// the form, its fixed share lowered to meet the bound, takes the table's
+// place.
+func TestWithinSetsTheTableAsideForABound(t *testing.T) {
+	site := catalogtest.Wulver(t)
+	set, _ := catalog.ReferenceFor(site)
+	llm, _ := set.Benchmark("llm-finetuning")
+	at := func(profile string) catalog.Shares {
+		p, _ := site.Profile(profile)
+		return site.Shares(p)
+	}
+	full := []Point{{Profile: "full", Shares: at("full"), Seconds: 100}}
+	s := ReferencesOf(site).Like(llm).Prior()
+	if sec, _, _, _ := s.Predict(full, at("1g.10gb")); sec >= 500 {
+		t.Fatalf("the table's 1g.10gb is %.0f s, not under the bound", sec)
+	}
+	bounded := s.Within(full, []Point{{Profile: "1g.10gb", Shares: at("1g.10gb"), Seconds: 500}})
+	if sec, _, _, _ := bounded.Predict(full, at("1g.10gb")); sec < 500*(1-1e-6) {
+		t.Errorf("1g.10gb %.0f s, under the 500 s a run there reached its limit after (%s)", sec, bounded.Source)
+	}
+}
+
 // A calibrated range holds most held-out times: scored on each reference
 // benchmark with that benchmark left out of the calibration.
 func TestRangesCoverHeldOutReferenceTimes(t *testing.T) {

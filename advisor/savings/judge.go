@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/outcome"
 	"github.com/migadvisor/migadvisor/advisor/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
@@ -23,10 +25,73 @@ const (
 	noMemory     = "no GPU memory figure (neither the monitor, jobstats nor Slurm's gres/gpumem measured them)"
 	noRuntime    = "the runtime on the smaller profile is unknown"
 	notAdvisable = "recommend could not judge the script"
-	noProfile    = "no profile is safe to recommend yet (runs that reached their time limit, failed, or ran out of host memory)"
+	noProfile    = "no profile is safe to recommend yet"
 	onlyCeiling  = "their GPU memory figure is only a ceiling (a caching or preallocating framework's peak), too close to a smaller slice's memory to tell whether it fits"
 	notPriced    = "the smaller profile recommend names has no price for the job (its partition or QoS)"
 )
+
+// unfinished says, in a parenthesis after noProfile, how the runs a
+// script's advice rests on ended where none completed (runs that reached
+// their time limit, were cancelled before they completed, ...), in the
+// outcomes' order; "" where every run completed.
+func unfinished(runs []advisor.Run) string {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !r.Completed {
+			seen[endedWords(r)] = true
+		}
+	}
+	var words []string
+	for _, w := range endings {
+		if seen[w] {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return noProfile
+	}
+	return noProfile + " (runs that " + joinOr(words) + ")"
+}
+
+// endings are how a run that did not complete ended, as unfinished lists
+// them.
+var endings = []string{"reached their time limit", "failed", "ran out of GPU memory", "ran out of host memory",
+	"were cancelled before they completed", "were preempted", "lost their node", "did not complete"}
+
+// endedWords is how a run that did not complete ended, one of endings.
+func endedWords(r advisor.Run) string {
+	switch {
+	case r.TimedOut:
+		return endings[0]
+	case r.GPUOOM:
+		return endings[2]
+	case r.HostOOM:
+		return endings[3]
+	}
+	switch r.Outcome.Kind {
+	case outcome.Failed, outcome.CommandNotFound, outcome.NoOutputFile:
+		return endings[1]
+	case outcome.Cancelled:
+		return endings[4]
+	case outcome.Preempted:
+		return endings[5]
+	case outcome.NodeFailure:
+		return endings[6]
+	}
+	return endings[7]
+}
+
+// joinOr lists words as a sentence does: "a", "a or b", "a, b, or c".
+func joinOr(words []string) string {
+	switch n := len(words); n {
+	case 1:
+		return words[0]
+	case 2:
+		return words[0] + " or " + words[1]
+	default:
+		return strings.Join(words[:n-1], ", ") + ", or " + words[n-1]
+	}
+}
 
 func fewRuns(n int) string {
 	return fmt.Sprintf("fewer than %d runs of the script (min_runs)", n)
@@ -79,7 +144,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	var open, listed, kept []job                       // not judged, moved, judged right where they ran: what a measurement could improve
 	for _, j := range g.jobs {
 		before := sc.Jobs
-		placed := b.place(&sc, rec, err, j)
+		placed := b.place(&sc, verdict{rec, err, unfinished(runs)}, j)
 		b.tell(j, rec, &sc, before)
 		switch placed {
 		case placedKept:
@@ -158,8 +223,18 @@ const (
 	placedKept                      // judged right where it ran, or where it ran as cheap as anywhere known
 )
 
+// verdict is what judging a script gave: its recommendation, the error
+// that kept it from one, and why no profile is safe where none is, in
+// what its runs did (unfinished).
+type verdict struct {
+	rec    *advisor.Recommendation
+	err    error
+	unsafe string
+}
+
 // place sorts one job of the group by the script's recommendation.
-func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j job) placement {
+func (b *builder) place(sc *Script, v verdict, j job) placement {
+	rec, recErr := v.rec, v.err
 	r := j.rec
 	example := r.User + " " + r.Name
 	if r.SweepDir != "" {
@@ -182,7 +257,7 @@ func (b *builder) place(sc *Script, rec *advisor.Recommendation, recErr error, j
 		b.skip(fewRuns(b.th.MinRuns), j, "")
 		return placedUnjudged
 	case rec.Recommended == nil:
-		b.skip(noProfile, j, example+": "+rec.Reason)
+		b.skip(v.unsafe, j, example+": "+rec.Reason)
 		return placedUnjudged
 	case b.rank(*rec.Recommended) > b.rank(r.Profile):
 		// A larger profile, where the job runs enough faster to cost

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/memory"
@@ -49,6 +50,9 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, jobs jobsToMe
 	}
 	slices.SortFunc(m.RanOn, func(x, y string) int { return cmp.Compare(b.rank(x), b.rank(y)) })
 	m.SUSpent = catalog.RoundSU(m.SUSpent)
+	if note := pa.TimeLimitNote(); note != "" && !strings.Contains(m.Why, note) {
+		m.Why += "; " + note // its --time is the partition's limit: a run may not finish
+	}
 	m.Command = advisor.ProbeStep(m.Script, []string{pa.Profile}, pa.TimeLimit).Command()
 	b.rep.ToMeasure = append(b.rep.ToMeasure, m)
 }
@@ -155,8 +159,8 @@ func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*ad
 	most := 0.0
 	for i := range rec.Profiles {
 		pa := &rec.Profiles[i]
-		if b.rank(pa.Profile) < 0 || pa.RuntimeS == nil || recommends(rec, pa.Profile) {
-			continue
+		if b.rank(pa.Profile) < 0 || pa.RuntimeS == nil || recommends(rec, pa.Profile) || pa.PastTimeLimit() {
+			continue // no run there can finish within its partition's limit: nothing to measure
 		}
 		saved := 0.0
 		for _, j := range jobs {

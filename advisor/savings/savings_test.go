@@ -172,12 +172,13 @@ func TestBuildSortsEveryJob(t *testing.T) {
 	}
 	// Carol's runs have no memory figure; dave's script ran once; hank's
 	// reached their time limits; ivy's GPU is unknown.
-	want := map[string]int{noMemory: 2, fewRuns(2): 1, noProfile: 2, "GPU type h100 is not a profile of the site file": 1}
+	timedOut := noProfile + " (runs that reached their time limit)"
+	want := map[string]int{noMemory: 2, fewRuns(2): 1, timedOut: 2, "GPU type h100 is not a profile of the site file": 1}
 	for _, u := range rep.Unjudged {
 		if want[u.Reason] != u.Jobs {
 			t.Errorf("unjudged %q: %d jobs", u.Reason, u.Jobs)
 		}
-		if u.Reason == noProfile && (len(u.Examples) != 1 || !strings.HasPrefix(u.Examples[0], "hank long: ")) {
+		if u.Reason == timedOut && (len(u.Examples) != 1 || !strings.HasPrefix(u.Examples[0], "hank long: ")) {
 			t.Errorf("no profile: examples %q", u.Examples)
 		}
 		delete(want, u.Reason)

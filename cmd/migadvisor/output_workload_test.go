@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,101 @@ func TestReportScalesLikeTheWorkloadItsOutputShows(t *testing.T) {
 	s := rep.Scripts[0]
 	if want := publishedGROMACS(t, s.Recommended); math.Abs(s.RuntimeRatio/want-1) > 0.05 {
 		t.Errorf("%s on %s: %.2f× the whole GPU's time, Wulver's GROMACS %.2f× (%s)", s.Name, s.Recommended, s.RuntimeRatio, want, s.Why)
+	}
+}
+
+// The admin's plain flow over GROMACS jobs on the whole GPU whose
+// accounting has Slurm's gres/gpuutil: busy 34% of the time. Its banner
+// says what it is, and Wulver's table what that does on each slice: 2g.20gb
+// the cheapest (1.46× the time at 8 SU an hour against 20), 1g.10gb dearer
+// (2.74× at 6). The utilization allows up to 3.3× on 1g.10gb, so the table
+// stands: the report names 2g.20gb at the table's time, not 1g.10gb at the
+// 1.6× that the benchmark's fitted floor, taken with the job's idle time
+// once more, would give.
+func TestReportKeepsTheWorkloadsTableBesideTheUtilization(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
+	var dump strings.Builder
+	dump.WriteString(evidenceHeader)
+	for i := range 4 {
+		id := strconv.Itoa(7101 + i)
+		day := fmt.Sprintf("2026-11-%02d", 3+i)
+		dump.WriteString(fmt.Sprintf("%s|%s|wulver|carol|COMPLETED|0:0|%sT01:00:00|%sT01:00:00|%sT05:00:00|14400|4|16G|cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1||md|%s\n", id, id, day, day, day, dir) +
+			fmt.Sprintf("%s.batch|%s.batch|wulver|carol|COMPLETED|0:0|%sT01:00:00|%sT01:00:00|%sT05:00:00|14400|4|||gres/gpumem=1200M,gres/gpuutil=34|batch|%s\n", id, id, day, day, day, dir))
+		if err := os.WriteFile(filepath.Join(dir, "slurm-"+id+".out"), []byte(gromacsOutput), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "sacct.psv")
+	if err := os.WriteFile(file, []byte(dump.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRunCLI(t, "collect", "--sacct-file", file, "--all-users", "--scripts=false", "--outputs", dir)
+	out, errOut, code := migadvisor(t, "report", "--json", "--month", "2026-11")
+	var rep struct {
+		Scripts []struct {
+			Recommended  string  `json:"recommended"`
+			RuntimeRatio float64 `json:"runtime_ratio"`
+			Why          string  `json:"why"`
+		} `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Scripts) != 1 {
+		t.Fatalf("report --json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	s := rep.Scripts[0]
+	if want := publishedGROMACS(t, "2g.20gb"); s.Recommended != "2g.20gb" || math.Abs(s.RuntimeRatio/want-1) > 0.05 {
+		t.Errorf("md: %s at %.2f× the whole GPU's time, want 2g.20gb at Wulver's GROMACS %.2f× (%s)", s.Recommended, s.RuntimeRatio, want, s.Why)
+	}
+}
+
+// The admin's plain flow over QLoRA fine-tuning jobs on 1g.10gb, their
+// output Hugging Face's and PEFT's: Wulver's table has that workload 0.51×
+// as long on 2g.20gb (0.556 h against 1.092 h), at 5 SU an hour against 3,
+// so 2g.20gb costs 15% less per run. The report names it, a larger slice,
+// at the table's time; the form fitted to the table (0.56×) would have
+// priced it within the noise of 1g.10gb and kept the jobs where they ran.
+func TestReportTakesTheWorkloadsOwnRatios(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))
+	const output = "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.62s/it]\n" +
+		"trainable params: 18,464,768 || all params: 1,562,179,072 || trainable%: 1.1820\n" +
+		"{'loss': 1.6012, 'grad_norm': 0.4410, 'learning_rate': 0.0002, 'epoch': 0.33}\n"
+	var dump strings.Builder
+	dump.WriteString(evidenceHeader)
+	for i := range 3 {
+		id := strconv.Itoa(7201 + i)
+		day := fmt.Sprintf("2026-11-%02d", 3+i)
+		dump.WriteString(fmt.Sprintf("%s|%s|wulver|carol|COMPLETED|0:0|%sT01:00:00|%sT01:00:00|%sT11:00:00|36000|1|4G|cpu=1,gres/gpu:a100_10g=1,gres/gpu=1,mem=4G,node=1||lora|%s\n", id, id, day, day, day, dir))
+		if err := os.WriteFile(filepath.Join(dir, "slurm-"+id+".out"), []byte(output), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "sacct.psv")
+	if err := os.WriteFile(file, []byte(dump.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRunCLI(t, "collect", "--sacct-file", file, "--all-users", "--scripts=false", "--outputs", dir)
+	out, errOut, code := migadvisor(t, "report", "--json", "--month", "2026-11")
+	var rep struct {
+		Scripts []struct {
+			Recommended  string  `json:"recommended"`
+			Direction    string  `json:"direction"`
+			RuntimeRatio float64 `json:"runtime_ratio"`
+			Why          string  `json:"why"`
+		} `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("report --json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if len(rep.Scripts) != 1 {
+		t.Fatalf("%d scripts listed, want lora's on 2g.20gb: %s", len(rep.Scripts), out)
+	}
+	s := rep.Scripts[0]
+	if s.Recommended != "2g.20gb" || s.Direction != "larger" || math.Abs(s.RuntimeRatio/(0.556/1.092)-1) > 0.02 {
+		t.Errorf("lora: %s (%s) at %.3f× the time on 1g.10gb, want 2g.20gb at the table's 0.509× (%s)", s.Recommended, s.Direction, s.RuntimeRatio, s.Why)
 	}
 }
