@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -177,5 +178,38 @@ func TestPlanReadsSlurmsNodes(t *testing.T) {
 	if _, errOut, code := migadvisorWith(t, down, append([]string{"plan", "--from-slurm"}, period...)...); code != 1 ||
 		!strings.Contains(errOut, "Slurm's nodes could not be read") || !strings.Contains(errOut, "Unable to contact") {
 		t.Errorf("scontrol failing: exit %d: %s", code, errOut)
+	}
+}
+
+var planUpdate = flag.Bool("plan-update", false, "TestPlanExampleInTheDocs: rewrite the example in "+planDoc)
+
+const planDoc = "../../docs/admin/plan.md"
+
+// The example in docs/admin/plan.md is plan's text on the generated month
+// it names, as a fresh run prints it (up to the proposal's slices).
+func TestPlanExampleInTheDocs(t *testing.T) {
+	period := planMonth(t, 1)
+	out := mustRunCLI(t, append([]string{"plan", "--gpus", "3", "--gpus-per-node", "1"}, period...)...)
+	out, _, _ = strings.Cut(out, "\nThe proposal's slices:")
+	block := "```text\n" + strings.TrimRight(out, "\n") + "\n```\n"
+	doc, err := os.ReadFile(planDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- plan-example begin", "<!-- plan-example end -->"
+	text := string(doc)
+	a, b := strings.Index(text, begin), strings.Index(text, end)
+	if a < 0 || b < a {
+		t.Fatalf("%s has no plan-example block", planDoc)
+	}
+	a += strings.Index(text[a:], "\n") + 1
+	if text[a:b] == block {
+		return
+	}
+	if !*planUpdate {
+		t.Fatalf("%s's example is not what plan prints now; rerun with -plan-update. plan prints:\n%s", planDoc, block)
+	}
+	if err := os.WriteFile(planDoc, []byte(text[:a]+block+text[b:]), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
