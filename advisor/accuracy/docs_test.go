@@ -40,6 +40,54 @@ func checkDocs(t *testing.T, rows []Row, extra ...string) {
 		}
 	}
 	checkReadmeFigures(t, "(docs/how-it-works/accuracy.md)", "the accuracy doc", figures)
+	checkReadmeOrder(t, "(docs/how-it-works/accuracy.md)", readmeAccuracyOrder(rows))
+}
+
+// readmeAccuracyOrder is each figure of the README's accuracy paragraph in
+// the order its sentences say them: on the workloads, the model then the
+// best baseline with all but one profile known, with two known and over
+// all trials; the best baseline then the model from one known; on matrix
+// multiplication over all trials, the best baseline then the model. A
+// figure in the wrong place (two swapped) is a claim of the other's.
+func readmeAccuracyOrder(rows []Row) []string {
+	pct := func(s Score) string { return fmt.Sprintf("%.1f%%", s.MAPE) }
+	find := func(set, protocol string) Row {
+		for _, r := range rows {
+			if r.Set == set && r.Protocol == protocol {
+				return r
+			}
+		}
+		return Row{}
+	}
+	var out []string
+	for _, p := range []string{LeaveOneOut.String(), TwoKnown.String(), Overall} {
+		r := find("workloads", p)
+		out = append(out, pct(r.Model), pct(r.Best().Score))
+	}
+	one := find("workloads", OneKnown.String())
+	mm := find("matmul", Overall)
+	return append(out, pct(one.Best().Score), pct(one.Model), pct(mm.Best().Score), pct(mm.Model))
+}
+
+// checkReadmeOrder fails unless the README's paragraph that links to link
+// says exactly these figures, in this order.
+func checkReadmeOrder(t *testing.T, link string, want []string) {
+	t.Helper()
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paragraph := ""
+	for _, p := range strings.Split(string(text), "\n\n") {
+		if strings.Contains(p, link) && strings.Contains(p, "%") {
+			paragraph = p
+		}
+	}
+	said := regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
+	if strings.Join(said, " ") != strings.Join(want, " ") {
+		t.Errorf("%s's paragraph linking %s says %v; the scores, in the order its sentences give them, are %v:\n%s",
+			readme, link, said, want, paragraph)
+	}
 }
 
 // checkReadmeFigures fails where the README's paragraph of figures that

@@ -86,6 +86,25 @@ func checkReadmeOnEmulation(t *testing.T, rows []GatedRatio) {
 		}
 	}
 	checkReadmeFigures(t, "(docs/how-it-works/emulation.md", "the emulation doc", figures)
+	checkReadmeOrder(t, "(docs/how-it-works/emulation.md", readmeEmulationOrder(rows))
+}
+
+// readmeEmulationOrder is each figure of the README's emulation paragraph
+// in the order its sentences say them: on the training jobs the corrected
+// times, 1/√SM and the times as emulated; on matrix products the
+// corrected times and the SM ratio (naive 1/SM).
+func readmeEmulationOrder(rows []GatedRatio) []string {
+	pct := func(m float64) string { return fmt.Sprintf("%.1f%%", 100*m) }
+	var training, kernel RoleScore
+	for _, s := range ScoreRoles(rows) {
+		switch s.Role {
+		case Training:
+			training = s
+		case Kernel:
+			kernel = s
+		}
+	}
+	return []string{pct(training.MAE[1]), pct(training.MAE[3]), pct(training.MAE[0]), pct(kernel.MAE[1]), pct(kernel.MAE[2])}
 }
 
 // checkEmulationDoc fails where the emulation doc does not hold the rows'
