@@ -32,9 +32,15 @@ func BenchmarkReadAndLint(b *testing.B) {
 	}
 }
 
+// recommend1MBoundMS is BenchmarkRecommend1MJobs's target: a recommend on
+// a 1M-job history in under 50 ms (docs/performance.md), ten times the
+// development machine's figure, so a shared machine does not miss it.
+const recommend1MBoundMS = 50.0
+
 // BenchmarkRecommend1MJobs is recommend on a whole cluster's history: a
 // million jobs, twelve of them runs of the script. The target is under 50 ms
-// (reading the script's runs and the queue waits through indexes).
+// (reading the script's runs and the queue waits through indexes); it fails
+// over that, on the mean of its recommends.
 func BenchmarkRecommend1MJobs(b *testing.B) {
 	ctx := context.Background()
 	site, err := catalog.Builtin("wulver")
@@ -66,5 +72,9 @@ func BenchmarkRecommend1MJobs(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/recommend")
+	ms := b.Elapsed().Seconds() * 1000 / float64(b.N)
+	b.ReportMetric(ms, "ms/recommend")
+	if ms > recommend1MBoundMS {
+		b.Errorf("recommend on a 1M-job history takes %.1f ms (mean of %d), over the target of %.0f ms", ms, b.N, recommend1MBoundMS)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -78,9 +79,18 @@ func BenchmarkImportJobsWithJobstats(b *testing.B) {
 	b.ReportMetric(without.Seconds()/with.Seconds(), "share")
 }
 
+// BenchmarkImport1MJobs's targets (docs/performance.md): the import of 1M
+// jobs in under 20 s on 2 cores, about twice the development machine's
+// figure, and in under 200 MB of peak resident memory, five times it.
+const (
+	import1MBoundS     = 20.0
+	import1MBoundRSSMB = 200.0
+)
+
 // BenchmarkImport1MJobs is the whole-cluster case: a 1M-job dump (3M lines)
 // streamed into a fresh history. Targets: under 20 s on 2 cores, under 200 MB
-// of peak resident memory (the process's high-water mark, reset first).
+// of peak resident memory (the process's high-water mark, reset first, once
+// the earlier benchmarks' memory is given back); it fails over either.
 func BenchmarkImport1MJobs(b *testing.B) {
 	if testing.Short() {
 		b.Skip("the 1M-job import takes seconds; not in -short")
@@ -101,14 +111,20 @@ func BenchmarkImport1MJobs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runtime.GC()
+		debug.FreeOSMemory() // a GC, and the heap the dumps of the benchmarks before left given back
 		memstat.ResetPeak()
 		_, d := benchImport(b, jobs, in)
 		in.Close()
 		b.ReportMetric(d.Seconds(), "s/1M-jobs")
 		b.ReportMetric(jobs/d.Seconds(), "jobs/s")
+		if d.Seconds() > import1MBoundS {
+			b.Errorf("the 1M-job import takes %.1f s, over the target of %.0f s", d.Seconds(), import1MBoundS)
+		}
 		if peak := memstat.PeakMiB(); peak > 0 {
 			b.ReportMetric(peak, "peak-RSS-MiB")
+			if peak*1.048576 > import1MBoundRSSMB { // MiB to MB
+				b.Errorf("the 1M-job import peaks at %.0f MiB resident (%.0f MB), over the target of %.0f MB", peak, peak*1.048576, import1MBoundRSSMB)
+			}
 		}
 	}
 }

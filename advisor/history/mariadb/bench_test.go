@@ -12,12 +12,19 @@ import (
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
+// pushFloorJobsPerS is the target of the writes to the store alone
+// (docs/performance.md), which BenchmarkMariaDBCollect fails under: 50k
+// jobs/s, under the least of 16 runs on the development machine (80k).
+// The collect's own 50k jobs/s, met by the median only, is not checked.
+const pushFloorJobsPerS = 50_000
+
 // BenchmarkMariaDBCollect is `collect --all-users` into a site store: a
 // 200k-job dump imported into the collector's history with its outbox on,
 // and pushed to the dev cluster's MariaDB, first one after the other
 // ("push-jobs/s" is the push alone), then overlapping as collect does
-// (PushWhile: "jobs/s", the target is 50k); and the store copied into a
-// new history, as a publish starts ("copy-jobs/s").
+// (PushWhile: "jobs/s", the target is 50k, not checked); and the store
+// copied into a new history, as a publish starts ("copy-jobs/s"). It fails
+// where the push alone is under pushFloorJobsPerS.
 func BenchmarkMariaDBCollect(b *testing.B) {
 	const jobs = 200_000
 	ctx := context.Background()
@@ -33,7 +40,11 @@ func BenchmarkMariaDBCollect(b *testing.B) {
 		if _, err := store.Push(ctx, h, nil); err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(jobs/time.Since(start).Seconds(), "push-jobs/s")
+		push := jobs / time.Since(start).Seconds()
+		b.ReportMetric(push, "push-jobs/s")
+		if push < pushFloorJobsPerS {
+			b.Errorf("the store takes %.0f jobs/s from the outbox (%d jobs), under the target of %d", push, jobs, pushFloorJobsPerS)
+		}
 		cp, err := history.Open(ctx, filepath.Join(b.TempDir(), "copy.db"))
 		if err != nil {
 			b.Fatal(err)
