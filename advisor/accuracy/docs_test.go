@@ -73,21 +73,28 @@ func readmeAccuracyOrder(rows []Row) []string {
 // says exactly these figures, in this order.
 func checkReadmeOrder(t *testing.T, link string, want []string) {
 	t.Helper()
+	paragraph, said := readmeFigures(t, link)
+	if strings.Join(said, " ") != strings.Join(want, " ") {
+		t.Errorf("%s's paragraph linking %s says %v; the scores, in the order its sentences give them, are %v:\n%s",
+			readme, link, said, want, paragraph)
+	}
+}
+
+// readmeFigures is the README's paragraph of figures that links to link
+// (the last paragraph holding link and a percentage), and the figures with
+// one decimal it says, in order.
+func readmeFigures(t *testing.T, link string) (paragraph string, said []string) {
+	t.Helper()
 	text, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	paragraph := ""
 	for _, p := range strings.Split(string(text), "\n\n") {
 		if strings.Contains(p, link) && strings.Contains(p, "%") {
 			paragraph = p
 		}
 	}
-	said := regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
-	if strings.Join(said, " ") != strings.Join(want, " ") {
-		t.Errorf("%s's paragraph linking %s says %v; the scores, in the order its sentences give them, are %v:\n%s",
-			readme, link, said, want, paragraph)
-	}
+	return paragraph, regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
 }
 
 // checkReadmeFigures fails where the README's paragraph of figures that
@@ -95,17 +102,7 @@ func checkReadmeOrder(t *testing.T, link string, want []string) {
 // or says a figure with one decimal that figures does not hold.
 func checkReadmeFigures(t *testing.T, link, doc string, figures map[string]bool) {
 	t.Helper()
-	text, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paragraph := ""
-	for _, p := range strings.Split(string(text), "\n\n") {
-		if strings.Contains(p, link) && strings.Contains(p, "%") {
-			paragraph = p
-		}
-	}
-	said := regexp.MustCompile(`\d+\.\d%`).FindAllString(paragraph, -1)
+	paragraph, said := readmeFigures(t, link)
 	if len(said) == 0 {
 		t.Errorf("%s has no paragraph of figures linking %s", readme, doc)
 	}
