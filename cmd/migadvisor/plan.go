@@ -26,10 +26,7 @@ func planCommand() *cli.Command {
 		Name:        "plan",
 		Usage:       "for admins: which GPUs to cut into which MIG slices, from the site's own demand",
 		Description: helpText("plan"),
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, or 30d, 2w"},
-			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},
-			&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
+		Flags: append(periodFlags(),
 			&cli.IntFlag{Name: "gpus", Usage: "the site's GPUs, where the site file has no [[gpu_nodes]]"},
 			&cli.IntFlag{Name: "gpus-per-node", Value: 4, Usage: "GPUs per node, with --gpus"},
 			&cli.GenericFlag{Name: "current", Value: &repeated{}, Usage: "with --gpus, how GPUs are cut today: LAYOUT for all (3g.40gb,2g.20gb,1g.10gb,1g.10gb or full), or N:LAYOUT for N of them; repeat it", DefaultText: "full"},
@@ -39,7 +36,7 @@ func planCommand() *cli.Command {
 			jsonFlag(),
 			&cli.StringFlag{Name: "page", Usage: "write plan.md, plan.svg, mig-parted.yaml, gres.conf and slurm.conf in this directory"},
 			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
-		},
+		),
 		Action: bindAction(planOptionsFrom, runPlan),
 	})
 }

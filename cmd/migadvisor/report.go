@@ -31,10 +31,7 @@ func reportCommand() *cli.Command {
 		Name:        "report",
 		Usage:       "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
 		Description: helpText("report"),
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
-			&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},
-			&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
+		Flags: append(periodFlags(),
 			&cli.StringFlag{Name: "user", Usage: "one user's jobs only"},
 			&cli.Float64Flag{Name: "min-su-saved", Usage: "list a user's script from this many SU saved", DefaultText: "the site file's min_su_saved, else 10"},
 			&cli.IntFlag{Name: "min-runs", Usage: "runs a script needs before it is judged", DefaultText: "the site file's min_runs, else 2"},
@@ -48,7 +45,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "ledger", EnvVars: []string{"MIGADVISOR_NOTICE_LEDGER"}, DefaultText: "notices.json beside --db",
 				Usage: "the file that remembers who was told of which script, and when"},
 			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
-		},
+		),
 		Action: bindAction(reportOptionsFrom, runReport),
 	})
 }
@@ -100,6 +97,16 @@ func reportOptionsFrom(c *cli.Context) (reportOptions, error) {
 		o.Ledger = filepath.Join(filepath.Dir(o.Global.DB), "notices.json")
 	}
 	return o, nil
+}
+
+// periodFlags are --since, --until and --month, the period of the jobs
+// report and plan read (reportPeriod).
+func periodFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "since", Value: "30d", Usage: "jobs that ended from this time: 2026-11-01, 2026-11-01T08:00, or 30m, 36h, 7d, 2w"},
+		&cli.StringFlag{Name: "until", Usage: "jobs that ended before this time, as --since", DefaultText: "now"},
+		&cli.StringFlag{Name: "month", Usage: "the jobs that ended in a calendar month instead: 2026-10, or last"},
+	}
 }
 
 // reportPeriod reads --month, or --since and --until.
