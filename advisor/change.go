@@ -38,7 +38,7 @@ func (a *analysis) change() {
 		a.fixBeforeMeasuring()
 		return
 	}
-	choice := a.rec.profile(*a.rec.Recommended)
+	choice := a.rec.Profile(*a.rec.Recommended)
 	p, ok := a.site.Profile(choice.Profile)
 	if !ok {
 		return
@@ -64,7 +64,7 @@ func (a *analysis) change() {
 	}
 	if a.rec.Requested != nil {
 		ch.Asks = *a.rec.Requested
-		if asked := a.rec.profile(ch.Asks); asked != nil && asked.SU != nil && choice.SU != nil && !asked.RuntimeAtLeast && ch.Asks != ch.To {
+		if asked := a.rec.Profile(ch.Asks); asked != nil && asked.SU != nil && choice.SU != nil && !asked.RuntimeAtLeast && ch.Asks != ch.To {
 			ch.SUPerRun = ptr(catalog.RoundSU(*asked.SU - *choice.SU))
 		}
 	}
@@ -80,8 +80,8 @@ func (a *analysis) change() {
 // when the change saves no SU: the profile is not safe, the objective is
 // time or turnaround, or the two are a tie within the noise.
 func (a *analysis) leaveReason(ch *Change) string {
-	asked := a.rec.profile(ch.Asks)
-	choice := a.rec.profile(ch.To)
+	asked := a.rec.Profile(ch.Asks)
+	choice := a.rec.Profile(ch.To)
 	switch {
 	case asked == nil || choice == nil || ch.Asks == ch.To:
 		return ""

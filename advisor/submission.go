@@ -38,13 +38,13 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 	if rec.Runs == 0 || rec.Prior != nil || rec.Requested == nil {
 		return nil, nil // a prior alone does not interrupt a user
 	}
-	asked := rec.profile(*rec.Requested)
+	asked := rec.Profile(*rec.Requested)
 	if asked == nil {
 		return nil, nil
 	}
 	var best *ProfileAdvice
 	if rec.Recommended != nil {
-		best = rec.profile(*rec.Recommended)
+		best = rec.Profile(*rec.Recommended)
 	}
 	var why string
 	target := asked
@@ -120,7 +120,7 @@ func fitsWords(rec *Recommendation, p *ProfileAdvice) string {
 // the recommended one, else the smallest with low OOM risk that can run it.
 func (r *Recommendation) safeFor(asked *ProfileAdvice) *ProfileAdvice {
 	if r.Recommended != nil && *r.Recommended != asked.Profile {
-		return r.profile(*r.Recommended)
+		return r.Profile(*r.Recommended)
 	}
 	for i := range r.Profiles {
 		if p := &r.Profiles[i]; p.OOMRisk == memory.RiskLow && p.excluded == "" && p != asked {
@@ -175,7 +175,8 @@ func runsSubject(r *Recommendation) string {
 	return "this script"
 }
 
-func (r *Recommendation) profile(name string) *ProfileAdvice {
+// Profile is the advice on the named profile, nil where there is none.
+func (r *Recommendation) Profile(name string) *ProfileAdvice {
 	for i := range r.Profiles {
 		if r.Profiles[i].Profile == name {
 			return &r.Profiles[i]

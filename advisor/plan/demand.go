@@ -169,7 +169,7 @@ func (d *Demand) runtimesOf(job Job, j savings.Judged) []runtime {
 	asked := d.Profiles[job.Asked]
 	set(asked, el, el, el)
 	if rec := j.Recommendation; rec != nil && job.Count == 1 {
-		here := profileAdvice(rec, asked)
+		here := rec.Profile(asked)
 		for i := range rec.Profiles {
 			there := &rec.Profiles[i]
 			if there.Profile == asked || !predicted(there) || !predicted(here) || *here.RuntimeS <= 0 {
@@ -243,15 +243,6 @@ func (d *Demand) sortBySubmit() {
 }
 
 func (d *Demand) rank(profile string) int { return slices.Index(d.Profiles, profile) }
-
-func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {
-	for i := range rec.Profiles {
-		if rec.Profiles[i].Profile == profile {
-			return &rec.Profiles[i]
-		}
-	}
-	return nil
-}
 
 // which picks the runtime of an estimate: the prediction, or either end
 // of its range.

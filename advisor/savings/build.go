@@ -247,7 +247,7 @@ func (b *builder) tell(j job, rec *advisor.Recommendation, sc *Script, listed in
 		out.MovedTo, out.Ratio, out.RatioMax = sc.Recommended, 1, 1 // a session is held as long
 		if rec != nil {
 			// This job's own ratio: a row's jobs may have run on several profiles.
-			there, here := profileAdvice(rec, sc.Recommended), profileAdvice(rec, j.rec.Profile)
+			there, here := rec.Profile(sc.Recommended), rec.Profile(j.rec.Profile)
 			if ratio, ok := runtimeRatio(there, here); ok {
 				out.Ratio, out.RatioMax = ratio, ratio
 				if r := there.RuntimeRangeS; r != nil && r[1] > *there.RuntimeS {

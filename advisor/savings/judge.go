@@ -279,7 +279,7 @@ func (b *builder) place(sc *Script, v verdict, j job) placement {
 	// The profile recommend names is one it judged a low OOM risk (by a
 	// run that completed there or on a smaller slice, or a memory figure):
 	// its choice is the report's, on no second rule.
-	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
+	there, here := rec.Profile(*rec.Recommended), rec.Profile(r.Profile)
 	if _, ok := runtimeRatio(there, here); !ok {
 		b.skip(noRuntime, j, "")
 		return placedUnjudged
@@ -299,7 +299,7 @@ func (b *builder) place(sc *Script, v verdict, j job) placement {
 // as a job a smaller (or a larger) profile would have done.
 func (b *builder) cheaper(sc *Script, rec *advisor.Recommendation, j job, larger bool) bool {
 	r := j.rec
-	there, here := profileAdvice(rec, *rec.Recommended), profileAdvice(rec, r.Profile)
+	there, here := rec.Profile(*rec.Recommended), rec.Profile(r.Profile)
 	ratio, ok := runtimeRatio(there, here)
 	if !ok {
 		return false
@@ -348,7 +348,7 @@ func (b *builder) fits(rec *advisor.Recommendation, ran string) string {
 		return *rec.Recommended
 	}
 	for _, p := range b.order {
-		if pa := profileAdvice(rec, p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == memory.RiskLow {
+		if pa := rec.Profile(p); b.rank(p) > b.rank(ran) && pa != nil && pa.OOMRisk == memory.RiskLow {
 			return p
 		}
 	}
@@ -415,7 +415,7 @@ func (b *builder) listJob(sc *Script, j job, alt float64) {
 // that cannot pay); and the judgement in recommend's words.
 func (b *builder) unknownSmaller(rec *advisor.Recommendation, j job) (reason, detail string, open bool) {
 	ran := j.rec.Profile
-	here := profileAdvice(rec, ran)
+	here := rec.Profile(ran)
 	for i := range rec.Profiles {
 		pa := &rec.Profiles[i]
 		if b.rank(pa.Profile) < 0 || b.rank(pa.Profile) >= b.rank(ran) || pa.OOMRisk != memory.RiskUnknown {
@@ -497,15 +497,6 @@ func (s Script) why() string {
 		by += ": held by " + s.HeldBy
 	}
 	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), memory.FormatMiB(s.UsableMiB), s.Recommended, by)
-}
-
-func profileAdvice(rec *advisor.Recommendation, profile string) *advisor.ProfileAdvice {
-	for i := range rec.Profiles {
-		if rec.Profiles[i].Profile == profile {
-			return &rec.Profiles[i]
-		}
-	}
-	return nil
 }
 
 // runtimeRatio is how much longer the job runs on there than here: both

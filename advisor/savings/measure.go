@@ -69,9 +69,9 @@ func (b *builder) priceToMeasure(rec *advisor.Recommendation, jobs jobsToMeasure
 		priced = append(priced, pricedJob{job: j, base: j.su, kept: true})
 	}
 	if rec.Recommended != nil {
-		there := profileAdvice(rec, *rec.Recommended)
+		there := rec.Profile(*rec.Recommended)
 		for _, j := range jobs.listed {
-			if ratio, ok := runtimeRatio(there, profileAdvice(rec, j.rec.Profile)); ok {
+			if ratio, ok := runtimeRatio(there, rec.Profile(j.rec.Profile)); ok {
 				if alt, ok := chargeOn(b.site, j.rec, there, ratio); ok {
 					priced = append(priced, pricedJob{job: j, base: alt})
 				}
@@ -114,7 +114,7 @@ func predictedWhy(rec *advisor.Recommendation, pa *advisor.ProfileAdvice) string
 	}
 	var there *advisor.ProfileAdvice
 	if rec.Recommended != nil {
-		there = profileAdvice(rec, *rec.Recommended)
+		there = rec.Profile(*rec.Recommended)
 	}
 	if pa.SU == nil || there == nil || there.SU == nil {
 		return why
@@ -200,7 +200,7 @@ func (b *builder) measureFor(rec *advisor.Recommendation, pa *advisor.ProfileAdv
 // couldSave is what the job could save below its base on pa's profile, at
 // the fast end of the runtime range predicted there; 0 where it could not.
 func (b *builder) couldSave(rec *advisor.Recommendation, pa *advisor.ProfileAdvice, j pricedJob) float64 {
-	here := profileAdvice(rec, j.rec.Profile)
+	here := rec.Profile(j.rec.Profile)
 	if here == nil || here.Profile == pa.Profile {
 		return 0
 	}
