@@ -3,8 +3,8 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/catalog"
@@ -30,10 +30,7 @@ type nodeConfig struct {
 // ConfigsFor writes the configs of fleet, whose nodes are today's nodes
 // re-cut.
 func ConfigsFor(site *catalog.Site, fleet, today Fleet) (*Configs, error) {
-	groups, err := nodeConfigs(site, fleet, today)
-	if err != nil {
-		return nil, err
-	}
+	groups := nodeConfigs(site, fleet, today)
 	c := &Configs{}
 	var parted []catalog.MigPartedConfig
 	for _, g := range groups {
@@ -57,7 +54,9 @@ func ConfigsFor(site *catalog.Site, fleet, today Fleet) (*Configs, error) {
 	return c, nil
 }
 
-func nodeConfigs(site *catalog.Site, fleet, today Fleet) ([]*nodeConfig, error) {
+// nodeConfigs groups the fleet's nodes by how they are cut, in the order
+// each way first appears, with the nodes re-cut from today's.
+func nodeConfigs(site *catalog.Site, fleet, today Fleet) []*nodeConfig {
 	byKey := map[string]*nodeConfig{}
 	var order []string
 	for i, n := range fleet {
@@ -77,7 +76,7 @@ func nodeConfigs(site *catalog.Site, fleet, today Fleet) ([]*nodeConfig, error) 
 	for i, k := range order {
 		out[i] = byKey[k]
 	}
-	return out, nil
+	return out
 }
 
 // configName names a node's layout as mig-parted's examples do:
@@ -163,11 +162,7 @@ func slurmConf(site *catalog.Site, groups []*nodeConfig) string {
 				counts[p.GRESType]++
 			}
 		}
-		types := make([]string, 0, len(counts))
-		for t := range counts {
-			types = append(types, t)
-		}
-		sort.Strings(types)
+		types := slices.Sorted(maps.Keys(counts))
 		gres := make([]string, len(types))
 		for i, t := range types {
 			gres[i] = fmt.Sprintf("gpu:%s:%d", t, counts[t])

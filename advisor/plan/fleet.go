@@ -1,10 +1,11 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -174,15 +175,15 @@ func (f Fleet) kinds() int {
 func FleetFromSlurm(site *catalog.Site, nodes []slurm.GPUNode) (Fleet, error) {
 	var f Fleet
 	for _, n := range nodes {
-		var whole, slices []string
-		for _, typ := range sortedKeys(n.GPUs) {
+		var whole, mig []string
+		for _, typ := range slices.Sorted(maps.Keys(n.GPUs)) {
 			p, err := profileOfType(site, typ)
 			if err != nil {
 				return nil, fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			for range n.GPUs[typ] {
 				if p.IsMIG() {
-					slices = append(slices, p.Name)
+					mig = append(mig, p.Name)
 				} else {
 					whole = append(whole, p.Name)
 				}
@@ -192,7 +193,7 @@ func FleetFromSlurm(site *catalog.Site, nodes []slurm.GPUNode) (Fleet, error) {
 		for _, w := range whole {
 			node.GPUs = append(node.GPUs, []string{w})
 		}
-		cut, err := pack(site, slices)
+		cut, err := pack(site, mig)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}
@@ -222,7 +223,7 @@ func pack(site *catalog.Site, names []string) ([][]string, error) {
 		p, _ := site.Profile(name)
 		return p.UsableMemory.MiB()
 	}
-	sort.SliceStable(names, func(a, b int) bool { return sizeOf(names[a]) > sizeOf(names[b]) })
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(sizeOf(b), sizeOf(a)) })
 	var gpus [][]string
 	for _, name := range names {
 		placed := false
@@ -241,15 +242,6 @@ func pack(site *catalog.Site, names []string) ([][]string, error) {
 		}
 	}
 	return gpus, nil
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // FleetSource says where today's GPUs come from: the counts given (GPUs >

@@ -35,8 +35,7 @@ type Plan struct {
 	Fidelity *fidelity.Result `json:"fidelity"`
 	Replays  int              `json:"replays"`
 
-	rank  map[string]int // each profile's place from the smallest
-	Notes []string       `json:"notes,omitempty"`
+	rank map[string]int // each profile's place from the smallest
 }
 
 // DemandSummary counts the period's GPU jobs by what the plan made of them.

@@ -71,10 +71,6 @@ type searcher struct {
 	today *Outcome
 }
 
-func (s *searcher) key(counts []int) string {
-	return fmt.Sprint(counts)
-}
-
 // fleetOf is the fleet with counts[c] nodes cut as candidate c on each of
 // their GPUs: a node keeps today's layout where it is one of them, so
 // that a proposal re-cuts as few GPUs as it can.
@@ -125,7 +121,7 @@ func (s *searcher) uniform(n Node) int {
 
 // try replays counts unless it was replayed or the budget is spent.
 func (s *searcher) try(counts []int) (*Outcome, error) {
-	k := s.key(counts)
+	k := fmt.Sprint(counts)
 	if o, ok := s.seen[k]; ok {
 		return o, nil
 	}

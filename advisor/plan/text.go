@@ -62,9 +62,6 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(b, "  %d. %s\n", i+1, s)
 		}
 	}
-	for _, n := range p.Notes {
-		fmt.Fprintf(b, "\nNote: %s\n", n)
-	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
