@@ -129,7 +129,7 @@ func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64,
 	if shifted(a.site, profile, a.runs) {
 		return 0, nil, 0, false // emulated with more than the slice has: predicted from where it ran
 	}
-	completed := func(r Run) bool { return r.Profile == profile && r.Completed && r.Seconds > 0 }
+	completed := func(r Run) bool { return r.Profile == profile && a.measures(r) && r.Seconds > 0 }
 	if !slices.ContainsFunc(a.runs, completed) {
 		return 0, nil, 0, false
 	}
@@ -139,7 +139,7 @@ func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64,
 	}
 	m, sorted, ok = medianOf(a.runs, keep, func(r Run) float64 { return r.Seconds })
 	for _, r := range a.runs {
-		if keep(r) && r.TimedOut && r.Seconds >= m {
+		if keep(r) && r.TimedOut && r.Seconds >= m && a.budget == 0 {
 			bound = max(bound, r.Seconds)
 		}
 	}
@@ -290,6 +290,9 @@ func round4(x float64) float64 {
 // the profile is then out.
 func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	limit := a.job.Resources.Time
+	if a.budget > 0 && pa.Runs > 0 && pa.TimedOut == pa.Runs {
+		return // its runs here take the time they are given
+	}
 	if pa.RuntimeAtLeast {
 		a.boundTimeLimit(pa, p)
 		return

@@ -114,11 +114,15 @@ type Recommendation struct {
 	GPUMemHolder  *memory.Holder   `json:"gpu_mem_holder,omitempty"`
 	Model         string           `json:"runtime_model"`
 	RuntimeWhy    string           `json:"runtime_why,omitempty"` // why the runtime model is the one chosen, in a few words
-	MultiGPU      *GPUUse          `json:"multi_gpu,omitempty"`   // a job of several GPUs, which MIG slices cannot serve
-	Profiles      []ProfileAdvice  `json:"profiles"`
-	Change        *Change          `json:"change,omitempty"`   // what to change in the script to follow the advice
-	CPUOnly       bool             `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
-	Notes         []string         `json:"notes"`
+	// TimeBudgetS is the time limit every run ran to (timeBudget), 0 where
+	// not: the runtimes and SU are then those of a run's work, and with
+	// the same --time a run on a smaller slice does less of it.
+	TimeBudgetS float64         `json:"time_budget_s,omitempty"`
+	MultiGPU    *GPUUse         `json:"multi_gpu,omitempty"` // a job of several GPUs, which MIG slices cannot serve
+	Profiles    []ProfileAdvice `json:"profiles"`
+	Change      *Change         `json:"change,omitempty"`   // what to change in the script to follow the advice
+	CPUOnly     bool            `json:"cpu_only,omitempty"` // the script asks for no GPU and has no GPU runs: no profile is judged
+	Notes       []string        `json:"notes"`
 }
 
 // PriorRef names the reference benchmark a prior comes from.
@@ -258,9 +262,13 @@ type analysis struct {
 	basis string              // of figures from runs: measured or prior
 	rec   *Recommendation
 
-	need        memory.Need
-	memRuns     []memory.Run
-	points      []runmodel.Point // median completed time per profile
+	need    memory.Need
+	memRuns []memory.Run
+	points  []runmodel.Point // median completed time per profile
+	// budget is the time limit every run ran to, where the script's runs
+	// all end there (timeBudget): each run's time is then the time its
+	// work took, and the other profiles' runtimes are for that work.
+	budget      float64
 	scaling     runmodel.Scaling
 	scalingFree runmodel.Scaling // scaling, its fixed share lowered to meet the runs that reached their time limits
 	work        float64          // the job's total work, when completed runs report it
@@ -298,7 +306,9 @@ func (a *analysis) prepare() {
 		a.rec.GPUMemHolder = &h
 	}
 	a.hostMemory()
-	a.points = a.profilePoints(func(r Run) bool { return r.Completed && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })
+	a.budget = a.timeBudget()
+	a.rec.TimeBudgetS = a.budget
+	a.points = a.profilePoints(func(r Run) bool { return a.measures(r) && r.Seconds > 0 }, func(r Run) float64 { return r.Seconds })
 	// A profile whose median is only a bound (a run there reached its time
 	// limit at or above it) has no measured time to scale from.
 	a.points = slices.DeleteFunc(a.points, func(p runmodel.Point) bool {
@@ -339,6 +349,44 @@ func (a *analysis) runtimeWhy() string {
 		return fmt.Sprintf("the runs were emulated on %s, whose times are not the site's GPU's: one run measured here gives the others, as the emulation scaled", r.Emulated)
 	}
 	return "no run completed, and none reported its rate of work: there is no time to scale from"
+}
+
+// timeBudget is the time limit every run of the script ran to, where at
+// least two did, on one profile, and none ended otherwise: a time-budgeted
+// job (a search, a training run for so many hours), or one that needs
+// longer than it asks for. Either way it does a run's work in that time:
+// its runs' time is that work's, and a slice is judged by the SU of the
+// same work there, which is the SU per unit of work. 0: not so.
+func (a *analysis) timeBudget() float64 {
+	budget, n := 0.0, 0
+	profile := ""
+	for _, r := range a.runs {
+		if r.Emulated != "" || r.Swept {
+			continue
+		}
+		if !r.TimedOut || r.Seconds <= 0 || profile != "" && r.Profile != profile {
+			return 0
+		}
+		profile, n = r.Profile, n+1
+		if budget > 0 && math.Abs(r.Seconds-budget) > budgetSpread*budget {
+			return 0
+		}
+		budget = max(budget, r.Seconds)
+	}
+	if n < 2 {
+		return 0
+	}
+	return budget
+}
+
+// budgetSpread is how far apart the runs' times may lie and still be one
+// budget: Slurm ends a job within a minute of its limit.
+const budgetSpread = 0.02
+
+// measures reports whether a run measured the time of its work: it
+// completed, or it ran to the time budget every run runs to.
+func (a *analysis) measures(r Run) bool {
+	return r.Completed || a.budget > 0 && r.TimedOut && r.Emulated == "" && !r.Swept
 }
 
 // timeLimitBounds are the longest runs that reached their time limit on
@@ -506,7 +554,7 @@ func (a *analysis) utilizationOn(points []runmodel.Point) (gpu, memory float64) 
 		var sum float64
 		n := 0
 		for _, r := range a.runs {
-			if v := f(r); v >= 0 && r.Completed && r.Profile == points[0].Profile {
+			if v := f(r); v >= 0 && a.measures(r) && r.Profile == points[0].Profile {
 				sum += v
 				n++
 			}
@@ -524,6 +572,11 @@ func (a *analysis) note(format string, args ...any) {
 }
 
 func (a *analysis) noteTimeouts() {
+	if a.budget > 0 {
+		a.note("every run ran to its time limit, %s on %s: read as the time a run's work takes there, so the other profiles' runtimes and SU are for that work (SU per unit of work); with the same --time a run on a smaller slice does less of it",
+			slurm.FormatSeconds(a.budget), a.points[0].Profile)
+		return
+	}
 	for _, r := range a.runs {
 		if r.TimedOut && r.Seconds > 0 {
 			a.note("job %s reached its time limit on %s after %s: that time is a lower bound there",

@@ -428,3 +428,39 @@ func TestASavingWithinTheNoiseIsSaidAsATie(t *testing.T) {
 		t.Errorf("a clear saving: %+v", rec.Change)
 	}
 }
+
+// A script whose every run ran to one time limit (a search given four
+// hours, or a job that needs longer than it asks) did a run's work in that
+// time: the whole GPU's runtime is that work's, not a lower bound, and a
+// slice is judged by the SU of the same work there. Runs that reached
+// different limits, or a single one, stay lower bounds.
+func TestRunsThatAllReachOneTimeLimitAreJudgedPerUnitOfWork(t *testing.T) {
+	budget := []Run{newRun("full", 14407).peak(3072).util(25).timeout().id("1"), newRun("full", 14405).peak(3072).util(25).timeout().id("2"),
+		newRun("full", 14410).peak(3072).util(25).timeout().id("3")}
+	rec := recommend(t, "#SBATCH --time=4:00:00\n", budget, Options{})
+	full := profileOf(t, rec, "full")
+	if rec.TimeBudgetS != 14410 || full.RuntimeAtLeast || full.RuntimeS == nil || *full.RuntimeS != 14407 || full.TimeLimit != "" {
+		t.Fatalf("budget %v; full: %v at least %v, --time %q", rec.TimeBudgetS, full.RuntimeS, full.RuntimeAtLeast, full.TimeLimit)
+	}
+	got := recommended(rec)
+	there := profileOf(t, rec, got)
+	if got == "full" || got == "" || there.RuntimeS == nil || *there.RuntimeS <= 14407 || there.RuntimeAtLeast || there.TimeLimit == "" {
+		t.Fatalf("recommended %q (%+v): %s", got, there, rec.Reason)
+	}
+	if *there.SU >= *full.SU {
+		t.Errorf("%s costs %v SU for the work full does for %v", got, *there.SU, *full.SU)
+	}
+	if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.Contains(n, "SU per unit of work") }) {
+		t.Errorf("no note says the runtimes are per run's work: %q", rec.Notes)
+	}
+	for name, runs := range map[string][]Run{
+		"one run":        budget[:1],
+		"two limits":     {budget[0], newRun("full", 7207).peak(3072).util(25).timeout().id("4")},
+		"one completion": append([]Run{newRun("full", 9000).peak(3072).util(25).id("5")}, budget...),
+	} {
+		rec := recommend(t, "#SBATCH --time=4:00:00\n", runs, Options{})
+		if rec.TimeBudgetS != 0 {
+			t.Errorf("%s: read as a time budget of %v", name, rec.TimeBudgetS)
+		}
+	}
+}

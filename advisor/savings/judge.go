@@ -373,6 +373,7 @@ func (b *builder) addJob(sc *Script, rec *advisor.Recommendation, there, here *a
 			sc.RuntimeMaxS = r[1]
 		}
 		sc.askedFor(j.rec)
+		sc.TimeBudgetS = rec.TimeBudgetS
 		sc.Why = sc.why()
 	}
 	b.listJob(sc, j, alt)
@@ -489,6 +490,10 @@ func (s Script) MemoryWords() string {
 // why is the script's row's reason: what its memory figure proves of the
 // recommended profile, or the run that proves it fits.
 func (s Script) why() string {
+	return s.memoryWhy() + s.budgetWhy()
+}
+
+func (s Script) memoryWhy() string {
 	if s.MemoryKind == "" {
 		return s.Fits + " (no GPU memory figure)"
 	}
@@ -497,6 +502,16 @@ func (s Script) why() string {
 		by += ": held by " + s.HeldBy
 	}
 	return fmt.Sprintf("%s of the %s usable on %s (%s)", s.MemoryWords(), memory.FormatMiB(s.UsableMiB), s.Recommended, by)
+}
+
+// budgetWhy says that the SU there are for the same work where every run
+// ran to its time limit: a run there in the same time does less.
+func (s Script) budgetWhy() string {
+	if s.TimeBudgetS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; every run ran until its time limit stopped it, after %s: SU for the same work, which takes about %s there",
+		slurm.FormatSeconds(s.TimeBudgetS), slurm.FormatSeconds(s.RuntimeS))
 }
 
 // runtimeRatio is how much longer the job runs on there than here: both

@@ -430,7 +430,17 @@ func writeScript(b *strings.Builder, s Script) {
 	}
 	fmt.Fprintf(b, "- %s: %s on %s; %s would do.\n", what, textutil.Plural(s.Jobs, "job"), strings.Join(s.RanOn, ", "), s.Recommended)
 	writeMemory(b, s)
-	if s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1 { // the runtimes are of one profile's runs
+	switch {
+	case s.TimeBudgetS > 0 && s.RuntimeS > 0:
+		// The runs did what work their time limit allowed: the times are
+		// that work's, and so are the SU below.
+		fmt.Fprintf(b, "  Time: every run ran until its time limit stopped it, after about %s; the same work would take about %s on %s",
+			approxTime(s.TimeBudgetS), approxTime(s.RuntimeS), s.Recommended)
+		if s.RuntimeMaxS > s.RuntimeS*1.05 {
+			fmt.Fprintf(b, ", at most about %s", approxTime(s.RuntimeMaxS))
+		}
+		b.WriteString(" (with the same time limit, a run there does less of it).\n")
+	case s.RanS > 0 && s.RuntimeS > 0 && len(s.RanOn) == 1: // the runtimes are of one profile's runs
 		fmt.Fprintf(b, "  Time: a run took about %s on %s; expect about %s on %s", approxTime(s.RanS), strings.Join(s.RanOn, ", "),
 			approxTime(s.RuntimeS), s.Recommended)
 		if s.RuntimeMaxS > s.RuntimeS*1.05 {
@@ -438,7 +448,11 @@ func writeScript(b *strings.Builder, s Script) {
 		}
 		b.WriteString(".\n")
 	}
-	fmt.Fprintf(b, "  SU: %s spent; about %s on %s.\n", catalog.FormatSU(s.SUSpent), catalog.FormatSU(s.SUThere), s.Recommended)
+	there := ""
+	if s.TimeBudgetS > 0 {
+		there = " for the same work"
+	}
+	fmt.Fprintf(b, "  SU: %s spent; about %s on %s%s.\n", catalog.FormatSU(s.SUSpent), catalog.FormatSU(s.SUThere), s.Recommended, there)
 	if s.RanRequest != "" {
 		fmt.Fprintf(b, "  To switch, replace %s with %s in the script's #SBATCH lines.\n", s.RanRequest, s.Request)
 	} else {

@@ -229,7 +229,10 @@ type Script struct {
 	SUSpent      float64 `json:"su_spent"`
 	SUThere      float64 `json:"su_there"`
 	SUSaved      float64 `json:"su_saved"`
-	Why          string  `json:"why"`
+	// TimeBudgetS: every run ran to this time limit, so SUThere is the SU
+	// of the same work there (its runs there would do less in that time).
+	TimeBudgetS float64 `json:"time_budget_s,omitempty"`
+	Why         string  `json:"why"`
 }
 
 // Period says when the jobs ended, in the report's own time zone: a

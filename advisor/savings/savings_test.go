@@ -77,9 +77,11 @@ func month() string {
 	b.WriteString(line(500, "erin", "a100_10g", "FAILED", "2026-11-16T14:00", 600, jobstats(9.4, 10, -1), "llm"))
 	b.WriteString(line(501, "erin", "a100_20g", "COMPLETED", "2026-11-17T14:00", 3600, jobstats(12, 20, -1), "llm"))
 	b.WriteString(line(502, "erin", "a100_20g", "COMPLETED", "2026-11-18T14:00", 3600, jobstats(12, 20, -1), "llm"))
-	// hank's runs all reached their time limit: recommend names no profile.
+	// hank's runs all reached their time limit, a longer one the second
+	// time (a job that needs more than it asked for, not one that runs for
+	// a set time): recommend names no profile.
 	b.WriteString(line(600, "hank", "a100", "TIMEOUT", "2026-11-19T15:00", 3600, jobstats(5, 80, 10), "long"))
-	b.WriteString(line(601, "hank", "a100", "TIMEOUT", "2026-11-20T15:00", 3600, jobstats(5, 80, 10), "long"))
+	b.WriteString(line(601, "hank", "a100", "TIMEOUT", "2026-11-20T15:00", 7200, jobstats(5, 80, 10), "long"))
 	// ivy's GPU is not one the site file knows; jack's job never started.
 	b.WriteString(line(700, "ivy", "h100", "COMPLETED", "2026-11-21T16:00", 3600, "", "port"))
 	b.WriteString(line(800, "jack", "a100", "CANCELLED by 0", "2026-11-21T17:00", 0, "", "never"))
@@ -376,5 +378,41 @@ func TestRowIsTheScriptItsUserRan(t *testing.T) {
 	if !strings.Contains(body, "- /home/alice/mytrain.sh (jobs named “mytrain”): 3 jobs on full;") ||
 		!strings.Contains(body, "migadvisor recommend /home/alice/mytrain.sh\n") || strings.Contains(body, "probe") {
 		t.Errorf("the notice:\n%s", body)
+	}
+}
+
+// A script whose every run ran until one time limit stopped it is judged
+// per unit of work: listed on the slice where the same work costs less,
+// its SU there the same work's, and the row says so. Its runs were an
+// unjudged "no profile" before: work done in a fixed time is no runtime.
+func TestATimeBudgetedScriptIsListedPerUnitOfWork(t *testing.T) {
+	s := site(t)
+	var b strings.Builder
+	b.WriteString(header)
+	for i := 0; i < 3; i++ {
+		b.WriteString(line(950+i, "lea", "a100", "TIMEOUT", fmt.Sprintf("2026-11-1%dT10:00", i), 14400, jobstats(3, 80, 25), "search"))
+	}
+	st := historytest.FromDump(t, s, b.String())
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scripts) != 1 {
+		t.Fatalf("scripts %+v, unjudged %+v", rep.Scripts, rep.Unjudged)
+	}
+	sc := rep.Scripts[0]
+	if sc.Recommended == "full" || sc.TimeBudgetS != 14400 || sc.RuntimeRatio <= 1 || !strings.Contains(sc.Why, "time limit") {
+		t.Fatalf("lea's script: %+v", sc)
+	}
+	there := charge(t, s, sc.Recommended, 14400*sc.RuntimeRatio)
+	if math.Abs(sc.SUThere-3*there) > 0.05*3*there || sc.SUSaved <= 0 {
+		t.Errorf("SU there %g, want about %g for the same work (3 × %g)", sc.SUThere, 3*there, there)
+	}
+	// The notice lea gets says the same: no "a run took 4 hours, expect
+	// 7" as if the runs had finished.
+	n := compose(rep, s, s.Report, "lea", rep.Scripts)
+	if !strings.Contains(n.Body, "ran until its time limit stopped it") || !strings.Contains(n.Body, "for the same work") ||
+		strings.Contains(n.Body, "a run took about") {
+		t.Errorf("lea's notice:\n%s", n.Body)
 	}
 }
