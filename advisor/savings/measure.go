@@ -41,7 +41,7 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, jobs jobsToMe
 		return
 	}
 	m := Measure{User: g.user, Name: g.name, Script: userFile(g.path), Profile: pa.Profile, Jobs: len(priced),
-		SUPossible: catalog.RoundSU(possible), Why: b.unsureWhy(rec, pa)}
+		SUPossible: catalog.RoundSU(possible), Why: b.unsureWhy(rec, pa), Unknown: unknownOn(pa)}
 	if p, ok := b.site.ProfileNamed(pa.Profile); ok {
 		m.Request = p.Request
 	}
@@ -97,6 +97,19 @@ func (b *builder) unsureWhy(rec *advisor.Recommendation, pa *advisor.ProfileAdvi
 		return cmp.Or(fit, runtime)
 	}
 	return fit + "; and " + runtime
+}
+
+// unknownOn is what a measurement on pa's profile settles: the fit where
+// its OOM risk is not low, the runtime where that is only predicted.
+func unknownOn(pa *advisor.ProfileAdvice) string {
+	fit, runtime := pa.OOMRisk != memory.RiskLow, pa.RuntimeSource != advisor.BasisMeasured
+	switch {
+	case fit && runtime:
+		return UnknownBoth
+	case fit:
+		return UnknownFit
+	}
+	return UnknownRuntime
 }
 
 // predictedWhy says that the profile's runtime is only predicted, its

@@ -71,8 +71,16 @@ func TestToMeasureNamesTheProbeOfAScriptLeftWhereItRan(t *testing.T) {
 	}
 	m := rep.ToMeasure[0]
 	if m.User != "kim" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
-		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "within the noise of the runs") {
+		!strings.Contains(m.Command, "--profiles 3g.40gb") || !strings.Contains(m.Why, "within the noise of the runs") || m.Unknown != UnknownRuntime {
 		t.Errorf("kim's script to measure: %+v", m)
+	}
+	// Kim's jobs fit 3g.40gb: her notice says what is unknown, its runtime,
+	// not "if it fits".
+	n := compose(rep, s, s.Report, "kim", nil)
+	addMeasures(&n, s, nil, rep.ToMeasure)
+	if !strings.Contains(n.Body, "if it runs there as fast as predicted") || !strings.Contains(n.Body, "if they run there as fast as predicted") ||
+		strings.Contains(n.Body, "fits") {
+		t.Errorf("kim's notice:\n%s", n.Body)
 	}
 }
 
@@ -99,7 +107,7 @@ func TestToMeasureListsASmallerSliceTheRangeReaches(t *testing.T) {
 	}
 	m := rep.ToMeasure[0]
 	if m.User != "lee" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
-		!strings.Contains(m.Why, "39.5 GiB usable") || !strings.Contains(m.Why, "fast end") {
+		!strings.Contains(m.Why, "39.5 GiB usable") || !strings.Contains(m.Why, "fast end") || m.Unknown != UnknownBoth {
 		t.Errorf("lee's script to measure: %+v", m)
 	}
 }

@@ -2,6 +2,7 @@ package savings
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -351,15 +352,15 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 		if m.Session {
 			unit = "session"
 		}
-		fmt.Fprintf(&b, "- %s: %s on %s; %s could have saved up to %s SU if it fits. Not known yet: %s.\n  To find out: %s\n",
-			what, textutil.Plural(m.Jobs, unit), strings.Join(m.RanOn, ", "), m.Profile, catalog.FormatSU(m.SUPossible), m.Why, m.Command)
+		fmt.Fprintf(&b, "- %s: %s on %s; %s could have saved up to %s SU %s. Not known yet: %s.\n  To find out: %s\n",
+			what, textutil.Plural(m.Jobs, unit), strings.Join(m.RanOn, ", "), m.Profile, catalog.FormatSU(m.SUPossible), ifWords(m.Unknown, false), m.Why, m.Command)
 		n.Scripts = append(n.Scripts, measureKey(m))
 	}
 	if len(scripts) == 0 {
 		n.Subject = fmt.Sprintf("Your GPU jobs on %s may fit a smaller GPU slice", site.Called())
 		hello, rest, _ := strings.Cut(n.Body, "\n\n")
 		_, rest, _ = strings.Cut(rest, "\n\n") // compose's opening is about scripts listed
-		n.Body = hello + "\n\nSome of your GPU jobs may cost less on another slice, if they fit there; one measurement settles it " +
+		n.Body = hello + "\n\nSome of your GPU jobs may cost less on another slice, " + ifWords(measuresUnknown(measures), true) + "; one measurement settles it " +
 			"(JOB.sh stands for the script, where migadvisor does not know its file):\n\n" + b.String() + "\n" + rest
 		return
 	}
@@ -367,7 +368,34 @@ func addMeasures(n *Notice, site *catalog.Site, scripts []Script, measures []Mea
 	if i < 0 {
 		i = len(n.Body)
 	}
-	n.Body = n.Body[:i] + "These may cost less on another slice too, if they fit there; one measurement settles it:\n\n" + b.String() + "\n" + n.Body[i:]
+	n.Body = n.Body[:i] + "These may cost less on another slice too, " + ifWords(measuresUnknown(measures), true) + "; one measurement settles it:\n\n" + b.String() + "\n" + n.Body[i:]
+}
+
+// ifWords is the condition a saving to measure rests on, by what is not
+// known: "if it fits there" is wrong of a job known to fit whose runtime
+// there is only predicted.
+func ifWords(unknown string, they bool) string {
+	words := map[string][2]string{
+		UnknownRuntime: {"if it runs there as fast as predicted", "if they run there as fast as predicted"},
+		UnknownBoth:    {"if it fits there and runs as fast as predicted", "if they fit there and run as fast as predicted"},
+		UnknownFit:     {"if it fits there", "if they fit there"},
+	}[cmp.Or(unknown, UnknownFit)]
+	if they {
+		return words[1]
+	}
+	return words[0]
+}
+
+// measuresUnknown is what the measurements settle together: one kind
+// where they all settle it, else both.
+func measuresUnknown(measures []Measure) string {
+	kind := measures[0].Unknown
+	for _, m := range measures[1:] {
+		if m.Unknown != kind {
+			return UnknownBoth
+		}
+	}
+	return kind
 }
 
 // compose writes a user's notice: short, polite, and concrete: per script

@@ -333,4 +333,15 @@ type Measure struct {
 	// measurement (JOB.sh where the script is not known).
 	Why     string `json:"why"`
 	Command string `json:"command"`
+	// Unknown is what the measurement settles: UnknownFit (whether the
+	// jobs fit the profile), UnknownRuntime (they fit; how fast they run
+	// there), or UnknownBoth.
+	Unknown string `json:"unknown"`
 }
+
+// What a measurement settles (Measure.Unknown).
+const (
+	UnknownFit     = "fit"
+	UnknownRuntime = "runtime"
+	UnknownBoth    = "fit and runtime"
+)
