@@ -1,12 +1,8 @@
 package collect
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,15 +24,9 @@ func BenchmarkCollectSteps(b *testing.B) {
 	if testing.Short() {
 		b.Skip("imports a 1M-job dump; not in -short")
 	}
-	jobs := 1_000_000
-	if s := os.Getenv("MIGADVISOR_BENCH_JOBS"); s != "" {
-		var err error
-		if jobs, err = strconv.Atoi(s); err != nil || jobs < 1 {
-			b.Fatalf("MIGADVISOR_BENCH_JOBS=%q: a number of jobs", s)
-		}
-	}
+	jobs := sacctgen.BenchJobs(b, 1_000_000)
 	dump := filepath.Join(b.TempDir(), "sacct.psv")
-	writeJobAndBatchDump(b, dump, jobs)
+	sacctgen.WriteJobAndBatch(b, dump, sacctgen.New(jobs, "|"))
 	site, err := catalog.Builtin("wulver")
 	if err != nil {
 		b.Fatal(err)
@@ -80,33 +70,4 @@ func BenchmarkCollectSteps(b *testing.B) {
 		})
 	}
 	b.ReportMetric(0, "ns/op") // the steps say it
-}
-
-// writeJobAndBatchDump writes a dump of n generated jobs with "|" (as a
-// saved sacct --parsable2 is), each job's line and its batch step's:
-// sacctgen's extern steps left out.
-func writeJobAndBatchDump(b *testing.B, path string, n int) {
-	b.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	lines := bufio.NewScanner(sacctgen.New(n, "|"))
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for lines.Scan() {
-		line := lines.Bytes()
-		if id, _, _ := bytes.Cut(line, []byte("|")); bytes.HasSuffix(id, []byte(".extern")) {
-			continue
-		}
-		w.Write(line)
-		w.WriteByte('\n')
-	}
-	if err := lines.Err(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
 }

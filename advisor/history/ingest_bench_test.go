@@ -3,8 +3,6 @@
 package history
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -37,19 +34,13 @@ func BenchmarkImportStages(b *testing.B) {
 	if testing.Short() {
 		b.Skip("imports 1M-job dumps; not in -short")
 	}
-	jobs := 1_000_000
-	if s := os.Getenv("MIGADVISOR_BENCH_JOBS"); s != "" {
-		var err error
-		if jobs, err = strconv.Atoi(s); err != nil || jobs < 1 {
-			b.Fatalf("MIGADVISOR_BENCH_JOBS=%q: a number of jobs", s)
-		}
-	}
+	jobs := sacctgen.BenchJobs(b, 1_000_000)
 	dir := b.TempDir()
 	plain, summaries := filepath.Join(dir, "plain.psv"), filepath.Join(dir, "jobstats.psv")
-	writeStagesDump(b, plain, sacctgen.New(jobs, "|"))
+	sacctgen.WriteJobAndBatch(b, plain, sacctgen.New(jobs, "|"))
 	gen := sacctgen.New(jobs, "|")
 	gen.Jobstats = true
-	writeStagesDump(b, summaries, gen)
+	sacctgen.WriteJobAndBatch(b, summaries, gen)
 	opt := ImportOptions{Profile: func(t string, n int) string { return profiles[t] }}
 	per := 1e6 / float64(jobs)
 	least := func(measure func() float64) float64 {
@@ -200,32 +191,4 @@ func rusageCPU(who int) float64 {
 		return 0
 	}
 	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
-}
-
-// writeStagesDump writes gen's dump less its extern steps: each job's line
-// and its batch step's, as issue 36's dump of 1M jobs has them.
-func writeStagesDump(b *testing.B, path string, gen io.Reader) {
-	b.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	lines := bufio.NewScanner(gen)
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for lines.Scan() {
-		line := lines.Bytes()
-		if id, _, _ := bytes.Cut(line, []byte("|")); bytes.HasSuffix(id, []byte(".extern")) {
-			continue
-		}
-		w.Write(line)
-		w.WriteByte('\n')
-	}
-	if err := lines.Err(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
 }

@@ -2,7 +2,10 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,34 +94,139 @@ func fmt1(v any) string {
 	return s
 }
 
-// Migration 12, written out, is the outbox of schema 12's tables.
-func TestOutboxMigrationIsItsTables(t *testing.T) {
-	if outboxSchema(outboxTables12) != outboxMigration {
-		t.Error("outboxMigration is not outboxSchema(outboxTables12): a shipped migration changed?")
+// Migration 12 is the text shipped, byte for byte, though outboxTriggers
+// now builds it from outboxTables12: a history's sqlite_master keeps each
+// trigger's text, and a shipped migration never changes. The hash is that
+// of the text written out before (commit 86f8c1b).
+func TestOutboxMigrationIsAsShipped(t *testing.T) {
+	const shipped = "728289739caed49bb352405bc711b9b90ddc70fc64fefcc8d880da19884006e6"
+	if got := fmt.Sprintf("%x", sha256.Sum256([]byte(outboxMigration))); got != shipped {
+		t.Errorf("migration 12 hashes to %s, not the shipped %s: a shipped migration changed?\n%s", got, shipped, outboxMigration)
 	}
 }
 
-// outboxSchema is the outbox and its triggers for tables.
-func outboxSchema(tables []OutboxTable) string {
-	var b strings.Builder
-	b.WriteString(`CREATE TABLE outbox (
-		seq INTEGER PRIMARY KEY, -- the order the changes were made in
-		tbl TEXT NOT NULL,       -- the table changed
-		k1, k2, k3               -- the key of the row written or deleted
-	);
-	CREATE TABLE outbox_on (
-		store TEXT NOT NULL      -- the site store the changes go to (a row: on; none: off)
-	);
-`)
-	for _, t := range tables {
-		for _, ev := range []struct{ name, row string }{{"insert", "NEW"}, {"update", "NEW"}, {"delete", "OLD"}} {
-			var ks, vs []string
-			for i, c := range t.Key {
-				ks, vs = append(ks, fmt.Sprintf("k%d", i+1)), append(vs, ev.row+"."+c)
-			}
-			fmt.Fprintf(&b, "\tCREATE TRIGGER outbox_%s_%s AFTER %s ON %s WHEN EXISTS (SELECT 1 FROM outbox_on) BEGIN\n\t\tINSERT INTO outbox(tbl, %s) VALUES ('%s', %s); END;\n",
-				t.Name, ev.name, strings.ToUpper(ev.name), t.Name, strings.Join(ks, ", "), t.Name, strings.Join(vs, ", "))
+// localTables are the tables of the history that no site store holds, and
+// why.
+var localTables = map[string]string{
+	"outbox":    "the changes this history has yet to push: the outbox itself",
+	"outbox_on": "whether this history pushes, and to which store: its own setting",
+	schemaTable: "goose's record of this history's migrations; the store keeps its own record of its own",
+	"pending_submissions": "the wrapper's submissions without a job id: only the collect of the history they were " +
+		"spooled into links them (LinkPendingWith), and the submission it writes is what the store gets; " +
+		"the store's table of that name (its migration 4) is there for the schemas' parity, and stays empty",
+}
+
+// Every table of a new history reaches the site store, or is one of
+// localTables: a table added to the schema and not to OutboxTables (the
+// list Push sends and CopyInto copies back from) fails here. Each has its
+// three triggers, as outboxTriggers writes them, keyed on its primary key
+// (the key the store replaces and deletes rows by), and comes in
+// OutboxTables after the tables it refers to.
+func TestEveryTableReachesTheSiteStore(t *testing.T) {
+	s := openTemp(t)
+	schema := map[string]bool{}
+	rows, err := s.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		schema[name] = true
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mirrored := map[string]int{} // its place in OutboxTables
+	for i, tbl := range OutboxTables {
+		mirrored[tbl.Name] = i
+		if !schema[tbl.Name] {
+			t.Errorf("OutboxTables has %s, which is no table of the history", tbl.Name)
+		}
+		if _, ok := localTables[tbl.Name]; ok {
+			t.Errorf("%s is in OutboxTables and in localTables", tbl.Name)
 		}
 	}
-	return b.String()
+	for name := range localTables {
+		if !schema[name] {
+			t.Errorf("localTables has %s, which is no table of the history", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(schema)) {
+		_, local := localTables[name]
+		if _, ok := mirrored[name]; !ok && !local {
+			t.Errorf("table %s never reaches the site store: add it to OutboxTables (its migration making its triggers with outboxTriggers, "+
+				"and the store's migrations the table), or to localTables with why", name)
+		}
+	}
+	for _, tbl := range OutboxTables {
+		if !schema[tbl.Name] {
+			continue
+		}
+		if pk := primaryKey(t, s, tbl.Name); !slices.Equal(tbl.Key, pk) || len(pk) > 3 {
+			t.Errorf("%s: outbox key %v, primary key %v: want them equal, of 3 columns at most (the outbox's k1, k2, k3)", tbl.Name, tbl.Key, pk)
+		}
+		want := outboxTriggers(tbl)
+		var n int
+		triggers, err := s.db.Query(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND name LIKE 'outbox\_%' ESCAPE '\'`, tbl.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for triggers.Next() {
+			var name, sql string
+			if err := triggers.Scan(&name, &sql); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if !strings.Contains(want, "\t"+sql+";\n") {
+				t.Errorf("%s: trigger %s is not outboxTriggers'\n%s", tbl.Name, name, sql)
+			}
+		}
+		if err := triggers.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 3 {
+			t.Errorf("%s has %d outbox triggers, want 3 (insert, update, delete)", tbl.Name, n)
+		}
+		for _, parent := range referredTo(t, s, tbl.Name) {
+			if i, ok := mirrored[parent]; ok && i > mirrored[tbl.Name] {
+				t.Errorf("OutboxTables has %s before %s, which it refers to", tbl.Name, parent)
+			}
+		}
+	}
+}
+
+// primaryKey is table's primary key, its columns in the key's order.
+func primaryKey(t *testing.T, s *Store, table string) []string {
+	t.Helper()
+	return queryStrings(t, s, `SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`, table)
+}
+
+// referredTo are the tables table's foreign keys refer to.
+func referredTo(t *testing.T, s *Store, table string) []string {
+	t.Helper()
+	return queryStrings(t, s, `SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, table)
+}
+
+func queryStrings(t *testing.T, s *Store, q string, args ...any) []string {
+	t.Helper()
+	rows, err := s.db.Query(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,11 +44,11 @@ func BenchmarkCollectVsSQLiteImport(b *testing.B) {
 	if err != nil {
 		b.Skip("no sqlite3 on PATH: the baseline is its .import")
 	}
-	jobs, pairs := benchEnvInt(b, "MIGADVISOR_BENCH_JOBS", 1_000_000), benchEnvInt(b, "MIGADVISOR_BENCH_PAIRS", 5)
+	jobs, pairs := sacctgen.BenchJobs(b, 1_000_000), benchEnvInt(b, "MIGADVISOR_BENCH_PAIRS", 5)
 	bin := migadvisorBinary(b)
 	dir := b.TempDir()
 	dump := filepath.Join(dir, "sacct.psv")
-	writeJobAndBatchDump(b, dump, jobs)
+	sacctgen.WriteJobAndBatch(b, dump, sacctgen.New(jobs, "|"))
 	collect := func(db string) []string {
 		return []string{bin, "--site", "wulver", "--db", db, "collect", "--sacct-file", dump}
 	}
@@ -139,35 +137,6 @@ func timeIngest(b *testing.B, dir string, args []string) ingestRun {
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return ingestRun{wall.Seconds(), cpu.Seconds(), float64(ru.Maxrss) / 1024, string(out)}
-}
-
-// writeJobAndBatchDump writes a dump of n generated jobs with "|" (as a
-// saved sacct --parsable2 is), each job's line and its batch step's:
-// sacctgen's extern steps left out.
-func writeJobAndBatchDump(b *testing.B, path string, n int) {
-	b.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	lines := bufio.NewScanner(sacctgen.New(n, "|"))
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for lines.Scan() {
-		line := lines.Bytes()
-		if id, _, _ := bytes.Cut(line, []byte("|")); bytes.HasSuffix(id, []byte(".extern")) {
-			continue
-		}
-		w.Write(line)
-		w.WriteByte('\n')
-	}
-	if err := lines.Err(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // benchEnvInt is the positive number the environment variable name holds,

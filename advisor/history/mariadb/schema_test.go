@@ -20,7 +20,7 @@ import (
 // store fails here, without a server (TestMariaDBSchemaIsTheHistorys
 // checks the same on MariaDB itself).
 func TestMigrationsMakeTheHistorysColumns(t *testing.T) {
-	got := migratedColumns(t)
+	got, _ := migratedTables(t)
 	want := sqliteColumns(t)
 	for _, table := range slices.Sorted(maps.Keys(want)) {
 		if !slices.Equal(got[table], want[table]) {
@@ -36,21 +36,41 @@ func TestMigrationsMakeTheHistorysColumns(t *testing.T) {
 
 var (
 	sqlComment  = regexp.MustCompile(`(?m)--.*$`)
+	primaryKey  = regexp.MustCompile(`(?is)^PRIMARY KEY\s*\(([^)]*)\)`)
 	createTable = regexp.MustCompile(`(?is)^CREATE TABLE (?:IF NOT EXISTS )?` + "`?" + `(\w+)` + "`?" + `\s*\((.*)\)[^)]*$`)
 	alterTable  = regexp.MustCompile(`(?is)^ALTER TABLE ` + "`?" + `(\w+)` + "`?" + `\s+(.*)$`)
 	dropTable   = regexp.MustCompile(`(?is)^DROP TABLE (?:IF EXISTS )?` + "`?" + `(\w+)`)
 )
 
-// migratedColumns are the tables and columns the embedded migrations'
-// Up sections make, in order: CREATE TABLE's columns (not its keys and
-// indexes), ALTER TABLE's ADD COLUMN and DROP COLUMN, DROP TABLE.
-func migratedColumns(t *testing.T) map[string][]string {
+// Push writes each table of history.OutboxTables to the store by REPLACE
+// and deletes its rows by the outbox's key, and CopyInto reads it back:
+// the store's migrations make each, keyed on that key, so that a row
+// replaces or deletes the row the outbox names and no other
+// (TestEveryTableReachesTheSiteStore checks the history's side).
+func TestMigrationsKeyTheOutboxTables(t *testing.T) {
+	columns, keys := migratedTables(t)
+	for _, tbl := range history.OutboxTables {
+		if _, ok := columns[tbl.Name]; !ok {
+			t.Errorf("%s: the history pushes it, the store's migrations make no such table", tbl.Name)
+			continue
+		}
+		if !slices.Equal(keys[tbl.Name], tbl.Key) {
+			t.Errorf("%s: the store's primary key is %v, the outbox's key %v", tbl.Name, keys[tbl.Name], tbl.Key)
+		}
+	}
+}
+
+// migratedTables are the tables and columns the embedded migrations' Up
+// sections make, in order: CREATE TABLE's columns (not its keys and
+// indexes), ALTER TABLE's ADD COLUMN and DROP COLUMN, DROP TABLE; and each
+// table's primary key, as CREATE TABLE declares it.
+func migratedTables(t *testing.T) (columns, keys map[string][]string) {
 	t.Helper()
 	files, err := fs.Glob(migrationFiles(), "*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
+	out, keys := map[string][]string{}, map[string][]string{}
 	for _, name := range files { // in order: their names start with their numbers
 		data, err := fs.ReadFile(migrationFiles(), name)
 		if err != nil {
@@ -66,9 +86,18 @@ func migratedColumns(t *testing.T) map[string][]string {
 				m := createTable.FindStringSubmatch(stmt)
 				for _, item := range topLevel(m[2]) {
 					switch first := strings.ToUpper(firstWord(item)); first {
-					case "PRIMARY", "INDEX", "KEY", "UNIQUE", "CONSTRAINT", "FOREIGN":
+					case "PRIMARY":
+						keys[m[1]] = nil
+						for _, c := range strings.Split(primaryKey.FindStringSubmatch(item)[1], ",") {
+							keys[m[1]] = append(keys[m[1]], strings.Trim(strings.TrimSpace(c), "`"))
+						}
+					case "INDEX", "KEY", "UNIQUE", "CONSTRAINT", "FOREIGN":
 					default:
-						out[m[1]] = append(out[m[1]], strings.Trim(firstWord(item), "`"))
+						column := strings.Trim(firstWord(item), "`")
+						out[m[1]] = append(out[m[1]], column)
+						if strings.Contains(strings.ToUpper(item), "PRIMARY KEY") {
+							keys[m[1]] = []string{column}
+						}
 					}
 				}
 			case alterTable.MatchString(stmt):
@@ -88,12 +117,13 @@ func migratedColumns(t *testing.T) map[string][]string {
 				}
 			case dropTable.MatchString(stmt):
 				delete(out, dropTable.FindStringSubmatch(stmt)[1])
+				delete(keys, dropTable.FindStringSubmatch(stmt)[1])
 			default:
 				t.Fatalf("%s: a statement this test does not read: %s", name, stmt)
 			}
 		}
 	}
-	return out
+	return out, keys
 }
 
 // topLevel splits a list at its commas outside parentheses.
