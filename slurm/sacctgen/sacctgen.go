@@ -33,6 +33,10 @@ type Reader struct {
 	// Jobstats: the GPU jobs that ended carry a jobstats summary in their
 	// AdminComment, as at a site that runs Princeton's jobstats.
 	Jobstats bool
+	// Lean: a site's own lean --format (LeanFields: 16 columns, no steps'
+	// usage, no comment), each job's line and its batch step's only, 50
+	// users and 977 job names: many runs of each script.
+	Lean bool
 
 	n, i  int
 	first int
@@ -55,8 +59,26 @@ func NewFrom(first, n int, delim string) *Reader {
 	return r
 }
 
+// NewLean returns a lean dump of n jobs (Reader.Lean), numbered from
+// FirstJobID.
+func NewLean(n int, delim string) *Reader {
+	r := &Reader{n: n, first: FirstJobID, delim: delim, Lean: true}
+	r.buf = []byte(strings.Join(LeanFields, delim) + "\n")
+	return r
+}
+
+// LeanFields are the columns of a lean dump: what a site that saves its
+// own sacct --format keeps of a job, enough to price it and name it.
+var LeanFields = []string{"JobIDRaw", "JobID", "User", "Account", "Partition", "State", "ExitCode", "Submit", "Start", "End",
+	"ElapsedRaw", "TimelimitRaw", "AllocCPUS", "ReqMem", "AllocTRES", "JobName"}
+
 // Lines is the number of lines the dump holds, header included.
-func (r *Reader) Lines() int { return 1 + 3*r.n }
+func (r *Reader) Lines() int {
+	if r.Lean {
+		return 1 + 2*r.n
+	}
+	return 1 + 3*r.n
+}
 
 func (r *Reader) Read(p []byte) (int, error) {
 	for len(r.buf) < len(p) && r.i < r.n {
@@ -72,6 +94,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 }
 
 func (r *Reader) appendJob(b []byte, n int) []byte {
+	if r.Lean {
+		return r.appendLeanJob(b, n)
+	}
 	id := r.first + n
 	i := id - FirstJobID // a job's record depends on its id alone
 	state, exit, gpu := states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
@@ -108,6 +133,38 @@ func (r *Reader) appendJob(b []byte, n int) []byte {
 	usage := "cpu=00:10:00,energy=0,fs/disk=8309,mem=" + rss + ",pages=0,vmem=" + rss
 	line(jid+".batch", "", "", "", strings.Fields(state)[0], exit, "", "1", "", rss, tres, "", usage, "", "", "batch")
 	line(jid+".extern", "", "", "", "COMPLETED", "0:0", "", "1", "", "108K", tres, "", "cpu=00:00:00,mem=108K", "", "", "extern")
+	return b
+}
+
+// appendLeanJob appends job n's two lines in LeanFields' columns.
+func (r *Reader) appendLeanJob(b []byte, n int) []byte {
+	id := r.first + n
+	i := id - FirstJobID
+	state, exit, gpu := states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
+	if i%runningEvery == runningEvery-1 {
+		state, exit = "RUNNING", "0:0"
+	}
+	cpus := 1 + i%8
+	tres := "billing=" + strconv.Itoa(cpus) + ",cpu=" + strconv.Itoa(cpus)
+	if gpu != "" {
+		tres += ",gres/gpu:" + gpu + "=1,gres/gpu=1"
+	}
+	tres += ",mem=" + strconv.Itoa(4000*cpus) + "M,node=1"
+	start, elapsed := 1_790_000_000+i*7, 60+i%7200
+	d := r.delim
+	jid := strconv.Itoa(id)
+	line := func(jobID, user, account, part, st, limit, reqMem, name string) {
+		for k, f := range []string{jobID, jobID, user, account, part, st, exit, ts(start - 30), ts(start), ts(start + elapsed),
+			strconv.Itoa(elapsed), limit, strconv.Itoa(cpus), reqMem, tres, name} {
+			if k > 0 {
+				b = append(b, d...)
+			}
+			b = append(b, f...)
+		}
+		b = append(b, '\n')
+	}
+	line(jid, "user"+strconv.Itoa(i%50), "ab12", "gpu", state, "4320", strconv.Itoa(4000*cpus)+"M", "train-"+strconv.Itoa(i%977))
+	line(jid+".batch", "", "ab12", "", strings.Fields(state)[0], "", "", "batch")
 	return b
 }
 
