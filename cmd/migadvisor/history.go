@@ -16,7 +16,7 @@ import (
 )
 
 func historyCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "history",
 		Usage:       "show the evidence per job: state, time, memory, OOMs, work, SU",
 		ArgsUsage:   "[JOB.sh]",
@@ -26,7 +26,7 @@ func historyCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(historyOptionsFrom, runHistory),
-	})
+	}
 }
 
 // historyOptions are history's flags.
