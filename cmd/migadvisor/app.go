@@ -180,7 +180,7 @@ var flagValues = map[string]string{
 // sessionNeedsName is what --session needs, typed with none or with a flag
 // in its place.
 const sessionNeedsName = "a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
-	"interactive for salloc)"
+	"interactive for salloc; 'migadvisor history --sessions' lists yours)"
 
 // flagUsageError is a flag error as a usage error, naming long flags as
 // the user types them (--bogus, not -bogus), an unknown one with the

@@ -537,9 +537,9 @@ func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
 		"benchmark run --profils full":   "migadvisor: unknown flag --profils (did you mean --profiles?)\nRun 'migadvisor benchmark run --help' for usage.\n",
 		"measure-slice --bogus":          "migadvisor: unknown flag --bogus\nRun 'migadvisor measure-slice --help' for usage.\n",
 		"recommend --session": "migadvisor: --session needs a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
-			"interactive for salloc)\nRun 'migadvisor recommend --help' for usage.\n",
+			"interactive for salloc; 'migadvisor history --sessions' lists yours)\nRun 'migadvisor recommend --help' for usage.\n",
 		"recommend --session --json": "migadvisor: --session needs a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
-			"interactive for salloc), not the flag --json\nRun 'migadvisor recommend --help' for usage.\n",
+			"interactive for salloc; 'migadvisor history --sessions' lists yours), not the flag --json\nRun 'migadvisor recommend --help' for usage.\n",
 		"history --limit":     "migadvisor: --limit needs a value\nRun 'migadvisor history --help' for usage.\n",
 		"wait --timeout soon": "migadvisor: invalid value \"soon\" for flag --timeout: parse error\nRun 'migadvisor wait --help' for usage.\n",
 		"wait --poll -1s":     "migadvisor: --poll is a duration such as 30s, not -1s\nRun 'migadvisor wait --help' for usage.\n",
