@@ -118,6 +118,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			docsCommand(),
 			reportCommand(),
 			planCommand(),
+			doctorCommand(),
 			sbatchCommand(),
 			sbatchBesideCommand(),
 			monitorCommand(),
