@@ -172,23 +172,58 @@ const gpuNodesHint = `# Your GPU nodes and how each GPU is cut today, for migadv
 // $XDG_CONFIG_HOME/migadvisor/site.toml, then SystemSiteFile, then the
 // built-in DefaultSite are tried, in that order.
 func Resolve(choice string) (*Site, error) {
+	s, _, err := Locate(choice)
+	return s, err
+}
+
+// Origin says where Resolve found the site in force, as 'migadvisor
+// doctor' tells it.
+type Origin struct {
+	// Named: --site (or MIGADVISOR_SITE) chose it; else the lookup did.
+	Named bool
+	// File is the site file read, "" for a built-in site (Named or the
+	// default).
+	File string
+	// Default: no file was found, the built-in DefaultSite is in force.
+	Default bool
+	// Unread are the site files the lookup found after the one it read:
+	// the system file under a user's, which the user's shadows.
+	Unread []string
+}
+
+// Locate is Resolve, with where the site came from. A file it could not
+// read is its error, Origin naming that file.
+func Locate(choice string) (*Site, Origin, error) {
 	if choice != "" {
 		if looksLikePath(choice) {
-			return LoadFile(choice)
+			s, err := LoadFile(choice)
+			return s, Origin{Named: true, File: choice}, err
 		}
-		return Builtin(choice)
+		s, err := Builtin(choice)
+		return s, Origin{Named: true}, err
 	}
+	var o Origin
 	for _, file := range []string{userSiteFile(), SystemSiteFile} {
 		if file == "" {
 			continue
 		}
-		if _, err := os.Stat(file); err == nil {
-			return LoadFile(file)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("site file %s: %w", file, err)
+		_, err := os.Stat(file)
+		switch {
+		case err == nil && o.File != "":
+			o.Unread = append(o.Unread, file)
+		case err == nil:
+			o.File = file
+		case !errors.Is(err, fs.ErrNotExist) && o.File == "":
+			return nil, Origin{File: file}, fmt.Errorf("site file %s: %w", file, err)
 		}
 	}
-	return Builtin(DefaultSite)
+	if o.File != "" {
+		s, err := LoadFile(o.File)
+		return s, o, err
+	}
+	o.Default = true
+	s, err := Builtin(DefaultSite)
+	return s, o, err
 }
 
 func userSiteFile() string {

@@ -181,6 +181,43 @@ func TestResolveOrder(t *testing.T) {
 	}
 }
 
+// Locate says where the site in force came from: the file --site named,
+// the user's over the system's (which it names as unread), or the
+// built-in default with no file.
+func TestLocateSaysWhereTheSiteCameFrom(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	old := SystemSiteFile
+	SystemSiteFile = filepath.Join(dir, "etc", "site.toml")
+	defer func() { SystemSiteFile = old }()
+	user := filepath.Join(dir, "config", "migadvisor", "site.toml")
+	locate := func(choice string) string {
+		t.Helper()
+		s, o, err := Locate(choice)
+		if err != nil {
+			return "error " + o.File
+		}
+		return fmt.Sprintf("%s named=%v file=%s default=%v unread=%v", s.Name, o.Named, strings.TrimPrefix(o.File, dir), o.Default,
+			strings.ReplaceAll(strings.Join(o.Unread, ","), dir, ""))
+	}
+	for _, step := range []struct{ file, choice, want string }{
+		{"", "", "wulver named=false file= default=true unread="},
+		{SystemSiteFile, "", "mini named=false file=/etc/site.toml default=false unread="},
+		{user, "", "mini named=false file=/config/migadvisor/site.toml default=false unread=/etc/site.toml"},
+		{"", "wulver", "wulver named=true file= default=false unread="},
+		{"", user, "mini named=true file=/config/migadvisor/site.toml default=false unread="},
+		{"", filepath.Join(dir, "missing.toml"), "error " + filepath.Join(dir, "missing.toml")},
+	} {
+		if step.file != "" {
+			os.MkdirAll(filepath.Dir(step.file), 0o755)
+			os.WriteFile(step.file, []byte(minimalSite), 0o644)
+		}
+		if got := locate(step.choice); got != step.want {
+			t.Errorf("Locate(%q) after %s: %s, want %s", step.choice, step.file, got, step.want)
+		}
+	}
+}
+
 func TestModels(t *testing.T) {
 	for _, m := range builtinModels() {
 		if len(m.Profiles) == 0 || m.SMs == 0 || m.Memory == 0 || m.UsableMemory > m.Memory {

@@ -27,7 +27,7 @@ const ShimEnv = "MIGADVISOR_SHIM"
 // that a wrapper installed as sbatch never calls itself.
 func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 	isWrapper := func(p string) bool {
-		return fsutil.SameFile(p, self) || (getenv(ShimEnv) != "" && fsutil.SameFile(p, getenv(ShimEnv))) || isShim(p)
+		return fsutil.SameFile(p, self) || (getenv(ShimEnv) != "" && fsutil.SameFile(p, getenv(ShimEnv))) || IsShim(p)
 	}
 	if p := getenv(SbatchEnv); p != "" {
 		if isWrapper(p) {
@@ -55,8 +55,8 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 // running it would run the wrapper again.
 const ShimMark = "# sbatch: the migadvisor login-node shim"
 
-// isShim reports whether the file at p is a copy of the shim.
-func isShim(p string) bool {
+// IsShim reports whether the file at p is a copy of the shim.
+func IsShim(p string) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return false

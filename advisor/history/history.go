@@ -23,10 +23,12 @@ type HistoryFilter struct {
 	// Ended selects the jobs that ended in [From, Before), EndedOutside
 	// those that ended before From or from Before on; zero ends are open.
 	// GPU: only jobs with a GPU (of a profile the site knows or not).
-	// Named: only the jobs of these users of these job names.
+	// Named: only the jobs of these users of these job names; User: only
+	// this user's jobs ("": anyone's).
 	Ended, EndedOutside Period
 	GPU                 bool
 	Named               []UserJobName
+	User                string
 	Limit               int // newest first, at most this many; 0 for all
 }
 
@@ -271,6 +273,10 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		for _, n := range f.Named {
 			args = append(args, n.User, n.Name)
 		}
+	}
+	if f.User != "" {
+		q += ` AND j.user = ?`
+		args = append(args, f.User)
 	}
 	if !f.Ended.From.IsZero() {
 		q += ` AND j.end >= ?`

@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/migadvisor/migadvisor/slurm"
@@ -116,4 +118,19 @@ func (s *Store) Fingerprints(ctx context.Context) ([]string, error) {
 		out = append(out, fp)
 	}
 	return out, rows.Err()
+}
+
+// ScriptPath is where the script of a fingerprint was last seen ("" when
+// the history has no such script): a file's path, or for a script known
+// from the copy slurmdbd stored, sacct:CLUSTER/JOBID.
+func (s *Store) ScriptPath(ctx context.Context, fingerprint string) (string, error) {
+	var path string
+	err := s.db.QueryRowContext(ctx, `SELECT path FROM scripts WHERE fingerprint = ?`, fingerprint).Scan(&path)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the script %s: %w", fingerprint, err)
+	}
+	return path, nil
 }

@@ -104,3 +104,7 @@ func isSnapshot(path string) bool {
 	}
 	return true
 }
+
+// IsSnapshot reports whether the file at path is a snapshot publish wrote
+// (not a live history): readers on other hosts may open it.
+func IsSnapshot(path string) bool { return isSnapshot(path) }

@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
+	"github.com/migadvisor/migadvisor/internal/suggest"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -50,7 +51,8 @@ type Published struct {
 // ErrNoWorkloads is a history none of whose jobs is tagged with a workload.
 var ErrNoWorkloads = errors.New("no jobs tagged with a workload")
 
-// UnknownWorkloadError is a workload asked for that the history has no jobs of.
+// UnknownWorkloadError is a workload asked for that the history has no jobs
+// of: its message names the closest it has, and every one.
 type UnknownWorkloadError struct {
 	History string   // its path
 	Tag     string   // the workload asked for
@@ -61,6 +63,9 @@ func (e *UnknownWorkloadError) Error() string {
 	have := strings.Join(e.Have, ", ")
 	if have == "" {
 		have = "-"
+	}
+	if near := suggest.Names(e.Tag, e.Have, 1); len(near) > 0 {
+		return fmt.Sprintf("%s has no jobs tagged %q (did you mean %q? it has: %s)", e.History, e.Tag, near[0], have)
 	}
 	return fmt.Sprintf("%s has no jobs tagged %q (it has: %s)", e.History, e.Tag, have)
 }

@@ -103,7 +103,8 @@ func TestPublishCSVWritesNoPages(t *testing.T) {
 	}
 }
 
-// A workload asked for that the history lacks names those it has; a
+// A workload asked for that the history lacks names those it has, and the
+// closest where it looks mistyped; a
 // history with no workload at all is ErrNoWorkloads. Nothing is written.
 func TestPublishRefusesWorkloadsTheHistoryLacks(t *testing.T) {
 	site, _ := wulverSite(t)
@@ -113,6 +114,11 @@ func TestPublishRefusesWorkloadsTheHistoryLacks(t *testing.T) {
 	var unknown *UnknownWorkloadError
 	if !errors.As(err, &unknown) || err.Error() != `/h/history.db has no jobs tagged "theirs" (it has: mine, running)` {
 		t.Errorf("error %v", err)
+	}
+	_, err = Publish(context.Background(), fakeSource{"llm-finetuning": nil, "running": nil}, PublishOptions{Site: site, Dir: dir, Want: []string{"llm-finetunig"},
+		Page: PageOptions{Format: FormatMD, CSVDir: dir}})
+	if err == nil || err.Error() != `/h/history.db has no jobs tagged "llm-finetunig" (did you mean "llm-finetuning"? it has: llm-finetuning, running)` {
+		t.Errorf("a mistyped workload: %v", err)
 	}
 	_, err = Publish(context.Background(), fakeSource{}, PublishOptions{Site: site, Dir: dir, Page: PageOptions{Format: FormatMD, CSVDir: dir}})
 	if !errors.Is(err, ErrNoWorkloads) || err.Error() != "/h/history.db has no jobs tagged with a workload" {

@@ -47,6 +47,9 @@ type Advice struct {
 	Help string `json:"help"`
 	// Why is the reason, in one sentence, that nothing is recommended.
 	Why string `json:"why"`
+	// DidYouMean are the names of the user's sessions (in their own
+	// history) that a name with none may have been meant as, nearest first.
+	DidYouMean []string `json:"did_you_mean,omitempty"`
 	// Reason is why the recommended profile fits (its OOM risk's reason).
 	Reason string `json:"reason,omitempty"`
 	// Change is the line to change: the --gres of salloc or srun, or the
@@ -261,6 +264,9 @@ func gres(p *catalog.Profile) string {
 	return fmt.Sprintf("gpu:%s:%d", p.GRESType, max(p.GPUCount, 1))
 }
 
+// collectSessions says how sessions reach a history.
+const collectSessions = "'migadvisor collect --since 30d' reads your jobs, sessions too, from Slurm accounting"
+
 // whyNone says why no session can be weighed: none of the name, or none of
 // one GPU of a profile the site knows.
 func whyNone(req Request, found []history.JobRecord) string {
@@ -269,8 +275,7 @@ func whyNone(req Request, found []history.JobRecord) string {
 		if read == "" {
 			read = "the histories read"
 		}
-		return fmt.Sprintf("no ended session named %s of user %s in %s: 'migadvisor collect --since 30d' reads your jobs, "+
-			"sessions too, from Slurm accounting", req.Name, req.User, read)
+		return fmt.Sprintf("no ended session named %s of user %s in %s: %s", req.Name, req.User, read, collectSessions)
 	}
 	multi := slices.ContainsFunc(found, func(r history.JobRecord) bool { return r.GPUCount > 1 })
 	what := "asked for no GPU of a profile site " + req.Site.Name + " knows"

@@ -9,6 +9,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/memory"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -60,7 +61,39 @@ func Advise(ctx context.Context, req Request, own *history.Store, siteWide ...*h
 		recs = append(recs, more...)
 	}
 	slices.SortStableFunc(recs, history.NewestFirst)
-	return Judge(req, onceEach(recs)), nil
+	a := Judge(req, onceEach(recs))
+	if a.Found == 0 && own != nil {
+		// A mistyped name: the names of the user's own sessions, a look
+		// through their own history; the site's, every user's jobs, would
+		// cost an Open OnDemand form that asks for a user with none a scan.
+		names, err := Names(ctx, req.User, own)
+		if err != nil {
+			return nil, err
+		}
+		a.suggest(names)
+	}
+	return a, nil
+}
+
+// suggest names, where the advice found no session of its name, the names
+// of the user's sessions it may have meant, and where to see them all.
+func (a *Advice) suggest(names []Name) {
+	if len(names) == 0 {
+		return
+	}
+	a.DidYouMean = Suggest(a.Session, names)
+	if len(a.DidYouMean) == 0 {
+		a.Why += fmt.Sprintf("; your sessions took %s, none like it: 'migadvisor history --sessions' lists them",
+			textutil.Plural(len(names), "other name"))
+		return
+	}
+	var near []string
+	for _, s := range a.DidYouMean {
+		i := slices.IndexFunc(names, func(n Name) bool { return n.Name == s })
+		near = append(near, fmt.Sprintf("%s (%s)", s, textutil.Plural(names[i].Sessions, "session")))
+	}
+	a.Why = strings.TrimSuffix(a.Why, ": "+collectSessions) + ": did you mean " + strings.Join(near, " or ") +
+		"? 'migadvisor history --sessions' lists the names of yours"
 }
 
 // OnDemand reports whether a job name is an Open OnDemand interactive

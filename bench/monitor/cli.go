@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/migadvisor/migadvisor/internal/suggest"
 )
 
 // Help is the monitor's usage, shared by 'migadvisor monitor' and the lean
@@ -104,6 +106,10 @@ func parseArgs(args []string, env func(string) (string, bool)) (cliFlags, []stri
 				f.out = value
 			}
 		case strings.HasPrefix(a, "-"):
+			typed := strings.TrimLeft(name, "-")
+			if near := suggest.Nearest(typed, []string{"interval", "out", "help"}, min(2, len(typed)-1)); near != "" {
+				return f, nil, fmt.Errorf("unknown flag %s (did you mean --%s?)", a, near)
+			}
 			return f, nil, fmt.Errorf("unknown flag %s (put the command after --)", a)
 		default:
 			cmd, err := nonEmpty(args[i:])

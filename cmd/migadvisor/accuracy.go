@@ -12,7 +12,7 @@ import (
 )
 
 func accuracyCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "accuracy",
 		Usage:       "how well migadvisor predicts runtimes, beside simple baselines",
 		ArgsUsage:   "[TABLE.csv ...]",
@@ -22,7 +22,7 @@ func accuracyCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(accuracyOptionsFrom, runAccuracy),
-	})
+	}
 }
 
 // accuracyOptions are accuracy's flags: the tables, if any, and the GPU

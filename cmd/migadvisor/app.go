@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/cliargs"
 	"github.com/migadvisor/migadvisor/internal/xdg"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -90,7 +90,7 @@ func exitCode(err error, stderr io.Writer, path string) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:        "migadvisor",
 		Usage:       "pick the right MIG slice or GPU for a Slurm job, by evidence",
 		Version:     version,
@@ -118,6 +118,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			docsCommand(),
 			reportCommand(),
 			planCommand(),
+			doctorCommand(),
 			sbatchCommand(),
 			sbatchBesideCommand(),
 			monitorCommand(),
@@ -129,19 +130,23 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return flagUsageError(err)
-		},
 	}
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagUsageError(err, app.Flags) }
+	for _, cmd := range app.Commands {
+		withUsageErrors(cmd, app.Flags)
+	}
+	return app
 }
 
-// withUsageErrors makes flag errors of a command (and its subcommands) usage errors.
-func withUsageErrors(cmd *cli.Command) *cli.Command {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagUsageError(err) }
+// withUsageErrors makes flag errors of a command (and its subcommands)
+// usage errors, each suggesting the closest of the command's own flags
+// and the app's global ones, which may follow the command.
+func withUsageErrors(cmd *cli.Command, global []cli.Flag) {
+	flags := slices.Concat(cmd.Flags, global, []cli.Flag{cli.HelpFlag})
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagUsageError(err, flags) }
 	for _, sub := range cmd.Subcommands {
-		withUsageErrors(sub)
+		withUsageErrors(sub, global)
 	}
-	return cmd
 }
 
 // defaultDBPath is $XDG_DATA_HOME/migadvisor/history.db.
@@ -167,12 +172,20 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	}
 }
 
-// goFlagName is a flag as Go's flag package names it in errors: one dash,
-// whatever the user typed ("flag provided but not defined: -bogus").
-var goFlagName = regexp.MustCompile(`(defined: |for flag )-([A-Za-z0-9][A-Za-z0-9-]+)`)
+// flagValues say what a flag given no value needs, where "a value" says
+// too little.
+var flagValues = map[string]string{
+	"session": sessionNeedsName,
+}
+
+// sessionNeedsName is what --session needs, typed with none or with a flag
+// in its place.
+const sessionNeedsName = "a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
+	"interactive for salloc; 'migadvisor history --sessions' lists yours)"
 
 // flagUsageError is a flag error as a usage error, naming long flags as
-// the user types them (--bogus, not -bogus).
-func flagUsageError(err error) error {
-	return usageError{goFlagName.ReplaceAllString(err.Error(), "$1--$2")}
+// the user types them (--bogus, not -bogus), an unknown one with the
+// closest of flags (cliargs.FlagMessage).
+func flagUsageError(err error, flags []cli.Flag) error {
+	return usageError{cliargs.FlagMessage(err, flags, flagValues)}
 }

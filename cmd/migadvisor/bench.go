@@ -17,13 +17,13 @@ import (
 // benchmarkCommand runs the reference workloads. "bench" still reaches it
 // (hiddenAliases, args.go): the name it had before, in scripts and notes.
 func benchmarkCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:            "benchmark",
 		Usage:           "run the reference benchmark suite on every profile",
 		Description:     helpText("benchmark"),
 		HideHelpCommand: true, // "help, h" is --help again, listed as a subcommand
 		Subcommands:     []*cli.Command{benchmarkListCommand(), benchmarkWriteCommand(), benchmarkRunCommand()},
-	})
+	}
 }
 
 // benchmarkListOptions are 'benchmark list' flags.

@@ -14,7 +14,7 @@ import (
 type catalogReport = catalog.Listing
 
 func catalogCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:            "catalog",
 		Usage:           "the site's GPU profiles: request, SMs, usable memory, SU per hour",
 		Description:     helpText("catalog"),
@@ -30,7 +30,7 @@ func catalogCommand() *cli.Command {
 				Action:      bindAction(catalogOptionsOf("catalog export"), runExport),
 			},
 		}, func(c *cli.Command) bool { return c == nil }), // discover, in the lean wrapper binary
-	})
+	}
 }
 
 // catalogOptions are the flags of catalog and its subcommands.

@@ -510,8 +510,10 @@ func mustRunCLI(t *testing.T, args ...string) string {
 	return out
 }
 
-// A mistyped command or subcommand is a usage error (exit 2) that names the
-// closest command, and every usage error points at its command's --help.
+// A mistyped command, subcommand or flag is a usage error (exit 2) that
+// names the closest one, a flag given no value says what it needs (with
+// two dashes, as flags are typed), and every usage error points at its
+// command's --help.
 func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "h.db"))
@@ -528,10 +530,20 @@ func TestUsageErrorsSuggestAndPointAtTheCommandsHelp(t *testing.T) {
 		"catalog export x":               "migadvisor: catalog export takes no arguments, not \"x\"\nRun 'migadvisor catalog export --help' for usage.\n",
 		"history --limit -1":             "migadvisor: --limit is a number of jobs, 0 for all, not -1\nRun 'migadvisor history --help' for usage.\n",
 		"recommend --objective x job.sh": "migadvisor: --objective must be one of su, time, turnaround, not \"x\"\nRun 'migadvisor recommend --help' for usage.\n",
-		"recommend --bogus job.sh":       "migadvisor: flag provided but not defined: --bogus\nRun 'migadvisor recommend --help' for usage.\n",
-		"wait --timeout soon":            "migadvisor: invalid value \"soon\" for flag --timeout: parse error\nRun 'migadvisor wait --help' for usage.\n",
-		"wait --poll -1s":                "migadvisor: --poll is a duration such as 30s, not -1s\nRun 'migadvisor wait --help' for usage.\n",
-		"su --profile bogus":             "migadvisor: --profile: site wulver has no profile \"bogus\" (profiles: 1g.10gb, 2g.20gb, 3g.40gb, full)\nRun 'migadvisor su --help' for usage.\n",
+		"recommend --bogus job.sh":       "migadvisor: unknown flag --bogus\nRun 'migadvisor recommend --help' for usage.\n",
+		"recommend --prob job.sh":        "migadvisor: unknown flag --prob (did you mean --probe?)\nRun 'migadvisor recommend --help' for usage.\n",
+		"history --lmit 3":               "migadvisor: unknown flag --lmit (did you mean --limit?)\nRun 'migadvisor history --help' for usage.\n",
+		"catalog --sit x":                "migadvisor: unknown flag --sit (did you mean --site?)\nRun 'migadvisor catalog --help' for usage.\n",
+		"benchmark run --profils full":   "migadvisor: unknown flag --profils (did you mean --profiles?)\nRun 'migadvisor benchmark run --help' for usage.\n",
+		"measure-slice --bogus":          "migadvisor: unknown flag --bogus\nRun 'migadvisor measure-slice --help' for usage.\n",
+		"recommend --session": "migadvisor: --session needs a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
+			"interactive for salloc; 'migadvisor history --sessions' lists yours)\nRun 'migadvisor recommend --help' for usage.\n",
+		"recommend --session --json": "migadvisor: --session needs a name (the session's job name, e.g. sys/dashboard/sys/jupyter for an Open OnDemand app, " +
+			"interactive for salloc; 'migadvisor history --sessions' lists yours), not the flag --json\nRun 'migadvisor recommend --help' for usage.\n",
+		"history --limit":     "migadvisor: --limit needs a value\nRun 'migadvisor history --help' for usage.\n",
+		"wait --timeout soon": "migadvisor: invalid value \"soon\" for flag --timeout: parse error\nRun 'migadvisor wait --help' for usage.\n",
+		"wait --poll -1s":     "migadvisor: --poll is a duration such as 30s, not -1s\nRun 'migadvisor wait --help' for usage.\n",
+		"su --profile bogus":  "migadvisor: --profile: site wulver has no profile \"bogus\" (profiles: 1g.10gb, 2g.20gb, 3g.40gb, full)\nRun 'migadvisor su --help' for usage.\n",
 	} {
 		_, errOut, code := migadvisor(t, strings.Fields(args)...)
 		if code != 2 || errOut != want {

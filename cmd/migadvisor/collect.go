@@ -14,7 +14,7 @@ import (
 )
 
 func collectCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "collect",
 		Usage:       "import accounting (sacct) and job-output evidence into the history",
 		Description: helpText("collect"),
@@ -37,7 +37,7 @@ func collectCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(collectOptionsFrom, runCollect),
-	})
+	}
 }
 
 // collectOptions are collect's flags: where accounting comes from (a dump,

@@ -21,7 +21,7 @@ import (
 )
 
 func docsCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "docs",
 		Usage:       "write the site's benchmark tables and pages from the history",
 		Description: helpText("docs"),
@@ -33,7 +33,7 @@ func docsCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(docsOptionsFrom, runDocs),
-	})
+	}
 }
 
 // docsOptions are docs' flags.

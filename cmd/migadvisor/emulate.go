@@ -22,7 +22,7 @@ import (
 )
 
 func emulateCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "emulate",
 		Usage:       "run a command once per MIG profile on a whole GPU, each under CUDA MPS limits",
 		ArgsUsage:   "[--profiles LIST] [--budget 10m] [--out DIR] -- CMD [ARGS...]",
@@ -35,7 +35,7 @@ func emulateCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(emulateOptionsFrom, runEmulate),
-	})
+	}
 }
 
 // emulateOptions are emulate's flags and the command.

@@ -11,22 +11,25 @@ import (
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/session"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
 func historyCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "history",
 		Usage:       "show the evidence per job: state, time, memory, OOMs, work, SU",
-		ArgsUsage:   "[JOB.sh]",
+		ArgsUsage:   "[JOB.sh] | --scripts | --sessions",
 		Description: helpText("history"),
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (0: all)"},
+			&cli.IntFlag{Name: "limit", Value: 100, Usage: "show at most this many jobs (with --scripts, scripts; with --sessions, names; 0: all)"},
+			&cli.BoolFlag{Name: "scripts", Usage: "list the scripts the histories link your jobs to (what recommend JOB.sh finds runs of), not jobs"},
+			&cli.BoolFlag{Name: "sessions", Usage: "list the names your ended interactive sessions took (what recommend --session NAME reads), not jobs"},
 			jsonFlag(),
 		},
 		Action: bindAction(historyOptionsFrom, runHistory),
-	})
+	}
 }
 
 // historyOptions are history's flags.
@@ -36,6 +39,8 @@ type historyOptions struct {
 	Limit  int    // 0: all
 	JSON   bool
 	User   string // who asks: in the site-wide history only their jobs are earlier versions
+	// List is what to list instead of jobs: "scripts", "sessions"; "": jobs.
+	List string
 }
 
 func historyOptionsFrom(c *cli.Context) (historyOptions, error) {
@@ -44,6 +49,17 @@ func historyOptionsFrom(c *cli.Context) (historyOptions, error) {
 	}
 	o := historyOptions{Global: globalFlagsFrom(c), Script: c.Args().First(), Limit: c.Int("limit"), JSON: c.Bool("json"),
 		User: currentUserName()}
+	for _, list := range []string{"scripts", "sessions"} {
+		switch {
+		case !c.Bool(list):
+		case o.List != "":
+			return o, usageError{"--scripts and --sessions are two lists: ask for one"}
+		case o.Script != "":
+			return o, usageError{fmt.Sprintf("--%s lists every one of yours: it takes no JOB.sh", list)}
+		default:
+			o.List = list
+		}
+	}
 	return o, nonNegative("--limit", o.Limit, "a number of jobs, 0 for all")
 }
 
@@ -51,6 +67,9 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 	site, err := o.Global.loadSite()
 	if err != nil {
 		return err
+	}
+	if o.List != "" {
+		return runHistoryList(ctx, o, site, w)
 	}
 	var key *advisor.ScriptKey
 	var script *slurm.Script
@@ -116,4 +135,59 @@ func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherReques
 		what = strings.Join(job.Notes, "; ")
 	}
 	return fmt.Sprintf("no runs of %s, nor of its earlier versions, in %s: %s", path, history.Describe(own, siteWide), what), nil
+}
+
+// runHistoryList lists the user's scripts or session names that their
+// history and the site's know.
+func runHistoryList(ctx context.Context, o historyOptions, site *catalog.Site, w outWriters) error {
+	hs, err := advisor.Histories(ctx, advisor.HistoriesRequest{UserDB: o.Global.DB, Site: site}, readHistories(w.Err))
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+	if hs.Warning != "" {
+		fmt.Fprintf(w.Err, "migadvisor: %s\n", hs.Warning)
+	}
+	read := "no history (there is none yet)"
+	if hs.Own != nil || len(hs.SiteWide) > 0 {
+		read = history.Describe(hs.Own, hs.SiteWide)
+	}
+	if o.List == "sessions" {
+		names, err := session.Names(ctx, o.User, hs.Own, hs.SiteWide...)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			return sayEmptyTo(w, o.JSON, fmt.Sprintf("no ended session of %s in %s: 'migadvisor collect --since 30d' reads your jobs, "+
+				"sessions too, from Slurm accounting", o.User, read))
+		}
+		names = names[:limited(len(names), o.Limit)]
+		if o.JSON {
+			return writeJSON(w.Out, names)
+		}
+		session.WriteNames(w.Out, names)
+		return nil
+	}
+	scripts, err := joblist.Scripts(ctx, o.User, hs.Own, hs.SiteWide...)
+	if err != nil {
+		return err
+	}
+	if len(scripts) == 0 {
+		return sayEmptyTo(w, o.JSON, fmt.Sprintf("no script of %s has jobs in %s: the sbatch wrapper, 'migadvisor track JOB.sh JOBID...' "+
+			"and 'migadvisor recommend --probe JOB.sh' link jobs to their script", o.User, read))
+	}
+	scripts = scripts[:limited(len(scripts), o.Limit)]
+	if o.JSON {
+		return writeJSON(w.Out, scripts)
+	}
+	joblist.WriteScripts(w.Out, scripts)
+	return nil
+}
+
+// limited is how many of n to show under --limit (0: all).
+func limited(n, limit int) int {
+	if limit > 0 {
+		return min(n, limit)
+	}
+	return n
 }

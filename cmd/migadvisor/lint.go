@@ -11,14 +11,14 @@ import (
 )
 
 func lintCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "lint",
 		Usage:       "check a batch script against sbatch's rules and the site's",
 		ArgsUsage:   "JOB.sh",
 		Description: helpText("lint"),
 		Flags:       []cli.Flag{jsonFlag()},
 		Action:      bindAction(lintOptionsFrom, runLint),
-	})
+	}
 }
 
 // lintOptions are lint's argument and flags.

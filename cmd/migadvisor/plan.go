@@ -22,7 +22,7 @@ import (
 )
 
 func planCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "plan",
 		Usage:       "for admins: which GPUs to cut into which MIG slices, from the site's own demand",
 		Description: helpText("plan"),
@@ -38,7 +38,7 @@ func planCommand() *cli.Command {
 			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
 		),
 		Action: bindAction(planOptionsFrom, runPlan),
-	})
+	}
 }
 
 type planOptions struct {

@@ -10,14 +10,14 @@ import (
 )
 
 func publishCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "publish",
 		Usage:       "publish the history for other hosts: a read-only snapshot and the advice index",
 		ArgsUsage:   "DIR",
 		Description: helpText("publish"),
 		Flags:       []cli.Flag{jsonFlag(), siteStoreFlag("publish the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)")},
 		Action:      bindAction(publishOptionsFrom, runPublish),
-	})
+	}
 }
 
 type publishOptions struct {

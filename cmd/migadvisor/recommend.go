@@ -20,7 +20,7 @@ import (
 )
 
 func recommendCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "recommend",
 		Usage:       "name the profile to use for a job, with the evidence and the reasons",
 		ArgsUsage:   "JOB.sh | --session NAME",
@@ -37,7 +37,7 @@ func recommendCommand() *cli.Command {
 			jsonFlag(),
 		}, probeFlags()...),
 		Action: bindAction(recommendOptionsFrom, runRecommend),
-	})
+	}
 }
 
 // recommendOptions are recommend's flags and argument.
@@ -87,7 +87,10 @@ func sessionOptionsFrom(c *cli.Context) (recommendOptions, error) {
 		user: currentUserName()}
 	switch {
 	case opt.session == "":
-		return opt, usageError{"--session needs a job name (sys/dashboard/sys/jupyter, interactive)"}
+		return opt, usageError{"--session needs " + sessionNeedsName}
+	case strings.HasPrefix(opt.session, "-"):
+		// recommend --session --json: the flag was taken for the name.
+		return opt, usageError{fmt.Sprintf("--session needs %s, not the flag %s", sessionNeedsName, opt.session)}
 	case c.NArg() > 0:
 		return opt, usageError{"recommend --session takes no JOB.sh: sessions have no script"}
 	case c.Bool("probe"):

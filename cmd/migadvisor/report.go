@@ -27,7 +27,7 @@ import (
 )
 
 func reportCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "report",
 		Usage:       "for admins: where the GPU SU go, and which users' scripts a smaller slice would do",
 		Description: helpText("report"),
@@ -47,7 +47,7 @@ func reportCommand() *cli.Command {
 			siteStoreFlag("read the site history in MariaDB/MySQL that this option file reaches, not --db (by default the site file's [history] site_store)"),
 		),
 		Action: bindAction(reportOptionsFrom, runReport),
-	})
+	}
 }
 
 type reportOptions struct {

@@ -122,3 +122,62 @@ func TestRecommendSessionUsage(t *testing.T) {
 		t.Errorf("no history: exit %d\n%s", code, out)
 	}
 }
+
+// A mistyped session name is answered with the names the user's sessions
+// took, and 'history --sessions' lists them, in text and JSON; 'history
+// --scripts' lists the scripts their jobs are linked to.
+func TestSessionNamesAreSuggestedAndListed(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRunCLI(t, "collect", "--sacct-file", sessionsDump(t, dir, me.Username, 2970), "--outputs", dir)
+
+	text := mustRunCLI(t, "recommend", "--session", "jupyterlb")
+	if want := ": did you mean sys/dashboard/sys/jupyter (5 sessions)? 'migadvisor history --sessions' lists the names of yours\n"; !strings.HasSuffix(text, want) {
+		t.Errorf("recommend --session jupyterlb:\n%s\nwant the end %q", text, want)
+	}
+	var adv struct {
+		DidYouMean []string `json:"did_you_mean"`
+	}
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "recommend", "--session", "jupyterlb", "--json")), &adv); err != nil ||
+		strings.Join(adv.DidYouMean, ",") != "sys/dashboard/sys/jupyter" {
+		t.Errorf("--json: %v %+v", err, adv)
+	}
+
+	text = mustRunCLI(t, "history", "--sessions")
+	if !strings.HasPrefix(text, "SESSION ") || !strings.Contains(text, "\nsys/dashboard/sys/jupyter  5         5            full") ||
+		!strings.HasSuffix(text, "next: migadvisor recommend --session sys/dashboard/sys/jupyter\n") {
+		t.Errorf("history --sessions:\n%s", text)
+	}
+	var names []struct {
+		Session  string   `json:"session"`
+		Sessions int      `json:"sessions"`
+		Profiles []string `json:"profiles"`
+		Kind     string   `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(mustRunCLI(t, "history", "--sessions", "--json")), &names); err != nil || len(names) != 1 ||
+		names[0].Session != "sys/dashboard/sys/jupyter" || names[0].Sessions != 5 || names[0].Kind != "ondemand" {
+		t.Errorf("history --sessions --json: %v %+v", err, names)
+	}
+
+	out, errOut, code := migadvisor(t, "history", "--scripts", "--json")
+	if code != 0 || out != "[]\n" || !strings.Contains(errOut, "no script of "+me.Username+" has jobs in the history at ") {
+		t.Errorf("history --scripts --json, none: exit %d %q %q", code, out, errOut)
+	}
+	script := filepath.Join(dir, "job.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py\n"), 0o644)
+	mustRunCLI(t, "track", "--cluster", "migdev", script, "70")
+	if text := mustRunCLI(t, "history", "--scripts"); !strings.Contains(text, "\n"+script+"  sys/dashboard/sys/jupyter  1     full") ||
+		!strings.HasSuffix(text, "next: migadvisor recommend "+script+"\n") {
+		t.Errorf("history --scripts:\n%s", text)
+	}
+	for _, args := range [][]string{{"history", "--scripts", "--sessions"}, {"history", "--sessions", script}} {
+		if _, errOut, code := migadvisor(t, args...); code != 2 {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}

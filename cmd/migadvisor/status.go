@@ -18,7 +18,7 @@ import (
 )
 
 func statusCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "status",
 		Usage:       "list tracked jobs and their states",
 		ArgsUsage:   "[JOBID...]",
@@ -30,7 +30,7 @@ func statusCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(statusOptionsFrom, runStatus),
-	})
+	}
 }
 
 // jobStatus is one tracked submission in status's and wait's output.

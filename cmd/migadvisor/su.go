@@ -28,7 +28,7 @@ type suReport struct {
 }
 
 func suCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "su",
 		Usage:       "what a job is charged in service units",
 		ArgsUsage:   "[JOB.sh]",
@@ -46,7 +46,7 @@ func suCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(suOptionsFrom, runSU),
-	})
+	}
 }
 
 // suOptions are su's flags: the script, if any, and the figures that

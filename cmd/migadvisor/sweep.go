@@ -12,7 +12,7 @@ import (
 )
 
 func sweepCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "sweep",
 		Usage:       "write one variant of a batch script per GPU profile",
 		ArgsUsage:   "JOB.sh",
@@ -33,7 +33,7 @@ func sweepCommand() *cli.Command {
 			jsonFlag(),
 		}, emulateFlags("")...),
 		Action: bindAction(sweepOptionsFrom, runSweep),
-	})
+	}
 }
 
 // sweepOptions are sweep's flags and argument.

@@ -10,7 +10,7 @@ import (
 )
 
 func trackCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "track",
 		Usage:       "link jobs submitted some other way to their batch script",
 		ArgsUsage:   "JOB.sh JOBID...",
@@ -22,7 +22,7 @@ func trackCommand() *cli.Command {
 			jsonFlag(),
 		},
 		Action: bindAction(trackOptionsFrom, runTrack),
-	})
+	}
 }
 
 // trackOptions are track's arguments and flags.

@@ -20,7 +20,7 @@ import (
 )
 
 func waitCommand() *cli.Command {
-	return withUsageErrors(&cli.Command{
+	return &cli.Command{
 		Name:        "wait",
 		Usage:       "wait until tracked jobs end, then collect their records",
 		ArgsUsage:   "[JOBID...]",
@@ -35,7 +35,7 @@ func waitCommand() *cli.Command {
 			jsonFlag(),
 		),
 		Action: bindAction(waitOptionsFrom, runWait),
-	})
+	}
 }
 
 // waitOptions are wait's flags and arguments.

@@ -2,14 +2,15 @@
 // urfave/cli parses it: flags may follow the arguments (urfave/cli stops
 // reading flags at the first argument), global flags may follow the
 // command, old command names still work, and a mistyped command is answered
-// with the closest one.
+// with the closest one, as is a mistyped flag of any command (FlagMessage).
 package cliargs
 
 import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"github.com/xrash/smetrics"
+
+	"github.com/migadvisor/migadvisor/internal/suggest"
 )
 
 // Line is a command line's grammar: the app's commands and flags, and the
@@ -110,22 +111,20 @@ func unknown(what, typed string, commands []*cli.Command) error {
 // didYouMean names the command closest to a mistyped one (at most two
 // edits away), or lists the choices when none is that close.
 func didYouMean(typed string, commands []*cli.Command) string {
-	best, bestDist := "", 3
 	var names []string
 	for _, c := range commands {
-		if c.Hidden {
-			continue
-		}
-		names = append(names, c.Name)
-		if d := smetrics.WagnerFischer(typed, c.Name, 1, 1, 1); d < bestDist {
-			best, bestDist = c.Name, d
+		if !c.Hidden {
+			names = append(names, c.Name)
 		}
 	}
-	if best != "" {
+	if best := suggest.Nearest(typed, names, maxEdits); best != "" {
 		return " (did you mean " + quote(best) + "?)"
 	}
 	return " (one of: " + strings.Join(names, ", ") + ")"
 }
+
+// maxEdits is how far a suggestion may be from what was typed.
+const maxEdits = 2
 
 func findCommand(commands []*cli.Command, name string) *cli.Command {
 	for _, c := range commands {

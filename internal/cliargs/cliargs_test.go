@@ -117,3 +117,24 @@ func TestSplitFlagsStopsAtTheFirstArgument(t *testing.T) {
 		t.Errorf("splitFlags = %q, %q", flags, rest)
 	}
 }
+
+func TestFlagMessageSuggestsAndSaysWhatAFlagNeeds(t *testing.T) {
+	flags := []cli.Flag{&cli.BoolFlag{Name: "probe"}, &cli.StringFlag{Name: "session"}, &cli.StringFlag{Name: "time", Aliases: []string{"t"}},
+		&cli.BoolFlag{Name: "secret", Hidden: true}}
+	needs := map[string]string{"session": "a name (the session's job name)"}
+	for in, want := range map[string]string{
+		"flag provided but not defined: -prob":          "unknown flag --prob (did you mean --probe?)",
+		"flag provided but not defined: -tme":           "unknown flag --tme (did you mean --time?)",
+		"flag provided but not defined: -secrt":         "unknown flag --secrt",
+		"flag provided but not defined: -bogus":         "unknown flag --bogus",
+		"flag provided but not defined: -x":             "unknown flag -x", // not -t: fewer edits than letters typed
+		"flag needs an argument: -session":              "--session needs a name (the session's job name)",
+		"flag needs an argument: -time":                 "--time needs a value",
+		"flag needs an argument: -t":                    "-t needs a value",
+		`invalid value "soon" for flag -timeout: parse`: `invalid value "soon" for flag --timeout: parse`,
+	} {
+		if got := FlagMessage(errors.New(in), flags, needs); got != want {
+			t.Errorf("FlagMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -45,6 +45,7 @@ var rank = map[string]float64{
 	"advisor/report":              4,
 	"advisor/accuracy":            4,
 	"advisor/sitereplay":          4, // a month with known truth; the report and the rules scored on it
+	"advisor/doctor":              4, // a site's setup checked: the site file, what publish wrote, notices, what a submission goes through
 	"bench/gpu":                   5,
 	"bench/workloads":             5,
 	"bench/monitor":               5.5,
