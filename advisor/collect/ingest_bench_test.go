@@ -25,8 +25,18 @@ func BenchmarkCollectSteps(b *testing.B) {
 		b.Skip("imports a 1M-job dump; not in -short")
 	}
 	jobs := sacctgen.BenchJobs(b, 1_000_000)
+	for _, c := range []struct {
+		name string
+		dump *sacctgen.Reader
+	}{{"dump=full", sacctgen.New(jobs, "|")}, {"dump=lean", sacctgen.NewLean(jobs, "|")}} {
+		b.Run(c.name, func(b *testing.B) { collectSteps(b, jobs, c.dump) })
+	}
+}
+
+// collectSteps times each step of a collect of dump's jobs.
+func collectSteps(b *testing.B, jobs int, reader *sacctgen.Reader) {
 	dump := filepath.Join(b.TempDir(), "sacct.psv")
-	sacctgen.WriteJobAndBatch(b, dump, sacctgen.New(jobs, "|"))
+	sacctgen.WriteJobAndBatch(b, dump, reader)
 	site, err := catalog.Builtin("wulver")
 	if err != nil {
 		b.Fatal(err)

@@ -96,8 +96,19 @@ func (s *Store) readColumns() string {
 	return cols
 }
 
-// newestFirst orders job records as History lists them.
-const newestFirst = ` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC, j.job_key, j.cluster`
+// newestFirst orders job records as History lists them: by submission,
+// jobs with none (a NULL, which SQLite sorts below every time) last; then
+// by job number, highest first, then by key and cluster, in one term
+// (newestTie). Two terms, the first jobs_by_submit's column: a query with
+// a limit walks that index and sorts only the jobs of one second, where
+// SQLite sorts every job for three terms or more (a second of a million).
+const newestFirst = ` ORDER BY j.submit DESC, ` + newestTie
+
+// newestTie orders jobs submitted in the same second as the terms
+// CAST(job_key AS INTEGER) DESC, job_key, cluster would: the number as a
+// fixed-width count down, then the key and the cluster, apart by a byte
+// below any a key holds (an array's task "12_1" before "12_10").
+const newestTie = `printf('%020d%s%s%s', 9000000000000000000 - CAST(j.job_key AS INTEGER), j.job_key, char(1), j.cluster)`
 
 // History lists job records, newest submission first, each with its
 // emulated runs. With Versions, the jobs of the script's earlier versions

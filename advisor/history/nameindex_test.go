@@ -10,16 +10,65 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
-// hasIndex reports whether the history has the index name.
+// hasIndex reports whether the history has the index name; for
+// "jobs_by_name", whether it has every index an import defers
+// (deferredIndexes: the names' and the submissions').
 func hasIndex(t *testing.T, s *Store, name string) bool {
 	t.Helper()
+	names := []string{name}
+	if name == "jobs_by_name" {
+		names = append(names, "jobs_by_submit")
+	}
+	for _, name := range names {
+		var n int
+		if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// anyIndex reports whether the history has either deferred index: an
+// import into an empty history must build neither row by row.
+func anyIndex(t *testing.T, s *Store) bool {
+	t.Helper()
 	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&n); err != nil {
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('jobs_by_name', 'jobs_by_submit')`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	return n == 1
+	return n > 0
+}
+
+// The newest jobs are read by walking jobs_by_submit, not by sorting every
+// job: a refresh of a user's index reads the newest GPU jobs of a site's
+// history of a million for their sessions.
+func TestTheNewestJobsAreReadFromTheSubmitIndex(t *testing.T) {
+	s := openTemp(t)
+	importText(t, s, string(sacctgen.Bytes(3000, "|")))
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN SELECT j.job_key FROM jobs j WHERE j.gpu_count > 0` + newestFirst + ` LIMIT 10`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	text := strings.Join(plan, "; ")
+	if !strings.Contains(text, "USING INDEX jobs_by_submit") || strings.Contains(text, "TEMP B-TREE FOR ORDER BY") {
+		t.Errorf("the newest jobs are sorted, not walked: %s", text)
+	}
 }
 
 // An import into an empty history builds the index of job names at its
@@ -36,7 +85,7 @@ func TestImportBuildsTheNameIndex(t *testing.T) {
 	}
 	n, indexed := 0, false
 	stopped := func() (*slurm.AcctJob, error) {
-		indexed = indexed || hasIndex(t, s, "jobs_by_name")
+		indexed = indexed || anyIndex(t, s)
 		if n++; n == 7 { // the second batch of 4 fails part-way
 			return nil, errors.New("sacct: killed")
 		}
@@ -67,7 +116,7 @@ func TestLoadTableBuildsTheNameIndex(t *testing.T) {
 	cols := []string{"cluster", "job_key", "updated", "job_id", "array_job", "name", "state", "gpu_type", "gpu_count", "profile", "stub"}
 	rows, indexed := 3, false
 	next := func() ([]any, bool, error) {
-		indexed = indexed || hasIndex(t, s, "jobs_by_name")
+		indexed = indexed || anyIndex(t, s)
 		if rows--; rows < 0 {
 			return nil, false, nil
 		}
@@ -115,4 +164,49 @@ func TestUnlinkedNamedLooksUnderEveryClusterName(t *testing.T) {
 	if ids, total := unlinked(); len(ids) != 0 || total != 0 {
 		t.Errorf("4243 recorded without a cluster name: %v of %d", ids, total)
 	}
+}
+
+// newestFirst's two terms order jobs as the four they stand for: submission
+// (none last), job number highest first, key, cluster; here on jobs many of
+// which share a second, array tasks among them, on two clusters.
+func TestNewestFirstKeepsTheFourTermsOrder(t *testing.T) {
+	s := openTemp(t)
+	importText(t, s, string(sacctgen.Bytes(600, "|")))
+	for _, stmt := range []string{
+		`UPDATE jobs SET submit = 1790000000 WHERE rowid % 3 = 0`,
+		`UPDATE jobs SET submit = NULL WHERE rowid % 11 = 0`,
+		`UPDATE jobs SET job_key = CAST(CAST(job_key AS INTEGER) - rowid % 5 AS TEXT) || '_' || (rowid % 13) WHERE rowid % 4 = 1`,
+		`UPDATE jobs SET cluster = 'other' WHERE rowid % 6 = 2`,
+	} {
+		if _, err := s.db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := func(by string) []string {
+		rows, err := s.db.Query(`SELECT j.cluster || '/' || j.job_key FROM jobs j` + by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var keys []string
+		for rows.Next() {
+			var k string
+			rows.Scan(&k)
+			keys = append(keys, k)
+		}
+		return keys
+	}
+	want := order(` ORDER BY coalesce(j.submit, 0) DESC, CAST(j.job_key AS INTEGER) DESC, j.job_key, j.cluster`)
+	if got := order(newestFirst); !slices.Equal(got, want) || len(got) < 600 {
+		t.Errorf("newestFirst orders %d jobs otherwise than the four terms: first difference at %d", len(got), firstDiff(got, want))
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }

@@ -271,6 +271,13 @@ var migrations = []string{
 	// script the history does not hold, or whose script says nothing of it,
 	// which its runtime prior scales it like.
 	`ALTER TABLE outputs ADD COLUMN resembles TEXT;`,
+
+	// 19: the newest jobs are read by walking this index (newestFirst), not
+	// by sorting every job: a user's index refresh reads the newest few
+	// thousand GPU jobs for their sessions, which sorted a million jobs in
+	// a site's history (createSubmitIndex, which an import into an empty
+	// history defers).
+	createSubmitIndex + `;`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
