@@ -381,17 +381,17 @@ func formatKey(v float64, what string) string {
 func (a *analysis) nextStep() (reason string, next NextStep) {
 	if len(a.runs) == 0 && a.rec.MultiGPU != nil {
 		return fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", a.rec.MultiGPU.GPUs),
-			a.probeStep("", a.wholeGPUProfiles()...)
+			a.probeStep("", wholeGPUProfiles(a.site)...)
 	}
 	if len(a.runs) == 0 {
 		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
 			a.probeStep("")
 	}
-	if profiles, r, ok := a.failsEverywhere(); ok {
+	if profiles, r, ok := failsEverywhere(a.site, a.runs); ok {
 		return fmt.Sprintf("the script fails whatever the profile: it failed on %s, and no run completed; job %s %s; fix the script before measuring it",
 			textutil.JoinAnd(profiles), r.JobID, r.outcomeText()), NextStep{}
 	}
-	if r, ok := a.scriptFailure(); ok {
+	if r, ok := scriptFailure(a.runs); ok {
 		var next NextStep
 		if r.Outcome.Kind == outcome.NoOutputFile {
 			next = LintStep(a.job.Script)
@@ -459,23 +459,12 @@ func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep)
 		return reason, a.probeStep(pa.TimeLimit, pa.Profile)
 	}
 	reason = "no run has completed yet, so no runtime is known"
-	if r, ok := a.emulatedElsewhere(); ok {
+	if r, ok := emulatedElsewhere(a.runs); ok {
 		reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s (one run measured here gives the others, as the emulation scaled)", r.Emulated)
 	} else if r, ok := a.firstFailure(); ok {
 		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}
 	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep("", pa.Profile)
-}
-
-// emulatedElsewhere is a completed run emulated on another GPU than the
-// site's, whose time does not count here.
-func (a *analysis) emulatedElsewhere() (Run, bool) {
-	for _, r := range a.runs {
-		if r.Completed && r.Emulated != "" && r.Seconds < 0 {
-			return r, true
-		}
-	}
-	return Run{}, false
 }
 
 // firstFailure is a run that ran and did not complete, GPU OOMs first.
@@ -510,37 +499,20 @@ func (a *analysis) hostOOMOnly() (Run, bool) {
 	return found, found.JobID != ""
 }
 
-// failsEverywhere reports a script that failed for a reason of its own on
-// every profile it ran on, two or more, and never completed (a Python
-// import that fails, a bad argument): no profile changes that. It returns
-// the profiles, smallest first, and the newest failed run.
-func (a *analysis) failsEverywhere() ([]string, Run, bool) {
-	var newest Run
-	failedOn := map[string]bool{}
-	for _, r := range a.runs {
-		if r.Completed {
-			return nil, Run{}, false
-		}
-		switch r.Outcome.Kind {
-		case outcome.Failed, outcome.CommandNotFound, outcome.NoOutputFile:
-			failedOn[r.Profile] = true
-			if newest.JobID == "" || r.Submitted.After(newest.Submitted) {
-				newest = r
-			}
-		case outcome.Cancelled, outcome.NodeFailure, outcome.Preempted, "":
-			// says nothing of the script
-		default:
-			return nil, Run{}, false // completed, or ran out of memory or time: the profile matters
+// scriptFailure is a run that failed for a reason no profile changes (a
+// missing command, a missing output directory), when no run completed:
+// the script needs fixing before any probe can measure it.
+func scriptFailure(runs []Run) (Run, bool) {
+	var found Run
+	for _, r := range runs {
+		switch {
+		case r.Completed:
+			return Run{}, false
+		case r.Outcome.Kind == outcome.CommandNotFound || r.Outcome.Kind == outcome.NoOutputFile:
+			found = r
 		}
 	}
-	if len(failedOn) < 2 {
-		return nil, Run{}, false
-	}
-	var profiles []string
-	for _, p := range a.site.ProfilesBySize() {
-		if failedOn[p.Name] {
-			profiles = append(profiles, p.Name)
-		}
-	}
-	return profiles, newest, true
+	return found, found.JobID != ""
 }
+
+func joinProfiles(ps []string) string { return strings.Join(ps, ", ") }

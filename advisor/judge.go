@@ -51,7 +51,7 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 	if w, ok := a.job.QueueWaitS[p.Name]; ok {
 		pa.QueueWaitS = ptr(math.Round(w))
 	}
-	pa.excluded = a.exclusion(p)
+	pa.excluded = a.multiGPU.exclusion(p)
 	if pa.excluded != "" {
 		// It cannot run the job: no figure of it means anything.
 		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = memory.RiskNone, pa.excluded, nil, nil
@@ -77,7 +77,7 @@ func (a *analysis) fromPrior(reason string) string {
 // time limit here or on a bigger profile: such a time is a proven lower
 // bound, and a runtime that rests on it is marked "at least".
 func (a *analysis) runtime(pa *ProfileAdvice) {
-	if m, sorted, bound, ok := a.measuredRuntime(pa.Profile); ok {
+	if m, sorted, bound, ok := a.measuredRuntime(a.site, pa.Profile); ok {
 		if bound > 0 {
 			pa.RuntimeAtLeast = true
 			pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(bound),
@@ -117,33 +117,6 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	if a.basis == BasisPrior {
 		pa.RuntimeSource = BasisPrior
 	}
-}
-
-// measuredRuntime is the median time of the profile's runs where one
-// completed, the sorted times, and the longest run that reached its time
-// limit at or above the median (0 if none): the job's own runs that reached
-// their limit count at the time they ran, a lower bound each, so such a run
-// makes the median only a bound. A reference benchmark's rows are its
-// completed runs alone.
-func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64, bound float64, ok bool) {
-	if shifted(a.site, profile, a.runs) {
-		return 0, nil, 0, false // emulated with more than the slice has: predicted from where it ran
-	}
-	completed := func(r Run) bool { return r.Profile == profile && a.measures(r) && r.Seconds > 0 }
-	if !slices.ContainsFunc(a.runs, completed) {
-		return 0, nil, 0, false
-	}
-	keep := completed
-	if a.basis != BasisPrior {
-		keep = func(r Run) bool { return completed(r) || r.Profile == profile && r.TimedOut && r.Seconds > 0 }
-	}
-	m, sorted, ok = medianOf(a.runs, keep, func(r Run) float64 { return r.Seconds })
-	for _, r := range a.runs {
-		if keep(r) && r.TimedOut && r.Seconds >= m && a.budget == 0 {
-			bound = max(bound, r.Seconds)
-		}
-	}
-	return m, sorted, bound, ok
 }
 
 // roundSeconds rounds a runtime to the whole seconds it is printed in
@@ -237,7 +210,7 @@ var chargeJob = (*catalog.Site).Charge
 // read as 0, the cheapest of all.
 func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
 	j := a.base
-	j.Profile, j.GPUs, j.Partition, j.Hours = p, a.gpus(p), a.partitionFor(p), 1
+	j.Profile, j.GPUs, j.Partition, j.Hours = p, a.multiGPU.gpusOn(p), a.partitionFor(p), 1
 	pa.Partition = j.Partition
 	rate, err := chargeJob(a.site, j)
 	if err != nil {
@@ -413,7 +386,7 @@ func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
 	}
 	switch {
 	case pa.RuntimeS == nil:
-		if r, ok := a.emulatedElsewhere(); ok {
+		if r, ok := emulatedElsewhere(a.runs); ok {
 			return false, fmt.Sprintf("runtime unknown on the site's GPU: the runs were emulated on %s", r.Emulated)
 		}
 		return false, "runtime unknown: no completed run to scale from"
