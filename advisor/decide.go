@@ -246,14 +246,6 @@ func pricedOut(pa, choice *ProfileAdvice) bool {
 	return false
 }
 
-// DefaultNoise is the run-to-run noise taken for a figure with fewer than
-// noiseRuns runs behind it: runs of one job on one profile often differ by
-// several per cent (node, file system, data loading).
-const (
-	DefaultNoise = 0.10
-	noiseRuns    = 3
-)
-
 // noise is the relative run-to-run noise of a profile's figure: the spread
 // of its runs when there are enough of them, else DefaultNoise.
 func noise(pa *ProfileAdvice) float64 {

@@ -142,6 +142,9 @@ func RunsFromBenchmark(b *catalog.Benchmark) []Run {
 	return runs
 }
 
+// ptr is a pointer to a copy of v, for the figures JSON leaves null when unknown.
+func ptr[T any](v T) *T { return &v }
+
 func deref(p *float64, none float64) float64 {
 	if p == nil {
 		return none

@@ -215,11 +215,9 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	ev, notes := prepare(site, job, base, sel, use)
 	rec.sayEvidence(ev)
 	rec.Notes = append(rec.Notes, notes...)
+	profiles, notes := judgeAll(site, ev, job, opt)
+	rec.Profiles, rec.Notes = profiles, append(rec.Notes, notes...)
 	a := &analysis{site: site, job: job, opt: opt, evidence: ev, rec: rec}
-	for _, p := range site.ProfilesBySize() {
-		a.rec.Profiles = append(a.rec.Profiles, a.judge(p))
-	}
-	a.scaleWork()
 	a.applySlowdown()
 	a.decide()
 	a.change()
