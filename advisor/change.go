@@ -87,7 +87,7 @@ func (a *analysis) leaveReason(ch *Change) string {
 		return ""
 	case ch.SUPerRun != nil && *ch.SUPerRun > 0:
 		if asked.Eligible && a.opt.Objective == ObjectiveSU && asked.SU != nil && choice.SU != nil &&
-			*asked.SU <= *choice.SU*(1+a.tieMargin(asked, choice)) {
+			*asked.SU <= *choice.SU*(1+a.opt.tieMargin(asked, choice)) {
 			return "a saving within the run-to-run noise: the two are a tie, and a tie goes to the smaller profile"
 		}
 		return ""

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/memory"
@@ -216,12 +217,26 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	rec.sayEvidence(ev)
 	rec.Notes = append(rec.Notes, notes...)
 	profiles, notes := judgeAll(site, ev, job, opt)
-	rec.Profiles, rec.Notes = profiles, append(rec.Notes, notes...)
+	rec.Notes = append(rec.Notes, notes...)
+	rec.Profiles = applySlowdown(profiles, opt.MaxSlowdown)
+	rec.sayDecision(decide(site, ev, job, opt, rec.Profiles))
 	a := &analysis{site: site, job: job, opt: opt, evidence: ev, rec: rec}
-	a.applySlowdown()
-	a.decide()
 	a.change()
 	return a.rec, nil
+}
+
+// sayDecision sets what the recommendation says of the decision: the
+// profile recommended, why, the --time, the next step, and the notes.
+func (r *Recommendation) sayDecision(d decision) {
+	if d.choice != "" {
+		r.Recommended = &r.Profile(d.choice).Profile
+	}
+	r.Basis, r.TimeLimit, r.Reason = d.basis, d.timeLimit, d.reason
+	r.SetNext(d.next)
+	if d.repeats != "" {
+		r.Notes = slices.DeleteFunc(r.Notes, func(n string) bool { return n == d.repeats })
+	}
+	r.Notes = append(r.Notes, d.notes...)
 }
 
 // sayEvidence sets what the recommendation says of the evidence: the
