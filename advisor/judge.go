@@ -505,6 +505,16 @@ func rateSpread(profile string, runs []Run, w workSeen) *float64 {
 	return ptr(math.Round(100*(rates[len(rates)-1]-rates[0])/m) / 100)
 }
 
+// profileNamed is the advice on the named profile, nil where there is none.
+func profileNamed(profiles []ProfileAdvice, name string) *ProfileAdvice {
+	for i := range profiles {
+		if profiles[i].Profile == name {
+			return &profiles[i]
+		}
+	}
+	return nil
+}
+
 // scaleWork writes SU per unit of work in the multiple WorkScale picks,
 // the same for every profile, rounded.
 func scaleWork(profiles []ProfileAdvice) []ProfileAdvice {

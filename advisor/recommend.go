@@ -191,6 +191,12 @@ func (pa *ProfileAdvice) PastTimeLimit() bool { return pa.pastLimit }
 func (pa *ProfileAdvice) TimeLimitNote() string { return pa.beyondLimit }
 
 // Recommend judges every profile of the site for the job and picks one.
+// It is the engine's pipeline: the runs that speak for the job are
+// selected, prepare gathers the evidence from them, judge weighs each
+// profile on it, the slowdown leaves out the profiles too slow, decide
+// picks one and the next step, and change writes it into the script. Each
+// stage takes the values the ones before it returned and returns its own,
+// with the notes it found, which the recommendation says in that order.
 func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error) {
 	opt = opt.withDefaults(site)
 	base, err := site.JobFor(job.Resources)
@@ -203,12 +209,9 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 		rec.Requested = &base.Profile.Name
 	}
 	use, note := gpuUse(job)
-	rec.MultiGPU = use
-	if note != "" {
-		rec.Notes = append(rec.Notes, note)
-	}
 	sel := selectRuns(site, job, use)
-	rec.Runs, rec.EarlierRuns, rec.Notes = len(sel.runs), sel.earlier(), append(rec.Notes, sel.notes...)
+	rec.MultiGPU, rec.Runs, rec.EarlierRuns = use, len(sel.runs), sel.earlier()
+	rec.Notes = append(appendNote(rec.Notes, note), sel.notes...)
 	if reason, ok := cpuOnly(site, job, base, sel.runs); ok {
 		rec.CPUOnly, rec.Reason = true, reason
 		return rec, nil
@@ -219,24 +222,11 @@ func Recommend(site *catalog.Site, job Job, opt Options) (*Recommendation, error
 	profiles, notes := judgeAll(site, ev, job, opt)
 	rec.Notes = append(rec.Notes, notes...)
 	rec.Profiles = applySlowdown(profiles, opt.MaxSlowdown)
-	rec.sayDecision(decide(site, ev, job, opt, rec.Profiles))
-	a := &analysis{site: site, job: job, opt: opt, evidence: ev, rec: rec}
-	a.change()
-	return a.rec, nil
-}
-
-// sayDecision sets what the recommendation says of the decision: the
-// profile recommended, why, the --time, the next step, and the notes.
-func (r *Recommendation) sayDecision(d decision) {
-	if d.choice != "" {
-		r.Recommended = &r.Profile(d.choice).Profile
-	}
-	r.Basis, r.TimeLimit, r.Reason = d.basis, d.timeLimit, d.reason
-	r.SetNext(d.next)
-	if d.repeats != "" {
-		r.Notes = slices.DeleteFunc(r.Notes, func(n string) bool { return n == d.repeats })
-	}
-	r.Notes = append(r.Notes, d.notes...)
+	d := decide(site, ev, job, opt, rec.Profiles)
+	rec.sayDecision(d)
+	rec.Change, note = change(site, ev, job, opt, rec.Profiles, d)
+	rec.Notes = appendNote(rec.Notes, note)
+	return rec, nil
 }
 
 // sayEvidence sets what the recommendation says of the evidence: the
@@ -283,21 +273,17 @@ func cpuOnly(site *catalog.Site, job Job, base catalog.Job, runs []Run) (string,
 	return reason, true
 }
 
-// analysis is the state of one recommendation.
-type analysis struct {
-	site *catalog.Site
-	job  Job
-	opt  Options
-	evidence
-	rec *Recommendation
-}
-
-func (a *analysis) note(format string, args ...any) {
-	a.rec.Notes = append(a.rec.Notes, fmt.Sprintf(format, args...))
-}
-
-// probeStep is the step that measures the script on profiles with the
-// --time given ("" for the script's).
-func (a *analysis) probeStep(limit string, profiles ...string) NextStep {
-	return probeStep(a.job.Script, limit, profiles...)
+// sayDecision sets what the recommendation says of the decision: the
+// profile recommended, why, the --time, the next step, and the notes (less
+// the one its reason repeats).
+func (r *Recommendation) sayDecision(d decision) {
+	if d.choice != "" {
+		r.Recommended = &r.Profile(d.choice).Profile
+	}
+	r.Basis, r.TimeLimit, r.Reason = d.basis, d.timeLimit, d.reason
+	r.SetNext(d.next)
+	if d.repeats != "" {
+		r.Notes = slices.DeleteFunc(r.Notes, func(n string) bool { return n == d.repeats })
+	}
+	r.Notes = append(r.Notes, d.notes...)
 }

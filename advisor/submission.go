@@ -176,14 +176,7 @@ func runsSubject(r *Recommendation) string {
 }
 
 // Profile is the advice on the named profile, nil where there is none.
-func (r *Recommendation) Profile(name string) *ProfileAdvice {
-	for i := range r.Profiles {
-		if r.Profiles[i].Profile == name {
-			return &r.Profiles[i]
-		}
-	}
-	return nil
-}
+func (r *Recommendation) Profile(name string) *ProfileAdvice { return profileNamed(r.Profiles, name) }
 
 // clearlyCheaper reports whether a is cheaper than b by more than the
 // run-to-run noise of their figures (a saving within the noise is not worth
