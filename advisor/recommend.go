@@ -181,6 +181,9 @@ type ProfileAdvice struct {
 	rateSpread *float64
 }
 
+// Profile is the advice on the named profile, nil where there is none.
+func (r *Recommendation) Profile(name string) *ProfileAdvice { return profileNamed(r.Profiles, name) }
+
 // PastTimeLimit reports whether no run on the profile can finish within
 // its partition's time limit (its predicted runtime, or a run that reached
 // that limit, is beyond it): a probe there is no step to propose.
