@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -28,74 +29,93 @@ type Change struct {
 // month is the span the runs per month are counted over.
 const month = 30 * 24 * time.Hour
 
-// change works out the script's lines that ask for the recommended
-// profile, its --time and --mem, and the SU the change saves.
-func (a *analysis) change() {
-	if a.job.Source == nil {
-		return
+// The fifth stage: change writes the decision into the script: the lines
+// that ask for the profile recommended, its --time and --mem, and the SU
+// that saves; with nothing recommended, the lines that fix what stops the
+// next run. It reads the decision and returns the change.
+
+// changing is what the change reads; it changes none of it.
+type changing struct {
+	site     *catalog.Site
+	ev       *evidence
+	job      Job
+	opt      Options
+	profiles []ProfileAdvice
+	asks     string // the profile the script asks for; "": none
+}
+
+// change works out the script's lines for the decision, and what they
+// save; nil where the script is not given, or asks for it already with
+// nothing to fix. The note says why the lines could not be written.
+func change(site *catalog.Site, ev evidence, job Job, opt Options, profiles []ProfileAdvice, d decision) (*Change, string) {
+	if job.Source == nil {
+		return nil, ""
 	}
-	if a.rec.Recommended == nil {
-		a.fixBeforeMeasuring()
-		return
+	c := changing{site: site, ev: &ev, job: job, opt: opt, profiles: profiles}
+	if ev.base.Profile != nil {
+		c.asks = ev.base.Profile.Name
 	}
-	choice := a.rec.Profile(*a.rec.Recommended)
-	p, ok := a.site.Profile(choice.Profile)
+	if d.choice == "" {
+		return c.fixBeforeMeasuring(d.timeLimit), ""
+	}
+	return c.toChoice(profileNamed(profiles, d.choice))
+}
+
+// toChoice is the change to the profile chosen, and what it saves.
+func (c changing) toChoice(choice *ProfileAdvice) (*Change, string) {
+	p, ok := c.site.Profile(choice.Profile)
 	if !ok {
-		return
+		return nil, ""
 	}
-	v := slurm.Variant{Time: choice.TimeLimit, Mem: a.rec.Mem}
-	if a.rec.Requested == nil || *a.rec.Requested != choice.Profile {
+	v := slurm.Variant{Time: choice.TimeLimit, Mem: c.ev.host.mem}
+	if c.asks != choice.Profile {
 		v.GPURequest = p.Request
 	}
-	if choice.Partition != "" && choice.Partition != a.base.Partition {
+	if choice.Partition != "" && choice.Partition != c.ev.base.Partition {
 		v.Partition = choice.Partition
 	}
-	if p.QoS != "" && p.QoS != a.job.Resources.QoS {
+	if p.QoS != "" && p.QoS != c.job.Resources.QoS {
 		v.QoS = p.QoS
 	}
-	lines, err := a.job.Source.Changes(v)
+	lines, err := c.job.Source.Changes(v)
 	if err != nil {
-		a.note("the change for %s could not be written into the script: %v", choice.Profile, err)
-		return
+		return nil, fmt.Sprintf("the change for %s could not be written into the script: %v", choice.Profile, err)
 	}
-	ch := &Change{To: choice.Profile, Lines: lines}
+	ch := &Change{To: choice.Profile, Lines: lines, Asks: c.asks}
 	if ch.Lines == nil {
 		ch.Lines = []slurm.LineChange{}
 	}
-	if a.rec.Requested != nil {
-		ch.Asks = *a.rec.Requested
-		if asked := a.rec.Profile(ch.Asks); asked != nil && asked.SU != nil && choice.SU != nil && !asked.RuntimeAtLeast && ch.Asks != ch.To {
-			ch.SUPerRun = ptr(catalog.RoundSU(*asked.SU - *choice.SU))
-		}
+	if asked := profileNamed(c.profiles, c.asks); asked != nil && asked.SU != nil && choice.SU != nil && !asked.RuntimeAtLeast && ch.Asks != ch.To {
+		ch.SUPerRun = ptr(catalog.RoundSU(*asked.SU - *choice.SU))
 	}
-	ch.Because = a.leaveReason(ch)
-	ch.RunsPerMonth = a.runsInLastMonth()
+	ch.Because = c.leaveReason(ch)
+	ch.RunsPerMonth = runsInLastMonth(c.ev, c.job)
 	if ch.SUPerRun != nil && ch.RunsPerMonth > 0 {
 		ch.SUPerMonth = ptr(catalog.RoundSU(*ch.SUPerRun * float64(ch.RunsPerMonth)))
 	}
-	a.rec.Change = ch
+	return ch, ""
 }
 
 // leaveReason says why the advice leaves the profile the script asks for
 // when the change saves no SU: the profile is not safe, the objective is
 // time or turnaround, or the two are a tie within the noise.
-func (a *analysis) leaveReason(ch *Change) string {
-	asked := a.rec.Profile(ch.Asks)
-	choice := a.rec.Profile(ch.To)
+func (c changing) leaveReason(ch *Change) string {
+	asked := profileNamed(c.profiles, ch.Asks)
+	choice := profileNamed(c.profiles, ch.To)
 	switch {
 	case asked == nil || choice == nil || ch.Asks == ch.To:
 		return ""
 	case ch.SUPerRun != nil && *ch.SUPerRun > 0:
-		if asked.Eligible && a.opt.Objective == ObjectiveSU && asked.SU != nil && choice.SU != nil &&
-			*asked.SU <= *choice.SU*(1+a.tieMargin(asked, choice)) {
+		if asked.Eligible && c.opt.Objective == ObjectiveSU && asked.SU != nil && choice.SU != nil &&
+			*asked.SU <= *choice.SU*(1+c.opt.tieMargin(asked, choice)) {
 			return "a saving within the run-to-run noise: the two are a tie, and a tie goes to the smaller profile"
 		}
 		return ""
 	case !asked.Eligible:
 		return asked.Profile + " is not advised: " + asked.Reason
-	case a.opt.Objective == ObjectiveTime:
+	case c.opt.Objective == ObjectiveTime:
 		return "the objective is the shortest runtime"
-	case a.opt.Objective == ObjectiveTurnaround:
+	case c.opt.Objective == ObjectiveTurnaround:
 		return "the objective is the shortest queue wait and runtime"
 	}
 	return "the two are a tie within the run-to-run noise, and a tie goes to the smaller profile"
@@ -103,19 +123,17 @@ func (a *analysis) leaveReason(ch *Change) string {
 
 // fixBeforeMeasuring is the change to make before the next run can tell
 // anything, when nothing is recommended yet: the --mem after a host OOM,
-// the --time after a run that reached its limit.
-func (a *analysis) fixBeforeMeasuring() {
-	if a.rec.Mem == "" && a.rec.TimeLimit == "" {
-		return
+// the --time (limit) after a run that reached its limit.
+func (c changing) fixBeforeMeasuring(limit string) *Change {
+	mem := c.ev.host.mem
+	if mem == "" && limit == "" {
+		return nil
 	}
-	lines, err := a.job.Source.Changes(slurm.Variant{Time: a.rec.TimeLimit, Mem: a.rec.Mem})
+	lines, err := c.job.Source.Changes(slurm.Variant{Time: limit, Mem: mem})
 	if err != nil || len(lines) == 0 {
-		return
+		return nil
 	}
-	a.rec.Change = &Change{Lines: lines}
-	if a.rec.Requested != nil {
-		a.rec.Change.Asks = *a.rec.Requested
-	}
+	return &Change{Lines: lines, Asks: c.asks}
 }
 
 // runsInLastMonth counts the user's runs of the job submitted in the 30
@@ -123,18 +141,18 @@ func (a *analysis) fixBeforeMeasuring() {
 // running it. In a site-wide history other users' runs are not this rate,
 // nor are a probe's or a sweep's variants, which measured the profiles
 // once (four of them the day of a probe are no monthly habit).
-func (a *analysis) runsInLastMonth() int {
-	if a.basis == BasisPrior {
+func runsInLastMonth(ev *evidence, job Job) int {
+	if ev.basis == BasisPrior {
 		return 0
 	}
 	var times []time.Time
-	for _, r := range a.runs {
-		mine := a.job.User == "" || r.User == "" || r.User == a.job.User
+	for _, r := range ev.runs {
+		mine := job.User == "" || r.User == "" || r.User == job.User
 		if mine && !r.Swept && !r.Submitted.IsZero() {
 			times = append(times, r.Submitted)
 		}
 	}
-	now := a.job.Now
+	now := job.Now
 	if now.IsZero() && len(times) > 0 {
 		now = slices.MaxFunc(times, time.Time.Compare)
 	}

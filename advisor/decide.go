@@ -3,7 +3,6 @@ package advisor
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -15,61 +14,99 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// applySlowdown excludes profiles more than MaxSlowdown times slower than the
-// fastest profile the job can run on.
-func (a *analysis) applySlowdown() {
-	if a.opt.MaxSlowdown <= 0 {
-		return
-	}
-	fastest, name := math.Inf(1), ""
-	for _, pa := range a.rec.Profiles {
-		if pa.RuntimeS != nil && pa.OOMRisk != memory.RiskHigh && *pa.RuntimeS < fastest {
-			fastest, name = *pa.RuntimeS, pa.Profile
-		}
-	}
-	for i := range a.rec.Profiles {
-		pa := &a.rec.Profiles[i]
-		if pa.Eligible && *pa.RuntimeS > a.opt.MaxSlowdown*fastest {
-			pa.Eligible = false
-			pa.Reason = fmt.Sprintf("%.1f× slower than %s, beyond --max-slowdown %g", *pa.RuntimeS/fastest, name, a.opt.MaxSlowdown)
-		}
-	}
+// The fourth stage: decide picks the profile to recommend among the judged
+// ones, by the objective, measured profiles before predicted ones and ties
+// inside the noise to the smaller profile, and says why and what to run
+// next; with none eligible, it says why and names the run that finds out.
+// It reads the profiles and the evidence, and returns its decision.
+
+// decision is what decide makes of the judged profiles.
+type decision struct {
+	choice    string // the profile recommended; "": none
+	basis     string // what its figures rest on; BasisNone with no choice
+	timeLimit string // the --time the advice, or the run that measures it, needs
+	reason    string
+	next      NextStep
+	notes     []string
+	// repeats is a note the reason says, to leave out of the notes.
+	repeats string
 }
 
-// decide picks the recommended profile among the eligible ones.
-func (a *analysis) decide() {
+// deciding is what decide reads; it changes none of it.
+type deciding struct {
+	site     *catalog.Site
+	ev       *evidence
+	script   string
+	opt      Options
+	profiles []ProfileAdvice
+}
+
+// objective is what a choice minimises: key, named what ("SU", "SU per
+// 1M samples", "runtime", "queue wait + runtime").
+type objective struct {
+	key  func(*ProfileAdvice) float64
+	what string
+}
+
+// decide picks the recommended profile among the eligible ones, or says
+// why none is and what to run next.
+func decide(site *catalog.Site, ev evidence, job Job, opt Options, profiles []ProfileAdvice) decision {
+	d := deciding{site: site, ev: &ev, script: job.Script, opt: opt, profiles: profiles}
 	var eligible []*ProfileAdvice
-	for i := range a.rec.Profiles {
-		if a.rec.Profiles[i].Eligible {
-			eligible = append(eligible, &a.rec.Profiles[i])
+	for i := range d.profiles {
+		if d.profiles[i].Eligible {
+			eligible = append(eligible, &d.profiles[i])
 		}
 	}
 	if len(eligible) == 0 {
-		reason, next := a.nextStep()
-		a.rec.Reason = reason
-		a.rec.SetNext(next)
-		return
+		return d.none()
 	}
-	key, what := a.objectiveKey(eligible)
-	choice, best, margin := a.pick(eligible, key)
-	untried, worst := a.untriedAdvantage(choice, eligible, key)
+	return d.choose(eligible)
+}
+
+// choose picks among the eligible profiles: the best figure, or the
+// smallest that ties with it; the measured profiles alone where an
+// untried one's advantage rests on one explanation of the times.
+func (d deciding) choose(eligible []*ProfileAdvice) decision {
+	obj, note := d.objectiveOf(eligible)
+	out := decision{notes: appendNote(nil, note)}
+	choice, best, margin := d.pick(eligible, obj)
+	untried, worst := d.untriedAdvantage(choice, eligible, obj)
 	if untried != nil {
 		// The measured profiles alone decide; the untried one is the probe.
 		eligible = slices.DeleteFunc(eligible, func(pa *ProfileAdvice) bool { return pa.RuntimeSource != BasisMeasured })
-		choice, best, margin = a.pick(eligible, key)
+		choice, best, margin = d.pick(eligible, obj)
 	}
-	a.rec.Recommended = &choice.Profile
-	a.rec.Basis = choice.RuntimeSource
-	a.rec.TimeLimit = choice.TimeLimit
-	a.rec.Reason = a.because(choice, best, eligible, key, what, margin)
+	out.choice, out.basis, out.timeLimit = choice.Profile, choice.RuntimeSource, choice.TimeLimit
+	out.reason = d.because(choice, best, eligible, obj, margin)
 	if untried != nil {
-		a.rec.Reason += fmt.Sprintf("; %s, never run, may cost less (%s %s predicted) or more (%s under another explanation of the measured times): measure it",
-			untried.Profile, formatKey(key(untried), what), what, formatKey(worst, what)+" "+what)
-		a.rec.SetNext(a.probeStep(untried.TimeLimit, untried.Profile))
-		return
+		out.reason += fmt.Sprintf("; %s, never run, may cost less (%s %s predicted) or more (%s under another explanation of the measured times): measure it",
+			untried.Profile, obj.format(untried), obj.what, formatKey(worst, obj.what)+" "+obj.what)
+		out.next = d.probe(untried.TimeLimit, untried.Profile)
+		return out
 	}
-	probed := a.smallerUnknown(choice, key, what)
-	a.tiePassedOver(choice, best, probed, key, what)
+	probed, note, next := d.smallerUnknown(choice, obj)
+	out.notes, out.next = appendNote(out.notes, note), next
+	note, next = d.tiePassedOver(choice, best, probed, obj)
+	out.notes = appendNote(out.notes, note)
+	if next.Kind != NextNone {
+		out.next = next
+	}
+	return out
+}
+
+// appendNote appends note to notes where there is one.
+func appendNote(notes []string, note string) []string {
+	if note == "" {
+		return notes
+	}
+	return append(notes, note)
+}
+
+// probe is the step that measures the script on profiles with the --time
+// given ("" for the script's).
+func (d deciding) probe(limit string, profiles ...string) NextStep {
+	return probeStep(d.script, limit, profiles...)
 }
 
 // tiePassedOver names the probe of the profile a tie passed over: the best
@@ -79,30 +116,30 @@ func (a *analysis) decide() {
 // tells whether it does. A smaller unknown's probe predicted cheaper still
 // (probed) stays the next step. SU objectives only: the step is worth its
 // price in SU.
-func (a *analysis) tiePassedOver(choice, best, probed *ProfileAdvice, key func(*ProfileAdvice) float64, what string) {
-	if best == choice || best.RuntimeSource != BasisPredicted || key(best) >= key(choice) || !strings.HasPrefix(what, "SU") {
-		return
+func (d deciding) tiePassedOver(choice, best, probed *ProfileAdvice, obj objective) (string, NextStep) {
+	if best == choice || best.RuntimeSource != BasisPredicted || obj.key(best) >= obj.key(choice) || !strings.HasPrefix(obj.what, "SU") {
+		return "", NextStep{}
 	}
-	a.note("%s, never run, is predicted to cost less (%s %s against %s on %s), a difference within the noise: a run there tells whether it is real%s",
-		best.Profile, formatKey(key(best), what), what, formatKey(key(choice), what), choice.Profile, a.probeCost(best))
-	if probed != nil && hasKey(probed, what) && key(probed) <= key(best) {
-		return
+	note := fmt.Sprintf("%s, never run, is predicted to cost less (%s %s against %s on %s), a difference within the noise: a run there tells whether it is real%s",
+		best.Profile, obj.format(best), obj.what, obj.format(choice), choice.Profile, probeCost(best))
+	if probed != nil && obj.has(probed) && obj.key(probed) <= obj.key(best) {
+		return note, NextStep{}
 	}
-	a.rec.SetNext(a.probeStep(best.TimeLimit, best.Profile))
+	return note, d.probe(best.TimeLimit, best.Profile)
 }
 
 // pick is the profile with the best figure, or the first (the smallest)
 // whose figure ties with it within the noise of the runs, the best, and
 // the margin of the tie.
-func (a *analysis) pick(eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) (choice, best *ProfileAdvice, margin float64) {
+func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *ProfileAdvice, margin float64) {
 	best = eligible[0]
 	for _, pa := range eligible[1:] {
-		if key(pa) < key(best) {
+		if obj.key(pa) < obj.key(best) {
 			best = pa
 		}
 	}
 	for _, pa := range eligible {
-		if m := a.tieMargin(pa, best); key(pa) <= key(best)*(1+m) {
+		if m := d.opt.tieMargin(pa, best); obj.key(pa) <= obj.key(best)*(1+m) {
 			return pa, best, m
 		}
 	}
@@ -111,17 +148,18 @@ func (a *analysis) pick(eligible []*ProfileAdvice, key func(*ProfileAdvice) floa
 
 // untriedAdvantage is the choice when its runtime is only predicted and
 // its advantage over the measured profiles does not hold under every
-// explanation the measured times admit (runmodel.FitEach), beyond the noise; and its figure under the worst of them. From
-// 1g.10gb at 1000 s and full at 400 s, a fixed part with SM scaling puts
-// 2g.20gb at 655 s, a bound on the SMs at 500 s: one makes it cheaper than
-// 1g.10gb, the other dearer.
-func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) (*ProfileAdvice, float64) {
+// explanation the measured times admit (runmodel.FitEach), beyond the
+// noise; and its figure under the worst of them. From 1g.10gb at 1000 s
+// and full at 400 s, a fixed part with SM scaling puts 2g.20gb at 655 s,
+// a bound on the SMs at 500 s: one makes it cheaper than 1g.10gb, the
+// other dearer.
+func (d deciding) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAdvice, obj objective) (*ProfileAdvice, float64) {
 	if choice.RuntimeSource != BasisPredicted || choice.RuntimeS == nil || *choice.RuntimeS <= 0 {
 		return nil, 0
 	}
 	var measured *ProfileAdvice
 	for _, pa := range eligible {
-		if pa.RuntimeSource == BasisMeasured && (measured == nil || key(pa) < key(measured)) {
+		if pa.RuntimeSource == BasisMeasured && (measured == nil || obj.key(pa) < obj.key(measured)) {
 			measured = pa
 		}
 	}
@@ -132,16 +170,16 @@ func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAd
 	// factor of the one predicted. One measured profile admits any
 	// explanation, and none is fitted on it: the prior's range stands.
 	worst := 1.0
-	for _, s := range runmodel.FitEach(a.points) {
-		if sec, _, _, _ := s.Predict(a.points, choice.shares); sec > 0 {
+	for _, s := range runmodel.FitEach(d.ev.points) {
+		if sec, _, _, _ := s.Predict(d.ev.points, choice.shares); sec > 0 {
 			worst = max(worst, sec / *choice.RuntimeS)
 		}
 	}
-	worstKey := key(choice) * worst
-	if a.opt.Objective == ObjectiveTurnaround && choice.QueueWaitS != nil {
+	worstKey := obj.key(choice) * worst
+	if d.opt.Objective == ObjectiveTurnaround && choice.QueueWaitS != nil {
 		worstKey = *choice.QueueWaitS + *choice.RuntimeS*worst
 	}
-	if worstKey*(1+a.tieMargin(choice, measured)) < key(measured) {
+	if worstKey*(1+d.opt.tieMargin(choice, measured)) < obj.key(measured) {
 		return nil, 0
 	}
 	return choice, worstKey
@@ -153,11 +191,11 @@ func (a *analysis) untriedAdvantage(choice *ProfileAdvice, eligible []*ProfileAd
 // be found. Of the smaller profiles whose fit is unknown, the probe goes to
 // the one predicted to save the most; one predicted to cost more than the
 // choice is no step worth its price. It returns the profile it names the
-// probe of, nil for none.
-func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice) float64, what string) *ProfileAdvice {
+// probe of (nil for none), the note that says why, and the probe.
+func (d deciding) smallerUnknown(choice *ProfileAdvice, obj objective) (*ProfileAdvice, string, NextStep) {
 	var open []*ProfileAdvice
-	for i := range a.rec.Profiles {
-		pa := &a.rec.Profiles[i]
+	for i := range d.profiles {
+		pa := &d.profiles[i]
 		if pa.UsableMiB >= choice.UsableMiB {
 			break
 		}
@@ -165,36 +203,28 @@ func (a *analysis) smallerUnknown(choice *ProfileAdvice, key func(*ProfileAdvice
 			open = append(open, pa)
 		}
 	}
-	pa, ok := a.bestToMeasure(open, key, what)
-	if pa == nil {
-		return nil
+	pa, ok := bestToMeasure(open, obj)
+	if pa == nil || ok && obj.key(pa) >= obj.key(choice) {
+		return nil, "", NextStep{}
 	}
 	cost := ""
 	if ok {
-		if key(pa) >= key(choice) {
-			return nil
-		}
-		cost = fmt.Sprintf(" (%s %s predicted there, against %s on %s%s)", formatKey(key(pa), what), what, formatKey(key(choice), what), choice.Profile, a.probeCost(pa))
+		cost = fmt.Sprintf(" (%s %s predicted there, against %s on %s%s)", obj.format(pa), obj.what, obj.format(choice), choice.Profile, probeCost(pa))
 	}
-	if c := a.need.Ceiling; c != nil {
-		a.note("whether %s, which is smaller, would fit is not known: %s; measure it%s: %s adapts to the memory it is given",
+	note := fmt.Sprintf("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor%s", pa.Profile, cost)
+	if c := d.ev.need.Ceiling; c != nil {
+		note = fmt.Sprintf("whether %s, which is smaller, would fit is not known: %s; measure it%s: %s adapts to the memory it is given",
 			pa.Profile, pa.OOMRiskReason, cost, cmp.Or(c.Holder.Software, "the job"))
-	} else {
-		a.note("no GPU memory figure says whether %s, which is smaller, would fit: measure it under the monitor%s", pa.Profile, cost)
 	}
-	a.rec.SetNext(a.probeStep(pa.TimeLimit, pa.Profile))
-	return pa
+	return pa, note, d.probe(pa.TimeLimit, pa.Profile)
 }
 
 // bestToMeasure is the profile of open (smallest first) whose predicted
 // figure is the best, ok true; where none has one to compare (no runtime
 // predicted), the smallest, ok false.
-func (a *analysis) bestToMeasure(open []*ProfileAdvice, key func(*ProfileAdvice) float64, what string) (best *ProfileAdvice, ok bool) {
+func bestToMeasure(open []*ProfileAdvice, obj objective) (best *ProfileAdvice, ok bool) {
 	for _, pa := range open {
-		if !hasKey(pa, what) {
-			continue
-		}
-		if best == nil || key(pa) < key(best) {
+		if obj.has(pa) && (best == nil || obj.key(pa) < obj.key(best)) {
 			best = pa
 		}
 	}
@@ -207,23 +237,26 @@ func (a *analysis) bestToMeasure(open []*ProfileAdvice, key func(*ProfileAdvice)
 	return nil, false
 }
 
-// hasKey reports whether the profile has the figure the objective's key
-// reads (what names it, as objectiveKey does).
-func hasKey(pa *ProfileAdvice, what string) bool {
+// has reports whether the profile has the figure the objective's key
+// reads.
+func (obj objective) has(pa *ProfileAdvice) bool {
 	switch {
 	case pa.RuntimeS == nil || pa.RuntimeAtLeast:
 		return false
-	case strings.HasPrefix(what, "SU per"):
+	case strings.HasPrefix(obj.what, "SU per"):
 		return pa.SUPerWork != nil
-	case what == "SU":
+	case obj.what == "SU":
 		return pa.SU != nil
 	}
 	return true
 }
 
+// format writes the profile's figure as the objective's name reads it.
+func (obj objective) format(pa *ProfileAdvice) string { return formatKey(obj.key(pa), obj.what) }
+
 // probeCost says what one run of the probe on the profile costs, where
 // its price is known: "; one run costs about 9.84 SU".
-func (a *analysis) probeCost(pa *ProfileAdvice) string {
+func probeCost(pa *ProfileAdvice) string {
 	if pa.SU == nil {
 		return ""
 	}
@@ -246,14 +279,6 @@ func pricedOut(pa, choice *ProfileAdvice) bool {
 	return false
 }
 
-// DefaultNoise is the run-to-run noise taken for a figure with fewer than
-// noiseRuns runs behind it: runs of one job on one profile often differ by
-// several per cent (node, file system, data loading).
-const (
-	DefaultNoise = 0.10
-	noiseRuns    = 3
-)
-
 // noise is the relative run-to-run noise of a profile's figure: the spread
 // of its runs when there are enough of them, else DefaultNoise.
 func noise(pa *ProfileAdvice) float64 {
@@ -269,19 +294,19 @@ func noise(pa *ProfileAdvice) float64 {
 // tieMargin is how much worse than the best a profile's figure may be and
 // still tie with it: the noise of either figure, and at least the SU
 // tolerance for the SU objective.
-func (a *analysis) tieMargin(pa, best *ProfileAdvice) float64 {
+func (o Options) tieMargin(pa, best *ProfileAdvice) float64 {
 	m := max(noise(pa), noise(best))
-	if a.opt.Objective == ObjectiveSU {
-		m = max(m, a.opt.SUTolerance)
+	if o.Objective == ObjectiveSU {
+		m = max(m, o.SUTolerance)
 	}
 	return m
 }
 
 // noiseWords says where a tie margin comes from.
-func (a *analysis) noiseWords(pa, best *ProfileAdvice, margin float64) string {
+func (o Options) noiseWords(pa, best *ProfileAdvice, margin float64) string {
 	pct := fmt.Sprintf("%.0f%%", 100*margin)
 	switch {
-	case a.opt.Objective == ObjectiveSU && margin == a.opt.SUTolerance && margin > max(noise(pa), noise(best)):
+	case o.Objective == ObjectiveSU && margin == o.SUTolerance && margin > max(noise(pa), noise(best)):
 		return "within the " + pct + " SU tolerance"
 	case margin == DefaultNoise && (pa.RuntimeRuns < noiseRuns || best.RuntimeRuns < noiseRuns):
 		return fmt.Sprintf("within the %s taken as run-to-run noise while fewer than %d runs back a figure", pct, noiseRuns)
@@ -289,60 +314,48 @@ func (a *analysis) noiseWords(pa, best *ProfileAdvice, margin float64) string {
 	return "within the " + pct + " run-to-run noise its runs show"
 }
 
-// objectiveKey is what the objective minimises, and its name.
-func (a *analysis) objectiveKey(eligible []*ProfileAdvice) (func(*ProfileAdvice) float64, string) {
-	switch a.opt.Objective {
+// objectiveOf is what the options' objective minimises over the eligible
+// profiles; the note names the profiles with no queue-wait figure, which
+// a turnaround counts as no wait.
+func (d deciding) objectiveOf(eligible []*ProfileAdvice) (objective, string) {
+	switch d.opt.Objective {
 	case ObjectiveTime:
-		return func(pa *ProfileAdvice) float64 { return *pa.RuntimeS }, "runtime"
+		return objective{func(pa *ProfileAdvice) float64 { return *pa.RuntimeS }, "runtime"}, ""
 	case ObjectiveTurnaround:
-		missing := []string{}
+		var missing []string
 		for _, pa := range eligible {
 			if pa.QueueWaitS == nil {
 				missing = append(missing, pa.Profile)
 			}
 		}
+		note := ""
 		if len(missing) > 0 {
-			a.note("no queue-wait figures for %s: counted as no wait", joinProfiles(missing))
+			note = fmt.Sprintf("no queue-wait figures for %s: counted as no wait", strings.Join(missing, ", "))
 		}
-		return func(pa *ProfileAdvice) float64 {
+		return objective{func(pa *ProfileAdvice) float64 {
 			if pa.QueueWaitS == nil {
 				return *pa.RuntimeS
 			}
 			return *pa.QueueWaitS + *pa.RuntimeS
-		}, "queue wait + runtime"
+		}, "queue wait + runtime"}, note
 	}
-	perWork := true
-	for _, pa := range eligible {
-		perWork = perWork && pa.SUPerWork != nil
+	if !slices.ContainsFunc(eligible, func(pa *ProfileAdvice) bool { return pa.SUPerWork == nil }) {
+		return objective{func(pa *ProfileAdvice) float64 { return *pa.SUPerWork }, "SU per " + eligible[0].WorkUnit}, ""
 	}
-	if perWork {
-		return func(pa *ProfileAdvice) float64 { return *pa.SUPerWork }, "SU per " + eligible[0].WorkUnit
-	}
-	return func(pa *ProfileAdvice) float64 { return *pa.SU }, "SU"
+	return objective{func(pa *ProfileAdvice) float64 { return *pa.SU }, "SU"}, ""
 }
 
 // because is the one-line reason for the choice.
-func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64, what string, margin float64) string {
+func (d deciding) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, obj objective, margin float64) string {
 	var b strings.Builder
 	switch {
 	case len(eligible) == 1:
-		fmt.Fprintf(&b, "the only profile with low OOM risk and a known runtime: %s %s", formatKey(key(choice), what), what)
+		fmt.Fprintf(&b, "the only profile with low OOM risk and a known runtime: %s %s", obj.format(choice), obj.what)
 	case choice != best:
 		fmt.Fprintf(&b, "%s %s, a tie with %s's %s, %s: a tie goes to the smaller profile",
-			formatKey(key(choice), what), what, best.Profile, formatKey(key(best), what), a.noiseWords(choice, best, margin))
+			obj.format(choice), obj.what, best.Profile, obj.format(best), d.opt.noiseWords(choice, best, margin))
 	default:
-		fmt.Fprintf(&b, "lowest %s: %s", what, formatKey(key(choice), what))
-		next := runnerUp(choice, eligible, key)
-		if m := 0.0; next != nil {
-			if m = a.tieMargin(next, choice); key(next) <= key(choice)*(1+m) {
-				// The best is also the first of a tie: say it is one, or
-				// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
-				fmt.Fprintf(&b, ", a tie with %s's %s, %s: a tie goes to the smaller profile",
-					next.Profile, formatKey(key(next), what), a.noiseWords(choice, next, m))
-			} else {
-				fmt.Fprintf(&b, ", then %s on %s", formatKey(key(next), what), next.Profile)
-			}
-		}
+		fmt.Fprintf(&b, "lowest %s: %s%s", obj.what, obj.format(choice), d.againstRunnerUp(choice, eligible, obj))
 	}
 	fmt.Fprintf(&b, "; OOM risk low: %s", choice.OOMRiskReason)
 	fmt.Fprintf(&b, "; runtime %s %s", slurm.FormatSeconds(*choice.RuntimeS), runtimeBasis(choice))
@@ -350,6 +363,22 @@ func (a *analysis) because(choice, best *ProfileAdvice, eligible []*ProfileAdvic
 		fmt.Fprintf(&b, "; use --time=%s", choice.TimeLimit)
 	}
 	return b.String()
+}
+
+// againstRunnerUp sets the best figure beside the next best: a tie, or
+// how far behind it comes.
+func (d deciding) againstRunnerUp(choice *ProfileAdvice, eligible []*ProfileAdvice, obj objective) string {
+	next := runnerUp(choice, eligible, obj)
+	if next == nil {
+		return ""
+	}
+	if m := d.opt.tieMargin(next, choice); obj.key(next) <= obj.key(choice)*(1+m) {
+		// The best is also the first of a tie: say it is one, or
+		// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
+		return fmt.Sprintf(", a tie with %s's %s, %s: a tie goes to the smaller profile",
+			next.Profile, obj.format(next), d.opt.noiseWords(choice, next, m))
+	}
+	return fmt.Sprintf(", then %s on %s", obj.format(next), next.Profile)
 }
 
 // runtimeBasis says what a runtime rests on: "measured in 3 runs".
@@ -360,10 +389,10 @@ func runtimeBasis(pa *ProfileAdvice) string {
 	return pa.RuntimeSource
 }
 
-func runnerUp(choice *ProfileAdvice, eligible []*ProfileAdvice, key func(*ProfileAdvice) float64) *ProfileAdvice {
+func runnerUp(choice *ProfileAdvice, eligible []*ProfileAdvice, obj objective) *ProfileAdvice {
 	var next *ProfileAdvice
 	for _, pa := range eligible {
-		if pa != choice && (next == nil || key(pa) < key(next)) {
+		if pa != choice && (next == nil || obj.key(pa) < obj.key(next)) {
 			next = pa
 		}
 	}
@@ -377,71 +406,86 @@ func formatKey(v float64, what string) string {
 	return catalog.FormatSU(v)
 }
 
-// nextStep says why nothing can be recommended, and what to run to find out.
-func (a *analysis) nextStep() (reason string, next NextStep) {
-	if len(a.runs) == 0 && a.rec.MultiGPU != nil {
-		return fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", a.rec.MultiGPU.GPUs),
-			a.probeStep("", a.wholeGPUProfiles()...)
+// none says why nothing can be recommended, and what to run to find out:
+// first what no profile changes (no runs, a script that fails, host
+// memory), then what the profiles say.
+func (d deciding) none() decision {
+	runs := d.ev.runs
+	if len(runs) == 0 && d.ev.multiGPU != nil {
+		return noneBecause(fmt.Sprintf("no runs of this %d-GPU job in the history; only whole GPUs can run it", d.ev.multiGPU.GPUs),
+			d.probe("", wholeGPUProfiles(d.site)...))
 	}
-	if len(a.runs) == 0 {
-		return "no runs of this script in the history, and it looks like none of the reference benchmarks",
-			a.probeStep("")
+	if len(runs) == 0 {
+		return noneBecause("no runs of this script in the history, and it looks like none of the reference benchmarks", d.probe(""))
 	}
-	if profiles, r, ok := a.failsEverywhere(); ok {
-		return fmt.Sprintf("the script fails whatever the profile: it failed on %s, and no run completed; job %s %s; fix the script before measuring it",
-			textutil.JoinAnd(profiles), r.JobID, r.outcomeText()), NextStep{}
+	if profiles, r, ok := failsEverywhere(d.site, runs); ok {
+		return noneBecause(fmt.Sprintf("the script fails whatever the profile: it failed on %s, and no run completed; job %s %s; fix the script before measuring it",
+			textutil.JoinAnd(profiles), r.JobID, r.outcomeText()), NextStep{})
 	}
-	if r, ok := a.scriptFailure(); ok {
+	if r, ok := scriptFailure(runs); ok {
 		var next NextStep
 		if r.Outcome.Kind == outcome.NoOutputFile {
-			next = LintStep(a.job.Script)
+			next = LintStep(d.script)
 		}
-		a.rec.Notes = slices.DeleteFunc(a.rec.Notes, func(n string) bool { return n == failureNote(r) }) // the reason says it
-		return fmt.Sprintf("no run completed, and job %s %s; no profile changes that, so fix the script before measuring it", r.JobID, r.outcomeText()), next
+		out := noneBecause(fmt.Sprintf("no run completed, and job %s %s; no profile changes that, so fix the script before measuring it", r.JobID, r.outcomeText()), next)
+		out.repeats = failureNote(r) // the reason says it
+		return out
 	}
-	if r, ok := a.hostOOMOnly(); ok {
-		return fmt.Sprintf("no run completed, and %s, which is about --mem, not the GPU: ask for --mem=%s (the change below), then measure it",
-			a.rec.MemReason, a.rec.Mem), a.probeStep("", r.Profile)
+	if r, ok := hostOOMOnly(runs, d.ev.host); ok {
+		return noneBecause(fmt.Sprintf("no run completed, and %s, which is about --mem, not the GPU: ask for --mem=%s (the change below), then measure it",
+			d.ev.host.reason, d.ev.host.mem), d.probe("", r.Profile))
 	}
+	return d.noneFits()
+}
+
+// noneBecause is no choice, for the reason given, and the step that finds out.
+func noneBecause(reason string, next NextStep) decision {
+	return decision{basis: BasisNone, reason: reason, next: next}
+}
+
+// noneFits says why none of the profiles the job was judged on is
+// recommended: one of unsure fit to measure, one that fits but has no
+// runtime to measure, every one that fits excluded, or none that fits.
+func (d deciding) noneFits() decision {
 	var blocked []string
-	for _, pa := range a.rec.Profiles {
+	for _, pa := range d.profiles {
 		switch {
 		case pa.excluded != "":
 		case pa.pastLimit:
 			// No run there can finish: no probe either.
 			blocked = append(blocked, pa.Profile+": "+pa.beyondLimit)
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
-			pa := a.cheapestUnsure()
-			return fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, a.probeCost(pa)),
-				a.probeStep("", pa.Profile)
+			pa := d.cheapestUnsure()
+			return noneBecause(fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, probeCost(pa)),
+				d.probe("", pa.Profile))
 		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
-			return a.measureStep(&pa)
+			return d.measureStep(&pa)
 		case pa.OOMRisk == memory.RiskLow:
 			blocked = append(blocked, pa.Profile+": "+pa.Reason)
 		}
 	}
 	if len(blocked) > 0 {
-		return "every profile that fits is excluded: " + strings.Join(blocked, "; "), NextStep{}
+		return noneBecause("every profile that fits is excluded: "+strings.Join(blocked, "; "), NextStep{})
 	}
 	need := "more GPU memory than any profile has"
-	if a.need.Known() {
-		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", memory.FormatMiB(a.need.MiB), a.need.Source)
+	if n := d.ev.need; n.Known() {
+		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", memory.FormatMiB(n.MiB), n.Source)
 	}
-	return "no profile fits: the job needs " + need + "; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{}
+	return noneBecause("no profile fits: the job needs "+need+"; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{})
 }
 
 // cheapestUnsure is the profile of unknown or medium OOM risk predicted
 // to cost the least, else the smallest such: the probe that may save the
 // most is the one to run first.
-func (a *analysis) cheapestUnsure() *ProfileAdvice {
+func (d deciding) cheapestUnsure() *ProfileAdvice {
 	var unsure []*ProfileAdvice
-	for i := range a.rec.Profiles {
-		pa := &a.rec.Profiles[i]
+	for i := range d.profiles {
+		pa := &d.profiles[i]
 		if pa.excluded == "" && !pa.pastLimit && (pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium) {
 			unsure = append(unsure, pa)
 		}
 	}
-	best, _ := a.bestToMeasure(unsure, func(pa *ProfileAdvice) float64 { return *pa.SU }, "SU")
+	best, _ := bestToMeasure(unsure, objective{func(pa *ProfileAdvice) float64 { return *pa.SU }, "SU"})
 	return best
 }
 
@@ -449,39 +493,31 @@ func (a *analysis) cheapestUnsure() *ProfileAdvice {
 // the probe that measures it: with a longer --time after a run reached its
 // limit, else as it is (the runs ran out of memory on smaller profiles, or
 // failed).
-func (a *analysis) measureStep(pa *ProfileAdvice) (reason string, next NextStep) {
-	a.rec.TimeLimit = pa.TimeLimit
+func (d deciding) measureStep(pa *ProfileAdvice) decision {
+	out := noneBecause("", d.probe("", pa.Profile))
+	out.timeLimit = pa.TimeLimit
 	if pa.RuntimeAtLeast {
-		reason = fmt.Sprintf("no run has completed on %s: it %s", pa.Profile, pa.boundBy)
+		out.reason = fmt.Sprintf("no run has completed on %s: it %s", pa.Profile, pa.boundBy)
 		if pa.TimeLimit != "" {
-			reason += fmt.Sprintf("; ask for --time=%s and measure it", pa.TimeLimit)
+			out.reason += fmt.Sprintf("; ask for --time=%s and measure it", pa.TimeLimit)
 		}
-		return reason, a.probeStep(pa.TimeLimit, pa.Profile)
+		out.next = d.probe(pa.TimeLimit, pa.Profile)
+		return out
 	}
-	reason = "no run has completed yet, so no runtime is known"
-	if r, ok := a.emulatedElsewhere(); ok {
-		reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s (one run measured here gives the others, as the emulation scaled)", r.Emulated)
-	} else if r, ok := a.firstFailure(); ok {
-		reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
+	out.reason = "no run has completed yet, so no runtime is known"
+	if r, ok := emulatedElsewhere(d.ev.runs); ok {
+		out.reason = fmt.Sprintf("no runtime is known on the site's GPU: the runs were emulated on %s (one run measured here gives the others, as the emulation scaled)", r.Emulated)
+	} else if r, ok := firstFailure(d.ev.runs); ok {
+		out.reason += fmt.Sprintf(": job %s %s", r.JobID, r.briefOutcome())
 	}
-	return reason + fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason), a.probeStep("", pa.Profile)
-}
-
-// emulatedElsewhere is a completed run emulated on another GPU than the
-// site's, whose time does not count here.
-func (a *analysis) emulatedElsewhere() (Run, bool) {
-	for _, r := range a.runs {
-		if r.Completed && r.Emulated != "" && r.Seconds < 0 {
-			return r, true
-		}
-	}
-	return Run{}, false
+	out.reason += fmt.Sprintf("; measure %s, where the OOM risk is low: %s", pa.Profile, pa.OOMRiskReason)
+	return out
 }
 
 // firstFailure is a run that ran and did not complete, GPU OOMs first.
-func (a *analysis) firstFailure() (Run, bool) {
+func firstFailure(runs []Run) (Run, bool) {
 	var found Run
-	for _, r := range a.runs {
+	for _, r := range runs {
 		switch {
 		case r.GPUOOM:
 			return r, true
@@ -494,12 +530,12 @@ func (a *analysis) firstFailure() (Run, bool) {
 
 // hostOOMOnly is the run that ran out of host memory, when that is what
 // stopped the job and no run completed: --mem, not a profile, is the fix.
-func (a *analysis) hostOOMOnly() (Run, bool) {
-	if a.rec.Mem == "" {
+func hostOOMOnly(runs []Run, host hostAdvice) (Run, bool) {
+	if host.mem == "" {
 		return Run{}, false
 	}
 	var found Run
-	for _, r := range a.runs {
+	for _, r := range runs {
 		switch {
 		case r.Completed:
 			return Run{}, false
@@ -510,37 +546,18 @@ func (a *analysis) hostOOMOnly() (Run, bool) {
 	return found, found.JobID != ""
 }
 
-// failsEverywhere reports a script that failed for a reason of its own on
-// every profile it ran on, two or more, and never completed (a Python
-// import that fails, a bad argument): no profile changes that. It returns
-// the profiles, smallest first, and the newest failed run.
-func (a *analysis) failsEverywhere() ([]string, Run, bool) {
-	var newest Run
-	failedOn := map[string]bool{}
-	for _, r := range a.runs {
-		if r.Completed {
-			return nil, Run{}, false
-		}
-		switch r.Outcome.Kind {
-		case outcome.Failed, outcome.CommandNotFound, outcome.NoOutputFile:
-			failedOn[r.Profile] = true
-			if newest.JobID == "" || r.Submitted.After(newest.Submitted) {
-				newest = r
-			}
-		case outcome.Cancelled, outcome.NodeFailure, outcome.Preempted, "":
-			// says nothing of the script
-		default:
-			return nil, Run{}, false // completed, or ran out of memory or time: the profile matters
+// scriptFailure is a run that failed for a reason no profile changes (a
+// missing command, a missing output directory), when no run completed:
+// the script needs fixing before any probe can measure it.
+func scriptFailure(runs []Run) (Run, bool) {
+	var found Run
+	for _, r := range runs {
+		switch {
+		case r.Completed:
+			return Run{}, false
+		case r.Outcome.Kind == outcome.CommandNotFound || r.Outcome.Kind == outcome.NoOutputFile:
+			found = r
 		}
 	}
-	if len(failedOn) < 2 {
-		return nil, Run{}, false
-	}
-	var profiles []string
-	for _, p := range a.site.ProfilesBySize() {
-		if failedOn[p.Name] {
-			profiles = append(profiles, p.Name)
-		}
-	}
-	return profiles, newest, true
+	return found, found.JobID != ""
 }

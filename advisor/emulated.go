@@ -230,20 +230,20 @@ func busyOf(runs []Run, keep func(Run) bool, time func(Run) float64) float64 {
 // points cannot tell how it scales): the emulation's times are not the
 // site's, but the share of its time that scales with a resource carries
 // over. False when there is none to use.
-func (a *analysis) shapeFromElsewhere() (runmodel.Scaling, bool) {
-	if runmodel.Distinct(a.points) != 1 || runmodel.Distinct(a.elsewhere) < 2 {
+func shapeFromElsewhere(runs []Run, refs runmodel.References, points, elsewhere []runmodel.Point) (runmodel.Scaling, bool) {
+	if runmodel.Distinct(points) != 1 || runmodel.Distinct(elsewhere) < 2 {
 		return runmodel.Scaling{}, false
 	}
-	emulated, ok := a.emulatedElsewhere()
+	emulated, ok := emulatedElsewhere(runs)
 	if !ok {
 		return runmodel.Scaling{}, false
 	}
-	fit, ok := a.explain(a.elsewhere)
+	fit, ok := explain(runs, refs, elsewhere)
 	if !ok {
 		return runmodel.Scaling{}, false
 	}
 	fit.Why = fmt.Sprintf("%s, as the job's emulation on %s scaled (%s), from its time measured on %s", fit.Bound(),
-		emulated.Emulated, profileList(a.elsewhere), a.points[0].Profile)
+		emulated.Emulated, profileList(elsewhere), points[0].Profile)
 	if fit.BusyWhy() != "" {
 		fit.Why += "; " + fit.BusyWhy()
 	}
@@ -266,11 +266,10 @@ func profileList(points []runmodel.Point) string {
 // memory utilization chooses the resource, when it says. Emulated times
 // are explained by the GPU's busy time where every profile reports it
 // (runmodel.ExplainWithBusy).
-func (a *analysis) explain(points []runmodel.Point) (runmodel.Scaling, bool) {
-	refs := a.refs
+func explain(runs []Run, refs runmodel.References, points []runmodel.Point) (runmodel.Scaling, bool) {
 	var util, mem float64
 	emulated, shifted := false, false
-	for _, r := range a.runs {
+	for _, r := range runs {
 		if !r.Completed || !slices.ContainsFunc(points, func(p runmodel.Point) bool { return p.Profile == r.Profile }) {
 			continue
 		}
@@ -351,4 +350,15 @@ func siteGPU(site *catalog.Site) string {
 		return m.Name
 	}
 	return site.Name + " GPU"
+}
+
+// emulatedElsewhere is a completed run emulated on another GPU than the
+// site's, whose time does not count here.
+func emulatedElsewhere(runs []Run) (Run, bool) {
+	for _, r := range runs {
+		if r.Completed && r.Emulated != "" && r.Seconds < 0 {
+			return r, true
+		}
+	}
+	return Run{}, false
 }

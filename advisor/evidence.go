@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +142,9 @@ func RunsFromBenchmark(b *catalog.Benchmark) []Run {
 	return runs
 }
 
+// ptr is a pointer to a copy of v, for the figures JSON leaves null when unknown.
+func ptr[T any](v T) *T { return &v }
+
 func deref(p *float64, none float64) float64 {
 	if p == nil {
 		return none
@@ -278,4 +282,19 @@ func workDone(work float64, unit string, seconds float64) (float64, string) {
 		return 0, "" // a rate and no time: no amount known
 	}
 	return work * seconds / period, strings.TrimSpace(what)
+}
+
+// ran reports whether a run says something about the job: it completed,
+// failed or reached a limit (a job cancelled before it started does not).
+func ran(r Run) bool { return r.Ran() }
+
+// Ran reports whether the run says something about the job: it completed,
+// failed or reached a limit (a job cancelled before it started does not).
+func (r Run) Ran() bool {
+	return r.Completed || r.GPUOOM || r.HostOOM || r.TimedOut || r.State == "FAILED"
+}
+
+// failureNote is the note that explains a failed run.
+func failureNote(r Run) string {
+	return fmt.Sprintf("job %s on %s %s", r.JobID, r.Profile, r.outcomeText())
 }

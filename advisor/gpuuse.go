@@ -20,53 +20,50 @@ const migLimits = "a CUDA process sees a single MIG device, and slices have no N
 // gpuUse reads how many GPUs the job uses: MultiGPU's reading of the
 // script (its request, and launchers such as torchrun) when the job has its
 // script, else its GPU request. A job of several GPUs is judged on whole
-// GPUs only: no slice can serve it.
-func (a *analysis) gpuUse() {
+// GPUs only: no slice can serve it, and the note says so. nil: one GPU.
+func gpuUse(job Job) (*GPUUse, string) {
 	var use *GPUUse
-	if a.job.Source != nil {
-		if n, line, why := lint.MultiGPU(a.job.Source); n > 1 {
+	if job.Source != nil {
+		if n, line, why := lint.MultiGPU(job.Source); n > 1 {
 			use = &GPUUse{GPUs: n, Line: line, Why: why}
 		}
-	} else {
-		if n := a.job.Resources.GPUCount(); n > 1 {
-			use = &GPUUse{GPUs: n, Why: fmt.Sprintf("it asks for %d GPUs", n)}
-			if len(a.job.Resources.GPUs) > 0 {
-				use.Line = a.job.Resources.GPUs[0].Line
-			}
+	} else if n := job.Resources.GPUCount(); n > 1 {
+		use = &GPUUse{GPUs: n, Why: fmt.Sprintf("it asks for %d GPUs", n)}
+		if len(job.Resources.GPUs) > 0 {
+			use.Line = job.Resources.GPUs[0].Line
 		}
 	}
 	if use == nil || use.GPUs < 2 {
-		return
+		return nil, ""
 	}
-	a.rec.MultiGPU = use
 	where := ""
 	if use.Line > 0 {
 		where = fmt.Sprintf(" (line %d: %s)", use.Line, use.Why)
 	}
-	a.note("this job uses %d GPUs%s, and MIG slices cannot serve it: %s. Only whole GPUs are judged; to try a slice, make a single-GPU version of the script and probe that",
+	return use, fmt.Sprintf("this job uses %d GPUs%s, and MIG slices cannot serve it: %s. Only whole GPUs are judged; to try a slice, make a single-GPU version of the script and probe that",
 		use.GPUs, where, migLimits)
 }
 
-// gpus is how many GPUs of the profile the job takes.
-func (a *analysis) gpus(p *catalog.Profile) int {
-	if a.rec.MultiGPU != nil && !p.IsMIG() {
-		return a.rec.MultiGPU.GPUs
+// gpusOn is how many GPUs of the profile the job takes (u nil: one GPU).
+func (u *GPUUse) gpusOn(p *catalog.Profile) int {
+	if u != nil && !p.IsMIG() {
+		return u.GPUs
 	}
 	return 1
 }
 
 // exclusion says why the profile cannot run the job at all, or "".
-func (a *analysis) exclusion(p *catalog.Profile) string {
-	if a.rec.MultiGPU != nil && p.IsMIG() {
-		return fmt.Sprintf("a MIG slice cannot serve a job of %d GPUs: %s", a.rec.MultiGPU.GPUs, migLimits)
+func (u *GPUUse) exclusion(p *catalog.Profile) string {
+	if u != nil && p.IsMIG() {
+		return fmt.Sprintf("a MIG slice cannot serve a job of %d GPUs: %s", u.GPUs, migLimits)
 	}
 	return ""
 }
 
 // wholeGPUProfiles lists the site's profiles that are whole GPUs, for --profiles.
-func (a *analysis) wholeGPUProfiles() []string {
+func wholeGPUProfiles(site *catalog.Site) []string {
 	var names []string
-	for _, p := range a.site.Profiles {
+	for _, p := range site.Profiles {
 		if !p.IsMIG() {
 			names = append(names, p.Name)
 		}

@@ -11,12 +11,75 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait.
-func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
-	pa := ProfileAdvice{Profile: p.Name, UsableMiB: math.Round(p.UsableMemory.MiB()), capacity: a.site.Capacity(p), shares: a.site.Shares(p),
-		OOMRisk: memory.RiskUnknown}
-	for _, r := range a.runs {
-		if r.Profile != p.Name {
+// The second stage: judge weighs one profile on the evidence, alone: its
+// OOM risk, runtime, SU, the --time it needs, its queue wait, and whether
+// it may be recommended. It reads the evidence and returns the profile's
+// advice; no profile's judgement reads another's.
+
+// chargeJob is the SU formula: Site.Charge, which a test replaces to see a
+// price fail.
+var chargeJob = (*catalog.Site).Charge
+
+// DefaultNoise is the run-to-run noise taken for a figure with fewer than
+// noiseRuns runs behind it: runs of one job on one profile often differ by
+// several per cent (node, file system, data loading).
+const (
+	DefaultNoise = 0.10
+	noiseRuns    = 3
+)
+
+// judgeAll judges every profile of the site, smallest first, and writes
+// SU per unit of work in one multiple for all of them; the notes say which
+// profiles have no price.
+func judgeAll(site *catalog.Site, ev evidence, job Job, opt Options) ([]ProfileAdvice, []string) {
+	var profiles []ProfileAdvice
+	var notes []string
+	for _, p := range site.ProfilesBySize() {
+		pa, note := judge(site, ev, job, opt, p)
+		profiles = append(profiles, pa)
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return scaleWork(profiles), notes
+}
+
+// judging is what one profile's judgement reads; it changes none of it.
+type judging struct {
+	site *catalog.Site
+	ev   *evidence
+	job  Job
+	opt  Options
+}
+
+// judge weighs one profile: OOM risk, runtime, SU, time limit, queue wait,
+// and whether it may be recommended. The note says why it has no price,
+// "" where it has one.
+func judge(site *catalog.Site, ev evidence, job Job, opt Options, p *catalog.Profile) (ProfileAdvice, string) {
+	j := judging{site: site, ev: &ev, job: job, opt: opt}
+	pa := tally(p.Name, ev.runs)
+	pa.UsableMiB, pa.capacity, pa.shares = math.Round(p.UsableMemory.MiB()), site.Capacity(p), site.Shares(p)
+	j.memoryRisk(&pa, p)
+	j.runtime(&pa)
+	note := j.charge(&pa, p)
+	j.timeLimit(&pa, p)
+	if w, ok := job.QueueWaitS[p.Name]; ok {
+		pa.QueueWaitS = ptr(math.Round(w))
+	}
+	if pa.excluded = ev.multiGPU.exclusion(p); pa.excluded != "" {
+		// It cannot run the job: no figure of it means anything.
+		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = memory.RiskNone, pa.excluded, nil, nil
+		pa.RuntimeS, pa.RuntimeRangeS, pa.RuntimeSource, pa.RuntimeAtLeast, pa.SU, pa.SUPerWork, pa.TimeLimit = nil, nil, "", false, nil, nil, ""
+	}
+	pa.Eligible, pa.Reason = j.eligibility(&pa)
+	return pa, note
+}
+
+// tally counts the runs on the profile by how they ended.
+func tally(profile string, runs []Run) ProfileAdvice {
+	pa := ProfileAdvice{Profile: profile, OOMRisk: memory.RiskUnknown}
+	for _, r := range runs {
+		if r.Profile != profile {
 			continue
 		}
 		pa.Runs++
@@ -37,35 +100,26 @@ func (a *analysis) judge(p *catalog.Profile) ProfileAdvice {
 			pa.GPUOOMs++
 		}
 	}
-	if a.need.Known() {
-		pa.GPUMemNeedMiB = ptr(math.Round(a.need.MiB))
-	}
-	if c := a.need.Ceiling; c != nil && (!a.need.Known() || c.MiB > a.need.MiB) {
-		pa.GPUMemCeilingMiB = ptr(math.Round(c.MiB))
-	}
-	risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), a.memRuns, a.need, a.opt.LowRiskShare)
-	pa.OOMRisk, pa.OOMRiskReason = risk.Level, a.fromPrior(risk.Reason)
-	a.runtime(&pa)
-	a.charge(&pa, p)
-	a.timeLimit(&pa, p)
-	if w, ok := a.job.QueueWaitS[p.Name]; ok {
-		pa.QueueWaitS = ptr(math.Round(w))
-	}
-	pa.excluded = a.exclusion(p)
-	if pa.excluded != "" {
-		// It cannot run the job: no figure of it means anything.
-		pa.OOMRisk, pa.OOMRiskReason, pa.GPUMemNeedMiB, pa.GPUMemCeilingMiB = memory.RiskNone, pa.excluded, nil, nil
-		pa.RuntimeS, pa.RuntimeRangeS, pa.RuntimeSource, pa.RuntimeAtLeast, pa.SU, pa.SUPerWork, pa.TimeLimit = nil, nil, "", false, nil, nil, ""
-	}
-	pa.Eligible, pa.Reason = a.eligibility(&pa)
 	return pa
 }
 
-func ptr[T any](v T) *T { return &v }
+// memoryRisk sets the job's GPU memory need, its ceiling, and the OOM
+// risk on the profile.
+func (j judging) memoryRisk(pa *ProfileAdvice, p *catalog.Profile) {
+	need := j.ev.need
+	if need.Known() {
+		pa.GPUMemNeedMiB = ptr(math.Round(need.MiB))
+	}
+	if c := need.Ceiling; c != nil && (!need.Known() || c.MiB > need.MiB) {
+		pa.GPUMemCeilingMiB = ptr(math.Round(c.MiB))
+	}
+	risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), j.ev.memRuns, need, j.opt.LowRiskShare)
+	pa.OOMRisk, pa.OOMRiskReason = risk.Level, j.fromPrior(risk.Reason)
+}
 
 // fromPrior marks a judgement made on a reference benchmark's runs.
-func (a *analysis) fromPrior(reason string) string {
-	if a.basis == BasisPrior {
+func (j judging) fromPrior(reason string) string {
+	if j.ev.basis == BasisPrior {
 		return "in the reference benchmark, " + reason
 	}
 	return reason
@@ -76,31 +130,17 @@ func (a *analysis) fromPrior(reason string) string {
 // else predicted from the other profiles. Never below a run that reached its
 // time limit here or on a bigger profile: such a time is a proven lower
 // bound, and a runtime that rests on it is marked "at least".
-func (a *analysis) runtime(pa *ProfileAdvice) {
-	if m, sorted, bound, ok := a.measuredRuntime(pa.Profile); ok {
-		if bound > 0 {
-			pa.RuntimeAtLeast = true
-			pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(bound),
-				plural(pa.TimedOut, "run"), plural(len(sorted), "run"))
-		}
-		pa.RuntimeS, pa.RuntimeRangeS = ptr(roundSeconds(m)), &[2]float64{roundSeconds(sorted[0]), roundSeconds(sorted[len(sorted)-1])}
-		pa.RuntimeSource = a.basis
-		if a.basis == BasisPrior {
-			return // one reference measurement, not the job's runs
-		}
-		pa.RuntimeRuns = len(sorted)
-		if len(sorted) > 1 {
-			pa.RuntimeSpread = ptr(math.Round(100*(sorted[len(sorted)-1]-sorted[0])/m) / 100)
-		}
-		pa.rateSpread = a.rateSpread(pa.Profile)
+func (j judging) runtime(pa *ProfileAdvice) {
+	if m, sorted, bound, ok := j.ev.measuredRuntime(j.site, pa.Profile); ok {
+		j.measured(pa, m, sorted, bound)
 		return
 	}
-	lower, bound := a.lowerBound(pa)
+	lower, bound := j.lowerBound(pa)
 	pa.boundBy = bound
-	sec, lo, hi, ok := a.workRuntime(pa.Profile)
-	pa.onlyCapped = !ok && a.cappedOnly(pa.Profile)
+	sec, lo, hi, ok := j.workRuntime(pa.Profile)
+	pa.onlyCapped = !ok && cappedOnly(pa.Profile, j.ev.runs)
 	if !ok {
-		sec, lo, hi, ok = a.predictRuntime(pa.shares, lower == 0)
+		sec, lo, hi, ok = j.predictRuntime(pa.shares, lower == 0)
 	}
 	switch {
 	case !ok && lower == 0:
@@ -114,36 +154,30 @@ func (a *analysis) runtime(pa *ProfileAdvice) {
 	pa.RuntimeS = ptr(roundSeconds(max(sec, lower)))
 	pa.RuntimeRangeS = &[2]float64{roundSeconds(max(lo, lower)), roundSeconds(max(hi, lower))}
 	pa.RuntimeSource = BasisPredicted
-	if a.basis == BasisPrior {
+	if j.ev.basis == BasisPrior {
 		pa.RuntimeSource = BasisPrior
 	}
 }
 
-// measuredRuntime is the median time of the profile's runs where one
-// completed, the sorted times, and the longest run that reached its time
-// limit at or above the median (0 if none): the job's own runs that reached
-// their limit count at the time they ran, a lower bound each, so such a run
-// makes the median only a bound. A reference benchmark's rows are its
-// completed runs alone.
-func (a *analysis) measuredRuntime(profile string) (m float64, sorted []float64, bound float64, ok bool) {
-	if shifted(a.site, profile, a.runs) {
-		return 0, nil, 0, false // emulated with more than the slice has: predicted from where it ran
+// measured sets a runtime measured on the profile: the median m of its
+// runs' sorted times, a bound where a run reached its limit above it, and
+// how sure it is (the runs behind it and their spread).
+func (j judging) measured(pa *ProfileAdvice, m float64, sorted []float64, bound float64) {
+	if bound > 0 {
+		pa.RuntimeAtLeast = true
+		pa.boundBy = fmt.Sprintf("ran past its time limit here after %s in %s of its %s", slurm.FormatSeconds(bound),
+			plural(pa.TimedOut, "run"), plural(len(sorted), "run"))
 	}
-	completed := func(r Run) bool { return r.Profile == profile && a.measures(r) && r.Seconds > 0 }
-	if !slices.ContainsFunc(a.runs, completed) {
-		return 0, nil, 0, false
+	pa.RuntimeS, pa.RuntimeRangeS = ptr(roundSeconds(m)), &[2]float64{roundSeconds(sorted[0]), roundSeconds(sorted[len(sorted)-1])}
+	pa.RuntimeSource = j.ev.basis
+	if j.ev.basis == BasisPrior {
+		return // one reference measurement, not the job's runs
 	}
-	keep := completed
-	if a.basis != BasisPrior {
-		keep = func(r Run) bool { return completed(r) || r.Profile == profile && r.TimedOut && r.Seconds > 0 }
+	pa.RuntimeRuns = len(sorted)
+	if len(sorted) > 1 {
+		pa.RuntimeSpread = ptr(math.Round(100*(sorted[len(sorted)-1]-sorted[0])/m) / 100)
 	}
-	m, sorted, ok = medianOf(a.runs, keep, func(r Run) float64 { return r.Seconds })
-	for _, r := range a.runs {
-		if keep(r) && r.TimedOut && r.Seconds >= m && a.budget == 0 {
-			bound = max(bound, r.Seconds)
-		}
-	}
-	return m, sorted, bound, ok
+	pa.rateSpread = rateSpread(pa.Profile, j.ev.runs, j.ev.workSeen)
 }
 
 // roundSeconds rounds a runtime to the whole seconds it is printed in
@@ -157,50 +191,50 @@ func roundSeconds(s float64) float64 {
 
 // cappedOnly reports whether the profile has runs and every one reached its
 // time limit or failed: no completion, no work rate.
-func (a *analysis) cappedOnly(profile string) bool {
-	runs := 0
-	for _, r := range a.runs {
+func cappedOnly(profile string, runs []Run) bool {
+	n := 0
+	for _, r := range runs {
 		if r.Profile != profile {
 			continue
 		}
 		if r.Completed || !r.TimedOut && !(r.State == "FAILED" && !r.GPUOOM && !r.HostOOM) {
 			return false
 		}
-		runs++
+		n++
 	}
-	return runs > 0
+	return n > 0
 }
 
 // workRuntime is the job's total work at the rates its runs on the profile measured.
-func (a *analysis) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
-	if a.work <= 0 || shifted(a.site, profile, a.runs) {
+func (j judging) workRuntime(profile string) (sec, lo, hi float64, ok bool) {
+	w := j.ev.workSeen
+	if w.work <= 0 || shifted(j.site, profile, j.ev.runs) {
 		return 0, 0, 0, false
 	}
-	onP := func(r Run) bool {
-		return r.Profile == profile && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit && (r.Completed || r.TimedOut)
-	}
-	m, sorted, ok := medianOf(a.runs, onP, func(r Run) float64 { return r.Seconds / r.Work })
+	onP := func(r Run) bool { return r.Profile == profile && reportsWork(r) && r.WorkUnit == w.workUnit }
+	m, sorted, ok := medianOf(j.ev.runs, onP, func(r Run) float64 { return r.Seconds / r.Work })
 	if !ok {
 		return 0, 0, 0, false
 	}
-	return m * a.work, sorted[0] * a.work, sorted[len(sorted)-1] * a.work, true
+	return m * w.work, sorted[0] * w.work, sorted[len(sorted)-1] * w.work, true
 }
 
 // predictRuntime predicts from the completed runs, else from the work
 // rates; free: no time limit bounds this profile, so the model that meets
 // the bounds elsewhere applies.
-func (a *analysis) predictRuntime(shares catalog.Shares, free bool) (sec, lo, hi float64, ok bool) {
-	if len(a.points) > 0 {
-		model := a.scaling
+func (j judging) predictRuntime(shares catalog.Shares, free bool) (sec, lo, hi float64, ok bool) {
+	ev := j.ev
+	if len(ev.points) > 0 {
+		model := ev.scaling
 		if free {
-			model = a.scalingFree
+			model = ev.scalingFree
 		}
-		sec, lo, hi, _ = model.Predict(a.points, shares)
+		sec, lo, hi, _ = model.Predict(ev.points, shares)
 		return sec, lo, hi, true
 	}
-	if a.work > 0 && len(a.workPoints) > 0 {
-		sec, lo, hi, _ = a.workScaling.Predict(a.workPoints, shares)
-		return sec * a.work, lo * a.work, hi * a.work, true
+	if ev.work > 0 && len(ev.workPoints) > 0 {
+		sec, lo, hi, _ = ev.workScaling.Predict(ev.workPoints, shares)
+		return sec * ev.work, lo * ev.work, hi * ev.work, true
 	}
 	return 0, 0, 0, false
 }
@@ -208,14 +242,14 @@ func (a *analysis) predictRuntime(shares catalog.Shares, free bool) (sec, lo, hi
 // lowerBound is the longest time a run ran before its time limit on this
 // profile or on one at least as big (a smaller slice is no faster), and that
 // run in words.
-func (a *analysis) lowerBound(pa *ProfileAdvice) (float64, string) {
+func (j judging) lowerBound(pa *ProfileAdvice) (float64, string) {
 	lower, words := 0.0, ""
-	for _, r := range a.runs {
+	for _, r := range j.ev.runs {
 		if !r.TimedOut || r.Seconds <= lower {
 			continue
 		}
-		p, ok := a.site.Profile(r.Profile)
-		if !ok || r.Profile != pa.Profile && a.site.Capacity(p) < pa.capacity {
+		p, ok := j.site.Profile(r.Profile)
+		if !ok || r.Profile != pa.Profile && j.site.Capacity(p) < pa.capacity {
 			continue
 		}
 		lower = r.Seconds
@@ -227,51 +261,48 @@ func (a *analysis) lowerBound(pa *ProfileAdvice) (float64, string) {
 	return lower, words
 }
 
-// chargeJob is the SU formula: Site.Charge, which a test replaces to see a
-// price fail.
-var chargeJob = (*catalog.Site).Charge
-
 // charge applies the SU formula to the runtime, and to the time per unit of
 // work. A profile the formula cannot price is said so, in the profile's
-// Unpriced and a note, and is not eligible: with no figure its SU would
-// read as 0, the cheapest of all.
-func (a *analysis) charge(pa *ProfileAdvice, p *catalog.Profile) {
-	j := a.base
-	j.Profile, j.GPUs, j.Partition, j.Hours = p, a.gpus(p), a.partitionFor(p), 1
-	pa.Partition = j.Partition
-	rate, err := chargeJob(a.site, j)
+// Unpriced and the note returned, and is not eligible: with no figure its
+// SU would read as 0, the cheapest of all.
+func (j judging) charge(pa *ProfileAdvice, p *catalog.Profile) string {
+	job := j.ev.base
+	job.Profile, job.GPUs, job.Partition, job.Hours = p, j.ev.multiGPU.gpusOn(p), j.partitionFor(p), 1
+	pa.Partition = job.Partition
+	rate, err := chargeJob(j.site, job)
 	if err != nil {
 		pa.Unpriced = fmt.Sprintf("no price: the site's SU formula failed on %s: %v", p.Name, err)
-		a.note("%s has no price (the site's SU formula failed: %v), so it is not recommended", p.Name, err)
-		return
+		return fmt.Sprintf("%s has no price (the site's SU formula failed: %v), so it is not recommended", p.Name, err)
 	}
 	pa.SUPerHour = round4(rate.SUPerHour)
 	if pa.RuntimeS != nil {
 		pa.SU = ptr(catalog.RoundSU(rate.SUPerHour * *pa.RuntimeS / 3600))
 	}
-	perWork, ok := a.secondsPerWork(pa)
-	if pa.RuntimeS != nil && a.work > 0 {
+	perWork, ok := j.secondsPerWork(pa)
+	if pa.RuntimeS != nil && j.ev.work > 0 {
 		// The runtime over the job's work: the two columns agree, bounds included.
-		perWork, ok = *pa.RuntimeS/a.work, true
+		perWork, ok = *pa.RuntimeS/j.ev.work, true
 	}
 	if ok {
 		// Scaled to a unit people read, and rounded, by scaleWork.
-		pa.SUPerWork, pa.WorkUnit = ptr(rate.SUPerHour*perWork/3600), a.workUnit
+		pa.SUPerWork, pa.WorkUnit = ptr(rate.SUPerHour*perWork/3600), j.ev.workUnit
 	}
+	return ""
 }
 
 // secondsPerWork is the profile's time per unit of work: measured on it
 // (completed or time-capped runs count alike), else predicted.
-func (a *analysis) secondsPerWork(pa *ProfileAdvice) (float64, bool) {
-	for _, pt := range a.workPoints {
+func (j judging) secondsPerWork(pa *ProfileAdvice) (float64, bool) {
+	w := j.ev.workSeen
+	for _, pt := range w.workPoints {
 		if pt.Profile == pa.Profile {
 			return pt.Seconds, true
 		}
 	}
-	if len(a.workPoints) == 0 {
+	if len(w.workPoints) == 0 {
 		return 0, false
 	}
-	sec, _, _, _ := a.workScaling.Predict(a.workPoints, pa.shares)
+	sec, _, _, _ := w.workScaling.Predict(w.workPoints, pa.shares)
 	return sec, true
 }
 
@@ -288,23 +319,23 @@ func round4(x float64) float64 {
 // that covers the whole range; one beyond the partition's limit cannot be
 // asked for, whatever the script asks for (or if it asks for none), and
 // the profile is then out.
-func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
-	limit := a.job.Resources.Time
-	if a.budget > 0 && pa.Runs > 0 && pa.TimedOut == pa.Runs {
+func (j judging) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
+	limit := j.job.Resources.Time
+	if j.ev.budget > 0 && pa.Runs > 0 && pa.TimedOut == pa.Runs {
 		return // its runs here take the time they are given
 	}
 	if pa.RuntimeAtLeast {
-		a.boundTimeLimit(pa, p)
+		j.boundTimeLimit(pa, p)
 		return
 	}
 	if pa.RuntimeRangeS == nil || limit.IsSet() && !limit.Unlimited && pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
 		return
 	}
 	need := suggestTime(pa.RuntimeRangeS[1])
-	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		// Whatever the script asks for, or if it asks for nothing: the
 		// partition's limit is the most any run there gets.
-		a.beyondLimit(pa, max)
+		beyondLimit(pa, max)
 		return
 	}
 	if limit.IsSet() && !limit.Unlimited {
@@ -317,7 +348,7 @@ func (a *analysis) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 // (sbatch would refuse the job). Where the predicted runtime itself fits,
 // a run may finish within the limit, which is the most it may ask for;
 // where it does not, no run there can finish, and none is proposed.
-func (a *analysis) beyondLimit(pa *ProfileAdvice, max slurm.TimeLimit) {
+func beyondLimit(pa *ProfileAdvice, max slurm.TimeLimit) {
 	if *pa.RuntimeS <= max.Duration.Seconds() {
 		pa.TimeLimit = slurm.FormatDuration(max.Duration)
 		pa.beyondLimit = fmt.Sprintf("its predicted runtime reaches %s at the slow end of its range, beyond the partition's limit of %s: a run there may not finish",
@@ -332,11 +363,11 @@ func (a *analysis) beyondLimit(pa *ProfileAdvice, max slurm.TimeLimit) {
 // boundTimeLimit suggests the --time for a profile whose runtime is only a
 // lower bound (a run reached its time limit): twice the bound, so that the
 // next run can complete and be measured, within the partition's limit.
-func (a *analysis) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
+func (j judging) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	const step = 300
 	bound := pa.RuntimeRangeS[1]
 	need := time.Duration(math.Ceil(2*bound/step)*step) * time.Second
-	if max, ok := a.site.MaxWalltimeFor(a.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		if max.Duration.Seconds() <= bound {
 			pa.beyondLimit = fmt.Sprintf("ran to the partition's limit of %s without completing", max)
 			pa.pastLimit = true
@@ -344,7 +375,7 @@ func (a *analysis) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 		}
 		need = max.Duration
 	}
-	if limit := a.job.Resources.Time; limit.Unlimited || limit.IsSet() && limit.Duration >= need {
+	if limit := j.job.Resources.Time; limit.Unlimited || limit.IsSet() && limit.Duration >= need {
 		return // the script asks for enough already
 	}
 	pa.TimeLimit = slurm.FormatDuration(need)
@@ -359,21 +390,22 @@ func suggestTime(seconds float64) time.Duration {
 
 // partitionFor is where the job would run on the profile: the script's
 // partition when the profile is offered there, else the profile's first.
-func (a *analysis) partitionFor(p *catalog.Profile) string {
-	if a.base.Partition == "" || !slices.Contains(p.Partitions, a.base.Partition) {
+func (j judging) partitionFor(p *catalog.Profile) string {
+	base := j.ev.base
+	if base.Partition == "" || !slices.Contains(p.Partitions, base.Partition) {
 		if len(p.Partitions) > 0 {
 			return p.Partitions[0]
 		}
 	}
-	return a.base.Partition
+	return base.Partition
 }
 
 // failedOnly says why a profile where the job failed, and never completed,
 // for a reason other than memory or time is not advised: the evidence there
 // is a failure nobody has explained.
-func (a *analysis) failedOnly(profile string) string {
+func failedOnly(profile string, runs []Run) string {
 	failed, state := 0, ""
-	for _, r := range a.runs {
+	for _, r := range runs {
 		switch {
 		case r.Profile != profile:
 		case r.Completed:
@@ -392,57 +424,76 @@ func (a *analysis) failedOnly(profile string) string {
 	return fmt.Sprintf("failed here (%s, %d runs) and never completed: see the job's output", state, failed)
 }
 
-// eligibility decides whether the profile may be recommended, and says why.
-func (a *analysis) eligibility(pa *ProfileAdvice) (bool, string) {
-	if pa.excluded != "" {
+// eligibility decides whether the profile may be recommended, and says why:
+// it can run the job and is priced, its OOM risk is low, and its runtime
+// is known within its partition's time limit.
+func (j judging) eligibility(pa *ProfileAdvice) (bool, string) {
+	switch {
+	case pa.excluded != "":
 		return false, pa.excluded
-	}
-	if pa.Unpriced != "" {
+	case pa.Unpriced != "":
 		return false, pa.Unpriced
+	case riskWords(pa.OOMRisk) != "":
+		return false, riskWords(pa.OOMRisk) + pa.OOMRiskReason
 	}
-	switch pa.OOMRisk {
-	case memory.RiskHigh:
-		return false, "high OOM risk: " + pa.OOMRiskReason
-	case memory.RiskMedium:
-		return false, "medium OOM risk: " + pa.OOMRiskReason
-	case memory.RiskUnknown:
-		return false, "OOM risk unknown: " + pa.OOMRiskReason
-	}
-	if failed := a.failedOnly(pa.Profile); failed != "" {
+	if failed := failedOnly(pa.Profile, j.ev.runs); failed != "" {
 		return false, failed
 	}
-	switch {
-	case pa.RuntimeS == nil:
-		if r, ok := a.emulatedElsewhere(); ok {
-			return false, fmt.Sprintf("runtime unknown on the site's GPU: the runs were emulated on %s", r.Emulated)
-		}
-		return false, "runtime unknown: no completed run to scale from"
-	case pa.RuntimeAtLeast && pa.Completed > 0:
-		return false, fmt.Sprintf("it %s, so the median runtime here is at least %s: its runs vary, so measure it again with a longer --time",
-			pa.boundBy, slurm.FormatSeconds(*pa.RuntimeS))
-	case pa.RuntimeAtLeast:
-		return false, fmt.Sprintf("%s, so its runtime is at least that; no run completed here: measure it with a longer --time", pa.boundBy)
-	case pa.onlyCapped:
-		return false, "every run here reached its time limit or failed, so a predicted time is no answer: measure it with a longer --time"
-	case pa.beyondLimit != "":
-		return false, pa.beyondLimit
-	case pa.TimeLimit != "":
-		return true, fmt.Sprintf("low OOM risk; needs --time=%s, the script asks for %s", pa.TimeLimit, a.job.Resources.Time)
+	if why := j.noRuntime(pa); why != "" {
+		return false, why
+	}
+	if pa.TimeLimit != "" {
+		return true, fmt.Sprintf("low OOM risk; needs --time=%s, the script asks for %s", pa.TimeLimit, j.job.Resources.Time)
 	}
 	return true, "low OOM risk: " + pa.OOMRiskReason
 }
 
+// riskWords opens the reason a risk rules a profile out with; "" for a
+// risk that does not (low).
+func riskWords(level string) string {
+	switch level {
+	case memory.RiskHigh:
+		return "high OOM risk: "
+	case memory.RiskMedium:
+		return "medium OOM risk: "
+	case memory.RiskUnknown:
+		return "OOM risk unknown: "
+	}
+	return ""
+}
+
+// noRuntime says why the profile's runtime is no answer: unknown, only a
+// bound, predicted where every run reached its limit, or beyond the
+// partition's limit; "" where it is one.
+func (j judging) noRuntime(pa *ProfileAdvice) string {
+	switch {
+	case pa.RuntimeS == nil:
+		if r, ok := emulatedElsewhere(j.ev.runs); ok {
+			return fmt.Sprintf("runtime unknown on the site's GPU: the runs were emulated on %s", r.Emulated)
+		}
+		return "runtime unknown: no completed run to scale from"
+	case pa.RuntimeAtLeast && pa.Completed > 0:
+		return fmt.Sprintf("it %s, so the median runtime here is at least %s: its runs vary, so measure it again with a longer --time",
+			pa.boundBy, slurm.FormatSeconds(*pa.RuntimeS))
+	case pa.RuntimeAtLeast:
+		return fmt.Sprintf("%s, so its runtime is at least that; no run completed here: measure it with a longer --time", pa.boundBy)
+	case pa.onlyCapped:
+		return "every run here reached its time limit or failed, so a predicted time is no answer: measure it with a longer --time"
+	}
+	return pa.beyondLimit
+}
+
 // rateSpread is the spread of the time per unit of work of the runs on
 // profile that reported their work, where the job's runs did different
-// amounts of it (a.work 0): then their runtimes differ by their work, and
-// only their rates tell the run-to-run noise. nil where that is not so.
-func (a *analysis) rateSpread(profile string) *float64 {
-	if a.work > 0 || a.workUnit == "" {
+// amounts of it (no one work): then their runtimes differ by their work,
+// and only their rates tell the run-to-run noise. nil where that is not so.
+func rateSpread(profile string, runs []Run, w workSeen) *float64 {
+	if w.work > 0 || w.workUnit == "" {
 		return nil
 	}
 	var rates []float64
-	for _, r := range a.runs {
-		if r.Profile == profile && r.Completed && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == a.workUnit {
+	for _, r := range runs {
+		if r.Profile == profile && r.Completed && r.Work > 0 && r.Seconds > 0 && r.WorkUnit == w.workUnit {
 			rates = append(rates, r.Seconds/r.Work)
 		}
 	}
@@ -452,4 +503,37 @@ func (a *analysis) rateSpread(profile string) *float64 {
 	slices.Sort(rates)
 	m := rates[len(rates)/2]
 	return ptr(math.Round(100*(rates[len(rates)-1]-rates[0])/m) / 100)
+}
+
+// profileNamed is the advice on the named profile, nil where there is none.
+func profileNamed(profiles []ProfileAdvice, name string) *ProfileAdvice {
+	for i := range profiles {
+		if profiles[i].Profile == name {
+			return &profiles[i]
+		}
+	}
+	return nil
+}
+
+// scaleWork writes SU per unit of work in the multiple WorkScale picks,
+// the same for every profile, rounded.
+func scaleWork(profiles []ProfileAdvice) []ProfileAdvice {
+	var figures []float64
+	for _, pa := range profiles {
+		if pa.SUPerWork != nil {
+			figures = append(figures, *pa.SUPerWork)
+		}
+	}
+	if len(figures) == 0 {
+		return profiles
+	}
+	factor, prefix := WorkScale(figures)
+	out := slices.Clone(profiles)
+	for i := range out {
+		if pa := &out[i]; pa.SUPerWork != nil {
+			pa.SUPerWork = ptr(catalog.RoundSU(*pa.SUPerWork * factor))
+			pa.WorkUnit = WorkUnitText(prefix + pa.WorkUnit)
+		}
+	}
+	return out
 }

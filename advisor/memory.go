@@ -27,17 +27,17 @@ func runSoftware(runs []Run) []memory.Software {
 // memoryHolders says what held each run's memory: the script's software
 // and settings first (they say why), then what its runs' output showed; a
 // run's own settings (a probe's --no-prealloc) over the script's.
-func (a *analysis) memoryHolders() func(Run) memory.Holder {
-	seen, env := memory.ScriptSoftware(cmp.Or(a.job.Source, a.job.Reads))
-	for _, s := range runSoftware(a.runs) {
+func memoryHolders(job Job, runs []Run) func(Run) memory.Holder {
+	seen, env := memory.ScriptSoftware(cmp.Or(job.Source, job.Reads))
+	for _, s := range runSoftware(runs) {
 		if !slices.ContainsFunc(seen, func(x memory.Software) bool { return x.Name == s.Name }) {
 			seen = append(seen, s)
 		}
 	}
-	job := memory.HolderOf(seen, env)
+	held := memory.HolderOf(seen, env)
 	return func(r Run) memory.Holder {
 		if len(r.Settings) == 0 {
-			return job
+			return held
 		}
 		own := maps.Clone(env)
 		if own == nil {

@@ -175,16 +175,6 @@ func runsSubject(r *Recommendation) string {
 	return "this script"
 }
 
-// Profile is the advice on the named profile, nil where there is none.
-func (r *Recommendation) Profile(name string) *ProfileAdvice {
-	for i := range r.Profiles {
-		if r.Profiles[i].Profile == name {
-			return &r.Profiles[i]
-		}
-	}
-	return nil
-}
-
 // clearlyCheaper reports whether a is cheaper than b by more than the
 // run-to-run noise of their figures (a saving within the noise is not worth
 // interrupting a submission for), comparing what both have figures for: SU

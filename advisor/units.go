@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -75,25 +74,4 @@ func singular(word string) string {
 		return word[:len(word)-2]
 	}
 	return word[:len(word)-1]
-}
-
-// scaleWork expresses SU per unit of work per the multiple WorkScale picks,
-// the same for every profile, and rounds them.
-func (a *analysis) scaleWork() {
-	var figures []float64
-	for _, pa := range a.rec.Profiles {
-		if pa.SUPerWork != nil {
-			figures = append(figures, *pa.SUPerWork)
-		}
-	}
-	if len(figures) == 0 {
-		return
-	}
-	factor, prefix := WorkScale(figures)
-	for i := range a.rec.Profiles {
-		if pa := &a.rec.Profiles[i]; pa.SUPerWork != nil {
-			pa.SUPerWork = ptr(catalog.RoundSU(*pa.SUPerWork * factor))
-			pa.WorkUnit = WorkUnitText(prefix + pa.WorkUnit)
-		}
-	}
 }

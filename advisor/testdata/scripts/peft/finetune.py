@@ -1,0 +1,2 @@
+from peft import LoraConfig
+import torch

@@ -1,0 +1,3 @@
+import os
+from transformers import AutoModelForCausalLM
+import torch
