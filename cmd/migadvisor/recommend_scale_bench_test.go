@@ -31,7 +31,7 @@ const (
 // records whatever the size (a generated record depends on its id modulo
 // 36,000), among the newest of the large one. It returns the history and
 // a site file that names it as the site-wide history.
-func scaleHistory(b *testing.B, dir string, jobs int, known *slurm.Script) (db, siteFile string) {
+func scaleHistory(b *testing.B, dir string, jobs int, known *slurm.Script, dump func(n int, delim string) *sacctgen.Reader) (db, siteFile string) {
 	b.Helper()
 	ctx := context.Background()
 	db = filepath.Join(dir, fmt.Sprintf("history-%d.db", jobs))
@@ -44,7 +44,7 @@ func scaleHistory(b *testing.B, dir string, jobs int, known *slurm.Script) (db, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	historytest.Import(b, st, site, sacctgen.New(jobs, slurm.SacctDelimiter), "wulver")
+	historytest.Import(b, st, site, dump(jobs, slurm.SacctDelimiter), "wulver")
 	at := time.Unix(1_790_000_000, 0)
 	var subs []history.Submission
 	for i := 0; i < jobs; i += 10 {
@@ -74,7 +74,8 @@ func scaleHistory(b *testing.B, dir string, jobs int, known *slurm.Script) (db, 
 // seen and of one with a handful of runs, and history of each, as users run
 // them (processes of the built binary), on a history of 1,000 jobs and on
 // one of 1M: the user's own, or a small own one beside a site-wide one of
-// that size. The two runs of a case alternate, each pair in the other
+// that size; each of sacctgen's dumps (dump=full, and dump=lean: a site's
+// own 16 columns, 50 users and 977 job names, issue 42). The two runs of a case alternate, each pair in the other
 // order than the last; it reports the small one's and the large one's
 // median, what the large one added (min, median, max over the pairs), and
 // the CPU time it added (user and system, median), and fails where that is
@@ -84,6 +85,15 @@ func BenchmarkRecommendAt1MJobs(b *testing.B) {
 		b.Skip("builds a 1M-job history; not in -short")
 	}
 	bin := migadvisorBinary(b)
+	for _, d := range []struct {
+		name string
+		dump func(n int, delim string) *sacctgen.Reader
+	}{{"dump=full", sacctgen.New}, {"dump=lean", sacctgen.NewLean}} {
+		b.Run(d.name, func(b *testing.B) { recommendAt1MJobs(b, bin, d.dump) })
+	}
+}
+
+func recommendAt1MJobs(b *testing.B, bin string, dump func(n int, delim string) *sacctgen.Reader) {
 	dir := b.TempDir()
 	scripts := map[string]string{"known.sh": scaleKnownScript, "new.sh": scaleNewScript}
 	for name, text := range scripts {
@@ -92,8 +102,8 @@ func BenchmarkRecommendAt1MJobs(b *testing.B) {
 		}
 	}
 	known := slurm.Parse("known.sh", []byte(scaleKnownScript))
-	smallDB, smallSite := scaleHistory(b, dir, 1_000, known)
-	largeDB, largeSite := scaleHistory(b, dir, 1_000_000, known)
+	smallDB, smallSite := scaleHistory(b, dir, 1_000, known, dump)
+	largeDB, largeSite := scaleHistory(b, dir, 1_000_000, known, dump)
 	since := []string{"--wait-since", "2026-01-01"} // every generated job's wait, whatever the date
 	cases := []struct {
 		name         string
