@@ -28,7 +28,9 @@ var sqliteImport = []string{"-cmd", "PRAGMA journal_mode=WAL", "{db}", ".mode cs
 
 // BenchmarkCollectVsSQLiteImport is issue 36's ingestion figure: collect
 // --sacct-file of a dump of MIGADVISOR_BENCH_JOBS jobs (default 1M; 2M
-// lines: each job and its batch step, as sacct --parsable2 saves them)
+// lines: each job and its batch step, as sacct --parsable2 saves them;
+// sacctgen's full column set, and the lean one a site's own --format keeps,
+// issue 42)
 // into a fresh history, against sqliteImport of the same file, as
 // processes, in MIGADVISOR_BENCH_PAIRS pairs (default 5), each pair in the
 // other order than the last, the page cache holding the dump and the disk
@@ -46,9 +48,19 @@ func BenchmarkCollectVsSQLiteImport(b *testing.B) {
 	}
 	jobs, pairs := sacctgen.BenchJobs(b, 1_000_000), benchEnvInt(b, "MIGADVISOR_BENCH_PAIRS", 5)
 	bin := migadvisorBinary(b)
+	for _, d := range []struct {
+		name string
+		dump *sacctgen.Reader
+	}{{"dump=full", sacctgen.New(jobs, "|")}, {"dump=lean", sacctgen.NewLean(jobs, "|")}} {
+		b.Run(d.name, func(b *testing.B) { collectVsSQLiteImport(b, bin, sqlite3, jobs, pairs, d.dump) })
+	}
+}
+
+// collectVsSQLiteImport is BenchmarkCollectVsSQLiteImport on one dump.
+func collectVsSQLiteImport(b *testing.B, bin, sqlite3 string, jobs, pairs int, reader *sacctgen.Reader) {
 	dir := b.TempDir()
 	dump := filepath.Join(dir, "sacct.psv")
-	sacctgen.WriteJobAndBatch(b, dump, sacctgen.New(jobs, "|"))
+	sacctgen.WriteJobAndBatch(b, dump, reader)
 	collect := func(db string) []string {
 		return []string{bin, "--site", "wulver", "--db", db, "collect", "--sacct-file", dump}
 	}
