@@ -66,6 +66,7 @@ type evaluator struct {
 	jobs  []replay.Job
 	index []int32 // the demand job of each replayed job
 	waits []int64
+	rp    replay.Replayer // each replay in the last one's memory
 }
 
 func newEvaluator(site *catalog.Site, d *Demand, today Fleet, opt replay.Options) *evaluator {
@@ -110,7 +111,7 @@ func (e *evaluator) evaluate(f Fleet, w which, detailed bool) (*Outcome, error) 
 		e.jobs = append(e.jobs, replay.Job{ID: j.ID, Submit: j.Submit, Profile: d.Profiles[k], Count: int(j.Count), LimitS: limitOn(j, rt), RuntimeS: rt})
 		e.index = append(e.index, int32(i))
 	}
-	res, err := replay.Replay(slots, e.jobs, e.opt)
+	res, err := e.rp.Replay(slots, e.jobs, e.opt) // res is good until the next replay
 	if err != nil {
 		return nil, err
 	}
