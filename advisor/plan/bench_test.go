@@ -104,12 +104,29 @@ func BenchmarkDemand1M(b *testing.B) {
 }
 
 // benchHistory is a history of sacctgen's million jobs (MIGADVISOR_BENCH_JOBS
-// to change it): 80% on a GPU, with jobstats summaries, by 500 users.
+// to change it): 80% on a GPU, with jobstats summaries, by 500 users. Its
+// import takes a minute on 2 cores: MIGADVISOR_BENCH_HISTORY=FILE keeps it
+// in FILE for the next runs, which read it from there (whatever number of
+// jobs it was made with).
 func benchHistory(b *testing.B, site *catalog.Site) *history.Store {
 	b.Helper()
 	gen := sacctgen.New(benchJobs(), slurm.SacctDelimiter)
 	gen.Jobstats = true
-	return historytest.FromReader(b, site, gen, "")
+	path := os.Getenv("MIGADVISOR_BENCH_HISTORY")
+	if path == "" {
+		return historytest.FromReader(b, site, gen, "")
+	}
+	_, err := os.Stat(path)
+	fresh := err != nil
+	st, err := history.Open(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	if fresh {
+		historytest.Import(b, st, site, gen, "")
+	}
+	return st
 }
 
 func benchJobs() int {
@@ -154,6 +171,8 @@ func BenchmarkPlanFromHistory1M(b *testing.B) {
 			b.Fatal(err)
 		}
 		sized := time.Since(began)
+		sizedRSS := memstat.PeakMiB()
+		sizedHeap, _ := heap.Peaks()
 		p, err := Make(Request{Site: site, Today: today, Demand: d})
 		if err != nil {
 			b.Fatal(err)
@@ -169,8 +188,10 @@ func BenchmarkPlanFromHistory1M(b *testing.B) {
 		b.ReportMetric(heapMiB, "peak-heap-MiB")
 		b.ReportMetric(liveMiB, "peak-live-heap-MiB")
 		// Also logged: a benchmark that fails prints no metrics.
-		b.Logf("%d jobs: %.1f s (demand %.1f s), %d replays, peak RSS %.0f MiB, peak heap %.0f MiB (live %.0f MiB)",
-			len(d.Jobs), took.Seconds(), sized.Seconds(), p.Replays, rss, heapMiB, liveMiB)
+		b.ReportMetric(sizedRSS, "demand-peak-RSS-MiB")
+		b.ReportMetric(sizedHeap, "demand-peak-heap-MiB")
+		b.Logf("%d jobs: %.1f s (demand %.1f s), %d replays, peak RSS %.0f MiB (demand %.0f), peak heap %.0f MiB (demand %.0f; live %.0f MiB)",
+			len(d.Jobs), took.Seconds(), sized.Seconds(), p.Replays, rss, sizedRSS, heapMiB, sizedHeap, liveMiB)
 		if took.Seconds() > plan1MBoundS {
 			b.Errorf("the plan of %d jobs from their history takes %.1f s, over the target of %d s", benchJobs(), took.Seconds(), plan1MBoundS)
 		}

@@ -57,12 +57,16 @@ func StartHeapPeak(interval time.Duration) *HeapPeak {
 	return h
 }
 
-// Stop ends the sampling and returns the peaks, MiB: the heap's objects
-// and the live heap.
-func (h *HeapPeak) Stop() (heapMiB, liveMiB float64) {
-	close(h.stop)
-	h.done.Wait()
+// Peaks are the peaks so far, MiB: the heap's objects and the live heap.
+func (h *HeapPeak) Peaks() (heapMiB, liveMiB float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return float64(h.heap) / (1 << 20), float64(h.live) / (1 << 20)
+}
+
+// Stop ends the sampling and returns the peaks (Peaks).
+func (h *HeapPeak) Stop() (heapMiB, liveMiB float64) {
+	close(h.stop)
+	h.done.Wait()
+	return h.Peaks()
 }
