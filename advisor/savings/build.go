@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -47,15 +48,41 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
 	}
 	groups := b.groups()
-	for done := 0; done < len(groups); {
-		batch := nextBatch(groups[done:])
-		if err := b.read(ctx, rd, batch); err != nil {
-			return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
+	// The next batch is read while one is judged: on two cores the reads
+	// cost no time.
+	ctx, cancel := context.WithCancel(ctx)
+	batches := make(chan readBatch)
+	var reading sync.WaitGroup
+	reading.Add(1)
+	go func() {
+		defer reading.Done()
+		defer close(batches)
+		for from := 0; from < len(groups); {
+			rb := readBatch{groups: nextBatch(groups[from:])}
+			from += len(rb.groups)
+			if rb.err = b.read(ctx, rd, rb.groups); rb.err != nil {
+				rb.err = fmt.Errorf("read the jobs that ended in the period: %w", rb.err)
+			} else {
+				rb.err = namedRuns(ctx, st, rb.groups, req.Period)
+			}
+			select {
+			case batches <- rb:
+			case <-ctx.Done():
+				return
+			}
+			if rb.err != nil {
+				return
+			}
 		}
-		if err := namedRuns(ctx, st, batch, req.Period); err != nil {
-			return nil, err
+	}()
+	defer reading.Wait() // before the Reader closes
+	defer cancel()
+	done := 0
+	for rb := range batches {
+		if rb.err != nil {
+			return nil, rb.err
 		}
-		for _, g := range batch {
+		for _, g := range rb.groups {
 			if len(g.jobs) == 0 { // never in the Reader's snapshot
 				return nil, fmt.Errorf("read the jobs that ended in the period: %s's jobs of %s are no longer in the history", g.user, g.label())
 			}
@@ -68,6 +95,9 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 				req.Progress(done, len(groups))
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the reads stopped short
 	}
 	b.finish()
 	if b.rep.Total.Jobs == 0 {
@@ -221,6 +251,12 @@ func (b *builder) groups() []*group {
 	return out
 }
 
+// readBatch is a batch of groups read whole (read, namedRuns), or why not.
+type readBatch struct {
+	groups []*group
+	err    error
+}
+
 // batchRows is about how many jobs' records are read at once: the groups
 // of a batch are read in one statement, and a group is read whole however
 // many it has.
@@ -239,6 +275,8 @@ func nextBatch(groups []*group) []*group {
 }
 
 // read reads the jobs of a batch of groups whole, each priced as it ran.
+// It runs beside the judging of the batch before: it touches only the
+// batch's groups, and the builder's site.
 func (b *builder) read(ctx context.Context, rd *history.Reader, batch []*group) error {
 	sets := make([][]int64, len(batch))
 	for i, g := range batch {
