@@ -70,7 +70,11 @@ type evaluator struct {
 }
 
 func newEvaluator(site *catalog.Site, d *Demand, today Fleet, opt replay.Options) *evaluator {
-	e := &evaluator{site: site, demand: d, today: today, opt: opt, share: make([]float64, len(d.Profiles))}
+	// Buffers as long as the demand, made once: grown by append, a million
+	// jobs' would leave arrays of up to twice that behind them.
+	n := len(d.Jobs)
+	e := &evaluator{site: site, demand: d, today: today, opt: opt, share: make([]float64, len(d.Profiles)),
+		jobs: make([]replay.Job, 0, n), index: make([]int32, 0, n), waits: make([]int64, 0, n)}
 	model, hasModel := site.Model()
 	for k, name := range d.Profiles {
 		e.share[k] = 1
