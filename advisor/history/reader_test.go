@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -145,5 +146,66 @@ func TestReaderReadsOneSnapshot(t *testing.T) {
 	}
 	if now, _ := s.History(ctx, HistoryFilter{}); !slices.Equal(jobIDs(now), []string{"b/4244", "a/4247", "a/4246", "a/4245", "a/4244", "a/4242"}) {
 		t.Errorf("beside the reader, the history holds %v", jobIDs(now))
+	}
+}
+
+// A Reader reads a history opened read-only (the site history plan and
+// report read), a published snapshot (immutable) and an empty one in
+// memory as it reads the one its writer opened.
+func TestReaderReadsEveryKindOfHistory(t *testing.T) {
+	ctx := context.Background()
+	s := readerHistory(t)
+	want, err := s.History(ctx, HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := filepath.Join(t.TempDir(), "site.db")
+	if err := s.Snapshot(ctx, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	empty, _, err := OpenToRead(ctx, filepath.Join(t.TempDir(), "none.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	for _, c := range []struct {
+		name string
+		path string
+		st   *Store
+		want []JobRecord
+	}{{name: "read-only", path: s.Path(), want: want}, {name: "snapshot", path: snapshot, want: want}, {name: "empty", st: empty}} {
+		st := c.st
+		if st == nil {
+			if st, err = OpenWith(ctx, c.path, Options{ReadOnly: true}); err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+		}
+		rd, err := st.Reader(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var sets [][]int64
+		err = rd.Jobs(ctx, HistoryFilter{}, func(r *JobRecord, rows []int64) error {
+			sets = append(sets, slices.Clone(rows))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		recs, err := rd.Records(ctx, [][]int64{slices.Concat(sets...)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(recs[0], c.want) && !(len(recs[0]) == 0 && len(c.want) == 0) {
+			t.Errorf("%s: read %v, want %v", c.name, jobIDs(recs[0]), jobIDs(c.want))
+		}
+		// The history's other reads go on beside the Reader's.
+		if _, err := st.History(ctx, HistoryFilter{GPU: true}); err != nil {
+			t.Errorf("%s: beside the reader: %v", c.name, err)
+		}
+		if err := rd.Close(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }
