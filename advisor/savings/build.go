@@ -259,8 +259,8 @@ type readBatch struct {
 
 // batchRows is about how many jobs' records are read at once: the groups
 // of a batch are read in one statement, and a group is read whole however
-// many it has.
-const batchRows = 20_000
+// many it has. A variable for the tests.
+var batchRows = 20_000
 
 // nextBatch is the first groups of groups, about batchRows jobs' rows,
 // at least one group.
