@@ -7,7 +7,7 @@ import (
 
 // MemoryLimit is the soft limit on the Go runtime's memory that a plan
 // runs under (issue 41: a year of a 500-GPU site in 512 MiB). A million
-// jobs keep about 250 MiB live at the search's busiest (the demand, the
+// jobs keep about 270 MiB live at the search's busiest (the demand, the
 // replay's buffers, the queue it replays); left to GOGC=100, the heap
 // grows to twice what the last collection found live before the next,
 // past 450 MiB. Under the limit the collector runs sooner instead, which
