@@ -7,7 +7,7 @@
 #   make bench    Go benchmarks, then the wrapper's and the site store's (figures in docs/performance.md);
 #                 each alone: make bench-wrapper, bench-jobstats, bench-mariadb, bench-ingest, and make
 #                 bench-clifilter what cli_filter.lua adds to sbatch on the dev cluster (as root), bench-plan
-#                 the layout plan at a million jobs (its search, and sizing the jobs from a history)
+#                 the layout plan at a million jobs (its search, sizing the jobs from a history, and both)
 #   make fuzz     run each fuzz target for FUZZTIME (default 2m)
 #   make install  install to $(DESTDIR)$(PREFIX) what make build built (no Go needed)
 #   make accuracy the runtime model beside simple baselines on the public tables, and the emulation gate
@@ -90,11 +90,13 @@ bench:
 	@scripts/dev-cluster.sh up >/dev/null 2>&1 || { echo "bench: the wrapper's and the site store's benchmarks need the dev cluster (as root)" >&2; exit 1; }
 	$(MAKE) bench-wrapper bench-mariadb
 
-# plan at a year of a 500-GPU site: the search and its replays, then the
-# jobs sized from a history of a million (docs/admin/plan.md, Scale).
+# plan at a year of a 500-GPU site: the search and its replays, the jobs
+# sized from a history of a million, and both as the command runs them,
+# which fails over 60 s or 512 MiB (docs/admin/plan.md, Scale).
+# MIGADVISOR_BENCH_HISTORY=FILE keeps the history's import for the next run.
 bench-plan:
 	$(GO) test -count=1 -run '^$$' -bench 'Replay1M' -benchtime 1x ./advisor/plan/replay
-	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'Plan1M|Demand1M' -benchtime 1x ./advisor/plan
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'Plan1M|Demand1M|PlanFromHistory1M' -benchtime 1x ./advisor/plan
 
 # The sbatch wrapper as users meet it, through the installed shim, against
 # the dev cluster's sbatch and a stub: time to the prompt (p50/p95/p99),

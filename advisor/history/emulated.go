@@ -124,6 +124,17 @@ const emulatedByTable = 10_000
 // fillEmulated gives each record its emulated runs, in one query for them
 // all; a schema before schemaEmulated (read-only) has none.
 func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
+	return s.fillEmulatedFrom(ctx, s.db, recs)
+}
+
+// querier is what reads: the history's pool, or one connection of it.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// fillEmulatedFrom is fillEmulated through q.
+func (s *Store) fillEmulatedFrom(ctx context.Context, q querier, recs []JobRecord) error {
 	if s.schema < schemaEmulated || len(recs) == 0 {
 		return nil
 	}
@@ -139,7 +150,7 @@ func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
 	var rows *sql.Rows
 	var err error
 	if len(keys) > emulatedByTable {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM emulated_runs e ORDER BY e.rowid`)
+		rows, err = q.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM emulated_runs e ORDER BY e.rowid`)
 	} else {
 		// The keys as one JSON array of [cluster, key] pairs: the statement
 		// is the same whatever their number, and each is a primary-key
@@ -148,7 +159,7 @@ func (s *Store) fillEmulated(ctx context.Context, recs []JobRecord) error {
 		if jerr != nil {
 			return fmt.Errorf("read emulated runs: %w", jerr)
 		}
-		rows, err = s.db.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM json_each(?) k CROSS JOIN emulated_runs e
+		rows, err = q.QueryContext(ctx, `SELECT `+s.emulatedColumns()+` FROM json_each(?) k CROSS JOIN emulated_runs e
 			ON e.cluster = json_extract(k.value, '$[0]') AND e.job_key = json_extract(k.value, '$[1]')
 			ORDER BY k.key, e.rowid`, string(list))
 	}

@@ -243,6 +243,14 @@ func keyNumber(key string) int64 {
 
 // history lists the records of the script (or workload, or all), newest first.
 func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, error) {
+	q, args := s.selectJobs(ctx, s.readColumns(), f)
+	return s.recordsOnce(ctx, q+newestFirst, f.Limit, args)
+}
+
+// selectJobs is the statement that reads the columns cols (of jobs j,
+// submissions s and outputs o) of the jobs f selects, in no order, with
+// its arguments; f's Versions and Limit are the caller's.
+func (s *Store) selectJobs(ctx context.Context, cols string, f HistoryFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.Fingerprint != "" {
@@ -255,10 +263,10 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 	}
 	// From a script's submissions to their jobs, through indexes: a whole
 	// cluster's history must not be scanned for one script.
-	q := `SELECT ` + s.readColumns() + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
+	q := `SELECT ` + cols + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
 	if len(where) > 0 {
 		with, from := s.linked(ctx, strings.Join(where, " AND "))
-		q = with + `SELECT ` + s.readColumns() + ` FROM ` + from + submissionsToJobs
+		q = with + `SELECT ` + cols + ` FROM ` + from + submissionsToJobs
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.Tracked {
@@ -305,7 +313,7 @@ func (s *Store) history(ctx context.Context, f HistoryFilter) ([]JobRecord, erro
 		}
 		q += ` AND (` + strings.Join(cond, " OR ") + `)`
 	}
-	return s.recordsOnce(ctx, q+newestFirst, f.Limit, args)
+	return q, args
 }
 
 // recordsOnce runs a query of recordColumns and keeps each job once (see
@@ -442,7 +450,9 @@ func (s *Store) records(ctx context.Context, q string, limit int, args []any) ([
 	return out, rows.Err()
 }
 
-func scanRecord(rows *sql.Rows) (JobRecord, error) {
+// scanRecord reads a row of recordColumns, followed by the columns extra
+// scans into.
+func scanRecord(rows *sql.Rows, extra ...any) (JobRecord, error) {
 	var r JobRecord
 	var name, user, account, partition, qos, nodes, workDir, by sql.NullString
 	var submit, start, end sql.NullInt64
@@ -450,7 +460,7 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	var path, gpuOOM, gpuText, hostText, unit, source, metrics, versions, device sql.NullString
 	var monProfile, monUtil, monSource, errFile, errText, settings, resembles sql.NullString
 	var truncated, hostOOM, timeLimit, cancelled sql.NullBool
-	err := rows.Scan(&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
+	dest := []any{&r.Cluster, &r.Key, &r.JobID, &r.ArrayJob, &name, &user, &account, &partition, &qos,
 		&nodes, &workDir, &r.State, &by, &r.ExitCode, &r.ExitSignal, &submit, &start, &end,
 		&r.ElapsedS, &r.TimeLimitMin, &r.Nodes, &r.CPUs, &r.ReqMemMiB, &r.MaxRSSMiB, &r.GPUType, &r.GPUCount,
 		&r.Profile, &r.AcctGPUMemMiB, &r.GPUUtil, &r.Stub, &r.JobstatsPeakMiB, &r.JobstatsTotalMiB, &r.JobstatsUtil,
@@ -459,8 +469,8 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 		&cancelled, &r.Work, &unit, &source, &metrics, &r.MonitorPeakMiB, &r.MonitorTotalMiB, &device,
 		&r.MonitorUsedPeakMiB, &monProfile, &monUtil, &r.MonitorUtilMean, &r.MonitorUtilMax, &r.MonitorSamples, &monSource,
 		&versions, &r.MonitorMemUtilMean, &r.MonitorMemUtilMax, &errFile, &r.ErrorLine, &errText, &settings,
-		&resembles)
-	if err != nil {
+		&resembles}
+	if err := rows.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
 	r.Name, r.User, r.Account, r.Partition, r.QOS = name.String, user.String, account.String, partition.String, qos.String

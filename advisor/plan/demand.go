@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -51,6 +52,8 @@ type Demand struct {
 	runtimes []runtime
 	rates    []float32
 	calc     calcTally // Princeton's calculator's sums over the jobs
+
+	priced map[rateKey][]float32 // ratesOf's, while the demand is built
 }
 
 // on is job i's runtime and SU per hour on profile index p.
@@ -91,6 +94,7 @@ func BuildDemand(ctx context.Context, st *history.Store, req DemandRequest) (*De
 		return nil, fmt.Errorf("size the period's jobs: %w", err)
 	}
 	d.sortBySubmit()
+	d.priced = nil
 	return d, nil
 }
 
@@ -132,8 +136,7 @@ func (d *Demand) fromRecord(site *catalog.Site, r *history.JobRecord) (Job, stri
 	if asked < 0 {
 		return Job{}, "a GPU type the site file lacks"
 	}
-	id := int64(0)
-	fmt.Sscan(r.JobID, &id)
+	id := jobNumber(r.JobID)
 	limit := int64(0)
 	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
 		limit = *r.TimeLimitMin * 60
@@ -148,6 +151,24 @@ func (d *Demand) fromRecord(site *catalog.Site, r *history.JobRecord) (Job, stri
 	}
 	return Job{ID: id, Submit: r.Submit.Unix(), Start: r.Start.Unix(), Count: count, Asked: uint8(asked), Needs: uint8(asked),
 		LimitS: limit, ElapsedS: elapsed}, ""
+}
+
+// jobNumber is a job id as fmt.Sscan reads it into an int64, as the plan
+// numbers jobs: a plain decimal number at once (nearly every one), any
+// other through Sscan, whose base prefixes and digit separators are its
+// own (123_4, an array task, reads as 1234).
+func jobNumber(id string) int64 {
+	plain := len(id) > 0 && len(id) <= 18 && id[0] != '0'
+	for i := 0; plain && i < len(id); i++ {
+		plain = id[i] >= '0' && id[i] <= '9'
+	}
+	n := int64(0)
+	if plain {
+		n, _ = strconv.ParseInt(id, 10, 64)
+		return n
+	}
+	fmt.Sscan(id, &n)
+	return n
 }
 
 // runtimesOf are the job's runtimes on each profile, by index. Where it
@@ -200,9 +221,46 @@ func predicted(pa *advisor.ProfileAdvice) bool {
 	return pa != nil && pa.RuntimeS != nil && !pa.RuntimeAtLeast
 }
 
+// rateKey is what a job's SU per hour depends on (advisor.RecordCharge's
+// usage, less its time and profile).
+type rateKey struct {
+	partition, qos string
+	cpus           int64
+	mem            float64
+	gpus           int64
+	noCPUs, noMem  bool
+}
+
 // ratesOf are the job's SU per hour on each profile, in its partition
-// where the profile is offered there, else in the profile's first.
+// where the profile is offered there, else in the profile's first; the
+// same for every job of the same rateKey, priced once.
 func (d *Demand) ratesOf(site *catalog.Site, job Job, r *history.JobRecord) []float32 {
+	k := rateKey{partition: r.Partition, qos: r.QOS, gpus: r.GPUCount, noCPUs: r.CPUs == nil, noMem: r.ReqMemMiB == nil}
+	if r.CPUs != nil {
+		k.cpus = *r.CPUs
+	}
+	if r.ReqMemMiB != nil {
+		k.mem = *r.ReqMemMiB
+	}
+	if out, ok := d.priced[k]; ok {
+		return out
+	}
+	out := d.price(site, r)
+	if d.priced == nil {
+		d.priced = map[rateKey][]float32{}
+	}
+	if len(d.priced) < maxPriced {
+		d.priced[k] = out
+	}
+	return out
+}
+
+// maxPriced bounds ratesOf's memory: a site whose jobs ask every amount
+// of memory has as many keys as jobs.
+const maxPriced = 1 << 14
+
+// price is ratesOf, priced.
+func (d *Demand) price(site *catalog.Site, r *history.JobRecord) []float32 {
 	out := make([]float32, len(d.Profiles))
 	hour := int64(3600)
 	for k, name := range d.Profiles {

@@ -66,10 +66,15 @@ type evaluator struct {
 	jobs  []replay.Job
 	index []int32 // the demand job of each replayed job
 	waits []int64
+	rp    replay.Replayer // each replay in the last one's memory
 }
 
 func newEvaluator(site *catalog.Site, d *Demand, today Fleet, opt replay.Options) *evaluator {
-	e := &evaluator{site: site, demand: d, today: today, opt: opt, share: make([]float64, len(d.Profiles))}
+	// Buffers as long as the demand, made once: grown by append, a million
+	// jobs' would leave arrays of up to twice that behind them.
+	n := len(d.Jobs)
+	e := &evaluator{site: site, demand: d, today: today, opt: opt, share: make([]float64, len(d.Profiles)),
+		jobs: make([]replay.Job, 0, n), index: make([]int32, 0, n), waits: make([]int64, 0, n)}
 	model, hasModel := site.Model()
 	for k, name := range d.Profiles {
 		e.share[k] = 1
@@ -110,7 +115,7 @@ func (e *evaluator) evaluate(f Fleet, w which, detailed bool) (*Outcome, error) 
 		e.jobs = append(e.jobs, replay.Job{ID: j.ID, Submit: j.Submit, Profile: d.Profiles[k], Count: int(j.Count), LimitS: limitOn(j, rt), RuntimeS: rt})
 		e.index = append(e.index, int32(i))
 	}
-	res, err := replay.Replay(slots, e.jobs, e.opt)
+	res, err := e.rp.Replay(slots, e.jobs, e.opt) // res is good until the next replay
 	if err != nil {
 		return nil, err
 	}

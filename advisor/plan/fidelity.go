@@ -18,7 +18,7 @@ func (e *evaluator) fidelity() (*fidelity.Result, error) {
 		waits[i] = max(j.Start-j.Submit, 0)
 		e.jobs = append(e.jobs, replay.Job{ID: j.ID, Submit: j.Submit, Profile: d.Profiles[j.Asked], Count: int(j.Count), LimitS: j.LimitS, RuntimeS: j.ElapsedS})
 	}
-	res, err := fidelity.CheckRecorded(e.jobs, waits, e.today.Slots(), e.opt)
+	res, err := fidelity.CheckRecorded(&e.rp, e.jobs, waits, e.today.Slots(), e.opt)
 	if err != nil {
 		return nil, err
 	}

@@ -294,3 +294,16 @@ func TestPageShowsTodayAgainstTheProposal(t *testing.T) {
 		t.Errorf("plan.md:\n%s\nmig-parted.yaml:\n%s", md, parted)
 	}
 }
+
+// A job's number is what fmt.Sscan reads from its id, whether the id is a
+// plain number or not.
+func TestJobNumberIsSscans(t *testing.T) {
+	for _, id := range []string{"1", "123", "4242", "999999999999999999", "9999999999999999999", "123_4", "123+0", "0", "0123", "0x1f",
+		"-5", "+5", " 12", "12 ", "", "abc", "123_[1-3]", "1_000"} {
+		want := int64(0)
+		fmt.Sscan(id, &want)
+		if got := jobNumber(id); got != want {
+			t.Errorf("jobNumber(%q) = %d, Sscan reads %d", id, got, want)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package savings
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/migadvisor/migadvisor/advisor"
 	"github.com/migadvisor/migadvisor/advisor/history"
@@ -16,31 +18,86 @@ import (
 
 // Build reads the GPU jobs that ended in the period from st and judges
 // each user's scripts as recommend would.
+//
+// A year of a large site is a million jobs: they are read twice, never
+// all at once. A first pass reads what groups and prices each job,
+// counts it, and keeps only its rows in the history, by group; then the
+// groups are read whole a batch at a time, judged in order, and let go.
+// Both passes see the history as it stood when the first began.
 func Build(ctx context.Context, st *history.Store, req Request) (*Report, error) {
-	recs, err := st.History(ctx, history.HistoryFilter{Ended: req.Period, GPU: true})
-	if err != nil {
-		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
-	}
 	th := req.Thresholds
 	b := &builder{site: req.Site, th: th, peers: req.Peers, heard: req.Judged, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
 		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
-		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}}
+		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}, byKey: map[string]*group{}}
 	for _, p := range req.Site.ProfilesBySize() {
 		b.order = append(b.order, p.Name)
 	}
-	groups := b.group(recs, req.User)
-	named, err := namedRuns(ctx, st, groups, req.Period)
+	rd, err := st.Reader(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
 	}
-	for i, g := range groups {
-		if err := b.judge(ctx, st, g, runsOf(named[g.key])); err != nil {
-			return nil, err
+	defer rd.Close()
+	err = rd.Jobs(ctx, history.HistoryFilter{Ended: req.Period, GPU: true}, func(r *history.JobRecord, rows []int64) error {
+		b.add(r, rows, req.User)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
+	}
+	if err := b.tellUngrouped(ctx, rd); err != nil {
+		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
+	}
+	groups := b.groups()
+	// The next batch is read while one is judged: on two cores the reads
+	// cost no time.
+	ctx, cancel := context.WithCancel(ctx)
+	batches := make(chan readBatch)
+	var reading sync.WaitGroup
+	reading.Add(1)
+	go func() {
+		defer reading.Done()
+		defer close(batches)
+		for from := 0; from < len(groups); {
+			rb := readBatch{groups: nextBatch(groups[from:])}
+			from += len(rb.groups)
+			if rb.err = b.read(ctx, rd, rb.groups); rb.err != nil {
+				rb.err = fmt.Errorf("read the jobs that ended in the period: %w", rb.err)
+			} else {
+				rb.err = namedRuns(ctx, st, rb.groups, req.Period)
+			}
+			select {
+			case batches <- rb:
+			case <-ctx.Done():
+				return
+			}
+			if rb.err != nil {
+				return
+			}
 		}
-		delete(named, g.key) // a group's runs are made when it is judged, and let go after
-		if req.Progress != nil {
-			req.Progress(i+1, len(groups))
+	}()
+	defer reading.Wait() // before the Reader closes
+	defer cancel()
+	done := 0
+	for rb := range batches {
+		if rb.err != nil {
+			return nil, rb.err
 		}
+		for _, g := range rb.groups {
+			if len(g.jobs) == 0 { // never in the Reader's snapshot
+				return nil, fmt.Errorf("read the jobs that ended in the period: %s's jobs of %s are no longer in the history", g.user, g.label())
+			}
+			if err := b.judge(ctx, st, g, runsOf(g.named)); err != nil {
+				return nil, err
+			}
+			g.jobs, g.named = nil, nil // a group's records are read when it is judged, and let go after
+			done++
+			if req.Progress != nil {
+				req.Progress(done, len(groups))
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the reads stopped short
 	}
 	b.finish()
 	if b.rep.Total.Jobs == 0 {
@@ -66,6 +123,9 @@ type builder struct {
 	peers    func(fingerprint string) []runmodel.Peer
 	heard    func(Judged) // Request.Judged
 	skipped  string       // the reason skip last counted, for heard
+
+	byKey     map[string]*group // the groups of the first pass
+	ungrouped ungrouped         // its jobs judged by no group, for heard
 }
 
 // job is a job of the period with its price as it ran.
@@ -81,84 +141,188 @@ type group struct {
 	key, user, name, fingerprint, path string
 	variantPath                        bool // path is a sweep variant's file
 	session                            bool
-	jobs                               []job
+	// rows are its jobs' rows in the history (history.Reader.Records),
+	// newest first; jobs those jobs, read whole when the group's batch
+	// is (read); named the records of its runs where it is not linked to
+	// a script (namedRuns).
+	rows  []int64
+	jobs  []job
+	named []*history.JobRecord
 }
 
-// group prices every job, counts it in the totals, and groups the jobs by
-// user and script, in a stable order.
-func (b *builder) group(recs []history.JobRecord, user string) []*group {
-	byKey := map[string]*group{}
-	var keys []string
-	for i := range recs {
-		r := &recs[i]
-		if user != "" && r.User != user || !slurm.TerminalState(r.State) || neverRan(r) {
-			continue
-		}
-		ch, ok := advisor.RecordCharge(b.site, r)
-		j := job{rec: r, su: ch.SU}
-		b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
-		switch {
-		case r.Profile == "":
-			b.skip(unknownGPU(r), j, "")
-			b.tell(j, nil, nil, 0)
-			continue
-		case !ok:
-			b.skip(noCharge, j, "")
-			b.tell(j, nil, nil, 0)
-			continue
-		}
-		key := groupKey(r)
-		g := byKey[key]
-		if g == nil {
-			g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script, variantPath: r.SweepDir != ""}
-			if session.IsInteractive(r) {
-				// An OnDemand app's job linked to the script slurmdbd
-				// stored is a session all the same: the app writes one.
-				g.fingerprint, g.path, g.session, g.variantPath = "", "", true, false
-			}
-			byKey[key] = g
-			keys = append(keys, key)
-		}
-		if g.variantPath && r.SweepDir == "" {
-			// The script the user ran, for recommend to read and name,
-			// not a probe's copy of it in the probe's directory.
-			g.path, g.variantPath = r.Script, false
-		}
-		g.jobs = append(g.jobs, j)
+// ungrouped are the jobs the first pass judged by no group (on a GPU type
+// the site file lacks, or with no SU figure), with why, in their order:
+// told to Request.Judged once read whole.
+type ungrouped struct {
+	rows []int64
+	ends []int // each job's rows end at its end
+	why  []string
+}
+
+// add prices a job of the first pass, counts it in the totals, and files
+// it in the group of its user and script.
+func (b *builder) add(r *history.JobRecord, rows []int64, user string) {
+	if user != "" && r.User != user || !slurm.TerminalState(r.State) || neverRan(r) {
+		return
 	}
-	slices.Sort(keys)
+	ch, ok := advisor.RecordCharge(b.site, r)
+	j := job{rec: r, su: ch.SU}
+	b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
+	switch {
+	case r.Profile == "":
+		b.skip(unknownGPU(r), j, "")
+		b.tellLater(rows)
+		return
+	case !ok:
+		b.skip(noCharge, j, "")
+		b.tellLater(rows)
+		return
+	}
+	key := groupKey(r)
+	g := b.byKey[key]
+	if g == nil {
+		g = &group{key: key, user: r.User, name: r.Name, fingerprint: r.Fingerprint, path: r.Script, variantPath: r.SweepDir != ""}
+		if session.IsInteractive(r) {
+			// An OnDemand app's job linked to the script slurmdbd
+			// stored is a session all the same: the app writes one.
+			g.fingerprint, g.path, g.session, g.variantPath = "", "", true, false
+		}
+		b.byKey[key] = g
+	}
+	if g.variantPath && r.SweepDir == "" {
+		// The script the user ran, for recommend to read and name,
+		// not a probe's copy of it in the probe's directory.
+		g.path, g.variantPath = r.Script, false
+	}
+	g.rows = append(g.rows, rows...)
+}
+
+// tellLater keeps a job skip just counted, and why, for tellUngrouped.
+func (b *builder) tellLater(rows []int64) {
+	defer func() { b.skipped = "" }()
+	if b.heard == nil {
+		return
+	}
+	u := &b.ungrouped
+	u.rows = append(u.rows, rows...)
+	u.ends = append(u.ends, len(u.rows))
+	u.why = append(u.why, b.skipped)
+}
+
+// tellUngrouped tells Request.Judged of the jobs no group judges, read
+// whole, before any group's.
+func (b *builder) tellUngrouped(ctx context.Context, rd *history.Reader) error {
+	u := b.ungrouped
+	for first := 0; first < len(u.ends); {
+		var sets [][]int64
+		n, from := 0, 0
+		if first > 0 {
+			from = u.ends[first-1]
+		}
+		for k := first; k < len(u.ends) && n < batchRows; k++ {
+			sets = append(sets, u.rows[from:u.ends[k]])
+			n += u.ends[k] - from
+			from = u.ends[k]
+		}
+		recs, err := rd.Records(ctx, sets)
+		if err != nil {
+			return err
+		}
+		for k := range recs {
+			for i := range recs[k] { // the job, once
+				b.skipped = u.why[first+k]
+				b.tell(job{rec: &recs[k][i]}, nil, nil, 0)
+			}
+		}
+		first += len(sets)
+	}
+	b.ungrouped = ungrouped{}
+	return nil
+}
+
+// groups are the first pass's groups in a stable order.
+func (b *builder) groups() []*group {
+	keys := slices.Sorted(maps.Keys(b.byKey))
 	out := make([]*group, len(keys))
 	for i, k := range keys {
-		out[i] = byKey[k]
+		out[i] = b.byKey[k]
 	}
+	b.byKey = nil
 	return out
+}
+
+// readBatch is a batch of groups read whole (read, namedRuns), or why not.
+type readBatch struct {
+	groups []*group
+	err    error
+}
+
+// batchRows is about how many jobs' records are read at once: the groups
+// of a batch are read in one statement, and a group is read whole however
+// many it has. A variable for the tests.
+var batchRows = 20_000
+
+// nextBatch is the first groups of groups, about batchRows jobs' rows,
+// at least one group.
+func nextBatch(groups []*group) []*group {
+	n := 0
+	for i, g := range groups {
+		if n += len(g.rows); n >= batchRows {
+			return groups[:i+1]
+		}
+	}
+	return groups
+}
+
+// read reads the jobs of a batch of groups whole, each priced as it ran.
+// It runs beside the judging of the batch before: it touches only the
+// batch's groups, and the builder's site.
+func (b *builder) read(ctx context.Context, rd *history.Reader, batch []*group) error {
+	sets := make([][]int64, len(batch))
+	for i, g := range batch {
+		sets[i] = g.rows
+	}
+	recs, err := rd.Records(ctx, sets)
+	if err != nil {
+		return err
+	}
+	for i, g := range batch {
+		g.rows, g.jobs = nil, make([]job, len(recs[i]))
+		for k := range recs[i] {
+			r := &recs[i][k]
+			ch, _ := advisor.RecordCharge(b.site, r) // as the first pass priced it: the same fields
+			g.jobs[k] = job{rec: r, su: ch.SU}
+		}
+	}
+	return nil
 }
 
 // neverRan: a job cancelled before it started spent nothing.
 func neverRan(r *history.JobRecord) bool { return r.ElapsedS != nil && *r.ElapsedS == 0 }
 
-// namedRuns are the records of the runs of the groups not linked to a script (grouped by
-// job name and resources), each from every job the history has of that
-// user's name and resources, by group key: the group's own jobs of the
-// period, and those that ended outside it.
-func namedRuns(ctx context.Context, st *history.Store, groups []*group, period history.Period) (map[string][]*history.JobRecord, error) {
+// namedRuns reads the records of the runs of a batch's groups not linked
+// to a script (grouped by job name and resources) into their named: each
+// from every job the history has of that user's name and resources, the
+// group's own jobs of the period, and those that ended outside it.
+func namedRuns(ctx context.Context, st *history.Store, batch []*group, period history.Period) error {
 	var names []history.UserJobName
 	seen := map[history.UserJobName]bool{}
-	out := map[string][]*history.JobRecord{}
-	for _, g := range groups {
+	byKey := map[string]*group{}
+	for _, g := range batch {
 		if g.fingerprint != "" || g.session { // a session's advice reads its own
 			continue
 		}
-		for _, j := range g.jobs {
-			out[g.key] = append(out[g.key], j.rec)
+		for i := range g.jobs {
+			g.named = append(g.named, g.jobs[i].rec)
 		}
+		byKey[g.key] = g
 		if n := (history.UserJobName{User: g.user, Name: g.name}); !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
 	if period.IsZero() {
-		return out, nil // every job of the history is the period's
+		return nil // every job of the history is the period's
 	}
 	const perQuery = 400 // SQLite's parameters per statement are bounded
 	for len(names) > 0 {
@@ -166,16 +330,17 @@ func namedRuns(ctx context.Context, st *history.Store, groups []*group, period h
 		names = names[len(chunk):]
 		recs, err := st.History(ctx, history.HistoryFilter{GPU: true, Named: chunk, EndedOutside: period})
 		if err != nil {
-			return nil, fmt.Errorf("read the runs of jobs not linked to a script: %w", err)
+			return fmt.Errorf("read the runs of jobs not linked to a script: %w", err)
 		}
 		for i := range recs {
 			if r := &recs[i]; r.Fingerprint == "" {
-				k := groupKey(r)
-				out[k] = append(out[k], r)
+				if g := byKey[groupKey(r)]; g != nil { // a group of another batch reads its own
+					g.named = append(g.named, r)
+				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // runsOf are the runs of a group's records. They are made one group at a

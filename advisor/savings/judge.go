@@ -142,9 +142,10 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
 	var open, listed, kept []job                       // not judged, moved, judged right where they ran: what a measurement could improve
+	v := verdict{rec, err, unfinished(runs)}           // read from the runs once, not for each of the group's jobs
 	for _, j := range g.jobs {
 		before := sc.Jobs
-		placed := b.place(&sc, verdict{rec, err, unfinished(runs)}, j)
+		placed := b.place(&sc, v, j)
 		b.tell(j, rec, &sc, before)
 		switch placed {
 		case placedKept:

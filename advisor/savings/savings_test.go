@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -414,5 +415,47 @@ func TestATimeBudgetedScriptIsListedPerUnitOfWork(t *testing.T) {
 	if !strings.Contains(n.Body, "ran until its time limit stopped it") || !strings.Contains(n.Body, "for the same work") ||
 		strings.Contains(n.Body, "a run took about") {
 		t.Errorf("lea's notice:\n%s", n.Body)
+	}
+}
+
+// Read a group at a time, or two jobs' rows at a time, the period gives the
+// report it gives read in one batch, and tells a plan of the same jobs, as
+// judged, in the same order.
+func TestBuildReadsInBatchesAsInOne(t *testing.T) {
+	s := site(t)
+	st := historytest.FromDump(t, s, month())
+	recordOOM(t, st, "500")
+	w := buildAgreeWorld(t, agreeCases())
+	defer func(n int) { batchRows = n }(batchRows)
+	for _, c := range []struct {
+		st  *history.Store
+		req Request
+	}{{st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}}},
+		{w.st, Request{Site: w.site, Thresholds: w.site.Report.WithDefaults()}}} {
+		var reports []*Report
+		var told [][]string
+		for _, n := range []int{1 << 30, 2, 1} {
+			batchRows = n
+			var heard []string
+			c.req.Judged = func(j Judged) {
+				heard = append(heard, fmt.Sprintf("%s %s %s %.3f %q", j.Record.JobID, j.Record.Profile, j.MovedTo, j.Ratio, j.Unjudged))
+			}
+			rep, err := Build(context.Background(), c.st, c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reports, told = append(reports, rep), append(told, heard)
+		}
+		for i := 1; i < len(reports); i++ {
+			if !reflect.DeepEqual(reports[i], reports[0]) {
+				t.Errorf("batches %d: the report differs from one batch's", i)
+			}
+			if !slices.Equal(told[i], told[0]) {
+				t.Errorf("batches %d: told %v, want %v", i, told[i], told[0])
+			}
+		}
+		if len(told[0]) == 0 {
+			t.Error("no job judged")
+		}
 	}
 }

@@ -84,6 +84,7 @@ type planJSON struct {
 }
 
 func runPlan(ctx context.Context, o planOptions, w outWriters) error {
+	defer plan.LimitMemory()()
 	site, err := o.Global.loadSite()
 	if err != nil {
 		return err

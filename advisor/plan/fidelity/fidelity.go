@@ -120,41 +120,52 @@ func Check(records []history.JobRecord, slots replay.Slots, opt replay.Options) 
 	}
 	res.Cluster = cluster
 	q := queueOf(records)
-	return q.check(res, slots, opt)
+	return q.check(nil, res, slots, opt)
 }
 
 // CheckRecorded is Check on jobs already read from their records (a
 // plan's demand keeps no record): each job as it ran (the profile it ran
 // on, its recorded runtime and limit) and recordedWaitS[i] the wait its
 // accounting recorded. Every one is compared; jobs is the caller's
-// buffer, left as it was.
-func CheckRecorded(jobs []replay.Job, recordedWaitS []int64, slots replay.Slots, opt replay.Options) (Result, error) {
+// buffer, left as it was. The replay runs in rp's memory (nil: its own):
+// a plan's, which replays a year of a large site on layout after layout.
+func CheckRecorded(rp *replay.Replayer, jobs []replay.Job, recordedWaitS []int64, slots replay.Slots, opt replay.Options) (Result, error) {
 	if len(jobs) != len(recordedWaitS) {
 		return Result{}, fmt.Errorf("fidelity: %d jobs and %d recorded waits", len(jobs), len(recordedWaitS))
 	}
 	q := queue{jobs: jobs, recordedWaitS: recordedWaitS}
-	return q.check(Result{}, slots, opt)
+	return q.check(rp, Result{}, slots, opt)
 }
 
-// check replays the queue and scores it into res.
-func (q *queue) check(res Result, slots replay.Slots, opt replay.Options) (Result, error) {
-	out, err := replay.Replay(slots, q.jobs, opt)
+// check replays the queue, in rp's memory (nil: its own), and scores it
+// into res.
+func (q *queue) check(rp *replay.Replayer, res Result, slots replay.Slots, opt replay.Options) (Result, error) {
+	if rp == nil {
+		rp = new(replay.Replayer)
+	}
+	out, err := rp.Replay(slots, q.jobs, opt)
 	if err != nil {
 		return res, fmt.Errorf("fidelity: replaying %d jobs: %w", len(q.jobs), err)
 	}
 	for _, u := range out.Unplaced {
 		q.skip(u.Why)
 	}
-	var compared []Compared
+	placed := 0
+	for _, p := range out.Jobs {
+		if p.Placed {
+			placed++
+		}
+	}
+	sc := scorer{waits: make([]float64, 0, placed), abs: make([]float64, 0, placed)}
 	for i, p := range out.Jobs {
 		if p.Placed {
 			c := q.comparedAt(i)
 			c.ReplayedWaitS = p.WaitS
-			compared = append(compared, c)
+			sc.add(c)
 		}
 	}
 	res.Skipped = q.skipped()
-	res.score(compared)
+	res.score(&sc)
 	return res, nil
 }
 
@@ -289,36 +300,56 @@ func keyNumber(key string) int64 {
 	return n
 }
 
+// scorer sums the compared jobs up one at a time, in their order: a
+// year's million need no list of them.
+type scorer struct {
+	waits, abs      []float64 // each job's recorded wait and |error|
+	sumWait, sumErr float64
+	earlier, later  int
+	worst           []Compared // the WorstJobs largest errors so far, as worst orders them
+}
+
+func (s *scorer) add(c Compared) {
+	e := c.ErrS()
+	s.waits = append(s.waits, float64(c.RecordedWaitS))
+	s.abs = append(s.abs, math.Abs(float64(e)))
+	s.sumWait += float64(c.RecordedWaitS)
+	s.sumErr += float64(e)
+	switch {
+	case e < 0:
+		s.earlier++
+	case e > 0:
+		s.later++
+	}
+	// Where a stable sort of every job would put it among the worst: after
+	// those it ties with, which came first.
+	at := len(s.worst)
+	for i := range s.worst {
+		if worseFirst(c, s.worst[i]) < 0 {
+			at = i
+			break
+		}
+	}
+	if at < WorstJobs {
+		s.worst = slices.Insert(s.worst, at, c)[:min(len(s.worst)+1, WorstJobs)]
+	}
+}
+
 // score fills the figures from the compared jobs.
-func (r *Result) score(compared []Compared) {
-	r.Jobs = len(compared)
+func (r *Result) score(s *scorer) {
+	r.Jobs = len(s.waits)
 	r.BoundS = MinBoundS
 	if r.Jobs == 0 {
 		return
 	}
-	waits := make([]float64, 0, len(compared))
-	abs := make([]float64, 0, len(compared))
-	var sumWait, sumErr float64
-	for _, c := range compared {
-		e := c.ErrS()
-		waits = append(waits, float64(c.RecordedWaitS))
-		abs = append(abs, math.Abs(float64(e)))
-		sumWait += float64(c.RecordedWaitS)
-		sumErr += float64(e)
-		switch {
-		case e < 0:
-			r.Earlier++
-		case e > 0:
-			r.Later++
-		}
-	}
+	r.Earlier, r.Later = s.earlier, s.later
 	n := float64(r.Jobs)
-	r.MeanWaitS, r.MeanErrS = sumWait/n, sumErr/n
-	r.MedianWaitS = quantile(waits, 0.5)
-	r.MedianAbsErrS, r.P90AbsErrS = quantile(abs, 0.5), quantile(abs, 0.9)
+	r.MeanWaitS, r.MeanErrS = s.sumWait/n, s.sumErr/n
+	r.MedianWaitS = quantile(s.waits, 0.5)
+	r.MedianAbsErrS, r.P90AbsErrS = quantile(s.abs, 0.5), quantile(s.abs, 0.9)
 	r.BoundS = max(BoundShare*r.MeanWaitS, MinBoundS)
 	r.OK = r.MedianAbsErrS <= r.BoundS
-	r.Worst = worst(compared, WorstJobs)
+	r.Worst = s.worst
 }
 
 // quantile is the q-quantile of xs by linear interpolation between the
@@ -334,13 +365,10 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[lo] + (pos-float64(lo))*(xs[lo+1]-xs[lo])
 }
 
-// worst are the n largest errors, largest first; ties by job id.
-func worst(compared []Compared, n int) []Compared {
-	w := slices.Clone(compared)
-	slices.SortStableFunc(w, func(a, b Compared) int {
-		return cmp.Or(cmp.Compare(abs64(b.ErrS()), abs64(a.ErrS())), cmp.Compare(a.id, b.id), cmp.Compare(a.JobID, b.JobID))
-	})
-	return w[:min(n, len(w))]
+// worseFirst orders compared jobs as Worst lists them: the largest error
+// first; ties by job id.
+func worseFirst(a, b Compared) int {
+	return cmp.Or(cmp.Compare(abs64(b.ErrS()), abs64(a.ErrS())), cmp.Compare(a.id, b.id), cmp.Compare(a.JobID, b.JobID))
 }
 
 func abs64(x int64) int64 {

@@ -235,3 +235,20 @@ func TestWriteText(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// The worst errors, kept one job at a time, are those a stable sort of
+// every compared job puts first: the largest error, then the lower job
+// id, then the earlier job where both tie.
+func TestWorstAreTheLargestErrorsInOrder(t *testing.T) {
+	var all []Compared
+	var sc scorer
+	for i := range 200 {
+		c := Compared{JobID: strconv.Itoa(i % 7), RecordedWaitS: int64(i % 13), ReplayedWaitS: int64(i % 5 * 3), id: int64(i % 11)}
+		all = append(all, c)
+		sc.add(c)
+	}
+	slices.SortStableFunc(all, worseFirst)
+	if !slices.Equal(sc.worst, all[:WorstJobs]) {
+		t.Errorf("kept %+v, want %+v", sc.worst, all[:WorstJobs])
+	}
+}

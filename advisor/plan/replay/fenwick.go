@@ -11,9 +11,10 @@ type fenwick struct {
 	top  int     // the highest power of two ≤ n
 }
 
-func newFenwick(n int) fenwick {
-	f := fenwick{tree: make([]int32, n)}
-	if n > 0 {
+// fenwickIn is the empty set of len(tree) positions in tree, all zeros.
+func fenwickIn(tree []int32) fenwick {
+	f := fenwick{tree: tree}
+	if n := len(tree); n > 0 {
 		f.top = 1 << (bits.Len(uint(n)) - 1)
 	}
 	return f

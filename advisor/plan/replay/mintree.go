@@ -14,8 +14,10 @@ type sizeClass struct {
 	tree    []int64 // a segment tree of the pending members' limits; math.MaxInt64 for the others
 }
 
-func newSizeClass(slots int, members []int32) sizeClass {
-	c := sizeClass{slots: slots, members: members, tree: make([]int64, 2*len(members))}
+// newSizeClass is the class of the jobs asking slots, placed in the
+// queue at members, its tree in tree (2 × len(members) long).
+func newSizeClass(slots int, members []int32, tree []int64) sizeClass {
+	c := sizeClass{slots: slots, members: members, tree: tree}
 	for i := range c.tree {
 		c.tree[i] = math.MaxInt64
 	}

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -323,6 +325,41 @@ func TestSlotsAdd(t *testing.T) {
 	for p, n := range want {
 		if got[p] != n {
 			t.Errorf("%v, want %v", got, want)
+		}
+	}
+}
+
+// A Replayer replaying queue after queue in the memory of the last gives
+// what a fresh replay gives each: queues larger and smaller than the one
+// before, layouts with and without whole GPUs (whose jobs ask several, so
+// size classes come and go), jobs the layout cannot hold.
+func TestReplayerAgreesWithFreshReplays(t *testing.T) {
+	layouts := []Slots{
+		Slots{}.Add(2, "3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb").Add(5, wholeGPU),
+		Slots{}.Add(3, "3g.40gb", "3g.40gb"),
+		Slots{}.Add(8, wholeGPU),
+		Slots{}.Add(4, "2g.20gb", "2g.20gb", "2g.20gb").Add(1, wholeGPU),
+	}
+	var r Replayer
+	rng := rand.New(rand.NewPCG(41, 7))
+	for round, n := range []int{300, 2000, 50, 1200, 0, 900, 3000, 10} {
+		slots := layouts[round%len(layouts)]
+		// Drawn for another layout than the one replayed: some of the
+		// jobs' profiles are missing, some ask more GPUs than it has.
+		jobs := generate(rng, n, layouts[(round+1)%len(layouts)], 0.9)
+		jobs = append(jobs, generate(rng, n/2, slots, 0.9)...)
+		for _, opt := range []Options{{}, {BackfillIntervalS: -1, MaxJobTest: 7}} {
+			want, err := Replay(slots, jobs, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Replay(slots, jobs, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d (%d jobs, %+v): the Replayer's replay differs from a fresh one:\n%#v\n%#v", round, len(jobs), opt, got, want)
+			}
 		}
 	}
 }

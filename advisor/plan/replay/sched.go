@@ -31,6 +31,33 @@ type sched struct {
 	// submission or end follows the last).
 	cycled               bool
 	lastCycle, nextCycle int64
+
+	mem mem // what the slices above are cut from
+}
+
+// mem is the memory of a sched that grows with its jobs, which a Replayer
+// hands on from one replay to the next: a search replaying a million jobs
+// twenty times allocates it once.
+type mem struct {
+	out                                         []Placement
+	pool, rank, local, inClass, byRank, submits []int32
+	// The pools' queues, pending sets and size classes, end to end.
+	queues, trees, members []int32
+	classTrees             []int64
+	pending                []int32
+	waits                  []int64
+	ends                   []event
+}
+
+// reuse is n zeros in buf's memory, grown where it has too little (never
+// nil, as make's).
+func reuse[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n || *buf == nil {
+		*buf = make([]T, n)
+	}
+	b := (*buf)[:n]
+	clear(b)
+	return b
 }
 
 // pool is the slots of one profile and its jobs.
@@ -60,10 +87,17 @@ type walk struct {
 	h       horizon
 }
 
-func newSched(slots Slots, jobs []Job, lim limits) *sched {
-	s := &sched{jobs: jobs, lim: lim, out: make([]Placement, len(jobs)), nextCycle: math.MaxInt64,
-		pool: make([]int32, len(jobs)), rank: make([]int32, len(jobs)), local: make([]int32, len(jobs))}
+// newSched prepares a replay in the memory of prev, a replay done with
+// (nil: none).
+func newSched(prev *sched, slots Slots, jobs []Job, lim limits) *sched {
+	s := &sched{jobs: jobs, lim: lim, nextCycle: math.MaxInt64}
+	if prev != nil {
+		s.mem = prev.mem
+	}
+	n := len(jobs)
+	s.out, s.pool, s.rank, s.local = reuse(&s.mem.out, n), reuse(&s.mem.pool, n), reuse(&s.mem.rank, n), reuse(&s.mem.local, n)
 	index := s.newPools(slots)
+	s.byRank = reuse(&s.mem.byRank, n)[:0]
 	for i := range jobs {
 		s.pool[i] = -1
 		if p, ok := index[jobs[i].Profile]; ok && jobs[i].Count <= slots[jobs[i].Profile] {
@@ -71,19 +105,32 @@ func newSched(slots Slots, jobs []Job, lim limits) *sched {
 			s.byRank = append(s.byRank, int32(i))
 		}
 	}
-	s.submits = slices.Clone(s.byRank)
+	placed := len(s.byRank)
+	s.submits = append(reuse(&s.mem.submits, placed)[:0], s.byRank...)
 	priorityOrder(jobs, s.byRank)
+	// Each pool's queue and pending set cut from one buffer each.
+	sizes := make([]int, len(s.pools))
+	for _, j := range s.byRank {
+		sizes[s.pool[j]]++
+	}
+	queues, trees := reuse(&s.mem.queues, placed), reuse(&s.mem.trees, placed)
+	for i, p := range s.pools {
+		p.queue, queues = queues[:0:sizes[i]], queues[sizes[i]:]
+		p.pending, trees = fenwickIn(trees[:sizes[i]]), trees[sizes[i]:]
+	}
 	for r, j := range s.byRank {
 		s.rank[j] = int32(r)
 		p := s.pools[s.pool[j]]
 		s.local[j] = int32(len(p.queue))
 		p.queue = append(p.queue, j)
 	}
+	members, classTrees := s.mem.members[:0], s.mem.classTrees[:0]
 	for _, p := range s.pools {
-		p.pending = newFenwick(len(p.queue))
-		s.sizeClasses(p)
+		members, classTrees = s.sizeClasses(p, members, classTrees)
 	}
-	s.pending = newFenwick(len(s.byRank))
+	s.mem.members, s.mem.classTrees = members, classTrees
+	s.pending = fenwickIn(reuse(&s.mem.pending, placed))
+	s.ends = s.mem.ends[:0]
 	slices.SortFunc(s.submits, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(jobs[a].Submit, jobs[b].Submit), cmp.Compare(s.rank[a], s.rank[b]))
 	})
@@ -109,24 +156,32 @@ func (s *sched) newPools(slots Slots) map[string]int32 {
 }
 
 // sizeClasses groups p's jobs by the slots they ask, where some ask more
-// than one.
-func (s *sched) sizeClasses(p *pool) {
+// than one; their members and trees are cut from the ends of members and
+// trees, which it returns grown.
+func (s *sched) sizeClasses(p *pool, members []int32, trees []int64) ([]int32, []int64) {
 	if !slices.ContainsFunc(p.queue, func(j int32) bool { return s.jobs[j].Count > 1 }) {
-		return
+		return members, trees
 	}
-	members := map[int][]int32{}
-	for li, j := range p.queue {
-		members[s.jobs[j].Count] = append(members[s.jobs[j].Count], int32(li))
+	sizes := map[int]int{}
+	for _, j := range p.queue {
+		sizes[s.jobs[j].Count]++
 	}
 	if s.inClass == nil {
-		s.inClass = make([]int32, len(s.jobs))
+		s.inClass = reuse(&s.mem.inClass, len(s.jobs))
 	}
-	for _, n := range slices.Sorted(maps.Keys(members)) {
-		for i, li := range members[n] {
-			s.inClass[p.queue[li]] = int32(i)
+	for _, n := range slices.Sorted(maps.Keys(sizes)) {
+		from := len(members)
+		for li, j := range p.queue {
+			if s.jobs[j].Count == n {
+				s.inClass[j] = int32(len(members) - from)
+				members = append(members, int32(li))
+			}
 		}
-		p.classes = append(p.classes, newSizeClass(n, members[n]))
+		at := len(trees)
+		trees = slices.Grow(trees, 2*sizes[n])[:at+2*sizes[n]]
+		p.classes = append(p.classes, newSizeClass(n, members[from:len(members):len(members)], trees[at:len(trees):len(trees)]))
 	}
+	return members, trees
 }
 
 // class is job j's size class in p, nil where p has none.

@@ -22,7 +22,16 @@ func (s *sched) result() Result {
 	for _, p := range s.pools {
 		of(p.name).Slots = p.slots
 	}
+	// Each pool's waits cut from one buffer.
+	sizes := make([]int, len(s.pools))
+	for _, j := range s.submits {
+		sizes[s.pool[j]]++
+	}
+	buf := reuse(&s.mem.waits, len(s.submits))
 	waits := make([][]int64, len(s.pools))
+	for i, n := range sizes {
+		waits[i], buf = buf[:0:n], buf[n:]
+	}
 	for i := range s.jobs {
 		job := &s.jobs[i]
 		st := of(job.Profile)
