@@ -1,0 +1,367 @@
+//go:build !noreport && !slurm && !mariadb && !gpu
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
+)
+
+// TestGolden is every command that prints what it found, in text and
+// --json, on the captured fixtures (the dev cluster's accounting and job
+// outputs, the examples, Wulver's site), its output kept under
+// testdata/<command>/<case> (golden_test.go). A case's inputs written for
+// it, where no fixture had them, sit beside its output.
+func TestGolden(t *testing.T) {
+	// Times print in the local zone: the files hold UTC's.
+	local := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = local })
+	commands := []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"catalog", goldenCatalog},
+		{"su", goldenSU},
+		{"lint", goldenLint},
+		{"recommend", goldenRecommend},
+		{"collect", goldenCollect},
+		{"history", goldenHistory},
+		{"track", goldenTrack},
+		{"status", goldenStatus},
+		{"wait", goldenWait},
+		{"sweep", goldenSweep},
+		{"report", goldenReport},
+		{"plan", goldenPlan},
+		{"docs", goldenDocs},
+		{"publish", goldenPublish},
+		{"doctor", goldenDoctor},
+		{"benchmark", goldenBenchmark},
+		{"accuracy", goldenAccuracy},
+	}
+	var names []string
+	for _, c := range commands {
+		t.Run(c.name, c.test)
+		names = append(names, c.name)
+	}
+	checkGoldenCases(t, names)
+}
+
+// dayAfterTheDump is when the dev cluster's jobs (2026-11-21) ended a day
+// ago: the clock of the cases whose output counts back from today.
+var dayAfterTheDump = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func goldenCatalog(t *testing.T) {
+	g := newGolden(t)
+	g.both("wulver", nil, "catalog")
+	g.both("h100", nil, "--site", "../../examples/sites/h100.toml", "catalog")
+	g.run("export", nil, "catalog", "export")
+	g.run("export-h100", nil, "catalog", "export", "--site", "../../examples/sites/h100.toml")
+}
+
+func goldenSU(t *testing.T) {
+	g := newGolden(t)
+	g.both("profile-flags", nil, "su", "--profile", "2g.20gb", "--cpus", "1", "--mem", "4G", "--hours", "0.556")
+	g.both("profile-qos-low", nil, "su", "--profile", "full", "--cpus", "4", "--qos", "low", "--time", "2:00:00")
+	g.both("script", nil, "su", example+"pytorch_mnist.sh")
+	g.both("script-hours", nil, "su", example+"full_gpu.sh", "--hours", "2")
+	g.both("script-profile", nil, "su", example+"full_gpu.sh", "--profile", "1g.10gb")
+	g.both("cpu-only", nil, "su", example+"no_gpu_request.sh")
+	g.both("multi-gpu", nil, "su", "../../testdata/scripts/mixed_gpus_per_task.sh")
+}
+
+func goldenLint(t *testing.T) {
+	g := newGolden(t)
+	g.both("errors", nil, "lint", example+"multi_slice_misuse.sh")
+	g.both("clean", nil, "lint", example+"pytorch_mnist.sh")
+	g.both("warnings", nil, "lint", example+"no_gpu_request.sh")
+	g.both("multi-gpu", nil, "lint", "../../testdata/scripts/mixed_gpus_per_task.sh")
+}
+
+// recommend on each basis: a reference benchmark's prior, nothing known,
+// measured (job 2 of the dev cluster, 7 s on 1g.10gb, run by a script
+// that asks for a whole A100), emulated (the H100 capture), a session
+// (Open OnDemand's Jupyter), and the scripts no slice can serve.
+func goldenRecommend(t *testing.T) {
+	g := newGolden(t)
+	db := g.path("history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	t.Setenv("MIGADVISOR_CLUSTER", "migdev")
+	measured := "testdata/recommend/measured/job.sh"
+	historyWithJob2(t, db, measured)
+	emulated := emulatedJob(t, g)
+	sessions := g.path("sessions")
+	os.Mkdir(sessions, 0o755)
+	g.mustRun(nil, "collect", "--sacct-file", sessionsDump(t, sessions, "alice", 2970), "--outputs", sessions)
+
+	g.both("prior", nil, "recommend", example+"gromacs.sh")
+	g.both("nothing-known", nil, "recommend", example+"full_gpu.sh")
+	g.both("lint-first", nil, "recommend", example+"multi_slice_misuse.sh")
+	g.both("cpu-only", nil, "recommend", example+"no_gpu_request.sh")
+	g.both("multi-gpu", nil, "recommend", "../../testdata/scripts/mixed_gpus_per_task.sh")
+	// The runs of the last 30 days count back from today, the user's own:
+	// a day after the dump, root's (who ran the dev cluster's jobs); months
+	// after, none.
+	for _, c := range []struct {
+		name string
+		now  time.Time
+	}{{"measured", dayAfterTheDump}, {"measured-months-later", dayAfterTheDump.AddDate(0, 3, 0)}} {
+		pin := func(o *recommendOptions) {
+			o.now, o.user, o.waitSince = func() time.Time { return c.now }, "root", c.now.AddDate(0, 0, -30)
+		}
+		goldenVia(g, c.name, recommendCommand(), recommendOptionsFrom, runRecommend, pin, measured)
+		goldenVia(g, c.name+"-json", recommendCommand(), recommendOptionsFrom, runRecommend, pin, "--json", measured)
+	}
+	g.both("emulated", nil, "recommend", emulated)
+	alice := func(o *recommendOptions) { o.user = "alice" }
+	goldenVia(g, "session", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/jupyter")
+	goldenVia(g, "session-json", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/jupyter", "--json")
+	goldenVia(g, "session-none", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/rstudio")
+	g.run("unknown-gpu", nil, "recommend", "testdata/recommend/unknown-gpu/job.sh")
+	g.run("bad-objective", nil, "recommend", example+"gromacs.sh", "--objective", "cheap")
+}
+
+// emulatedJob is hog.sh's job 5, which ran migadvisor emulate on an H100
+// (testdata/nvml/h100-emulate), collected and tracked.
+func emulatedJob(t *testing.T, g *golden) string {
+	t.Helper()
+	dir := g.path("emulated")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "hog.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=10\npython3 hog.py\n"), 0o644)
+	dump := filepath.Join(dir, "sacct.psv")
+	os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName|WorkDir\n5|5|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|hog|"+dir+"\n"), 0o644)
+	emulationOf(t, dir, "5")
+	os.WriteFile(filepath.Join(dir, "slurm-5.out"), []byte("done\n"), 0o644)
+	g.mustRun(nil, "collect", "--cluster", "emu", "--sacct-file", dump)
+	g.mustRun(nil, "track", "--cluster", "emu", script, "5")
+	return script
+}
+
+// collect of the dev cluster's dumps: a first import, the same again, the
+// failures with their outputs (tracked), and a site's dump with jobstats
+// summaries; each into a history of its own.
+func goldenCollect(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("history.db"))
+	g.run("dump", nil, "collect", "--sacct-file", devclusterDump)
+	g.run("dump-again", nil, "collect", "--sacct-file", devclusterDump)
+	g.run("dump-json", nil, "--db", g.path("json.db"), "collect", "--sacct-file", devclusterDump, "--json")
+	trackFailures(t, g.path("failures.db"))
+	g.both("failures", nil, "--db", g.path("failures.db"), "collect", "--sacct-file", "../../testdata/sacct/devcluster-failures.psv")
+	g.run("jobstats", nil, "--db", g.path("site.db"), "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
+	g.run("jobstats-json", nil, "--db", g.path("site-json.db"), "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false", "--json")
+}
+
+// history of the dev cluster's jobs: all, a few, a script's (job 2 is
+// measured's), one with none; the scripts and the sessions of a user.
+func goldenHistory(t *testing.T) {
+	g := newGolden(t)
+	db := g.path("history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	t.Setenv("MIGADVISOR_CLUSTER", "migdev")
+	historyWithJob2(t, db, "testdata/recommend/measured/job.sh")
+	sessions := g.path("sessions")
+	os.Mkdir(sessions, 0o755)
+	g.mustRun(nil, "collect", "--sacct-file", sessionsDump(t, sessions, "root", 2970), "--outputs", sessions)
+	g.both("all", nil, "history")
+	g.run("limit", nil, "history", "--limit", "3")
+	g.both("script", nil, "history", "testdata/recommend/measured/job.sh")
+	g.both("script-no-runs", nil, "history", example+"gromacs.sh")
+	// The lists are the asking user's: root ran the dev cluster's jobs.
+	root := func(o *historyOptions) { o.User = "root" }
+	for _, list := range []string{"scripts", "sessions"} {
+		goldenVia(g, list, historyCommand(), historyOptionsFrom, runHistory, root, "--"+list)
+		goldenVia(g, list+"-json", historyCommand(), historyOptionsFrom, runHistory, root, "--"+list, "--json")
+	}
+	goldenVia(g, "scripts-none", historyCommand(), historyOptionsFrom, runHistory, func(o *historyOptions) { o.User = "bob" }, "--scripts")
+}
+
+func goldenTrack(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("history.db"))
+	fake := slurmByID(t, devclusterDump)
+	g.mustRun(nil, "collect", "--sacct-file", devclusterDump)
+	g.run("in-the-history", fake, "track", example+"pytorch_mnist.sh", "2", "3")
+	g.run("not-in-slurm", fake, "track", example+"pytorch_mnist.sh", "99999")
+	g.run("workload", fake, "track", "--workload", "mnist", example+"pytorch_mnist.sh", "5")
+}
+
+// status of jobs of the dev cluster, linked to a script on the day they
+// ran: weeks after they ended (the recent ones listed), a day after, by
+// id, and a job Slurm never had.
+func goldenStatus(t *testing.T) {
+	g := newGolden(t)
+	db := g.path("history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	fake := slurmByID(t, devclusterDump)
+	linkJobs(t, db, example+"pytorch_mnist.sh", "2", "3", "4", "99999")
+	g.mustRun(fake, "collect")
+	at := func(now time.Time) func(*statusOptions) {
+		return func(o *statusOptions) { o.now, o.Slurm.Runner = now, fake }
+	}
+	weeksLater := dayAfterTheDump.AddDate(0, 0, 30)
+	goldenVia(g, "weeks-later", statusCommand(), statusOptionsFrom, runStatus, at(weeksLater))
+	goldenVia(g, "all", statusCommand(), statusOptionsFrom, runStatus, at(weeksLater), "--all")
+	goldenVia(g, "day-after", statusCommand(), statusOptionsFrom, runStatus, at(dayAfterTheDump))
+	goldenVia(g, "day-after-json", statusCommand(), statusOptionsFrom, runStatus, at(dayAfterTheDump), "--json")
+	goldenVia(g, "ids", statusCommand(), statusOptionsFrom, runStatus, at(weeksLater), "2", "99999")
+	g.both("nothing-tracked", nil, "--db", g.path("none.db"), "status")
+}
+
+// linkJobs links jobs of the dev cluster to script, as track does, but on
+// the day they were submitted (track's time is the clock's).
+func linkJobs(t *testing.T, db, script string, ids ...string) {
+	t.Helper()
+	st, err := history.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := slurm.ReadScript(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []history.Submission
+	for _, id := range ids {
+		subs = append(subs, history.Submission{Cluster: "migdev", JobID: id, Fingerprint: s.Fingerprint(), Source: script, Script: script,
+			Submitted: time.Date(2026, 11, 21, 2, 12, 0, 0, time.UTC)})
+	}
+	if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait for the dev cluster's failed jobs, which say why each ended.
+func goldenWait(t *testing.T) {
+	g := newGolden(t)
+	db := g.path("history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	trackFailures(t, db)
+	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
+	g.run("failures", fake, "wait")
+	g.run("failures-json", fake, "wait", "--json", "1", "2", "3", "4")
+	g.both("nothing-to-wait-for", nil, "--db", g.path("none.db"), "wait")
+}
+
+// sweep's variants, written and submitted, in a directory named as a user
+// would name it (its path is a column of the table).
+func goldenSweep(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("history.db"))
+	gromacs, mnist, misuse := absolute(t, example+"gromacs.sh"), absolute(t, example+"pytorch_mnist.sh"), absolute(t, example+"multi_slice_misuse.sh")
+	t.Chdir(g.dir)
+	g.run("write", nil, "sweep", gromacs, "--out", "gromacs")
+	g.run("write-json", nil, "sweep", mnist, "--out", "mnist", "--profiles", "1g.10gb,full", "--json")
+	fake := slurmtest.New().Cluster("wulver")
+	next := 4000
+	fake.On("sbatch", func(slurm.Call) slurmtest.Reply {
+		next += 2
+		return slurmtest.Reply{Stdout: strconv.Itoa(next) + ";wulver\n"}
+	})
+	g.run("submit", fake, "sweep", gromacs, "--out", "submitted", "--submit", "--profiles", "1g.10gb,full")
+	g.run("lint-errors", nil, "sweep", misuse, "--out", "misuse")
+}
+
+func absolute(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// report of a month of the jobstats dump: alice's script would do on
+// 2g.20gb; text, JSON, CSV, the notices, a month with no job.
+func goldenReport(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("site.db"))
+	mail := g.path("mail")
+	os.Mkdir(mail, 0o700)
+	t.Setenv("MIGADVISOR_SITE", reportSite(t, `["/usr/bin/tee", "`+mail+`/{user}"]`))
+	g.mustRun(nil, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
+	november := []string{"report", "--since", "2026-11-01", "--until", "2026-12-01"}
+	g.both("month", nil, november...)
+	g.run("month-csv", nil, append(november, "--csv")...)
+	g.run("month-flag", nil, "report", "--month", "2026-11", "--min-su-saved", "0")
+	g.run("notify-dry-run", nil, append(november, "--notify", "--dry-run")...)
+	g.both("no-job", nil, "report", "--since", "2026-01-01", "--until", "2026-02-01")
+}
+
+// plan of the jobstats month on a small fleet: two whole GPUs, one node
+// each, and today's cut given.
+func goldenPlan(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("site.db"))
+	g.mustRun(nil, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
+	november := []string{"plan", "--since", "2026-11-01", "--until", "2026-12-01"}
+	g.both("whole-gpus", nil, append(november, "--gpus", "2", "--gpus-per-node", "1")...)
+	g.both("cut-today", nil, append(november, "--gpus", "2", "--current", "3g.40gb,2g.20gb,1g.10gb,1g.10gb")...)
+	g.run("no-job", nil, "plan", "--since", "2026-01-01", "--until", "2026-02-01", "--gpus", "2")
+}
+
+// docs of a workload of the user's (job 2 of the dev cluster, tagged).
+func goldenDocs(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("history.db"))
+	g.mustRun(nil, "collect", "--sacct-file", devclusterDump)
+	g.mustRun(nil, "track", "--cluster", "migdev", "--workload", "my solver/v2", example+"pytorch_mnist.sh", "2")
+	g.run("md", nil, "docs", "--out", g.path("md"), "--format", "md")
+	g.run("mkdocs-json", nil, "docs", "--out", g.path("mkdocs"), "--format", "mkdocs", "--json")
+	g.run("csv", nil, "docs", "--out", g.path("csv"), "--format", "csv")
+}
+
+// publish of the dev cluster's history: the snapshot and the index.
+func goldenPublish(t *testing.T) {
+	g := newGolden(t)
+	t.Setenv("MIGADVISOR_DB", g.path("history.db"))
+	t.Setenv("MIGADVISOR_CLUSTER", "migdev")
+	g.mustRun(nil, "collect", "--sacct-file", devclusterDump)
+	shared := g.path("shared")
+	os.Mkdir(shared, 0o755)
+	g.both("history", nil, "publish", shared)
+	g.run("missing-dir", nil, "publish", g.path("typo"))
+	collected := g.path("collected")
+	os.Mkdir(collected, 0o755)
+	g.both("collect", nil, "collect", "--sacct-file", "../../testdata/sacct/devcluster-failures.psv", "--publish", collected)
+}
+
+// doctor on a host with Slurm's config and no site file, then with a site
+// file whose site history is not published.
+func goldenDoctor(t *testing.T) {
+	g := newGolden(t)
+	conf := g.path("slurm.conf")
+	os.WriteFile(conf, []byte("ClusterName=migdev\n"), 0o644)
+	t.Setenv("SLURM_CONF", conf)
+	g.both("no-site-file", nil, "doctor")
+	site := g.path("site.toml")
+	wulver := g.mustRun(nil, "catalog", "export", "--site", "wulver")
+	os.WriteFile(site, []byte(strings.Replace(strings.Replace(wulver, `name = ""`, `name = "mysite"`, 1), "\n[", "\n[history]\nsite_db = \""+g.dir+"/shared/history.db\"\n\n[", 1)), 0o644)
+	t.Setenv("MIGADVISOR_SITE", site)
+	g.both("unpublished", nil, "doctor")
+}
+
+func goldenBenchmark(t *testing.T) {
+	g := newGolden(t)
+	g.both("list", nil, "benchmark", "list")
+	write := []string{"benchmark", "write", "--workloads", "pytorch_cifar10_resnet,gromacs_performance", "--synthetic"}
+	g.run("write", nil, append(write, "--out", g.path("bench"))...)
+	g.run("write-json", nil, append(write, "--out", g.path("bench-json"), "--json")...)
+}
+
+func goldenAccuracy(t *testing.T) {
+	g := newGolden(t)
+	g.both("reference", nil, "accuracy")
+}
