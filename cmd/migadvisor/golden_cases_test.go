@@ -68,15 +68,66 @@ func goldenCatalog(t *testing.T) {
 	g.run("export-h100", nil, "catalog", "export", "--site", "../../examples/sites/h100.toml")
 }
 
+// su prices a request from flags, a script, or both; a case's script is
+// job.sh beside its output.
 func goldenSU(t *testing.T) {
 	g := newGolden(t)
+	job := func(name string) string { return "testdata/su/" + name + "/job.sh" }
+	// From flags alone: 1 CPU and 4 GB unless given; a free QoS is 0 SU.
 	g.both("profile-flags", nil, "su", "--profile", "2g.20gb", "--cpus", "1", "--mem", "4G", "--hours", "0.556")
+	g.both("profile-cpus", nil, "su", "--profile", "1g.10gb", "--cpus", "4")
+	g.both("profile-cpus-mem", nil, "su", "--profile", "full", "--cpus", "4", "--mem", "64G")
 	g.both("profile-qos-low", nil, "su", "--profile", "full", "--cpus", "4", "--qos", "low", "--time", "2:00:00")
+	g.both("profile-time", nil, "su", "--profile", "3g.40gb", "--time", "1-00:00:00")
+	// A profile may be named by the GRES type that asks for it.
+	g.run("profile-gres-type", nil, "su", "--profile", "a100_10g", "--hours", "1")
+	// From a script: its request (1 CPU, 4000M, 30 min), with the flags'
+	// hours or profile in place of its own.
 	g.both("script", nil, "su", example+"pytorch_mnist.sh")
 	g.both("script-hours", nil, "su", example+"full_gpu.sh", "--hours", "2")
 	g.both("script-profile", nil, "su", example+"full_gpu.sh", "--profile", "1g.10gb")
 	g.both("cpu-only", nil, "su", example+"no_gpu_request.sh")
 	g.both("multi-gpu", nil, "su", "../../testdata/scripts/mixed_gpus_per_task.sh")
+	// A CPU-only script is priced max(CPUs, RAM_GB/4) × hours: 8 CPUs,
+	// 64G, 2 h are 32 SU; with no partition and no memory, the site's
+	// default partition and 4000M per CPU.
+	g.both("cpu-only-by-memory", nil, "su", job("cpu-only-by-memory"))
+	g.both("cpu-only-defaults", nil, "su", job("cpu-only-defaults"))
+	// --mem=0 is all the memory of each node (sbatch's meaning), rounded
+	// once to three digits in text and JSON alike: 127 SU on a gpu node's
+	// 502 GiB; without --partition the profile's partition gives the node
+	// (two of them here), and a flag's partition its own nodes.
+	g.both("mem-zero", nil, "su", job("mem-zero"))
+	g.both("mem-zero-two-nodes", nil, "su", job("mem-zero-two-nodes"))
+	g.both("mem-zero-flag-partition", nil, "su", job("mem-zero-flag-partition"), "--partition", "debug_gpu")
+	// A --gres line after the first command is not part of the job: sbatch
+	// ignores it, so does the price, and su says so.
+	g.both("late-gres", nil, "su", job("late-gres"))
+	// A request over the partition's limits is priced as written, with a
+	// warning: Slurm would not start it. A flag's time over the limit has
+	// no line of the script.
+	g.both("over-partition-limits", nil, "su", job("over-partition-limits"))
+	g.both("hours-over-the-limit", nil, "su", job("hours-over-the-limit"), "--hours", "80")
+	// A launcher that starts more GPU processes than the job is priced for,
+	// as lint says it; priced for the GPUs the processes use, nothing to say.
+	g.both("gpu-processes", nil, "su", job("gpu-processes"))
+	g.both("gpu-processes-priced", nil, "su", job("gpu-processes"), "--gpus", "4")
+	// More memory than a node has, asked for or the default of too many
+	// CPUs, is priced as asked, with lint's warning; figures from flags
+	// have no line.
+	g.both("mem-over-node", nil, "su", job("mem-over-node"))
+	g.both("cpus-over-node", nil, "su", job("cpus-over-node"))
+	g.run("mem-over-node-flags", nil, "su", "--profile", "none", "--mem", "600G")
+	// SU rounds to three significant digits: no nonzero figure reads 0, and
+	// 3 SU/h × 0.3333 h is 1 SU.
+	g.both("tiny-hours", nil, "su", "--profile", "1g.10gb", "--hours", "0.0001")
+	g.both("rounds-to-one", nil, "su", "--profile", "1g.10gb", "--hours", "0.3333")
+	// --profile on a script that asks for no GPU prices one of the profile.
+	g.both("profile-on-cpu-only", nil, "su", job("profile-on-cpu-only"), "--profile", "1g.10gb")
+	// A script's --time is a limit: the charge is the most the job can be
+	// charged; a run time given by --hours is priced as it is.
+	g.both("at-most", nil, "su", job("at-most"))
+	g.both("hours-not-at-most", nil, "su", "--hours", "0.5", job("at-most"))
 }
 
 func goldenLint(t *testing.T) {
