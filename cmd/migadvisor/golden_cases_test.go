@@ -177,6 +177,7 @@ func goldenRecommend(t *testing.T) {
 	goldenVia(g, "session", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/jupyter")
 	goldenVia(g, "session-json", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/jupyter", "--json")
 	goldenVia(g, "session-none", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/rstudio")
+	goldenVia(g, "session-none-json", recommendCommand(), recommendOptionsFrom, runRecommend, alice, "--session", "sys/dashboard/sys/rstudio", "--json")
 	g.run("unknown-gpu", nil, "recommend", "testdata/recommend/unknown-gpu/job.sh")
 	g.run("bad-objective", nil, "recommend", example+"gromacs.sh", "--objective", "cheap")
 }
@@ -236,7 +237,9 @@ func goldenHistory(t *testing.T) {
 		goldenVia(g, list, historyCommand(), historyOptionsFrom, runHistory, root, "--"+list)
 		goldenVia(g, list+"-json", historyCommand(), historyOptionsFrom, runHistory, root, "--"+list, "--json")
 	}
-	goldenVia(g, "scripts-none", historyCommand(), historyOptionsFrom, runHistory, func(o *historyOptions) { o.User = "bob" }, "--scripts")
+	bob := func(o *historyOptions) { o.User = "bob" }
+	goldenVia(g, "scripts-none", historyCommand(), historyOptionsFrom, runHistory, bob, "--scripts")
+	goldenVia(g, "scripts-none-json", historyCommand(), historyOptionsFrom, runHistory, bob, "--scripts", "--json")
 }
 
 func goldenTrack(t *testing.T) {
