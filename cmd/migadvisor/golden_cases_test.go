@@ -253,14 +253,26 @@ func goldenTrack(t *testing.T) {
 }
 
 // status of jobs of the dev cluster, linked to a script on the day they
-// ran: weeks after they ended (the recent ones listed), a day after, by
-// id, and a job Slurm never had.
+// ran, and a probe's job (its sweep named, no time recorded): weeks after
+// they ended (the recent ones listed), a day after, by id, and a job Slurm
+// never had; the failures' after wait collected them, each with its why.
 func goldenStatus(t *testing.T) {
 	g := newGolden(t)
 	db := g.path("history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	fake := slurmByID(t, devclusterDump)
 	linkJobs(t, db, example+"pytorch_mnist.sh", "2", "3", "4", "99999")
+	st, err := history.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No time: as a sweep.json without one gives.
+	err = st.RecordSubmissions(context.Background(), []history.Submission{{Cluster: "migdev", JobID: "77", Fingerprint: "fp77",
+		Source: example + "pytorch_mnist.sh", Script: "/home/alice/probe-1/1g.10gb.sh", Profile: "1g.10gb", SweepDir: "/home/alice/probe-1"}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	g.mustRun(fake, "collect")
 	at := func(now time.Time) func(*statusOptions) {
 		return func(o *statusOptions) { o.now, o.Slurm.Runner = now, fake }
@@ -272,6 +284,11 @@ func goldenStatus(t *testing.T) {
 	goldenVia(g, "day-after-json", statusCommand(), statusOptionsFrom, runStatus, at(dayAfterTheDump), "--json")
 	goldenVia(g, "ids", statusCommand(), statusOptionsFrom, runStatus, at(weeksLater), "2", "99999")
 	g.both("nothing-tracked", nil, "--db", g.path("none.db"), "status")
+	failures := g.path("failures.db")
+	trackFailures(t, failures)
+	ended := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
+	g.mustRun(ended, "--db", failures, "wait")
+	g.run("after-wait", ended, "--db", failures, "status", "--all")
 }
 
 // linkJobs links jobs of the dev cluster to script, as track does, but on
@@ -297,7 +314,9 @@ func linkJobs(t *testing.T, db, script string, ids ...string) {
 	}
 }
 
-// wait for the dev cluster's failed jobs, which say why each ended.
+// wait for the dev cluster's failed jobs, which say why each ended; for
+// jobs whose profile only accounting knows; for an id Slurm never had; for
+// nothing.
 func goldenWait(t *testing.T) {
 	g := newGolden(t)
 	db := g.path("history.db")
@@ -306,6 +325,12 @@ func goldenWait(t *testing.T) {
 	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
 	g.run("failures", fake, "wait")
 	g.run("failures-json", fake, "wait", "--json", "1", "2", "3", "4")
+	profiles := g.path("profiles.db")
+	linkJobs(t, profiles, example+"pytorch_mnist.sh", "2", "3")
+	dev := slurmFromDump(t, devclusterDump)
+	g.run("profiles", dev, "--db", profiles, "wait", "2", "3")
+	g.run("profiles-json", dev, "--db", profiles, "wait", "--json", "2", "3")
+	g.run("never-in-slurm", slurmByID(t, devclusterDump), "--db", g.path("unknown.db"), "wait", "--timeout", "20s", "99999")
 	g.both("nothing-to-wait-for", nil, "--db", g.path("none.db"), "wait")
 }
 
