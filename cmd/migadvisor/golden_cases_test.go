@@ -375,6 +375,8 @@ func goldenReport(t *testing.T) {
 	g.both("month", nil, november...)
 	g.run("month-csv", nil, append(november, "--csv")...)
 	g.run("month-flag", nil, "report", "--month", "2026-11", "--min-su-saved", "0")
+	// --until alone: the 30 days before it, not before today.
+	g.run("until-alone", nil, "report", "--until", "2026-12-01", "--min-su-saved", "0")
 	g.run("notify-dry-run", nil, append(november, "--notify", "--dry-run")...)
 	g.both("no-job", nil, "report", "--since", "2026-01-01", "--until", "2026-02-01")
 }

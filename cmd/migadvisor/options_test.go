@@ -215,6 +215,7 @@ func TestReportAndPlanFlagsBindThePeriod(t *testing.T) {
 		{args: []string{"job.sh"}, err: "report takes no arguments: its flags select the jobs (--since, --until, --month, --user)"},
 		{args: []string{"--month", "2026-13"}, err: `--month "2026-13": give a month (2026-10) or last`},
 		{args: []string{"--month", "last", "--since", "7d"}, err: "--month is the period: give it without --since and --until"},
+		{args: []string{"--since", "2026-11-02", "--until", "2026-11-01"}, err: "--since (2026-11-02 00:00:00) must be before --until (2026-11-01 00:00:00)"},
 		{args: []string{"--min-runs", "0"}, err: "--min-runs 0: give 1 run or more"},
 		{args: []string{"--min-su-saved", "-1"}, err: "--min-su-saved -1: give 0 SU or more"},
 		{args: []string{"--json", "--csv"}, err: "--json and --csv both print the report: give one"},
