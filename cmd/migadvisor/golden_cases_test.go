@@ -214,6 +214,11 @@ func goldenCollect(t *testing.T) {
 	g.both("failures", nil, "--db", g.path("failures.db"), "collect", "--sacct-file", "../../testdata/sacct/devcluster-failures.psv")
 	g.run("jobstats", nil, "--db", g.path("site.db"), "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
 	g.run("jobstats-json", nil, "--db", g.path("site-json.db"), "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false", "--json")
+	// jobstats' own sacct fields, the GPU types spelled every way: the H100
+	// type the site does not name said with its jobs, and the one summary
+	// of five that held GPU figures.
+	g.run("spellings", nil, "--db", g.path("spellings.db"), "collect", "--sacct-file", spellingsDump)
+	g.run("spellings-json", nil, "--db", g.path("spellings-json.db"), "collect", "--sacct-file", spellingsDump, "--json")
 }
 
 // history of the dev cluster's jobs: all, a few, a script's (job 2 is
@@ -240,6 +245,17 @@ func goldenHistory(t *testing.T) {
 	bob := func(o *historyOptions) { o.User = "bob" }
 	goldenVia(g, "scripts-none", historyCommand(), historyOptionsFrom, runHistory, bob, "--scripts")
 	goldenVia(g, "scripts-none-json", historyCommand(), historyOptionsFrom, runHistory, bob, "--scripts", "--json")
+	// Who held a peak that is only a ceiling: JAX preallocating on the H100
+	// (testdata/nvml/h100-memory-holders), beside a plain monitor's peak.
+	held := g.path("held")
+	os.Mkdir(held, 0o755)
+	dump := filepath.Join(held, "sacct.psv")
+	os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName\n"+
+		"50|50|COMPLETED|600|cpu=1,mem=8G,gres/gpu:a100=1|jaxjob\n51|51|COMPLETED|600|cpu=1,mem=8G,gres/gpu:a100=1|solver\n"), 0o644)
+	copyFile(t, "../../testdata/nvml/h100-memory-holders/prealloc/full.out", filepath.Join(held, "slurm-50.out"))
+	os.WriteFile(filepath.Join(held, "slurm-51.out"), []byte("MIGADVISOR_GPU peak_mib=30000 used_peak_mib=30100 total_mib=81559 samples=9 device=NVIDIA A100-SXM4-80GB\n"), 0o644)
+	g.mustRun(nil, "--db", g.path("held.db"), "collect", "--sacct-file", dump, "--outputs", held)
+	g.both("held-by", nil, "--db", g.path("held.db"), "history")
 }
 
 func goldenTrack(t *testing.T) {
