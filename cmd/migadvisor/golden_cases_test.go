@@ -16,16 +16,22 @@ import (
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
+// The commands print times in the local zone, and the files hold UTC's:
+// the unit tier runs in UTC whatever the machine's zone, the binaries its
+// tests start too (TZ). It is set before any test runs, as a test that set
+// it would race with the goroutines of others reading the clock; the tiers
+// that reach a real Slurm keep the machine's zone, which Slurm prints.
+func init() {
+	time.Local = time.UTC
+	os.Setenv("TZ", "UTC")
+}
+
 // TestGolden is every command that prints what it found, in text and
 // --json, on the captured fixtures (the dev cluster's accounting and job
 // outputs, the examples, Wulver's site), its output kept under
 // testdata/<command>/<case> (golden_test.go). A case's inputs written for
 // it, where no fixture had them, sit beside its output.
 func TestGolden(t *testing.T) {
-	// Times print in the local zone: the files hold UTC's.
-	local := time.Local
-	time.Local = time.UTC
-	t.Cleanup(func() { time.Local = local })
 	commands := []struct {
 		name string
 		test func(*testing.T)
