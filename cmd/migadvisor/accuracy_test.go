@@ -19,21 +19,8 @@ func writeTable(t *testing.T, name, text string) string {
 	return file
 }
 
-// Without tables, the site's reference benchmarks: the table, then the verdict.
-func TestAccuracyOfTheReferenceBenchmarks(t *testing.T) {
-	isolate(t)
-	out, errOut, code := migadvisor(t, "accuracy")
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{"SET ", "NAIVE 1/SM", "1/√SM", "1/BANDWIDTH", "PEERS' FIXED PART", "BEST BASELINE",
-		"wulver workloads  leave one profile out", "wulver workloads  all three",
-		"\nwulver workloads, leave one profile out: migadvisor ", "\nwulver workloads, all three: migadvisor "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q in\n%s", want, out)
-		}
-	}
-}
+// Without tables, the site's reference benchmarks: the table, then the
+// verdict, is TestGolden's (testdata/accuracy).
 
 const longTable = `Job,GPU Profile,Runtime (min)
 resnet,1g.5gb,30

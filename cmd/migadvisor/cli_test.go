@@ -19,7 +19,6 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/bench"
-	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
@@ -142,66 +141,13 @@ func TestFlagsBeforeOrAfterArguments(t *testing.T) {
 	}
 }
 
-func TestLintExitCodesAndJSON(t *testing.T) {
-	isolate(t)
-	out, _, code := migadvisor(t, "lint", example+"multi_slice_misuse.sh", "--json")
-	if code != 1 {
-		t.Errorf("lint of a script with errors exits %d, want 1", code)
-	}
-	var rep struct {
-		Findings []struct {
-			Line     int    `json:"line"`
-			Severity string `json:"severity"`
-			Code     string `json:"code"`
-			Message  string `json:"message"`
-		} `json:"findings"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Findings) != 1 ||
-		rep.Findings[0].Code != "multi-mig-slice" || rep.Findings[0].Line != 7 || rep.Findings[0].Severity != "error" {
-		t.Errorf("lint --json = %s (%v)", out, err)
-	}
-	out, _, code = migadvisor(t, "lint", "--json", example+"pytorch_mnist.sh")
-	if code != 0 || !strings.Contains(out, `"findings": []`) {
-		t.Errorf("clean script: exit %d, %s", code, out)
-	}
-	out, _, code = migadvisor(t, "lint", example+"no_gpu_request.sh")
-	if code != 0 || !strings.HasPrefix(out, "../../examples/no_gpu_request.sh:9: warning: late-directive: ") {
-		t.Errorf("warnings only: exit %d, %q", code, out)
-	}
-}
+// lint's findings, in text and JSON, and its exit status (1 on an error,
+// 0 on warnings alone) are TestGolden's (testdata/lint).
 
+// su's prices are TestGolden's (testdata/su); here the requests it
+// cannot price.
 func TestSUCommand(t *testing.T) {
 	isolate(t)
-	tests := []struct {
-		args          []string
-		su, suPerHour float64
-	}{
-		{[]string{"--profile", "2g.20gb", "--cpus", "1", "--mem", "4G", "--hours", "0.556"}, 2.78, 5},
-		{[]string{"--profile", "1g.10gb", "--cpus", "4"}, 6, 6},
-		{[]string{"--profile", "full", "--cpus", "4", "--mem", "64G"}, 32, 32},
-		{[]string{"--profile", "full", "--cpus", "4", "--qos", "low", "--time", "2:00:00"}, 0, 0},
-		{[]string{"--profile", "3g.40gb", "--time", "1-00:00:00"}, 9 * 24, 9},
-		{[]string{example + "pytorch_mnist.sh"}, 1.5, 3},                     // 1 CPU, 4000M, 30 min
-		{[]string{example + "full_gpu.sh", "--hours", "2"}, 34, 17},          // script's request, flag's hours
-		{[]string{example + "full_gpu.sh", "--profile", "1g.10gb"}, 2.95, 3}, // flag's profile, script's 59 min
-	}
-	for _, tc := range tests {
-		out, errOut, code := migadvisor(t, append([]string{"su", "--json"}, tc.args...)...)
-		var r struct {
-			SU        float64 `json:"su"`
-			SUPerHour float64 `json:"su_per_hour"`
-		}
-		if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-			t.Fatalf("su %v: exit %d %s %s", tc.args, code, out, errOut)
-		}
-		if r.SU != tc.su || r.SUPerHour != tc.suPerHour {
-			t.Errorf("su %v = %g SU, %g SU/h; want %g and %g", tc.args, r.SU, r.SUPerHour, tc.su, tc.suPerHour)
-		}
-	}
-	out, _, _ := migadvisor(t, "su", "--profile", "2g.20gb", "--mem", "4G", "--hours", "0.556")
-	if strings.TrimSpace(out) != "2g.20gb, 1 CPU, 4 GiB RAM, 0.556 h in gpu on wulver: 2.78 SU (5 SU/h)" {
-		t.Errorf("text output %q", out)
-	}
 	if _, errOut, code := migadvisor(t, "su", "--profile", "9g.90gb"); code != 2 || !strings.Contains(errOut, "profiles: 1g.10gb") {
 		t.Errorf("unknown profile: exit %d %s", code, errOut)
 	}
@@ -213,28 +159,17 @@ func TestSUCommand(t *testing.T) {
 	}
 }
 
-func TestCatalogCommand(t *testing.T) {
+// The site's profiles as catalog prints them, in text and JSON, and the
+// exported file, are TestGolden's (testdata/catalog). export prints the
+// built-in site's file with its name and title left to give: it loads once
+// named, as the same profiles under that name.
+func TestCatalogExportLoadsOnceNamed(t *testing.T) {
 	isolate(t)
 	out, _, code := migadvisor(t, "catalog", "--json")
 	var rep catalogReport
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	want := map[string]float64{"1g.10gb": 3, "2g.20gb": 5, "3g.40gb": 9, "full": 17}
-	for _, p := range rep.Profiles {
-		if p.SUPerHour != want[p.Name] {
-			t.Errorf("%s: %g SU/h for 1 CPU + 4 GB, want %g", p.Name, p.SUPerHour, want[p.Name])
-		}
-	}
-	if rep.Site != "wulver" || len(rep.Profiles) != 4 || rep.Profiles[0].Request != "--gres=gpu:a100_10g:1" || rep.Profiles[0].SMs != 14 {
-		t.Errorf("catalog = %+v", rep)
-	}
-	text, _, _ := migadvisor(t, "catalog")
-	if !strings.Contains(text, "2g.20gb  --gres=gpu:a100_20g:1  28") {
-		t.Errorf("text catalog:\n%s", text)
-	}
-	// export prints the built-in site's file with its name and title left
-	// to give: it loads once named, as the same profiles under that name.
 	exported, _, _ := migadvisor(t, "catalog", "export")
 	file := filepath.Join(t.TempDir(), "site.toml")
 	os.WriteFile(file, []byte(exported), 0o644)
@@ -337,48 +272,9 @@ func TestSUScriptWithUnknownGPUType(t *testing.T) {
 	}
 }
 
-func TestCollectSacctFileAndHistory(t *testing.T) {
-	isolate(t)
-	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	dump := "../../testdata/sacct/devcluster-22.05.psv"
-	out, errOut, code := migadvisor(t, "collect", "--sacct-file", dump, "--json")
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var rep collect.Summary
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.New != 14 || rep.Read != 14 || len(rep.Skipped) != 0 {
-		t.Fatalf("collect: %v %+v", err, rep)
-	}
-	out, _, _ = migadvisor(t, "collect", "--sacct-file", dump)
-	if !strings.Contains(out, "14 jobs: 0 new, 0 updated, 14 unchanged") {
-		t.Errorf("second import: %q", out)
-	}
-	out, _, code = migadvisor(t, "history", "--json", "--limit", "0")
-	var hist []map[string]any
-	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || len(hist) != 14 {
-		t.Fatalf("history: exit %d, %v, %d jobs", code, err, len(hist))
-	}
-	byID := map[string]map[string]any{}
-	for _, h := range hist {
-		byID[h["job_id"].(string)] = h
-		for _, key := range []string{"job_id", "profile", "state", "exit_code", "elapsed_s", "cpus", "req_mem_mib", "max_rss_mib", "gpu_mem_peak_mib", "oom", "work", "work_unit", "su"} {
-			if _, ok := h[key]; !ok {
-				t.Fatalf("history entry lacks %q: %v", key, h)
-			}
-		}
-	}
-	oom := byID["4"]
-	if oom["oom"] != "host" || oom["profile"] != "3g.40gb" || oom["state"] != "OUT_OF_MEMORY" || oom["exit_signal"] != 125.0 || oom["gpu_mem_peak_mib"] != nil {
-		t.Errorf("job 4: %v", oom)
-	}
-	// 1g.10gb on Wulver, 1 CPU, 300M, 7 s: (1 + 2) SU/h.
-	if done := byID["2"]; done["su"] != catalog.RoundSU(3*7/3600.0) || done["max_rss_mib"] != 200.7 {
-		t.Errorf("job 2: %v", done)
-	}
-	if task := byID["8_1"]; task == nil || task["name"] != "fx array|odd" || task["profile"] != nil || task["su"] == nil {
-		t.Errorf("array task 8_1: %v", task)
-	}
-}
+// A dump's collect, the same again, and the jobs history lists from it
+// (their JSON's keys, a host OOM, an array's task) are TestGolden's
+// (testdata/collect, testdata/history).
 
 func TestCollectReportsDamagedDump(t *testing.T) {
 	isolate(t)

@@ -118,36 +118,8 @@ func TestHistoryJSONListsEmulatedRuns(t *testing.T) {
 	}
 }
 
-// The plain flow: a script's emulation job is collected and tracked, and
-// recommend judges its profiles by the emulated runs: 1g.10gb ran out of
-// memory under its cap, the others fit (14.1 GiB, the peak where it
-// completed); the H100's times are not the A100's, so the advice is to
-// measure the smallest profile that fits, and it says why.
-func TestRecommendFromAnEmulation(t *testing.T) {
-	isolate(t)
-	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	t.Setenv("MIGADVISOR_CLUSTER", "local")
-	dir := t.TempDir()
-	script := filepath.Join(dir, "hog.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=10\npython3 hog.py\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dump := filepath.Join(dir, "sacct.psv")
-	if err := os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName|WorkDir\n"+
-		"5|5|COMPLETED|30|cpu=1,mem=4G,gres/gpu:a100=1|hog|"+dir+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	emulationOf(t, dir, "5")
-	os.WriteFile(filepath.Join(dir, "slurm-5.out"), []byte("done\n"), 0o644)
-	mustRunCLI(t, "collect", "--sacct-file", dump)
-	mustRunCLI(t, "track", script, "5")
-	text, errOut, code := migadvisor(t, "recommend", script)
-	if code != 0 || !strings.Contains(text, "1g.10gb  1     1 OOM (emulated)") || !strings.Contains(text, "2g.20gb  1     1 ok (emulated)") ||
-		!strings.Contains(text, "emulated on NVIDIA H100 80GB HBM3") || !strings.Contains(text, "14.1G/9.5G") ||
-		!strings.Contains(text, "no runtime is known on the site's GPU: the runs were emulated on NVIDIA H100 80GB HBM3 (one run measured here gives the others, as the emulation scaled); measure 2g.20gb, where the OOM risk is low: completed in its emulation, 1 run") {
-		t.Errorf("exit %d\n%s%s", code, text, errOut)
-	}
-}
+// What recommend prints of a script's emulation job, collected and
+// tracked, is TestGolden's (testdata/recommend/emulated).
 
 // The plain flow of a job emulated on another GPU than the site's: collect
 // finds the emulation (the CIFAR-10 deep CNN on an H100, fed by one CPU)

@@ -126,38 +126,8 @@ func recommendJSON(t *testing.T, script string) recommendation {
 	return rec
 }
 
-// history names the framework whose peak is only a ceiling, in the table
-// and in --json, from the job's own output.
-func TestHistorySaysWhoHeldThePeak(t *testing.T) {
-	isolate(t)
-	dir := t.TempDir()
-	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
-	dump := filepath.Join(dir, "sacct.psv")
-	os.WriteFile(dump, []byte("JobIDRaw|JobID|State|ElapsedRaw|AllocTRES|JobName\n"+
-		"50|50|COMPLETED|600|cpu=1,mem=8G,gres/gpu:a100=1|jaxjob\n51|51|COMPLETED|600|cpu=1,mem=8G,gres/gpu:a100=1|solver\n"), 0o644)
-	copyFile(t, "../../testdata/nvml/h100-memory-holders/prealloc/full.out", filepath.Join(dir, "slurm-50.out"))
-	os.WriteFile(filepath.Join(dir, "slurm-51.out"), []byte("MIGADVISOR_GPU peak_mib=30000 used_peak_mib=30100 total_mib=81559 samples=9 device=NVIDIA A100-SXM4-80GB\n"), 0o644)
-	mustRunCLI(t, "collect", "--sacct-file", dump, "--outputs", dir)
-	text, _, _ := migadvisor(t, "history")
-	if !strings.Contains(text, "60.0G (JAX)") || !strings.Contains(text, "29.3G ") || strings.Contains(text, "29.3G (") {
-		t.Errorf("history:\n%s", text)
-	}
-	out, _, _ := migadvisor(t, "history", "--json")
-	var jobs []struct {
-		JobID  string                                `json:"job_id"`
-		HeldBy *struct{ Kind, Software, Why string } `json:"gpu_mem_held_by"`
-	}
-	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 2 {
-		t.Fatalf("history --json: %v: %s", err, out)
-	}
-	for _, j := range jobs {
-		switch {
-		case j.JobID == "50" && (j.HeldBy == nil || j.HeldBy.Kind != "preallocates" || j.HeldBy.Software != "JAX" || j.HeldBy.Why != "job 50's output shows jax"),
-			j.JobID == "51" && j.HeldBy != nil:
-			t.Errorf("job %s held by %+v", j.JobID, j.HeldBy)
-		}
-	}
-}
+// history's naming of the framework whose peak is only a ceiling, in the
+// table and in --json, is TestGolden's (testdata/history/held-by*).
 
 // A run made with preallocation off (a --no-prealloc probe's settings,
 // printed in its output) holds what it uses: its 1.9 GiB peak on the whole

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,97 +17,9 @@ import (
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
-func TestRecommendPriorWithoutHistory(t *testing.T) {
-	isolate(t)
-	out, errOut, code := migadvisor(t, "recommend", example+"gromacs.sh", "--json")
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(out), &rec); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"fingerprint", "site", "recommended", "basis", "profiles", "notes"} {
-		if _, ok := rec[key]; !ok {
-			t.Errorf("no %q in %s", key, out)
-		}
-	}
-	if rec["recommended"] != "2g.20gb" || rec["basis"] != "prior" || rec["site"] != "wulver" {
-		t.Errorf("recommended %v, basis %v", rec["recommended"], rec["basis"])
-	}
-	profiles := rec["profiles"].([]any)
-	first := profiles[0].(map[string]any)
-	for _, key := range []string{"profile", "runs", "completed", "oom_observed", "gpu_mem_need_mib", "usable_mib", "oom_risk",
-		"runtime_s", "runtime_range_s", "runtime_source", "su", "su_per_work", "work_unit", "eligible", "reason"} {
-		if _, ok := first[key]; !ok {
-			t.Errorf("profile entry lacks %q: %v", key, first)
-		}
-	}
-	if len(profiles) != 4 || first["profile"] != "1g.10gb" || first["runtime_source"] != "prior" || first["work_unit"] != "ns" {
-		t.Errorf("profiles: %v", profiles)
-	}
-	text, _, code := migadvisor(t, "recommend", example+"gromacs.sh")
-	if code != 0 || !strings.Contains(text, "\n*2g.20gb") || !strings.Contains(text, "recommend 2g.20gb: lowest SU per ns") ||
-		!strings.Contains(text, "migadvisor recommend --probe "+example+"gromacs.sh") {
-		t.Errorf("text:\n%s", text)
-	}
-}
-
-func TestRecommendWithNothingKnownSaysWhatToRun(t *testing.T) {
-	isolate(t)
-	out, _, code := migadvisor(t, "recommend", example+"full_gpu.sh", "--json")
-	var rec struct {
-		Recommended *string
-		Basis, Next string
-	}
-	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil {
-		t.Fatalf("exit %d, %v", code, err)
-	}
-	if rec.Recommended != nil || rec.Basis != "none" || rec.Next != "migadvisor recommend --probe "+example+"full_gpu.sh" {
-		t.Errorf("%+v", rec)
-	}
-}
-
-func TestRecommendFromCollectedHistory(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	// Job 2 of the dev cluster's dump ran 7 s on 1g.10gb and completed.
-	file := filepath.Join(t.TempDir(), "job.sh")
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	historyWithJob2(t, db, file)
-	out, errOut, code := migadvisor(t, "recommend", file, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var rec struct {
-		Recommended *string
-		Basis       string
-		Profiles    []struct {
-			P         string   `json:"profile"`
-			Risk      string   `json:"oom_risk"`
-			Source    string   `json:"runtime_source"`
-			Runtime   *float64 `json:"runtime_s"`
-			Completed int      `json:"completed"`
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &rec); err != nil {
-		t.Fatal(err)
-	}
-	small := rec.Profiles[0]
-	if rec.Recommended == nil || *rec.Recommended != "1g.10gb" || rec.Basis != "measured" || small.Completed != 1 ||
-		small.Risk != "low" || small.Source != "measured" || *small.Runtime != 7 {
-		t.Errorf("recommendation: %s", out)
-	}
-	if full := rec.Profiles[3]; full.P != "full" || full.Source != "predicted" || *full.Runtime >= 7 {
-		t.Errorf("full: %+v", full)
-	}
-	// The text says why the untried profiles' runtimes are what they are.
-	text, _, _ := migadvisor(t, "recommend", file)
-	if !strings.Contains(text, "runtimes predicted: one profile measured") {
-		t.Errorf("the text does not say how runtimes were predicted:\n%s", text)
-	}
-}
+// What recommend prints on each basis (a prior, none, measured, a lint
+// error first, the change to make and the monthly rate counted back from
+// today) is TestGolden's (testdata/recommend).
 
 func TestRecommendBadInput(t *testing.T) {
 	isolate(t)
@@ -170,15 +81,6 @@ func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
 	}
 }
 
-func TestRecommendPutsLintErrorsFirst(t *testing.T) {
-	isolate(t)
-	out, _, code := migadvisor(t, "recommend", example+"multi_slice_misuse.sh")
-	if code != 0 || !strings.Contains(out, "next: migadvisor lint "+example+"multi_slice_misuse.sh\nnote: "+example+"multi_slice_misuse.sh:7: ") ||
-		!strings.Contains(out, "(multi-mig-slice)") {
-		t.Errorf("exit %d:\n%s", code, out)
-	}
-}
-
 // The lint that replaces a probe as the next step is typed too: a script
 // consuming the JSON reads the kind, as recommend itself does.
 func TestRecommendLintStepIsTyped(t *testing.T) {
@@ -193,77 +95,6 @@ func TestRecommendLintStepIsTyped(t *testing.T) {
 	}
 }
 
-func TestRecommendTextEndsWithTheChangeToMake(t *testing.T) {
-	// Job 2 of the dev cluster's dump completed in 7 s on 1g.10gb; the script asks for a whole A100.
-	// Dated yesterday, it is a run of the last 30 days: the monthly saving counts it.
-	file := fullGPUJobWithJob2DaysAgo(t, 1)
-	out, errOut, code := migadvisor(t, "recommend", file)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{
-		file + " on wulver: 1 run in the history; basis: measured\n",
-		"*1g.10gb  1 ",
-		"(1 run)",
-		// The slice is offered on partition gpu, which the script does not name.
-		"\nchange " + file + ":\n  line 2  #SBATCH --gres=gpu:a100:1  → #SBATCH --gres=gpu:a100_10g:1\n  add     #SBATCH --partition=gpu\n",
-		"saves about ",
-		"at your rate of 1 run in 30 days",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q in:\n%s", want, out)
-		}
-	}
-	var rec struct {
-		Change struct {
-			Asks, To string
-			Lines    []struct{ Line int }
-			Saved    *float64 `json:"su_saved_per_run"`
-		}
-		Profiles []struct {
-			SU      *float64 `json:"su"`
-			Runtime *float64 `json:"runtime_s"`
-		}
-	}
-	js, _, _ := migadvisor(t, "recommend", file, "--json")
-	if err := json.Unmarshal([]byte(js), &rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.Change.Asks != "full" || rec.Change.To != "1g.10gb" || len(rec.Change.Lines) != 2 || rec.Change.Saved == nil {
-		t.Errorf("change %+v", rec.Change)
-	}
-	// The JSON holds the figures the text prints.
-	if su := rec.Profiles[0].SU; su == nil || !strings.Contains(out, strconv.FormatFloat(*su, 'f', -1, 64)) || *rec.Profiles[0].Runtime != 7 {
-		t.Errorf("1g.10gb SU %v, runtime %v, not as printed:\n%s", su, rec.Profiles[0].Runtime, out)
-	}
-}
-
-// A script last run two months ago has no monthly rate: the 30 days count
-// back from today, not from its newest run.
-func TestRecommendCountsTheMonthlyRateBackFromToday(t *testing.T) {
-	file := fullGPUJobWithJob2DaysAgo(t, 60)
-	out, errOut, code := migadvisor(t, "recommend", file)
-	if code != 0 || !strings.Contains(out, "saves about ") || strings.Contains(out, "at your rate of") {
-		t.Errorf("exit %d %s:\n%s", code, errOut, out)
-	}
-}
-
-// devclusterDumpOn is a copy of the dev cluster's accounting dump with its
-// jobs run on day instead of 2026-11-21.
-func devclusterDumpOn(t *testing.T, day time.Time) string {
-	t.Helper()
-	data, err := os.ReadFile(devclusterDump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dump := filepath.Join(t.TempDir(), "sacct.psv")
-	shifted := strings.ReplaceAll(string(data), "2026-11-21T", day.Format("2006-01-02")+"T")
-	if err := os.WriteFile(dump, []byte(shifted), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dump
-}
-
 // A runtime that is only a bound makes SU per work a bound too, and the
 // table says so in both columns (seen: "≥0.0567  0.944").
 func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
@@ -276,20 +107,6 @@ func TestABoundIsMarkedInEveryColumnItReaches(t *testing.T) {
 	if !strings.Contains(b.String(), "≥0.0567") || !strings.Contains(b.String(), "≥0.944") {
 		t.Errorf("a bound without its ≥:\n%s", b.String())
 	}
-}
-
-// fullGPUJobWithJob2DaysAgo is a script that asks for a whole A100, in a
-// fresh history whose one run of it is job 2 of the dev cluster's dump
-// (7 s on 1g.10gb), dated days ago.
-func fullGPUJobWithJob2DaysAgo(t *testing.T, days int) string {
-	t.Helper()
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	file := filepath.Join(t.TempDir(), "job.sh")
-	os.WriteFile(file, []byte("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH --time=5\npython train.py\n"), 0o644)
-	historyWithJob2From(t, db, file, devclusterDumpOn(t, time.Now().AddDate(0, 0, -days)))
-	return file
 }
 
 // A script measured on one profile is scaled like its peers, the plain

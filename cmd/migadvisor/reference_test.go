@@ -9,7 +9,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 )
-
-var updateReference = flag.Bool("update", false, "rewrite docs/reference and mkdocs.yml's reference nav from the commands' --help")
 
 const (
 	referenceDir   = "../../docs/reference"
@@ -76,7 +73,7 @@ func TestCommandReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *updateReference {
+	if *update {
 		writeReference(t, want, nav)
 		return
 	}

@@ -45,57 +45,9 @@ func trackFailures(t *testing.T, db string) {
 	}
 }
 
-// wait says why each job that did not complete ended as it did, in its
-// table and its JSON, and status says the same afterwards.
-func TestWaitExplainsFailures(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
-	trackFailures(t, db)
-
-	out, errOut, code := migadvisorWith(t, fake, "wait")
-	if code != 0 {
-		t.Fatalf("wait: exit %d: %s", code, errOut)
-	}
-	want := map[string]string{
-		"1": "FAILED         failed because a command was not found (exit 127): slurm-1.out names it; load its module or fix PATH in the script",
-		"2": "FAILED         failed at once because Slurm could not open /nonexistent/dir/2.out (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too",
-		"3": "OUT_OF_MEMORY  ran out of host memory: the job had 200 MiB and sacct saw its RSS reach 169 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help",
-		"4": "TIMEOUT        reached its time limit of 00:01:00 after 00:01:03, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster",
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "JOB ID  PROFILE  STATE          WHY") {
-		t.Fatalf("wait:\n%s", out)
-	}
-	for _, line := range lines[1:] {
-		id, rest, _ := strings.Cut(line, " ")
-		if got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "1g.10gb")); got != want[id] {
-			t.Errorf("job %s:\n got %q\nwant %q", id, got, want[id])
-		}
-	}
-
-	out, _, code = migadvisorWith(t, fake, "wait", "--json", "1", "2", "3", "4")
-	var rows []jobStatus
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 4 {
-		t.Fatalf("wait --json: exit %d %v\n%s", code, err, out)
-	}
-	kinds := map[string]string{}
-	for _, r := range rows {
-		kinds[r.JobID] = r.Outcome
-		if r.Explanation == "" || len(r.Jobs) != 1 || r.Jobs[0].Outcome != r.Outcome || r.Jobs[0].Explanation != r.Explanation {
-			t.Errorf("job %s: %+v", r.JobID, r)
-		}
-	}
-	if kinds["1"] != "command not found" || kinds["2"] != "no output file" || kinds["3"] != "host OOM" || kinds["4"] != "time limit" {
-		t.Errorf("outcomes: %v", kinds)
-	}
-
-	out, _, _ = migadvisorWith(t, fake, "status", "--all") // the dump's jobs age: --all keeps the test from expiring
-	if !strings.Contains(out, "WHY") || !strings.Contains(out, "ran out of host memory: the job had 200 MiB") {
-		t.Errorf("status:\n%s", out)
-	}
-}
+// What wait and status print (why each job ended as it did, the profile
+// accounting gives, the recent jobs or --all, a sweep's, an id Slurm never
+// had, nothing to wait for) is TestGolden's (testdata/wait, testdata/status).
 
 // A ladder probe stops at the first rung whose job failed in a way a larger
 // profile would not change (here a command not found), instead of
@@ -137,29 +89,6 @@ func writeTestScript(t *testing.T, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// A tracked job's profile, which track does not know, is the one
-// accounting gives: status and wait show it, in text and JSON.
-func TestStatusShowsTheProfileAccountingGives(t *testing.T) {
-	isolate(t)
-	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
-	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
-	mustRunWith(t, fake, "track", script, "2", "3")
-	for _, args := range [][]string{{"wait", "2", "3"}, {"status", "--all"}} {
-		out := mustRunWith(t, fake, args...)
-		for _, want := range []string{"\n2       1g.10gb  COMPLETED", "\n3       2g.20gb  FAILED"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s: no line %q:\n%s", args[0], want, out)
-			}
-		}
-		var rows []jobStatus
-		if err := json.Unmarshal([]byte(mustRunWith(t, fake, append(args, "--json")...)), &rows); err != nil || len(rows) != 2 ||
-			rows[0].Profile != "1g.10gb" || rows[1].Profile != "2g.20gb" {
-			t.Errorf("%s --json: %+v %v", args[0], rows, err)
-		}
-	}
 }
 
 // A tracked id Slurm has never seen (mistyped) is said to be so by track,
@@ -249,25 +178,6 @@ func TestWaitForAnUntrackedJobSaysSo(t *testing.T) {
 	}
 }
 
-// wait with nothing to wait for says so (it printed nothing off a
-// terminal), and an id only Slurm could speak of gets no bare table header.
-func TestWaitWithNothingToWaitForSaysSo(t *testing.T) {
-	isolate(t)
-	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
-	out, errOut, code := migadvisor(t, "wait")
-	if code != 0 || out != "" || !strings.HasPrefix(errOut, "migadvisor: no tracked job is waiting to end (see 'migadvisor status'); jobs are tracked when") {
-		t.Errorf("wait: exit %d, %q, %q", code, out, errOut)
-	}
-	if out, _, code := migadvisor(t, "wait", "--json"); code != 0 || out != "[]\n" {
-		t.Errorf("wait --json: exit %d, %q, want an empty array", code, out)
-	}
-	fake := slurmByID(t, "../../testdata/sacct/devcluster-22.05.psv")
-	out, errOut, code = migadvisorWith(t, fake, "wait", "--timeout", "20s", "99999")
-	if code != 0 || strings.Contains(out, "JOB ID") || !strings.Contains(errOut, "Slurm has no job 99999") {
-		t.Errorf("wait 99999: exit %d\n%q\n%q", code, out, errOut)
-	}
-}
-
 // Ctrl-C while waiting stops the wait, not the jobs: it says so and how to
 // wait again, exit status 130.
 func TestWaitInterruptedSaysHowToResume(t *testing.T) {
@@ -304,60 +214,6 @@ func TestWaitInterruptedSaysHowToResume(t *testing.T) {
 		if want := "migadvisor: interrupted; the jobs still run in Slurm: " + c.want + "\n"; !strings.HasSuffix(errOut.String(), want) || out.Len() > 0 {
 			t.Errorf("stderr %q\nwant %q", errOut.String(), want)
 		}
-	}
-}
-
-// status lists the jobs not ended and those that ended in the last 7
-// days, says how many it left out, and --all lists them; jobs asked about
-// by id are listed however old. SWEEP tells the sweeps apart.
-func TestStatusListsRecentJobsUnlessAll(t *testing.T) {
-	isolate(t)
-	db := filepath.Join(t.TempDir(), "history.db")
-	t.Setenv("MIGADVISOR_DB", db)
-	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-22.05.psv")
-	script := writeTestScript(t, t.TempDir(), "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n")
-	mustRunWith(t, fake, "track", script, "2", "3")
-	mustRunWith(t, fake, "collect")
-	st, err := history.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sweep := filepath.Join(t.TempDir(), "probe-1")
-	err = st.RecordSubmissions(context.Background(), []history.Submission{{Cluster: "migdev", JobID: "77", Fingerprint: "fp77", Source: script,
-		Script: filepath.Join(sweep, "1g.10gb.sh"), Profile: "1g.10gb", SweepDir: sweep}}) // no time: as a sweep.json without one gives
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	status := func(opt statusOptions) (string, string) {
-		t.Helper()
-		opt.Global, opt.Slurm = globalFlags{DB: db}, slurmFlags{Runner: fake}
-		var out, errOut strings.Builder
-		if err := runStatus(context.Background(), opt, outWriters{Out: &out, Err: &errOut}); err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errOut.String()
-	}
-	late := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) // weeks after the dump's jobs ended
-	out, errOut := status(statusOptions{now: late})
-	if strings.Contains(out, "\n2 ") || strings.Contains(out, "\n3 ") || !strings.Contains(out, "\n77 ") ||
-		errOut != "migadvisor: 2 jobs that ended more than 7 days ago not listed; 'migadvisor status --all' lists them\n" {
-		t.Errorf("status, weeks later:\n%s%s", out, errOut)
-	}
-	if !strings.Contains(out, "SWEEP") || !strings.Contains(out, sweep) || strings.Contains(out, "0001-") || strings.Contains(out, "1970-") {
-		t.Errorf("the probe's job shows its sweep, and no year-1 time:\n%s", out)
-	}
-	out, errOut = status(statusOptions{now: late, all: true})
-	if !strings.Contains(out, "\n2 ") || !strings.Contains(out, "\n3 ") || errOut != "" {
-		t.Errorf("status --all:\n%s%s", out, errOut)
-	}
-	out, _ = status(statusOptions{now: late, ids: []string{"2"}})
-	if !strings.Contains(out, "\n2 ") {
-		t.Errorf("status 2, weeks later:\n%s", out)
-	}
-	soon := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	if out, errOut = status(statusOptions{now: soon}); !strings.Contains(out, "\n2 ") || errOut != "" {
-		t.Errorf("status, the next day:\n%s%s", out, errOut)
 	}
 }
 

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --gres=gpu:v100:1
+run
