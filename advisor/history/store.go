@@ -389,7 +389,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	s := &Store{db: db, path: path, schema: SchemaVersion}
 	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
-		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
+		return nil, Explain(path, fmt.Errorf("history %s: %w", path, err))
 	}
 	// A drain that fails (the lock is busy) leaves the records for the next
 	// Open: the history is usable without them.
@@ -424,6 +424,7 @@ const (
 	codeCantOpen
 	codeNotADB
 	codeCorrupt
+	codeFull
 )
 
 // retryBusy runs fn again while SQLite refuses it at once as busy, for up
