@@ -98,7 +98,14 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 	return o, nil
 }
 
-func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
+func runCollect(ctx context.Context, o collectOptions, w outWriters) (err error) {
+	ctx, stop := stoppable(ctx)
+	defer stop()
+	defer func() {
+		if err != nil {
+			err = interrupted(ctx, w.Err, err, "what this collect committed is kept, and the next collect goes on from there")
+		}
+	}()
 	env := newEnv(o.Global, o.Slurm, w)
 	where, err := env.where()
 	if err != nil {

@@ -5,18 +5,21 @@ package main
 // sees, what is kept, how it recovers.
 
 import (
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/index"
 	"github.com/migadvisor/migadvisor/internal/faultfs"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
@@ -182,4 +185,297 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// historyOf is a history of n generated jobs at db, collected by the
+// binary (in process, under -race, it would take ten times as long).
+func historyOf(t *testing.T, db string, n int) {
+	t.Helper()
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	writeDump(t, dump, sacctgen.FirstJobID, n)
+	cmd := exec.Command(migadvisorBinary(t), "--db", db, "collect", "--sacct-file", dump, "--cluster", "wulver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("collect: %v\n%s", err, out)
+	}
+}
+
+// published is what a directory published in holds: each file's name,
+// size and checksum, dot files (unfinished copies, the lock) included.
+func published(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d %x\n", e.Name(), len(data), sha256.Sum256(data))
+	}
+	return b.String()
+}
+
+// unfinished lists the copies of the snapshot and the index a publish
+// left unfinished in dir.
+func unfinished(t *testing.T, dir string) []string {
+	t.Helper()
+	var left []string
+	for _, name := range []string{index.SnapshotName, index.IndexName} {
+		m, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp*"))
+		left = append(left, m...)
+	}
+	return left
+}
+
+// wholePublication checks that dir holds a snapshot that opens and passes
+// integrity_check, with jobs jobs, and an index that opens.
+func wholePublication(t *testing.T, dir string, jobs int) {
+	t.Helper()
+	snap := filepath.Join(dir, index.SnapshotName)
+	assertJobs(t, snap, jobs)
+	r, err := index.Open(filepath.Join(dir, index.IndexName))
+	if err != nil {
+		t.Errorf("the index: %v", err)
+		return
+	}
+	r.Close()
+}
+
+// TestPublishStoppedMidway: publish stopped in the middle of writing the
+// snapshot, by SIGTERM and by SIGKILL. Readers keep the previous files,
+// whole, either way. SIGTERM ends it with one line and exit 130 and
+// nothing of its own left behind; SIGKILL leaves its unfinished copy, as
+// large as the history (it stayed there, one more for each publish
+// killed: a cron job under a time limit filled the shared file system),
+// which the next publish removes.
+func TestPublishStoppedMidway(t *testing.T) {
+	isolate(t)
+	bin := migadvisorBinary(t)
+	db := filepath.Join(t.TempDir(), "live.db")
+	const jobs = 60_000
+	historyOf(t, db, jobs)
+	dir := t.TempDir()
+	if _, errOut, code := migadvisor(t, "--db", db, "publish", dir); code != 0 {
+		t.Fatalf("publish: %s", errOut)
+	}
+	before := published(t, dir)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		cmd := exec.Command(bin, "--db", db, "publish", dir)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The moment its copy of the history is under way.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			if copies := unfinished(t, dir); len(copies) > 0 {
+				if info, err := os.Stat(copies[0]); err == nil && info.Size() > 0 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%v: no copy of the snapshot under way after 30 s", sig)
+			}
+		}
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		switch {
+		case err == nil:
+			t.Fatalf("%v: publish ended before the signal", sig)
+		case sig == syscall.SIGTERM && (ws.ExitStatus() != exitInterrupted || strings.Count(errOut.String(), "\n") != 1 ||
+			!strings.HasPrefix(errOut.String(), "migadvisor: interrupted; what was published before is in place, whole")):
+			t.Errorf("SIGTERM: %v, stderr %q", err, errOut.String())
+		case sig == syscall.SIGTERM && len(unfinished(t, dir)) > 0:
+			t.Errorf("SIGTERM left %v", unfinished(t, dir))
+		case sig == syscall.SIGKILL && !ws.Signaled():
+			t.Errorf("SIGKILL: %v", err)
+		}
+		if after := strings.Join(slices.DeleteFunc(strings.Split(published(t, dir), "\n"), func(l string) bool { return strings.HasPrefix(l, ".history.db.tmp") }), "\n"); after != before {
+			t.Errorf("%v: the published files changed:\n%s->\n%s", sig, before, after)
+		}
+		wholePublication(t, dir, jobs)
+	}
+	if _, errOut, code := migadvisor(t, "--db", db, "publish", dir); code != 0 {
+		t.Fatalf("publish after the kill: %s", errOut)
+	}
+	if left := unfinished(t, dir); len(left) > 0 {
+		t.Errorf("the killed publish's copy is still there: %v", left)
+	}
+	wholePublication(t, dir, jobs)
+}
+
+// TestPublishOnAFullDisk: the file system published in fills up while
+// the snapshot is written. publish fails with one line that says so and
+// names the snapshot; the files published before are as they were, and
+// nothing unfinished is left; with room again, it publishes.
+func TestPublishOnAFullDisk(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "live.db")
+	const jobs = 20_000
+	historyOf(t, db, jobs)
+	dir := faultfs.Small(t, 32<<20)
+	if _, errOut, code := migadvisor(t, "--db", db, "publish", dir); code != 0 {
+		t.Fatalf("publish: %s", errOut)
+	}
+	before := published(t, dir)
+	free := faultfs.Fill(t, dir, 1<<20) // less than a snapshot
+	_, errOut, code := migadvisor(t, "--db", db, "publish", dir)
+	if snap := filepath.Join(dir, index.SnapshotName); code != exitFailure || strings.Count(errOut, "\n") != 1 ||
+		!strings.HasPrefix(errOut, "migadvisor: snapshot "+snap+": its file system is full (") {
+		t.Errorf("on a full disk: exit %d, %q", code, errOut)
+	}
+	free()
+	if after := published(t, dir); after != before {
+		t.Errorf("the published files changed:\n%s->\n%s", before, after)
+	}
+	if _, errOut, code := migadvisor(t, "--db", db, "publish", dir); code != 0 {
+		t.Fatalf("publish with room again: %s", errOut)
+	}
+	wholePublication(t, dir, jobs)
+}
+
+// TestTwoPublishesAtOnce: two publishes into one directory at once (two
+// collects --publish that overlap) both succeed, one after the other (a
+// lock in the directory): whole files, of one history, nothing left over.
+func TestTwoPublishesAtOnce(t *testing.T) {
+	isolate(t)
+	bin := migadvisorBinary(t)
+	db := filepath.Join(t.TempDir(), "live.db")
+	const jobs = 30_000
+	historyOf(t, db, jobs)
+	dir := t.TempDir()
+	cmds := []*exec.Cmd{exec.Command(bin, "--db", db, "publish", dir), exec.Command(bin, "--db", db, "publish", dir)}
+	outs := make([]strings.Builder, len(cmds))
+	for i, cmd := range cmds {
+		cmd.Stderr = &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("publish %d: %v\n%s", i, err, outs[i].String())
+		}
+	}
+	if left := unfinished(t, dir); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+	wholePublication(t, dir, jobs)
+}
+
+// TestCollectStoppedBySignals: a site-wide collect --publish stopped by
+// SIGTERM and by SIGKILL at each of its steps that writes: while it
+// imports what sacct streams, and while it publishes. After each, the
+// history opens, passes integrity_check and holds whole batches; the
+// watermark moved only if the import was whole; the published files are
+// the previous ones, whole. SIGTERM ends it with one line and exit 130
+// (it died of the signal, where it was), leaving nothing of its own; the
+// last collect completes the history, every job once, and publishes it.
+func TestCollectStoppedBySignals(t *testing.T) {
+	isolate(t)
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	const jobs = 30_000
+	writeDump(t, dump, sacctgen.FirstJobID, jobs)
+	db := filepath.Join(t.TempDir(), "site.db")
+	pub := t.TempDir()
+	collectCmd := func(stall string) *exec.Cmd {
+		cmd := sacctDumpProcess(t, dump, "--db", db, "collect", "--all-users", "--scripts=false", "--since", "2026-01-01",
+			"--overlap", "0s", "--cluster", "wulver", "--publish", pub, "--json")
+		if stall != "" {
+			cmd.Env = append(cmd.Env, sacctStallEnv+"="+stall) // sacct stops halfway and waits
+		}
+		return cmd
+	}
+	watermark := func() string {
+		conn, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var since string
+		conn.QueryRow(`SELECT coalesce(group_concat(since), '') FROM watermarks`).Scan(&since)
+		return since
+	}
+	steps := []struct {
+		name, doing string
+		at          func(t *testing.T) (stall string, reached func() bool)
+	}{
+		{"import", "imports", func(t *testing.T) (string, func() bool) {
+			stall := filepath.Join(t.TempDir(), "stalled")
+			return stall, func() bool { return fileExists(stall) }
+		}},
+		{"publish", "publishes", func(t *testing.T) (string, func() bool) {
+			return "", func() bool {
+				copies := unfinished(t, pub)
+				info, err := os.Stat(strings.Join(copies[:min(len(copies), 1)], ""))
+				return len(copies) > 0 && err == nil && info.Size() > 0
+			}
+		}},
+	}
+	for _, step := range steps {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			markBefore, pubBefore := "", published(t, pub)
+			if fileExists(db) {
+				markBefore = watermark()
+			}
+			stall, reached := step.at(t)
+			cmd := collectCmd(stall)
+			var errOut strings.Builder
+			cmd.Stderr = &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); !reached(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("%s: the collect never got there\n%s", step.name, errOut.String())
+				}
+			}
+			if step.name == "import" {
+				time.Sleep(300 * time.Millisecond) // a batch or two committed meanwhile
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			what := fmt.Sprintf("%v while it %s", sig, step.doing)
+			switch {
+			case err == nil:
+				t.Fatalf("%s: the collect ended before the signal", what)
+			case sig == syscall.SIGTERM && (ws.ExitStatus() != exitInterrupted || errOut.String() !=
+				"migadvisor: interrupted; what this collect committed is kept, and the next collect goes on from there\n"):
+				t.Errorf("%s: %v, stderr %q", what, err, errOut.String())
+			case sig == syscall.SIGKILL && !ws.Signaled():
+				t.Errorf("%s: %v", what, err)
+			}
+			kept := committedJobs(t, db)
+			if mark := watermark(); step.name == "import" && (mark != markBefore || kept%5000 != 0) {
+				t.Errorf("%s: %d jobs kept, watermark %q (before: %q)", what, kept, mark, markBefore)
+			} else if step.name == "publish" && (mark == "" || kept != jobs) {
+				t.Errorf("%s: the import was whole, yet %d jobs, watermark %q", what, kept, mark)
+			}
+			after := published(t, pub)
+			if sig == syscall.SIGKILL {
+				after = strings.Join(slices.DeleteFunc(strings.Split(after, "\n"), func(l string) bool { return strings.HasPrefix(l, ".history.db.tmp") }), "\n")
+			}
+			if after != pubBefore && !(pubBefore == "" && after == index.LockName+" 0 "+fmt.Sprintf("%x", sha256.Sum256(nil))+"\n") {
+				t.Errorf("%s: the published files changed:\n%s->\n%s", what, pubBefore, after)
+			}
+			t.Logf("%s: %d jobs kept", what, kept)
+		}
+	}
+	out, err := collectCmd("").Output()
+	var rep collect.Summary
+	if err != nil || json.Unmarshal(out, &rep) != nil || rep.Published == nil {
+		t.Fatalf("the last collect: %v\n%s", err, out)
+	}
+	assertJobs(t, db, jobs)
+	if left := unfinished(t, pub); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+	wholePublication(t, pub, jobs)
 }
