@@ -5,6 +5,7 @@ package main
 // sees, what is kept, how it recovers.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -478,4 +479,145 @@ func TestCollectStoppedBySignals(t *testing.T) {
 		t.Errorf("left: %v", left)
 	}
 	wholePublication(t, pub, jobs)
+}
+
+// tree lists the files under dir, with their sizes and checksums.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %x\n", strings.TrimPrefix(path, dir), len(data), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestReadOnlyHistoryDirectory: the history's file system read-only (a
+// home mounted read-only, a full quota's refusal): collect fails in one
+// line that names the history and why, publish reads it and publishes it
+// elsewhere but cannot publish into it, the wrapper submits all the same;
+// not a byte under it changes. Writable again, collect goes on.
+func TestReadOnlyHistoryDirectory(t *testing.T) {
+	isolate(t)
+	fs := faultfs.Small(t, 16<<20)
+	db := filepath.Join(fs, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	script := wrapperScript(t)
+	historyWithJob2(t, db, script)
+	inside := filepath.Join(fs, "published")
+	os.Mkdir(inside, 0o755)
+	writable := faultfs.ReadOnly(t, fs)
+	before := tree(t, fs)
+
+	_, errOut, code := migadvisor(t, "collect", "--sacct-file", devclusterDump)
+	if code != exitFailure || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "migadvisor: history "+db+": ") ||
+		!strings.Contains(errOut, "read-only file system") {
+		t.Errorf("collect: exit %d, %q", code, errOut)
+	}
+	elsewhere := t.TempDir()
+	if _, errOut, code := migadvisor(t, "publish", elsewhere); code != 0 {
+		t.Errorf("publish from it: exit %d, %q", code, errOut)
+	}
+	wholePublication(t, elsewhere, 14)
+	_, errOut, code = migadvisor(t, "publish", inside)
+	if code != exitFailure || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, inside) || !strings.Contains(errOut, "read-only file system") {
+		t.Errorf("publish into it: exit %d, %q", code, errOut)
+	}
+	sbatchOnPath(t)
+	out, errOut, code := migadvisor(t, "sbatch", script)
+	// Its advice, then one line: the submission is not recorded.
+	if code != 0 || out != "Submitted batch job 4242\n" || !strings.Contains(errOut, "this script completed on 1g.10gb") ||
+		!strings.HasSuffix(errOut, "\nmigadvisor: the job is submitted but not in the history: spool: mkdir "+db+".spool: read-only file system\n") {
+		t.Errorf("the wrapper: exit %d, %q, %q", code, out, errOut)
+	}
+	if after := tree(t, fs); after != before {
+		t.Errorf("the read-only directory changed:\n%s->\n%s", before, after)
+	}
+	writable()
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", devclusterDump); code != 0 {
+		t.Errorf("collect, writable again: exit %d, %q", code, errOut)
+	}
+}
+
+// TestDamagedOrNewerHistoryIsLeftAlone: a history that is not a database,
+// one with a damaged page, one a newer migadvisor wrote. collect and
+// publish refuse it in one line that names it and says the way out (a
+// damaged page met mid-import was blamed on the dump being imported, and
+// a newer history was switched to WAL, its header rewritten); not a byte
+// of it changes, nothing is made beside it, nothing is published.
+func TestDamagedOrNewerHistoryIsLeftAlone(t *testing.T) {
+	isolate(t)
+	good := filepath.Join(t.TempDir(), "good.db")
+	historyWithJob2(t, good, wrapperScript(t))
+	cases := []struct {
+		name string
+		make func(t *testing.T, db string)
+		says []string // what the one line holds, %s for the history
+	}{
+		{"not a database", func(t *testing.T, db string) {
+			os.WriteFile(db, []byte(strings.Repeat("not a database at all ", 200)), 0o600)
+		}, []string{"the history %s is damaged", "mv %s %s.broken"}},
+		{"a damaged page", func(t *testing.T, db string) {
+			copyFile(t, good, db)
+			conn, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var root, size int64
+			conn.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = 'jobs'`).Scan(&root)
+			conn.QueryRow(`PRAGMA page_size`).Scan(&size)
+			conn.Close()
+			f, err := os.OpenFile(db, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt(bytes.Repeat([]byte{0xff}, int(size)), (root-1)*size) // the jobs' first page
+			f.Close()
+		}, []string{"the history %s is damaged", "mv %s %s.broken"}},
+		{"a newer migadvisor's", func(t *testing.T, db string) {
+			conn, err := sql.Open("sqlite3", db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Exec("PRAGMA user_version = 999; CREATE TABLE jobs(x)"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"history %s: the history was written by a newer migadvisor (schema 999;", "use that migadvisor, or a newer one, with it"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "history.db")
+			tc.make(t, db)
+			pub := t.TempDir()
+			before := tree(t, dir)
+			for _, args := range [][]string{{"collect", "--sacct-file", devclusterDump}, {"publish", pub}, {"collect", "--sacct-file", devclusterDump, "--publish", pub}} {
+				_, errOut, code := migadvisor(t, append([]string{"--db", db}, args...)...)
+				ok := code == exitFailure && strings.Count(errOut, "\n") == 1 && strings.HasPrefix(errOut, "migadvisor: ")
+				for _, s := range tc.says {
+					ok = ok && strings.Contains(errOut, strings.ReplaceAll(s, "%s", db))
+				}
+				if !ok {
+					t.Errorf("%s: exit %d, %q", args[0], code, errOut)
+				}
+			}
+			if after := tree(t, dir); after != before {
+				t.Errorf("the history's directory changed:\n%s->\n%s", before, after)
+			}
+			if left := strings.ReplaceAll(tree(t, pub), "/"+index.LockName+" 0 "+fmt.Sprintf("%x", sha256.Sum256(nil))+"\n", ""); left != "" {
+				t.Errorf("published:\n%s", left)
+			}
+		})
+	}
 }
