@@ -621,3 +621,61 @@ func TestDamagedOrNewerHistoryIsLeftAlone(t *testing.T) {
 		})
 	}
 }
+
+// jobsDigest is the jobs of the history at db as collect filed them,
+// less when each was written.
+func jobsDigest(t *testing.T, db string) string {
+	t.Helper()
+	conn, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int
+	var digest string
+	if err := conn.QueryRow(`SELECT count(*), group_concat(cluster || '|' || job_key || '|' || state || '|' || coalesce(elapsed_s, '') || '|' ||
+		coalesce(name, '') || '|' || gpu_type || '|' || unsettled, ';') FROM (SELECT * FROM jobs ORDER BY cluster, job_key)`).Scan(&n, &digest); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d jobs: %x", n, sha256.Sum256([]byte(digest)))
+}
+
+// TestTwoCollectsAtOnce: two site-wide collects --publish on one history
+// at once (a cron run that overlaps the next): both succeed, and the
+// history and what is published are those of a single collect.
+func TestTwoCollectsAtOnce(t *testing.T) {
+	isolate(t)
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	const jobs = 30_000
+	writeDump(t, dump, sacctgen.FirstJobID, jobs)
+	collectCmd := func(db, pub string) *exec.Cmd {
+		return sacctDumpProcess(t, dump, "--db", db, "collect", "--all-users", "--scripts=false", "--since", "2026-01-01",
+			"--cluster", "wulver", "--publish", pub)
+	}
+	single := filepath.Join(t.TempDir(), "single.db")
+	if out, err := collectCmd(single, t.TempDir()).CombinedOutput(); err != nil {
+		t.Fatalf("a single collect: %v\n%s", err, out)
+	}
+	db, pub := filepath.Join(t.TempDir(), "site.db"), t.TempDir()
+	cmds := []*exec.Cmd{collectCmd(db, pub), collectCmd(db, pub)}
+	outs := make([]strings.Builder, len(cmds))
+	for i, cmd := range cmds {
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("collect %d: %v\n%s", i, err, outs[i].String())
+		}
+	}
+	assertJobs(t, db, jobs)
+	if got, want := jobsDigest(t, db), jobsDigest(t, single); got != want {
+		t.Errorf("two collects at once filed %s; a single one, %s", got, want)
+	}
+	wholePublication(t, pub, jobs)
+	if left := unfinished(t, pub); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
