@@ -8,15 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // storeOptionFile is an option file, as an admin keeps it (0600), for a new
@@ -141,4 +146,157 @@ func snapshotJobs(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return len(recs)
+}
+
+// devClusterState is scripts/dev-cluster.sh's state directory: the
+// daemons' recorded pids.
+func devClusterState() string {
+	if dir := os.Getenv("DEV_CLUSTER_STATE"); dir != "" {
+		return dir
+	}
+	return "/var/tmp/slurm-local"
+}
+
+// restartMariaDB stops the dev cluster's MariaDB (SIGTERM to its recorded
+// pid, as a restart does) and waits for it to be gone; start brings it
+// back through scripts/dev-cluster.sh up (and is called at the end of the
+// test in any case).
+func restartMariaDB(t *testing.T) (start func()) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(devClusterState(), "mariadbd.pid"))
+	if err != nil {
+		t.Fatalf("the dev cluster's MariaDB: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	start = func() {
+		t.Helper()
+		if started {
+			return
+		}
+		started = true
+		up := exec.Command(filepath.Join(packageDir, "../../scripts/dev-cluster.sh"), "up")
+		if out, err := up.CombinedOutput(); err != nil {
+			t.Fatalf("dev-cluster.sh up: %v\n%s", err, out)
+		}
+	}
+	t.Cleanup(start)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("stop MariaDB (pid %d): %v", pid, err)
+	}
+	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("MariaDB (pid %d) still runs a minute after SIGTERM", pid)
+		}
+	}
+	return start
+}
+
+// storeJobs counts the jobs in the store that opt names, and the distinct ones.
+func storeJobs(t *testing.T, file string) (n, distinct int) {
+	t.Helper()
+	opt, err := mariadb.ReadOptionFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := mariadb.Connect(opt)
+	if err != nil {
+		return -1, -1 // not answering
+	}
+	defer db.Close()
+	if err := db.QueryRow("SELECT count(*), count(DISTINCT cluster, job_key) FROM jobs").Scan(&n, &distinct); err != nil {
+		return -1, -1 // not migrated yet, or going
+	}
+	return n, distinct
+}
+
+// The fault matrix's site store (docs/admin/scale.md, Faults): a collect
+// killed (SIGKILL) while it sends to the store, then MariaDB restarted
+// while the next one sends. The killed one leaves the store with what it
+// committed; the one whose server went fails in one sentence that names
+// the store and says the jobs are in the collector's history; once
+// MariaDB is back, the next collect sends the rest: the store holds every
+// job once, as the history does.
+func TestMariaDBCollectKilledOrServerRestarted(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("restarts the dev cluster's MariaDB: needs root (make test-slurm runs as root)")
+	}
+	isolate(t)
+	bin := migadvisorBinary(t)
+	live := filepath.Join(t.TempDir(), "site.db")
+	store, _ := storeOptionFile(t)
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	const jobs = 60_000
+	writeDump(t, dump, sacctgen.FirstJobID, jobs)
+	collectCmd := func() *exec.Cmd {
+		return exec.Command(bin, "--db", live, "collect", "--all-users", "--scripts=false", "--sacct-file", dump, "--cluster", "wulver",
+			"--site-store", store)
+	}
+	// midPush waits until the store holds some of the jobs, not all.
+	midPush := func(what string, cmd *exec.Cmd) int {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if n, _ := storeJobs(t, store); n > 0 && n < jobs {
+				return n
+			}
+			if cmd.ProcessState != nil || time.Now().After(deadline) {
+				t.Fatalf("%s: the store never held part of the jobs", what)
+			}
+		}
+	}
+
+	killed := collectCmd()
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	at := midPush("SIGKILL", killed)
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	if ws, _ := killed.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
+		t.Fatalf("the collect ended before SIGKILL")
+	}
+	kept, distinct := storeJobs(t, store)
+	t.Logf("killed with %d jobs in the store; %d after", at, kept)
+	if kept < at || kept != distinct {
+		t.Errorf("after SIGKILL: %d jobs in the store (%d distinct), %d before", kept, distinct, at)
+	}
+
+	restarted := collectCmd()
+	var errOut strings.Builder
+	restarted.Stderr = &errOut
+	// The first collect imported some; this one imports them all again
+	// (unchanged), and sends what the outbox holds.
+	if err := restarted.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if n, _ := storeJobs(t, store); n > kept {
+			break
+		}
+		if time.Now().After(deadline) {
+			restarted.Process.Kill()
+			t.Fatal("the second collect never sent anything")
+		}
+	}
+	start := restartMariaDB(t)
+	err := restarted.Wait()
+	said := errOut.String()
+	t.Logf("with MariaDB restarted: %v\n%s", err, said)
+	if err == nil {
+		t.Log("the second collect had sent everything before MariaDB stopped")
+	} else if strings.Count(said, "\n") != 1 || !strings.Contains(said, "site store ") ||
+		!strings.Contains(said, "what this collect imported is in "+live+", and the next collect sends it") {
+		t.Errorf("MariaDB gone mid-push: %v, %q", err, said)
+	}
+	start()
+	if out, err := collectCmd().CombinedOutput(); err != nil {
+		t.Fatalf("the collect once MariaDB is back: %v\n%s", err, out)
+	}
+	if n, distinct := storeJobs(t, store); n != jobs || distinct != jobs {
+		t.Errorf("the store holds %d jobs (%d distinct), want %d", n, distinct, jobs)
+	}
+	assertJobs(t, live, jobs)
 }
