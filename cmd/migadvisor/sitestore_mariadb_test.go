@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,53 +147,6 @@ func snapshotJobs(t *testing.T, path string) int {
 	return len(recs)
 }
 
-// devClusterState is scripts/dev-cluster.sh's state directory: the
-// daemons' recorded pids.
-func devClusterState() string {
-	if dir := os.Getenv("DEV_CLUSTER_STATE"); dir != "" {
-		return dir
-	}
-	return "/var/tmp/slurm-local"
-}
-
-// restartMariaDB stops the dev cluster's MariaDB (SIGTERM to its recorded
-// pid, as a restart does) and waits for it to be gone; start brings it
-// back through scripts/dev-cluster.sh up (and is called at the end of the
-// test in any case).
-func restartMariaDB(t *testing.T) (start func()) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(devClusterState(), "mariadbd.pid"))
-	if err != nil {
-		t.Fatalf("the dev cluster's MariaDB: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := false
-	start = func() {
-		t.Helper()
-		if started {
-			return
-		}
-		started = true
-		up := exec.Command(filepath.Join(packageDir, "../../scripts/dev-cluster.sh"), "up")
-		if out, err := up.CombinedOutput(); err != nil {
-			t.Fatalf("dev-cluster.sh up: %v\n%s", err, out)
-		}
-	}
-	t.Cleanup(start)
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatalf("stop MariaDB (pid %d): %v", pid, err)
-	}
-	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("MariaDB (pid %d) still runs a minute after SIGTERM", pid)
-		}
-	}
-	return start
-}
-
 // storeJobs counts the jobs in the store that opt names, and the distinct ones.
 func storeJobs(t *testing.T, file string) (n, distinct int) {
 	t.Helper()
@@ -281,7 +233,7 @@ func TestMariaDBCollectKilledOrServerRestarted(t *testing.T) {
 			t.Fatal("the second collect never sent anything")
 		}
 	}
-	start := restartMariaDB(t)
+	start := stopDaemon(t, "mariadbd", syscall.SIGTERM)
 	err := restarted.Wait()
 	said := errOut.String()
 	t.Logf("with MariaDB restarted: %v\n%s", err, said)
