@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -677,5 +678,48 @@ func TestTwoCollectsAtOnce(t *testing.T) {
 	wholePublication(t, pub, jobs)
 	if left := unfinished(t, pub); len(left) > 0 {
 		t.Errorf("left: %v", left)
+	}
+}
+
+// TestFaultsTableNamesItsTests: every test the Faults table of
+// docs/admin/scale.md names is in the suite (a subtest, Parent/case, as
+// its case's name), and every fault test of this file is in the table: the
+// matrix in the docs is the one the suite holds.
+func TestFaultsTableNamesItsTests(t *testing.T) {
+	doc := readFile(t, "../../docs/admin/scale.md")
+	_, table, ok := strings.Cut(doc, "\n## Faults\n")
+	if !ok {
+		t.Fatal("docs/admin/scale.md has no Faults section")
+	}
+	sources := map[string]string{} // test function -> its file's text
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		text := readFile(t, path)
+		for _, m := range regexp.MustCompile(`(?m)^func (Test\w+)\(`).FindAllStringSubmatch(text, -1) {
+			sources[m[1]] = text
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(Test[\\w/-]+)`").FindAllStringSubmatch(table, -1) {
+		parent, sub, _ := strings.Cut(m[1], "/")
+		named[parent] = true
+		text, ok := sources[parent]
+		switch {
+		case !ok:
+			t.Errorf("the Faults table names %s, which no test file has", m[1])
+		case sub != "" && !strings.Contains(text, `"`+strings.ReplaceAll(sub, "_", " ")+`"`):
+			t.Errorf("the Faults table names %s, a case %s does not have", m[1], parent)
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^func (Test\w+)\(`).FindAllStringSubmatch(readFile(t, "faults_test.go"), -1) {
+		if !named[m[1]] && m[1] != "TestFaultsTableNamesItsTests" {
+			t.Errorf("%s is not in the Faults table", m[1])
+		}
 	}
 }
