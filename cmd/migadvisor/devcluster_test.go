@@ -1,4 +1,4 @@
-//go:build slurm || mariadb
+//go:build slurm
 
 package main
 

@@ -165,21 +165,79 @@ func storeJobs(t *testing.T, file string) (n, distinct int) {
 	return n, distinct
 }
 
+// privateMariaDB is a MariaDB server of the test's own (the dev cluster's
+// packages, a data directory in a temporary one, its socket alone), which
+// the test may stop and start again without touching the dev cluster's,
+// which slurmdbd and the other tests use meanwhile; and an option file for
+// a store in it. restart stops it (SIGTERM, as a restart does) and returns
+// the function that starts it again. It is stopped when the test ends.
+func privateMariaDB(t *testing.T) (optionFile string, restart func() (start func())) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("runs a MariaDB server of its own: needs root (make test-slurm runs as root)")
+	}
+	dir, err := os.MkdirTemp("", "migadvisor-mariadb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, sock := filepath.Join(dir, "data"), filepath.Join(dir, "mysqld.sock")
+	small := "--innodb-log-file-size=4M"
+	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", small,
+		"--auth-root-authentication-method=socket", "--skip-test-db")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("mariadb-install-db (scripts/dev-cluster.sh up installs MariaDB): %v\n%s", err, out)
+	}
+	var server *exec.Cmd
+	start := func() {
+		t.Helper()
+		server = exec.Command("/usr/sbin/mariadbd", "--no-defaults", "--datadir="+data, "--socket="+sock, "--skip-networking",
+			"--user=root", "--log-error="+filepath.Join(dir, "error.log"), "--innodb-buffer-pool-size=64M", small)
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); exec.Command("mariadb-admin", "--no-defaults", "--socket="+sock, "ping").Run() != nil; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the test's MariaDB did not start: %s", readFile(t, filepath.Join(dir, "error.log")))
+			}
+		}
+	}
+	stop := func() {
+		if server != nil && server.ProcessState == nil {
+			server.Process.Signal(syscall.SIGTERM)
+			server.Wait()
+		}
+	}
+	start()
+	t.Cleanup(stop)
+	sql := "CREATE DATABASE store; CREATE USER 'migadvisor'@'localhost' IDENTIFIED BY 'test-pw'; GRANT ALL PRIVILEGES ON store.* TO 'migadvisor'@'localhost';"
+	if out, err := exec.Command("mariadb", "--no-defaults", "--socket="+sock, "-e", sql).CombinedOutput(); err != nil {
+		t.Fatalf("create the store: %v\n%s", err, out)
+	}
+	optionFile = filepath.Join(dir, "site-store.cnf")
+	text := fmt.Sprintf("[client]\nuser = migadvisor\npassword = \"test-pw\"\nsocket = %s\ndatabase = store\n", sock)
+	if err := os.WriteFile(optionFile, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return optionFile, func() func() {
+		stop()
+		return start
+	}
+}
+
 // The fault matrix's site store (docs/admin/scale.md, Faults): a collect
 // killed (SIGKILL) while it sends to the store, then MariaDB restarted
-// while the next one sends. The killed one leaves the store with what it
-// committed; the one whose server went fails in one sentence that names
-// the store and says the jobs are in the collector's history; once
-// MariaDB is back, the next collect sends the rest: the store holds every
-// job once, as the history does.
+// while the next one sends (a server of the test's own: restarting the
+// dev cluster's would cut off the other tests and slurmdbd). The killed
+// one leaves the store with what it committed; the one whose server went
+// fails in one sentence that names the store and says the jobs are in the
+// collector's history; once MariaDB is back, the next collect sends the
+// rest: the store holds every job once, as the history does.
 func TestMariaDBCollectKilledOrServerRestarted(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("restarts the dev cluster's MariaDB: needs root (make test-slurm runs as root)")
-	}
 	isolate(t)
+	store, restart := privateMariaDB(t)
 	bin := migadvisorBinary(t)
 	live := filepath.Join(t.TempDir(), "site.db")
-	store, _ := storeOptionFile(t)
 	dump := filepath.Join(t.TempDir(), "dump.psv")
 	const jobs = 60_000
 	writeDump(t, dump, sacctgen.FirstJobID, jobs)
@@ -233,7 +291,7 @@ func TestMariaDBCollectKilledOrServerRestarted(t *testing.T) {
 			t.Fatal("the second collect never sent anything")
 		}
 	}
-	start := stopDaemon(t, "mariadbd", syscall.SIGTERM)
+	start := restart()
 	err := restarted.Wait()
 	said := errOut.String()
 	t.Logf("with MariaDB restarted: %v\n%s", err, said)
