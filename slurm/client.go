@@ -23,8 +23,14 @@ import (
 type Client struct {
 	// Bin is the directory holding sbatch, squeue, ...; empty means $PATH.
 	Bin string
-	// Timeout bounds each command (default 60 s). Streaming sacct has none.
+	// Timeout bounds each command (default 60 s). Streaming sacct has none:
+	// a whole cluster's accounting takes minutes.
 	Timeout time.Duration
+	// SacctIdle is how long Sacct waits for sacct to print more before it
+	// stops it (a slurmdbd that accepts the connection and never answers,
+	// a file system that hangs): DefaultSacctIdle when 0, never when
+	// negative.
+	SacctIdle time.Duration
 	// Env is appended to the environment of every command.
 	Env []string
 	// Runner runs the commands; nil execs them (Bin, Env). Unit tests put
@@ -64,6 +70,8 @@ func (e *CommandError) Error() string {
 	switch {
 	case errors.Is(e.Err, exec.ErrNotFound) || errors.Is(e.Err, fs.ErrNotExist):
 		return fmt.Sprintf("%s: not found (is Slurm installed and on PATH here?)", e.Name)
+	case errors.As(e.Err, new(*IdleError)):
+		return fmt.Sprintf("%v, and was stopped: is slurmdbd answering? ('sacct' by hand tells)", e.Err)
 	case errors.Is(e.Err, context.DeadlineExceeded):
 		return fmt.Sprintf("%s: no answer within the time limit (is slurmctld reachable?)", e.Name)
 	case msg != "":
@@ -140,6 +148,12 @@ func (c *Client) stream(ctx context.Context, call Call, stderr interface {
 	_, _ = io.Copy(io.Discard, out)
 	waitErr := wait()
 	switch {
+	case readErr != nil && exitStatus(waitErr) > 0:
+		// The command exited failing, on its own: one the reader's error
+		// stopped would have died of the signal (slurmdbd down: sacct
+		// prints nothing and exits 1). Its reason, not what the reader
+		// made of the output it cut short ("no header line").
+		return &CommandError{Name: call.Name, Args: call.Args, Status: exitStatus(waitErr), Stderr: stderr.String(), Err: waitErr}
 	case readErr != nil:
 		return readErr
 	case waitErr != nil && ctx.Err() != nil:
@@ -354,11 +368,76 @@ func (q SacctQuery) Args() []string {
 }
 
 // Sacct streams sacct's output for q to fn, which reads it while sacct runs,
-// so a whole cluster's accounting never sits in memory.
+// so a whole cluster's accounting never sits in memory. A sacct that prints
+// nothing more for c.SacctIdle is stopped: a *CommandError whose Err is an
+// *IdleError.
 func (c *Client) Sacct(ctx context.Context, q SacctQuery, fn func(io.Reader) error) error {
 	stderr := &tailBuffer{max: 64 << 10} // a whole cluster's warnings must not fill memory
-	return c.stream(ctx, Call{Name: "sacct", Args: q.Args()}, stderr, fn)
+	call := Call{Name: "sacct", Args: q.Args()}
+	idle := c.SacctIdle
+	if idle == 0 {
+		idle = DefaultSacctIdle
+	}
+	if idle < 0 {
+		return c.stream(ctx, call, stderr, fn)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	err := c.stream(ctx, call, stderr, func(r io.Reader) error {
+		w := newIdleWatch(r, idle, func() { cancel(&IdleError{Name: call.Name, Idle: idle}) })
+		defer w.stop()
+		return fn(w)
+	})
+	if cause := context.Cause(ctx); err != nil && errors.As(cause, new(*IdleError)) {
+		// What the reader made of the stream cut short says less.
+		return &CommandError{Name: call.Name, Args: call.Args, Status: -1, Stderr: stderr.String(), Err: cause}
+	}
+	return err
 }
+
+// DefaultSacctIdle is Client.SacctIdle's default: longer than slurmdbd
+// takes to start answering for a month of a large site's jobs.
+const DefaultSacctIdle = 10 * time.Minute
+
+// IdleError is a command stopped for printing nothing for Idle.
+type IdleError struct {
+	Name string
+	Idle time.Duration
+}
+
+func (e *IdleError) Error() string { return fmt.Sprintf("%s printed nothing for %v", e.Name, e.Idle) }
+
+// idleWatch is a command's stdout that calls expire when one read waits
+// longer than idle, and then closes it (where it is a pipe that can be
+// closed), so that the read returns though the command's children hold the
+// pipe open. Only the time spent waiting on the command counts: a reader
+// that takes its time between reads (the history's lock) is not idle.
+type idleWatch struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func newIdleWatch(r io.Reader, idle time.Duration, expire func()) *idleWatch {
+	w := &idleWatch{r: r, idle: idle}
+	w.timer = time.AfterFunc(idle, func() {
+		expire()
+		if c, ok := r.(io.Closer); ok {
+			_ = c.Close()
+		}
+	})
+	w.timer.Stop()
+	return w
+}
+
+func (w *idleWatch) Read(p []byte) (int, error) {
+	w.timer.Reset(w.idle)
+	n, err := w.r.Read(p)
+	w.timer.Stop()
+	return n, err
+}
+
+func (w *idleWatch) stop() { w.timer.Stop() }
 
 // tailBuffer keeps the last max bytes written to it (the last line says
 // why a command failed) in at most twice that much memory.

@@ -43,6 +43,7 @@ func Publish(ctx context.Context, h *history.Store, store *mariadb.Store, dir st
 	} else {
 		p.Published, err = index.Publish(ctx, h, dir)
 		p.From = h.Path()
+		err = h.Explain(err) // a damaged history, found as it is read
 	}
 	if err == nil && p.Scripts == 0 {
 		p.Warning = "no job in the history is linked to a script yet, so the index advises on nothing: " +
@@ -97,6 +98,9 @@ func Session(ctx context.Context, col *Collector, opt SessionOptions) (SessionRe
 	var runErr error
 	run := func() error {
 		rep.Report, runErr = Run(ctx, col, opt.Run)
+		// A full disk or a damaged page met in the middle of the import
+		// is the history's, whatever it was importing.
+		runErr = col.Store.Explain(runErr)
 		return runErr
 	}
 	if store != nil {

@@ -254,6 +254,10 @@ func (win Window) writeText(w io.Writer) {
 		from += fmt.Sprintf(", and %s still running or pending asked about by id", textutil.Plural(win.Rechecked, "job"))
 	}
 	fmt.Fprintf(w, "window: %s\n", from)
+	if !win.Ahead.IsZero() {
+		fmt.Fprintf(w, "the last collect left off at %s, later than this host's clock (set back since?): read from where the history's jobs end instead\n",
+			win.Ahead.Format(layout))
+	}
 	switch {
 	case !win.Gap.IsZero():
 		fmt.Fprintf(w, "the next collect still starts at %s: --since is later, and moving it would skip what lies between\n", win.Gap.Format(layout))

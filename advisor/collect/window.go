@@ -19,6 +19,10 @@ type Window struct {
 	Watermark     time.Time `json:"watermark,omitempty"`      // where the next collect will start; zero if it did not move
 	Rechecked     int       `json:"rechecked"`                // unsettled jobs (not ended, or placeholders) outside the window, asked about by id
 	Gap           time.Time `json:"watermark_kept,omitempty"` // set when an explicit --since later than the watermark left it
+	// Ahead is a watermark that lay after this collect's start (this
+	// host's clock moved back since the collect that set it): not read
+	// from, Since is where the history's jobs end instead.
+	Ahead time.Time `json:"watermark_ahead,omitempty"`
 }
 
 // MarshalJSON leaves out the times that are not set.
@@ -28,12 +32,16 @@ func (w Window) MarshalJSON() ([]byte, error) {
 		plain
 		Watermark *time.Time `json:"watermark,omitempty"`
 		Gap       *time.Time `json:"watermark_kept,omitempty"`
+		Ahead     *time.Time `json:"watermark_ahead,omitempty"`
 	}{plain: plain(w)}
 	if !w.Watermark.IsZero() {
 		out.Watermark = &w.Watermark
 	}
 	if !w.Gap.IsZero() {
 		out.Gap = &w.Gap
+	}
+	if !w.Ahead.IsZero() {
+		out.Ahead = &w.Ahead
 	}
 	return json.Marshal(out)
 }
@@ -82,9 +90,20 @@ func WindowScope(cluster string, q slurm.SacctQuery) string {
 // history holds as not ended (or as slurmdbd's placeholder) that the window
 // did not return (they ended before it began, and slurmdbd heard late) are
 // asked about by id. When all of it is stored, the watermark moves to this
-// collect's start less opt.Overlap; a collect that fails or is killed
+// collect's start, or to the latest time a job of the window holds where
+// that is earlier, less opt.Overlap; a collect that fails or is killed
 // leaves it, so the next one reads the same stretch again (importing is
 // idempotent).
+//
+// The watermark is a time of slurmdbd's clock, which sacct reads it by,
+// as much as of this host's: a host whose clock runs ahead of slurmdbd's
+// (and is set back later) would otherwise leave one after the jobs that
+// end meanwhile, which no collect would read. A watermark after this
+// collect's start (one an older migadvisor left, the clock moved back
+// since) is not read from either: sacct refuses to start after now, and
+// reading from it would skip the jobs before it. The window starts where
+// the history's jobs of the selection end, less the overlap (w.Ahead says
+// so).
 func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt WindowOptions) (ImportResult, Window, error) {
 	now := time.Now
 	if opt.Now != nil {
@@ -99,6 +118,11 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 	explicit := !q.Since.IsZero()
 	switch {
 	case explicit:
+	case hasMark && mark.After(start):
+		w.Ahead = mark
+		if q.Since, err = c.restartPoint(ctx, q, start, opt.Overlap); err != nil {
+			return ImportResult{}, w, err
+		}
 	case hasMark:
 		q.Since, w.FromWatermark = mark, true
 	default:
@@ -109,7 +133,15 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 	if err != nil {
 		return ImportResult{}, w, err
 	}
-	res, err := c.importSacct(ctx, q, func(j *slurm.AcctJob) { delete(unsettled, c.refOf(j)) })
+	var latest time.Time // of the window's jobs, by slurmdbd's clock
+	res, err := c.importSacct(ctx, q, func(j *slurm.AcctJob) {
+		delete(unsettled, c.refOf(j))
+		for _, t := range []time.Time{j.Submit, j.Start, j.End} {
+			if t.After(latest) {
+				latest = t
+			}
+		}
+	})
 	if err != nil {
 		return res, w, err
 	}
@@ -121,8 +153,33 @@ func (c *Collector) ImportWindow(ctx context.Context, q slurm.SacctQuery, opt Wi
 		w.Gap = mark
 		return res, w, nil
 	}
-	w.Watermark = start.Add(-opt.Overlap).Truncate(time.Second) // as stored, and as sacct reads it
+	upTo := start
+	if !latest.IsZero() && latest.Before(start) {
+		upTo = latest
+	}
+	w.Watermark = upTo.Add(-opt.Overlap).Truncate(time.Second) // as stored, and as sacct reads it
 	return res, w, c.Store.SetWatermark(ctx, w.Scope, w.Watermark)
+}
+
+// restartPoint is where a window starts whose watermark lies after start:
+// the latest time the history's jobs of q's selection hold (slurmdbd's
+// clock, which the watermark's collect read up to at most) that is not
+// after start, less overlap; DefaultWindow before start where the history
+// holds none.
+func (c *Collector) restartPoint(ctx context.Context, q slurm.SacctQuery, start time.Time, overlap time.Duration) (time.Time, error) {
+	clusters := q.Clusters
+	if len(clusters) == 0 {
+		clusters = []string{c.Cluster}
+	}
+	var users []string
+	if !q.AllUsers {
+		users = q.Users
+	}
+	latest, ok, err := c.Store.LatestJobTime(ctx, clusters, users, start)
+	if err != nil || !ok {
+		return start.Add(-DefaultWindow), err
+	}
+	return latest.Add(-overlap).Truncate(time.Second), nil
 }
 
 func (c *Collector) refOf(j *slurm.AcctJob) history.JobRef {

@@ -49,7 +49,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	case err != nil:
 		return err
 	case v > SchemaVersion:
-		return fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
+		return newerSchema(v)
 	case v == SchemaVersion:
 		return nil
 	}

@@ -48,6 +48,47 @@ func asCorrupt(path string, err error) error {
 	return err
 }
 
+// FullError is a write to the history that failed because its file
+// system is full: one sentence that names it and says how to recover.
+// SQLite rolled the transaction back: what was committed before is kept.
+type FullError struct {
+	Path string
+	Err  error
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("the history %s could not be written, its file system is full (%v): what was committed before is kept; free room there and run the command again, which goes on from there",
+		e.Path, e.Err)
+}
+
+func (e *FullError) Unwrap() error { return e.Err }
+
+// Explain turns SQLite's errors about the history file at path, wherever
+// they arise (a page found damaged in the middle of an import, a disk that
+// fills up), into the one sentence that names the file and says the way
+// out (*CorruptError, *FullError), in place of what the error said of the
+// work it cut short (the dump being imported, an index made after); other
+// errors are left as they are.
+func Explain(path string, err error) error {
+	var corrupt *CorruptError
+	var full *FullError
+	if errors.As(err, &corrupt) || errors.As(err, &full) {
+		return err
+	}
+	if se, ok := sqliteError(err, codeFull); ok {
+		return &FullError{Path: path, Err: se}
+	}
+	return asCorrupt(path, err)
+}
+
+// Explain is Explain of an error of s's.
+func (s *Store) Explain(err error) error {
+	if err == nil || s.inMemory {
+		return err
+	}
+	return Explain(s.path, err)
+}
+
 // OpenToRead opens the history at path for a command that only reads it:
 // read-write where this user may (which migrates its schema and moves the
 // spooled submissions in), else read-only, so that anyone who may read the

@@ -3,10 +3,14 @@ package history
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // A collector whose site keeps its history in MariaDB keeps its own
@@ -262,6 +266,39 @@ func ScanRow(rows *sql.Rows, n int) ([]any, error) {
 func (s *Store) OutboxSent(ctx context.Context, through int64) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM outbox WHERE seq <= ?`, through)
 	return wrapOutbox(err)
+}
+
+// LockOutbox holds the outbox for one push until unlock: two pushes from
+// one history (two collects that overlap, each sending what it imports)
+// take turns. Otherwise one could read a batch, the other overtake it with
+// a newer version of a row of it, and the first then write its older row
+// over it, while the outbox, emptied by both, held nothing to mend it. It
+// waits for the push that holds it, or for ctx. The lock is a file beside
+// the history (PATH.pushing), which stays.
+func (s *Store) LockOutbox(ctx context.Context) (unlock func(), err error) {
+	if s.inMemory {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(s.path+".pushing", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil // closing releases it
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("outbox: lock %s: %w", f.Name(), err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // OutboxLen is how many changes wait in the outbox.

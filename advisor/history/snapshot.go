@@ -39,7 +39,13 @@ func (s *Store) Snapshot(ctx context.Context, path string) error {
 		return fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, tmp.Name()); err != nil {
-		return fmt.Errorf("snapshot %s: %w", path, err)
+		os.Remove(tmp.Name() + "-journal")
+		if se, full := sqliteError(err, codeFull); full {
+			// The copy's file system, not the history's: %v, so that
+			// Explain does not take it for the history's.
+			return fmt.Errorf("snapshot %s: its file system is full (%v): what was published there is as it was; free room and publish again", path, se)
+		}
+		return fmt.Errorf("snapshot %s: %w", path, s.Explain(err))
 	}
 	if err := rollbackMode(ctx, tmp.Name()); err != nil {
 		return fmt.Errorf("snapshot %s: %w", path, err)

@@ -26,6 +26,12 @@ func TestSpoolDrainsIntoTheHistoryOnceAndKeepsWhatItCannotRead(t *testing.T) {
 	}
 	bad := filepath.Join(sp.Dir, "1-1.json")
 	os.WriteFile(bad, []byte("{half a rec"), 0o600)
+	// A record a wrapper (or the cli_filter) was killed writing: the
+	// temporary file it writes first, never renamed, is no record.
+	unfinished := []string{filepath.Join(sp.Dir, ".3-3.json.tmp123"), filepath.Join(sp.Dir, ".4000000000-77.json.tmp")}
+	for _, f := range unfinished {
+		os.WriteFile(f, []byte(`{"Cluster":"c","JobID":"99","Fing`), 0o600)
+	}
 	// A copy of a record already drained, as after a crash between the
 	// commit and the removal: recording it again changes nothing.
 	data, _ := os.ReadFile(files[0])
@@ -45,6 +51,11 @@ func TestSpoolDrainsIntoTheHistoryOnceAndKeepsWhatItCannotRead(t *testing.T) {
 	}
 	if _, err := os.Stat(bad + ".bad"); err != nil {
 		t.Errorf("the unreadable record was not kept: %v", err)
+	}
+	for _, f := range unfinished {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("an unfinished record was taken for one: %v", err)
+		}
 	}
 	// The open that set it aside says which and why, for its command to tell.
 	if aside := st.SetAside(); len(aside) != 1 || aside[0].File != bad+".bad" ||

@@ -16,7 +16,8 @@ func init() {
 }
 
 var sqliteCodes = map[sqliteCode]sqlite3.ErrNo{codeBusy: sqlite3.ErrBusy, codeLocked: sqlite3.ErrLocked,
-	codeReadonly: sqlite3.ErrReadonly, codeCantOpen: sqlite3.ErrCantOpen, codeNotADB: sqlite3.ErrNotADB, codeCorrupt: sqlite3.ErrCorrupt}
+	codeReadonly: sqlite3.ErrReadonly, codeCantOpen: sqlite3.ErrCantOpen, codeNotADB: sqlite3.ErrNotADB, codeCorrupt: sqlite3.ErrCorrupt,
+	codeFull: sqlite3.ErrFull}
 
 // isSQLite reports whether err is SQLite's error of one of codes.
 func isSQLite(err error, codes ...sqliteCode) bool {

@@ -9,8 +9,10 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -366,6 +368,12 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createFile(path, fileMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
+	// A newer migadvisor's history is refused before SQLite opens it: the
+	// open would turn on WAL, which rewrites the header of a history in
+	// rollback-journal mode and leaves -wal and -shm files beside it.
+	if v, ok := headerVersion(path); ok && v > SchemaVersion {
+		return nil, fmt.Errorf("history %s: %w", path, newerSchema(v))
+	}
 	if opt.Shared {
 		if err := readableByAll(path, created); err != nil {
 			return nil, fmt.Errorf("history %s: %w", path, err)
@@ -388,7 +396,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	s := &Store{db: db, path: path, schema: SchemaVersion}
 	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
-		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
+		return nil, Explain(path, fmt.Errorf("history %s: %w", path, err))
 	}
 	// A drain that fails (the lock is busy) leaves the records for the next
 	// Open: the history is usable without them.
@@ -423,6 +431,7 @@ const (
 	codeCantOpen
 	codeNotADB
 	codeCorrupt
+	codeFull
 )
 
 // retryBusy runs fn again while SQLite refuses it at once as busy, for up
@@ -490,7 +499,7 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 	switch {
 	case err != nil:
 	case v > SchemaVersion:
-		err = fmt.Errorf("%w (schema %d; this one reads up to %d)", ErrNewerSchema, v, SchemaVersion)
+		err = newerSchema(v)
 	case v < oldestReadable:
 		err = fmt.Errorf("schema %d is older than this migadvisor's %d: open it once read-write (any migadvisor command with --db) to migrate it", v, SchemaVersion)
 	}
@@ -575,6 +584,32 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 
 // ErrNewerSchema means the database was written by a newer migadvisor.
 var ErrNewerSchema = errors.New("the history was written by a newer migadvisor")
+
+// newerSchema refuses a history of schema v, newer than this build's, and
+// says the way out.
+func newerSchema(v int) error {
+	return fmt.Errorf("%w (schema %d; this one reads up to %d): use that migadvisor, or a newer one, with it; this one leaves it as it is",
+		ErrNewerSchema, v, SchemaVersion)
+}
+
+// headerVersion is the schema version in the header of the SQLite file at
+// path (PRAGMA user_version: 4 bytes, big-endian, at offset 60), read as
+// bytes, without opening it as a database: false where it is not one (an
+// empty file, a damaged one). A history in WAL mode may hold a newer
+// version in its -wal file: the migration reads that one, and refuses it
+// without changing the header, which WAL mode already has.
+func headerVersion(path string) (int, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var h [64]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil || !bytes.HasPrefix(h[:], []byte("SQLite format 3\x00")) {
+		return 0, false
+	}
+	return int(int32(binary.BigEndian.Uint32(h[60:]))), true
+}
 
 // Sweep is what the history keeps of a sweep.
 type Sweep struct {

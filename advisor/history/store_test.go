@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -335,6 +336,10 @@ func TestReadOnlyReadsTheSchemaBeforeMemoryUtilization(t *testing.T) {
 	}
 }
 
+// A history of a newer schema is refused, by every way of opening it, in
+// one sentence that says the way out, and left as it is: not a byte of it
+// changes (the open that refused it once turned on WAL, rewriting its
+// header) and nothing is made beside it.
 func TestNewerSchemaIsRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "h.db")
@@ -342,12 +347,25 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("PRAGMA user_version = 999"); err != nil {
+	if _, err := db.Exec("PRAGMA user_version = 999; CREATE TABLE jobs(x)"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Open(ctx, path); !errors.Is(err, ErrNewerSchema) {
-		t.Errorf("opening a newer schema: %v", err)
+	before, _ := os.ReadFile(path)
+	_, errRW := Open(ctx, path)
+	_, errRO := OpenWith(ctx, path, Options{ReadOnly: true})
+	_, _, errRead := OpenToRead(ctx, path)
+	for name, err := range map[string]error{"read-write": errRW, "read-only": errRO, "to read": errRead} {
+		if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "(schema 999; this one reads up to") ||
+			!strings.Contains(err.Error(), "use that migadvisor, or a newer one, with it") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the newer history changed")
+	}
+	if left, _ := filepath.Glob(path + "?*"); len(left) > 0 {
+		t.Errorf("left beside it: %v", left)
 	}
 }
 

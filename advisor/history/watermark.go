@@ -38,6 +38,24 @@ func (s *Store) SetWatermark(ctx context.Context, scope string, since time.Time)
 	return nil
 }
 
+// LatestJobTime is the latest time (submitted, started or ended) that the
+// jobs of these clusters and users (none: any) hold, not after before:
+// where the collects of that selection have read accounting up to. False
+// where it holds none.
+func (s *Store) LatestJobTime(ctx context.Context, clusters, users []string, before time.Time) (time.Time, bool, error) {
+	sel, args := selection(clusters, users)
+	q := `SELECT coalesce(max(max(CASE WHEN submit <= ?1 THEN submit ELSE 0 END, CASE WHEN start <= ?1 THEN start ELSE 0 END,
+		CASE WHEN end <= ?1 THEN end ELSE 0 END)), 0) FROM jobs WHERE 1` + sel
+	var latest int64
+	if err := s.db.QueryRowContext(ctx, q, append([]any{before.Unix()}, args...)...).Scan(&latest); err != nil {
+		return time.Time{}, false, fmt.Errorf("find where the history's jobs end: %w", err)
+	}
+	if latest <= 0 {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(latest, 0), true, nil
+}
+
 // JobRef names a job in the history.
 type JobRef struct{ Cluster, Key string }
 
@@ -63,7 +81,14 @@ func (s *Store) UnsettledJobs(ctx context.Context, clusters, users []string) ([]
 }
 
 func unsettledJobsQuery(clusters, users []string) (string, []any) {
-	q := `SELECT cluster, job_key FROM jobs WHERE unsettled = 1`
+	sel, args := selection(clusters, users)
+	return `SELECT cluster, job_key FROM jobs WHERE unsettled = 1` + sel, args
+}
+
+// selection is the condition on jobs of these clusters and users (none:
+// any), to add to a WHERE clause, and its arguments.
+func selection(clusters, users []string) (string, []any) {
+	var q string
 	var args []any
 	if len(clusters) > 0 {
 		q += ` AND cluster IN (` + placeholders(len(clusters)) + `)`

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
@@ -57,7 +58,9 @@ func Refresh(ctx context.Context, db string) (bool, error) {
 
 // stale reports whether the history at db (or its WAL) was modified after
 // the index at idx, or there is no index, or one of an older version (or
-// none this build reads); false when there is no history.
+// none this build reads), or one written after now (on a clock set back
+// since: the history's later changes bear earlier times); false when there
+// is no history.
 func stale(db, idx string) bool {
 	dbInfo, err := os.Stat(db)
 	if err != nil {
@@ -71,7 +74,7 @@ func stale(db, idx string) bool {
 	if wal, err := os.Stat(db + "-wal"); err == nil && wal.ModTime().After(newest) {
 		newest = wal.ModTime()
 	}
-	return !newest.Before(idxInfo.ModTime()) || !current(idx)
+	return !newest.Before(idxInfo.ModTime()) || idxInfo.ModTime().After(time.Now()) || !current(idx)
 }
 
 // current reports whether the index at idx is of this build's version.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 )
@@ -37,5 +38,32 @@ func TestRefreshRemovesFilterCache(t *testing.T) {
 	}
 	if _, err := os.Stat(cache); err != nil {
 		t.Errorf("the cache of the index still there: %v", err)
+	}
+}
+
+// The clock set back after the user's index was written: the history
+// changed since holds an earlier time than the index, which looked up to
+// date until the clock caught up with it (the wrapper advised from old
+// runs for as long). An index written after now is stale.
+func TestRefreshAfterTheClockMovedBack(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "history.db")
+	st, err := history.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if wrote, err := Refresh(ctx, db); !wrote || err != nil {
+		t.Fatalf("refresh: %v %v", wrote, err)
+	}
+	ahead := time.Now().Add(24 * time.Hour) // written on a clock a day ahead
+	os.Chtimes(OwnPath(db), ahead, ahead)
+	now := time.Now()
+	os.Chtimes(db, now, now) // a collect since, the clock set right
+	if wrote, err := Refresh(ctx, db); !wrote || err != nil {
+		t.Fatalf("refresh of an index written ahead of the clock: %v %v", wrote, err)
+	}
+	if info, err := os.Stat(OwnPath(db)); err != nil || info.ModTime().After(time.Now()) {
+		t.Errorf("the index: %v %v", info.ModTime(), err)
 	}
 }

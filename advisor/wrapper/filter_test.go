@@ -1,9 +1,11 @@
 package wrapper
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/internal/faultfs"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -225,4 +228,64 @@ func TestFilterRecordJob(t *testing.T) {
 	if len(subs) != 1 || !reflect.DeepEqual(subs[0], want) {
 		t.Errorf("spooled %+v, want %+v", subs, want)
 	}
+}
+
+// The fault matrix's cli_filter (docs/admin/scale.md, Faults): with the
+// user's history on a full disk or a read-only one, a cache file cut
+// short, or an index a newer migadvisor wrote, filter-advise still ends
+// its answer ("ok", which is what cli_filter.lua waits for) and says at
+// most one line of its own beside the advice it could give.
+func TestFilterFailsOpenOnFaults(t *testing.T) {
+	f := newFixture(t)
+	fs := faultfs.Small(t, 16<<20)
+	f.db = filepath.Join(fs, "history.db")
+	f.setenv("PWD", f.dir)
+	path := f.script(t, "job.sh", fullA100)
+	f.withJob2(t, path)
+	opts := filterOptions(t, wulverOptions(path, nil), path)
+	key := cacheKey(t, path, "gpu", "1")
+	cache := index.FilterCachePath(f.db)
+	answered := func(fault string, advised bool) {
+		t.Helper()
+		answer := f.filterKeyed(opts, key)
+		said := f.stderr.String()
+		lines := strings.SplitAfter(said, "\n")
+		if advised && filterAdviceLine.MatchString(lines[0]) {
+			lines = lines[1:]
+		} else if advised {
+			t.Errorf("%s: no advice in %q", fault, said)
+		}
+		if own := strings.Join(lines, ""); !strings.HasSuffix(answer, "\n"+FilterOK+"\n") || draft(t, answer) == nil || strings.Count(own, "\n") > 1 {
+			t.Errorf("%s: answer %q, stderr %q", fault, answer, said)
+		}
+	}
+	free := faultfs.Fill(t, fs, 0)
+	answered("the disk full", true)
+	if _, err := os.Stat(cache); err == nil {
+		t.Error("the disk full: a cache was written")
+	}
+	free()
+	writable := faultfs.ReadOnly(t, fs)
+	answered("the history's directory read-only", true)
+	writable()
+
+	answered("a first answer, cached", true)
+	whole, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cache, whole[:len(whole)/2], 0o600) // a writer killed midway (it writes whole, then renames: a copy's)
+	answered("a cache cut short", true)
+	if again, _ := os.ReadFile(cache); !bytes.Equal(again, whole) {
+		t.Errorf("the cache cut short was not written whole again:\n%q\n%q", again, whole)
+	}
+
+	idx, err := os.OpenFile(index.OwnPath(f.db), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.WriteAt([]byte{index.Version + 1}, 8) // the index's version
+	idx.Close()
+	os.Remove(cache)
+	answered("an index of a newer migadvisor", false)
 }

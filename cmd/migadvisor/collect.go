@@ -29,6 +29,8 @@ func collectCommand() *cli.Command {
 			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
 			&cli.DurationFlag{Name: "overlap", Value: collect.DefaultOverlap,
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
+			&cli.DurationFlag{Name: "sacct-timeout", EnvVars: []string{"MIGADVISOR_SACCT_TIMEOUT"}, Value: slurm.DefaultSacctIdle,
+				Usage: "stop sacct when it prints nothing for this long (slurmdbd not answering), and fail; 0: wait for ever"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 if any record was skipped"},
 			&cli.StringFlag{Name: "publish", EnvVars: []string{"MIGADVISOR_PUBLISH"}, Usage: "then publish the history's snapshot and advice index in this directory (see 'migadvisor publish')"},
 			siteStoreFlag("send what the collect writes to the site history in MariaDB/MySQL that this option file reaches (by default, with --all-users, the site file's [history] site_store)"),
@@ -48,6 +50,9 @@ type collectOptions struct {
 	Selection collect.Selection
 	Outputs   []string // directories of job output files
 	Overlap   time.Duration
+	// SacctIdle is --sacct-timeout as the Slurm client takes it (negative:
+	// none).
+	SacctIdle time.Duration
 	Strict    bool
 	JSON      bool
 	Publish   string // the directory to publish in after collecting; "": none
@@ -84,15 +89,29 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 	if o.Overlap < 0 {
 		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
 	}
+	switch o.SacctIdle = c.Duration("sacct-timeout"); {
+	case o.SacctIdle < 0:
+		return collectOptions{}, usageError{fmt.Sprintf("--sacct-timeout is a duration ≥ 0, not %s", o.SacctIdle)}
+	case o.SacctIdle == 0:
+		o.SacctIdle = -1 // for ever
+	}
 	return o, nil
 }
 
-func runCollect(ctx context.Context, o collectOptions, w outWriters) error {
+func runCollect(ctx context.Context, o collectOptions, w outWriters) (err error) {
+	ctx, stop := stoppable(ctx)
+	defer stop()
+	defer func() {
+		if err != nil {
+			err = interrupted(ctx, w.Err, err, "what this collect committed is kept, and the next collect goes on from there")
+		}
+	}()
 	env := newEnv(o.Global, o.Slurm, w)
 	where, err := env.where()
 	if err != nil {
 		return err
 	}
+	where.Slurm.SacctIdle = o.SacctIdle
 	col, err := collect.Open(ctx, where)
 	if err != nil {
 		return err

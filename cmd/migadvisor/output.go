@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -54,6 +57,19 @@ func sayEmptyTo(w outWriters, asJSON bool, why string) error {
 	}
 	fmt.Fprintf(w.Err, "migadvisor: %s\n", why)
 	return nil
+}
+
+// stoppable is ctx, cancelled by SIGTERM or Ctrl-C (SIGINT): a command that
+// writes (collect, publish) then rolls back the transaction it is in and
+// removes its unfinished files, rather than die in the middle of them. A
+// second signal ends the process at once, as without it.
+func stoppable(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 // interrupted turns an error of a wait that Ctrl-C (or SIGTERM) cut short

@@ -34,7 +34,14 @@ func publishOptionsFrom(c *cli.Context) (publishOptions, error) {
 	return publishOptions{Global: globalFlagsFrom(c), Dir: c.Args().First(), JSON: c.Bool("json"), SiteStore: c.String("site-store")}, nil
 }
 
-func runPublish(ctx context.Context, o publishOptions, w outWriters) error {
+func runPublish(ctx context.Context, o publishOptions, w outWriters) (err error) {
+	ctx, stop := stoppable(ctx)
+	defer stop()
+	defer func() {
+		if err != nil {
+			err = interrupted(ctx, w.Err, err, "what was published before is in place, whole")
+		}
+	}()
 	if err := collect.CheckPublishDir(o.Dir); err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/internal/faultfs"
 )
 
 // sbatchOnPath puts the fake sbatch first on PATH, giving job 4242.
@@ -188,6 +190,47 @@ func TestSbatchWrapperFailsOpen(t *testing.T) {
 			t.Setenv("MIGADVISOR_SITE", site)
 		}},
 		{"site file that never answers", func(t *testing.T) { t.Setenv("MIGADVISOR_SITE", fifo(t)) }},
+		// The fault matrix (docs/admin/scale.md, Faults): the history's
+		// disk full, its directory read-only, it or its index written by
+		// a newer migadvisor.
+		{"history on a full disk", func(t *testing.T) {
+			fs := faultfs.Small(t, 1<<20)
+			t.Setenv("MIGADVISOR_DB", filepath.Join(fs, "history.db"))
+			faultfs.Fill(t, fs, 0)
+		}},
+		{"history directory read-only", func(t *testing.T) {
+			fs := faultfs.Small(t, 1<<20)
+			db := filepath.Join(fs, "history.db")
+			st, err := history.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			t.Setenv("MIGADVISOR_DB", db)
+			faultfs.ReadOnly(t, fs)
+		}},
+		{"index of a newer migadvisor", func(t *testing.T) {
+			db := os.Getenv("MIGADVISOR_DB")
+			if err := index.WriteFile(index.OwnPath(db), nil); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(index.OwnPath(db), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte{index.Version + 1}, 8) // the index's version
+			f.Close()
+		}},
+		{"history of a newer migadvisor", func(t *testing.T) {
+			db, err := sql.Open("sqlite3", os.Getenv("MIGADVISOR_DB"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec("PRAGMA user_version = 999; CREATE TABLE jobs(x)"); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"site history missing", func(t *testing.T) {
 			site := filepath.Join(t.TempDir(), "site.toml")
 			wulver, _ := os.ReadFile("../../catalog/sites/wulver.toml")

@@ -8,15 +8,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/collect"
 	"github.com/migadvisor/migadvisor/advisor/history"
 	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
 	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // storeOptionFile is an option file, as an admin keeps it (0600), for a new
@@ -141,4 +145,168 @@ func snapshotJobs(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return len(recs)
+}
+
+// storeJobs counts the jobs in the store that opt names, and the distinct ones.
+func storeJobs(t *testing.T, file string) (n, distinct int) {
+	t.Helper()
+	opt, err := mariadb.ReadOptionFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := mariadb.Connect(opt)
+	if err != nil {
+		return -1, -1 // not answering
+	}
+	defer db.Close()
+	if err := db.QueryRow("SELECT count(*), count(DISTINCT cluster, job_key) FROM jobs").Scan(&n, &distinct); err != nil {
+		return -1, -1 // not migrated yet, or going
+	}
+	return n, distinct
+}
+
+// privateMariaDB is a MariaDB server of the test's own (the dev cluster's
+// packages, a data directory in a temporary one, its socket alone), which
+// the test may stop and start again without touching the dev cluster's,
+// which slurmdbd and the other tests use meanwhile; and an option file for
+// a store in it. restart stops it (SIGTERM, as a restart does) and returns
+// the function that starts it again. It is stopped when the test ends.
+func privateMariaDB(t *testing.T) (optionFile string, restart func() (start func())) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("runs a MariaDB server of its own: needs root (make test-slurm runs as root)")
+	}
+	dir, err := os.MkdirTemp("", "migadvisor-mariadb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, sock := filepath.Join(dir, "data"), filepath.Join(dir, "mysqld.sock")
+	small := "--innodb-log-file-size=4M"
+	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", small,
+		"--auth-root-authentication-method=socket", "--skip-test-db")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("mariadb-install-db (scripts/dev-cluster.sh up installs MariaDB): %v\n%s", err, out)
+	}
+	var server *exec.Cmd
+	start := func() {
+		t.Helper()
+		server = exec.Command("/usr/sbin/mariadbd", "--no-defaults", "--datadir="+data, "--socket="+sock, "--skip-networking",
+			"--user=root", "--log-error="+filepath.Join(dir, "error.log"), "--innodb-buffer-pool-size=64M", small)
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); exec.Command("mariadb-admin", "--no-defaults", "--socket="+sock, "ping").Run() != nil; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the test's MariaDB did not start: %s", readFile(t, filepath.Join(dir, "error.log")))
+			}
+		}
+	}
+	stop := func() {
+		if server != nil && server.ProcessState == nil {
+			server.Process.Signal(syscall.SIGTERM)
+			server.Wait()
+		}
+	}
+	start()
+	t.Cleanup(stop)
+	sql := "CREATE DATABASE store; CREATE USER 'migadvisor'@'localhost' IDENTIFIED BY 'test-pw'; GRANT ALL PRIVILEGES ON store.* TO 'migadvisor'@'localhost';"
+	if out, err := exec.Command("mariadb", "--no-defaults", "--socket="+sock, "-e", sql).CombinedOutput(); err != nil {
+		t.Fatalf("create the store: %v\n%s", err, out)
+	}
+	optionFile = filepath.Join(dir, "site-store.cnf")
+	text := fmt.Sprintf("[client]\nuser = migadvisor\npassword = \"test-pw\"\nsocket = %s\ndatabase = store\n", sock)
+	if err := os.WriteFile(optionFile, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return optionFile, func() func() {
+		stop()
+		return start
+	}
+}
+
+// The fault matrix's site store (docs/admin/scale.md, Faults): a collect
+// killed (SIGKILL) while it sends to the store, then MariaDB restarted
+// while the next one sends (a server of the test's own: restarting the
+// dev cluster's would cut off the other tests and slurmdbd). The killed
+// one leaves the store with what it committed; the one whose server went
+// fails in one sentence that names the store and says the jobs are in the
+// collector's history; once MariaDB is back, the next collect sends the
+// rest: the store holds every job once, as the history does.
+func TestMariaDBCollectKilledOrServerRestarted(t *testing.T) {
+	isolate(t)
+	store, restart := privateMariaDB(t)
+	bin := migadvisorBinary(t)
+	live := filepath.Join(t.TempDir(), "site.db")
+	dump := filepath.Join(t.TempDir(), "dump.psv")
+	const jobs = 60_000
+	writeDump(t, dump, sacctgen.FirstJobID, jobs)
+	collectCmd := func() *exec.Cmd {
+		return exec.Command(bin, "--db", live, "collect", "--all-users", "--scripts=false", "--sacct-file", dump, "--cluster", "wulver",
+			"--site-store", store)
+	}
+	// midPush waits until the store holds some of the jobs, not all.
+	midPush := func(what string, cmd *exec.Cmd) int {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if n, _ := storeJobs(t, store); n > 0 && n < jobs {
+				return n
+			}
+			if cmd.ProcessState != nil || time.Now().After(deadline) {
+				t.Fatalf("%s: the store never held part of the jobs", what)
+			}
+		}
+	}
+
+	killed := collectCmd()
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	at := midPush("SIGKILL", killed)
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	if ws, _ := killed.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
+		t.Fatalf("the collect ended before SIGKILL")
+	}
+	kept, distinct := storeJobs(t, store)
+	t.Logf("killed with %d jobs in the store; %d after", at, kept)
+	if kept < at || kept != distinct {
+		t.Errorf("after SIGKILL: %d jobs in the store (%d distinct), %d before", kept, distinct, at)
+	}
+
+	restarted := collectCmd()
+	var errOut strings.Builder
+	restarted.Stderr = &errOut
+	// The first collect imported some; this one imports them all again
+	// (unchanged), and sends what the outbox holds.
+	if err := restarted.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if n, _ := storeJobs(t, store); n > kept {
+			break
+		}
+		if time.Now().After(deadline) {
+			restarted.Process.Kill()
+			t.Fatal("the second collect never sent anything")
+		}
+	}
+	start := restart()
+	err := restarted.Wait()
+	said := errOut.String()
+	t.Logf("with MariaDB restarted: %v\n%s", err, said)
+	if err == nil {
+		t.Log("the second collect had sent everything before MariaDB stopped")
+	} else if strings.Count(said, "\n") != 1 || !strings.Contains(said, "site store ") ||
+		!strings.Contains(said, "what this collect imported is in "+live+", and the next collect sends it") {
+		t.Errorf("MariaDB gone mid-push: %v, %q", err, said)
+	}
+	start()
+	if out, err := collectCmd().CombinedOutput(); err != nil {
+		t.Fatalf("the collect once MariaDB is back: %v\n%s", err, out)
+	}
+	if n, distinct := storeJobs(t, store); n != jobs || distinct != jobs {
+		t.Errorf("the store holds %d jobs (%d distinct), want %d", n, distinct, jobs)
+	}
+	assertJobs(t, live, jobs)
 }

@@ -21,6 +21,8 @@ type Reply struct {
 	Status         int // 0 for success
 	// More, when set, is read after Stdout: a command's output as it
 	// streams, which may stall (a test that kills a command mid-stream).
+	// The caller's context ends it, as it kills a real command: a read
+	// returns at once, and the command's status is a signal's (-1).
 	More io.Reader
 }
 
@@ -75,7 +77,7 @@ func (f *Fake) Calls(name string) []slurm.Call {
 }
 
 // Start runs the handler of call's command.
-func (f *Fake) Start(_ context.Context, call slurm.Call, stderr io.Writer) (io.Reader, func() error, error) {
+func (f *Fake) Start(ctx context.Context, call slurm.Call, stderr io.Writer) (io.Reader, func() error, error) {
 	f.mu.Lock()
 	call.Args = append([]string(nil), call.Args...)
 	f.calls = append(f.calls, call)
@@ -94,7 +96,24 @@ func (f *Fake) Start(_ context.Context, call slurm.Call, stderr io.Writer) (io.R
 	}
 	var out io.Reader = strings.NewReader(r.Stdout)
 	if r.More != nil {
-		out = io.MultiReader(out, r.More)
+		// Through a pipe, which the context closes whatever More does.
+		pr, pw := io.Pipe()
+		all := io.MultiReader(out, r.More)
+		go func() {
+			_, err := io.Copy(pw, all)
+			pw.CloseWithError(err)
+		}()
+		stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+		out, wait = pr, func() error {
+			stop()
+			if ctx.Err() != nil {
+				return ExitError(-1) // killed
+			}
+			if r.Status != 0 {
+				return ExitError(r.Status)
+			}
+			return nil
+		}
 	}
 	return out, wait, nil
 }

@@ -29,12 +29,22 @@ const changesPerPush = 20_000
 // a test cuts the connection.
 var testHookInBatch func()
 
+// testHookBeforeApply, when set, runs between reading a batch from the
+// outbox and writing it: where a test has another push overtake this one.
+var testHookBeforeApply func()
+
 // Push sends the changes waiting in the history's outbox to the store, a
 // transaction per batch, and drops each batch from the outbox once the
 // store has committed it; it reads the next batch from the history while
 // the store writes this one. progress (may be nil) hears the changes sent
-// so far and the total. It returns how many changes it sent.
+// so far and the total. It returns how many changes it sent. Pushes from
+// one history take turns (history.Store.LockOutbox).
 func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, total int)) (int, error) {
+	unlock, err := h.LockOutbox(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	total := 0
 	if progress != nil { // counted only for it: PushWhile pushes every 50 ms
 		var err error
@@ -73,6 +83,9 @@ func (s *Store) Push(ctx context.Context, h *history.Store, progress func(sent, 
 		}
 		if r.b.Changes == 0 {
 			return sent, drop.wait()
+		}
+		if testHookBeforeApply != nil {
+			testHookBeforeApply()
 		}
 		if err := s.apply(ctx, r.b); err != nil {
 			return sent, errors.Join(err, drop.wait())

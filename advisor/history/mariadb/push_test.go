@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,4 +261,79 @@ func TestMariaDBPushWhileImporting(t *testing.T) {
 	if !errors.Is(err, failed) || jobs != 20100 {
 		t.Errorf("an import that failed: %v, %d jobs in the store (want its 100 sent too: 20100)", err, jobs)
 	}
+}
+
+// Two pushes from one history at once (two collects that overlap, each
+// sending what it imports): one reads a batch, the other overtakes it
+// with a newer version of a row of it, and the first then writes its
+// older one. The store kept the older row while the outbox, emptied by
+// both, held nothing to mend it: a stale row until the job changed
+// again. Pushes from one history take turns (a lock beside it), so the
+// store ends with the history's rows.
+func TestMariaDBTwoPushesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	opt := testStore(t)
+	first, err := Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := Open(ctx, opt) // the other collect's connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	h, path := collectorHistory(t, first, 10)
+	if _, err := first.Push(ctx, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	job := strconv.Itoa(sacctgen.FirstJobID)
+	setState := func(state string) {
+		t.Helper()
+		if _, err := raw.Exec(`UPDATE jobs SET state = ? WHERE job_key = ?`, state, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setState("FAILED") // what the first push reads
+	var hooked atomic.Bool
+	overtaken := make(chan error, 1)
+	testHookBeforeApply = func() {
+		if hooked.Swap(true) {
+			return // the second push's
+		}
+		func() {
+			// This push reads ahead: its next read, which finds nothing
+			// more, done before the row changes.
+			time.Sleep(200 * time.Millisecond)
+			setState("COMPLETED") // the other collect's import, then its push
+			go func() {
+				_, err := second.Push(ctx, h, nil)
+				overtaken <- err
+			}()
+			select {
+			case err := <-overtaken: // it overtook this one
+				overtaken <- err
+			case <-time.After(2 * time.Second): // it waits for this one
+			}
+		}()
+	}
+	defer func() { testHookBeforeApply = nil }()
+	if _, err := first.Push(ctx, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-overtaken; err != nil {
+		t.Fatal(err)
+	}
+	testHookBeforeApply = nil
+	var state string
+	first.DB().QueryRow("SELECT state FROM jobs WHERE job_key = ?", job).Scan(&state)
+	if left, _ := h.OutboxLen(ctx); state != "COMPLETED" {
+		t.Errorf("job %s is %s in the store, %d changes waiting to mend it; the history says COMPLETED", job, state, left)
+	}
+	sameTables(t, "after two pushes at once", tableText(t, first.DB(), quote), sqliteText(t, path))
 }
