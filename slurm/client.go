@@ -316,8 +316,18 @@ func parseOneliner(line string) map[string]string {
 	return kv
 }
 
-// ClusterName asks slurmctld for the cluster's name.
+// ClusterName is the cluster's name: slurm.conf's ClusterName where the
+// commands it runs read one (lowercased, as Slurm maps it), else slurmctld's
+// answer. slurm.conf first: scontrol waits for a controller that is not up
+// (9 s here) on a host that only reads a saved dump, and the name is the
+// one the file gives it all the same. A fake Runner, or commands from a
+// directory of their own (Bin: unit tests' stand-ins), are asked.
 func (c *Client) ClusterName(ctx context.Context) (string, error) {
+	if c.Runner == nil && c.Bin == "" {
+		if params, err := ReadConf(c.confPath()); err == nil && params["clustername"] != "" {
+			return strings.ToLower(params["clustername"]), nil
+		}
+	}
 	out, err := c.run(ctx, "", "scontrol", "show", "config")
 	if err != nil {
 		return "", err
@@ -330,6 +340,20 @@ func (c *Client) ClusterName(ctx context.Context) (string, error) {
 		}
 	}
 	return "", errors.New("scontrol show config: no ClusterName")
+}
+
+// confPath is the slurm.conf the Client's commands read: SLURM_CONF from
+// its Env, else from this process's, else DefaultConf.
+func (c *Client) confPath() string {
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(c.Env[i], "SLURM_CONF="); ok && v != "" {
+			return v
+		}
+	}
+	if v := os.Getenv("SLURM_CONF"); v != "" {
+		return v
+	}
+	return DefaultConf
 }
 
 // SacctQuery selects jobs for sacct.

@@ -34,4 +34,10 @@ func withoutSlurm(t *testing.T) {
 	}
 	entries = slices.Insert(entries, at, dir)
 	t.Setenv("PATH", strings.Join(entries, string(os.PathListSeparator)))
+	// Nor the machine's slurm.conf (the dev cluster's, where make test has
+	// run it), which names the cluster before scontrol is asked: a test
+	// that sets SLURM_CONF itself keeps its own.
+	if os.Getenv("SLURM_CONF") == "" {
+		t.Setenv("SLURM_CONF", filepath.Join(dir, "no-slurm.conf"))
+	}
 }
