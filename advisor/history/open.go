@@ -120,7 +120,14 @@ func OpenToRead(ctx context.Context, path string) (st *Store, absent *NoHistoryE
 		return empty, nil, nil
 	}
 	st, err = openReadOnly(ctx, path)
-	if err != nil {
+	var old *OldSchemaError
+	if errors.As(err, &old) && old.Version == 0 {
+		// Being made (its first migration not committed yet, by a collect
+		// under way): it holds nothing yet.
+		if st, err = openEmpty(ctx, path); err != nil {
+			return nil, nil, err
+		}
+	} else if err != nil {
 		return nil, nil, err
 	}
 	st.spooled = spooled

@@ -218,3 +218,26 @@ func TestCorruptHistoryNamesTheFileAndTheWayOut(t *testing.T) {
 		}
 	}
 }
+
+// A history being made (its file there, its first migration not committed
+// yet, by a collect under way) is read as an empty one, not as too old.
+func TestReadOfAHistoryBeingMadeFindsNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA journal_mode=WAL"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, absent, err := OpenToRead(ctx, path)
+	if err != nil || absent != nil {
+		t.Fatalf("OpenToRead: %v %v", absent, err)
+	}
+	defer st.Close()
+	if recs, err := st.History(ctx, HistoryFilter{}); err != nil || len(recs) != 0 {
+		t.Errorf("history: %d jobs, %v", len(recs), err)
+	}
+}
