@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // NoHistoryError says why a command that only reads reads no history:
@@ -89,54 +91,68 @@ func (s *Store) Explain(err error) error {
 	return Explain(s.path, err)
 }
 
-// OpenToRead opens the history at path for a command that only reads it:
-// read-write where this user may (which migrates its schema and moves the
-// spooled submissions in), else read-only, so that anyone who may read the
-// file can (a site-wide history that root fills, in a directory only root
-// writes). Where there is no history (and no spooled submission on its
-// way into one), a read creates none: it returns an empty history (in
-// memory: every read finds nothing), with absent saying why where none
-// could be created either (a read-only home, a parent that is a file), so
-// that the command can say where to point it; a command reads nothing
-// rather than fail. The Open OnDemand form runs recommend --session for
-// every user who opens it: it must leave no history.db behind.
+// OpenToRead opens the history at path for a command that only reads it,
+// read-only: a read never writes. Its schema is not migrated (one older
+// than this build's is read as it is, down to oldestReadable; one older
+// still is an *OldSchemaError, which says what to run), and the wrapper's
+// spooled submissions are not moved in: Tracked lists those with their
+// job ids beside the history's, read from the spool as they are; the next
+// collect moves them in. Anyone who may read the file can read it (a
+// site-wide history that root fills, in a directory only root writes).
+// Where there is no history, a read creates none: it returns an empty
+// history (in memory: every read finds nothing but the spooled
+// submissions), with absent saying why where none could be created either
+// (a read-only home, a parent that is a file), so that the command can say
+// where to point it; a command reads nothing rather than fail. The Open
+// OnDemand form runs recommend --session for every user who opens it: it
+// must leave no history.db behind.
 func OpenToRead(ctx context.Context, path string) (st *Store, absent *NoHistoryError, err error) {
-	if !exists(path) {
-		if spooled, _ := SpoolFor(path).Pending(); len(spooled) == 0 {
-			empty, err := openEmpty(ctx, path)
-			if err != nil {
-				return nil, nil, err
-			}
-			if why := cannotCreate(path); why != nil {
-				return empty, &NoHistoryError{Path: path, Err: why}, nil
-			}
-			return empty, nil, nil
+	spooled := SpoolFor(path).Read()
+	if !exists(path) || isEmptyFile(path) {
+		empty, err := openEmpty(ctx, path)
+		if err != nil {
+			return nil, nil, err
 		}
+		empty.spooled = spooled
+		if why := cannotCreate(path); why != nil && !exists(path) {
+			return empty, &NoHistoryError{Path: path, Err: why}, nil
+		}
+		return empty, nil, nil
 	}
-	st, err = Open(ctx, path)
-	if err == nil || errors.Is(err, ErrNewerSchema) {
-		return st, nil, err
-	}
-	var corrupt *CorruptError
-	if errors.As(err, &corrupt) {
+	st, err = openReadOnly(ctx, path)
+	var old *OldSchemaError
+	if errors.As(err, &old) && old.Version == 0 {
+		// Being made (its first migration not committed yet, by a collect
+		// under way): it holds nothing yet.
+		if st, err = openEmpty(ctx, path); err != nil {
+			return nil, nil, err
+		}
+	} else if err != nil {
 		return nil, nil, err
 	}
-	if _, statErr := os.Stat(path); statErr != nil {
-		if !errors.Is(statErr, fs.ErrNotExist) && !errors.Is(statErr, syscall.ENOTDIR) {
-			return nil, nil, err
-		}
-		empty, memErr := openEmpty(ctx, path)
-		if memErr != nil {
-			return nil, nil, err
-		}
-		return empty, &NoHistoryError{Path: path, Err: errors.Unwrap(err)}, nil
-	}
-	if ro, roErr := OpenWith(ctx, path, Options{ReadOnly: true}); roErr == nil {
-		return ro, nil, nil
-	} else if errors.As(roErr, &corrupt) {
-		return nil, nil, roErr
-	}
-	return nil, nil, err
+	st.spooled = spooled
+	return st, nil, nil
+}
+
+// isEmptyFile reports whether path is a file of no bytes: a history that
+// Open created and a process killed before its schema was written. Open
+// makes it one; to a read it holds nothing.
+func isEmptyFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Size() == 0
+}
+
+// OldSchemaError is a history of a schema older than this build reads
+// (oldestReadable): one sentence that names it and says what to run, which
+// migrates it. A read never does.
+type OldSchemaError struct {
+	Path    string
+	Version int
+}
+
+func (e *OldSchemaError) Error() string {
+	return fmt.Sprintf("the history %s is of schema %d, older than this migadvisor reads (%d and later): run 'migadvisor collect --db %s' once, as a user who may write it, to bring it up to date",
+		e.Path, e.Version, oldestReadable, slurm.ShellWord(e.Path))
 }
 
 // exists reports whether there is a file at path (of any kind: what is

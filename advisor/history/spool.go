@@ -63,6 +63,21 @@ func (sp Spool) Pending() ([]string, error) {
 	return files, nil // ReadDir sorts by name: by time
 }
 
+// Read reads the spooled records, oldest first, and leaves them where
+// they are: what a read of the history (OpenToRead) lists beside it. One
+// that cannot be read is left out (the next drain sets it aside, and says
+// so), as is one that a drain moved in meanwhile.
+func (sp Spool) Read() []Submission {
+	files, _ := sp.Pending()
+	var subs []Submission
+	for _, f := range files {
+		if sub, err := readSpooled(f); err == nil {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
 // SetAside is a spooled record that a drain could not read: renamed
 // *.bad (File) and kept for a person to look at, its submission not in
 // the history. The command whose open set it aside says so (Store.SetAside).

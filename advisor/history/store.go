@@ -5,7 +5,7 @@
 // versioned; newer migadvisors migrate it forward and older ones refuse it
 // rather than misread it. Writers never lose a record to a lock: the
 // wrapper's submissions wait in a spool that the next read-write open
-// moves in.
+// moves in. A read writes nothing (OpenToRead).
 package history
 
 import (
@@ -35,6 +35,12 @@ type Store struct {
 	// setAside are the spooled records this Store's drains could not read
 	// (DrainSpool), for its opener to say.
 	setAside []SetAside
+	// spooled are the submissions in the spool when OpenToRead opened it,
+	// read and left there: Tracked lists them beside the history's.
+	spooled []Submission
+	// tidy, of a read-only Store, removes the -wal and -shm files its open
+	// made (walFilesTidier) once it is closed.
+	tidy func()
 }
 
 // migrations bring the schema from version i to i+1. Never edit one that has
@@ -469,6 +475,7 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 		}
 		return s, nil
 	}
+	tidy := walFilesTidier(path)
 	s, err := openChecked(ctx, path, "mode=ro&_busy_timeout=1000")
 	if err != nil && cannotMakeWALFiles(err) {
 		// A WAL history whose -wal and -shm files are gone (closed by a
@@ -480,14 +487,49 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 			s, err = openChecked(ctx, path, "mode=ro&immutable=1")
 		}
 	}
+	var tooOld *OldSchemaError
+	if errors.As(err, &tooOld) {
+		tidy()
+		return nil, err // a sentence that names the history
+	}
 	if err != nil {
+		tidy()
 		return nil, asCorrupt(path, fmt.Errorf("history %s: %w", path, err))
 	}
+	s.tidy = tidy
 	return s, nil
 }
 
+// walFilesTidier returns what removes the -wal and -shm files that a
+// read-only open of the WAL history at path is about to make, where they
+// are not there yet: SQLite makes them for a reader, which cannot remove
+// them as the last connection to close does (that takes a checkpoint, a
+// write). It opens the history again, to read its version alone, on a
+// connection that may checkpoint: as the last to close it checkpoints an
+// empty WAL, which leaves the database's file as it was, and removes them,
+// under SQLite's own locks; where another connection is open they stay
+// hers. Where they were there before, it does nothing.
+func walFilesTidier(path string) func() {
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		return func() {}
+	}
+	return func() {
+		if _, err := os.Stat(path + "-wal"); err != nil {
+			return
+		}
+		db, err := sql.Open("sqlite3", fileURI(path)+"?_busy_timeout=100&_query_only=1")
+		if err != nil {
+			return
+		}
+		var v int
+		_ = db.QueryRow("PRAGMA user_version").Scan(&v)
+		db.Close()
+	}
+}
+
 // openChecked opens the history with the URI parameters params and checks
-// that its schema is this build's.
+// that this build reads its schema: this build's, or an older one down to
+// oldestReadable.
 func openChecked(ctx context.Context, path, params string) (*Store, error) {
 	db, err := sql.Open("sqlite3", fileURI(path)+"?"+params)
 	if err != nil {
@@ -501,7 +543,7 @@ func openChecked(ctx context.Context, path, params string) (*Store, error) {
 	case v > SchemaVersion:
 		err = newerSchema(v)
 	case v < oldestReadable:
-		err = fmt.Errorf("schema %d is older than this migadvisor's %d: open it once read-write (any migadvisor command with --db) to migrate it", v, SchemaVersion)
+		err = &OldSchemaError{Path: path, Version: v}
 	}
 	if err != nil {
 		db.Close()
@@ -570,7 +612,13 @@ func createFile(path string, mode os.FileMode) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.tidy != nil {
+		s.tidy()
+	}
+	return err
+}
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }

@@ -1,9 +1,11 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,7 +245,51 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list tracked jobs: %w", err)
 	}
-	return oncePerJob(out), nil
+	return s.withSpooled(oncePerJob(out), f), nil
+}
+
+// withSpooled adds to tracked, a history's, the submissions with job ids
+// that OpenToRead found in the spool and left there, those f selects that
+// the history does not hold yet, without their jobs (the next collect
+// moves them in and links them), in Tracked's order.
+func (s *Store) withSpooled(tracked []Tracked, f TrackedFilter) []Tracked {
+	added := false
+	for _, sub := range s.spooled {
+		switch {
+		case sub.JobID == "",
+			len(f.JobIDs) > 0 && !slices.Contains(f.JobIDs, sub.JobID),
+			f.SweepDir != "" && sub.SweepDir != f.SweepDir,
+			f.Fingerprint != "" && sub.Fingerprint != f.Fingerprint:
+			continue
+		}
+		sub.Submitted = time.Unix(sub.Submitted.Unix(), 0) // as the history keeps it
+		if slices.ContainsFunc(tracked, func(t Tracked) bool {
+			return t.JobID == sub.JobID && t.Fingerprint == sub.Fingerprint && t.Submitted.Equal(sub.Submitted)
+		}) {
+			continue // drained before
+		}
+		tracked, added = append(tracked, Tracked{Submission: sub}), true
+	}
+	if added {
+		slices.SortStableFunc(tracked, func(a, b Tracked) int {
+			return cmp.Or(a.Submitted.Compare(b.Submitted), cmp.Compare(jobNumber(a.JobID), jobNumber(b.JobID)),
+				strings.Compare(a.JobID, b.JobID), strings.Compare(a.Cluster, b.Cluster))
+		})
+	}
+	return tracked
+}
+
+// jobNumber is a job id as SQLite's CAST(id AS INTEGER) reads it: its
+// leading digits, 0 where there are none.
+func jobNumber(id string) int64 {
+	var n int64
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
 
 // oncePerJob drops the submissions of a job that a later submission links

@@ -38,3 +38,35 @@ func TestStatusRightAfterAShimSubmissionSaysOneThing(t *testing.T) {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
 }
+
+// status of a job submitted through the wrapper (its record, with its id,
+// still in the spool) lists it, and leaves the spool and the history as
+// they were: a read moves nothing in; the next collect does.
+func TestStatusListsASpooledSubmissionAndMovesNothing(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	mustRunCLI(t, "collect", "--sacct-file", devclusterDump, "--cluster", "migdev")
+	file, err := history.SpoolFor(db).Put(history.Submission{JobID: "777777", Fingerprint: "fp", Source: dir + "/job.sh", Script: dir + "/job.sh",
+		WorkDir: dir, Submitted: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(db)
+	empty := filepath.Join(dir, "empty.psv")
+	os.WriteFile(empty, []byte("JobIDRaw|JobID|User|State|ExitCode|Submit|ElapsedRaw|WorkDir|JobName\n"), 0o644)
+	out, errOut, code := migadvisorWith(t, slurmFromDump(t, empty), "status", "777777")
+	if code != 0 || !strings.Contains(out, "777777") || !strings.Contains(out, "job.sh") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("status moved the spooled record: %v", err)
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(before) {
+		t.Error("status wrote to the history")
+	}
+	if left, _ := filepath.Glob(db + "-*"); len(left) > 0 {
+		t.Errorf("left beside the history: %v", left)
+	}
+}
