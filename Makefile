@@ -51,7 +51,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags noreport ./cmd/migadvisor
-	$(GO) vet -tags mariadb ./advisor/history/mariadb ./cmd/migadvisor
+	$(GO) vet -tags mariadb ./advisor/base/history/mariadb ./cmd/migadvisor
 
 test: lint test-unit test-slurm
 
@@ -71,8 +71,8 @@ else
 		echo "test-slurm: the integration tests need a local Slurm, which scripts/dev-cluster.sh installs and starts as root." >&2; \
 		echo "  Run 'sudo make test', or 'SKIP_SLURM=1 make test' to skip them." >&2; exit 1; fi
 	@scripts/dev-cluster.sh up || { echo "test-slurm: could not start the dev cluster (see above); SKIP_SLURM=1 skips these tests" >&2; exit 1; }
-	$(GO) test -count=1 -timeout 30m -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor ./advisor/wrapper
-	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/history/mariadb ./cmd/migadvisor
+	$(GO) test -count=1 -timeout 30m -tags slurm -run '^TestSlurm' -v ./cmd/migadvisor ./advisor/app/wrapper
+	$(GO) test -count=1 -tags mariadb -run '^TestMariaDB' -v ./advisor/base/history/mariadb ./cmd/migadvisor
 endif
 
 # The real-GPU tests (build tag gpu): on a machine with an NVIDIA GPU, its
@@ -95,8 +95,8 @@ bench:
 # which fails over 60 s or 512 MiB (docs/admin/plan.md, Scale).
 # MIGADVISOR_BENCH_HISTORY=FILE keeps the history's import for the next run.
 bench-plan:
-	$(GO) test -count=1 -run '^$$' -bench 'Replay1M' -benchtime 1x ./advisor/plan/replay
-	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'Plan1M|Demand1M|PlanFromHistory1M' -benchtime 1x ./advisor/plan
+	$(GO) test -count=1 -run '^$$' -bench 'Replay1M' -benchtime 1x ./advisor/base/replay
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'Plan1M|Demand1M|PlanFromHistory1M' -benchtime 1x ./advisor/app/plan
 
 # The sbatch wrapper as users meet it, through the installed shim, against
 # the dev cluster's sbatch and a stub: time to the prompt (p50/p95/p99),
@@ -109,7 +109,7 @@ bench-wrapper:
 # What jobstats summaries cost collect: BENCH_PAIRS interleaved pairs.
 BENCH_PAIRS ?= 8
 bench-jobstats:
-	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectJobstatsShare -benchtime 1x ./advisor/collect
+	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectJobstatsShare -benchtime 1x ./advisor/app/collect
 
 # Ingestion: collect --sacct-file of a 1M-job dump against sqlite3's .import
 # of it (fails under 1.5 times its speed or over 64 MiB), then what each
@@ -118,14 +118,14 @@ INGEST_PAIRS ?= 5
 bench-ingest:
 	@command -v sqlite3 >/dev/null || { echo "bench-ingest: the baseline is sqlite3's .import: install sqlite3" >&2; exit 1; }
 	MIGADVISOR_BENCH_PAIRS=$(INGEST_PAIRS) $(GO) test -count=1 -run '^$$' -bench CollectVsSQLiteImport -benchtime 1x ./cmd/migadvisor
-	$(GO) test -count=1 -run '^$$' -bench 'ImportStages|CollectSteps' -benchtime 1x ./advisor/history ./advisor/collect
+	$(GO) test -count=1 -run '^$$' -bench 'ImportStages|CollectSteps' -benchtime 1x ./advisor/base/history ./advisor/app/collect
 
 # The site store's benchmark: a collect into the dev cluster's MariaDB
 # (scripts/dev-cluster.sh up first, as root).
 bench-mariadb:
 	@scripts/dev-cluster.sh up
-	$(GO) test -count=1 -run '^$$' -tags mariadb -bench 'MariaDBCollect$$' -benchtime 3x ./advisor/history/mariadb
-	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -tags mariadb -bench MariaDBCollectInto1M -benchtime 1x ./advisor/history/mariadb
+	$(GO) test -count=1 -run '^$$' -tags mariadb -bench 'MariaDBCollect$$' -benchtime 3x ./advisor/base/history/mariadb
+	MIGADVISOR_BENCH_PAIRS=$(BENCH_PAIRS) $(GO) test -count=1 -run '^$$' -tags mariadb -bench MariaDBCollectInto1M -benchtime 1x ./advisor/base/history/mariadb
 
 # What cli_filter.lua adds to sbatch --test-only over an empty one, on the
 # dev cluster's Slurm: CLIFILTER_PAIRS interleaved pairs (its cache
@@ -140,7 +140,7 @@ bench-clifilter:
 # inputs are minimized for a few seconds at most: the default minute, on
 # inputs the size of a site file, stalls the search. Failing inputs land in
 # the package's testdata/fuzz/, which make test runs from then on.
-FUZZ_TARGETS := slurm:FuzzParse slurm:FuzzSacctReader slurm:FuzzScanOutput slurm:FuzzOutputWorkloadGates slurm:FuzzDecodeJobstats slurm:FuzzJobstatsJSON catalog:FuzzSiteParse catalog:FuzzParseLayout advisor/index:FuzzDecodePeers
+FUZZ_TARGETS := slurm:FuzzParse slurm:FuzzSacctReader slurm:FuzzScanOutput slurm:FuzzOutputWorkloadGates slurm:FuzzDecodeJobstats slurm:FuzzJobstatsJSON catalog:FuzzSiteParse catalog:FuzzParseLayout advisor/app/index:FuzzDecodePeers
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -225,7 +225,7 @@ site:
 # The runtime model's error beside the naive model's (time ∝ 1/SMs) on the
 # same trials; go test ./... runs the same test quietly.
 accuracy:
-	$(GO) test -count=1 ./advisor/accuracy -run '^TestAccuracy' -v
+	$(GO) test -count=1 ./advisor/app/accuracy -run '^TestAccuracy' -v
 
 # The report's advice beside the rules sites run (Job Defense Shield's alert,
 # Princeton's MIG calculator, the Alliance's 50/50) on generated months of a

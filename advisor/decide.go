@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/migadvisor/migadvisor/advisor/memory"
-	"github.com/migadvisor/migadvisor/advisor/outcome"
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/outcome"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"

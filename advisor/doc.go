@@ -5,7 +5,7 @@
 // and recommends one, with the reasons, the line to change and the typed
 // next step. It also lints scripts and explains how a job ended.
 //
-// It reads records and prints nothing: advisor/history below it stores the
-// records; advisor/collect, advisor/wrapper and advisor/report above it
+// It reads records and prints nothing: advisor/base/history below it stores the
+// records; advisor/app/collect, advisor/app/wrapper and advisor/app/report above it
 // fill the history, advise at submission and write the site's tables.
 package advisor

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/memory"
-	"github.com/migadvisor/migadvisor/advisor/outcome"
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/outcome"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -33,7 +33,7 @@ type Run struct {
 	AllocatedMiB float64 // the framework's allocated peak (slurm.AllocatedMetric)
 	// Software is what the run's output showed it ran that holds GPU memory
 	// its own way (slurm.Software* names, sorted): a caching or
-	// preallocating framework's peak is no need (advisor/memory).
+	// preallocating framework's peak is no need (advisor/base/memory).
 	Software []string
 	// Settings are what the run ran with that changes how a framework
 	// holds memory (MIGADVISOR_SETTING: a probe's --no-prealloc).

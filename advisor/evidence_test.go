@@ -3,7 +3,7 @@ package advisor
 import (
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )

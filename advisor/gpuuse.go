@@ -3,7 +3,7 @@ package advisor
 import (
 	"fmt"
 
-	"github.com/migadvisor/migadvisor/advisor/lint"
+	"github.com/migadvisor/migadvisor/advisor/base/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 

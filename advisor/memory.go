@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 )
 
 // runSoftware is the software the runs' output showed: their

@@ -3,7 +3,7 @@ package advisor
 import (
 	"slices"
 
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 )
 
 // PeerOf is the peer a script's runs make: its completed runs on one GPU

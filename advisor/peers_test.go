@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/catalog/catalogtest"
 )

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/migadvisor/migadvisor/advisor/lint"
+	"github.com/migadvisor/migadvisor/advisor/base/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )

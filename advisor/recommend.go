@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/memory"
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 )
 
 // The third stage: a profile judged eligible on its own may still be too

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )

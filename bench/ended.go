@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/outcome"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -20,7 +20,7 @@ type History interface {
 }
 
 // Accounting brings the final records of ended jobs into the history and
-// scans their outputs: an advisor/collect Collector.
+// scans their outputs: an advisor/app/collect Collector.
 type Accounting interface {
 	WaitFinal(ctx context.Context, ids []string, patience time.Duration) (open, unknown []string, err error)
 	FileTogether(ctx context.Context) ([]history.Refiled, error)

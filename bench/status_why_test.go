@@ -3,7 +3,7 @@ package bench
 import (
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/outcome"
+	"github.com/migadvisor/migadvisor/advisor/base/outcome"
 )
 
 func TestJobStatusWhy(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/lint"
+	"github.com/migadvisor/migadvisor/advisor/base/lint"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/internal/fsutil"

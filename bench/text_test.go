@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/outcome"
+	"github.com/migadvisor/migadvisor/advisor/base/outcome"
 )
 
 func TestAProbeSaysWhatItSubmitsAndTheMostItCosts(t *testing.T) {

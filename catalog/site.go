@@ -82,7 +82,7 @@ type History struct {
 	// sbatch wrapper reads; "": advice.idx beside site_db.
 	SiteIndex string `toml:"site_index"`
 	// SiteStore is the MySQL option file of a site history kept in
-	// MariaDB/MySQL (advisor/history/mariadb), which collect --all-users
+	// MariaDB/MySQL (advisor/base/history/mariadb), which collect --all-users
 	// writes and publish publishes from; "": none. Only its path is here:
 	// the file, with the password, is readable by the admins alone.
 	SiteStore string `toml:"site_store"`

@@ -48,15 +48,15 @@ local PREFIX = [==[@PREFIX@]==]
 migadvisor = migadvisor or {}
 local M = migadvisor
 M.bin = PREFIX .. "/libexec/migadvisor/migadvisor-sbatch"
-M.ttl = 24 * 3600 -- seconds a cached answer holds (advisor/wrapper/filtercache.go)
+M.ttl = 24 * 3600 -- seconds a cached answer holds (advisor/app/wrapper/filtercache.go)
 
 -- The record's draft of each component, from pre_submit to post_submit.
 local drafts = {}
 
 -- The options and the environment the advice reads, in the key of the
--- cache: advisor/wrapper/filter.go's filterFlags and filterResources, the
+-- cache: advisor/app/wrapper/filter.go's filterFlags and filterResources, the
 -- SBATCH_* variables of slurm/cmdline.go's sbatchEnv, the wrapper's own
--- settings, who submits and from where (advisor/wrapper's filterKeyEnv:
+-- settings, who submits and from where (advisor/app/wrapper's filterKeyEnv:
 -- a refresh answers an entry again with the environment its key holds).
 M.key_options = { "test-only", "wrap", "chdir", "clusters",
 	"partition", "qos", "account", "job-name", "output", "error", "array", "time",
@@ -190,7 +190,7 @@ end
 
 -- checksum is the script's bytes as a number in base 256 mod 2^36-5, two
 -- bytes a step: every product stays below 2^52, exact in Lua 5.1's doubles
--- (advisor/wrapper's filterChecksum computes the same).
+-- (advisor/app/wrapper's filterChecksum computes the same).
 function M.checksum(s)
 	local byte, P = string.byte, 68719476731
 	local h, n, i = 0, #s, 1
@@ -295,7 +295,7 @@ end
 
 -- lookup is the answer cached in file for key, younger than M.ttl at now:
 -- its advice, its "set" lines and its draft ("" for none); nil for none.
--- The file (advisor/wrapper/filtercache.go): a first line, then entries of
+-- The file (advisor/app/wrapper/filtercache.go): a first line, then entries of
 -- a line "entry WRITTEN KEYLEN ADVICELEN SETSLEN DRAFTLEN OPTIONSLEN" and
 -- that many bytes, then "\n"; then "end\n". The options are what a refresh
 -- answers the entry again of: the filter skips them. The file is read as
@@ -424,7 +424,7 @@ local function advise(options, offset)
 end
 
 -- spool writes rec, the record of job id, into the history's spool as
--- advisor/history's Spool reads it: a file named by the time and the job
+-- advisor/base/history's Spool reads it: a file named by the time and the job
 -- (names sort by time, and no two jobs share one), written whole under a
 -- name Spool skips (a leading dot), then renamed. False where it could not.
 function M.spool(rec, id, now)

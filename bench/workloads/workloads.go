@@ -48,7 +48,7 @@ type Workload struct {
 	Job         string   `toml:"job" json:"job"`     // the job template, under the suite's directory
 	Files       []string `toml:"files" json:"files"` // programs the job runs, copied beside it
 	Runs        string   `toml:"runs" json:"runs"`   // "python" or "gmx": which interpreter flag applies
-	Table       string   `toml:"table" json:"table"` // the docs table layout (advisor/report)
+	Table       string   `toml:"table" json:"table"` // the docs table layout (advisor/app/report)
 	Needs       string   `toml:"needs" json:"needs"` // the software environment, for users
 	Quick       []string `toml:"quick" json:"quick"` // arguments for a short run that checks the setup
 }

@@ -1,6 +1,6 @@
 // Command migadvisor-sbatch is the sbatch wrapper alone, for the scripts/
 // sbatch shim of login nodes, which runs it on every submission: the
-// wrapper (advisor/wrapper) and nothing else of migadvisor, built without
+// wrapper (advisor/app/wrapper) and nothing else of migadvisor, built without
 // cgo. It reads advice indexes, never a history database, so it starts in
 // a fraction of the full binary's time. 'migadvisor sbatch --help' says
 // what it does. The cli_filter.lua of login nodes runs it too, inside
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/migadvisor/migadvisor/advisor/wrapper"
+	"github.com/migadvisor/migadvisor/advisor/app/wrapper"
 )
 
 func main() {

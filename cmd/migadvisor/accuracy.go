@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/accuracy"
+	"github.com/migadvisor/migadvisor/advisor/app/accuracy"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
@@ -544,7 +544,7 @@ func optionsOf[O any](t *testing.T, cmd *cli.Command, from func(*cli.Context) (O
 	return got, err
 }
 
-// collect's flags reach its selection (whose defaults advisor/collect
+// collect's flags reach its selection (whose defaults advisor/app/collect
 // tests): --scripts=false is heard over --all-users' default, and the
 // overlap defaults to the collector's.
 func TestCollectFlagsBindTheSelection(t *testing.T) {

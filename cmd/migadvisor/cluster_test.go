@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )

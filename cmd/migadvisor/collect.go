@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
 	"github.com/migadvisor/migadvisor/internal/progress"
 	"github.com/migadvisor/migadvisor/slurm"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -17,7 +17,7 @@ import (
 // Elapsed column) whose GPU types are spelled as AutoDetect=nvml and
 // hand-written gres.conf files spell them, two of them on an H100 slice
 // (its README says which job is which).
-const spellingsDump = "../../advisor/collect/testdata/spellings/jobstats-format.psv"
+const spellingsDump = "../../advisor/app/collect/testdata/spellings/jobstats-format.psv"
 
 // wulverWith is the built-in Wulver site file with after inserted after
 // the line that starts with at, written to a file MIGADVISOR_SITE names.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/report"
+	"github.com/migadvisor/migadvisor/advisor/app/report"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 )
 

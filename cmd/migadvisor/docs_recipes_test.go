@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 )
 
 // docRecipe is the shell block of a page between its "<!-- name begin -->"

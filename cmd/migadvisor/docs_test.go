@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/report"
+	"github.com/migadvisor/migadvisor/advisor/app/report"
 )
 
 // A workload of the user's own (tagged by track) gets the generic table from

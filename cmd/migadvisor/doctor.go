@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/doctor"
+	"github.com/migadvisor/migadvisor/advisor/app/doctor"
 )
 
 func doctorCommand() *cli.Command {

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
 	"github.com/migadvisor/migadvisor/internal/faultfs"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
-	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 )
 
 // A site that runs jobstats: two runs of a script on a full A100 whose

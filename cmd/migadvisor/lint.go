@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/lint"
+	"github.com/migadvisor/migadvisor/advisor/base/lint"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 

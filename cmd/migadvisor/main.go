@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/migadvisor/migadvisor/advisor/wrapper"
+	"github.com/migadvisor/migadvisor/advisor/app/wrapper"
 )
 
 func main() {

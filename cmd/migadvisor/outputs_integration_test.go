@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
 )
 
 // oomToStderr writes its output and its errors to files of their own in

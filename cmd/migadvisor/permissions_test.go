@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/index"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
 )
 
 // TestSweepRefusesADirectoryOpenToAll: job scripts are never written where

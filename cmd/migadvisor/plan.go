@@ -13,11 +13,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
-	"github.com/migadvisor/migadvisor/advisor/plan"
-	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/app/plan"
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/internal/progress"
 )
 

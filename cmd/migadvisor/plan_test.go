@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/sitereplay"
+	"github.com/migadvisor/migadvisor/advisor/app/sitereplay"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )

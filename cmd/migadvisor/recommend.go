@@ -11,9 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/index"
-	"github.com/migadvisor/migadvisor/advisor/runmodel"
-	"github.com/migadvisor/migadvisor/advisor/session"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
+	"github.com/migadvisor/migadvisor/advisor/base/session"
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"

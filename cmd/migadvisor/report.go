@@ -17,11 +17,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
-	"github.com/migadvisor/migadvisor/advisor/report"
-	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/app/report"
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/internal/progress"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )

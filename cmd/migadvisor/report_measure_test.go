@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/savings"
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
 )
 
 // measureDump is a month of two users' jobs, 4 CPUs and 16G each, output

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/migadvisor/migadvisor/advisor/wrapper"
+	"github.com/migadvisor/migadvisor/advisor/app/wrapper"
 )
 
 func sbatchCommand() *cli.Command {

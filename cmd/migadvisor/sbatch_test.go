@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/internal/faultfs"
 )
 
@@ -373,7 +373,7 @@ func TestSbatchWrapperConcurrentSubmissionsUnderALock(t *testing.T) {
 // The wrapper judges the script where sbatch runs: an --output on the
 // command line whose directory does not exist in the working directory is
 // said before the submission (the lint lines themselves are tested in
-// advisor/wrapper).
+// advisor/app/wrapper).
 func TestSbatchWrapperLintsInTheWorkingDirectory(t *testing.T) {
 	isolate(t)
 	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))

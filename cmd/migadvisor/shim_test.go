@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 )
 
 // TestSbatchShim runs scripts/sbatch as a login node would: first on PATH,

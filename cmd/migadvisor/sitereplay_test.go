@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/savings"
-	"github.com/migadvisor/migadvisor/advisor/sitereplay"
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
+	"github.com/migadvisor/migadvisor/advisor/app/sitereplay"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/history/mariadb"
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/history/mariadb"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
 )
 
 // salloc runs Slurm's salloc (or srun: cmd) with the filter and env added

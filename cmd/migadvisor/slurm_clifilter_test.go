@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/index"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
-	"github.com/migadvisor/migadvisor/advisor/wrapper"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/wrapper"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -562,7 +562,7 @@ func refreshCost(t *testing.T, db, full string) {
 }
 
 // cacheEntries is the most answers the filter's cache keeps
-// (advisor/wrapper's filterCacheEntries); cacheEntry is one's first line.
+// (advisor/app/wrapper's filterCacheEntries); cacheEntry is one's first line.
 const cacheEntries = 32
 
 var cacheEntry = regexp.MustCompile(`(?m)^entry \d+ \d+ \d+ \d+ \d+ \d+$`)

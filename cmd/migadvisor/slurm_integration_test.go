@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/collect"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
-	"github.com/migadvisor/migadvisor/advisor/report"
+	"github.com/migadvisor/migadvisor/advisor/app/collect"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/report"
 	"github.com/migadvisor/migadvisor/bench"
 )
 

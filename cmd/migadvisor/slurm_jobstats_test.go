@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
-	"github.com/migadvisor/migadvisor/advisor/memory"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 )
 
 // jobstatsField is the AdminComment jobstats' slurmctld epilog writes for

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 )
 
 // Two scripts of one job name, submitted from one directory through the

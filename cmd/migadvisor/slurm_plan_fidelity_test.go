@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
-	"github.com/migadvisor/migadvisor/advisor/plan/fidelity"
-	"github.com/migadvisor/migadvisor/advisor/plan/replay"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/replay"
+	"github.com/migadvisor/migadvisor/advisor/base/replay/fidelity"
 )
 
 // The dev cluster's node (scripts/dev-cluster.sh): each profile's GRES

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/migadvisor/migadvisor/advisor/index"
+	"github.com/migadvisor/migadvisor/advisor/app/index"
 	"github.com/migadvisor/migadvisor/internal/benchharness"
 	"github.com/migadvisor/migadvisor/slurm"
 )

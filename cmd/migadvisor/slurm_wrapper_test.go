@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/joblist"
+	"github.com/migadvisor/migadvisor/advisor/app/joblist"
 )
 
 // uniqueRun gives a script a fingerprint of its own, so that the runs of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/migadvisor/migadvisor/advisor/history"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 )
 
 // status right after a submission through the shim, before slurmdbd has

@@ -20,50 +20,50 @@ const module = "github.com/migadvisor/migadvisor/"
 // rank. Within a layer, the subpackages the engine stands on come before
 // it, and those that use it after.
 var rank = map[string]float64{
-	"slurm":                       0,
-	"slurm/sacctgen":              0.5,
-	"slurm/slurmtest":             0.5,
-	"catalog":                     1,
-	"catalog/catalogtest":         1.5,
-	"advisor/history":             2,
-	"advisor/history/historytest": 2.1,
-	"advisor/history/mariadb":     2.2,
-	"advisor/runmodel":            2.5,
-	"advisor/memory":              2.6,
-	"advisor/outcome":             2.65, // how a job ended; uses memory's low-risk share
-	"advisor/lint":                2.7,
-	"advisor/session":             2.8,  // interactive sessions, keyed by user and job name
-	"advisor/plan/replay":         2.9,  // a queue replayed on a layout of slices as Slurm's backfill starts it; the standard library alone
-	"advisor/plan/fidelity":       2.95, // a history's queue replayed and its waits set against the recorded ones
-	"advisor":                     3,
-	"advisor/joblist":             3.2, // a job as history lists it, with the engine's price
-	"advisor/index":               3.5,
-	"advisor/savings":             3.7,
-	"advisor/plan":                3.8, // the site's MIG layout from its demand: savings' judgement, replayed on candidate layouts
-	"advisor/collect":             4,
-	"advisor/wrapper":             4,
-	"advisor/report":              4,
-	"advisor/accuracy":            4,
-	"advisor/sitereplay":          4, // a month with known truth; the report and the rules scored on it
-	"advisor/doctor":              4, // a site's setup checked: the site file, what publish wrote, notices, what a submission goes through
-	"bench/gpu":                   5,
-	"bench/workloads":             5,
-	"bench/monitor":               5.5,
-	"bench/emulate":               5,
-	"bench":                       6,
-	"cmd/migadvisor":              7,
-	"cmd/migadvisor-monitor":      7,
-	"cmd/migadvisor-sbatch":       7,
+	"slurm":                            0,
+	"slurm/sacctgen":                   0.5,
+	"slurm/slurmtest":                  0.5,
+	"catalog":                          1,
+	"catalog/catalogtest":              1.5,
+	"advisor/base/history":             2,
+	"advisor/base/history/historytest": 2.1,
+	"advisor/base/history/mariadb":     2.2,
+	"advisor/base/runmodel":            2.5,
+	"advisor/base/memory":              2.6,
+	"advisor/base/outcome":             2.65, // how a job ended; uses memory's low-risk share
+	"advisor/base/lint":                2.7,
+	"advisor/base/session":             2.8,  // interactive sessions, keyed by user and job name
+	"advisor/base/replay":              2.9,  // a queue replayed on a layout of slices as Slurm's backfill starts it; the standard library alone
+	"advisor/base/replay/fidelity":     2.95, // a history's queue replayed and its waits set against the recorded ones
+	"advisor":                          3,
+	"advisor/app/joblist":              3.2, // a job as history lists it, with the engine's price
+	"advisor/app/index":                3.5,
+	"advisor/app/savings":              3.7,
+	"advisor/app/plan":                 3.8, // the site's MIG layout from its demand: savings' judgement, replayed on candidate layouts
+	"advisor/app/collect":              4,
+	"advisor/app/wrapper":              4,
+	"advisor/app/report":               4,
+	"advisor/app/accuracy":             4,
+	"advisor/app/sitereplay":           4, // a month with known truth; the report and the rules scored on it
+	"advisor/app/doctor":               4, // a site's setup checked: the site file, what publish wrote, notices, what a submission goes through
+	"bench/gpu":                        5,
+	"bench/workloads":                  5,
+	"bench/monitor":                    5.5,
+	"bench/emulate":                    5,
+	"bench":                            6,
+	"cmd/migadvisor":                   7,
+	"cmd/migadvisor-monitor":           7,
+	"cmd/migadvisor-sbatch":            7,
 }
 
 // testHelpers serve tests alone, each from beneath the package it stands
 // on: that package's external tests may import it (slurm's read sacctgen's
 // dumps), as Go allows, and no code but a test or another helper does.
 var testHelpers = map[string]bool{
-	"slurm/sacctgen":              true,
-	"slurm/slurmtest":             true,
-	"catalog/catalogtest":         true,
-	"advisor/history/historytest": true,
+	"slurm/sacctgen":                   true,
+	"slurm/slurmtest":                  true,
+	"catalog/catalogtest":              true,
+	"advisor/base/history/historytest": true,
 }
 
 // internal packages serve every layer, so they import none of the layers,
@@ -182,12 +182,28 @@ func TestWrapperBinaryStaysLean(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		dep := sc.Text()
-		if strings.Contains(dep, "go-nvml") || strings.HasPrefix(dep, "gonum.org/") || dep == module+"advisor/report" || dep == module+"bench/monitor" {
+		if strings.Contains(dep, "go-nvml") || strings.HasPrefix(dep, "gonum.org/") || dep == module+"advisor/app/report" || dep == module+"bench/monitor" {
 			heavy = append(heavy, dep)
 		}
 	}
 	if len(heavy) > 0 {
 		slices.Sort(heavy)
 		t.Errorf("the wrapper binary (-tags noreport) links %s", strings.Join(heavy, ", "))
+	}
+}
+
+// A path says its layer (issue 43): what the engine stands on sits under
+// advisor/base, what uses it under advisor/app, the engine at advisor.
+func TestAPathSaysItsLayer(t *testing.T) {
+	engine := rank["advisor"]
+	for path, r := range rank {
+		switch {
+		case strings.HasPrefix(path, "advisor/base/") && r >= engine:
+			t.Errorf("%s sits under advisor/base but ranks %v, not beneath the engine (%v)", path, r, engine)
+		case strings.HasPrefix(path, "advisor/app/") && r <= engine:
+			t.Errorf("%s sits under advisor/app but ranks %v, not above the engine (%v)", path, r, engine)
+		case strings.HasPrefix(path, "advisor/") && !strings.HasPrefix(path, "advisor/base/") && !strings.HasPrefix(path, "advisor/app/"):
+			t.Errorf("%s: a package of advisor sits under advisor/base (beneath the engine) or advisor/app (using it)", path)
+		}
 	}
 }

@@ -1,0 +1,166 @@
+package collect
+
+import (
+	"context"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+// ScriptsResult is what LinkScripts did.
+type ScriptsResult struct {
+	Linked int `json:"linked"` // jobs now linked to their script's fingerprint
+	// Missing counts the batch jobs slurmdbd has no script for (asked
+	// once): AccountingStoreFlags=job_script unset, or set after they ran.
+	Missing int `json:"missing"`
+	// Allocations counts the jobs with no script that ran none: salloc's
+	// and srun's allocations (no batch step), which never have one.
+	Allocations int `json:"allocations"`
+	// NeverStarted counts those that never started (cancelled while they
+	// waited): slurmdbd stores a script when its job starts, and a batch
+	// job that never did has no batch step either.
+	NeverStarted int `json:"never_started"`
+	// KindsUnread is why the jobs with no script could not be told apart
+	// ("" when they were): Missing then counts them all.
+	KindsUnread string `json:"allocations_unknown,omitempty"`
+}
+
+// linkedPrefix starts the script name of a job linked by LinkScripts:
+// "sacct:<cluster>/<id sbatch printed>".
+const linkedPrefix = "sacct:"
+
+// LinkScripts links up to limit jobs that no submission names (jobs not
+// submitted through migadvisor, or other users' in a site-wide history) to
+// their scripts, from the batch scripts slurmdbd keeps (sacct
+// --batch-script; AccountingStoreFlags=job_script). This is how a history
+// filled with `collect --all-users` knows whose runs share a script. Each
+// submission (an array's tasks are one) records where the script sent its
+// output and errors, so that ScanOutputs reads them.
+func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, error) {
+	var res ScriptsResult
+	jobs, err := c.Store.UnlinkedJobs(ctx, limit)
+	if err != nil || len(jobs) == 0 {
+		return res, err
+	}
+	recs, err := c.recordsOf(ctx, jobs)
+	if err != nil {
+		return res, err
+	}
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.Key
+	}
+	scripts, err := c.Slurm.BatchScripts(ctx, ids)
+	if err != nil {
+		return res, err
+	}
+	var subs []history.Submission
+	linked := map[[2]string]bool{}
+	var missing []history.UnlinkedJob
+	for _, j := range jobs {
+		r := recs[[2]string{j.Cluster, j.Key}]
+		data, ok := scripts[j.Key]
+		if !ok && r != nil {
+			// sacct names an array task's script by its id as users see
+			// it (18_0), not by its JobIDRaw.
+			data, ok = scripts[r.JobID]
+		}
+		if !ok {
+			missing = append(missing, j)
+			continue
+		}
+		res.Linked++
+		id := j.Key
+		if r != nil && r.ArrayJob != "" {
+			id = r.ArrayJob // the id sbatch printed: the history finds an array's tasks by it
+		}
+		if linked[[2]string{j.Cluster, id}] {
+			continue
+		}
+		linked[[2]string{j.Cluster, id}] = true
+		source := linkedPrefix + j.Cluster + "/" + id
+		s := slurm.Parse(source, data)
+		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
+			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)}
+		if slurm.IsSweepVariant(data) {
+			// A probe's or sweep's measurement, not a run its user makes
+			// (advisor.Run.Swept). Accounting keeps no sweep directory: the
+			// job's own stands in.
+			sub.SweepDir = j.WorkDir
+		}
+		if r != nil {
+			sub.Stdout, sub.Stderr = linkedFiles(s.OutputFiles(), r)
+		}
+		subs = append(subs, sub)
+	}
+	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
+		return res, err
+	}
+	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {
+		return res, err
+	}
+	var keys []string
+	for _, j := range missing {
+		if j.Started {
+			keys = append(keys, j.Key)
+		} else {
+			res.NeverStarted++
+		}
+	}
+	res.Missing = len(keys)
+	if len(keys) > 0 {
+		// Which of them ran no batch script at all: an allocation has no
+		// script to store, whatever AccountingStoreFlags says.
+		batch, err := c.Slurm.BatchJobs(ctx, keys)
+		if err != nil {
+			res.KindsUnread = err.Error()
+			return res, nil
+		}
+		for _, k := range keys {
+			if !batch[k] {
+				res.Allocations++
+			}
+		}
+		res.Missing -= res.Allocations
+	}
+	return res, nil
+}
+
+// linkedFiles are a linked job's stdout and stderr (the same path when
+// --error is not given, as scontrol shows them): the paths expanded for the
+// job, or for an array, whose tasks' files differ, the patterns in its
+// working directory, expanded for each task when it is scanned.
+func linkedFiles(files slurm.OutputFiles, r *history.JobRecord) (stdout, stderr string) {
+	resolve := func(pattern string) string {
+		if arrayTask(r.JobID) != "" {
+			return underWorkDir(r.WorkDir, pattern)
+		}
+		return expandFor(r, pattern)
+	}
+	stdout = resolve(files.Stdout)
+	if files.Stderr == "" {
+		return stdout, stdout
+	}
+	return stdout, resolve(files.Stderr)
+}
+
+// recordsOf reads the history's records of jobs, by cluster and key.
+func (c *Collector) recordsOf(ctx context.Context, jobs []history.UnlinkedJob) (map[[2]string]*history.JobRecord, error) {
+	out := map[[2]string]*history.JobRecord{}
+	const chunk = 400 // two parameters a job, well under SQLite's limit
+	for start := 0; start < len(jobs); start += chunk {
+		var keys [][2]string
+		for _, j := range jobs[start:min(start+chunk, len(jobs))] {
+			keys = append(keys, [2]string{j.Cluster, j.Key})
+		}
+		recs, err := c.Store.History(ctx, history.HistoryFilter{Keys: keys})
+		if err != nil {
+			return nil, err
+		}
+		for i := range recs {
+			out[[2]string{recs[i].Cluster, recs[i].Key}] = &recs[i]
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,309 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/replay"
+	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
+)
+
+func wulver(t testing.TB) *catalog.Site {
+	t.Helper()
+	site, err := catalog.Builtin("wulver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// testJob is a demand job that asked for a whole GPU and needs a
+// profile, with its runtime's ratio on the slices it can run on, and the
+// accounting's GPU figures.
+type testJob struct {
+	Job
+	needs     string
+	ratio     map[string]float64
+	mem, util *float64
+}
+
+func job(id int64, submit, limit, secs int64, needs string, ratio map[string]float64) testJob {
+	return testJob{Job: Job{ID: id, Submit: submit, Start: submit, Count: 1, Moved: needs != "full", LimitS: limit, ElapsedS: secs},
+		needs: needs, ratio: ratio}
+}
+
+// record is the job as accounting has it: 4 CPUs, 16 GiB, partition gpu.
+func (tj testJob) record() *history.JobRecord {
+	cpus, mem := int64(4), float64(16*1024)
+	start := time.Unix(tj.Submit, 0)
+	end := start.Add(time.Duration(tj.ElapsedS) * time.Second)
+	secs := tj.ElapsedS
+	return &history.JobRecord{JobID: fmt.Sprint(tj.ID), Profile: "full", GPUCount: int64(tj.Count), CPUs: &cpus, ReqMemMiB: &mem, Partition: "gpu",
+		QOS: "standard", Submit: &start, Start: &start, End: &end, ElapsedS: &secs, AcctGPUMemMiB: tj.mem, GPUUtil: tj.util}
+}
+
+func demandOf(site *catalog.Site, jobs []testJob) *Demand {
+	d := &Demand{LeftWhy: map[string]int{}}
+	for _, p := range site.ProfilesBySize() {
+		d.Profiles = append(d.Profiles, p.Name)
+	}
+	for _, tj := range jobs {
+		tj.Asked, tj.Needs = uint8(d.rank("full")), uint8(d.rank(tj.needs))
+		el := float32(tj.ElapsedS)
+		rts := make([]runtime, len(d.Profiles))
+		rts[tj.Asked] = runtime{el, el, el}
+		for p, r := range tj.ratio {
+			rts[d.rank(p)] = runtime{el * float32(r), el * float32(r) * 0.9, el * float32(r) * 1.2}
+		}
+		rec := tj.record()
+		d.Jobs = append(d.Jobs, tj.Job)
+		d.runtimes = append(d.runtimes, rts...)
+		d.rates = append(d.rates, d.ratesOf(site, tj.Job, rec)...)
+		d.calc.add(site, rec, tj.Job)
+	}
+	d.sortBySubmit()
+	return d
+}
+
+// A busy site of whole GPUs whose jobs mostly need small slices: every
+// 10 minutes of two days, a burst of jobs of 1–3 h, most fitting 1g.10gb
+// (1.6× slower there) or 3g.40gb (1.2×), a fifth needing the whole GPU.
+func busyDemand(site *catalog.Site, seed uint64) *Demand {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var jobs []testJob
+	id := int64(1000)
+	for t := int64(0); t < 2*86400; t += 600 {
+		for range rng.IntN(3) + 1 {
+			id++
+			rt := int64(3600 + rng.IntN(7200))
+			switch x := rng.Float64(); {
+			case x < 0.5:
+				jobs = append(jobs, job(id, t, 4*3600, rt, "1g.10gb", map[string]float64{"1g.10gb": 1.6, "2g.20gb": 1.3, "3g.40gb": 1.2}))
+			case x < 0.8:
+				jobs = append(jobs, job(id, t, 4*3600, rt, "3g.40gb", map[string]float64{"3g.40gb": 1.2}))
+			default:
+				jobs = append(jobs, job(id, t, 4*3600, rt, "full", nil))
+			}
+		}
+	}
+	return demandOf(site, jobs)
+}
+
+func allWhole(t *testing.T, site *catalog.Site, gpus, perNode int) Fleet {
+	t.Helper()
+	f, err := FleetFromCounts(site, gpus, perNode, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// On a busy all-whole site whose jobs need slices, the plan cuts GPUs: a
+// valid layout for every GPU, a p95 wait at most half of today's, no more
+// SU, and mig-parted's config for it.
+func TestPlanCutsABusySiteOfWholeGPUs(t *testing.T) {
+	site := wulver(t)
+	for seed := uint64(1); seed <= 3; seed++ {
+		d := busyDemand(site, seed)
+		p, err := Make(Request{Site: site, Today: allWhole(t, site, 16, 4), Demand: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Current.WaitP95S < 3600 {
+			t.Fatalf("seed %d: today's p95 wait is %ds: the demand is meant to load 16 whole GPUs", seed, p.Current.WaitP95S)
+		}
+		o := p.Proposed
+		if o != nil {
+			t.Logf("seed %d: today %s: p95 %ds, %g SU; proposed %s: p95 %ds, %g SU (%d replays)", seed, p.Current.Layout, p.Current.WaitP95S, p.Current.SU, o.Layout, o.WaitP95S, o.SU, p.Replays)
+		}
+		if o == nil {
+			t.Fatalf("seed %d: no proposal; today p95 %ds", seed, p.Current.WaitP95S)
+		}
+		for i, g := range o.GPUs {
+			if _, err := site.GPULayout(strings.Join(g, ",")); err != nil && !(len(g) == 1 && g[0] == "full") {
+				t.Errorf("seed %d: GPU %d: %v", seed, i, err)
+			}
+		}
+		if len(o.GPUs) != 16 {
+			t.Errorf("seed %d: %d GPUs, want 16", seed, len(o.GPUs))
+		}
+		if 2*o.WaitP95S > p.Current.WaitP95S || o.SU > p.Current.SU || o.Unplaced > 0 {
+			t.Errorf("seed %d: proposed p95 %ds, %g SU, %d unplaced; today %ds, %g SU", seed, o.WaitP95S, o.SU, o.Unplaced, p.Current.WaitP95S, p.Current.SU)
+		}
+		if !strings.HasPrefix(p.Configs.MigParted, "version: v1\nmig-configs:\n") || !strings.Contains(p.Configs.MigParted, "mig-enabled: true") {
+			t.Errorf("seed %d: mig-parted config:\n%s", seed, p.Configs.MigParted)
+		}
+		if o.Range == nil || o.Range.WaitP95S[0] > o.WaitP95S || o.Range.WaitP95S[1] < o.WaitP95S {
+			t.Errorf("seed %d: p95 %d outside its range %+v", seed, o.WaitP95S, o.Range)
+		}
+	}
+}
+
+// An idle site keeps its layout unless cutting saves SU; a site whose
+// jobs all need whole GPUs keeps it outright.
+func TestPlanKeepsWhatServesTheDemand(t *testing.T) {
+	site := wulver(t)
+	var jobs []testJob
+	for i := range 40 {
+		jobs = append(jobs, job(int64(i+1), int64(i)*7200, 4*3600, 3600, "full", nil))
+	}
+	p, err := Make(Request{Site: site, Today: allWhole(t, site, 4, 4), Demand: demandOf(site, jobs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Proposed != nil {
+		t.Errorf("proposed %s for jobs that all need whole GPUs", p.Proposed.Layout)
+	}
+	var text strings.Builder
+	p.WriteText(&text)
+	if !strings.Contains(text.String(), "Keep today's layout") {
+		t.Errorf("text does not say to keep the layout:\n%s", text.String())
+	}
+}
+
+// A job whose profile the layout lacks runs on the smallest larger one it
+// has a runtime on, its limit stretched as its runtime; a job that fits
+// no slice of the layout is counted, never dropped.
+func TestAJobRunsWhereTheLayoutHoldsIt(t *testing.T) {
+	site := wulver(t)
+	small := job(1, 0, 3600, 1800, "1g.10gb", map[string]float64{"1g.10gb": 2, "3g.40gb": 1.5})
+	whole := job(2, 0, 3600, 1800, "full", nil)
+	pair := job(3, 0, 3600, 1800, "full", nil)
+	pair.Count = 2
+	d := demandOf(site, []testJob{small, whole, pair})
+	ev := newEvaluator(site, d, nil, replay.Options{})
+	f := Fleet{{Name: "n1", GPUs: [][]string{{"3g.40gb", "3g.40gb"}, {"full"}}}}
+	o, err := ev.evaluate(f, mid, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := make([]string, len(o.placed))
+	for i, k := range o.placed {
+		if k > 0 {
+			placed[i] = d.Profiles[k-1]
+		}
+	}
+	if placed[0] != "3g.40gb" || placed[1] != "full" || placed[2] != "" || o.Unplaced != 1 || o.Elsewhere != 1 {
+		t.Errorf("placed %q, %d unplaced, %d elsewhere", placed, o.Unplaced, o.Elsewhere)
+	}
+	if got := limitOn(&d.Jobs[0], 2700); got != 5400 {
+		t.Errorf("limit for 2700 s of a 1800 s run limited to 3600 s: %d, want 5400", got)
+	}
+	if got := limitOn(&d.Jobs[0], 900); got != 3600 {
+		t.Errorf("limit for a faster run: %d, want its own 3600", got)
+	}
+}
+
+// The configs name each node's layout, count the site's GRES types in
+// slurm.conf, and re-cut only the nodes that change.
+func TestConfigsApplyTheLayout(t *testing.T) {
+	site := wulver(t)
+	today := allWhole(t, site, 8, 4)
+	cut := []string{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}
+	next := Fleet{{Name: today[0].Name, GPUs: today[0].GPUs}, {Name: today[1].Name, GPUs: [][]string{cut, cut, cut, cut}}}
+	c, err := ConfigsFor(site, next, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"all-disabled:", "all-3g.40gb-2g.20gb-2x1g.10gb:", `"1g.10gb": 2`, `"3g.40gb": 1`, "mig-enabled: false"} {
+		if !strings.Contains(c.MigParted, want) {
+			t.Errorf("mig-parted config lacks %q:\n%s", want, c.MigParted)
+		}
+	}
+	if !strings.Contains(c.SlurmConf, "NodeName="+today[1].Name+" Gres=gpu:a100_10g:8,gpu:a100_20g:4,gpu:a100_40g:4\n") ||
+		!strings.Contains(c.SlurmConf, "NodeName="+today[0].Name+" Gres=gpu:a100:4\n") {
+		t.Errorf("slurm.conf:\n%s", c.SlurmConf)
+	}
+	if len(c.Steps) == 0 || slices.ContainsFunc(c.Steps, func(s string) bool { return strings.Contains(s, today[0].Name+" ") }) {
+		t.Errorf("steps re-cut the unchanged node %s or nothing: %q", today[0].Name, c.Steps)
+	}
+}
+
+// The calculator passes whole-GPU jobs under its thresholds, by GPU-hours,
+// and cannot pass a job without figures.
+func TestCalculatorCountsGPUHours(t *testing.T) {
+	site := wulver(t)
+	f := func(v float64) *float64 { return &v }
+	a := job(1, 0, 7200, 3600, "full", nil)
+	a.mem, a.util = f(20*1024), f(30) // passes
+	b := job(2, 0, 7200, 3*3600, "full", nil)
+	b.mem, b.util = f(60*1024), f(30)       // too much memory
+	c := job(3, 0, 7200, 3600, "full", nil) // no figures
+	calc := calculate(site, demandOf(site, []testJob{a, b, c}).calc, 10)
+	if calc.GPUHours != 5 || calc.EligibleHours != 1 || calc.Share != 0.2 || calc.GPUs != 2 || calc.NoEvidence != 1 || calc.Profile != "3g.40gb" {
+		t.Errorf("calculator: %+v", calc)
+	}
+}
+
+// Slurm's nodes read as the site's profiles: the dev cluster's node (two
+// 1g.10gb, a 2g.20gb and a 3g.40gb, and a whole A100) is one GPU cut
+// 3g+2g+1g+1g and one whole; slices beyond one GPU's room go to another.
+func TestFleetFromSlurmPacksTheSlices(t *testing.T) {
+	site := wulver(t)
+	dev, err := os.ReadFile("../../../testdata/scontrol/show-node-devcluster-22.05.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := slurm.ParseGPUNodes(string(dev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes = append(nodes, slurm.GPUNode{Name: "big", GPUs: map[string]int{"a100_40g": 3, "a100_10g": 2}})
+	f, err := FleetFromSlurm(site, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(f.GPUs()); got != "[[full] [3g.40gb 2g.20gb 1g.10gb 1g.10gb] [3g.40gb 3g.40gb] [3g.40gb 1g.10gb 1g.10gb]]" {
+		t.Errorf("fleet %s", got)
+	}
+	if _, err := FleetFromSlurm(site, []slurm.GPUNode{{Name: "x", GPUs: map[string]int{"v100": 1}}}); err == nil || !strings.Contains(err.Error(), `"v100"`) {
+		t.Errorf("an unknown type: %v", err)
+	}
+}
+
+// --page writes the page, its chart of both panels (today's and the
+// proposal's slices; their waits), and the configs that apply it.
+func TestPageShowsTodayAgainstTheProposal(t *testing.T) {
+	site := wulver(t)
+	p, err := Make(Request{Site: site, Today: allWhole(t, site, 16, 4), Demand: busyDemand(site, 1)})
+	if err != nil || p.Proposed == nil {
+		t.Fatalf("%v, proposed %v", err, p)
+	}
+	dir := t.TempDir()
+	files, err := p.WritePage(dir)
+	if err != nil || len(files) != 5 {
+		t.Fatalf("%v: %v", files, err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "plan.svg"))
+	for _, want := range []string{"Slices of each profile", "Jobs that waited at most", ">today<", ">proposed<", ">1g.10gb<", ">full<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("plan.svg lacks %q", want)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "plan.md"))
+	parted, _ := os.ReadFile(filepath.Join(dir, "mig-parted.yaml"))
+	if !strings.Contains(string(md), "![") || !strings.Contains(string(md), "Proposed: ") || string(parted) != p.Configs.MigParted {
+		t.Errorf("plan.md:\n%s\nmig-parted.yaml:\n%s", md, parted)
+	}
+}
+
+// A job's number is what fmt.Sscan reads from its id, whether the id is a
+// plain number or not.
+func TestJobNumberIsSscans(t *testing.T) {
+	for _, id := range []string{"1", "123", "4242", "999999999999999999", "9999999999999999999", "123_4", "123+0", "0", "0123", "0x1f",
+		"-5", "+5", " 12", "12 ", "", "abc", "123_[1-3]", "1_000"} {
+		want := int64(0)
+		fmt.Sscan(id, &want)
+		if got := jobNumber(id); got != want {
+			t.Errorf("jobNumber(%q) = %d, Sscan reads %d", id, got, want)
+		}
+	}
+}
