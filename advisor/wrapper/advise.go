@@ -50,7 +50,11 @@ func isOptionValue(cl *slurm.CommandLine, i int) bool {
 type advice struct {
 	site   *catalog.Site
 	script *slurm.Script // nil when there is no script file
-	lint   []string      // what sbatch or the site would reject, or the job will not get
+	// res is what the job asks for (the command line's resources over the
+	// script's), computed once where the advice was decided (script and
+	// site read, not a probe's variant): set where site is.
+	res    slurm.Resources
+	lint   []string // what sbatch or the site would reject, or the job will not get
 	submit *advisor.SubmitAdvice
 	// warning is what the advice went on without (the site-wide history
 	// unreadable): the submission's one line about a problem.
@@ -164,13 +168,16 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		return adv, err
 	}
 	adv.site = site
+	// What the job asks for, computed once for the submission: the
+	// recommendation, the advice's settings and the record read it.
+	adv.res = cl.Resources(script, w.opt.Env)
 	adv.lint = lint.SubmissionProblems(script, site, path, lint.Options{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
 	runs, peers, prior, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err
 	}
 	// Now and User make the monthly rate the user's, up to today.
-	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
+	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: adv.res,
 		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers, Reads: script}
 	if prior { // as recommend's prior: the workload it looks like (the reference sets are read only then)
 		if set, ok := catalog.ReferenceFor(site); ok {
@@ -181,7 +188,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	if err != nil {
 		return adv, fmt.Errorf("recommend: %w", err)
 	}
-	adv.submit, err = advisor.ForSubmission(site, rec, cl, script, w.opt.Env)
+	adv.submit, err = advisor.ForSubmission(site, rec, cl, adv.res, script, w.opt.Env)
 	return adv, err
 }
 
