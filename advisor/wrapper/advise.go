@@ -50,9 +50,10 @@ func isOptionValue(cl *slurm.CommandLine, i int) bool {
 type advice struct {
 	site   *catalog.Site
 	script *slurm.Script // nil when there is no script file
-	// res is what the job asks for (the command line's resources over the
-	// script's), computed once where the advice was decided (script and
-	// site read, not a probe's variant): set where site is.
+	// res is what the job asks for with cl, the command line the advice
+	// was decided for (its resources over the script's), computed once
+	// (script and site read, not a probe's variant): set where site is.
+	cl     *slurm.CommandLine
 	res    slurm.Resources
 	lint   []string // what sbatch or the site would reject, or the job will not get
 	submit *advisor.SubmitAdvice
@@ -170,7 +171,7 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	adv.site = site
 	// What the job asks for, computed once for the submission: the
 	// recommendation, the advice's settings and the record read it.
-	adv.res = cl.Resources(script, w.opt.Env)
+	adv.cl, adv.res = cl, cl.Resources(script, w.opt.Env)
 	adv.lint = lint.SubmissionProblems(script, site, path, lint.Options{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
 	runs, peers, prior, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
@@ -190,6 +191,17 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	}
 	adv.submit, err = advisor.ForSubmission(site, rec, cl, adv.res, script, w.opt.Env)
 	return adv, err
+}
+
+// resources are what cl asks for with script: those the advice computed,
+// where they are of cl and script (the submission's record of the command
+// line advised), else computed now (the command line with the advice
+// applied, which is another; no advice in time).
+func (a *advice) resources(cl *slurm.CommandLine, script *slurm.Script, env []string) slurm.Resources {
+	if a != nil && a.site != nil && a.cl == cl && a.script == script {
+		return a.res
+	}
+	return cl.Resources(script, env)
 }
 
 // scriptFile is the script's path as this process opens it: relative to
