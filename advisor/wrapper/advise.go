@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
@@ -17,33 +16,25 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// userCommandLine parses the user's arguments once, without --mig-apply
-// among sbatch's options (after the script it is the script's own argument,
-// and stays), and reports whether it was there. Only then, the arguments
-// without it are parsed again: the flag is unknown to sbatch, and would be a
-// problem of the command line.
+// userCommandLine parses the user's arguments once, and takes --mig-apply
+// out of sbatch's options, reporting whether it was there: after the script
+// it is the script's own argument, and the value of an option that takes
+// one ("-J --mig-apply"), and stays. The flag is unknown to sbatch, and
+// would be a problem of the command line; taken out of the one parse
+// (slurm.CommandLine.WithoutUnknownOption), the rest reads as sbatch reads
+// the arguments without it, by the parser's own rules: none are repeated
+// here.
 func userCommandLine(args []string) (*slurm.CommandLine, bool) {
 	cl := slurm.ParseCommandLine(args)
-	end := len(args)
-	if cl.ScriptIndex >= 0 {
-		end = cl.ScriptIndex
-	}
-	for i := 0; i < end; i++ {
-		if args[i] == ApplyFlag && !isOptionValue(cl, i) {
-			return slurm.ParseCommandLine(slices.Delete(slices.Clone(args), i, i+1)), true
+	for i, a := range args {
+		if a != ApplyFlag {
+			continue
+		}
+		if without, ok := cl.WithoutUnknownOption(i); ok {
+			return without, true
 		}
 	}
 	return cl, false
-}
-
-// isOptionValue reports whether args[i] is the value word of an option ("-J --mig-apply").
-func isOptionValue(cl *slurm.CommandLine, i int) bool {
-	for _, o := range cl.Options {
-		if o.Start < i && i < o.End {
-			return true
-		}
-	}
-	return false
 }
 
 // advice is what the advice step found.
