@@ -34,7 +34,10 @@ func (a *SubmitAdvice) Use() string {
 // one the job ran out of GPU memory on (also before any runtime is known),
 // a clearly cheaper one, the --mem after a host OOM, or the --time after
 // runs that reached their limit or took longer than the job asks for.
-func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLine, script *slurm.Script, env []string) (*SubmitAdvice, error) {
+//
+// res is what the submission asks for, cl.Resources(script, env), computed
+// once by the caller (the same value its Job was recommended with).
+func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLine, res slurm.Resources, script *slurm.Script, env []string) (*SubmitAdvice, error) {
 	if rec.Runs == 0 || rec.Prior != nil || rec.Requested == nil {
 		return nil, nil // a prior alone does not interrupt a user
 	}
@@ -92,7 +95,7 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 	case asked == best && best.TimeLimit != "" && best.RuntimeRuns > 0:
 		// Measured runs only: a predicted time does not interrupt a user.
 		why = fmt.Sprintf("%s of this script on %s took up to %s, more than this job's --time=%s",
-			plural(best.RuntimeRuns, "run"), best.Profile, slurm.FormatSeconds(best.RuntimeRangeS[1]), cl.Resources(script, env).Time)
+			plural(best.RuntimeRuns, "run"), best.Profile, slurm.FormatSeconds(best.RuntimeRangeS[1]), res.Time)
 	default:
 		return nil, nil
 	}
@@ -100,7 +103,7 @@ func ForSubmission(site *catalog.Site, rec *Recommendation, cl *slurm.CommandLin
 		why += "; and " + rec.MemReason
 	}
 	profile, _ := site.Profile(target.Profile)
-	settings, err := settingsFor(profile, target != asked, target, rec, cl, script, env)
+	settings, err := settingsFor(profile, target != asked, target, rec, cl, res, script, env)
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +242,11 @@ func memoryWords(rec *Recommendation, site *catalog.Site) string {
 // settingsFor is the command-line change that submits the job on the
 // recommended profile: its GPU request when it is another profile, and its
 // partition, QoS, --time and --mem where the advice needs others than the
-// job has.
-func settingsFor(p *catalog.Profile, otherGPU bool, best *ProfileAdvice, rec *Recommendation, cl *slurm.CommandLine, script *slurm.Script, env []string) ([]slurm.Setting, error) {
+// job has. res: what the job asks for (cl.Resources(script, env)).
+func settingsFor(p *catalog.Profile, otherGPU bool, best *ProfileAdvice, rec *Recommendation, cl *slurm.CommandLine, res slurm.Resources, script *slurm.Script, env []string) ([]slurm.Setting, error) {
 	var settings []slurm.Setting
 	if otherGPU {
-		gpu, err := cl.GPUSetting(script, env, p.Request)
+		gpu, err := cl.GPUSetting(res, script, env, p.Request)
 		if err != nil {
 			return nil, err
 		}

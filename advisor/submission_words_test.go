@@ -15,12 +15,13 @@ func adviseAt(t *testing.T, header string, args []string, runs []Run) *SubmitAdv
 	site := catalogtest.Wulver(t)
 	script := slurm.Parse("job.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n"+header+"python train.py\n"))
 	cl := slurm.ParseCommandLine(append(args, "job.sh"))
-	job := Job{Script: "job.sh", Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, nil), Runs: runs}
+	res := cl.Resources(script, nil)
+	job := Job{Script: "job.sh", Fingerprint: script.Fingerprint(), Resources: res, Runs: runs}
 	rec, err := Recommend(site, job, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adv, err := ForSubmission(site, rec, cl, script, nil)
+	adv, err := ForSubmission(site, rec, cl, res, script, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -136,4 +137,70 @@ var sbatchEnv = map[string]string{
 	"SBATCH_CPUS_PER_GPU": "cpus-per-gpu", "SBATCH_MEM_PER_CPU": "mem-per-cpu",
 	"SBATCH_MEM_PER_GPU": "mem-per-gpu", "SBATCH_MEM_PER_NODE": "mem", "SBATCH_EXCLUSIVE": "exclusive",
 	"SBATCH_JOB_NAME": "job-name",
+}
+
+// WithoutUnknownOption is the command line without Args[i], an option
+// sbatch does not know that stands alone as its own word (a wrapper's own
+// flag, like "--mig-apply"), as ParseCommandLine reads the arguments
+// without it, and true; false where Args[i] is no such option (the
+// script, after it, a known option or an option's value). An unknown
+// option takes no value and changes nothing of how the words around it
+// are read: removing it shifts the later words, and drops its problem.
+func (c *CommandLine) WithoutUnknownOption(i int) (*CommandLine, bool) {
+	if i < 0 || i >= len(c.Args) || (c.ScriptIndex >= 0 && i >= c.ScriptIndex) {
+		return nil, false
+	}
+	w := c.Args[i]
+	if !strings.HasPrefix(w, "--") || len(w) <= 2 || strings.Contains(w, "=") {
+		return nil, false
+	}
+	inOption := func(j int) bool {
+		for _, o := range c.Options {
+			if o.Start <= j && j < o.End {
+				return true // the option itself, or its value word
+			}
+		}
+		return false
+	}
+	if inOption(i) {
+		return nil, false
+	}
+	if spec, _ := lookupLong(w[2:]); spec != nil {
+		return nil, false
+	}
+	// Its problem: the one after those of the same name that the options
+	// before it made ("--flag" and "--flag=value" are said alike).
+	before := 0
+	for j := 0; j < i; j++ {
+		if (c.Args[j] == w || strings.HasPrefix(c.Args[j], w+"=")) && !inOption(j) {
+			before++
+		}
+	}
+	problem := -1
+	for k, p := range c.Problems {
+		if p.Code == "unknown-option" && strings.HasPrefix(p.Message, w+" is ") {
+			if before == 0 {
+				problem = k
+				break
+			}
+			before--
+		}
+	}
+	if problem < 0 {
+		return nil, false
+	}
+	out := &CommandLine{Args: append(c.Args[:i:i], c.Args[i+1:]...), ScriptIndex: c.ScriptIndex, Wrap: c.Wrap,
+		Options: slices.Clone(c.Options)}
+	if len(c.Problems) > 1 { // none left is none, as a parse finds it
+		out.Problems = append(c.Problems[:problem:problem], c.Problems[problem+1:]...)
+	}
+	for k := range out.Options {
+		if o := &out.Options[k]; o.Start > i {
+			o.Start, o.End = o.Start-1, o.End-1
+		}
+	}
+	if out.ScriptIndex > i {
+		out.ScriptIndex--
+	}
+	return out, true
 }

@@ -95,13 +95,15 @@ func (c *CommandLine) Effective(name string, script *Script, env []string) (stri
 // GPUSetting is the setting that makes the job ask for the GPU request req
 // (one option, like a site profile's "--gres=gpu:a100_20g:1") instead of
 // the one GPU request in effect, written with the same option so that it
-// overrides that one: other GRES in a --gres list are kept.
-func (c *CommandLine) GPUSetting(script *Script, env []string, req string) (Setting, error) {
+// overrides that one: other GRES in a --gres list are kept. res is what the
+// job asks for, c.Resources(script, env), as the caller computed it once
+// for the submission.
+func (c *CommandLine) GPUSetting(res Resources, script *Script, env []string, req string) (Setting, error) {
 	want, err := ParseGPURequest(req)
 	if err != nil {
 		return Setting{}, err
 	}
-	gpus := c.Resources(script, env).GPUs
+	gpus := res.GPUs
 	if len(gpus) != 1 {
 		return Setting{}, fmt.Errorf("the job asks for %d kinds of GPU, not one", len(gpus))
 	}

@@ -53,13 +53,15 @@ func TestGPUSettingOverridesTheRequestInEffect(t *testing.T) {
 		{gres, []string{"job.sh"}, []string{"SBATCH_GRES=gpu:1"}, Setting{Name: "gres", Value: "gpu:a100_20g:1", Was: "gpu:1"}},
 	}
 	for _, c := range cases {
-		got, err := ParseCommandLine(c.args).GPUSetting(c.script, c.env, "--gres=gpu:a100_20g:1")
+		cl := ParseCommandLine(c.args)
+		got, err := cl.GPUSetting(cl.Resources(c.script, c.env), c.script, c.env, "--gres=gpu:a100_20g:1")
 		if err != nil || got != c.want {
 			t.Errorf("%q %q: %+v %v, want %+v", c.args, c.env, got, err, c.want)
 		}
 	}
 	none := Parse("job.sh", []byte("#!/bin/bash\ntrue\n"))
-	if _, err := ParseCommandLine([]string{"job.sh"}).GPUSetting(none, nil, "--gres=gpu:a100_20g:1"); err == nil {
+	cl := ParseCommandLine([]string{"job.sh"})
+	if _, err := cl.GPUSetting(cl.Resources(none, nil), none, nil, "--gres=gpu:a100_20g:1"); err == nil {
 		t.Error("a job without a GPU got a GPU setting")
 	}
 }

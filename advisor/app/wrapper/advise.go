@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/migadvisor/migadvisor/advisor"
@@ -17,40 +16,37 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
-// userCommandLine parses the user's arguments once, without --mig-apply
-// among sbatch's options (after the script it is the script's own argument,
-// and stays), and reports whether it was there. Only then, the arguments
-// without it are parsed again: the flag is unknown to sbatch, and would be a
-// problem of the command line.
+// userCommandLine parses the user's arguments once, and takes --mig-apply
+// out of sbatch's options, reporting whether it was there: after the script
+// it is the script's own argument, and the value of an option that takes
+// one ("-J --mig-apply"), and stays. The flag is unknown to sbatch, and
+// would be a problem of the command line; taken out of the one parse
+// (slurm.CommandLine.WithoutUnknownOption), the rest reads as sbatch reads
+// the arguments without it, by the parser's own rules: none are repeated
+// here.
 func userCommandLine(args []string) (*slurm.CommandLine, bool) {
 	cl := slurm.ParseCommandLine(args)
-	end := len(args)
-	if cl.ScriptIndex >= 0 {
-		end = cl.ScriptIndex
-	}
-	for i := 0; i < end; i++ {
-		if args[i] == ApplyFlag && !isOptionValue(cl, i) {
-			return slurm.ParseCommandLine(slices.Delete(slices.Clone(args), i, i+1)), true
+	for i, a := range args {
+		if a != ApplyFlag {
+			continue
+		}
+		if without, ok := cl.WithoutUnknownOption(i); ok {
+			return without, true
 		}
 	}
 	return cl, false
-}
-
-// isOptionValue reports whether args[i] is the value word of an option ("-J --mig-apply").
-func isOptionValue(cl *slurm.CommandLine, i int) bool {
-	for _, o := range cl.Options {
-		if o.Start < i && i < o.End {
-			return true
-		}
-	}
-	return false
 }
 
 // advice is what the advice step found.
 type advice struct {
 	site   *catalog.Site
 	script *slurm.Script // nil when there is no script file
-	lint   []string      // what sbatch or the site would reject, or the job will not get
+	// res is what the job asks for with cl, the command line the advice
+	// was decided for (its resources over the script's), computed once
+	// (script and site read, not a probe's variant): set where site is.
+	cl     *slurm.CommandLine
+	res    slurm.Resources
+	lint   []string // what sbatch or the site would reject, or the job will not get
 	submit *advisor.SubmitAdvice
 	// warning is what the advice went on without (the site-wide history
 	// unreadable): the submission's one line about a problem.
@@ -164,13 +160,16 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 		return adv, err
 	}
 	adv.site = site
+	// What the job asks for, computed once for the submission: the
+	// recommendation, the advice's settings and the record read it.
+	adv.cl, adv.res = cl, cl.Resources(script, w.opt.Env)
 	adv.lint = lint.SubmissionProblems(script, site, path, lint.Options{SubmitDir: w.opt.WorkDir, CommandLine: cl, Env: w.opt.Env})
 	runs, peers, prior, err := w.runs(ctx, adv, file)
 	if err != nil || len(runs) == 0 {
 		return adv, err
 	}
 	// Now and User make the monthly rate the user's, up to today.
-	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: cl.Resources(script, w.opt.Env),
+	job := advisor.Job{Script: path, Fingerprint: script.Fingerprint(), Resources: adv.res,
 		Runs: runs, QueueWaitS: map[string]float64{}, Now: w.opt.Now(), User: w.user(), Peers: peers, Reads: script}
 	if prior { // as recommend's prior: the workload it looks like (the reference sets are read only then)
 		if set, ok := catalog.ReferenceFor(site); ok {
@@ -181,8 +180,19 @@ func (w *wrapper) advise(ctx context.Context, cl *slurm.CommandLine) (*advice, e
 	if err != nil {
 		return adv, fmt.Errorf("recommend: %w", err)
 	}
-	adv.submit, err = advisor.ForSubmission(site, rec, cl, script, w.opt.Env)
+	adv.submit, err = advisor.ForSubmission(site, rec, cl, adv.res, script, w.opt.Env)
 	return adv, err
+}
+
+// resources are what cl asks for with script: those the advice computed,
+// where they are of cl and script (the submission's record of the command
+// line advised), else computed now (the command line with the advice
+// applied, which is another; no advice in time).
+func (a *advice) resources(cl *slurm.CommandLine, script *slurm.Script, env []string) slurm.Resources {
+	if a != nil && a.site != nil && a.cl == cl && a.script == script {
+		return a.res
+	}
+	return cl.Resources(script, env)
 }
 
 // scriptFile is the script's path as this process opens it: relative to

@@ -228,7 +228,7 @@ func (w *wrapper) filterDraft(read *advice, applied *slurm.CommandLine, script *
 	if read == nil { // the advice ran out of time: the script is still the one read
 		read = &advice{script: script}
 	}
-	sub, _, ok, err := w.submissionOf(read, applied)
+	sub, _, _, ok, err := w.submissionOf(read, applied)
 	if err == nil && ok {
 		if c := req.opts["clusters"]; c != "" && !strings.Contains(c, ",") {
 			sub.Cluster = c // -M: where sbatch submits it

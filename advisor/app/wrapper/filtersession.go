@@ -160,7 +160,7 @@ func (w *wrapper) adviseSession(kind string, req filterRequest) (*sessionAdvice,
 	if !ok || rec.UsableMemory >= job.Profile.UsableMemory {
 		return nil, nil // nothing recommended, or no smaller than what is asked
 	}
-	settings, err := sessionSettings(cl, rec)
+	settings, err := sessionSettings(cl, res, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +170,9 @@ func (w *wrapper) adviseSession(kind string, req filterRequest) (*sessionAdvice,
 // sessionSettings are the options that ask for profile p instead: its GPU
 // request, written with the option the request used, and the partition
 // and QoS p needs where the request names others.
-func sessionSettings(cl *slurm.CommandLine, p *catalog.Profile) ([]slurm.Setting, error) {
-	gpu, err := cl.GPUSetting(nil, nil, p.Request)
+// res: what cl asks for (cl.Resources(nil, nil)), as adviseSession read it.
+func sessionSettings(cl *slurm.CommandLine, res slurm.Resources, p *catalog.Profile) ([]slurm.Setting, error) {
+	gpu, err := cl.GPUSetting(res, nil, nil, p.Request)
 	if err != nil {
 		return nil, err
 	}

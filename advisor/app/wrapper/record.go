@@ -46,7 +46,7 @@ func (w *wrapper) submission(read *advice, cl *slurm.CommandLine, out []byte) (h
 	if id == "" {
 		return history.Submission{}, false, nil
 	}
-	sub, _, ok, err := w.submissionOf(read, cl)
+	sub, _, _, ok, err := w.submissionOf(read, cl)
 	sub.JobID = id
 	if cluster != "" {
 		sub.Cluster = cluster
@@ -54,13 +54,15 @@ func (w *wrapper) submission(read *advice, cl *slurm.CommandLine, out []byte) (h
 	return sub, ok, err
 }
 
-// submissionOf is the record of a submission of cl but its job id. The
-// script and site the advice step read are used again (applying advice
-// changes the command line, never the script); the profile asked for is
-// known when it read the site (collect takes it from accounting anyway).
-func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Submission, *slurm.Script, bool, error) {
+// submissionOf is the record of a submission of cl but its job id, with
+// the script and what the job asks for. The script and site the advice
+// step read are used again (applying advice changes the command line,
+// never the script), and what the job asks for where the advice computed
+// it for cl (advice.resources); the profile asked for is known when it
+// read the site (collect takes it from accounting anyway).
+func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Submission, *slurm.Script, slurm.Resources, bool, error) {
 	if !createsJob(cl, nil) {
-		return history.Submission{}, nil, false, nil
+		return history.Submission{}, nil, slurm.Resources{}, false, nil
 	}
 	file := w.scriptFile(cl.Script())
 	var script *slurm.Script
@@ -71,17 +73,18 @@ func (w *wrapper) submissionOf(read *advice, cl *slurm.CommandLine) (history.Sub
 	if script == nil {
 		var err error
 		if script, err = readScript(file); errors.Is(err, errNotRegular) {
-			return history.Submission{}, nil, false, nil // read by sbatch alone: no fingerprint to record
+			return history.Submission{}, nil, slurm.Resources{}, false, nil // read by sbatch alone: no fingerprint to record
 		} else if err != nil {
-			return history.Submission{}, nil, false, fmt.Errorf("read the script: %w", err)
+			return history.Submission{}, nil, slurm.Resources{}, false, fmt.Errorf("read the script: %w", err)
 		}
 	}
 	if !createsJob(cl, script) || slurm.IsSweepVariant(script.Data) {
-		return history.Submission{}, nil, false, nil
+		return history.Submission{}, nil, slurm.Resources{}, false, nil
 	}
+	res := read.resources(cl, script, w.opt.Env)
 	source := fsutil.Abs(file)
 	return history.Submission{Cluster: w.getenv(EnvCluster), Fingerprint: script.Fingerprint(), Source: source,
-		Script: source, WorkDir: w.opt.WorkDir, Submitted: w.opt.Now(), Profile: profileAsked(site, cl, script, w.opt.Env)}, script, true, nil
+		Script: source, WorkDir: w.opt.WorkDir, Submitted: w.opt.Now(), Profile: profileAsked(site, res)}, script, res, true, nil
 }
 
 // refusedScript are the problems of a script that sbatch refuses it for
@@ -121,13 +124,13 @@ func createsJob(cl *slurm.CommandLine, script *slurm.Script) bool {
 	return true
 }
 
-// profileAsked is the site's profile for the job's GPU request, "" when the
-// site is not known or has none for it.
-func profileAsked(site *catalog.Site, cl *slurm.CommandLine, script *slurm.Script, env []string) string {
+// profileAsked is the site's profile for the GPU request of a job that asks
+// for res, "" when the site is not known or has none for it.
+func profileAsked(site *catalog.Site, res slurm.Resources) string {
 	if site == nil {
 		return ""
 	}
-	types := cl.Resources(script, env).GPUTypes()
+	types := res.GPUTypes()
 	if len(types) == 0 {
 		return ""
 	}
@@ -198,13 +201,13 @@ func (w *wrapper) scriptAsSubmitted(cl *slurm.CommandLine, started time.Time) (*
 // is checked against the one slurmdbd stored). False where sbatch makes no
 // job (createsJob) or there is no file to fingerprint (--wrap, stdin).
 func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine, at time.Time) (history.Submission, bool, error) {
-	sub, script, ok, err := w.submissionOf(read, cl)
+	sub, script, res, ok, err := w.submissionOf(read, cl)
 	if err != nil || !ok {
 		return sub, ok, err
 	}
 	sub.Submitted = at
 	sub.ScriptHash = history.ScriptHash(script.Data)
-	sub.JobName = cl.Resources(script, w.opt.Env).JobName
+	sub.JobName = res.JobName
 	if sub.JobName == "" { // sbatch names a job after its script
 		sub.JobName = filepath.Base(cl.Script())
 	}

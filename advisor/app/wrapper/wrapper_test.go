@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -607,10 +608,65 @@ func TestUserCommandLine(t *testing.T) {
 		{[]string{"job.sh", "--mig-apply"}, []string{"job.sh", "--mig-apply"}, false},
 		{[]string{"-J", "--mig-apply", "job.sh"}, []string{"-J", "--mig-apply", "job.sh"}, false},
 		{[]string{"--wrap", "hostname", "--mig-apply"}, []string{"--wrap", "hostname"}, true},
+		// The script's own arguments, after it or after "--", stay the script's.
+		{[]string{"job.sh", "a", "--mig-apply", "b"}, []string{"job.sh", "a", "--mig-apply", "b"}, false},
+		{[]string{"--", "job.sh", "--mig-apply"}, []string{"--", "job.sh", "--mig-apply"}, false},
+		{[]string{"--mig-apply", "--", "job.sh", "--mig-apply"}, []string{"--", "job.sh", "--mig-apply"}, true},
+		// An option's value word, after a long option or a cluster of short ones.
+		{[]string{"--job-name", "--mig-apply", "job.sh"}, []string{"--job-name", "--mig-apply", "job.sh"}, false},
+		{[]string{"-vJ", "--mig-apply", "job.sh"}, []string{"-vJ", "--mig-apply", "job.sh"}, false},
+		{[]string{"--mem=4G", "--mig-apply", "-p", "gpu", "job.sh", "x"}, []string{"--mem=4G", "-p", "gpu", "job.sh", "x"}, true},
 	} {
 		cl, apply := userCommandLine(tc.args)
 		if !reflect.DeepEqual(cl.Args, tc.want) || apply != tc.apply || len(cl.Problems) != 0 {
 			t.Errorf("%q: %q, apply %v, problems %v", tc.args, cl.Args, apply, cl.Problems)
+		}
+	}
+}
+
+// userCommandLine parses once what it parsed twice with --mig-apply (the
+// arguments, then those without the flag): its command line is the second
+// parse's, whole (options' word ranges, the script's index, problems), as
+// the two parses found it, also where the rest is not sbatch's to accept.
+func TestUserCommandLineReadsAsTheArgumentsWithoutTheFlag(t *testing.T) {
+	reparsed := func(args []string) (*slurm.CommandLine, bool) { // as it was: a second parse
+		cl := slurm.ParseCommandLine(args)
+		end := len(args)
+		if cl.ScriptIndex >= 0 {
+			end = cl.ScriptIndex
+		}
+		for i := 0; i < end; i++ {
+			value := false
+			for _, o := range cl.Options {
+				value = value || (o.Start < i && i < o.End)
+			}
+			if args[i] == ApplyFlag && !value {
+				return slurm.ParseCommandLine(slices.Delete(slices.Clone(args), i, i+1)), true
+			}
+		}
+		return cl, false
+	}
+	words := []string{ApplyFlag, "job.sh", "--", "-J", "-p", "gpu", "--gres=gpu:a100:1", "-vJ", "--bogus", "-n4",
+		"--wrap", "--mem", "--time=1:00:00", "-x", "--job", "--mig-apply=1", "a"}
+	// Every sequence of up to four of these words, and ApplyFlag twice.
+	var cases [][]string
+	var grow func(args []string)
+	grow = func(args []string) {
+		cases = append(cases, args)
+		if len(args) == 4 {
+			return
+		}
+		for _, w := range words {
+			grow(append(args[:len(args):len(args)], w))
+		}
+	}
+	grow(nil)
+	cases = append(cases, []string{ApplyFlag, ApplyFlag, "job.sh"}, []string{"--bogus", ApplyFlag, "--bogus", ApplyFlag, "job.sh"})
+	for _, args := range cases {
+		got, apply := userCommandLine(slices.Clone(args))
+		want, wantApply := reparsed(slices.Clone(args))
+		if apply != wantApply || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %+v, apply %v; parsed again: %+v, apply %v", args, got, apply, want, wantApply)
 		}
 	}
 }
