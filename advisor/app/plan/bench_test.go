@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
@@ -123,7 +122,7 @@ func BenchmarkDemand1M(b *testing.B) {
 // jobs it was made with).
 func benchHistory(b *testing.B, site *catalog.Site) *history.Store {
 	b.Helper()
-	gen := sacctgen.New(benchJobs(), slurm.SacctDelimiter)
+	gen := sacctgen.New(benchJobs(b), slurm.SacctDelimiter)
 	gen.Jobstats = true
 	path := os.Getenv("MIGADVISOR_BENCH_HISTORY")
 	if path == "" {
@@ -142,12 +141,9 @@ func benchHistory(b *testing.B, site *catalog.Site) *history.Store {
 	return st
 }
 
-func benchJobs() int {
-	if v, err := strconv.Atoi(os.Getenv("MIGADVISOR_BENCH_JOBS")); err == nil && v > 0 {
-		return v
-	}
-	return 1_000_000
-}
+// benchJobs is the benchmarks' number of jobs: sacctgen.BenchJobs's, a
+// million by default.
+func benchJobs(tb testing.TB) int { return sacctgen.BenchJobs(tb, 1_000_000) }
 
 // Issue 41's bounds on a plan of a year of a 500-GPU site (a million
 // jobs), on the development machine's 2 cores.
@@ -172,7 +168,7 @@ func BenchmarkPlanFromHistory1M(b *testing.B) {
 	}
 	// sacctgen's job i starts at 1,790,000,000 + 7i and runs at most 2 h:
 	// a period that holds them all, as plan --since reads one.
-	period := history.Period{From: time.Unix(1_789_000_000, 0), Before: time.Unix(1_790_000_000+7*int64(benchJobs())+86400, 0)}
+	period := history.Period{From: time.Unix(1_789_000_000, 0), Before: time.Unix(1_790_000_000+7*int64(benchJobs(b))+86400, 0)}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		debug.FreeOSMemory()
@@ -208,11 +204,11 @@ func BenchmarkPlanFromHistory1M(b *testing.B) {
 		b.Logf("%d jobs: %.1f s (demand %.1f s), %d replays, peak RSS %.0f MiB (demand %.0f), peak heap %.0f MiB (demand %.0f; live %.0f MiB)",
 			len(d.Jobs), took.Seconds(), sized.Seconds(), p.Replays, rss, sizedRSS, heapMiB, sizedHeap, liveMiB)
 		if took.Seconds() > plan1MBoundS {
-			b.Errorf("the plan of %d jobs from their history takes %.1f s, over the target of %d s", benchJobs(), took.Seconds(), plan1MBoundS)
+			b.Errorf("the plan of %d jobs from their history takes %.1f s, over the target of %d s", benchJobs(b), took.Seconds(), plan1MBoundS)
 		}
 		if peak := max(rss, heapMiB); peak > plan1MBoundMiB {
 			b.Errorf("the plan of %d jobs from their history peaks at %.0f MiB resident, %.0f MiB of Go heap, over the target of %d MiB",
-				benchJobs(), rss, heapMiB, plan1MBoundMiB)
+				benchJobs(b), rss, heapMiB, plan1MBoundMiB)
 		}
 	}
 }
