@@ -343,17 +343,14 @@ func (c *Client) ClusterName(ctx context.Context) (string, error) {
 }
 
 // confPath is the slurm.conf the Client's commands read: SLURM_CONF from
-// its Env, else from this process's, else DefaultConf.
+// its Env, else ConfPath's.
 func (c *Client) confPath() string {
 	for i := len(c.Env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(c.Env[i], "SLURM_CONF="); ok && v != "" {
 			return v
 		}
 	}
-	if v := os.Getenv("SLURM_CONF"); v != "" {
-		return v
-	}
-	return DefaultConf
+	return ConfPath(os.Getenv)
 }
 
 // SacctQuery selects jobs for sacct.

@@ -40,3 +40,17 @@ func ReadConf(path string) (map[string]string, error) {
 	}
 	return params, nil
 }
+
+// ConfPath is the slurm.conf Slurm's commands read here: $SLURM_CONF (as
+// getenv gives it), else the default, else a configless node's copy.
+func ConfPath(getenv func(string) string) string {
+	if p := getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	if _, err := os.Stat(DefaultConf); err != nil {
+		if _, err := os.Stat(ConfiglessConf); err == nil {
+			return ConfiglessConf
+		}
+	}
+	return DefaultConf
+}

@@ -99,17 +99,7 @@ func (r *Reader) appendJob(b []byte, n int) []byte {
 	}
 	id := r.first + n
 	i := id - FirstJobID // a job's record depends on its id alone
-	state, exit, gpu := states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
-	if i%runningEvery == runningEvery-1 {
-		state, exit = "RUNNING", "0:0"
-	}
-	cpus := 1 + i%8
-	tres := "billing=" + strconv.Itoa(cpus) + ",cpu=" + strconv.Itoa(cpus)
-	if gpu != "" {
-		tres += ",gres/gpu:" + gpu + "=1,gres/gpu=1"
-	}
-	tres += ",mem=" + strconv.Itoa(4000*cpus) + "M,node=1"
-	start, elapsed := 1_790_000_000+i*7, 60+i%7200
+	state, exit, gpu, cpus, tres, start, elapsed := jobOf(i)
 	d := r.delim
 	times := ts(start-30) + d + ts(start) + d + ts(start+elapsed)
 	line := func(jobID, user, part, qos, st, ex, limit, ntasks, reqMem, rss, alloc, req, usage, work, admin, name string) {
@@ -136,21 +126,27 @@ func (r *Reader) appendJob(b []byte, n int) []byte {
 	return b
 }
 
-// appendLeanJob appends job n's two lines in LeanFields' columns.
-func (r *Reader) appendLeanJob(b []byte, n int) []byte {
-	id := r.first + n
-	i := id - FirstJobID
-	state, exit, gpu := states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
+// jobOf is what both dumps say of job i (its id less FirstJobID): its
+// state and exit code, GPU type, CPUs, TRES, start and elapsed seconds.
+func jobOf(i int) (state, exit, gpu string, cpus int, tres string, start, elapsed int) {
+	state, exit, gpu = states[i%len(states)], exits[i%len(states)], gpus[i%len(gpus)]
 	if i%runningEvery == runningEvery-1 {
 		state, exit = "RUNNING", "0:0"
 	}
-	cpus := 1 + i%8
-	tres := "billing=" + strconv.Itoa(cpus) + ",cpu=" + strconv.Itoa(cpus)
+	cpus = 1 + i%8
+	tres = "billing=" + strconv.Itoa(cpus) + ",cpu=" + strconv.Itoa(cpus)
 	if gpu != "" {
 		tres += ",gres/gpu:" + gpu + "=1,gres/gpu=1"
 	}
 	tres += ",mem=" + strconv.Itoa(4000*cpus) + "M,node=1"
-	start, elapsed := 1_790_000_000+i*7, 60+i%7200
+	return state, exit, gpu, cpus, tres, 1_790_000_000 + i*7, 60 + i%7200
+}
+
+// appendLeanJob appends job n's two lines in LeanFields' columns.
+func (r *Reader) appendLeanJob(b []byte, n int) []byte {
+	id := r.first + n
+	i := id - FirstJobID
+	state, exit, _, cpus, tres, start, elapsed := jobOf(i)
 	d := r.delim
 	jid := strconv.Itoa(id)
 	line := func(jobID, user, account, part, st, limit, reqMem, name string) {

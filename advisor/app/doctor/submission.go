@@ -46,19 +46,8 @@ func checkSubmission(getenv func(string) string) Check {
 	return c
 }
 
-// slurmConf is the slurm.conf Slurm's commands read here: $SLURM_CONF,
-// else the default, else a configless node's copy.
-func slurmConf(getenv func(string) string) string {
-	if p := getenv("SLURM_CONF"); p != "" {
-		return p
-	}
-	if _, err := os.Stat(slurm.DefaultConf); err != nil {
-		if _, err := os.Stat(slurm.ConfiglessConf); err == nil {
-			return slurm.ConfiglessConf
-		}
-	}
-	return slurm.DefaultConf
-}
+// slurmConf is the slurm.conf Slurm's commands read here.
+func slurmConf(getenv func(string) string) string { return slurm.ConfPath(getenv) }
 
 var (
 	luaPrefix = regexp.MustCompile(`local PREFIX = \[==\[(.*?)\]==\]`)

@@ -78,10 +78,10 @@ func (s ImportStats) Add(o ImportStats) ImportStats {
 //
 // Reading (next) runs in its own goroutine, a batch ahead of the writes, so
 // parsing and SQLite overlap on two cores. Into a history with no jobs yet,
-// the index of job names is built once at the end (withNameIndexDeferred).
+// the index of job names is built once at the end (withJobIndexesDeferred).
 func (s *Store) ImportJobs(ctx context.Context, next func() (*slurm.AcctJob, error), opt ImportOptions) (ImportStats, error) {
 	var st ImportStats
-	err := s.withNameIndexDeferred(ctx, func() (err error) {
+	err := s.withJobIndexesDeferred(ctx, func() (err error) {
 		st, err = s.importJobs(ctx, next, opt)
 		return err
 	})

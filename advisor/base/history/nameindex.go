@@ -21,7 +21,7 @@ var deferredIndexes = [][2]string{
 	{createSubmitIndex, `DROP INDEX IF EXISTS jobs_by_submit`},
 }
 
-// withNameIndexDeferred runs write, which adds jobs, and where the history
+// withJobIndexesDeferred runs write, which adds jobs, and where the history
 // had none (a site's first collect: a million jobs; a site store copied
 // into a new history), builds jobs_by_name and jobs_by_submit once,
 // sorted, after it: kept up row by row, each batch of an import would
@@ -30,7 +30,7 @@ var deferredIndexes = [][2]string{
 // or was cancelled: the rows it committed stay, and need them. Into a
 // history with jobs, it makes sure the indexes are there (an import
 // stopped before building them), and the rows keep them up.
-func (s *Store) withNameIndexDeferred(ctx context.Context, write func() error) error {
+func (s *Store) withJobIndexesDeferred(ctx context.Context, write func() error) error {
 	var empty bool
 	if err := s.db.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM jobs)`).Scan(&empty); err != nil {
 		return fmt.Errorf("index the jobs: %w", err)

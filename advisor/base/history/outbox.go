@@ -311,7 +311,7 @@ func (s *Store) OutboxLen(ctx context.Context) (int, error) {
 // LoadTable writes rows of table (columns cols) into the history in one
 // transaction, replacing rows of the same key: a site store copied into a
 // new history, to publish it. Jobs loaded into a history with none have
-// their names indexed after (withNameIndexDeferred).
+// their names indexed after (withJobIndexesDeferred).
 func (s *Store) LoadTable(ctx context.Context, table string, cols []string, next func() ([]any, bool, error)) (int, error) {
 	if !isOutboxTable(table) {
 		return 0, fmt.Errorf("load %s: not a table of the history", table)
@@ -320,7 +320,7 @@ func (s *Store) LoadTable(ctx context.Context, table string, cols []string, next
 		return s.loadTable(ctx, table, cols, next)
 	}
 	var n int
-	err := s.withNameIndexDeferred(ctx, func() (err error) {
+	err := s.withJobIndexesDeferred(ctx, func() (err error) {
 		n, err = s.loadTable(ctx, table, cols, next)
 		return err
 	})
