@@ -262,16 +262,20 @@ func (s *Store) selectJobs(ctx context.Context, cols string, f HistoryFilter) (s
 		args = append(args, f.Workload)
 	}
 	// From a script's submissions to their jobs, through indexes: a whole
-	// cluster's history must not be scanned for one script.
+	// cluster's history must not be scanned for one script, nor for the
+	// jobs linked to any (Tracked): those are the submissions' jobs, which
+	// walking every job of a site's history to look each one up among the
+	// submissions found in 0.4 s of a collect's 7 at a million jobs.
 	q := `SELECT ` + cols + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
-	if len(where) > 0 {
-		with, from := s.linked(ctx, strings.Join(where, " AND "))
+	if len(where) > 0 || f.Tracked {
+		which := "1"
+		if len(where) > 0 {
+			which = strings.Join(where, " AND ")
+		}
+		with, from := s.linked(ctx, which)
 		q = with + `SELECT ` + cols + ` FROM ` + from + submissionsToJobs
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
-	if f.Tracked {
-		q += ` AND s.job_id IS NOT NULL`
-	}
 	if f.GPU {
 		q += ` AND j.gpu_count > 0`
 	}

@@ -51,7 +51,30 @@ func anyIndex(t *testing.T, s *Store) bool {
 func TestTheNewestJobsAreReadFromTheSubmitIndex(t *testing.T) {
 	s := openTemp(t)
 	importText(t, s, string(sacctgen.Bytes(3000, "|")))
-	rows, err := s.db.Query(`EXPLAIN QUERY PLAN SELECT j.job_key FROM jobs j WHERE j.gpu_count > 0` + newestFirst + ` LIMIT 10`)
+	text := queryPlan(t, s, `SELECT j.job_key FROM jobs j WHERE j.gpu_count > 0`+newestFirst+` LIMIT 10`)
+	if !strings.Contains(text, "USING INDEX jobs_by_submit") || strings.Contains(text, "TEMP B-TREE FOR ORDER BY") {
+		t.Errorf("the newest jobs are sorted, not walked: %s", text)
+	}
+}
+
+// The jobs linked to a script (the output scan's Tracked) are read from
+// the submissions, through the jobs' indexes: not by walking every job of
+// a site's history and looking each one up among the submissions.
+func TestTheTrackedJobsAreReadFromTheSubmissions(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	importText(t, s, string(sacctgen.Bytes(3000, "|")))
+	q, args := s.selectJobs(ctx, s.readColumns(), HistoryFilter{Tracked: true})
+	text := queryPlan(t, s, q+newestFirst, args...)
+	if strings.Contains(text, "SCAN j ") || !strings.Contains(text, "SEARCH j USING") {
+		t.Errorf("the tracked jobs are found by walking every job: %s", text)
+	}
+}
+
+// queryPlan is SQLite's plan of q, its steps joined by "; ".
+func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +88,10 @@ func TestTheNewestJobsAreReadFromTheSubmitIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	text := strings.Join(plan, "; ")
-	if !strings.Contains(text, "USING INDEX jobs_by_submit") || strings.Contains(text, "TEMP B-TREE FOR ORDER BY") {
-		t.Errorf("the newest jobs are sorted, not walked: %s", text)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return strings.Join(plan, "; ")
 }
 
 // An import into an empty history builds the index of job names at its

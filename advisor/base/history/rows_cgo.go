@@ -98,7 +98,8 @@ static int step(sqlite3_stmt *s, int *changes) {
 // stops, with *failed the row and msg SQLite's message. The statements
 // are reset and their bindings cleared before it returns. It holds the
 // connection's mutex throughout (what sqlite3_db_mutex is for): each call
-// takes it again, which costs its holder far less than a lock.
+// takes it again, which costs its holder far less than a lock. A history
+// opened in SQLite's multi-thread mode (_mutex=no) has none to take.
 static int write_rows(sqlite3_stmt *ins, sqlite3_stmt *upd, sqlite3_stmt *usage,
 		const unsigned char *buf, int n, long long now, unsigned char *out, int *failed, char *msg, int msgcap) {
 	const unsigned char *p = buf;

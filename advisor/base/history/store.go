@@ -389,7 +389,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	// begins (_txlock=immediate): a deferred one that read first and then
 	// wanted to write would fail at once with "database is locked" when
 	// another process wrote in between, whatever the busy timeout.
-	dsn := fmt.Sprintf("%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
+	// database/sql never hands one connection to two goroutines at once,
+	// so SQLite's own lock of each connection is not taken (_mutex=no: its
+	// multi-thread mode): an import's writer took it at each of the 35
+	// values it binds a job, 4% of a million-job collect.
+	dsn := fmt.Sprintf("%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_mutex=no",
 		fileURI(path), opt.BusyTimeout.Milliseconds())
 	driver := "sqlite3"
 	if opt.Shared {

@@ -39,20 +39,9 @@ func TestUnsettledJobsUseTheirIndex(t *testing.T) {
 	if refs, _ := s.UnsettledJobs(ctx, []string{"c"}, nil); len(refs) != 3 {
 		t.Errorf("all unsettled jobs %v", refs)
 	}
-	var plan strings.Builder
 	q, args := unsettledJobsQuery([]string{"c"}, []string{"ann"})
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		rows.Scan(&id, &parent, &unused, &detail)
-		plan.WriteString(detail + "\n")
-	}
-	if !strings.Contains(plan.String(), "jobs_unsettled") {
-		t.Errorf("the query does not use jobs_unsettled:\n%s", plan.String())
+	plan := queryPlan(t, s, q, args...)
+	if !strings.Contains(plan, "jobs_unsettled") {
+		t.Errorf("the query does not use jobs_unsettled: %s", plan)
 	}
 }
