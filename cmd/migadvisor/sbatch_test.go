@@ -199,7 +199,7 @@ func TestSbatchWrapperFailsOpen(t *testing.T) {
 			faultfs.Fill(t, fs, 0)
 		}},
 		{"history directory read-only", func(t *testing.T) {
-			fs := faultfs.Small(t, 1<<20)
+			fs := faultfs.Small(t, 4<<20) // room for a new history: 43 pages of 16 KiB, and its WAL
 			db := filepath.Join(fs, "history.db")
 			st, err := history.Open(context.Background(), db)
 			if err != nil {

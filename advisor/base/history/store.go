@@ -374,6 +374,9 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createFile(path, fileMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
+	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return setPageSize(ctx, path) }); err != nil {
+		return nil, Explain(path, fmt.Errorf("history %s: %w", path, err))
+	}
 	// A newer migadvisor's history is refused before SQLite opens it: the
 	// open would turn on WAL, which rewrites the header of a history in
 	// rollback-journal mode and leaves -wal and -shm files beside it.
@@ -613,6 +616,33 @@ func createFile(path string, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// pageSize is a new history's page size, four times SQLite's default: a
+// site's first collect of a million jobs writes a quarter of the pages to
+// the WAL, each a frame with its header, checksum and write, and copies a
+// quarter back; it took 12% less time (paired runs, issue 42). A look-up
+// reads 16 KiB where it read 4, from the page cache.
+const pageSize = 16384
+
+// setPageSize gives the history at path, an empty file just created, its
+// page size and WAL mode, in that order: once in WAL mode a database's page
+// size stays what it is. A history with pages is left as it is (one made
+// before keeps its 4 KiB); so is one another process made meanwhile: two
+// turning on WAL at once, one is refused (retryBusy), and finds it made.
+func setPageSize(ctx context.Context, path string) error {
+	if info, err := os.Stat(path); err != nil || info.Size() > 0 {
+		return err
+	}
+	db, err := sql.Open("sqlite3", fileURI(path)+fmt.Sprintf("?_busy_timeout=%d", DefaultBusyTimeout.Milliseconds()))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`PRAGMA page_size = %d; PRAGMA journal_mode = WAL`, pageSize)); err != nil {
+		return fmt.Errorf("set its page size: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database.

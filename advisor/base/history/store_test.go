@@ -377,3 +377,58 @@ func TestOpenFailsClearly(t *testing.T) {
 		t.Error("opened a database under a regular file")
 	}
 }
+
+// A new history has pages of pageSize and is in WAL mode; one made with
+// SQLite's default pages (by an earlier migadvisor) keeps them, and its
+// jobs, when it is opened and written again.
+func TestANewHistoryHasLargePagesAndAnOldOneKeepsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	value := func(path, query string) string {
+		db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var v string
+		if err := db.QueryRow(query).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	fresh := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got := value(fresh, "PRAGMA page_size"); got != fmt.Sprint(pageSize) {
+		t.Errorf("a new history's page size is %s, want %d", got, pageSize)
+	}
+	if got := value(fresh, "PRAGMA journal_mode"); got != "wal" {
+		t.Errorf("a new history's journal mode is %s", got)
+	}
+
+	old := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite3", "file:"+old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t(a); DROP TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for range 2 {
+		s, err := Open(ctx, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		importText(t, s, "JobIDRaw|JobID|User|State|ReqTRES|JobName\n7|7|ann|COMPLETED|cpu=1|a\n")
+		s.Close()
+	}
+	if got := value(old, "PRAGMA page_size"); got != "4096" {
+		t.Errorf("a history of 4 KiB pages has %s after it was written", got)
+	}
+	if got := value(old, "SELECT count(*) FROM jobs"); got != "1" {
+		t.Errorf("the old history holds %s jobs", got)
+	}
+}

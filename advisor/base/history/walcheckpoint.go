@@ -18,12 +18,12 @@ import (
 // is copied.
 
 // The checkpoints beside an import: a passive one every checkpointEvery
-// batches committed (10,000 jobs, 2-3 MB of WAL), the writer's own at
-// importAutocheckpoint pages (16 MiB: no larger than the WAL grows while
-// the index of names is built).
+// batches committed (10,000 jobs, 2-3 MB of WAL), the writer's own when
+// the WAL holds importAutocheckpoint bytes of pages (no more than it grows
+// while the index of names is built), whatever the history's page size.
 const (
 	checkpointEvery      = 2
-	importAutocheckpoint = 4000
+	importAutocheckpoint = 16 << 20
 )
 
 // walCheckpointer checkpoints beside an import; its zero value does
@@ -47,7 +47,11 @@ func (s *Store) checkpointBeside(ctx context.Context, writer *sql.Conn) (*walChe
 	if err := writer.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&was); err != nil {
 		return nil, err
 	}
-	if _, err := writer.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, importAutocheckpoint)); err != nil {
+	var page int
+	if err := writer.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
+		return nil, err
+	}
+	if _, err := writer.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, importAutocheckpoint/max(page, 512))); err != nil {
 		return nil, err
 	}
 	c.restore = func() {
