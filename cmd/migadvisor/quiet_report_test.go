@@ -89,12 +89,15 @@ func TestCollectTellsAllocationsFromBatchJobsWithoutAScript(t *testing.T) {
 
 // The README's admin block on a fresh install: report --month last after
 // a first collect says why it is empty (the history's jobs ended later,
-// or there are none) and the collect that reads the month; with the month
-// collected, the same report has its jobs.
+// or there are none) and the collect that reads the month, into the
+// history the report read (MIGADVISOR_DB=/var/lib/migadvisor/site.db: a
+// plain collect would fill the admin's own); with the month collected,
+// the same report has its jobs.
 func TestAnEmptyReportSaysWhyAndWhatToRun(t *testing.T) {
 	isolate(t)
-	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "site.db"))
-	fill := "to read the period's accounting into it: migadvisor collect --all-users --since 2026-10-01 " +
+	db := filepath.Join(t.TempDir(), "site.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	fill := "to read the period's accounting into it: MIGADVISOR_DB=" + db + " migadvisor collect --all-users --since 2026-10-01 " +
 		"(a collect with no --since reads the last 7 days, and then goes on from where it left off)\n"
 	empty := filepath.Join(t.TempDir(), "empty.psv")
 	os.WriteFile(empty, nil, 0o644)
@@ -121,6 +124,12 @@ func TestAnEmptyReportSaysWhyAndWhatToRun(t *testing.T) {
 	}
 	if text := mustRunCLI(t, "report", "--month", "2026-11"); strings.Contains(text, "nothing to judge") {
 		t.Errorf("November, collected:\n%s", text)
+	}
+	// The user's own history (the default) needs no MIGADVISOR_DB.
+	t.Setenv("MIGADVISOR_DB", "")
+	mustRunCLI(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")
+	if text := mustRunCLI(t, "report", "--month", "2026-10"); !strings.Contains(text, "; to read the period's accounting into it: migadvisor collect --all-users --since 2026-10-01 ") {
+		t.Errorf("the default history:\n%s", text)
 	}
 }
 

@@ -194,6 +194,9 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
+	if h.From == o.Global.DB && o.Global.DB != defaultDBPath() {
+		rep.DB = o.Global.DB // an empty report's collect names it
+	}
 	out := reportJSON{Report: rep, History: h.From}
 	if o.Page != "" {
 		opt := report.PageOptions{Format: o.Format, Generator: "migadvisor " + version, Generated: o.Now, History: h.Public}

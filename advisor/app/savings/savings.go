@@ -85,6 +85,11 @@ type Report struct {
 	// in the period (nil otherwise): why the report is empty, and what
 	// fills it.
 	Held *history.Held `json:"history_holds,omitempty"`
+	// DB is the history file the report read where it is not the user's
+	// own (MIGADVISOR_DB, --db): the collect an empty report names writes
+	// to it, not to the admin's own history. "" for the default history or
+	// a site store.
+	DB string `json:"-"`
 }
 
 // Measurements counts the variants of probes and sweeps, and what they

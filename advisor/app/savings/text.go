@@ -9,6 +9,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/textutil"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // WriteText writes the report as an admin reads it: the headline, the
@@ -62,9 +63,12 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 // holds (Held): no job at all, none that ended in the period (a first
 // collect reads the last 7 days: a report of last month after it finds
 // nothing), or none of those on a GPU; and the collect that reads the
-// period's accounting.
+// period's accounting, into the history the report read.
 func (rep *Report) writeEmpty(w io.Writer) {
 	fill := "migadvisor collect --all-users"
+	if rep.DB != "" {
+		fill = "MIGADVISOR_DB=" + slurm.ShellWord(rep.DB) + " " + fill
+	}
 	if !rep.From.IsZero() {
 		fill += " --since " + rep.From.Format("2006-01-02")
 	}
