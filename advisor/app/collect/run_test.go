@@ -293,6 +293,7 @@ func TestRunPlacesGPUTypesAsSitesSpellThem(t *testing.T) {
 // never have a script) and from the jobs that never started (no script is
 // stored before a job starts).
 func TestRunTellsWhyJobsHaveNoScript(t *testing.T) {
+	asUser(t, "root") // who sees every user's script
 	sl := newFakeSlurm(t)
 	sl.file("cluster", "c1\n")
 	sl.file("window.psv", windowHeader+"300|300|ann|COMPLETED|60|gres/gpu:a100_10g=1|train\n"+
@@ -317,5 +318,43 @@ esac`)
 	if want := "scripts: 0 jobs linked from slurmdbd, 1 batch job without a stored script (AccountingStoreFlags=job_script?); " +
 		"1 salloc or srun allocation, which has no batch script; 1 job that never started, whose script slurmdbd does not store\n"; !strings.Contains(text.String(), want) {
 		t.Errorf("summary:\n%s\nwant %q", text.String(), want)
+	}
+}
+
+// Run by another user than root, a site-wide collect gets no script for
+// other users' batch jobs: Slurm shows a script to its job's user, root
+// and its operators. It says so, not that slurmdbd stored none, and leaves
+// them to be asked for again (a collect as root links them).
+func TestRunTellsOtherUsersScriptsFromMissingOnes(t *testing.T) {
+	asUser(t, "ann")
+	sl := newFakeSlurm(t)
+	sl.file("cluster", "c1\n")
+	sl.file("window.psv", windowHeader+"300|300|ann|COMPLETED|60|gres/gpu:a100_10g=1|train\n"+
+		"301|301|bob|COMPLETED|600|gres/gpu:a100_10g=1|train\n"+
+		"302|302|cy|COMPLETED|600|gres/gpu:a100_10g=1|train\n")
+	sl.command("sacct", `case "$*" in
+*--batch-script*) ;;
+*"--format=JobIDRaw --jobs="*) printf '300\n300.batch\n301\n301.batch\n302\n302.batch\n' ;;
+*) cat "$d/window.psv" ;;
+esac`)
+	col := runCollector(t, sl)
+	q := slurm.SacctQuery{AllUsers: true, Since: time.Now().Add(-time.Hour)}
+	rep, err := Run(context.Background(), col, RunOptions{Selection: NewSelection("", q, nil, "ann")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Scripts; s == nil || *s != (ScriptsResult{Missing: 1, OthersHidden: 2}) {
+		t.Fatalf("scripts %+v", s)
+	}
+	var text strings.Builder
+	SummaryOf(SessionReport{Report: rep}).WriteText(&text)
+	if want := "1 batch job without a stored script (AccountingStoreFlags=job_script?), 2 batch jobs of other users whose script " +
+		"sacct did not give you: it gives them to root and Slurm's operators (a collect --all-users as root reads them)"; !strings.Contains(text.String(), want) {
+		t.Errorf("summary:\n%s\nwant %q", text.String(), want)
+	}
+	// ann's job is asked for no more; bob's and cy's are, by the next collect.
+	again, err := col.LinkScripts(context.Background(), 100)
+	if err != nil || again != (ScriptsResult{OthersHidden: 2}) {
+		t.Errorf("the next collect's scripts %+v, %v", again, err)
 	}
 }

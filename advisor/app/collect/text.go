@@ -90,6 +90,10 @@ func (s ScriptsResult) writeText(w io.Writer) {
 	case s.Missing > 1:
 		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
 	}
+	if s.OthersHidden > 0 {
+		fmt.Fprintf(w, ", %s of other users whose script sacct did not give you: it gives them to root and Slurm's operators "+
+			"(a collect --all-users as root reads them)", textutil.Plural(s.OthersHidden, "batch job"))
+	}
 	switch {
 	case s.Allocations == 1:
 		fmt.Fprint(w, "; 1 salloc or srun allocation, which has no batch script")
