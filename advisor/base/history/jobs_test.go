@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,51 @@ func TestQueueWaitIsTheMedianOfTheNewestJobsOfAType(t *testing.T) {
 	}
 	if w, _ := s.QueueWait(ctx, []string{"a100_10g"}, time.Unix(1_900_000_000, 0), 1000); w.Jobs != 0 {
 		t.Errorf("since the future: %+v", w)
+	}
+}
+
+// The median SQLite hands back is the median of the waits read: of an odd
+// and an even number of them, of one GPU type and of two, whatever the
+// limit.
+func TestQueueWaitIsTheMedianOfTheWaitsRead(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	importText(t, s, string(sacctgen.Bytes(300, "|")))
+	if _, err := s.db.Exec(`UPDATE jobs SET start = submit + (CAST(job_key AS INTEGER) * 7919) % 1000`); err != nil {
+		t.Fatal(err)
+	}
+	median := func(types []string, limit int) QueueWait {
+		var waits []float64
+		for _, typ := range types {
+			rows, err := s.db.Query(`SELECT start - submit FROM jobs WHERE gpu_type = ? AND stub = 0 AND start >= submit
+				ORDER BY submit DESC LIMIT ?`, typ, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var w float64
+				rows.Scan(&w)
+				waits = append(waits, w)
+			}
+			rows.Close()
+		}
+		slices.Sort(waits)
+		n := len(waits)
+		if n == 0 {
+			return QueueWait{}
+		}
+		if n%2 == 1 {
+			return QueueWait{MedianS: waits[n/2], Jobs: n}
+		}
+		return QueueWait{MedianS: (waits[n/2-1] + waits[n/2]) / 2, Jobs: n}
+	}
+	for _, types := range [][]string{{"a100_10g"}, {"a100_10g", "a100_20g"}, {"a100_40g", "nosuchtype"}} {
+		for _, limit := range []int{1, 2, 7, 10, 1000} {
+			got, err := s.QueueWait(ctx, types, time.Unix(0, 0), limit)
+			if want := median(types, limit); err != nil || got != want {
+				t.Errorf("%v, newest %d: %+v %v, want %+v", types, limit, got, err, want)
+			}
+		}
 	}
 }
 
