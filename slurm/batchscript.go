@@ -25,9 +25,19 @@ var ErrNoBatchScriptHeader = errors.New("no \"Batch Script for\" header in its o
 // and are left out. Output with no header at all is ErrNoBatchScriptHeader:
 // read as "no stored scripts", it would pass for a site that keeps none.
 func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
+	scripts, _, err := ParseBatchScriptsShown(r)
+	return scripts, err
+}
+
+// ParseBatchScriptsShown is ParseBatchScripts, with the jobs sacct printed
+// a header for, a script or "NONE". A job asked for and not among them is
+// one slurmdbd did not show: it shows another user's job only to root,
+// SlurmUser, Slurm's operators and administrators and the coordinators of
+// its account, and none it no longer holds (purged, or no such job).
+func ParseBatchScriptsShown(r io.Reader) (scripts map[string][]byte, shown map[string]bool, err error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lines := strings.SplitAfter(string(data), "\n")
 	// A header is its line followed by a line of dashes; a script's own
@@ -35,13 +45,14 @@ func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 	isHeader := func(i int) bool {
 		return strings.HasPrefix(lines[i], batchScriptHeader) && i+1 < len(lines) && isDashes(strings.TrimSpace(lines[i+1]))
 	}
-	scripts := map[string][]byte{}
+	scripts, shown = map[string][]byte{}, map[string]bool{}
 	headers := 0
 	for i := 0; i < len(lines); i++ {
 		if !isHeader(i) {
 			continue
 		}
 		id := strings.TrimSpace(strings.TrimPrefix(lines[i], batchScriptHeader))
+		shown[id] = true
 		start := i + 2
 		end := start
 		for end < len(lines) && !isHeader(end) {
@@ -56,9 +67,9 @@ func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 		headers++
 	}
 	if headers == 0 && strings.TrimSpace(string(data)) != "" {
-		return nil, ErrNoBatchScriptHeader
+		return nil, nil, ErrNoBatchScriptHeader
 	}
-	return scripts, nil
+	return scripts, shown, nil
 }
 
 func isDashes(s string) bool {
@@ -73,22 +84,33 @@ const batchScriptChunk = 200
 // root or an operator. An error says that the scripts could not be read,
 // which is not that there are none: callers say it.
 func (c *Client) BatchScripts(ctx context.Context, ids []string) (map[string][]byte, error) {
-	all := map[string][]byte{}
+	scripts, _, err := c.BatchScriptsShown(ctx, ids)
+	return scripts, err
+}
+
+// BatchScriptsShown is BatchScripts, with the jobs sacct showed
+// (ParseBatchScriptsShown): those it did not are neither a script nor
+// known to have none.
+func (c *Client) BatchScriptsShown(ctx context.Context, ids []string) (map[string][]byte, map[string]bool, error) {
+	all, shown := map[string][]byte{}, map[string]bool{}
 	for start := 0; start < len(ids); start += batchScriptChunk {
 		chunk := ids[start:min(start+batchScriptChunk, len(ids))]
 		out, err := c.run(ctx, "", "sacct", "--batch-script", "-j", strings.Join(chunk, ","))
 		if err != nil {
-			return all, fmt.Errorf("sacct --batch-script: %w", err)
+			return all, shown, fmt.Errorf("sacct --batch-script: %w", err)
 		}
-		scripts, err := ParseBatchScripts(bytes.NewReader(out))
+		scripts, seen, err := ParseBatchScriptsShown(bytes.NewReader(out))
 		if err != nil {
-			return all, fmt.Errorf("sacct --batch-script: %w", err)
+			return all, shown, fmt.Errorf("sacct --batch-script: %w", err)
 		}
 		for id, s := range scripts {
 			all[id] = s
 		}
+		for id := range seen {
+			shown[id] = true
+		}
 	}
-	return all, nil
+	return all, shown, nil
 }
 
 // BatchJobs reports, of jobs (by JobIDRaw), which ran a batch script: those

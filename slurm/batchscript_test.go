@@ -34,6 +34,15 @@ func TestParseBatchScripts(t *testing.T) {
 	if len(none) != 0 {
 		t.Errorf("NONE: %q", none)
 	}
+	// Shown: the three jobs, not 999999, which does not exist; a job with
+	// no script stored is shown with NONE.
+	f.Seek(0, 0)
+	if _, shown, err := ParseBatchScriptsShown(f); err != nil || len(shown) != 3 || !shown["644"] || shown["999999"] {
+		t.Errorf("shown %v %v", shown, err)
+	}
+	if _, shown, _ := ParseBatchScriptsShown(strings.NewReader("Batch Script for 5\n" + strings.Repeat("-", 80) + "\nNONE\n\n")); !shown["5"] {
+		t.Errorf("a job with NONE not shown: %v", shown)
+	}
 }
 
 // A sacct that ignored --batch-script (a Slurm before 21.08 prints its

@@ -39,13 +39,22 @@ func newFakeSlurm(t *testing.T) *fakeSlurm {
   cat "$d/job-$id" ;;
 esac`)
 	f.command("sacct", `case "$*" in
-*--batch-script*) ;;
+*--batch-script*) `+fakeBatchScripts+` ;;
 *--jobs=*) cat "$d/byid.psv" 2>/dev/null ;;
 *) cat "$d/window.psv" ;;
 esac`)
 	f.command("squeue", `cat "$d/queue" 2>/dev/null; true`)
 	return f
 }
+
+// fakeBatchScripts answers sacct --batch-script -j ID,... as the dev
+// cluster's slurmdbd does for jobs it stored no script of: each job's
+// header and NONE; but for the ids in the file hidden, which it shows
+// nothing of (another user's job, to a user who may not see it).
+const fakeBatchScripts = `for ids; do :; done; IFS=,; for id in $ids; do
+  grep -qx "$id" "$d/hidden" 2>/dev/null && continue
+  printf 'Batch Script for %s\n%s\nNONE\n\n' "$id" --------------------------------------------------------------------------------
+done`
 
 func (f *fakeSlurm) command(name, body string) {
 	f.t.Helper()
@@ -293,14 +302,13 @@ func TestRunPlacesGPUTypesAsSitesSpellThem(t *testing.T) {
 // never have a script) and from the jobs that never started (no script is
 // stored before a job starts).
 func TestRunTellsWhyJobsHaveNoScript(t *testing.T) {
-	asUser(t, "root") // who sees every user's script
 	sl := newFakeSlurm(t)
 	sl.file("cluster", "c1\n")
 	sl.file("window.psv", windowHeader+"300|300|ann|COMPLETED|60|gres/gpu:a100_10g=1|train\n"+
 		"301|301|bob|COMPLETED|600|gres/gpu:a100_10g=1|interactive\n"+
 		"302|302|bob|CANCELLED|0|gres/gpu:a100_10g=1|train\n")
 	sl.command("sacct", `case "$*" in
-*--batch-script*) ;;
+*--batch-script*) `+fakeBatchScripts+` ;;
 *"--format=JobIDRaw --jobs="*) printf '300\n300.batch\n300.extern\n301\n301.extern\n301.interactive\n' ;;
 *) cat "$d/window.psv" ;;
 esac`)
@@ -321,19 +329,21 @@ esac`)
 	}
 }
 
-// Run by another user than root, a site-wide collect gets no script for
-// other users' batch jobs: Slurm shows a script to its job's user, root
-// and its operators. It says so, not that slurmdbd stored none, and leaves
-// them to be asked for again (a collect as root links them).
-func TestRunTellsOtherUsersScriptsFromMissingOnes(t *testing.T) {
-	asUser(t, "ann")
+// A job sacct --batch-script says nothing of, not even NONE, is no job
+// slurmdbd stored no script for: it did not show it (another user's, to
+// someone neither root, SlurmUser, an operator nor the account's
+// coordinator; or one it no longer holds). The summary says so, not
+// "AccountingStoreFlags=job_script?", and the job is asked for once, as
+// the others are: the next collect reaches older jobs.
+func TestRunTellsUnshownJobsFromJobsWithNoScript(t *testing.T) {
 	sl := newFakeSlurm(t)
 	sl.file("cluster", "c1\n")
 	sl.file("window.psv", windowHeader+"300|300|ann|COMPLETED|60|gres/gpu:a100_10g=1|train\n"+
 		"301|301|bob|COMPLETED|600|gres/gpu:a100_10g=1|train\n"+
 		"302|302|cy|COMPLETED|600|gres/gpu:a100_10g=1|train\n")
+	sl.file("hidden", "301\n302\n")
 	sl.command("sacct", `case "$*" in
-*--batch-script*) ;;
+*--batch-script*) `+fakeBatchScripts+` ;;
 *"--format=JobIDRaw --jobs="*) printf '300\n300.batch\n301\n301.batch\n302\n302.batch\n' ;;
 *) cat "$d/window.psv" ;;
 esac`)
@@ -343,18 +353,17 @@ esac`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := rep.Scripts; s == nil || *s != (ScriptsResult{Missing: 1, OthersHidden: 2}) {
+	if s := rep.Scripts; s == nil || *s != (ScriptsResult{Missing: 1, Unshown: 2}) {
 		t.Fatalf("scripts %+v", s)
 	}
 	var text strings.Builder
 	SummaryOf(SessionReport{Report: rep}).WriteText(&text)
-	if want := "1 batch job without a stored script (AccountingStoreFlags=job_script?), 2 batch jobs of other users whose script " +
-		"sacct did not give you: it gives them to root and Slurm's operators (a collect --all-users as root reads them)"; !strings.Contains(text.String(), want) {
+	if want := "1 batch job without a stored script (AccountingStoreFlags=job_script?), 2 jobs sacct --batch-script said nothing of: " +
+		"slurmdbd shows another user's script only to root, SlurmUser, Slurm's operators and the account's coordinators, " +
+		"and none of a job it no longer holds"; !strings.Contains(text.String(), want) {
 		t.Errorf("summary:\n%s\nwant %q", text.String(), want)
 	}
-	// ann's job is asked for no more; bob's and cy's are, by the next collect.
-	again, err := col.LinkScripts(context.Background(), 100)
-	if err != nil || again != (ScriptsResult{OthersHidden: 2}) {
-		t.Errorf("the next collect's scripts %+v, %v", again, err)
+	if again, err := col.LinkScripts(context.Background(), 100); err != nil || again != (ScriptsResult{}) {
+		t.Errorf("the next collect asked again: %+v, %v", again, err)
 	}
 }

@@ -24,11 +24,12 @@ type ScriptsResult struct {
 	// KindsUnread is why the jobs with no script could not be told apart
 	// ("" when they were): Missing then counts them all.
 	KindsUnread string `json:"allocations_unknown,omitempty"`
-	// OthersHidden counts other users' batch jobs whose script sacct did
-	// not give a collect run by another user than root: Slurm shows a
-	// script to its job's user, root and its operators only. They are
-	// asked for again by the next collect, which root may run.
-	OthersHidden int `json:"others_hidden,omitempty"`
+	// Unshown counts the jobs sacct --batch-script said nothing of, not
+	// even NONE: slurmdbd shows another user's job only to root,
+	// SlurmUser, Slurm's operators and administrators and the coordinators
+	// of its account, and none it no longer holds. Like the others, they
+	// are asked for once.
+	Unshown int `json:"unshown,omitempty"`
 }
 
 // linkedPrefix starts the script name of a job linked by LinkScripts:
@@ -56,7 +57,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	for i, j := range jobs {
 		ids[i] = j.Key
 	}
-	scripts, err := c.Slurm.BatchScripts(ctx, ids)
+	scripts, shown, err := c.Slurm.BatchScriptsShown(ctx, ids)
 	if err != nil {
 		return res, err
 	}
@@ -102,53 +103,36 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
 		return res, err
 	}
-	// Another user's job whose script a collect run by someone else than
-	// root did not get may be hidden from them, not missing: it is not
-	// marked, so that a collect as root asks again.
-	me := collectingUser()
-	hidden := func(j history.UnlinkedJob) bool {
-		r := recs[[2]string{j.Cluster, j.Key}]
-		return me != "" && me != "root" && r != nil && r.User != "" && r.User != me
-	}
-	var marked []history.UnlinkedJob
-	for _, j := range missing {
-		if !hidden(j) {
-			marked = append(marked, j)
-		}
-	}
-	if err := c.Store.MarkUnscripted(ctx, marked); err != nil {
+	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {
 		return res, err
 	}
 	var keys []string
-	others := map[string]bool{}
 	for _, j := range missing {
-		if j.Started {
-			keys = append(keys, j.Key)
-			others[j.Key] = hidden(j)
-		} else {
-			res.NeverStarted++
-		}
-	}
-	if len(keys) == 0 {
-		return res, nil
-	}
-	// Which of them ran no batch script at all: an allocation has no
-	// script to store, whatever AccountingStoreFlags says.
-	batch, err := c.Slurm.BatchJobs(ctx, keys)
-	if err != nil {
-		res.KindsUnread = err.Error()
-		res.Missing = len(keys)
-		return res, nil
-	}
-	for _, k := range keys {
+		r := recs[[2]string{j.Cluster, j.Key}]
 		switch {
-		case !batch[k]:
-			res.Allocations++
-		case others[k]:
-			res.OthersHidden++
+		case !j.Started:
+			res.NeverStarted++
+		case !shown[j.Key] && (r == nil || !shown[r.JobID]):
+			res.Unshown++ // sacct said nothing of it: another user's, or no longer in slurmdbd
 		default:
-			res.Missing++
+			keys = append(keys, j.Key)
 		}
+	}
+	res.Missing = len(keys)
+	if len(keys) > 0 {
+		// Which of them ran no batch script at all: an allocation has no
+		// script to store, whatever AccountingStoreFlags says.
+		batch, err := c.Slurm.BatchJobs(ctx, keys)
+		if err != nil {
+			res.KindsUnread = err.Error()
+			return res, nil
+		}
+		for _, k := range keys {
+			if !batch[k] {
+				res.Allocations++
+			}
+		}
+		res.Missing -= res.Allocations
 	}
 	return res, nil
 }

@@ -90,9 +90,9 @@ func (s ScriptsResult) writeText(w io.Writer) {
 	case s.Missing > 1:
 		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
 	}
-	if s.OthersHidden > 0 {
-		fmt.Fprintf(w, ", %s of other users whose script sacct did not give you: it gives them to root and Slurm's operators "+
-			"(a collect --all-users as root reads them)", textutil.Plural(s.OthersHidden, "batch job"))
+	if s.Unshown > 0 {
+		fmt.Fprintf(w, ", %s sacct --batch-script said nothing of: slurmdbd shows another user's script only to root, SlurmUser, "+
+			"Slurm's operators and the account's coordinators, and none of a job it no longer holds", textutil.Plural(s.Unshown, "job"))
 	}
 	switch {
 	case s.Allocations == 1:
