@@ -125,6 +125,15 @@ func TestAnEmptyReportSaysWhyAndWhatToRun(t *testing.T) {
 	if text := mustRunCLI(t, "report", "--month", "2026-11"); strings.Contains(text, "nothing to judge") {
 		t.Errorf("November, collected:\n%s", text)
 	}
+	// A published snapshot is written by no collect: the hint is the live
+	// history's collect and publish, not a collect into the snapshot.
+	pub := t.TempDir()
+	mustRunCLI(t, "publish", pub)
+	text, errOut, code = migadvisor(t, "report", "--db", filepath.Join(pub, "history.db"), "--month", "2026-10")
+	if code != 0 || !strings.Contains(text, "; to read the period's accounting into it: this is a published snapshot, which no collect writes: "+
+		"a collect --all-users --since 2026-10-01 into the live history it is published from, with --publish, reads it\n") {
+		t.Errorf("a snapshot: exit %d:\n%s%s", code, text, errOut)
+	}
 	// The user's own history (the default) needs no MIGADVISOR_DB.
 	t.Setenv("MIGADVISOR_DB", "")
 	mustRunCLI(t, "collect", "--sacct-file", "testdata/jobstats/full-3gib.psv", "--all-users", "--scripts=false")

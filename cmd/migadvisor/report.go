@@ -194,7 +194,10 @@ func runReport(ctx context.Context, o reportOptions, w outWriters) error {
 	if err != nil {
 		return err
 	}
-	if h.From == o.Global.DB && o.Global.DB != defaultDBPath() {
+	switch {
+	case history.IsSnapshot(h.From):
+		rep.Snapshot = true // an empty report's collect is the live history's
+	case h.From == o.Global.DB && o.Global.DB != defaultDBPath():
 		rep.DB = o.Global.DB // an empty report's collect names it
 	}
 	out := reportJSON{Report: rep, History: h.From}

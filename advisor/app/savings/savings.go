@@ -90,6 +90,10 @@ type Report struct {
 	// to it, not to the admin's own history. "" for the default history or
 	// a site store.
 	DB string `json:"-"`
+	// Snapshot: the history read is a published snapshot, which no
+	// collect writes: an empty report names the live history's collect
+	// and publish.
+	Snapshot bool `json:"-"`
 }
 
 // Measurements counts the variants of probes and sweeps, and what they

@@ -73,6 +73,13 @@ func (rep *Report) writeEmpty(w io.Writer) {
 		fill += " --since " + rep.From.Format("2006-01-02")
 	}
 	fill += " (a collect with no --since reads the last 7 days, and then goes on from where it left off)"
+	if rep.Snapshot {
+		fill = "this is a published snapshot, which no collect writes: a collect --all-users"
+		if !rep.From.IsZero() {
+			fill += " --since " + rep.From.Format("2006-01-02")
+		}
+		fill += " into the live history it is published from, with --publish, reads it"
+	}
 	h := rep.Held
 	switch {
 	case rep.User != "":
