@@ -374,7 +374,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createFile(path, fileMode); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return setPageSize(ctx, path) }); err != nil {
+	if err := retryBusy(ctx, opt.BusyTimeout, func() error { return setPageSize(ctx, path, opt.BusyTimeout) }); err != nil {
 		return nil, Explain(path, fmt.Errorf("history %s: %w", path, err))
 	}
 	// A newer migadvisor's history is refused before SQLite opens it: the
@@ -630,11 +630,11 @@ const pageSize = 16384
 // size stays what it is. A history with pages is left as it is (one made
 // before keeps its 4 KiB); so is one another process made meanwhile: two
 // turning on WAL at once, one is refused (retryBusy), and finds it made.
-func setPageSize(ctx context.Context, path string) error {
+func setPageSize(ctx context.Context, path string, busy time.Duration) error {
 	if info, err := os.Stat(path); err != nil || info.Size() > 0 {
 		return err
 	}
-	db, err := sql.Open("sqlite3", fileURI(path)+fmt.Sprintf("?_busy_timeout=%d", DefaultBusyTimeout.Milliseconds()))
+	db, err := sql.Open("sqlite3", fileURI(path)+fmt.Sprintf("?_busy_timeout=%d", busy.Milliseconds()))
 	if err != nil {
 		return err
 	}
