@@ -311,3 +311,76 @@ func TestOneClusterIsTheHistoryUnderOneName(t *testing.T) {
 		t.Error("jobs under two names")
 	}
 }
+
+// The jobs linked to a script (Tracked: what the output scan reads) are
+// each submission's jobs under its own cluster name, an array's tasks and
+// a heterogeneous job's components included, as the join of jobs to
+// submissions finds them: in a history of one cluster name and of two,
+// where a job is linked under two names, or a submission names a task.
+// With the fallback names a job filed under two came with either's
+// submission, whichever came first.
+func TestTrackedJobsAreTheSubmissionsOwn(t *testing.T) {
+	ctx := context.Background()
+	for _, multi := range []bool{false, true} {
+		s := openTemp(t)
+		h := "JobIDRaw|JobID|User|State|ReqTRES|JobName|Submit\n"
+		importAs(t, s, "c1", h+
+			"100|100_0|ann|COMPLETED|cpu=1|a|2026-01-01T00:00:00\n101|100_1|ann|COMPLETED|cpu=1|a|2026-01-01T00:00:00\n"+
+			"200|200+0|ann|COMPLETED|cpu=1|h|2026-01-01T00:00:00\n201|200+1|ann|COMPLETED|cpu=1|h|2026-01-01T00:00:00\n"+
+			"300|300|ann|COMPLETED|cpu=1|x|2026-01-01T00:00:00\n400|400|ann|COMPLETED|cpu=1|y|2026-01-01T00:00:00\n"+
+			"500|500|ann|COMPLETED|cpu=1|z|2026-01-01T00:00:00\n")
+		if multi {
+			importAs(t, s, "c2", h+"900|900|bob|COMPLETED|cpu=1|q|2026-01-01T00:00:00\n")
+		}
+		exec := func(q string, a ...any) {
+			t.Helper()
+			if _, err := s.db.Exec(q, a...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range []string{"fA", "fB", "fC", "fD", "fE"} {
+			exec(`INSERT INTO scripts VALUES (?, '/x', 0, 0)`, f)
+		}
+		sub := func(cluster, id, fp string) {
+			exec(`INSERT INTO submissions(cluster, job_id, fingerprint, script, profile, sweep_dir, workload, work_dir, stdout, stderr, submitted)
+				VALUES (?, ?, ?, '/x', '', '', '', '', '', '', 0)`, cluster, id, fp)
+		}
+		sub("c1", "100", "fA")
+		sub("c1", "200", "fB")
+		sub("", "300", "fC") // the wrapper's, its cluster not yet known
+		sub("c1", "500", "fE")
+		sub("c1", "101", "fC") // a task's own id
+		if multi {
+			sub("local", "400", "fD")
+			sub("local", "500", "fA")
+		}
+		// The join the output scan read before: every job, each looked up
+		// among the submissions of its cluster.
+		joined, err := s.recordsOnce(ctx, `SELECT `+s.readColumns()+` FROM jobs j
+			LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job
+			LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE s.job_id IS NOT NULL`+newestFirst, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 { // the same every time
+			got, err := s.History(ctx, HistoryFilter{Tracked: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := linkedKeys(got), linkedKeys(joined); !slices.Equal(g, w) {
+				t.Errorf("two cluster names %v: tracked %v, want %v", multi, g, w)
+			}
+		}
+	}
+}
+
+// linkedKeys are the records' jobs and the scripts they are linked to,
+// sorted.
+func linkedKeys(recs []JobRecord) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Cluster+"/"+r.Key+"("+r.Fingerprint+")")
+	}
+	slices.Sort(out)
+	return out
+}

@@ -267,13 +267,15 @@ func (s *Store) selectJobs(ctx context.Context, cols string, f HistoryFilter) (s
 	// walking every job of a site's history to look each one up among the
 	// submissions found in 0.4 s of a collect's 7 at a million jobs.
 	q := `SELECT ` + cols + ` FROM jobs j LEFT JOIN submissions s ON s.cluster = j.cluster AND s.job_id = j.array_job`
-	if len(where) > 0 || f.Tracked {
-		which := "1"
-		if len(where) > 0 {
-			which = strings.Join(where, " AND ")
-		}
-		with, from := s.linked(ctx, which)
+	switch {
+	case len(where) > 0:
+		with, from := s.linked(ctx, strings.Join(where, " AND "))
 		q = with + `SELECT ` + cols + ` FROM ` + from + submissionsToJobs
+	case f.Tracked:
+		// Each submission's jobs under its own cluster name, as the join
+		// above pairs them: with the fallback names too, a job filed under
+		// two would come with either's submission, whichever came first.
+		q = `SELECT ` + cols + ` FROM (SELECT s.*, s.cluster AS home FROM submissions s)` + submissionsToJobs
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.GPU {
