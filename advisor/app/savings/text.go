@@ -65,20 +65,16 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 // nothing), or none of those on a GPU; and the collect that reads the
 // period's accounting, into the history the report read.
 func (rep *Report) writeEmpty(w io.Writer) {
-	fill := "migadvisor collect --all-users"
-	if rep.DB != "" {
-		fill = "MIGADVISOR_DB=" + slurm.ShellWord(rep.DB) + " " + fill
-	}
+	collect := "collect --all-users"
 	if !rep.From.IsZero() {
-		fill += " --since " + rep.From.Format("2006-01-02")
+		collect += " --since " + rep.From.Format("2006-01-02")
 	}
-	fill += " (a collect with no --since reads the last 7 days, and then goes on from where it left off)"
-	if rep.Snapshot {
-		fill = "this is a published snapshot, which no collect writes: a collect --all-users"
-		if !rep.From.IsZero() {
-			fill += " --since " + rep.From.Format("2006-01-02")
-		}
-		fill += " into the live history it is published from, with --publish, reads it"
+	fill := "migadvisor " + collect + " (a collect with no --since reads the last 7 days, and then goes on from where it left off)"
+	switch {
+	case rep.Snapshot:
+		fill = "this is a published snapshot, which no collect writes: a " + collect + " into the live history it is published from, with --publish, reads it"
+	case rep.DB != "":
+		fill = "MIGADVISOR_DB=" + slurm.ShellWord(rep.DB) + " " + fill
 	}
 	h := rep.Held
 	switch {

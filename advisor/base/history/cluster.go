@@ -102,9 +102,15 @@ func linkedSubmissions(where string) string {
 // millisecond of statement preparation for nothing.
 func (s *Store) linked(ctx context.Context, where string) (with, from string) {
 	if s.oneCluster(ctx) {
-		return "", `(SELECT s.*, s.cluster AS home FROM submissions s WHERE ` + where + `)`
+		return "", ownClusterSubmissions(where)
 	}
 	return `WITH RECURSIVE ` + jobClusters + ` `, linkedSubmissions(where)
+}
+
+// ownClusterSubmissions are the submissions where, each home under its
+// own cluster name: no look across names.
+func ownClusterSubmissions(where string) string {
+	return `(SELECT s.*, s.cluster AS home FROM submissions s WHERE ` + where + `)`
 }
 
 // oneCluster reports whether the history's jobs are under one cluster name

@@ -275,7 +275,7 @@ func (s *Store) selectJobs(ctx context.Context, cols string, f HistoryFilter) (s
 		// Each submission's jobs under its own cluster name, as the join
 		// above pairs them: with the fallback names too, a job filed under
 		// two would come with either's submission, whichever came first.
-		q = `SELECT ` + cols + ` FROM (SELECT s.*, s.cluster AS home FROM submissions s)` + submissionsToJobs
+		q = `SELECT ` + cols + ` FROM ` + ownClusterSubmissions("1") + submissionsToJobs
 	}
 	q += ` LEFT JOIN outputs o ON o.cluster = j.cluster AND o.job_key = j.job_key WHERE 1`
 	if f.GPU {
