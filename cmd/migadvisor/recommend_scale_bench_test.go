@@ -104,6 +104,15 @@ func recommendAt1MJobs(b *testing.B, bin string, dump func(n int, delim string) 
 	known := slurm.Parse("known.sh", []byte(scaleKnownScript))
 	smallDB, smallSite := scaleHistory(b, dir, 1_000, known, dump)
 	largeDB, largeSite := scaleHistory(b, dir, 1_000_000, known, dump)
+	// The user's own history beside a site-wide one is another file in
+	// both site cases: with the small site history as the own one too,
+	// the small case opened one database where the large one opens two,
+	// and the pair measured a second history, not a million jobs.
+	ownDir := filepath.Join(dir, "own")
+	if err := os.Mkdir(ownDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	ownDB, _ := scaleHistory(b, ownDir, 1_000, known, dump)
 	since := []string{"--wait-since", "2026-01-01"} // every generated job's wait, whatever the date
 	cases := []struct {
 		name         string
@@ -113,12 +122,12 @@ func recommendAt1MJobs(b *testing.B, bin string, dump func(n int, delim string) 
 		{"own/recommend-known", []string{"--db", smallDB, "recommend", "known.sh"}, []string{"--db", largeDB, "recommend", "known.sh"}},
 		{"own/history-new", []string{"--db", smallDB, "history", "new.sh"}, []string{"--db", largeDB, "history", "new.sh"}},
 		{"own/history-known", []string{"--db", smallDB, "history", "known.sh"}, []string{"--db", largeDB, "history", "known.sh"}},
-		{"site/recommend-new", []string{"--site", smallSite, "--db", smallDB, "recommend", "new.sh"},
-			[]string{"--site", largeSite, "--db", smallDB, "recommend", "new.sh"}},
-		{"site/recommend-known", []string{"--site", smallSite, "--db", smallDB, "recommend", "known.sh"},
-			[]string{"--site", largeSite, "--db", smallDB, "recommend", "known.sh"}},
-		{"site/history-known", []string{"--site", smallSite, "--db", smallDB, "history", "known.sh"},
-			[]string{"--site", largeSite, "--db", smallDB, "history", "known.sh"}},
+		{"site/recommend-new", []string{"--site", smallSite, "--db", ownDB, "recommend", "new.sh"},
+			[]string{"--site", largeSite, "--db", ownDB, "recommend", "new.sh"}},
+		{"site/recommend-known", []string{"--site", smallSite, "--db", ownDB, "recommend", "known.sh"},
+			[]string{"--site", largeSite, "--db", ownDB, "recommend", "known.sh"}},
+		{"site/history-known", []string{"--site", smallSite, "--db", ownDB, "history", "known.sh"},
+			[]string{"--site", largeSite, "--db", ownDB, "history", "known.sh"}},
 	}
 	for _, c := range cases {
 		if c.small[len(c.small)-2] == "recommend" {
