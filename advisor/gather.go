@@ -25,8 +25,10 @@ type GatherRequest struct {
 	// User is who asks: in a site-wide history only their jobs can be the
 	// script's earlier versions, and their runs are the monthly rate. "":
 	// anyone's.
-	User       string
-	WaitsSince time.Time // queue waits from jobs submitted since
+	User string
+	// WaitsSince: queue waits from jobs submitted since; zero reads none
+	// (history wants the notes only).
+	WaitsSince time.Time
 }
 
 // GatherFor reads a script's evidence from the user's history (own; nil
@@ -65,7 +67,7 @@ func GatherFor(ctx context.Context, site *catalog.Site, req GatherRequest, own *
 			job.Notes = append(job.Notes, note)
 		}
 	}
-	if len(stores) > 0 {
+	if len(stores) > 0 && !req.WaitsSince.IsZero() {
 		job.QueueWaitS, err = queueWaits(ctx, site, stores[len(stores)-1], req.WaitsSince)
 	}
 	return job, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,33 @@ func TestGatherASecondLiveScriptIsNotAnEarlierVersion(t *testing.T) {
 	os.Remove(failPath)
 	if runs := runsOf(okPath, ok); len(runs) != 1 || runs[0].JobID != "22" || !runs[0].Earlier {
 		t.Errorf("fail.sh gone: runs %+v", runs)
+	}
+}
+
+// history asks for a script's notes only: a request with no WaitsSince
+// reads no queue waits, which at a million jobs were most of what it cost;
+// the same request with a date reads them.
+func TestGatherReadsQueueWaitsOnlyWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	site, _ := catalog.Builtin("wulver")
+	st := historytest.FromDump(t, site, trainDump)
+	path := filepath.Join(t.TempDir(), "train.sh")
+	s := catalogtest.WriteScript(t, path, trainV1)
+	with, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0)}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(with.QueueWaitS) == 0 {
+		t.Fatal("no queue waits read with a date: the dump has none to test with")
+	}
+	without, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(without.QueueWaitS) != 0 {
+		t.Errorf("queue waits read with no date: %v", without.QueueWaitS)
+	}
+	if !slices.Equal(with.Notes, without.Notes) {
+		t.Errorf("notes differ: %q with waits, %q without", with.Notes, without.Notes)
 	}
 }

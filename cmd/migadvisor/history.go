@@ -121,8 +121,7 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 // so (advisor.Gather words them); else the ways to runs: track for jobs
 // plain sbatch submitted, a probe to measure it.
 func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherRequest, own *history.Store, siteWide []*history.Store) (string, error) {
-	// Queue waits since now: none to read, only the notes are wanted.
-	req.WaitsSince = time.Now()
+	req.WaitsSince = time.Time{} // no queue waits: only the notes are wanted
 	job, err := advisor.GatherFor(ctx, site, req, own, siteWide...)
 	if err != nil {
 		return "", err
