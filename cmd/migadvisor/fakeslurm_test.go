@@ -113,6 +113,7 @@ type sbatchCall struct {
 	Args  []string `json:"args"`
 	Env   []string `json:"env"`
 	Stdin string   `json:"stdin"`
+	Fd8   string   `json:"fd8"` // the file open on descriptor 8, "" for none
 }
 
 // newFakeSbatch builds the fake sbatch into dir (a new directory for "")

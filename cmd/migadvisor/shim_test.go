@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -177,5 +178,80 @@ func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
 	if shimmed := envOf(filepath.Join(shimDir, "sbatch")); !slices.Equal(shimmed, direct) {
 		t.Errorf("sbatch's environment through the shim differs:\n%s\nagainst run directly:\n%s",
 			strings.Join(shimmed, "\n"), strings.Join(direct, "\n"))
+	}
+}
+
+// The shim reads nothing of the sbatch it finds first on PATH, which cost
+// a read(2) per byte of Slurm's binary up to its first newline: it runs it
+// with descriptor 8 open on it. A copy of the shim run so is a link in a
+// chain: Slurm's sbatch runs once, the wrapper once, and nothing is left on
+// descriptor 8; two copies with no Slurm's sbatch after them end in an
+// error, not in running each other, and no record. A caller's own descriptor 8 (a lock)
+// reaches sbatch as it was, and the shim reads each candidate instead.
+func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
+	isolate(t)
+	bin := sbatchBinary(t)
+	first, second, slurmDir := t.TempDir(), t.TempDir(), t.TempDir()
+	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
+	os.WriteFile(filepath.Join(first, "sbatch"), shim, 0o755)
+	os.WriteFile(filepath.Join(second, "sbatch"), shim, 0o755)
+	t.Setenv("FAKESBATCH_ID", "79")
+	sbatch := newFakeSbatch(t, slurmDir)
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	lock, err := os.Create(filepath.Join(t.TempDir(), "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	script := wrapperScript(t)
+	for _, tc := range []struct {
+		name string
+		path []string
+		lock bool   // the caller holds descriptor 8
+		fd8  string // what Slurm's sbatch has open on it
+	}{
+		{"one shim", []string{first, slurmDir}, false, sbatch.Path},
+		{"a second copy after it", []string{first, second, slurmDir}, false, ""},
+		{"a second copy before it", []string{second, first, slurmDir}, false, ""},
+		{"the caller's descriptor 8", []string{first, slurmDir}, true, lock.Name()},
+		{"the caller's descriptor 8, two copies", []string{first, second, slurmDir}, true, lock.Name()},
+	} {
+		os.RemoveAll(db + ".spool")
+		cmd := exec.Command(filepath.Join(tc.path[0], "sbatch"), script)
+		cmd.Env = append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+strings.Join(tc.path, ":")+":"+os.Getenv("PATH"))
+		if tc.lock {
+			cmd.ExtraFiles = []*os.File{5: lock} // descriptor 3+5
+		}
+		out, err := cmd.CombinedOutput()
+		calls := sbatch.take(t)
+		if err != nil || string(out) != "Submitted batch job 79\n" || len(calls) != 1 {
+			t.Fatalf("%s: %v, output %q, Slurm's sbatch ran %d times", tc.name, err, out, len(calls))
+		}
+		if calls[0].Fd8 != tc.fd8 {
+			t.Errorf("%s: Slurm's sbatch has %q on descriptor 8, want %q", tc.name, calls[0].Fd8, tc.fd8)
+		}
+		var files []string
+		for deadline := time.Now().Add(5 * time.Second); len(files) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			files, _ = history.SpoolFor(db).Pending()
+		}
+		time.Sleep(50 * time.Millisecond) // a second wrapper's record, if one ran
+		if files, _ = history.SpoolFor(db).Pending(); len(files) != 1 {
+			t.Errorf("%s: %d records spooled, want the one wrapper's", tc.name, len(files))
+		}
+	}
+	os.RemoveAll(db + ".spool")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(first, "sbatch"), script)
+	cmd.Env = append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+first+":"+second)
+	out, err := cmd.CombinedOutput()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 127 || ctx.Err() != nil ||
+		!strings.Contains(string(out), "Slurm's sbatch is not on PATH") {
+		t.Errorf("two copies and no Slurm's sbatch: %v (%v), output %q", err, ctx.Err(), out)
+	}
+	time.Sleep(200 * time.Millisecond) // the wrapper left running, if it records
+	if files, _ := history.SpoolFor(db).Pending(); len(files) != 0 {
+		t.Errorf("two copies and no Slurm's sbatch: %d records of a submission Slurm never saw", len(files))
 	}
 }

@@ -156,6 +156,12 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 	if w.getenv(EnvDisable) == "1" {
 		return
 	}
+	// The shim runs the first sbatch on PATH after it unread: where that
+	// was another copy of it and no Slurm's sbatch follows, no job was
+	// made, and there is nothing to advise or record.
+	if _, err := w.opt.Sbatch.Find(w.getenv); err != nil {
+		return
+	}
 	// The record's time: the shim starts this process before Slurm's
 	// sbatch, so its job was submitted after it (history.PendingEarly).
 	started := w.opt.Now()

@@ -5,7 +5,9 @@
 // environment says:
 //
 //	FAKESBATCH_CALLS   a directory: each call writes PID.json there, its
-//	                   arguments, environment and (FAKESBATCH_STDIN=1) input
+//	                   arguments, environment, the file it has open on
+//	                   descriptor 8 (the shim's mark) and
+//	                   (FAKESBATCH_STDIN=1) its input
 //	FAKESBATCH_ID      the job id it gives (default: its process id)
 //	FAKESBATCH_REFUSE  refuse the job: this line on stderr, nothing on
 //	                   stdout, exit status 1
@@ -30,6 +32,7 @@ type call struct {
 	Args  []string `json:"args"`
 	Env   []string `json:"env"`
 	Stdin string   `json:"stdin"`
+	Fd8   string   `json:"fd8"` // "": none
 }
 
 func main() {
@@ -68,6 +71,7 @@ func record(args []string) error {
 		return nil
 	}
 	c := call{Args: args, Env: os.Environ()}
+	c.Fd8, _ = os.Readlink("/proc/self/fd/8")
 	if os.Getenv("FAKESBATCH_STDIN") == "1" {
 		in, err := io.ReadAll(os.Stdin)
 		if err != nil {
