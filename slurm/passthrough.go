@@ -55,13 +55,18 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 // running it would run the wrapper again.
 const ShimMark = "# sbatch: the migadvisor login-node shim"
 
-// IsShim reports whether the file at p is a copy of the shim.
+// IsShim reports whether the file at p is a copy of the shim. Only a
+// regular file is read, and its open does not wait: a FIFO named sbatch
+// on PATH would hold the wrapper, and the caller's stderr, for ever.
 func IsShim(p string) bool {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
 	head := make([]byte, 256)
 	n, _ := io.ReadFull(f, head)
 	_, second, _ := strings.Cut(string(head[:n]), "\n")

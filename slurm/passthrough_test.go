@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // stubSbatch writes an sbatch that logs its arguments (one per line) and its
@@ -103,5 +105,33 @@ func TestSubmittedJobID(t *testing.T) {
 		if id, cluster := SubmittedJobID([]byte(out)); id != want[0] || cluster != want[1] {
 			t.Errorf("%q: %q %q, want %v", out, id, cluster, want)
 		}
+	}
+}
+
+// IsShim tells a copy of the shim from Slurm's sbatch by its second line,
+// and reads nothing else: a FIFO named sbatch on PATH, which an open for
+// reading would wait on, is no shim at once.
+func TestIsShimReadsOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "shim")
+	os.WriteFile(shim, []byte("#!/bin/sh\n"+ShimMark+" (a copy)\n"), 0o755)
+	other := filepath.Join(dir, "other")
+	os.WriteFile(other, []byte("#!/bin/sh\necho sbatch\n"), 0o755)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !IsShim(shim) || IsShim(other) {
+		t.Errorf("IsShim: the copy %v, another script %v", IsShim(shim), IsShim(other))
+	}
+	done := make(chan bool, 1)
+	go func() { done <- IsShim(fifo) }()
+	select {
+	case is := <-done:
+		if is {
+			t.Error("a FIFO is a shim")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("IsShim waits on a FIFO")
 	}
 }

@@ -110,10 +110,10 @@ type fakeSbatch struct {
 
 // sbatchCall is one call of the fake sbatch, as it recorded it.
 type sbatchCall struct {
-	Args  []string `json:"args"`
-	Env   []string `json:"env"`
-	Stdin string   `json:"stdin"`
-	Fd8   string   `json:"fd8"` // the file open on descriptor 8, "" for none
+	Args  []string       `json:"args"`
+	Env   []string       `json:"env"`
+	Stdin string         `json:"stdin"`
+	Fds   map[int]string `json:"fds"` // descriptors 3 to 9: the file each is open on
 }
 
 // newFakeSbatch builds the fake sbatch into dir (a new directory for "")

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -181,20 +183,25 @@ func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
 	}
 }
 
-// The shim reads nothing of the sbatch it finds first on PATH, which cost
-// a read(2) per byte of Slurm's binary up to its first newline: it runs it
-// with descriptor 8 open on it. A copy of the shim run so is a link in a
-// chain: Slurm's sbatch runs once, the wrapper once, and nothing is left on
-// descriptor 8; two copies with no Slurm's sbatch after them end in an
-// error, not in running each other, and no record. A caller's own descriptor 8 (a lock)
-// reaches sbatch as it was, and the shim reads each candidate instead.
+// The shim reads nothing of an sbatch after it on PATH with Slurm's srun
+// beside it, which cost a read(2) per byte of Slurm's binary up to its
+// first newline: it never opens it. Other copies of the shim on PATH are
+// read and passed over, before it or after it: Slurm's sbatch runs once,
+// the wrapper once. Copies with no Slurm's sbatch after them end in an
+// error and no record, not in running each other for ever, even where one
+// sits in Slurm's directory. The caller's descriptors reach sbatch, not the
+// wrapper left running: a lock taken on one is not held longer.
 func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 	isolate(t)
 	bin := sbatchBinary(t)
-	first, second, slurmDir := t.TempDir(), t.TempDir(), t.TempDir()
+	first, second, slurmDir, copyBesideSrun := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
-	os.WriteFile(filepath.Join(first, "sbatch"), shim, 0o755)
-	os.WriteFile(filepath.Join(second, "sbatch"), shim, 0o755)
+	for _, dir := range []string{first, second, copyBesideSrun} {
+		os.WriteFile(filepath.Join(dir, "sbatch"), shim, 0o755)
+	}
+	for _, dir := range []string{slurmDir, copyBesideSrun} {
+		os.WriteFile(filepath.Join(dir, "srun"), []byte("#!/bin/sh\n"), 0o755)
+	}
 	t.Setenv("FAKESBATCH_ID", "79")
 	sbatch := newFakeSbatch(t, slurmDir)
 	db := filepath.Join(t.TempDir(), "history.db")
@@ -204,54 +211,81 @@ func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	script := wrapperScript(t)
+	// The wrapper holds the caller's stderr until it exits, so a caller
+	// that reads it (CombinedOutput) has every record when it returns. PATH
+	// is path alone: this machine's own sbatch may follow the system's.
+	submit := func(path []string, lock *os.File, env ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		os.RemoveAll(db + ".spool")
+		cmd := exec.CommandContext(ctx, filepath.Join(path[0], "sbatch"), wrapperScript(t))
+		cmd.Env = append(append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+strings.Join(path, ":")), env...)
+		if lock != nil {
+			cmd.ExtraFiles = []*os.File{6: lock} // descriptor 3+6
+		}
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("PATH %v: the shim ran on for 20 s: %s", path, out)
+		}
+		return string(out), err
+	}
 	for _, tc := range []struct {
 		name string
 		path []string
-		lock bool   // the caller holds descriptor 8
-		fd8  string // what Slurm's sbatch has open on it
+		lock bool // the caller holds descriptor 9
 	}{
-		{"one shim", []string{first, slurmDir}, false, sbatch.Path},
-		{"a second copy after it", []string{first, second, slurmDir}, false, ""},
-		{"a second copy before it", []string{second, first, slurmDir}, false, ""},
-		{"the caller's descriptor 8", []string{first, slurmDir}, true, lock.Name()},
-		{"the caller's descriptor 8, two copies", []string{first, second, slurmDir}, true, lock.Name()},
+		{"one shim", []string{first, slurmDir}, false},
+		{"a second copy after it", []string{first, second, slurmDir}, false},
+		{"a second copy before it", []string{second, first, slurmDir}, false},
+		{"a copy in Slurm's directory before it", []string{copyBesideSrun, first, slurmDir}, false},
+		{"the caller's lock on descriptor 9", []string{first, slurmDir}, true},
 	} {
-		os.RemoveAll(db + ".spool")
-		cmd := exec.Command(filepath.Join(tc.path[0], "sbatch"), script)
-		cmd.Env = append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+strings.Join(tc.path, ":")+":"+os.Getenv("PATH"))
+		var held *os.File
 		if tc.lock {
-			cmd.ExtraFiles = []*os.File{5: lock} // descriptor 3+5
+			held = lock
 		}
-		out, err := cmd.CombinedOutput()
+		out, err := submit(tc.path, held)
 		calls := sbatch.take(t)
-		if err != nil || string(out) != "Submitted batch job 79\n" || len(calls) != 1 {
+		if err != nil || out != "Submitted batch job 79\n" || len(calls) != 1 {
 			t.Fatalf("%s: %v, output %q, Slurm's sbatch ran %d times", tc.name, err, out, len(calls))
 		}
-		if calls[0].Fd8 != tc.fd8 {
-			t.Errorf("%s: Slurm's sbatch has %q on descriptor 8, want %q", tc.name, calls[0].Fd8, tc.fd8)
+		if want := map[int]string{}; tc.lock {
+			if want[9] = lock.Name(); !maps.Equal(calls[0].Fds, want) {
+				t.Errorf("%s: Slurm's sbatch has descriptors %v, want %v", tc.name, calls[0].Fds, want)
+			}
 		}
-		var files []string
-		for deadline := time.Now().Add(5 * time.Second); len(files) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			files, _ = history.SpoolFor(db).Pending()
-		}
-		time.Sleep(50 * time.Millisecond) // a second wrapper's record, if one ran
-		if files, _ = history.SpoolFor(db).Pending(); len(files) != 1 {
+		if files, _ := history.SpoolFor(db).Pending(); len(files) != 1 {
 			t.Errorf("%s: %d records spooled, want the one wrapper's", tc.name, len(files))
 		}
 	}
-	os.RemoveAll(db + ".spool")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(first, "sbatch"), script)
-	cmd.Env = append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+first+":"+second)
-	out, err := cmd.CombinedOutput()
-	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 127 || ctx.Err() != nil ||
-		!strings.Contains(string(out), "Slurm's sbatch is not on PATH") {
-		t.Errorf("two copies and no Slurm's sbatch: %v (%v), output %q", err, ctx.Err(), out)
+	fds, wrapper := filepath.Join(t.TempDir(), "fds"), filepath.Join(t.TempDir(), "wrapper")
+	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec /bin/ls /proc/self/fd > "+fds+"\n"), 0o755)
+	if _, err := submit([]string{first, slurmDir}, lock, "MIGADVISOR_BIN="+wrapper); err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the wrapper left running, if it records
-	if files, _ := history.SpoolFor(db).Pending(); len(files) != 0 {
-		t.Errorf("two copies and no Slurm's sbatch: %d records of a submission Slurm never saw", len(files))
+	sbatch.take(t)
+	if open := strings.Fields(readFile(t, fds)); !slices.Contains(open, "2") || slices.Contains(open, "9") {
+		t.Errorf("the wrapper has %v open: want its standard three, not the caller's descriptor 9", open)
+	}
+	for _, path := range [][]string{{first, second}, {first, copyBesideSrun, second, copyBesideSrun}} {
+		out, err := submit(path, nil)
+		if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 127 || !strings.Contains(out, "no sbatch on PATH") {
+			t.Errorf("PATH %v, no Slurm's sbatch: %v, output %q", path, err, out)
+		}
+		if files, _ := history.SpoolFor(db).Pending(); len(files) != 0 {
+			t.Errorf("PATH %v, no Slurm's sbatch: %d records of a submission Slurm never saw", path, len(files))
+		}
+	}
+	// Taken unread, Slurm's sbatch is never opened by the shim: a FIFO
+	// there, which an open for reading would wait on for ever, fails at
+	// once as the sbatch run (a FIFO cannot be run).
+	fifoDir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, "sbatch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(fifoDir, "sbatch"), 0o755)
+	os.WriteFile(filepath.Join(fifoDir, "srun"), []byte("#!/bin/sh\n"), 0o755)
+	if _, err := submit([]string{first, fifoDir}, nil); err == nil {
+		t.Error("a FIFO ran as sbatch")
 	}
 }

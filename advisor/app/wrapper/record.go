@@ -156,15 +156,15 @@ func (w *wrapper) beside(ctx context.Context, cl *slurm.CommandLine) {
 	if w.getenv(EnvDisable) == "1" {
 		return
 	}
-	// The shim runs the first sbatch on PATH after it unread: where that
-	// was another copy of it and no Slurm's sbatch follows, no job was
-	// made, and there is nothing to advise or record.
-	if _, err := w.opt.Sbatch.Find(w.getenv); err != nil {
-		return
-	}
 	// The record's time: the shim starts this process before Slurm's
 	// sbatch, so its job was submitted after it (history.PendingEarly).
 	started := w.opt.Now()
+	// The shim may run a copy of itself in Slurm's directory unread (see
+	// scripts/sbatch): where no Slurm's sbatch follows, no job was made,
+	// and there is nothing to advise or record.
+	if _, err := w.opt.Sbatch.Find(w.getenv); err != nil {
+		return
+	}
 	script, ok := w.scriptAsSubmitted(cl, time.Now()) // the file system's clock, not the record's
 	w.submitted = script
 	_, read := w.adviseWithin(ctx, cl, false)

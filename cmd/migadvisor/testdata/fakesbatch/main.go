@@ -5,9 +5,8 @@
 // environment says:
 //
 //	FAKESBATCH_CALLS   a directory: each call writes PID.json there, its
-//	                   arguments, environment, the file it has open on
-//	                   descriptor 8 (the shim's mark) and
-//	                   (FAKESBATCH_STDIN=1) its input
+//	                   arguments, environment, what its descriptors 3 to 9
+//	                   hold and (FAKESBATCH_STDIN=1) its input
 //	FAKESBATCH_ID      the job id it gives (default: its process id)
 //	FAKESBATCH_REFUSE  refuse the job: this line on stderr, nothing on
 //	                   stdout, exit status 1
@@ -29,10 +28,10 @@ import (
 
 // call is what the tests read back of one run.
 type call struct {
-	Args  []string `json:"args"`
-	Env   []string `json:"env"`
-	Stdin string   `json:"stdin"`
-	Fd8   string   `json:"fd8"` // "": none
+	Args  []string       `json:"args"`
+	Env   []string       `json:"env"`
+	Stdin string         `json:"stdin"`
+	Fds   map[int]string `json:"fds"` // descriptor 3 to 9: the file it is open on
 }
 
 func main() {
@@ -71,7 +70,12 @@ func record(args []string) error {
 		return nil
 	}
 	c := call{Args: args, Env: os.Environ()}
-	c.Fd8, _ = os.Readlink("/proc/self/fd/8")
+	c.Fds = map[int]string{}
+	for fd := 3; fd <= 9; fd++ {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil {
+			c.Fds[fd] = target
+		}
+	}
 	if os.Getenv("FAKESBATCH_STDIN") == "1" {
 		in, err := io.ReadAll(os.Stdin)
 		if err != nil {
