@@ -25,10 +25,10 @@ type GatherRequest struct {
 	// User is who asks: in a site-wide history only their jobs can be the
 	// script's earlier versions, and their runs are the monthly rate. "":
 	// anyone's.
-	User string
-	// WaitsSince: queue waits from jobs submitted since; zero reads none
-	// (history wants the notes only).
-	WaitsSince time.Time
+	User       string
+	WaitsSince time.Time // queue waits from jobs submitted since
+	// NoWaits reads no queue waits: history wants the notes only.
+	NoWaits bool
 }
 
 // GatherFor reads a script's evidence from the user's history (own; nil
@@ -67,7 +67,7 @@ func GatherFor(ctx context.Context, site *catalog.Site, req GatherRequest, own *
 			job.Notes = append(job.Notes, note)
 		}
 	}
-	if len(stores) > 0 && !req.WaitsSince.IsZero() {
+	if len(stores) > 0 && !req.NoWaits {
 		job.QueueWaitS, err = queueWaits(ctx, site, stores[len(stores)-1], req.WaitsSince)
 	}
 	return job, err

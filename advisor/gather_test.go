@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,9 +243,9 @@ func TestGatherASecondLiveScriptIsNotAnEarlierVersion(t *testing.T) {
 	}
 }
 
-// history asks for a script's notes only: a request with no WaitsSince
-// reads no queue waits, which at a million jobs were most of what it cost;
-// the same request with a date reads them.
+// history asks for a script's notes only: a request with NoWaits reads no
+// queue waits, which at a million jobs were most of what it cost; the same
+// request without reads them, from any date when it names none.
 func TestGatherReadsQueueWaitsOnlyWhenAsked(t *testing.T) {
 	ctx := context.Background()
 	site, _ := catalog.Builtin("wulver")
@@ -258,12 +259,19 @@ func TestGatherReadsQueueWaitsOnlyWhenAsked(t *testing.T) {
 	if len(with.QueueWaitS) == 0 {
 		t.Fatal("no queue waits read with a date: the dump has none to test with")
 	}
-	without, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s}, st)
+	undated, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(undated.QueueWaitS, with.QueueWaitS) {
+		t.Errorf("queue waits with no date %v, since 1970 %v", undated.QueueWaitS, with.QueueWaitS)
+	}
+	without, err := GatherFor(ctx, site, GatherRequest{Path: path, Script: s, WaitsSince: time.Unix(0, 0), NoWaits: true}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(without.QueueWaitS) != 0 {
-		t.Errorf("queue waits read with no date: %v", without.QueueWaitS)
+		t.Errorf("queue waits read with NoWaits: %v", without.QueueWaitS)
 	}
 	if !slices.Equal(with.Notes, without.Notes) {
 		t.Errorf("notes differ: %q with waits, %q without", with.Notes, without.Notes)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -121,7 +120,7 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 // so (advisor.Gather words them); else the ways to runs: track for jobs
 // plain sbatch submitted, a probe to measure it.
 func whyNoRuns(ctx context.Context, site *catalog.Site, req advisor.GatherRequest, own *history.Store, siteWide []*history.Store) (string, error) {
-	req.WaitsSince = time.Time{} // no queue waits: only the notes are wanted
+	req.NoWaits = true // only the notes are wanted
 	job, err := advisor.GatherFor(ctx, site, req, own, siteWide...)
 	if err != nil {
 		return "", err
