@@ -113,7 +113,8 @@ type sbatchCall struct {
 	Args  []string       `json:"args"`
 	Env   []string       `json:"env"`
 	Stdin string         `json:"stdin"`
-	Fds   map[int]string `json:"fds"` // descriptors 3 to 9: the file each is open on
+	Fds   map[int]string `json:"fds"`   // descriptors 3 to 9: the file each is open on
+	Reads int            `json:"reads"` // read(2) calls its process made before it started (the shim's too)
 }
 
 // newFakeSbatch builds the fake sbatch into dir (a new directory for "")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,27 +184,34 @@ func TestSbatchShimLeavesTheEnvironmentAlone(t *testing.T) {
 	}
 }
 
-// The shim reads nothing of an sbatch after it on PATH with Slurm's srun
-// beside it, which cost a read(2) per byte of Slurm's binary up to its
-// first newline: it never opens it. Other copies of the shim on PATH are
-// read and passed over, before it or after it: Slurm's sbatch runs once,
-// the wrapper once. Copies with no Slurm's sbatch after them end in an
-// error and no record, not in running each other for ever, even where one
-// sits in Slurm's directory. The caller's descriptors reach sbatch, not the
+// The shim reads nothing of an sbatch after its last place on PATH with
+// an srun beside it, which cost a read(2) per byte of Slurm's binary up to
+// its first newline. Other copies of the shim are read and passed over,
+// before it or after it: Slurm's sbatch runs once, the wrapper once (twice
+// where a copy sits beside an srun after it, as docs/admin/wrapper.md
+// says). Copies with no Slurm's sbatch after them end in an error and no record,
+// not in running each other for ever, even copies beside an srun and a
+// shim met twice on PATH. The caller's descriptors reach sbatch, not the
 // wrapper left running: a lock taken on one is not held longer.
 func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 	isolate(t)
 	bin := sbatchBinary(t)
-	first, second, slurmDir, copyBesideSrun := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	first, second, slurmDir, besideSrun, besideSrun2 := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	shim, _ := os.ReadFile(filepath.Join(packageDir, "../../scripts/sbatch"))
-	for _, dir := range []string{first, second, copyBesideSrun} {
+	for _, dir := range []string{first, second, besideSrun, besideSrun2} {
 		os.WriteFile(filepath.Join(dir, "sbatch"), shim, 0o755)
 	}
-	for _, dir := range []string{slurmDir, copyBesideSrun} {
+	for _, dir := range []string{slurmDir, besideSrun, besideSrun2} {
 		os.WriteFile(filepath.Join(dir, "srun"), []byte("#!/bin/sh\n"), 0o755)
 	}
 	t.Setenv("FAKESBATCH_ID", "79")
 	sbatch := newFakeSbatch(t, slurmDir)
+	// Read by the shell, the fake's first line would cost a read(2) a byte.
+	fake, _ := os.ReadFile(sbatch.Path)
+	firstLine := bytes.IndexByte(fake, '\n')
+	if firstLine < 1000 {
+		t.Fatalf("the fake sbatch's first line is %d bytes: too short to tell a read of it", firstLine)
+	}
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
 	lock, err := os.Create(filepath.Join(t.TempDir(), "lock"))
@@ -214,14 +222,14 @@ func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 	// The wrapper holds the caller's stderr until it exits, so a caller
 	// that reads it (CombinedOutput) has every record when it returns. PATH
 	// is path alone: this machine's own sbatch may follow the system's.
-	submit := func(path []string, lock *os.File, env ...string) (string, error) {
+	submit := func(shim string, path []string, lock *os.File, env ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		os.RemoveAll(db + ".spool")
-		cmd := exec.CommandContext(ctx, filepath.Join(path[0], "sbatch"), wrapperScript(t))
+		cmd := exec.CommandContext(ctx, filepath.Join(shim, "sbatch"), wrapperScript(t))
 		cmd.Env = append(append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+strings.Join(path, ":")), env...)
 		if lock != nil {
-			cmd.ExtraFiles = []*os.File{6: lock} // descriptor 3+6
+			cmd.ExtraFiles = []*os.File{lock, lock, lock, lock, lock, lock, lock} // descriptors 3 to 9
 		}
 		out, err := cmd.CombinedOutput()
 		if ctx.Err() != nil {
@@ -230,45 +238,60 @@ func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 		return string(out), err
 	}
 	for _, tc := range []struct {
-		name string
-		path []string
-		lock bool // the caller holds descriptor 9
+		name     string
+		shim     string // the one run
+		path     []string
+		unread   bool // Slurm's sbatch is taken unread
+		lock     bool // the caller holds descriptors 3 to 9
+		wrappers int
 	}{
-		{"one shim", []string{first, slurmDir}, false},
-		{"a second copy after it", []string{first, second, slurmDir}, false},
-		{"a second copy before it", []string{second, first, slurmDir}, false},
-		{"a copy in Slurm's directory before it", []string{copyBesideSrun, first, slurmDir}, false},
-		{"the caller's lock on descriptor 9", []string{first, slurmDir}, true},
+		{"one shim", first, []string{first, slurmDir}, true, false, 1},
+		{"a copy after it", first, []string{first, second, slurmDir}, true, false, 1},
+		{"a copy before it", first, []string{second, first, slurmDir}, true, false, 1},
+		{"a copy beside an srun after it", first, []string{first, besideSrun, slurmDir}, true, false, 2},
+		{"a copy beside an srun before it", first, []string{besideSrun, first, slurmDir}, true, false, 1},
+		{"Slurm's directory before the shim", first, []string{slurmDir, first}, false, false, 1},
+		{"Slurm's directory between two places of the shim", first, []string{first, slurmDir, first}, false, false, 1},
+		{"the shim not on PATH", first, []string{slurmDir}, false, false, 1},
+		{"the caller's descriptors", first, []string{first, slurmDir}, true, true, 1},
 	} {
 		var held *os.File
 		if tc.lock {
 			held = lock
 		}
-		out, err := submit(tc.path, held)
+		out, err := submit(tc.shim, tc.path, held)
 		calls := sbatch.take(t)
 		if err != nil || out != "Submitted batch job 79\n" || len(calls) != 1 {
-			t.Fatalf("%s: %v, output %q, Slurm's sbatch ran %d times", tc.name, err, out, len(calls))
+			t.Errorf("%s: %v, output %q, Slurm's sbatch ran %d times", tc.name, err, out, len(calls))
+			continue
 		}
-		if want := map[int]string{}; tc.lock {
-			if want[9] = lock.Name(); !maps.Equal(calls[0].Fds, want) {
-				t.Errorf("%s: Slurm's sbatch has descriptors %v, want %v", tc.name, calls[0].Fds, want)
-			}
+		want := map[int]string{}
+		for fd := 3; tc.lock && fd <= 9; fd++ {
+			want[fd] = lock.Name()
 		}
-		if files, _ := history.SpoolFor(db).Pending(); len(files) != 1 {
-			t.Errorf("%s: %d records spooled, want the one wrapper's", tc.name, len(files))
+		if !maps.Equal(calls[0].Fds, want) {
+			t.Errorf("%s: Slurm's sbatch has descriptors %v, want %v", tc.name, calls[0].Fds, want)
+		}
+		if read := calls[0].Reads >= firstLine; calls[0].Reads < 0 || read == tc.unread {
+			t.Errorf("%s: %d read(2) calls before Slurm's sbatch started, its first line %d bytes: taken unread %v, want %v",
+				tc.name, calls[0].Reads, firstLine, !read, tc.unread)
+		}
+		if files, _ := history.SpoolFor(db).Pending(); len(files) != tc.wrappers {
+			t.Errorf("%s: %d records spooled, want %d", tc.name, len(files), tc.wrappers)
 		}
 	}
 	fds, wrapper := filepath.Join(t.TempDir(), "fds"), filepath.Join(t.TempDir(), "wrapper")
-	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec /bin/ls /proc/self/fd > "+fds+"\n"), 0o755)
-	if _, err := submit([]string{first, slurmDir}, lock, "MIGADVISOR_BIN="+wrapper); err != nil {
+	os.WriteFile(wrapper, []byte("#!/bin/sh\n{ echo std; for fd in 3 4 5 6 7 8 9; do [ -e /proc/$$/fd/$fd ] && echo $fd; done; } > "+fds+"\n"), 0o755)
+	os.WriteFile(fds, nil, 0o644)
+	if _, err := submit(first, []string{first, slurmDir}, lock, "MIGADVISOR_BIN="+wrapper); err != nil {
 		t.Fatal(err)
 	}
 	sbatch.take(t)
-	if open := strings.Fields(readFile(t, fds)); !slices.Contains(open, "2") || slices.Contains(open, "9") {
-		t.Errorf("the wrapper has %v open: want its standard three, not the caller's descriptor 9", open)
+	if open := strings.Fields(readFile(t, fds)); len(open) != 1 {
+		t.Errorf("the wrapper has the caller's descriptors %v open, want none of 3 to 9", open[min(1, len(open)):])
 	}
-	for _, path := range [][]string{{first, second}, {first, copyBesideSrun, second, copyBesideSrun}} {
-		out, err := submit(path, nil)
+	for _, path := range [][]string{{first, second}, {first, besideSrun, second, besideSrun}, {besideSrun, besideSrun2, besideSrun}} {
+		out, err := submit(path[0], path, nil)
 		if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 127 || !strings.Contains(out, "no sbatch on PATH") {
 			t.Errorf("PATH %v, no Slurm's sbatch: %v, output %q", path, err, out)
 		}
@@ -276,16 +299,16 @@ func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 			t.Errorf("PATH %v, no Slurm's sbatch: %d records of a submission Slurm never saw", path, len(files))
 		}
 	}
-	// Taken unread, Slurm's sbatch is never opened by the shim: a FIFO
-	// there, which an open for reading would wait on for ever, fails at
-	// once as the sbatch run (a FIFO cannot be run).
+	// A FIFO named sbatch is no sbatch: a read of it would wait for ever.
 	fifoDir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(fifoDir, "sbatch"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	os.Chmod(filepath.Join(fifoDir, "sbatch"), 0o755)
-	os.WriteFile(filepath.Join(fifoDir, "srun"), []byte("#!/bin/sh\n"), 0o755)
-	if _, err := submit([]string{first, fifoDir}, nil); err == nil {
-		t.Error("a FIFO ran as sbatch")
+	if out, err := submit(first, []string{first, fifoDir, slurmDir}, nil); err != nil || out != "Submitted batch job 79\n" {
+		t.Errorf("a FIFO named sbatch before Slurm's: %v, output %q", err, out)
+	}
+	if calls := sbatch.take(t); len(calls) != 1 {
+		t.Errorf("a FIFO named sbatch before Slurm's: Slurm's sbatch ran %d times", len(calls))
 	}
 }

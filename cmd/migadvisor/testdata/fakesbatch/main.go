@@ -6,7 +6,10 @@
 //
 //	FAKESBATCH_CALLS   a directory: each call writes PID.json there, its
 //	                   arguments, environment, what its descriptors 3 to 9
-//	                   hold and (FAKESBATCH_STDIN=1) its input
+//	                   hold, how many read(2) calls its process had made
+//	                   when it started (/proc/self/io's syscr, which an
+//	                   exec keeps: the shim's, when the shim ran it) and
+//	                   (FAKESBATCH_STDIN=1) its input
 //	FAKESBATCH_ID      the job id it gives (default: its process id)
 //	FAKESBATCH_REFUSE  refuse the job: this line on stderr, nothing on
 //	                   stdout, exit status 1
@@ -24,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // call is what the tests read back of one run.
@@ -31,7 +35,8 @@ type call struct {
 	Args  []string       `json:"args"`
 	Env   []string       `json:"env"`
 	Stdin string         `json:"stdin"`
-	Fds   map[int]string `json:"fds"` // descriptor 3 to 9: the file it is open on
+	Fds   map[int]string `json:"fds"`   // descriptor 3 to 9: the file it is open on
+	Reads int            `json:"reads"` // read(2) calls before it started; -1: unknown
 }
 
 func main() {
@@ -69,13 +74,14 @@ func record(args []string) error {
 	if dir == "" {
 		return nil
 	}
-	c := call{Args: args, Env: os.Environ()}
-	c.Fds = map[int]string{}
+	// Descriptors first, before a file this process opens takes one.
+	c := call{Args: args, Env: os.Environ(), Fds: map[int]string{}}
 	for fd := 3; fd <= 9; fd++ {
 		if target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil {
 			c.Fds[fd] = target
 		}
 	}
+	c.Reads = readsSoFar()
 	if os.Getenv("FAKESBATCH_STDIN") == "1" {
 		in, err := io.ReadAll(os.Stdin)
 		if err != nil {
@@ -92,4 +98,21 @@ func record(args []string) error {
 		return err
 	}
 	return os.Rename(name+".tmp", name+".json")
+}
+
+// readsSoFar is the process's read(2) calls so far, -1 where the kernel
+// does not count them.
+func readsSoFar() int {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }
