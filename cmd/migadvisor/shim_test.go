@@ -299,6 +299,21 @@ func TestSbatchShimReadsNothingOfSlurmsSbatch(t *testing.T) {
 			t.Errorf("PATH %v, no Slurm's sbatch: %d records of a submission Slurm never saw", path, len(files))
 		}
 	}
+	// PATH is split on colons alone: a pattern in it names no directory.
+	globbed := t.TempDir()
+	os.Mkdir(filepath.Join(globbed, "x"), 0o755)
+	os.WriteFile(filepath.Join(globbed, "x", "sbatch"), []byte("#!/bin/sh\nexit 9\n"), 0o755)
+	if out, err := submit(first, []string{first, globbed + "/*", slurmDir}, nil); err != nil || out != "Submitted batch job 79\n" {
+		t.Errorf("a pattern on PATH: %v, output %q", err, out)
+	}
+	sbatch.take(t)
+	// sh sbatch, in the shim's directory: the shim is that file, not the
+	// first sbatch on PATH.
+	cmd := exec.Command("/bin/sh", "sbatch", wrapperScript(t))
+	cmd.Dir, cmd.Env = first, append(os.Environ(), "MIGADVISOR_BIN="+bin, "PATH="+slurmDir)
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "Submitted batch job 79\n" || len(sbatch.take(t)) != 1 {
+		t.Errorf("sh sbatch: %v, output %q", err, out)
+	}
 	// A FIFO named sbatch is no sbatch: a read of it would wait for ever.
 	fifoDir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(fifoDir, "sbatch"), 0o755); err != nil {
