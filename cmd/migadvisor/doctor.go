@@ -40,7 +40,8 @@ func doctorOptionsFrom(c *cli.Context) (doctorOptions, error) {
 
 // runDoctor prints the checks and exits 1 where any is a problem.
 func runDoctor(ctx context.Context, o doctorOptions, w outWriters) error {
-	r := doctor.Run(ctx, doctor.Request{Site: o.Global.Site, Getenv: os.Getenv, Now: time.Now(), MaxAge: o.MaxAge})
+	self, _ := os.Executable() // the fixes name this migadvisor
+	r := doctor.Run(ctx, doctor.Request{Site: o.Global.Site, Getenv: os.Getenv, Now: time.Now(), MaxAge: o.MaxAge, Self: self})
 	if o.JSON {
 		if err := writeJSON(w.Out, r); err != nil {
 			return err

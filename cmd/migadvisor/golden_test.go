@@ -72,6 +72,10 @@ func newGolden(t *testing.T) *golden {
 	if root, err := filepath.Abs("../.."); err == nil {
 		g.replace(root, "$REPO")
 	}
+	// The running binary, which doctor's fixes name, is the test's own.
+	if self, err := os.Executable(); err == nil {
+		g.replace(self, "$MIGADVISOR")
+	}
 	return g
 }
 

@@ -58,6 +58,8 @@ type Request struct {
 	Now    time.Time
 	// MaxAge is how old the published advice index may be; 0: DefaultMaxAge.
 	MaxAge time.Duration
+	// Self is the migadvisor the fixes name (this one); "": migadvisor.
+	Self string
 }
 
 // Run checks the setup.
@@ -69,7 +71,7 @@ func Run(ctx context.Context, req Request) *Report {
 	site, c := checkSite(req.Site)
 	r.add(c)
 	if site != nil {
-		for _, c := range checkPublished(ctx, site, req.Now, req.MaxAge) {
+		for _, c := range checkPublished(ctx, site, req.Now, req.MaxAge, publishWith(req.Self)) {
 			r.add(c)
 		}
 		if c, ok := checkSiteStore(site); ok {

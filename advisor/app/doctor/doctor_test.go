@@ -248,3 +248,21 @@ func TestDoctorShimAlone(t *testing.T) {
 		t.Errorf("no Slurm sbatch behind the shim: %s %q", c.Status, c.Found)
 	}
 }
+
+// A publish fix is the command as the README's admin block types it: root's,
+// through sudo (whose secure_path has no migadvisor), with the migadvisor
+// that ran doctor, quoted as a shell word.
+func TestDoctorPublishFixIsTheAdminsCommand(t *testing.T) {
+	s := newSetup(t)
+	os.Remove(filepath.Join(s.shared, "advice.idx"))
+	for self, want := range map[string]string{
+		"/opt/migadvisor/bin/migadvisor": "publish it: sudo env MIGADVISOR_DB=/var/lib/migadvisor/site.db /opt/migadvisor/bin/migadvisor collect --all-users --publish DIR",
+		"/opt/my tools/migadvisor":       "publish it: sudo env MIGADVISOR_DB=/var/lib/migadvisor/site.db '/opt/my tools/migadvisor' collect --all-users --publish DIR",
+		"":                               "publish it: sudo env MIGADVISOR_DB=/var/lib/migadvisor/site.db migadvisor collect --all-users --publish DIR",
+	} {
+		r := Run(context.Background(), Request{Getenv: func(k string) string { return s.env[k] }, Now: s.now, Self: self})
+		if c := find(r, "advice_index"); !strings.HasPrefix(c.Fix, want) {
+			t.Errorf("Self %q: fix %q, want it to begin %q", self, c.Fix, want)
+		}
+	}
+}

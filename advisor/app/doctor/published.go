@@ -12,28 +12,35 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/app/index"
 	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // publishWith is the command that publishes a site-wide history, as the
-// docs give it.
-const publishWith = "MIGADVISOR_DB=/var/lib/migadvisor/site.db migadvisor collect --all-users --publish DIR, every 30 minutes " +
-	"(docs/admin/collect-and-publish.md)"
+// docs give it, with the migadvisor at self ("": migadvisor on PATH): run
+// as root through sudo, whose secure_path has no migadvisor of its own.
+func publishWith(self string) string {
+	if self == "" {
+		self = "migadvisor"
+	}
+	return "sudo env MIGADVISOR_DB=/var/lib/migadvisor/site.db " + slurm.ShellWord(self) +
+		" collect --all-users --publish DIR, every 30 minutes (docs/admin/collect-and-publish.md)"
+}
 
 // checkPublished checks what publish writes and the site file names: the
 // snapshot (site_db), the advice index beside it (or site_index), and the
 // directories they are in.
-func checkPublished(ctx context.Context, site *catalog.Site, now time.Time, maxAge time.Duration) []Check {
+func checkPublished(ctx context.Context, site *catalog.Site, now time.Time, maxAge time.Duration, publish string) []Check {
 	h := site.History
 	if h.SiteDB == "" && h.SiteIndex == "" {
 		return []Check{{Name: "site_history", Status: Warning,
 			Found: fmt.Sprintf("site %s names no site-wide history ([history] site_db): advice reads each user's own runs only", site.Name),
-			Fix:   "publish one and name DIR/history.db as site_db in the site file: " + publishWith}}
+			Fix:   "publish one and name DIR/history.db as site_db in the site file: " + publish}}
 	}
 	var checks []Check
 	if h.SiteDB != "" {
-		checks = append(checks, checkSnapshot(ctx, h.SiteDB, now))
+		checks = append(checks, checkSnapshot(ctx, h.SiteDB, now, publish))
 	}
-	checks = append(checks, checkIndex(h.SiteIndexPath(), now, maxAge))
+	checks = append(checks, checkIndex(h.SiteIndexPath(), now, maxAge, publish))
 	dirs := []string{filepath.Dir(h.SiteIndexPath())}
 	if h.SiteDB != "" && filepath.Dir(h.SiteDB) != dirs[0] {
 		dirs = append([]string{filepath.Dir(h.SiteDB)}, dirs...)
@@ -47,18 +54,18 @@ func checkPublished(ctx context.Context, site *catalog.Site, now time.Time, maxA
 // checkSnapshot checks the site-wide history users read: a snapshot that
 // opens, readable by every user (unless the site keeps it to itself), and
 // writable by its owner alone.
-func checkSnapshot(ctx context.Context, path string, now time.Time) Check {
+func checkSnapshot(ctx context.Context, path string, now time.Time, publish string) Check {
 	c := Check{Name: "site_history"}
 	info, err := os.Stat(path)
 	if err != nil {
 		c.Status, c.Found = Problem, fmt.Sprintf("site_db %s: %v", path, plainErr(err))
-		c.Fix = "publish it: " + publishWith
+		c.Fix = "publish it: " + publish
 		return c
 	}
 	st, err := history.OpenWith(ctx, path, history.Options{ReadOnly: true})
 	if err != nil {
 		c.Status, c.Found = Problem, fmt.Sprintf("site_db %s does not open: %v", path, err)
-		c.Fix = "publish it again with this migadvisor: " + publishWith
+		c.Fix = "publish it again with this migadvisor: " + publish
 		return c
 	}
 	st.Close()
@@ -71,7 +78,7 @@ func checkSnapshot(ctx context.Context, path string, now time.Time) Check {
 	case !history.IsSnapshot(path):
 		c.Status, c.Found = Warning, c.Found+": a live history, not a snapshot that publish wrote; read over a shared file system "+
 			"from other hosts, it may be seen torn"
-		c.Fix = "keep the live history on the collecting host's own disk and name the published snapshot: " + publishWith
+		c.Fix = "keep the live history on the collecting host's own disk and name the published snapshot: " + publish
 	case perm&0o004 == 0:
 		c.Status, c.Found = Warning, c.Found+": users cannot read it, so their recommend and history read their own runs only "+
 			"(the wrapper still reads the advice index)"
@@ -83,19 +90,19 @@ func checkSnapshot(ctx context.Context, path string, now time.Time) Check {
 // checkIndex checks the advice index the wrappers and the cli_filter read
 // on every submission: there, readable by this build, fresh, readable by
 // every user and writable by its owner alone.
-func checkIndex(path string, now time.Time, maxAge time.Duration) Check {
+func checkIndex(path string, now time.Time, maxAge time.Duration, publish string) Check {
 	c := Check{Name: "advice_index"}
 	info, err := os.Stat(path)
 	if err != nil {
 		c.Status = Problem
 		c.Found = fmt.Sprintf("%s: %v: the sbatch wrappers and the cli_filter have no site advice, and say so on each submission", path, plainErr(err))
-		c.Fix = "publish it: " + publishWith
+		c.Fix = "publish it: " + publish
 		return c
 	}
 	r, err := index.Open(path)
 	if err != nil {
 		c.Status, c.Found = Problem, fmt.Sprintf("%s does not open: %v", path, err)
-		c.Fix = "publish it again with this migadvisor: " + publishWith
+		c.Fix = "publish it again with this migadvisor: " + publish
 		return c
 	}
 	r.Close()
@@ -110,7 +117,7 @@ func checkIndex(path string, now time.Time, maxAge time.Duration) Check {
 		c.Fix = "chmod 0644 " + path
 	case now.Sub(info.ModTime()) > maxAge:
 		c.Status, c.Found = Problem, c.Found+fmt.Sprintf(": older than %s, so the collect that publishes it has stopped", span(maxAge))
-		c.Fix = "see why: systemctl status migadvisor-collect.timer and journalctl -u migadvisor-collect (or root's crontab); " + publishWith
+		c.Fix = "see why: systemctl status migadvisor-collect.timer and journalctl -u migadvisor-collect (or root's crontab); " + publish
 	}
 	return c
 }
