@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -177,6 +178,10 @@ func TestSlurmCliFilterFailsOpenOnFaults(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			db := tc.setup(t)
+			// Run before setup's cleanups (unmount, remove): the filter's
+			// filter-record, started in the background where the spool
+			// cannot be written, outlives sbatch and writes there.
+			t.Cleanup(func() { waitForProcessesWith(t, "MIGADVISOR_DB="+db) })
 			out, err := filter.sbatch(t, []string{"MIGADVISOR_DB=" + db}, job)
 			m := submittedLine.FindStringSubmatchIndex(out)
 			if err != nil || m == nil {
@@ -188,4 +193,35 @@ func TestSlurmCliFilterFailsOpenOnFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitForProcessesWith waits, up to 10 s, until no process has kv
+// ("NAME=value") in its environment: what a submission starts in the
+// background outlives it, and a test's cleanup must not remove the
+// directory it still writes in.
+func waitForProcessesWith(t *testing.T, kv string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !anyProcessWith(kv) {
+			return
+		}
+	}
+	t.Errorf("a process with %s in its environment still runs after 10 s", kv)
+}
+
+// anyProcessWith reports whether a process has kv in its environment.
+func anyProcessWith(kv string) bool {
+	files, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, v := range bytes.Split(data, []byte{0}) {
+			if string(v) == kv {
+				return true
+			}
+		}
+	}
+	return false
 }
