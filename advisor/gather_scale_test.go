@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/base/history/historytest"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/catalog/catalogtest"
+	"github.com/migadvisor/migadvisor/internal/procio"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
@@ -22,19 +20,7 @@ import (
 // bytesRead is how many bytes this process has read from files so far
 // (rchar: SQLite reads a history's pages itself, a page a call), or -1
 // where /proc does not say.
-func bytesRead() int64 {
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "rchar:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-			return n
-		}
-	}
-	return -1
-}
+func bytesRead() int64 { return procio.Count("rchar") }
 
 // scaleHistory is a history of n generated jobs (sacctgen's) at path: half
 // linked to slurmdbd's scripts, as a site-wide history collected with

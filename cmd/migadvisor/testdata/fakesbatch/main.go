@@ -27,7 +27,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/migadvisor/migadvisor/internal/procio"
 )
 
 // call is what the tests read back of one run.
@@ -81,7 +82,7 @@ func record(args []string) error {
 			c.Fds[fd] = target
 		}
 	}
-	c.Reads = readsSoFar()
+	c.Reads = int(procio.Count("syscr")) // -1: the kernel does not count them
 	if os.Getenv("FAKESBATCH_STDIN") == "1" {
 		in, err := io.ReadAll(os.Stdin)
 		if err != nil {
@@ -98,21 +99,4 @@ func record(args []string) error {
 		return err
 	}
 	return os.Rename(name+".tmp", name+".json")
-}
-
-// readsSoFar is the process's read(2) calls so far, -1 where the kernel
-// does not count them.
-func readsSoFar() int {
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
-		}
-	}
-	return -1
 }
