@@ -40,7 +40,9 @@ func FindRealSbatch(getenv func(string) string, self string) (string, error) {
 			dir = "."
 		}
 		p := dir + string(filepath.Separator) + "sbatch" // "./sbatch", not "sbatch", which exec would look up on PATH
-		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		// As the shim does: a FIFO, socket or device named sbatch is no
+		// program, and a FIFO's reader (IsShim's, exec's) would wait on it.
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
 			continue
 		}
 		if !isWrapper(p) {

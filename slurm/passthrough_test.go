@@ -111,6 +111,20 @@ func TestSubmittedJobID(t *testing.T) {
 // IsShim tells a copy of the shim from Slurm's sbatch by its second line,
 // and reads nothing else: a FIFO named sbatch on PATH, which an open for
 // reading would wait on, is no shim at once.
+// The wrapper's search passes over what the shim's passes over: an
+// executable FIFO named sbatch before Slurm's is no sbatch.
+func TestFindRealSbatchSkipsWhatIsNotARegularFile(t *testing.T) {
+	fifoDir, realDir := t.TempDir(), t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, "sbatch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := stubSbatch(t, realDir)
+	env := map[string]string{"PATH": fifoDir + ":" + realDir}
+	if p, err := FindRealSbatch(func(k string) string { return env[k] }, "/usr/bin/migadvisor"); err != nil || p != real {
+		t.Errorf("found %q, %v; want %q, past the FIFO", p, err, real)
+	}
+}
+
 func TestIsShimReadsOnlyRegularFiles(t *testing.T) {
 	dir := t.TempDir()
 	shim := filepath.Join(dir, "shim")
