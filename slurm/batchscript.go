@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -35,41 +36,93 @@ func ParseBatchScripts(r io.Reader) (map[string][]byte, error) {
 // SlurmUser, Slurm's operators and administrators and the coordinators of
 // its account, and none it no longer holds (purged, or no such job).
 func ParseBatchScriptsShown(r io.Reader) (scripts map[string][]byte, shown map[string]bool, err error) {
-	data, err := io.ReadAll(r)
+	scripts, shown = map[string][]byte{}, map[string]bool{}
+	err = ScanBatchScripts(r, func(id string, script []byte) error {
+		shown[id] = true
+		if script != nil {
+			scripts[id] = script
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	// A header is its line followed by a line of dashes; a script's own
-	// "Batch Script for" line without them is part of the script.
-	isHeader := func(i int) bool {
-		return strings.HasPrefix(lines[i], batchScriptHeader) && i+1 < len(lines) && isDashes(strings.TrimSpace(lines[i+1]))
-	}
-	scripts, shown = map[string][]byte{}, map[string]bool{}
-	headers := 0
-	for i := 0; i < len(lines); i++ {
-		if !isHeader(i) {
-			continue
+	return scripts, shown, nil
+}
+
+// ScanBatchScripts reads `sacct --batch-script` output as it streams, a
+// script at a time, as ParseBatchScriptsShown reads it: fn hears each job
+// id the output has a header for, with its script (nil for "NONE"). A
+// saved file of a site's month is read without holding it all.
+func ScanBatchScripts(r io.Reader, fn func(id string, script []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var pushed *string // a line read ahead of the one being read
+	next := func() (string, bool, error) {
+		if pushed != nil {
+			line := *pushed
+			pushed = nil
+			return line, true, nil
 		}
-		id := strings.TrimSpace(strings.TrimPrefix(lines[i], batchScriptHeader))
-		shown[id] = true
-		start := i + 2
-		end := start
-		for end < len(lines) && !isHeader(end) {
-			end++
+		line, err := br.ReadString('\n')
+		if err == io.EOF {
+			return line, line != "", nil
+		}
+		return line, err == nil, err
+	}
+	var id string
+	var text strings.Builder
+	headers, content := 0, false
+	flush := func() error {
+		if headers == 0 {
+			return nil
 		}
 		// sacct adds a newline after each script.
-		text := strings.TrimSuffix(strings.Join(lines[start:end], ""), "\n")
-		if strings.TrimSpace(text) != "NONE" && text != "" {
-			scripts[id] = []byte(text)
+		body := strings.TrimSuffix(text.String(), "\n")
+		text.Reset()
+		var script []byte
+		if strings.TrimSpace(body) != "NONE" && body != "" {
+			script = []byte(body)
 		}
-		i = end - 1
-		headers++
+		return fn(id, script)
 	}
-	if headers == 0 && strings.TrimSpace(string(data)) != "" {
-		return nil, nil, ErrNoBatchScriptHeader
+	for {
+		line, ok, err := next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if strings.TrimSpace(line) != "" {
+			content = true
+		}
+		// A header is its line followed by a line of dashes; a script's
+		// own "Batch Script for" line without them is part of the script.
+		if strings.HasPrefix(line, batchScriptHeader) {
+			after, more, err := next()
+			if err != nil {
+				return err
+			}
+			if more && isDashes(strings.TrimSpace(after)) {
+				if err := flush(); err != nil {
+					return err
+				}
+				id = strings.TrimSpace(strings.TrimPrefix(line, batchScriptHeader))
+				headers++
+				continue
+			}
+			if more {
+				pushed = &after
+			}
+		}
+		if headers > 0 {
+			text.WriteString(line)
+		}
 	}
-	return scripts, shown, nil
+	if headers == 0 && content {
+		return ErrNoBatchScriptHeader
+	}
+	return flush()
 }
 
 func isDashes(s string) bool {

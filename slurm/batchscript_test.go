@@ -3,8 +3,10 @@ package slurm
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // The fixture is `sacct --batch-script -j 644,646,647,999999` from the dev
@@ -63,5 +65,32 @@ func TestParseBatchSteps(t *testing.T) {
 	got := ParseBatchSteps([]byte("71\n71.batch\n71.extern\n72\n72.extern\n72.interactive\n73\n73.0\n125|x\n125.batch|x\n"))
 	if len(got) != 2 || !got["71"] || !got["125"] {
 		t.Errorf("batch jobs: %v", got)
+	}
+}
+
+// ScanBatchScripts reads the output a script at a time, as it streams: the
+// same scripts from a reader that gives a byte at a time, a script's own
+// "Batch Script for" line (no dashes after it) kept in it, even as its
+// last line, and fn's error ends the scan.
+func TestScanBatchScriptsStreams(t *testing.T) {
+	dashes := strings.Repeat("-", 80) + "\n"
+	out := "Batch Script for 7\n" + dashes + "#!/bin/bash\necho Batch Script for 7\nBatch Script for you\n\n" +
+		"Batch Script for 8_1\n" + dashes + "NONE\n\n" +
+		"Batch Script for 9\n" + dashes + "#!/bin/sh\nBatch Script for the end\n"
+	type got struct{ id, script string }
+	var all []got
+	err := ScanBatchScripts(iotest.OneByteReader(strings.NewReader(out)), func(id string, script []byte) error {
+		all = append(all, got{id, string(script)})
+		return nil
+	})
+	want := []got{{"7", "#!/bin/bash\necho Batch Script for 7\nBatch Script for you\n"}, {"8_1", ""}, {"9", "#!/bin/sh\nBatch Script for the end"}}
+	if err != nil || !slices.Equal(all, want) {
+		t.Errorf("scanned %q, %v; want %q", all, err, want)
+	}
+	stop := errors.New("enough")
+	n := 0
+	err = ScanBatchScripts(strings.NewReader(out), func(string, []byte) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("fn's error: %v after %d scripts", err, n)
 	}
 }

@@ -26,6 +26,8 @@ func collectCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all-users", Usage: "collect every user's jobs (root or a Slurm operator)"},
 			&cli.BoolFlag{Name: "scripts", DefaultText: "on with --all-users",
 				Usage: "link jobs that were not submitted through migadvisor to their scripts, from slurmdbd (sacct --batch-script)"},
+			&cli.StringFlag{Name: "scripts-file", TakesFile: true,
+				Usage: "link jobs to their scripts from a saved 'sacct --batch-script -j IDS' output instead of asking slurmdbd (with --sacct-file, away from Slurm)"},
 			&cli.StringFlag{Name: "clusters", Usage: "on a multi-cluster site, ask sacct about these clusters (sacct -M)"},
 			&cli.DurationFlag{Name: "overlap", Value: collect.DefaultOverlap,
 				Usage: "start the next collect this long before this one started (clock skew, records slurmdbd gets late)"},
@@ -86,6 +88,15 @@ func collectOptionsFrom(c *cli.Context) (collectOptions, error) {
 		Selection: collect.NewSelection(c.String("sacct-file"), q, scripts, me), Outputs: c.StringSlice("outputs"),
 		Overlap: c.Duration("overlap"), Strict: c.Bool("strict"), JSON: c.Bool("json"), Publish: c.String("publish"),
 		SiteStore: c.String("site-store"), AllUsers: c.Bool("all-users")}
+	if f := c.String("scripts-file"); f != "" {
+		if scripts != nil && !*scripts {
+			return collectOptions{}, usageError{"--scripts-file links jobs to their scripts: it cannot go with --scripts=false"}
+		}
+		if f == "-" {
+			return collectOptions{}, usageError{"--scripts-file - : standard input is for --sacct-file -; name the file of scripts"}
+		}
+		o.Selection.ScriptsFile = f
+	}
 	if o.Overlap < 0 {
 		return collectOptions{}, usageError{fmt.Sprintf("--overlap is a duration ≥ 0, not %s", o.Overlap)}
 	}

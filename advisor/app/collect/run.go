@@ -92,7 +92,13 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 		return rep, err
 	}
 	rep.Linked, rep.Unlinked, rep.Ambiguous, rep.ScriptsUnread = links.Linked, links.Dropped, links.Ambiguous, links.ScriptsUnread
-	if opt.Selection.Scripts {
+	if opt.Selection.ScriptsFile != "" {
+		scripts, err := col.LinkScriptsFrom(ctx, opt.Selection.ScriptsFile)
+		if err != nil {
+			return rep, fmt.Errorf("link jobs to their scripts: %w", err)
+		}
+		rep.Scripts = &scripts
+	} else if opt.Selection.Scripts {
 		scripts, err := col.LinkScripts(ctx, scriptsPerCollect)
 		if err != nil {
 			return rep, fmt.Errorf("link jobs to their scripts: %w", err)

@@ -2,6 +2,9 @@ package collect
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/base/history"
@@ -30,6 +33,19 @@ type ScriptsResult struct {
 	// of its account, and none it no longer holds. Like the others, they
 	// are asked for once.
 	Unshown int `json:"unshown,omitempty"`
+	// From is the saved file of `sacct --batch-script` output the scripts
+	// were read from (collect --scripts-file); "": slurmdbd.
+	From string `json:"from,omitempty"`
+	// Unmatched counts the scripts in From that no job the history holds
+	// unlinked bears: jobs of another dump, or linked already.
+	Unmatched int `json:"unmatched,omitempty"`
+}
+
+// scriptSource is where the scripts slurmdbd stored are read: sacct
+// (*slurm.Client), or a saved file of its output (scriptsFile).
+type scriptSource interface {
+	BatchScriptsShown(ctx context.Context, ids []string) (map[string][]byte, map[string]bool, error)
+	BatchJobs(ctx context.Context, ids []string) (map[string]bool, error)
 }
 
 // linkedPrefix starts the script name of a job linked by LinkScripts:
@@ -44,10 +60,49 @@ const linkedPrefix = "sacct:"
 // submission (an array's tasks are one) records where the script sent its
 // output and errors, so that ScanOutputs reads them.
 func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, error) {
-	var res ScriptsResult
 	jobs, err := c.Store.UnlinkedJobs(ctx, limit)
 	if err != nil || len(jobs) == 0 {
-		return res, err
+		return ScriptsResult{}, err
+	}
+	return c.linkScripts(ctx, jobs, c.Slurm)
+}
+
+// LinkScriptsFrom is LinkScripts reading a saved file of `sacct
+// --batch-script -j ...` output instead of asking slurmdbd: a dump's jobs
+// read away from Slurm (collect --sacct-file ... --scripts-file ...). It
+// links the jobs the file has a script for, under whatever cluster name
+// they are filed; a job the file says nothing of is left for another file
+// or for slurmdbd, not counted as having no script.
+func (c *Collector) LinkScriptsFrom(ctx context.Context, path string) (ScriptsResult, error) {
+	f := scriptsFile{path: path, jobIDs: map[string]string{}}
+	ids, err := f.ids()
+	if err != nil {
+		return ScriptsResult{From: path}, err
+	}
+	jobs, err := c.Store.UnlinkedJobsAmong(ctx, ids)
+	if err != nil {
+		return ScriptsResult{From: path}, err
+	}
+	matched := map[string]bool{}
+	for _, j := range jobs {
+		f.jobIDs[j.Key] = j.JobID
+		matched[j.Key], matched[j.JobID] = true, true
+	}
+	res, err := c.linkScripts(ctx, jobs, f)
+	res.From = path
+	for _, id := range ids {
+		if !matched[id] {
+			res.Unmatched++
+		}
+	}
+	return res, err
+}
+
+// linkScripts links jobs to the scripts src has for them.
+func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob, src scriptSource) (ScriptsResult, error) {
+	var res ScriptsResult
+	if len(jobs) == 0 {
+		return res, nil
 	}
 	recs, err := c.recordsOf(ctx, jobs)
 	if err != nil {
@@ -57,7 +112,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	for i, j := range jobs {
 		ids[i] = j.Key
 	}
-	scripts, shown, err := c.Slurm.BatchScriptsShown(ctx, ids)
+	scripts, shown, err := src.BatchScriptsShown(ctx, ids)
 	if err != nil {
 		return res, err
 	}
@@ -122,7 +177,7 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 	if len(keys) > 0 {
 		// Which of them ran no batch script at all: an allocation has no
 		// script to store, whatever AccountingStoreFlags says.
-		batch, err := c.Slurm.BatchJobs(ctx, keys)
+		batch, err := src.BatchJobs(ctx, keys)
 		if err != nil {
 			res.KindsUnread = err.Error()
 			return res, nil
@@ -173,4 +228,62 @@ func (c *Collector) recordsOf(ctx context.Context, jobs []history.UnlinkedJob) (
 		}
 	}
 	return out, nil
+}
+
+// scriptsFile is a saved file of `sacct --batch-script -j ...` output,
+// read as it streams: a site's month of scripts is never held whole.
+type scriptsFile struct {
+	path string
+	// jobIDs are the ids users see (18_0) of the jobs asked for by
+	// JobIDRaw, as the file names an array's task.
+	jobIDs map[string]string
+}
+
+// ids are the job ids the file has a header for.
+func (f scriptsFile) ids() ([]string, error) {
+	var ids []string
+	err := f.scan(func(id string, _ []byte) error {
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+func (f scriptsFile) scan(fn func(id string, script []byte) error) error {
+	r, err := os.Open(f.path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := slurm.ScanBatchScripts(r, fn); err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	return nil
+}
+
+// BatchScriptsShown reads the scripts of ids from the file.
+func (f scriptsFile) BatchScriptsShown(_ context.Context, ids []string) (map[string][]byte, map[string]bool, error) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+		if f.jobIDs[id] != "" {
+			want[f.jobIDs[id]] = true
+		}
+	}
+	scripts, shown := map[string][]byte{}, map[string]bool{}
+	err := f.scan(func(id string, script []byte) error {
+		if want[id] {
+			shown[id] = true
+			if script != nil {
+				scripts[id] = script
+			}
+		}
+		return nil
+	})
+	return scripts, shown, err
+}
+
+// BatchJobs: a file of scripts does not say which jobs ran a batch step.
+func (f scriptsFile) BatchJobs(context.Context, []string) (map[string]bool, error) {
+	return nil, errors.New("a saved file of scripts does not say which jobs ran a batch step")
 }

@@ -9,6 +9,9 @@ type Selection struct {
 	Query slurm.SacctQuery
 	// Scripts links jobs no submission names to slurmdbd's stored scripts.
 	Scripts bool
+	// ScriptsFile is a saved file of `sacct --batch-script` output that
+	// the scripts are read from instead of slurmdbd; "": none.
+	ScriptsFile string
 	// Own is the user a collect of the tracked jobs alone (no dump, no
 	// --since) also reads the jobs of, from where their last collect by
 	// time (collect --since) left off: sessions and jobs plain sbatch

@@ -80,7 +80,11 @@ func StoredScriptsUnread(why string) string {
 // those with none, the batch jobs whose script it did not store apart from
 // salloc's and srun's allocations, which never have one.
 func (s ScriptsResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "scripts: %s linked from slurmdbd", textutil.Plural(s.Linked, "job"))
+	from := "slurmdbd"
+	if s.From != "" {
+		from = s.From
+	}
+	fmt.Fprintf(w, "scripts: %s linked from %s", textutil.Plural(s.Linked, "job"), from)
 	switch {
 	case s.Missing > 0 && s.KindsUnread != "":
 		fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script? or salloc and srun allocations, which never have one: "+
@@ -89,6 +93,10 @@ func (s ScriptsResult) writeText(w io.Writer) {
 		fmt.Fprint(w, ", 1 batch job without a stored script (AccountingStoreFlags=job_script?)")
 	case s.Missing > 1:
 		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
+	}
+	if s.Unmatched > 0 {
+		fmt.Fprintf(w, ", %s in it that no job of the history bears unlinked (jobs of another dump or cluster, or linked already)",
+			textutil.Plural(s.Unmatched, "script"))
 	}
 	if s.Unshown > 0 {
 		fmt.Fprintf(w, ", %s sacct --batch-script said nothing of: slurmdbd shows another user's script only to root, SlurmUser, "+

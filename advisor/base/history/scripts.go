@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -14,25 +15,98 @@ import (
 // history's user).
 type UnlinkedJob struct {
 	Cluster, Key, Profile, WorkDir string
-	Submit                         int64 // unix seconds
-	Started                        bool  // it ran (a start, or time elapsed): slurmdbd stores a batch script when its job starts
+	JobID                          string // as users see it: 123, 123_4
+	Submit                         int64  // unix seconds
+	Started                        bool   // it ran (a start, or time elapsed): slurmdbd stores a batch script when its job starts
 }
 
 // UnlinkedJobs lists up to limit ended single-profile GPU jobs, newest
 // first, that no submission names and whose script was not already found
 // missing.
 func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, error) {
+	args := activeStateArgs()
+	return s.unlinkedJobs(ctx, unlinkedJobsQuery(len(args))+` ORDER BY j.submit DESC LIMIT ?`, append(args, limit))
+}
+
+// UnlinkedJobsAmong lists the jobs UnlinkedJobs would list whose id is
+// among ids, as `sacct --batch-script` names them: a JobIDRaw, or an array
+// task's id as users see it (18_0). It looks under every cluster name the
+// history holds, as a saved file of scripts names none.
+func (s *Store) UnlinkedJobsAmong(ctx context.Context, ids []string) ([]UnlinkedJob, error) {
+	clusters, err := s.clusterNames(ctx)
+	if err != nil || len(clusters) == 0 {
+		return nil, err
+	}
+	var keys, arrays []string
+	raw := map[string]bool{}   // the ids asked for as JobIDRaw
+	tasks := map[string]bool{} // the array tasks' ids asked for (18_0)
+	for _, id := range ids {
+		if job, _, isTask := strings.Cut(id, "_"); isTask {
+			// The task whose JobIDRaw is its array's id (the last, as
+			// Slurm numbers them) is found by its key.
+			keys, arrays = append(keys, job), append(arrays, job)
+			tasks[id] = true
+		} else {
+			keys = append(keys, id)
+			raw[id] = true
+		}
+	}
+	var out []UnlinkedJob
+	seen := map[[2]string]bool{}
+	// Each query reads the jobs by index: (cluster, job_key), the primary
+	// key, and jobs_by_array_job, whose condition the query repeats.
+	for _, by := range []struct {
+		ids  []string
+		cond string
+	}{{keys, `j.job_key IN (%s)`}, {arrays, `j.array_job IN (%s) AND j.array_job <> j.job_key`}} {
+		const chunk = 400
+		for start := 0; start < len(by.ids); start += chunk {
+			part := by.ids[start:min(start+chunk, len(by.ids))]
+			args := activeStateArgs()
+			for _, c := range clusters {
+				args = append(args, c)
+			}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			q := unlinkedJobsQuery(len(slurm.ActiveStates)) + ` AND j.cluster IN (` + placeholders(len(clusters)) + `) AND ` +
+				fmt.Sprintf(by.cond, placeholders(len(part)))
+			jobs, err := s.unlinkedJobs(ctx, q, args)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range jobs {
+				if k := [2]string{j.Cluster, j.Key}; (raw[j.Key] || tasks[j.JobID]) && !seen[k] {
+					seen[k] = true
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func activeStateArgs() []any {
 	args := []any{}
 	for _, st := range slurm.ActiveStates {
 		args = append(args, st)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT j.cluster, j.job_key, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0),
+	return args
+}
+
+// unlinkedJobsQuery selects the jobs UnlinkedJobs lists, for states
+// placeholders of slurm.ActiveStates.
+func unlinkedJobsQuery(states int) string {
+	return `SELECT j.cluster, j.job_key, j.job_id, j.profile, coalesce(j.work_dir, ''), coalesce(j.submit, 0),
 		NOT (coalesce(j.elapsed_s, -1) = 0 AND j.start IS NULL)
 		FROM jobs j
-		WHERE j.profile <> '' AND j.stub = 0 AND j.state <> '' AND j.state NOT IN (`+placeholders(len(args))+`)
+		WHERE j.profile <> '' AND j.stub = 0 AND j.state <> '' AND j.state NOT IN (` + placeholders(states) + `)
 		  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.cluster = j.cluster AND s.job_id IN (j.job_key, j.array_job))
-		  AND NOT EXISTS (SELECT 1 FROM unscripted u WHERE u.cluster = j.cluster AND u.job_key = j.job_key)
-		ORDER BY j.submit DESC LIMIT ?`, append(args, limit)...)
+		  AND NOT EXISTS (SELECT 1 FROM unscripted u WHERE u.cluster = j.cluster AND u.job_key = j.job_key)`
+}
+
+func (s *Store) unlinkedJobs(ctx context.Context, query string, args []any) ([]UnlinkedJob, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("unlinked jobs: %w", err)
 	}
@@ -40,7 +114,7 @@ func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, err
 	var jobs []UnlinkedJob
 	for rows.Next() {
 		var j UnlinkedJob
-		if err := rows.Scan(&j.Cluster, &j.Key, &j.Profile, &j.WorkDir, &j.Submit, &j.Started); err != nil {
+		if err := rows.Scan(&j.Cluster, &j.Key, &j.JobID, &j.Profile, &j.WorkDir, &j.Submit, &j.Started); err != nil {
 			return nil, fmt.Errorf("unlinked jobs: %w", err)
 		}
 		jobs = append(jobs, j)
