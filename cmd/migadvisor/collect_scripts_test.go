@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // The jobs of testdata/sacct/devcluster-scripts.psv, as the dev cluster
@@ -44,6 +48,20 @@ func TestCollectLinksScriptsFromASavedFile(t *testing.T) {
 	}
 	if len(scripts) != 3 || jobs[2] != 2 || jobs[1] != 1 {
 		t.Errorf("want train.sh's and md.sh's two runs each as one script, and the --wrap job: %+v", scripts)
+	}
+	// The report reads what a linked script runs from the text collect kept.
+	want, err := os.ReadFile(filepath.Join(scriptsOuts, "train.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := history.Open(context.Background(), os.Getenv("MIGADVISOR_DB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.ScriptText(context.Background(), slurm.Parse("train.sh", want).Fingerprint())
+	st.Close()
+	if err != nil || string(got) != string(want) {
+		t.Errorf("train.sh's text kept: %q, %v; want %q", got, err, want)
 	}
 	// Again: nothing new to link, and the file's scripts are said to match
 	// no job unlinked, not left unsaid.

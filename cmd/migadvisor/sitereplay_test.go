@@ -47,7 +47,7 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 	isolate(t)
 	dir := t.TempDir()
 	if *siteReplayKeep != "" {
-		dir = filepath.Join(*siteReplayKeep, fmt.Sprintf("seed%d-tres%v", opts.Seed, opts.GPUTRES))
+		dir = filepath.Join(*siteReplayKeep, fmt.Sprintf("seed%d-tres%v-scripts%v", opts.Seed, opts.GPUTRES, !opts.ScriptsFrom.IsZero()))
 		os.RemoveAll(dir)
 	}
 	m := sitereplay.Generate(opts)
@@ -56,7 +56,11 @@ func replayMonth(t *testing.T, opts sitereplay.Options) replayResult {
 		t.Fatal(err)
 	}
 	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "site.db"))
-	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", files.Dump, "--outputs", files.Outputs); code != 0 {
+	args := []string{"collect", "--sacct-file", files.Dump, "--outputs", files.Outputs}
+	if files.Scripts != "" {
+		args = append(args, "--scripts-file", files.Scripts)
+	}
+	if _, errOut, code := migadvisor(t, args...); code != 0 {
 		t.Fatalf("collect: exit %d: %s", code, errOut)
 	}
 	from, until := m.Period()
@@ -155,11 +159,20 @@ func TestSiteReplay(t *testing.T) {
 	var first strings.Builder
 	var months []sitereplay.MonthScore
 	var compact strings.Builder
-	for _, tres := range []bool{true, false} {
+	// Each month three ways: with Slurm's GPU figures, without them, and
+	// with them and the scripts slurmdbd stored from the 15th on
+	// (AccountingStoreFlags=job_script set mid-month).
+	for _, v := range []struct{ tres, scripts bool }{{true, false}, {false, false}, {true, true}} {
+		tres := v.tres
 		for seed := 1; seed <= *siteReplaySeeds; seed++ {
 			name := fmt.Sprintf("seed%d/gpuTRES=%v", seed, tres)
+			opts := sitereplay.Options{Seed: uint64(seed), GPUTRES: tres}
+			if v.scripts {
+				name += "/scripts"
+				opts.ScriptsFrom = sitereplay.DefaultMonth.AddDate(0, 0, 14)
+			}
 			t.Run(name, func(t *testing.T) {
-				res := replayMonth(t, sitereplay.Options{Seed: uint64(seed), GPUTRES: tres})
+				res := replayMonth(t, opts)
 				var b strings.Builder
 				sitereplay.WriteTable(&b, res.scores, res.possible, &res.cover)
 				t.Logf("%s\n%s", name, b.String())
@@ -176,21 +189,27 @@ func TestSiteReplay(t *testing.T) {
 					appendReplay(t, name, b.String())
 				}
 				month := fmt.Sprintf("%d, with gres/gpumem", seed)
-				if !tres {
+				switch {
+				case !tres:
 					month = fmt.Sprintf("%d, without", seed)
+				case v.scripts:
+					month = fmt.Sprintf("%d, with gres/gpumem, scripts from the 15th", seed)
 				}
 				months = append(months, sitereplay.MonthScore{Name: month, Report: res.scores[0], Rules: res.scores[1:],
 					Cover: res.cover, Possible: res.possible})
 				if k := res.scores[0].Killed; k != 0 {
 					t.Errorf("the report's advice kills %d jobs of the month", k)
 				}
-				if seed == 1 && tres {
+				if seed == 1 && tres && !v.scripts {
 					sitereplay.WriteCompact(&compact, res.scores, res.possible)
 				}
 				if seed == 1 {
 					words := "with Slurm's gres/gpumem and gres/gpuutil"
-					if !tres {
+					switch {
+					case !tres:
 						words = "without Slurm's GPU figures (jobstats, output files and the monitor alone)"
+					case v.scripts:
+						words = "with Slurm's GPU figures and the scripts slurmdbd stored from the 15th on"
 					}
 					fmt.Fprintf(&first, "The month %s:\n\n%s\n", words, b.String())
 				}

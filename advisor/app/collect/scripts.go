@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/advisor/base/session"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -117,6 +118,7 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 		return res, err
 	}
 	var subs []history.Submission
+	texts := map[string][]byte{}
 	linked := map[[2]string]bool{}
 	var missing []history.UnlinkedJob
 	for _, j := range jobs {
@@ -142,6 +144,11 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 		linked[[2]string{j.Cluster, id}] = true
 		source := linkedPrefix + j.Cluster + "/" + id
 		s := slurm.Parse(source, data)
+		if r == nil || !session.IsInteractive(r) {
+			// What it runs, for the report to read (an OnDemand app's
+			// script, new for each session, says nothing of it).
+			texts[s.Fingerprint()] = data
+		}
 		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
 			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)}
 		if slurm.IsSweepVariant(data) {
@@ -156,6 +163,9 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 		subs = append(subs, sub)
 	}
 	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
+		return res, err
+	}
+	if err := c.Store.KeepScriptTexts(ctx, texts); err != nil {
 		return res, err
 	}
 	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {

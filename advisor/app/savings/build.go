@@ -47,6 +47,7 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 	if err := b.tellUngrouped(ctx, rd); err != nil {
 		return nil, fmt.Errorf("read the jobs that ended in the period: %w", err)
 	}
+	b.adoptNamed()
 	groups := b.groups()
 	// The next batch is read while one is judged: on two cores the reads
 	// cost no time.
@@ -125,6 +126,7 @@ type builder struct {
 	skipped  string       // the reason skip last counted, for heard
 
 	byKey     map[string]*group // the groups of the first pass
+	seq       int32             // the first pass's jobs so far
 	ungrouped ungrouped         // its jobs judged by no group, for heard
 }
 
@@ -148,6 +150,21 @@ type group struct {
 	rows  []int64
 	jobs  []job
 	named []*history.JobRecord
+	// seq is each row's job's place in the first pass's order, newest
+	// first: the rows of adopted jobs are put back in that order.
+	seq []int32
+	// nameKeys are the keys by name (nameKey) of a script's jobs: their
+	// names and resources. adopted are the groups by name it took in
+	// (adoptNamed), whose runs are read as namedRuns reads a name's.
+	nameKeys map[string]bool
+	adopted  []adoptedName
+}
+
+// adoptedName is a group by name a script's group took in: its key, and
+// its user's job name.
+type adoptedName struct {
+	key  string
+	name history.UserJobName
 }
 
 // ungrouped are the jobs the first pass judged by no group (on a GPU type
@@ -194,7 +211,65 @@ func (b *builder) add(r *history.JobRecord, rows []int64, user string) {
 		// not a probe's copy of it in the probe's directory.
 		g.path, g.variantPath = r.Script, false
 	}
+	if g.fingerprint != "" {
+		if g.nameKeys == nil {
+			g.nameKeys = map[string]bool{}
+		}
+		g.nameKeys[nameKey(r)] = true
+	}
 	g.rows = append(g.rows, rows...)
+	for range rows {
+		g.seq = append(g.seq, b.seq)
+	}
+	b.seq++
+}
+
+// adoptNamed joins each group by name (jobs no script is linked to) to the
+// one script of its user whose jobs bear that name and ask for those
+// resources. A site that set AccountingStoreFlags=job_script on some day
+// has its scripts' earlier jobs unlinked: judged apart, each half of a
+// script has fewer runs, and its earlier half is judged by name with no
+// script to read. They are taken to be the script's, as a group by name
+// takes its jobs to be one script's; where two of the user's scripts bear
+// the name and resources, which one they ran is unknown, and they stay
+// by name.
+func (b *builder) adoptNamed() {
+	owners := map[string][]*group{}
+	for _, g := range b.byKey {
+		for k := range g.nameKeys {
+			owners[k] = append(owners[k], g)
+		}
+	}
+	for key, g := range b.byKey {
+		own := owners[key]
+		if g.fingerprint != "" || g.session || len(own) != 1 || own[0].session {
+			continue
+		}
+		f := own[0]
+		f.adopted = append(f.adopted, adoptedName{key: key, name: history.UserJobName{User: g.user, Name: g.name}})
+		f.rows, f.seq = mergeRows(f.rows, f.seq, g.rows, g.seq)
+		delete(b.byKey, key)
+	}
+	for _, g := range b.byKey {
+		g.nameKeys, g.seq = nil, nil // what adoption needed
+	}
+}
+
+// mergeRows merges two groups' rows, each in the first pass's order, into
+// that order: a job's rows stay together.
+func mergeRows(a []int64, aSeq []int32, c []int64, cSeq []int32) ([]int64, []int32) {
+	rows, seq := make([]int64, 0, len(a)+len(c)), make([]int32, 0, len(a)+len(c))
+	i, k := 0, 0
+	for i < len(a) || k < len(c) {
+		if k == len(c) || (i < len(a) && aSeq[i] <= cSeq[k]) {
+			rows, seq = append(rows, a[i]), append(seq, aSeq[i])
+			i++
+		} else {
+			rows, seq = append(rows, c[k]), append(seq, cSeq[k])
+			k++
+		}
+	}
+	return rows, seq
 }
 
 // tellLater keeps a job skip just counted, and why, for tellUngrouped.
@@ -309,7 +384,24 @@ func namedRuns(ctx context.Context, st *history.Store, batch []*group, period hi
 	seen := map[history.UserJobName]bool{}
 	byKey := map[string]*group{}
 	for _, g := range batch {
-		if g.fingerprint != "" || g.session { // a session's advice reads its own
+		if g.session { // a session's advice reads its own
+			continue
+		}
+		if g.fingerprint != "" {
+			// A script's runs are read by its fingerprint, and those of
+			// the names it adopted as a name's are.
+			for i := range g.jobs {
+				if r := g.jobs[i].rec; r.Fingerprint == "" {
+					g.named = append(g.named, r)
+				}
+			}
+			for _, a := range g.adopted {
+				byKey[a.key] = g
+				if !seen[a.name] {
+					seen[a.name] = true
+					names = append(names, a.name)
+				}
+			}
 			continue
 		}
 		for i := range g.jobs {
@@ -364,6 +456,12 @@ func groupKey(r *history.JobRecord) string {
 	if r.Fingerprint != "" {
 		return r.User + "\x00fp:" + r.Fingerprint
 	}
+	return nameKey(r)
+}
+
+// nameKey is the key of a job's group by name: its user, name and the
+// resources it asked for.
+func nameKey(r *history.JobRecord) string {
 	cpus, mem := int64(0), 0.0
 	if r.CPUs != nil {
 		cpus = *r.CPUs

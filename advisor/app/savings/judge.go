@@ -119,6 +119,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 		if runs, err = advisor.GatherRuns(ctx, g.fingerprint, st); err != nil {
 			return fmt.Errorf("read the runs of script %s: %w", g.fingerprint, err)
 		}
+		runs = append(runs, named...) // the runs of the names it adopted (adoptNamed)
 	}
 	newest := g.jobs[0].rec // History lists the newest first
 	var rec *advisor.Recommendation
@@ -127,7 +128,10 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	if b.peers != nil && advisor.NeedsPrior(runs) {
 		peers = b.peers(g.fingerprint)
 	}
-	script := scriptAt(g.path, g.fingerprint)
+	script, err := scriptAt(ctx, st, g.path, g.fingerprint)
+	if err != nil {
+		return err
+	}
 	// What the jobs run: the script's workload, else the one most of the
 	// group's outputs show (the newest job may have left none).
 	recs := make([]*history.JobRecord, len(g.jobs))
@@ -567,15 +571,23 @@ func resourcesOf(site *catalog.Site, r *history.JobRecord) slurm.Resources {
 }
 
 // scriptAt is the script at path while it is still the one judged (the
-// same fingerprint): what it runs says what its memory peaks prove, as
-// recommend reads it. nil where it is gone, changed or unreadable.
-func scriptAt(path, fingerprint string) *slurm.Script {
+// same fingerprint), or slurmdbd's copy of it that collect kept: what it
+// runs says what its memory peaks prove, as recommend reads it. nil where
+// it is gone, changed or unreadable, or no copy was kept.
+func scriptAt(ctx context.Context, st *history.Store, path, fingerprint string) (*slurm.Script, error) {
 	if path == "" || fingerprint == "" {
-		return nil
+		return nil, nil
+	}
+	if strings.HasPrefix(path, slurmdbdCopy) {
+		text, err := st.ScriptText(ctx, fingerprint)
+		if text == nil || err != nil {
+			return nil, err
+		}
+		return slurm.Parse(path, text), nil
 	}
 	s, err := slurm.ReadScript(path)
 	if err != nil || s.Fingerprint() != fingerprint {
-		return nil
+		return nil, nil
 	}
-	return s
+	return s, nil
 }

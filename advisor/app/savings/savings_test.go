@@ -261,6 +261,51 @@ func TestLinkedScriptUsesEveryRun(t *testing.T) {
 	}
 }
 
+// A script whose earlier jobs have no script linked (slurmdbd stores
+// scripts from the day AccountingStoreFlags=job_script was set) is one
+// row, judged on the runs of both: frank's "fit" jobs, linked or not. Where
+// two of a user's scripts bear the name (gina's "sim"), which one her
+// unlinked jobs ran is unknown: they stay a row of their own, by name.
+func TestScriptAdoptsItsUnlinkedJobsOfOneName(t *testing.T) {
+	s := site(t)
+	dump := header + line(700, "frank", "a100", "COMPLETED", "2026-10-20T10:00", 3600, jobstats(3, 80, 10), "fit")
+	for i, id := range []int{701, 702, 703, 704} {
+		dump += line(id, "frank", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT10:00", i), 3600, jobstats(3, 80, 10), "fit")
+	}
+	for i, id := range []int{800, 801, 802, 803} {
+		dump += line(id, "gina", "a100", "COMPLETED", fmt.Sprintf("2026-11-1%dT11:00", i), 3600, jobstats(3, 80, 10), "sim")
+	}
+	st := historytest.FromDump(t, s, dump)
+	var subs []history.Submission
+	for id, fp := range map[string]string{"703": "f1f1f1f1f1f1f1f1", "704": "f1f1f1f1f1f1f1f1", "802": "a2a2a2a2a2a2a2a2", "803": "b3b3b3b3b3b3b3b3"} {
+		source := "sacct:wulver/" + id
+		subs = append(subs, history.Submission{Cluster: "wulver", JobID: id, Fingerprint: fp, Source: source, Script: source, Submitted: time.Now()})
+	}
+	if err := st.RecordSubmissions(context.Background(), subs); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(context.Background(), st, Request{Site: s, Period: november, Thresholds: catalog.Report{MinSUSaved: 1, MinRuns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]Script{}
+	for _, sc := range rep.Scripts {
+		rows[sc.User] = append(rows[sc.User], sc)
+	}
+	if f := rows["frank"]; len(f) != 1 || f[0].Fingerprint != "f1f1f1f1f1f1f1f1" || f[0].Jobs != 4 || f[0].Runs != 5 {
+		t.Errorf("frank's fit.sh, linked from its third job on: %+v, want one row of its 4 jobs on its 5 runs", f)
+	}
+	byName := 0
+	for _, sc := range rows["gina"] {
+		if sc.Fingerprint == "" {
+			byName += sc.Jobs
+		}
+	}
+	if byName != 2 {
+		t.Errorf("gina's unlinked sim jobs, with two scripts of that name: %+v, want 2 jobs by name", rows["gina"])
+	}
+}
+
 // Jobs not linked to a script are judged on every job of the same user,
 // name and resources in the history, not the period's alone.
 func TestNamedJobsUseEveryRun(t *testing.T) {

@@ -22,6 +22,9 @@ type Files struct {
 	Dump    string // sacct --parsable2, migadvisor's fields
 	Outputs string // the jobs' output files, slurm-<id>.out
 	Truth   string // the jobs as JSON, truth and evidence
+	// Scripts is `sacct --batch-script` of every job, where the month's
+	// site stores scripts (Options.ScriptsFrom); "": none.
+	Scripts string
 }
 
 // Write writes the month's evidence and its truth under dir.
@@ -43,6 +46,12 @@ func (m *Month) Write(dir string) (Files, error) {
 	}
 	if err := os.WriteFile(f.Dump, dump.Bytes(), 0o644); err != nil {
 		return f, err
+	}
+	if from := m.Options.ScriptsFrom; !from.IsZero() {
+		f.Scripts = filepath.Join(dir, "scripts.txt")
+		if err := os.WriteFile(f.Scripts, m.writeScripts(from), 0o644); err != nil {
+			return f, err
+		}
 	}
 	truth, err := json.MarshalIndent(m.Jobs, "", " ")
 	if err != nil {
@@ -69,7 +78,7 @@ func writeRecords(b *bytes.Buffer, j *Job) {
 	if j.State == "FAILED" {
 		exit = "1:0"
 	}
-	workdir := "/project/" + j.User + "/" + strings.ReplaceAll(j.Name, "/", "_")
+	workdir := workDir(j)
 	id := strconv.Itoa(j.ID)
 	elapsed := strconv.Itoa(int(j.ElapsedS))
 	row := func(fields ...string) {
@@ -93,6 +102,9 @@ func writeRecords(b *bytes.Buffer, j *Job) {
 	row(id+".batch", id+".batch", "wulver", "", "prj"+j.User[:2], "", "", step, exit, times[0], times[1], times[2], elapsed,
 		"", "1", strconv.Itoa(j.CPUs), "1", "", rss, tres, "", usage, "n0104", "", "", "batch")
 }
+
+// workDir is where the job's script runs: its user's, named after it.
+func workDir(j *Job) string { return "/project/" + j.User + "/" + strings.ReplaceAll(j.Name, "/", "_") }
 
 // jobstatsComment is the summary Princeton's jobstats stores in the job's
 // AdminComment ("JS1:" and the gzipped JSON, base64), "" where it wrote

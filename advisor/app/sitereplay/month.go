@@ -25,6 +25,10 @@ type Options struct {
 	GPUTRES bool
 	// Month is the first day of the month, in the site's time zone.
 	Month time.Time
+	// ScriptsFrom is when the site set AccountingStoreFlags=job_script:
+	// slurmdbd stores the scripts of the jobs that start from then on
+	// (sacct --batch-script; Files.Scripts). Zero: no scripts at all.
+	ScriptsFrom time.Time
 }
 
 // Job is one job of the month: what it asked for, how it ran, what is
@@ -139,10 +143,13 @@ const cpuOnly = 12
 // users are the site's researchers; each template goes to one of them.
 var users = []string{"ab123", "cd456", "ef789", "gh012", "ij345", "kl678", "mn901", "op234", "qr567", "st890", "uv123", "wx456"}
 
+// DefaultMonth is the month Generate makes when Options name none.
+var DefaultMonth = time.Date(2026, 10, 1, 0, 0, 0, 0, time.Local)
+
 // Generate makes the month of opts.Seed.
 func Generate(opts Options) *Month {
 	if opts.Month.IsZero() {
-		opts.Month = time.Date(2026, 10, 1, 0, 0, 0, 0, time.Local)
+		opts.Month = DefaultMonth
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d6967))
 	m := &Month{Options: opts}

@@ -208,3 +208,41 @@ func (s *Store) ScriptPath(ctx context.Context, fingerprint string) (string, err
 	}
 	return path, nil
 }
+
+// KeepScriptTexts keeps the text of scripts slurmdbd stored, by
+// fingerprint, where none is kept yet: the report reads what a linked
+// script runs from them (ScriptText).
+func (s *Store) KeepScriptTexts(ctx context.Context, texts map[string][]byte) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for fp, text := range texts {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO script_texts(fingerprint, text) VALUES (?, ?)`, fp, text); err != nil {
+			return fmt.Errorf("keep the scripts' text: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// ScriptText is the text of the script of fingerprint that slurmdbd stored,
+// as KeepScriptTexts kept it; nil where none is kept (a published snapshot
+// keeps none, nor does a history of an older schema).
+func (s *Store) ScriptText(ctx context.Context, fingerprint string) ([]byte, error) {
+	if s.schema < schemaScriptTexts {
+		return nil, nil
+	}
+	var text []byte
+	err := s.db.QueryRowContext(ctx, `SELECT text FROM script_texts WHERE fingerprint = ?`, fingerprint).Scan(&text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the text of script %s: %w", fingerprint, err)
+	}
+	return text, nil
+}
