@@ -37,9 +37,13 @@ type ScriptsResult struct {
 	// From is the saved file of `sacct --batch-script` output the scripts
 	// were read from (collect --scripts-file); "": slurmdbd.
 	From string `json:"from,omitempty"`
-	// Unmatched counts the scripts in From that no job the history holds
-	// unlinked bears: jobs of another dump, or linked already.
+	// Unmatched counts the scripts in From that name no GPU job the
+	// history holds with no script linked: CPU-only jobs, jobs of another
+	// dump, jobs linked (or found with none) already.
 	Unmatched int `json:"unmatched,omitempty"`
+	// Ambiguous counts the jobs of an id From names that the history holds
+	// under two cluster names: left unlinked, as the file names no cluster.
+	Ambiguous int `json:"ambiguous,omitempty"`
 }
 
 // scriptSource is where the scripts slurmdbd stored are read: sacct
@@ -71,32 +75,90 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 // LinkScriptsFrom is LinkScripts reading a saved file of `sacct
 // --batch-script -j ...` output instead of asking slurmdbd: a dump's jobs
 // read away from Slurm (collect --sacct-file ... --scripts-file ...). It
-// links the jobs the file has a script for, under whatever cluster name
-// they are filed; a job the file says nothing of is left for another file
-// or for slurmdbd, not counted as having no script.
+// links the jobs the file has a script for, by JobIDRaw or by the id users
+// see (18_3, 123+1). A job the file says nothing of is left for another
+// file or for slurmdbd, not counted as having no script; an id the history
+// holds under two cluster names is left unlinked (Ambiguous): the file
+// names no cluster. The file is read as it streams, twice (its ids, then
+// its scripts), and linked linkChunk jobs at a time: a site's year of
+// scripts is never held whole.
 func (c *Collector) LinkScriptsFrom(ctx context.Context, path string) (ScriptsResult, error) {
-	f := scriptsFile{path: path, jobIDs: map[string]string{}}
+	res := ScriptsResult{From: path}
+	f := scriptsFile{path: path}
 	ids, err := f.ids()
 	if err != nil {
-		return ScriptsResult{From: path}, err
+		return res, err
 	}
 	jobs, err := c.Store.UnlinkedJobsAmong(ctx, ids)
 	if err != nil {
-		return ScriptsResult{From: path}, err
+		return res, err
 	}
-	matched := map[string]bool{}
+	byID := map[string][]history.UnlinkedJob{}
 	for _, j := range jobs {
-		f.jobIDs[j.Key] = j.JobID
-		matched[j.Key], matched[j.JobID] = true, true
-	}
-	res, err := c.linkScripts(ctx, jobs, f)
-	res.From = path
-	for _, id := range ids {
-		if !matched[id] {
-			res.Unmatched++
+		byID[j.Key] = append(byID[j.Key], j)
+		if j.JobID != "" && j.JobID != j.Key {
+			byID[j.JobID] = append(byID[j.JobID], j)
 		}
 	}
-	return res, err
+	ambiguous := map[string]bool{}
+	for id, js := range byID {
+		if len(js) > 1 {
+			res.Ambiguous += len(js)
+			ambiguous[id] = true
+			delete(byID, id)
+		}
+	}
+	var chunk []history.UnlinkedJob
+	src := fileChunk{scripts: map[string][]byte{}, shown: map[string]bool{}}
+	flush := func() error {
+		got, err := c.linkScripts(ctx, chunk, src)
+		res.add(got)
+		chunk, src = chunk[:0], fileChunk{scripts: map[string][]byte{}, shown: map[string]bool{}}
+		return err
+	}
+	done := map[[2]string]bool{} // a job the file names twice is linked once
+	err = f.scan(func(id string, script []byte) error {
+		js := byID[id]
+		if len(js) == 0 {
+			if !ambiguous[id] {
+				res.Unmatched++
+			}
+			return nil
+		}
+		j := js[0]
+		if k := [2]string{j.Cluster, j.Key}; !done[k] {
+			done[k] = true
+			chunk = append(chunk, j)
+			src.shown[j.Key] = true
+			if script != nil {
+				src.scripts[j.Key] = script
+			}
+		}
+		if len(chunk) < linkChunk {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return res, err
+	}
+	return res, flush()
+}
+
+// linkChunk is how many jobs LinkScriptsFrom links at a time. A variable
+// for the tests.
+var linkChunk = 5000
+
+// add counts what another chunk of jobs linked.
+func (r *ScriptsResult) add(o ScriptsResult) {
+	r.Linked += o.Linked
+	r.Missing += o.Missing
+	r.Allocations += o.Allocations
+	r.NeverStarted += o.NeverStarted
+	r.Unshown += o.Unshown
+	if r.KindsUnread == "" {
+		r.KindsUnread = o.KindsUnread
+	}
 }
 
 // linkScripts links jobs to the scripts src has for them.
@@ -124,10 +186,10 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 	for _, j := range jobs {
 		r := recs[[2]string{j.Cluster, j.Key}]
 		data, ok := scripts[j.Key]
-		if !ok && r != nil {
+		if !ok && j.JobID != "" {
 			// sacct names an array task's script by its id as users see
 			// it (18_0), not by its JobIDRaw.
-			data, ok = scripts[r.JobID]
+			data, ok = scripts[j.JobID]
 		}
 		if !ok {
 			missing = append(missing, j)
@@ -165,7 +227,7 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
 		return res, err
 	}
-	if err := c.Store.KeepScriptTexts(ctx, texts); err != nil {
+	if err := c.Store.KeepScriptTexts(texts); err != nil {
 		return res, err
 	}
 	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {
@@ -173,11 +235,10 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 	}
 	var keys []string
 	for _, j := range missing {
-		r := recs[[2]string{j.Cluster, j.Key}]
 		switch {
 		case !j.Started:
 			res.NeverStarted++
-		case !shown[j.Key] && (r == nil || !shown[r.JobID]):
+		case !shown[j.Key] && !shown[j.JobID]:
 			res.Unshown++ // sacct said nothing of it: another user's, or no longer in slurmdbd
 		default:
 			keys = append(keys, j.Key)
@@ -241,13 +302,8 @@ func (c *Collector) recordsOf(ctx context.Context, jobs []history.UnlinkedJob) (
 }
 
 // scriptsFile is a saved file of `sacct --batch-script -j ...` output,
-// read as it streams: a site's month of scripts is never held whole.
-type scriptsFile struct {
-	path string
-	// jobIDs are the ids users see (18_0) of the jobs asked for by
-	// JobIDRaw, as the file names an array's task.
-	jobIDs map[string]string
-}
+// read as it streams.
+type scriptsFile struct{ path string }
 
 // ids are the job ids the file has a header for.
 func (f scriptsFile) ids() ([]string, error) {
@@ -271,29 +327,19 @@ func (f scriptsFile) scan(fn func(id string, script []byte) error) error {
 	return nil
 }
 
-// BatchScriptsShown reads the scripts of ids from the file.
-func (f scriptsFile) BatchScriptsShown(_ context.Context, ids []string) (map[string][]byte, map[string]bool, error) {
-	want := map[string]bool{}
-	for _, id := range ids {
-		want[id] = true
-		if f.jobIDs[id] != "" {
-			want[f.jobIDs[id]] = true
-		}
-	}
-	scripts, shown := map[string][]byte{}, map[string]bool{}
-	err := f.scan(func(id string, script []byte) error {
-		if want[id] {
-			shown[id] = true
-			if script != nil {
-				scripts[id] = script
-			}
-		}
-		return nil
-	})
-	return scripts, shown, err
+// fileChunk is a chunk of a scripts file's jobs, by JobIDRaw, as
+// LinkScriptsFrom read them: the scripts it has, and the jobs it shows
+// (with "NONE" too).
+type fileChunk struct {
+	scripts map[string][]byte
+	shown   map[string]bool
+}
+
+func (f fileChunk) BatchScriptsShown(context.Context, []string) (map[string][]byte, map[string]bool, error) {
+	return f.scripts, f.shown, nil
 }
 
 // BatchJobs: a file of scripts does not say which jobs ran a batch step.
-func (f scriptsFile) BatchJobs(context.Context, []string) (map[string]bool, error) {
+func (f fileChunk) BatchJobs(context.Context, []string) (map[string]bool, error) {
 	return nil, errors.New("a saved file of scripts does not say which jobs ran a batch step")
 }

@@ -86,6 +86,9 @@ func (s ScriptsResult) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "scripts: %s linked from %s", textutil.Plural(s.Linked, "job"), from)
 	switch {
+	case s.Missing > 0 && s.From != "":
+		fmt.Fprintf(w, ", %d it shows as NONE (batch jobs that ran before AccountingStoreFlags=job_script was set, "+
+			"or salloc and srun allocations, which never have a script: a file of scripts cannot tell them apart)", s.Missing)
 	case s.Missing > 0 && s.KindsUnread != "":
 		fmt.Fprintf(w, ", %d without a stored script (AccountingStoreFlags=job_script? or salloc and srun allocations, which never have one: "+
 			"sacct could not tell them apart: %s)", s.Missing, s.KindsUnread)
@@ -95,8 +98,12 @@ func (s ScriptsResult) writeText(w io.Writer) {
 		fmt.Fprintf(w, ", %d batch jobs without a stored script (AccountingStoreFlags=job_script?)", s.Missing)
 	}
 	if s.Unmatched > 0 {
-		fmt.Fprintf(w, ", %s in it that no job of the history bears unlinked (jobs of another dump or cluster, or linked already)",
-			textutil.Plural(s.Unmatched, "script"))
+		fmt.Fprintf(w, ", %s in it naming no GPU job of the history that has none linked (CPU-only jobs, jobs of another dump, "+
+			"or jobs linked or found without a script already)", textutil.Plural(s.Unmatched, "script"))
+	}
+	if s.Ambiguous > 0 {
+		fmt.Fprintf(w, ", %s left unlinked: the history holds their ids under two cluster names, and the file names none",
+			textutil.Plural(s.Ambiguous, "job"))
 	}
 	if s.Unshown > 0 {
 		fmt.Fprintf(w, ", %s sacct --batch-script said nothing of: slurmdbd shows another user's script only to root, SlurmUser, "+

@@ -128,10 +128,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	if b.peers != nil && advisor.NeedsPrior(runs) {
 		peers = b.peers(g.fingerprint)
 	}
-	script, err := scriptAt(ctx, st, g.path, g.fingerprint)
-	if err != nil {
-		return err
-	}
+	script := scriptAt(st, g.path, g.fingerprint)
 	// What the jobs run: the script's workload, else the one most of the
 	// group's outputs show (the newest job may have left none).
 	recs := make([]*history.JobRecord, len(g.jobs))
@@ -574,20 +571,19 @@ func resourcesOf(site *catalog.Site, r *history.JobRecord) slurm.Resources {
 // same fingerprint), or slurmdbd's copy of it that collect kept: what it
 // runs says what its memory peaks prove, as recommend reads it. nil where
 // it is gone, changed or unreadable, or no copy was kept.
-func scriptAt(ctx context.Context, st *history.Store, path, fingerprint string) (*slurm.Script, error) {
+func scriptAt(st *history.Store, path, fingerprint string) *slurm.Script {
 	if path == "" || fingerprint == "" {
-		return nil, nil
+		return nil
 	}
 	if strings.HasPrefix(path, slurmdbdCopy) {
-		text, err := st.ScriptText(ctx, fingerprint)
-		if text == nil || err != nil {
-			return nil, err
+		if text := st.ScriptText(fingerprint); text != nil {
+			return slurm.Parse(path, text)
 		}
-		return slurm.Parse(path, text), nil
+		return nil
 	}
 	s, err := slurm.ReadScript(path)
 	if err != nil || s.Fingerprint() != fingerprint {
-		return nil, nil
+		return nil
 	}
-	return s, nil
+	return s
 }

@@ -39,7 +39,7 @@ func TestReportReadsTheScriptSlurmdbdStored(t *testing.T) {
 			t.Fatal(err)
 		}
 		if keep {
-			if err := st.KeepScriptTexts(ctx, map[string][]byte{fp: text}); err != nil {
+			if err := st.KeepScriptTexts(map[string][]byte{fp: text}); err != nil {
 				t.Fatal(err)
 			}
 		}

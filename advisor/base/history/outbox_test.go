@@ -111,8 +111,6 @@ var localTables = map[string]string{
 	"outbox":    "the changes this history has yet to push: the outbox itself",
 	"outbox_on": "whether this history pushes, and to which store: its own setting",
 	schemaTable: "goose's record of this history's migrations; the store keeps its own record of its own",
-	"script_texts": "the text of the scripts slurmdbd stored: slurmdbd shows a user's script to root, Slurm's operators and " +
-		"the account's coordinators alone, and a site store's readers are more",
 	"pending_submissions": "the wrapper's submissions without a job id: only the collect of the history they were " +
 		"spooled into links them (LinkPendingWith), and the submission it writes is what the store gets; " +
 		"the store's table of that name (its migration 4) is there for the schemas' parity, and stays empty",

@@ -5,8 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/internal/atomicfile"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -39,9 +44,13 @@ func (s *Store) UnlinkedJobsAmong(ctx context.Context, ids []string) ([]Unlinked
 	}
 	var keys, arrays []string
 	raw := map[string]bool{}   // the ids asked for as JobIDRaw
-	tasks := map[string]bool{} // the array tasks' ids asked for (18_0)
+	tasks := map[string]bool{} // the array tasks' and het components' ids asked for (18_0, 123+1)
 	for _, id := range ids {
-		if job, _, isTask := strings.Cut(id, "_"); isTask {
+		// An array's task (18_3) or a het job's component (123+1).
+		if job, _, isTask := strings.Cut(id, "_"); isTask || strings.Contains(id, "+") {
+			if !isTask {
+				job, _, _ = strings.Cut(id, "+")
+			}
 			// The task whose JobIDRaw is its array's id (the last, as
 			// Slurm numbers them) is found by its key.
 			keys, arrays = append(keys, job), append(arrays, job)
@@ -209,40 +218,57 @@ func (s *Store) ScriptPath(ctx context.Context, fingerprint string) (string, err
 	return path, nil
 }
 
+// The text of the scripts slurmdbd stored is kept beside the history, in
+// a directory of its own (scriptTextsDir): a file per fingerprint, the
+// directory 0700 and each file 0600 whoever's umask, as slurmdbd shows a
+// user's script to root, Slurm's operators and the account's coordinators
+// alone. Not in the history itself: a site-wide history is made
+// world-readable for its users (the site file's site_db), and its
+// published snapshot is; neither may hold a script.
+
+// scriptTextsDir is where the scripts' text of the history at path is
+// kept: site.db's in site.db.scripts.
+func scriptTextsDir(path string) string { return path + ".scripts" }
+
+// isFingerprint: a fingerprint is hexadecimal, and names a file as it is.
+var isFingerprint = regexp.MustCompile(`^[0-9a-f]{8,128}$`).MatchString
+
 // KeepScriptTexts keeps the text of scripts slurmdbd stored, by
 // fingerprint, where none is kept yet: the report reads what a linked
-// script runs from them (ScriptText).
-func (s *Store) KeepScriptTexts(ctx context.Context, texts map[string][]byte) error {
-	if len(texts) == 0 {
+// script runs from them (ScriptText). A history stored nowhere keeps none.
+func (s *Store) KeepScriptTexts(texts map[string][]byte) error {
+	if len(texts) == 0 || s.inMemory || s.path == "" {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+	dir := scriptTextsDir(s.path)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("keep the scripts' text: %w", err)
 	}
-	defer tx.Rollback()
 	for fp, text := range texts {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO script_texts(fingerprint, text) VALUES (?, ?)`, fp, text); err != nil {
+		if !isFingerprint(fp) {
+			continue
+		}
+		file := filepath.Join(dir, fp)
+		if _, err := os.Lstat(file); err == nil {
+			continue // the first copy kept: the same fingerprint is the same work
+		}
+		if err := atomicfile.Write(file, text, 0o600); err != nil {
 			return fmt.Errorf("keep the scripts' text: %w", err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // ScriptText is the text of the script of fingerprint that slurmdbd stored,
-// as KeepScriptTexts kept it; nil where none is kept (a published snapshot
-// keeps none, nor does a history of an older schema).
-func (s *Store) ScriptText(ctx context.Context, fingerprint string) ([]byte, error) {
-	if s.schema < schemaScriptTexts {
-		return nil, nil
+// as KeepScriptTexts kept it; nil where none is kept, or where this user
+// may not read it (the admins' alone), or beside a published snapshot.
+func (s *Store) ScriptText(fingerprint string) []byte {
+	if !isFingerprint(fingerprint) || s.path == "" {
+		return nil
 	}
-	var text []byte
-	err := s.db.QueryRowContext(ctx, `SELECT text FROM script_texts WHERE fingerprint = ?`, fingerprint).Scan(&text)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	text, err := os.ReadFile(filepath.Join(scriptTextsDir(s.path), fingerprint))
 	if err != nil {
-		return nil, fmt.Errorf("read the text of script %s: %w", fingerprint, err)
+		return nil
 	}
-	return text, nil
+	return text
 }

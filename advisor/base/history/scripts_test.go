@@ -9,41 +9,53 @@ import (
 )
 
 // The text of a script slurmdbd stored is kept once per fingerprint, the
-// first copy kept, and read back by it; a published snapshot, which every
-// user reads, keeps none of it, in its rows or its free pages.
-func TestScriptTextsAreKeptAndNeverPublished(t *testing.T) {
+// first copy kept, beside the history in a directory only its owner reads
+// (whatever the umask: a site-wide history itself is made world-readable),
+// and read back by it. A published snapshot, which every user reads, has
+// none of it beside it or in it.
+func TestScriptTextsAreKeptApartAndNeverPublished(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	secret := []byte("#!/bin/bash\nexport WANDB_API_KEY=0123456789abcdef-keep-me-out\npython train.py\n")
-	if err := s.KeepScriptTexts(ctx, map[string][]byte{"f1": secret}); err != nil {
+	const fp = "f1e2d3c4b5a69788"
+	if err := s.KeepScriptTexts(map[string][]byte{fp: secret, "../../etc/x": []byte("not a fingerprint")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.KeepScriptTexts(ctx, map[string][]byte{"f1": []byte("another copy")}); err != nil {
+	if err := s.KeepScriptTexts(map[string][]byte{fp: []byte("another copy")}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ScriptText(ctx, "f1"); err != nil || !bytes.Equal(got, secret) {
-		t.Errorf("f1: %q, %v", got, err)
+	if got := s.ScriptText(fp); !bytes.Equal(got, secret) {
+		t.Errorf("%s: %q", fp, got)
 	}
-	if got, err := s.ScriptText(ctx, "f2"); err != nil || got != nil {
-		t.Errorf("a fingerprint with none kept: %q, %v", got, err)
+	if got := s.ScriptText("0000000000000000"); got != nil {
+		t.Errorf("a fingerprint with none kept: %q", got)
 	}
-	snapshot := filepath.Join(t.TempDir(), "site.db")
+	dir := scriptTextsDir(s.Path())
+	entries, _ := os.ReadDir(dir)
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm() != 0o700 || len(entries) != 1 {
+		t.Fatalf("the scripts' directory: %v %v, %d entries", st.Mode(), err, len(entries))
+	}
+	if fi, err := os.Stat(filepath.Join(dir, fp)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the script's file: %v %v", fi.Mode(), err)
+	}
+	pubDir := t.TempDir()
+	snapshot := filepath.Join(pubDir, "site.db")
 	if err := s.Snapshot(ctx, snapshot); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(snapshot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(data, []byte("keep-me-out")) {
-		t.Error("the snapshot's file holds the script's text")
-	}
+	filepath.WalkDir(pubDir, func(path string, d os.DirEntry, err error) error {
+		if data, _ := os.ReadFile(path); bytes.Contains(data, []byte("keep-me-out")) {
+			t.Errorf("%s holds the script's text", path)
+		}
+		return nil
+	})
 	pub, _, err := OpenToRead(ctx, snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	if got, err := pub.ScriptText(ctx, "f1"); err != nil || got != nil {
-		t.Errorf("the snapshot reads %q, %v", got, err)
+	if got := pub.ScriptText(fp); got != nil {
+		t.Errorf("the snapshot reads %q", got)
 	}
 }

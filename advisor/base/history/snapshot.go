@@ -81,12 +81,6 @@ func rollbackMode(ctx context.Context, path string) error {
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode = DELETE`).Scan(&mode); err != nil {
 		return err
 	}
-	// A snapshot is world-readable; the scripts slurmdbd stored are the
-	// admins' to read. secure_delete zeroes the rows' pages as they go,
-	// so that no page of the copy keeps a script.
-	if _, err := db.ExecContext(ctx, `PRAGMA secure_delete = ON; DELETE FROM script_texts`); err != nil {
-		return fmt.Errorf("leave the scripts' text out: %w", err)
-	}
 	_, err = db.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, snapshotID))
 	return err
 }

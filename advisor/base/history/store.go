@@ -286,17 +286,6 @@ var migrations = []string{
 	// a site's history (createSubmitIndex, which an import into an empty
 	// history defers).
 	createSubmitIndex + `;`,
-
-	// 20: the text of the scripts slurmdbd stored (collect --scripts,
-	// --scripts-file), one copy per fingerprint: what a script runs says
-	// what its jobs' memory peaks prove, and a site-wide history has no
-	// file to read it from. Never published (Snapshot empties it), never
-	// sent to a site store: slurmdbd shows a user's script to the admins
-	// alone.
-	`CREATE TABLE script_texts (
-		fingerprint TEXT PRIMARY KEY,
-		text        BLOB NOT NULL
-	);`,
 }
 
 // schemaMemUtil is the first schema with the outputs' memory utilization;
@@ -322,10 +311,6 @@ const schemaErrorLine = 16
 // schemaResembles is the first schema with the workload an output
 // resembles; a read-only history of an older one knows none.
 const schemaResembles = 18
-
-// schemaScriptTexts is the first schema with stored scripts' text; a
-// read-only history of an older one has none.
-const schemaScriptTexts = 20
 
 // oldestReadable is the oldest schema a read-only open reads: reading
 // does without what was added since (no cluster name is remembered, and
