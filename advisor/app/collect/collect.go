@@ -55,6 +55,9 @@ type ImportResult struct {
 	// counts the jobs on the others.
 	Unplaced     map[string]int
 	UnplacedMore int
+	// Clusters are the cluster names the jobs read are filed under: a
+	// saved file of scripts is of them (LinkScriptsFrom).
+	Clusters map[string]bool `json:"-"`
 }
 
 // MaxUnplacedKept bounds ImportResult.Unplaced: a damaged dump could name
@@ -73,7 +76,18 @@ func (r ImportResult) Plus(o ImportResult) ImportResult {
 		r.addUnplaced(t, n)
 	}
 	r.UnplacedMore += o.UnplacedMore
+	r.Clusters = maps.Clone(r.Clusters)
+	for name := range o.Clusters {
+		r.addCluster(name)
+	}
 	return r
+}
+
+func (r *ImportResult) addCluster(name string) {
+	if r.Clusters == nil {
+		r.Clusters = map[string]bool{}
+	}
+	r.Clusters[name] = true
 }
 
 func (r *ImportResult) addUnplaced(gpuType string, jobs int) {
@@ -116,6 +130,11 @@ func (c *Collector) count(r *ImportResult, j *slurm.AcctJob) {
 	if !j.HasJobLine {
 		return
 	}
+	cluster := j.Cluster
+	if cluster == "" {
+		cluster = c.Cluster // as the import files it
+	}
+	r.addCluster(cluster)
 	if j.Jobstats != nil && len(j.Jobstats.GPUs) > 0 {
 		r.JobstatsGPU++
 	}

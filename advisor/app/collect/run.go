@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/base/history"
@@ -93,7 +95,18 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 	}
 	rep.Linked, rep.Unlinked, rep.Ambiguous, rep.ScriptsUnread = links.Linked, links.Dropped, links.Ambiguous, links.ScriptsUnread
 	if opt.Selection.ScriptsFile != "" {
-		scripts, err := col.LinkScriptsFrom(ctx, opt.Selection.ScriptsFile)
+		// The file is of the jobs this collect read: under the names
+		// they are filed, or were refiled, under.
+		clusters := maps.Clone(rep.Accounting.Clusters)
+		if clusters == nil {
+			clusters = map[string]bool{}
+		}
+		for _, r := range rep.Refiled {
+			if clusters[r.From] {
+				clusters[r.To] = true
+			}
+		}
+		scripts, err := col.LinkScriptsFrom(ctx, opt.Selection.ScriptsFile, slices.Sorted(maps.Keys(clusters)))
 		if err != nil {
 			return rep, fmt.Errorf("link jobs to their scripts: %w", err)
 		}

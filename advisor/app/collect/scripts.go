@@ -76,20 +76,22 @@ func (c *Collector) LinkScripts(ctx context.Context, limit int) (ScriptsResult, 
 // --batch-script -j ...` output instead of asking slurmdbd: a dump's jobs
 // read away from Slurm (collect --sacct-file ... --scripts-file ...). It
 // links the jobs the file has a script for, by JobIDRaw or by the id users
-// see (18_3, 123+1). A job the file says nothing of is left for another
+// see (18_3, 123+1), among the jobs filed under clusters (those the same
+// collect read: the file names no cluster; none: every cluster name the
+// history holds). A job the file says nothing of is left for another
 // file or for slurmdbd, not counted as having no script; an id the history
 // holds under two cluster names is left unlinked (Ambiguous): the file
 // names no cluster. The file is read as it streams, twice (its ids, then
 // its scripts), and linked linkChunk jobs at a time: a site's year of
 // scripts is never held whole.
-func (c *Collector) LinkScriptsFrom(ctx context.Context, path string) (ScriptsResult, error) {
+func (c *Collector) LinkScriptsFrom(ctx context.Context, path string, clusters []string) (ScriptsResult, error) {
 	res := ScriptsResult{From: path}
 	f := scriptsFile{path: path}
 	ids, err := f.ids()
 	if err != nil {
 		return res, err
 	}
-	jobs, err := c.Store.UnlinkedJobsAmong(ctx, ids)
+	jobs, err := c.Store.UnlinkedJobsAmong(ctx, ids, clusters)
 	if err != nil {
 		return res, err
 	}
@@ -100,11 +102,16 @@ func (c *Collector) LinkScriptsFrom(ctx context.Context, path string) (ScriptsRe
 			byID[j.JobID] = append(byID[j.JobID], j)
 		}
 	}
+	// An id that names jobs under two cluster names links neither by it;
+	// a job another id of the file names alone is linked by that one.
 	ambiguous := map[string]bool{}
+	unsure := map[[2]string]bool{}
 	for id, js := range byID {
 		if len(js) > 1 {
-			res.Ambiguous += len(js)
 			ambiguous[id] = true
+			for _, j := range js {
+				unsure[[2]string{j.Cluster, j.Key}] = true
+			}
 			delete(byID, id)
 		}
 	}
@@ -141,6 +148,11 @@ func (c *Collector) LinkScriptsFrom(ctx context.Context, path string) (ScriptsRe
 	})
 	if err != nil {
 		return res, err
+	}
+	for k := range unsure {
+		if !done[k] {
+			res.Ambiguous++
+		}
 	}
 	return res, flush()
 }
@@ -224,10 +236,12 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 		}
 		subs = append(subs, sub)
 	}
-	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
+	// The texts first: a job once linked is not asked about again, and a
+	// text not kept then would never be.
+	if err := c.Store.KeepScriptTexts(texts); err != nil {
 		return res, err
 	}
-	if err := c.Store.KeepScriptTexts(texts); err != nil {
+	if err := c.Store.RecordSubmissions(ctx, subs); err != nil {
 		return res, err
 	}
 	if err := c.Store.MarkUnscripted(ctx, missing); err != nil {

@@ -3,9 +3,13 @@ package collect
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 // batchScriptsInOrder is `sacct --batch-script` output of scripts by id,
@@ -56,7 +60,7 @@ func TestLinkScriptsFromAFile(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "scripts.txt")
 			write(t, file, batchScriptsInOrder(ids, map[string]string{"30+0": script, "30+1": script, "19_2": script, "40": script,
 				"50": script, "60": script}))
-			res, err := col.LinkScriptsFrom(ctx, file)
+			res, err := col.LinkScriptsFrom(ctx, file, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,5 +84,82 @@ func TestLinkScriptsFromAFile(t *testing.T) {
 				t.Errorf("left unlinked: %v, want both 40s", keys)
 			}
 		})
+	}
+}
+
+// A file of scripts is of the jobs the collect read: a job of the same id
+// under another cluster name is neither linked to its script nor counted
+// ambiguous. Without the clusters, an array task held under two names is
+// one ambiguous job a name, counted once, not once by each of its ids.
+func TestLinkScriptsFromAFileKeepsToItsClusters(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		clusters []string
+		want     ScriptsResult
+		unlinked string
+	}{
+		{[]string{"c1"}, ScriptsResult{Linked: 2}, "c2/20 c2/40"},
+		{nil, ScriptsResult{Ambiguous: 4}, "c1/20 c1/40 c2/20 c2/40"},
+	} {
+		col := testCollector(t)
+		for _, cluster := range []string{"c2", "c1"} {
+			dump := "JobIDRaw|JobID|Cluster|State|JobName|WorkDir|AllocTRES\n" +
+				"20|19_2|" + cluster + "|COMPLETED|sweep|/w|gres/gpu:a100_20g=1\n" +
+				"40|40|" + cluster + "|COMPLETED|twin|/w|gres/gpu:a100=1\n"
+			if res, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil || res.New != 2 {
+				t.Fatalf("import %s: %+v %v", cluster, res, err)
+			}
+		}
+		file := filepath.Join(t.TempDir(), "scripts.txt")
+		script := "#!/bin/bash\npython train.py\n"
+		write(t, file, batchScriptsInOrder([]string{"19_2", "40"}, map[string]string{"19_2": script, "40": script}))
+		res, err := col.LinkScriptsFrom(ctx, file, c.clusters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.want.From = file
+		if res != c.want {
+			t.Errorf("clusters %v: got %+v, want %+v", c.clusters, res, c.want)
+		}
+		left, err := col.Store.UnlinkedJobs(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, j := range left {
+			keys = append(keys, j.Cluster+"/"+j.Key)
+		}
+		slices.Sort(keys)
+		if got := strings.Join(keys, " "); got != c.unlinked {
+			t.Errorf("clusters %v: left unlinked %s, want %s", c.clusters, got, c.unlinked)
+		}
+	}
+}
+
+// A script's text is kept before its jobs are linked: a linked job is not
+// asked about again, so a text that could not be kept then must leave its
+// jobs unlinked, for the next collect to link and keep.
+func TestLinkScriptsKeepsTheTextFirst(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	dump := "JobIDRaw|JobID|Cluster|State|JobName|WorkDir|AllocTRES\n50|50|c1|COMPLETED|plain|/w|gres/gpu:a100=1\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/bash\npython train.py\n"
+	file := filepath.Join(t.TempDir(), "scripts.txt")
+	write(t, file, batchScriptsInOrder([]string{"50"}, map[string]string{"50": script}))
+	blocker := col.Store.Path() + ".scripts"
+	write(t, blocker, "a file where the directory goes")
+	if _, err := col.LinkScriptsFrom(ctx, file, nil); err == nil {
+		t.Fatal("linked with nowhere to keep the text")
+	}
+	os.Remove(blocker)
+	res, err := col.LinkScriptsFrom(ctx, file, nil)
+	if err != nil || res.Linked != 1 {
+		t.Fatalf("the next collect: %+v %v", res, err)
+	}
+	if got := col.Store.ScriptText(slurm.Parse("x", []byte(script)).Fingerprint()); string(got) != script {
+		t.Errorf("text kept: %q", got)
 	}
 }

@@ -35,12 +35,14 @@ func (s *Store) UnlinkedJobs(ctx context.Context, limit int) ([]UnlinkedJob, err
 
 // UnlinkedJobsAmong lists the jobs UnlinkedJobs would list whose id is
 // among ids, as `sacct --batch-script` names them: a JobIDRaw, or an array
-// task's id as users see it (18_0). It looks under every cluster name the
-// history holds, as a saved file of scripts names none.
-func (s *Store) UnlinkedJobsAmong(ctx context.Context, ids []string) ([]UnlinkedJob, error) {
-	clusters, err := s.clusterNames(ctx)
-	if err != nil || len(clusters) == 0 {
-		return nil, err
+// task's or het component's id as users see it (18_0, 123+1), filed under
+// clusters (none: under every cluster name the history holds).
+func (s *Store) UnlinkedJobsAmong(ctx context.Context, ids, clusters []string) ([]UnlinkedJob, error) {
+	if len(clusters) == 0 {
+		var err error
+		if clusters, err = s.clusterNames(ctx); err != nil || len(clusters) == 0 {
+			return nil, err
+		}
 	}
 	var keys, arrays []string
 	raw := map[string]bool{}   // the ids asked for as JobIDRaw
@@ -241,7 +243,14 @@ func (s *Store) KeepScriptTexts(texts map[string][]byte) error {
 		return nil
 	}
 	dir := scriptTextsDir(s.path)
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+		// Made by another, or restored from a backup: its owner's
+		// alone all the same, the names of the scripts too.
+		err = os.Chmod(dir, 0o700)
+		if err != nil {
+			return fmt.Errorf("keep the scripts' text: %w", err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("keep the scripts' text: %w", err)
 	}
 	for fp, text := range texts {

@@ -39,6 +39,15 @@ func TestScriptTextsAreKeptApartAndNeverPublished(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, fp)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the script's file: %v %v", fi.Mode(), err)
 	}
+	// A directory made by another, or restored with other modes, is
+	// made its owner's alone again.
+	os.Chmod(dir, 0o755)
+	if err := s.KeepScriptTexts(map[string][]byte{"0123456789abcdef": secret}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Errorf("the scripts' directory left %v", st.Mode())
+	}
 	pubDir := t.TempDir()
 	snapshot := filepath.Join(pubDir, "site.db")
 	if err := s.Snapshot(ctx, snapshot); err != nil {
