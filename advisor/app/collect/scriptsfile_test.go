@@ -72,16 +72,8 @@ func TestLinkScriptsFromAFile(t *testing.T) {
 			if res != want {
 				t.Errorf("got  %+v\nwant %+v", res, want)
 			}
-			left, err := col.Store.UnlinkedJobs(ctx, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var keys []string
-			for _, j := range left {
-				keys = append(keys, j.Cluster+"/"+j.Key)
-			}
-			if strings.Join(keys, " ") != "c1/40 c2/40" && strings.Join(keys, " ") != "c2/40 c1/40" {
-				t.Errorf("left unlinked: %v, want both 40s", keys)
+			if got := unlinkedKeys(t, col); got != "c1/40 c2/40" {
+				t.Errorf("left unlinked: %s, want both 40s", got)
 			}
 		})
 	}
@@ -121,16 +113,7 @@ func TestLinkScriptsFromAFileKeepsToItsClusters(t *testing.T) {
 		if res != c.want {
 			t.Errorf("clusters %v: got %+v, want %+v", c.clusters, res, c.want)
 		}
-		left, err := col.Store.UnlinkedJobs(ctx, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for _, j := range left {
-			keys = append(keys, j.Cluster+"/"+j.Key)
-		}
-		slices.Sort(keys)
-		if got := strings.Join(keys, " "); got != c.unlinked {
+		if got := unlinkedKeys(t, col); got != c.unlinked {
 			t.Errorf("clusters %v: left unlinked %s, want %s", c.clusters, got, c.unlinked)
 		}
 	}
@@ -162,4 +145,20 @@ func TestLinkScriptsKeepsTheTextFirst(t *testing.T) {
 	if got := col.Store.ScriptText(slurm.Parse("x", []byte(script)).Fingerprint()); string(got) != script {
 		t.Errorf("text kept: %q", got)
 	}
+}
+
+// unlinkedKeys are the jobs the history holds with no script linked, as
+// CLUSTER/KEY, sorted.
+func unlinkedKeys(t *testing.T, col *Collector) string {
+	t.Helper()
+	left, err := col.Store.UnlinkedJobs(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, j := range left {
+		keys = append(keys, j.Cluster+"/"+j.Key)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
 }
