@@ -218,12 +218,13 @@ func (c *Collector) linkScripts(ctx context.Context, jobs []history.UnlinkedJob,
 		linked[[2]string{j.Cluster, id}] = true
 		source := linkedPrefix + j.Cluster + "/" + id
 		s := slurm.Parse(source, data)
+		fp := s.Fingerprint()
 		if r == nil || !session.IsInteractive(r) {
 			// What it runs, for the report to read (an OnDemand app's
 			// script, new for each session, says nothing of it).
-			texts[s.Fingerprint()] = data
+			texts[fp] = data
 		}
-		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: s.Fingerprint(),
+		sub := history.Submission{Cluster: j.Cluster, JobID: id, Fingerprint: fp,
 			Source: source, Script: source, Profile: j.Profile, WorkDir: j.WorkDir, Submitted: time.Unix(j.Submit, 0)}
 		if slurm.IsSweepVariant(data) {
 			// A probe's or sweep's measurement, not a run its user makes

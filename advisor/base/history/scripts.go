@@ -49,13 +49,10 @@ func (s *Store) UnlinkedJobsAmong(ctx context.Context, ids, clusters []string) (
 	tasks := map[string]bool{} // the array tasks' and het components' ids asked for (18_0, 123+1)
 	for _, id := range ids {
 		// An array's task (18_3) or a het job's component (123+1).
-		if job, _, isTask := strings.Cut(id, "_"); isTask || strings.Contains(id, "+") {
-			if !isTask {
-				job, _, _ = strings.Cut(id, "+")
-			}
+		if i := strings.IndexAny(id, "_+"); i > 0 {
 			// The task whose JobIDRaw is its array's id (the last, as
 			// Slurm numbers them) is found by its key.
-			keys, arrays = append(keys, job), append(arrays, job)
+			keys, arrays = append(keys, id[:i]), append(arrays, id[:i])
 			tasks[id] = true
 		} else {
 			keys = append(keys, id)
@@ -243,14 +240,13 @@ func (s *Store) KeepScriptTexts(texts map[string][]byte) error {
 		return nil
 	}
 	dir := scriptTextsDir(s.path)
-	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
 		// Made by another, or restored from a backup: its owner's
 		// alone all the same, the names of the scripts too.
 		err = os.Chmod(dir, 0o700)
-		if err != nil {
-			return fmt.Errorf("keep the scripts' text: %w", err)
-		}
-	} else if err != nil {
+	}
+	if err != nil {
 		return fmt.Errorf("keep the scripts' text: %w", err)
 	}
 	for fp, text := range texts {
