@@ -78,10 +78,9 @@ func (d deciding) choose(eligible []*ProfileAdvice) decision {
 		choice, best, margin = d.pick(eligible, obj)
 	}
 	out.choice, out.basis, out.timeLimit = choice.Profile, choice.RuntimeSource, choice.TimeLimit
-	out.reason = d.because(choice, best, eligible, obj, margin)
+	out.reason = d.because(choice, best, eligible, obj, margin, untried != nil)
 	if untried != nil {
-		out.reason += fmt.Sprintf("; %s, never run, may cost less (%s %s predicted) or more (%s under another explanation of the measured times): measure it",
-			untried.Profile, obj.format(untried), obj.what, formatKey(worst, obj.what)+" "+obj.what)
+		out.reason += untriedWords(untried, choice, obj, worst)
 		out.next = d.probe(untried.TimeLimit, untried.Profile)
 		return out
 	}
@@ -93,6 +92,23 @@ func (d deciding) choose(eligible []*ProfileAdvice) decision {
 		out.next = next
 	}
 	return out
+}
+
+// untriedWords says why the untried profile is the probe, not the choice:
+// another explanation of the measured times makes it dearer (worst, its
+// figure there), or, with no explanation fitted (one profile measured),
+// its prediction lies within the noise of the choice's figure.
+func untriedWords(untried, choice *ProfileAdvice, obj objective, worst float64) string {
+	less, more, better := "cost less", "more", "cheaper"
+	if !strings.HasPrefix(obj.what, "SU") {
+		less, more, better = "be faster", "slower", "faster"
+	}
+	if worst != obj.key(untried) {
+		return fmt.Sprintf("; %s, never run, may %s (%s %s predicted) or %s (%s under another explanation of the measured times): measure it",
+			untried.Profile, less, obj.format(untried), obj.what, more, formatKey(worst, obj.what)+" "+obj.what)
+	}
+	return fmt.Sprintf("; %s, never run, is predicted at %s %s, within the noise of %s's %s: a run there tells which is %s",
+		untried.Profile, obj.format(untried), obj.what, choice.Profile, obj.format(choice), better)
 }
 
 // appendNote appends note to notes where there is one.
@@ -130,7 +146,11 @@ func (d deciding) tiePassedOver(choice, best, probed *ProfileAdvice, obj objecti
 
 // pick is the profile with the best figure, or the first (the smallest)
 // whose figure ties with it within the noise of the runs, the best, and
-// the margin of the tie.
+// the margin of the tie. A profile never run does not take a tie from the
+// one the script asks for: its figure is a prediction that it costs more,
+// and moving a script onto it is a change no run has shown to be worth
+// making (two measured profiles that tie are as good as each other, and
+// the smaller leaves the larger to others).
 func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *ProfileAdvice, margin float64) {
 	best = eligible[0]
 	for _, pa := range eligible[1:] {
@@ -140,10 +160,19 @@ func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *
 	}
 	for _, pa := range eligible {
 		if m := d.opt.tieMargin(pa, best); obj.key(pa) <= obj.key(best)*(1+m) {
+			if pa != best && pa.RuntimeSource != BasisMeasured && d.asks(best) {
+				return best, best, 0
+			}
 			return pa, best, m
 		}
 	}
 	return best, best, 0
+}
+
+// asks reports whether the script asks for the profile.
+func (d deciding) asks(pa *ProfileAdvice) bool {
+	asked := d.ev.base.Profile
+	return asked != nil && asked.Name == pa.Profile
 }
 
 // untriedAdvantage is the choice when its runtime is only predicted and
@@ -346,9 +375,13 @@ func (d deciding) objectiveOf(eligible []*ProfileAdvice) (objective, string) {
 }
 
 // because is the one-line reason for the choice.
-func (d deciding) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, obj objective, margin float64) string {
+// measuredOnly: eligible holds the measured profiles alone, an untried
+// one left to the probe.
+func (d deciding) because(choice, best *ProfileAdvice, eligible []*ProfileAdvice, obj objective, margin float64, measuredOnly bool) string {
 	var b strings.Builder
 	switch {
+	case len(eligible) == 1 && measuredOnly:
+		fmt.Fprintf(&b, "the only profile measured with low OOM risk: %s %s", obj.format(choice), obj.what)
 	case len(eligible) == 1:
 		fmt.Fprintf(&b, "the only profile with low OOM risk and a known runtime: %s %s", obj.format(choice), obj.what)
 	case choice != best:
@@ -375,8 +408,12 @@ func (d deciding) againstRunnerUp(choice *ProfileAdvice, eligible []*ProfileAdvi
 	if m := d.opt.tieMargin(next, choice); obj.key(next) <= obj.key(choice)*(1+m) {
 		// The best is also the first of a tie: say it is one, or
 		// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
-		return fmt.Sprintf(", a tie with %s's %s, %s: a tie goes to the smaller profile",
-			next.Profile, obj.format(next), d.opt.noiseWords(choice, next, m))
+		rule := "a tie goes to the smaller profile"
+		if next.UsableMiB < choice.UsableMiB {
+			rule = fmt.Sprintf("the script asks for %s, and %s, never run, is predicted to cost more", choice.Profile, next.Profile)
+		}
+		return fmt.Sprintf(", a tie with %s's %s, %s: %s",
+			next.Profile, obj.format(next), d.opt.noiseWords(choice, next, m), rule)
 	}
 	return fmt.Sprintf(", then %s on %s", obj.format(next), next.Profile)
 }

@@ -464,3 +464,26 @@ func TestRunsThatAllReachOneTimeLimitAreJudgedPerUnitOfWork(t *testing.T) {
 		}
 	}
 }
+
+func TestAPredictedTieDoesNotMoveTheScriptOffWhatItAsks(t *testing.T) {
+	// Seen: "recommend 1g.10gb: 12.6 SU, a tie with 2g.20gb's 11.5" for a
+	// script that asks for 2g.20gb, with --time raised from 04:00:00 to
+	// 09:20:00: a change predicted to cost more, on no run's evidence.
+	site := catalogtest.Wulver(t)
+	s := slurm.Parse("c3.sh", []byte("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100_20g:1\n#SBATCH -c 3\n#SBATCH --mem=12G\n#SBATCH --time=04:00:00\n./solver\n"))
+	runs := []Run{newRun("full", 3600).peak(2048).id("a"), newRun("full", 3700).peak(2048).id("b"), newRun("full", 3500).peak(2048).id("c")}
+	rec, err := Recommend(site, Job{Script: "c3.sh", Source: s, Resources: s.Resources, Runs: runs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := profileOf(t, rec, "1g.10gb"), profileOf(t, rec, "2g.20gb")
+	if one.SU == nil || two.SU == nil || *one.SU <= *two.SU || *one.SU > *two.SU*1.1 {
+		t.Fatalf("the case needs 1g.10gb predicted dearer than 2g.20gb within the noise: %v against %v", one.SU, two.SU)
+	}
+	if recommended(rec) != "2g.20gb" || rec.Change == nil || len(rec.Change.Lines) != 0 {
+		t.Fatalf("recommended %s, change %+v; reason %q", recommended(rec), rec.Change, rec.Reason)
+	}
+	if strings.Contains(rec.Reason, "a tie goes to the smaller profile") {
+		t.Errorf("reason %q", rec.Reason)
+	}
+}
