@@ -493,8 +493,10 @@ func (d deciding) noneFits() decision {
 			blocked = append(blocked, pa.Profile+": "+pa.beyondLimit)
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
 			pa := d.cheapestUnsure()
-			return noneBecause(fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, probeCost(pa)),
-				d.probe("", pa.Profile))
+			out := noneBecause(fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, probeCost(pa)),
+				d.probe(pa.TimeLimit, pa.Profile))
+			out.timeLimit = pa.TimeLimit // a run there needs it to end: a probe at the script's --time would not
+			return out
 		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return d.measureStep(&pa)
 		case pa.OOMRisk == memory.RiskLow:

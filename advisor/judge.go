@@ -328,17 +328,51 @@ func (j judging) timeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 		j.boundTimeLimit(pa, p)
 		return
 	}
-	if pa.RuntimeRangeS == nil || limit.IsSet() && !limit.Unlimited && pa.RuntimeRangeS[1] <= limit.Duration.Seconds() {
+	if j.ev.budget > 0 {
+		j.budgetTimeLimit(pa, p)
 		return
 	}
-	need := suggestTime(pa.RuntimeRangeS[1])
-	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+	if pa.RuntimeRangeS == nil {
+		return
+	}
+	hi, need := pa.RuntimeRangeS[1], suggestTime(pa.RuntimeRangeS[1])
+	max, ok := j.site.MaxWalltimeFor(j.partitionFor(p))
+	capped := ok && !max.Unlimited
+	if capped && hi > max.Duration.Seconds() {
 		// Whatever the script asks for, or if it asks for nothing: the
 		// partition's limit is the most any run there gets.
 		beyondLimit(pa, max)
 		return
 	}
-	if limit.IsSet() && !limit.Unlimited {
+	if capped && need > max.Duration {
+		need = max.Duration // the range fits; its margin goes as far as the partition allows
+	}
+	if !limit.IsSet() || limit.Unlimited && !capped {
+		return
+	}
+	if limit.Unlimited || limit.Duration.Seconds() < hi || capped && limit.Duration > max.Duration {
+		// Too short for the run, or more than the partition allows
+		// (sbatch refuses the script): the --time that covers the range.
+		pa.TimeLimit = slurm.FormatDuration(need)
+	}
+}
+
+// budgetTimeLimit is the --time of a time-budgeted job (every run ran to
+// its limit) on a profile it has not run to that limit: the time its
+// run's work is predicted to take there. The job runs until its limit, so
+// the --time is what a run costs: a longer one buys more work at the
+// price of more SU, not the same work with a margin.
+func (j judging) budgetTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
+	if pa.RuntimeS == nil || *pa.RuntimeS <= 0 {
+		return
+	}
+	const step = 300
+	need := time.Duration(math.Ceil(*pa.RuntimeS/step)*step) * time.Second
+	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
+		beyondLimit(pa, max)
+		return
+	}
+	if limit := j.job.Resources.Time; limit.Unlimited || !limit.IsSet() || limit.Duration != need {
 		pa.TimeLimit = slurm.FormatDuration(need)
 	}
 }
@@ -441,6 +475,10 @@ func (j judging) eligibility(pa *ProfileAdvice) (bool, string) {
 	}
 	if why := j.noRuntime(pa); why != "" {
 		return false, why
+	}
+	if pa.TimeLimit != "" && j.ev.budget > 0 {
+		return true, fmt.Sprintf("low OOM risk; a run's work takes about %s there: --time=%s, where the script asks for %s (a run goes on to its limit, and costs it)",
+			slurm.FormatSeconds(*pa.RuntimeS), pa.TimeLimit, j.job.Resources.Time)
 	}
 	if pa.TimeLimit != "" {
 		return true, fmt.Sprintf("low OOM risk; needs --time=%s, the script asks for %s", pa.TimeLimit, j.job.Resources.Time)

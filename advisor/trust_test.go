@@ -487,3 +487,39 @@ func TestAPredictedTieDoesNotMoveTheScriptOffWhatItAsks(t *testing.T) {
 		t.Errorf("reason %q", rec.Reason)
 	}
 }
+
+func TestAScriptsTimeBeyondThePartitionDoesNotHideThePartitionsLimit(t *testing.T) {
+	// Seen: with --time=5-00:00:00 (the partition allows 3 days), 3g.40gb
+	// was advised on a runtime range reaching 4 days, and the change kept
+	// the --time sbatch refuses.
+	var runs []Run
+	for i, sec := range []float64{40 * 3600, 41 * 3600, 39 * 3600} {
+		runs = append(runs, newRun("full", sec).peak(2048).id(fmt.Sprint(i)))
+	}
+	rec := recommend(t, "#SBATCH --time=5-00:00:00\n", runs, Options{})
+	const max = 3 * 24 * 3600.0
+	for _, pa := range rec.Profiles {
+		if pa.RuntimeRangeS != nil && pa.RuntimeRangeS[1] > max && pa.TimeLimitNote() == "" {
+			t.Errorf("%s: range to %.0f s past the partition's limit, without a word", pa.Profile, pa.RuntimeRangeS[1])
+		}
+		if pa.Eligible && pa.TimeLimit == "" {
+			t.Errorf("%s: eligible with the script's 5 days, which sbatch refuses", pa.Profile)
+		}
+	}
+	if recommended(rec) == "" || rec.TimeLimit == "" {
+		t.Fatalf("recommended %q with --time %q", recommended(rec), rec.TimeLimit)
+	}
+	if d, err := slurm.ParseTimeLimit(rec.TimeLimit); err != nil || d.Duration.Seconds() > max {
+		t.Errorf("--time %s: %v", rec.TimeLimit, err)
+	}
+}
+
+func TestTheProbeOfAnUnsureProfileAsksForTheTimeItNeeds(t *testing.T) {
+	// Seen: after a run reached its 1-minute limit on full at 79 s, "next:
+	// migadvisor recommend --probe --profiles 1g.10gb timeout.sh": a probe
+	// at the script's --time, certain to reach it again.
+	rec := recommend(t, "#SBATCH --time=1\n", []Run{newRun("full", 79).timeout().id("6")}, Options{})
+	if rec.NextStep.Kind != NextProbe || rec.NextStep.Time == "" {
+		t.Fatalf("next %q (step %+v); reason %q", rec.Next, rec.NextStep, rec.Reason)
+	}
+}
