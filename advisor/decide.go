@@ -91,7 +91,27 @@ func (d deciding) choose(eligible []*ProfileAdvice) decision {
 	if next.Kind != NextNone {
 		out.next = next
 	}
+	if kept := d.keptFromTie(choice, eligible, obj); kept != nil && out.next.Kind == NextNone {
+		out.next = d.probe(kept.TimeLimit, kept.Profile) // the run that tells the tie apart
+	}
 	return out
+}
+
+// keptFromTie is the smaller profile, never run, that ties with the one the
+// script asks for and does not take it (pick); nil: none.
+func (d deciding) keptFromTie(choice *ProfileAdvice, eligible []*ProfileAdvice, obj objective) *ProfileAdvice {
+	if !d.asks(choice) {
+		return nil
+	}
+	for _, pa := range eligible {
+		if pa.UsableMiB >= choice.UsableMiB {
+			break
+		}
+		if m := d.opt.tieMargin(pa, choice); pa.RuntimeSource != BasisMeasured && obj.key(pa) <= obj.key(choice)*(1+m) {
+			return pa
+		}
+	}
+	return nil
 }
 
 // untriedWords says why the untried profile is the probe, not the choice:
@@ -410,7 +430,7 @@ func (d deciding) againstRunnerUp(choice *ProfileAdvice, eligible []*ProfileAdvi
 		// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
 		rule := "a tie goes to the smaller profile"
 		if next.UsableMiB < choice.UsableMiB {
-			rule = fmt.Sprintf("the script asks for %s, and %s, never run, is predicted to cost more", choice.Profile, next.Profile)
+			rule = fmt.Sprintf("the script asks for %s, and %s, never run, is predicted to cost more: a run there tells", choice.Profile, next.Profile)
 		}
 		return fmt.Sprintf(", a tie with %s's %s, %s: %s",
 			next.Profile, obj.format(next), d.opt.noiseWords(choice, next, m), rule)

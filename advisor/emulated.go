@@ -197,7 +197,7 @@ func elsewherePoints(site *catalog.Site, runs []Run) []runmodel.Point {
 			if i := slices.IndexFunc(runs, onP); i >= 0 {
 				at, _ = runmodel.OnSiteGPU(site, runs[i].Emulated, at)
 			}
-			points = append(points, runmodel.Point{Profile: p.Name, Shares: at, Seconds: m, Busy: busyOf(runs, onP, func(r Run) float64 { return r.Seconds })})
+			points = append(points, runmodel.Point{Profile: p.Name, Shares: at, Seconds: m, Busy: busyOf(runs, onP, func(r Run) float64 { return r.Seconds }), Emulated: true})
 		}
 	}
 	return points

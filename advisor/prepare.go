@@ -318,7 +318,8 @@ func profilePoints(site *catalog.Site, runs []Run, keep func(Run) bool, f func(R
 	for _, p := range site.Profiles {
 		onP := func(r Run) bool { return r.Profile == p.Name && keep(r) }
 		if m, _, ok := medianOf(runs, onP, f); ok {
-			points = append(points, runmodel.Point{Profile: p.Name, Shares: ranAt(site, &p, runs, onP), Seconds: m, Busy: busyOf(runs, onP, f)})
+			emulated := slices.ContainsFunc(runs, func(r Run) bool { return onP(r) && r.Emulated != "" })
+			points = append(points, runmodel.Point{Profile: p.Name, Shares: ranAt(site, &p, runs, onP), Seconds: m, Busy: busyOf(runs, onP, f), Emulated: emulated})
 		}
 	}
 	return points

@@ -60,7 +60,7 @@ func ReadEmulation(site *catalog.Site, name, dir string, rate *regexp.Regexp) (E
 		if r <= 0 {
 			continue
 		}
-		point := runmodel.Point{Profile: run.Profile, Shares: ranAt(site, rec, run, p), Seconds: 1 / r}
+		point := runmodel.Point{Profile: run.Profile, Shares: ranAt(site, rec, run, p), Seconds: 1 / r, Emulated: true}
 		if u, m, ok := utilizationOf(filepath.Join(dir, run.Summary)); ok {
 			util, mem = util+u, mem+m
 			point.Busy = busyPerUnit(filepath.Join(dir, run.Output), u, run.Seconds)
@@ -131,7 +131,7 @@ func ReadEmulations(site *catalog.Site, name string, rate *regexp.Regexp, dirs .
 		}
 		all.Points = append(all.Points, runmodel.Point{Profile: profile, Seconds: seconds,
 			Shares: catalog.Shares{SM: pick(func(p runmodel.Point) float64 { return p.Shares.SM }),
-				Bandwidth: pick(func(p runmodel.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy})
+				Bandwidth: pick(func(p runmodel.Point) float64 { return p.Shares.Bandwidth })}, Busy: busy, Emulated: true})
 	}
 	return all, nil
 }

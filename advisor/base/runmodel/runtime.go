@@ -70,6 +70,9 @@ type Point struct {
 	// times the time (0: a run did not report it; a MIG slice's monitor
 	// cannot): ExplainWithBusy reads it for emulated runs.
 	Busy float64
+	// Emulated: the time of a slice emulated under MPS (on this GPU or
+	// another), not of a real one: it bounds no real slice's time.
+	Emulated bool
 }
 
 // BusyWhy says how the GPU's busy time on emulated slices gave the fixed
@@ -171,7 +174,28 @@ func (s Scaling) Predict(points []Point, to catalog.Shares) (seconds, lo, hi flo
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
 	lo, hi = s.withinBusyBound(from, to, seconds, lo, hi)
+	seconds, lo, hi = monotone(points, to, seconds, lo, hi)
 	return seconds, lo, hi, from
+}
+
+// monotone keeps a prediction and its range where the measured points
+// allow: a profile with no more SMs and no more bandwidth than a measured
+// one is no faster than it, and one with no less of either no slower.
+// The calibration's band is symmetric in log time; without this its fast
+// end put a slice below the whole GPU's own measured time.
+func monotone(points []Point, to catalog.Shares, seconds, lo, hi float64) (float64, float64, float64) {
+	for _, p := range points {
+		if p.Emulated || p.Seconds <= 0 || p.Shares == to {
+			continue
+		}
+		switch {
+		case to.SM <= p.Shares.SM && to.Bandwidth <= p.Shares.Bandwidth:
+			seconds, lo, hi = math.Max(seconds, p.Seconds), math.Max(lo, p.Seconds), math.Max(hi, p.Seconds)
+		case to.SM >= p.Shares.SM && to.Bandwidth >= p.Shares.Bandwidth:
+			seconds, lo, hi = math.Min(seconds, p.Seconds), math.Min(lo, p.Seconds), math.Min(hi, p.Seconds)
+		}
+	}
+	return seconds, lo, hi
 }
 
 // withinBusyBound keeps a range within what the GPU's utilization allows

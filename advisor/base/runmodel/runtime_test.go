@@ -428,3 +428,26 @@ func TestBuiltinCalibration(t *testing.T) {
 		t.Errorf("the reference trials left cells empty: %v", live)
 	}
 }
+
+func TestASliceIsPredictedNoFasterThanABiggerMeasuredProfile(t *testing.T) {
+	// Seen: "1g.10gb 00:53:12–02:54:14" beside full's runs of 01:26:59 to
+	// 01:46:26: the calibration's band reached below the whole GPU's time.
+	site := catalogtest.Wulver(t)
+	full, _ := site.Profile("full")
+	measured := []Point{{Profile: "full", Shares: site.Shares(full), Seconds: 3600}}
+	s := ReferencesOf(site).Prior()
+	for _, p := range site.Profiles {
+		if p.Name == "full" {
+			continue
+		}
+		sec, lo, _, _ := s.Predict(measured, site.Shares(&p))
+		if sec < 3600 || lo < 3600 {
+			t.Errorf("%s: %.0f s, range from %.0f s, below full's 3600 s", p.Name, sec, lo)
+		}
+	}
+	emulated := []Point{{Profile: "full", Shares: site.Shares(full), Seconds: 3600, Emulated: true}}
+	one, _ := site.Profile("1g.10gb")
+	if _, lo, _, _ := s.Predict(emulated, site.Shares(one)); lo >= 3600 {
+		t.Errorf("an emulated time bounds a real slice's: range from %.0f s", lo)
+	}
+}
