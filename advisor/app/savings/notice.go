@@ -554,8 +554,12 @@ func approxTime(seconds float64) string {
 
 // recommendCommands are the recommend commands the notice suggests: on
 // the first script whose path is known (else a placeholder), and
-// --session on each session's name.
+// --session on each session's name. A notice of scripts to measure alone
+// suggests none: each of those names its own command.
 func recommendCommands(scripts []Script) string {
+	if len(scripts) == 0 {
+		return ""
+	}
 	var cmds []string
 	script := ""
 	for _, s := range scripts {

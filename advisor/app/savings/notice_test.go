@@ -227,3 +227,32 @@ func TestNewDeliveryChecksTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// A user with scripts to measure alone is told the measurements, each
+// with its command, and no recommend command: there is no listed script
+// to run it on, and an empty line where one would be says nothing.
+func TestMeasureOnlyNoticeEndsWithItsMeasurements(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	rep := &Report{Site: "wulver", From: november.From, Until: november.Before, ToMeasure: []Measure{
+		{User: "uv123", Name: "run_md", Profile: "2g.20gb", Jobs: 5, RanOn: []string{"3g.40gb"}, SUPossible: 164, Why: "no GPU memory evidence yet",
+			Command: "migadvisor recommend --probe --profiles 2g.20gb JOB.sh", Unknown: UnknownFit}}}
+	res, err := Notify(context.Background(), NotifyRequest{Report: rep, Site: noticeSite(t, catalog.Report{NotifyEveryDays: 30}),
+		Ledger: filepath.Join(dir, "notices.json"), Sender: DirSender{Dir: dir, Now: now}, DryRun: true, Now: now})
+	if err != nil || len(res.Notices) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	body := res.Notices[0].Body
+	if strings.Contains(body, "run recommend") {
+		t.Errorf("a notice of measurements alone suggests a recommend command:\n%s", body)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if line != "" && strings.TrimSpace(line) == "" {
+			t.Errorf("a blank line of spaces in the notice:\n%q", body)
+		}
+	}
+	want := "  To find out: migadvisor recommend --probe --profiles 2g.20gb JOB.sh\n\nThis note was written by migadvisor"
+	if !strings.Contains(body, want) {
+		t.Errorf("the notice does not go from its measurement to its signature:\n%s", body)
+	}
+}
