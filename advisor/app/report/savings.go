@@ -24,7 +24,19 @@ import (
 const SavingsName = "gpu-savings"
 
 // savingsTitle is the chart's title, and the page's image alt text.
-const savingsTitle = "GPU SU per profile: spent, and had the smaller-slice jobs moved"
+func savingsTitle(rep *savings.Report) string {
+	return "GPU SU per profile: spent, and " + movedWords(rep)
+}
+
+// movedWords names the jobs the chart's second series moves: those a
+// larger slice would have cost less for are moved too, and a title of
+// smaller slices alone would leave their saving unexplained.
+func movedWords(rep *savings.Report) string {
+	if rep.Total.Larger > 0 {
+		return "had the jobs moved to a cheaper slice"
+	}
+	return "had the smaller-slice jobs moved"
+}
 
 // neededColour is the second series: distinct from suColour (spent) in
 // light and dark docs themes.
@@ -48,7 +60,7 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 			b.WriteString(belowText(rep) + "\n\n")
 		}
 		if len(rep.Profiles) > 0 { // the chart is written only then
-			fmt.Fprintf(&b, "![%s](%s.svg)\n\n", savingsTitle, SavingsName)
+			fmt.Fprintf(&b, "![%s](%s.svg)\n\n", savingsTitle(rep), SavingsName)
 		}
 		writeNote(&b, opt.Format, savingsNote(site))
 	}
@@ -60,16 +72,27 @@ func SavingsPage(rep *savings.Report, site *catalog.Site, opt PageOptions) (stri
 	return b.String(), nil
 }
 
-// headline is the paragraph of the cluster's figures.
+// headline is the paragraph of the cluster's figures: what the jobs
+// spent, what the smaller slices and the larger ones would have cost, and
+// what they save together, as the admins' report says it.
 func headline(rep *savings.Report, site *catalog.Site) string {
 	t := rep.Total
 	s := fmt.Sprintf("%s at %s ended %s, and spent %s SU.",
 		textutil.Plural(t.Jobs, "GPU job"), site.Called(), rep.Period(), catalog.FormatSU(t.SU))
-	if t.Smaller == 0 {
+	switch {
+	case t.Smaller == 0:
 		s += " None of them would have done as well on a smaller MIG slice."
-	} else {
+	case t.Larger == 0:
 		s += fmt.Sprintf(" A smaller MIG slice would have done %d of them, which spent %s SU and would have cost %s SU there: %s SU saved%s.",
 			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), shareText(t))
+	default:
+		s += fmt.Sprintf(" A smaller MIG slice would have done %d of them, which spent %s SU and would have cost %s SU there.",
+			t.Smaller, catalog.FormatSU(t.SmallerSU), catalog.FormatSU(t.SmallerSUThere))
+	}
+	if t.Larger > 0 {
+		s += fmt.Sprintf(" A larger MIG slice would have cost less for %s, which run that much faster there: they spent %s SU and would have cost %s SU there. "+
+			"In all, %s SU saved%s.", textutil.Plural(t.Larger, "job"), catalog.FormatSU(t.LargerSU), catalog.FormatSU(t.LargerSUThere),
+			catalog.FormatSU(t.Saved), shareText(t))
 	}
 	switch t.OOM {
 	case 0:
@@ -89,30 +112,47 @@ func shareText(t savings.Tally) string {
 }
 
 // savingsRows is the table, the header first: a row per profile the jobs
-// ran on, then the cluster's total in bold.
+// ran on, then the cluster's total in bold. Where a larger slice would
+// have cost less for some jobs, their columns stand beside the smaller
+// slices': SU saved counts both, and a row of no smaller-slice job would
+// otherwise show a saving nothing beside it explains.
 func savingsRows(rep *savings.Report) [][]string {
-	rows := [][]string{{"Profile", "Jobs", "SU spent", "Jobs a smaller slice would do", "Their SU",
-		"SU on the recommended slice", "SU saved", "Out of memory"}}
-	for _, p := range rep.Profiles {
-		rows = append(rows, tallyRow(p.Profile, p.Tally))
+	larger := rep.Total.Larger > 0
+	header := []string{"Profile", "Jobs", "SU spent", "Jobs a smaller slice would do", "Their SU", "SU on the recommended slice"}
+	if larger {
+		header = append(header[:5], "SU on the smaller slice", "Jobs a larger slice would do", "Their SU", "SU on the larger slice")
 	}
-	all := tallyRow("All", rep.Total)
+	rows := [][]string{append(header, "SU saved", "Out of memory")}
+	for _, p := range rep.Profiles {
+		rows = append(rows, tallyRow(p.Profile, p.Tally, larger))
+	}
+	all := tallyRow("All", rep.Total, larger)
 	for i, c := range all {
 		all[i] = "**" + c + "**"
 	}
 	return append(rows, all)
 }
 
-func tallyRow(label string, t savings.Tally) []string {
-	return []string{label, strconv.Itoa(t.Jobs), catalog.FormatSU(t.SU), strconv.Itoa(t.Smaller), catalog.FormatSU(t.SmallerSU),
-		catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), strconv.Itoa(t.OOM)}
+// tallyRow is a row of the table; larger adds the larger slices' columns.
+func tallyRow(label string, t savings.Tally, larger bool) []string {
+	row := []string{label, strconv.Itoa(t.Jobs), catalog.FormatSU(t.SU), strconv.Itoa(t.Smaller), catalog.FormatSU(t.SmallerSU),
+		catalog.FormatSU(t.SmallerSUThere)}
+	if larger {
+		row = append(row, strconv.Itoa(t.Larger), catalog.FormatSU(t.LargerSU), catalog.FormatSU(t.LargerSUThere))
+	}
+	return append(row, catalog.FormatSU(t.Saved), strconv.Itoa(t.OOM))
 }
 
-// belowText explains the smaller-slice jobs the admins' list leaves out.
+// belowText explains the moved jobs the admins' list leaves out: those of
+// a larger slice among them where there are any.
 func belowText(rep *savings.Report) string {
-	return fmt.Sprintf("%s under the site's thresholds (too little saved to tell their users) had %s a smaller slice would have done, "+
+	slice := "a smaller slice"
+	if rep.Total.Larger > 0 {
+		slice = "a cheaper slice"
+	}
+	return fmt.Sprintf("%s under the site's thresholds (too little saved to tell their users) had %s %s would have done, "+
 		"%s SU saved: they are in the figures above.",
-		textutil.Plural(rep.Below.Scripts, "script"), textutil.Plural(rep.Below.Jobs, "job"), catalog.FormatSU(rep.Below.Saved))
+		textutil.Plural(rep.Below.Scripts, "script"), textutil.Plural(rep.Below.Jobs, "job"), slice, catalog.FormatSU(rep.Below.Saved))
 }
 
 // savingsNote says how SU and the recommended slice's cost are computed.
@@ -168,14 +208,14 @@ func savingsProvenance(rep *savings.Report, site *catalog.Site, opt PageOptions)
 }
 
 // SavingsChart draws, per profile the jobs ran on, the SU they spent beside
-// the SU they would have needed had the smaller-slice jobs run on the
-// recommended slice, as an SVG the size of the workload charts.
+// the SU they would have needed had the jobs moved run on the recommended
+// slice, as an SVG the size of the workload charts.
 func SavingsChart(rep *savings.Report) ([]byte, error) {
 	if rep == nil || len(rep.Profiles) == 0 {
 		return nil, fmt.Errorf("savings chart: no GPU jobs to chart")
 	}
 	p := plot.New()
-	p.Title.Text = savingsTitle
+	p.Title.Text = savingsTitle(rep)
 	p.X.Label.Text = "profile the jobs ran on"
 	p.Y.Label.Text = "SU"
 	p.Y.Min = 0
@@ -196,7 +236,7 @@ func SavingsChart(rep *savings.Report) ([]byte, error) {
 		offset vg.Length
 	}{
 		{"SU spent", spent, suColour, -width / 2},
-		{"SU had the smaller-slice jobs moved", needed, neededColour, width / 2},
+		{"SU " + movedWords(rep), needed, neededColour, width / 2},
 	} {
 		if err := addSeries(p, s.name, s.values, s.c, vg.Points(width), s.offset, top); err != nil {
 			return nil, fmt.Errorf("savings chart: %w", err)

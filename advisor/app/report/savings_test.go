@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,58 @@ func TestSavingsPageTable(t *testing.T) {
 	}
 	if got := tableRows(page); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("table rows\n%q\nwant\n%q\npage:\n%s", got, want, page)
+	}
+}
+
+// largerReport is a month where a larger slice would have cost less for
+// some jobs: 1g.10gb's five, which run that much faster on 2g.20gb.
+func largerReport() *savings.Report {
+	rep := savingsReport()
+	small := savings.Tally{Jobs: 10, SU: 40, Larger: 5, LargerSU: 30, LargerSUThere: 25, Saved: 5, OOM: 2, OOMSU: 3.5}
+	rep.Profiles[0].Tally = small
+	rep.Total.Larger, rep.Total.LargerSU, rep.Total.LargerSUThere, rep.Total.Saved = 5, 30, 25, 655
+	return rep
+}
+
+// The jobs a larger slice would have cost less for are said and tabled
+// beside the smaller slices': the page's figures add up, the headline's
+// and each row's.
+func TestSavingsPageSaysTheLargerSlices(t *testing.T) {
+	page, err := SavingsPage(largerReport(), builtinWulver(t), savingsOpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"A smaller MIG slice would have done 8 of them, which spent 800 SU and would have cost 150 SU there. " +
+			"A larger MIG slice would have cost less for 5 jobs, which run that much faster there: they spent 30 SU and would have cost 25 SU there. " +
+			"In all, 655 SU saved (53% of what the GPU jobs spent).",
+		"had 2 jobs a cheaper slice would have done",
+		"![GPU SU per profile: spent, and had the jobs moved to a cheaper slice](gpu-savings.svg)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	want := [][]string{
+		{"Profile", "Jobs", "SU spent", "Jobs a smaller slice would do", "Their SU", "SU on the smaller slice",
+			"Jobs a larger slice would do", "Their SU", "SU on the larger slice", "SU saved", "Out of memory"},
+		{"1g.10gb", "10", "40", "0", "0", "0", "5", "30", "25", "5", "2"},
+		{"full", "20", "1200", "8", "800", "150", "0", "0", "0", "650", "0"},
+		{"**All**", "**30**", "**1240**", "**8**", "**800**", "**150**", "**5**", "**30**", "**25**", "**655**", "**2**"},
+	}
+	rows := tableRows(page)
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("table rows\n%q\nwant\n%q", rows, want)
+	}
+	for _, row := range rows[1:] { // what each row saves is what its columns say
+		cell := func(i int) float64 { v, _ := strconv.ParseFloat(strings.Trim(row[i], "*"), 64); return v }
+		if saved := cell(4) - cell(5) + cell(7) - cell(8); saved != cell(9) {
+			t.Errorf("row %q: its columns save %g, its SU saved says %g", row, saved, cell(9))
+		}
+	}
+	svg, _ := SavingsChart(largerReport())
+	if !strings.Contains(string(svg), ">SU had the jobs moved to a cheaper slice<") {
+		t.Error("the chart's second series is named for the smaller slices alone")
 	}
 }
 
