@@ -95,7 +95,7 @@ func TestReportNotifies(t *testing.T) {
 		t.Errorf("the ledger beside --db: %v", err)
 	}
 	text, _, code = migadvisor(t, "report", "--since", "2026-11-01", "--notify")
-	if code != 0 || !strings.Contains(text, "1 script left out: its user was told of it within notify_every_days") {
+	if code != 0 || !strings.Contains(text, "1 script left out (listed or worth measuring): its user was told of it within notify_every_days") {
 		t.Errorf("again: exit %d: %s", code, text)
 	}
 	t.Setenv("MIGADVISOR_SITE", reportSite(t, ""))

@@ -140,7 +140,7 @@ func (b *builder) judge(ctx context.Context, st *history.Store, g *group, named 
 	if len(runs) >= b.th.MinRuns {
 		rec, err = advisor.Recommend(b.site, aj, advisor.Options{Objective: advisor.ObjectiveSU})
 	}
-	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs)}
+	sc := Script{User: g.user, Name: g.name, Fingerprint: g.fingerprint, Runs: len(runs), group: g.key}
 	names, paths := map[string]int{}, map[string]int{} // of the jobs listed
 	var open, listed, kept []job                       // not judged, moved, judged right where they ran: what a measurement could improve
 	v := verdict{rec, err, unfinished(runs)}           // read from the runs once, not for each of the group's jobs

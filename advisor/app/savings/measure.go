@@ -41,7 +41,7 @@ func (b *builder) toMeasure(g *group, rec *advisor.Recommendation, jobs jobsToMe
 		return
 	}
 	m := Measure{User: g.user, Name: g.name, Script: userFile(g.path), Profile: pa.Profile, Jobs: len(priced),
-		SUPossible: catalog.RoundSU(possible), Why: b.unsureWhy(rec, pa), Unknown: unknownOn(pa)}
+		SUPossible: catalog.RoundSU(possible), Why: b.unsureWhy(rec, pa), Unknown: unknownOn(pa), group: g.key}
 	if p, ok := b.site.ProfileNamed(pa.Profile); ok {
 		m.Request = p.Request
 	}

@@ -222,7 +222,8 @@ type NotifyRequest struct {
 type NotifyResult struct {
 	Notices []Notice `json:"notices"` // sent, or for a dry run that would be; failures carry Err
 	// Told: scripts left out because their user was told of them within
-	// notify_every_days.
+	// notify_every_days, listed or worth measuring; a script both counts
+	// once.
 	Told   int `json:"already_told"`
 	Failed int `json:"failed"`
 	// Refused: users a notice cannot be addressed to (a name a command
@@ -258,32 +259,12 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 			return res, err
 		}
 	}
+	told := map[string]bool{} // the scripts left out, by scriptIdentity
 	for _, user := range usersOf(req.Report) {
 		if err := ctx.Err(); err != nil {
 			return res, err // interrupted: the rest wait for the next run
 		}
-		var scripts []Script
-		for _, s := range req.Report.Scripts {
-			if s.User != user {
-				continue
-			}
-			if _, ok := led.Sent[ledgerKey(user, s)]; ok { // forget dropped those told before every
-				res.Told++
-				continue
-			}
-			scripts = append(scripts, s)
-		}
-		var measures []Measure
-		for _, m := range req.Report.ToMeasure {
-			if m.User != user {
-				continue
-			}
-			if _, ok := led.Sent[measureKey(m)]; ok {
-				res.Told++
-				continue
-			}
-			measures = append(measures, m)
-		}
+		scripts, measures := news(req.Report, led, user, told)
 		if len(scripts) == 0 && len(measures) == 0 {
 			continue
 		}
@@ -306,7 +287,47 @@ func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
 		}
 		res.Notices = append(res.Notices, n)
 	}
+	res.Told = len(told)
 	return res, nil
+}
+
+// news is what the user's notice tells of: their listed scripts and
+// scripts to measure the ledger has not seen within notify_every_days
+// (forget dropped those told before). Those it has are added to told.
+func news(rep *Report, led *ledger, user string, told map[string]bool) ([]Script, []Measure) {
+	var scripts []Script
+	for _, s := range rep.Scripts {
+		if s.User != user {
+			continue
+		}
+		if _, ok := led.Sent[ledgerKey(user, s)]; ok {
+			told[scriptIdentity(s.group, ledgerKey(user, s))] = true
+			continue
+		}
+		scripts = append(scripts, s)
+	}
+	var measures []Measure
+	for _, m := range rep.ToMeasure {
+		if m.User != user {
+			continue
+		}
+		if _, ok := led.Sent[measureKey(m)]; ok {
+			told[scriptIdentity(m.group, measureKey(m))] = true
+			continue
+		}
+		measures = append(measures, m)
+	}
+	return scripts, measures
+}
+
+// scriptIdentity tells a script apart from the others of the report: the
+// group of jobs it is of, which a row and a measurement of one script
+// share; else, in a report the builder did not make, its ledger key.
+func scriptIdentity(group, key string) string {
+	if group != "" {
+		return "group " + group
+	}
+	return "key " + key
 }
 
 // usersOf lists the users with listed scripts, in order of SU saved,

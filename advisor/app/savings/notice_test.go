@@ -256,3 +256,24 @@ func TestMeasureOnlyNoticeEndsWithItsMeasurements(t *testing.T) {
 		t.Errorf("the notice does not go from its measurement to its signature:\n%s", body)
 	}
 }
+
+// A script listed and worth measuring too, told of both, is one script
+// left out the next time, not two.
+func TestNotifyCountsAScriptToldOfOnce(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	rep := noticeReport()
+	rep.Scripts[0].group = "alice train"
+	rep.ToMeasure = []Measure{{User: "alice", Name: "train", Script: "/home/alice/train.sh", Profile: "2g.20gb", Jobs: 3, RanOn: []string{"full"},
+		SUPossible: 20, Why: "no GPU memory evidence yet", Command: "migadvisor recommend --probe --profiles 2g.20gb /home/alice/train.sh",
+		Unknown: UnknownFit, group: "alice train"}}
+	req := NotifyRequest{Report: rep, Site: noticeSite(t, catalog.Report{NotifyEveryDays: 30}), Ledger: filepath.Join(dir, "notices.json"),
+		Sender: DirSender{Dir: dir, Now: now}, Now: now}
+	if res, err := Notify(context.Background(), req); err != nil || len(res.Notices) != 2 || res.Told != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	req.Now = now.AddDate(0, 0, 7)
+	if res, err := Notify(context.Background(), req); err != nil || len(res.Notices) != 0 || res.Told != 3 {
+		t.Errorf("a week later: %v, %d notices, %d scripts left out; want alice's two and bob's one", err, len(res.Notices), res.Told)
+	}
+}

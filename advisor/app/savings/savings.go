@@ -242,6 +242,10 @@ type Script struct {
 	// of the same work there (its runs there would do less in that time).
 	TimeBudgetS float64 `json:"time_budget_s,omitempty"`
 	Why         string  `json:"why"`
+	// group is the key of the group of jobs the row is of: a script
+	// listed and worth measuring too is one script (Notify counts it
+	// once). "" in a Script the report did not build.
+	group string
 }
 
 // Period says when the jobs ended, in the report's own time zone: a
@@ -346,6 +350,7 @@ type Measure struct {
 	// jobs fit the profile), UnknownRuntime (they fit; how fast they run
 	// there), or UnknownBoth.
 	Unknown string `json:"unknown"`
+	group   string // as Script's: the group of jobs it is of
 }
 
 // What a measurement settles (Measure.Unknown).

@@ -38,7 +38,7 @@ func (b *builder) judgeSessions(ctx context.Context, st *history.Store, g *group
 	if err != nil {
 		return fmt.Errorf("judge %s's sessions named %s: %w", g.user, g.name, err)
 	}
-	sc := Script{User: g.user, Name: g.name, Session: true, Runs: adv.Sessions}
+	sc := Script{User: g.user, Name: g.name, Session: true, Runs: adv.Sessions, group: g.key}
 	var unmeasured []job
 	for _, j := range g.jobs {
 		listed := sc.Jobs
@@ -61,7 +61,7 @@ func (b *builder) sessionsToMeasure(g *group, open []job) {
 		return
 	}
 	smallest := b.order[0]
-	m := Measure{User: g.user, Name: g.name, Profile: smallest, Jobs: len(open), Session: true,
+	m := Measure{User: g.user, Name: g.name, Profile: smallest, Jobs: len(open), Session: true, group: g.key,
 		Why: "no GPU memory figure: how a session ends proves nothing of what it used",
 		Command: "migadvisor monitor -- COMMAND, inside the session (jupyter lab, python …); then migadvisor recommend --session " +
 			slurm.ShellWord(g.name)}

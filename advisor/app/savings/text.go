@@ -255,8 +255,8 @@ func (res *NotifyResult) WriteText(w io.Writer, dryRun, files bool) {
 	}
 	switch {
 	case res.Told == 1:
-		fmt.Fprintln(w, "1 script left out: its user was told of it within notify_every_days")
+		fmt.Fprintln(w, "1 script left out (listed or worth measuring): its user was told of it within notify_every_days")
 	case res.Told > 1:
-		fmt.Fprintf(w, "%d scripts left out: their users were told of them within notify_every_days\n", res.Told)
+		fmt.Fprintf(w, "%d scripts left out (listed or worth measuring): their users were told of them within notify_every_days\n", res.Told)
 	}
 }

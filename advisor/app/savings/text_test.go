@@ -103,12 +103,12 @@ func TestNotifyResultWriteText(t *testing.T) {
 		{"nothing listed", NotifyResult{Unset: []string{"no notify_command"}}, false, false,
 			"\nno notice to send: no script is listed\nnot configured yet: no notify_command\n"},
 		{"sent", NotifyResult{Notices: []Notice{sent, failed}, Told: 1}, false, false,
-			"\nsent to alice: mail alice\nnot sent to bob: exit 1\n1 script left out: its user was told of it within notify_every_days\n"},
+			"\nsent to alice: mail alice\nnot sent to bob: exit 1\n1 script left out (listed or worth measuring): its user was told of it within notify_every_days\n"},
 		{"files", NotifyResult{Notices: []Notice{sent}, Told: 2}, false, true,
-			"\nwrote the notice for alice: mail alice\n2 scripts left out: their users were told of them within notify_every_days\n"},
+			"\nwrote the notice for alice: mail alice\n2 scripts left out (listed or worth measuring): their users were told of them within notify_every_days\n"},
 		{"dry run", NotifyResult{Notices: []Notice{sent, failed}}, true, false,
 			"\nwould send to alice: mail alice\n--- Subject: GPU\nhello\n---\nwould not send to bob: exit 1\n"},
-		{"all told", NotifyResult{Told: 1}, false, false, "\n1 script left out: its user was told of it within notify_every_days\n"},
+		{"all told", NotifyResult{Told: 1}, false, false, "\n1 script left out (listed or worth measuring): its user was told of it within notify_every_days\n"},
 	}
 	for _, c := range cases {
 		var b strings.Builder
