@@ -28,7 +28,8 @@ func Build(ctx context.Context, st *history.Store, req Request) (*Report, error)
 	th := req.Thresholds
 	b := &builder{site: req.Site, th: th, peers: req.Peers, heard: req.Judged, rep: &Report{Site: req.Site.Name, From: req.Period.From, Until: req.Period.Before, User: req.User,
 		Thresholds: Thresholds{MinSUSaved: th.MinSUSaved, MinRuns: th.MinRuns}},
-		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}, byKey: map[string]*group{}}
+		profiles: map[string]*Tally{}, users: map[string]*UserTally{}, unjudged: map[string]*Unjudged{}, examples: map[string]map[string]bool{},
+		byKey: map[string]*group{}}
 	for _, p := range req.Site.ProfilesBySize() {
 		b.order = append(b.order, p.Name)
 	}
@@ -120,7 +121,8 @@ type builder struct {
 	profiles map[string]*Tally
 	users    map[string]*UserTally
 	unjudged map[string]*Unjudged
-	order    []string // the site's profiles, smallest first
+	examples map[string]map[string]bool // reason → every script skip named, to count those its examples leave out
+	order    []string                   // the site's profiles, smallest first
 	peers    func(fingerprint string) []runmodel.Peer
 	heard    func(Judged) // Request.Judged
 	skipped  string       // the reason skip last counted, for heard

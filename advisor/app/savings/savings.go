@@ -307,8 +307,10 @@ type Unjudged struct {
 	Reason string  `json:"reason"`
 	Jobs   int     `json:"jobs"`
 	SU     float64 `json:"su"`
-	// Examples name the first few scripts, "user job-name: detail".
-	Examples []string `json:"examples,omitempty"`
+	// Examples name the first few scripts, "user job-name: detail";
+	// ExamplesLeftOut counts the scripts past MaxExamples they leave out.
+	Examples        []string `json:"examples,omitempty"`
+	ExamplesLeftOut int      `json:"examples_left_out,omitempty"`
 }
 
 // MaxExamples bounds the scripts an unjudged reason names.

@@ -222,6 +222,9 @@ func (rep *Report) writeUnjudged(w io.Writer) {
 		for _, e := range u.Examples {
 			fmt.Fprintf(w, "    %s\n", e)
 		}
+		if u.ExamplesLeftOut > 0 {
+			fmt.Fprintf(w, "    and %s\n", textutil.Plural(u.ExamplesLeftOut, "more script"))
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package savings
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,31 @@ func TestEmptyReportSaysWhy(t *testing.T) {
 		if _, got, _ := strings.Cut(b.String(), "\n"); got != c.want {
 			t.Errorf("%+v:\n%q\nwant\n%q", c.held, got, c.want)
 		}
+	}
+}
+
+// The scripts an unjudged reason names are cut to MaxExamples, and the
+// report says how many it leaves out, in its text and its JSON: five
+// scripts of two jobs each are three named and two more.
+func TestUnjudgedSaysTheExamplesLeftOut(t *testing.T) {
+	b := &builder{rep: &Report{Site: "wulver"}, unjudged: map[string]*Unjudged{}, examples: map[string]map[string]bool{}}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		for range 2 {
+			b.skip("a ceiling", job{su: 1}, "alice "+name+": too close")
+		}
+	}
+	b.finish()
+	u := b.rep.Unjudged[0]
+	if u.Jobs != 10 || len(u.Examples) != MaxExamples || u.ExamplesLeftOut != 2 {
+		t.Fatalf("%+v", u)
+	}
+	var text strings.Builder
+	b.rep.WriteText(&text, "h.db")
+	if !strings.HasSuffix(text.String(), "    alice c: too close\n    and 2 more scripts\n") {
+		t.Errorf("the text does not say the examples left out:\n%s", text.String())
+	}
+	data, _ := json.Marshal(u)
+	if !strings.Contains(string(data), `"examples_left_out":2`) {
+		t.Errorf("the JSON does not count the examples left out: %s", data)
 	}
 }

@@ -27,7 +27,8 @@ func (b *builder) count(r *history.JobRecord, add func(*Tally)) {
 }
 
 // skip counts a job that could not be judged, and names its script, up
-// to MaxExamples of them, where an example says more than the reason.
+// to MaxExamples of them, where an example says more than the reason;
+// the scripts past those are counted, so that the report says so.
 func (b *builder) skip(reason string, j job, example string) {
 	u := b.unjudged[reason]
 	if u == nil {
@@ -37,8 +38,17 @@ func (b *builder) skip(reason string, j job, example string) {
 	u.Jobs++
 	u.SU += j.su
 	b.skipped = reason
-	if example != "" && len(u.Examples) < MaxExamples && !slices.Contains(u.Examples, example) {
+	if example == "" || b.examples[reason][example] {
+		return // a script's jobs give its example each
+	}
+	if b.examples[reason] == nil {
+		b.examples[reason] = map[string]bool{}
+	}
+	b.examples[reason][example] = true
+	if len(u.Examples) < MaxExamples {
 		u.Examples = append(u.Examples, example)
+	} else {
+		u.ExamplesLeftOut++
 	}
 }
 
