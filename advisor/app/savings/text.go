@@ -172,13 +172,17 @@ func (rep *Report) writeProfiles(w io.Writer) {
 	tw.Flush()
 }
 
-// writeUsers lists the users a smaller slice or more memory concerns, most
-// SU saved first.
+// writeUsers lists the users another slice or more memory concerns, most
+// SU saved first, and says how many users and jobs it leaves out: a site
+// of hundreds of users would drown those in the others.
 func (rep *Report) writeUsers(w io.Writer) {
 	tw := newTable(w)
 	shown := false
+	var left Tally
+	leftUsers := 0
 	for _, u := range rep.Users {
-		if u.Smaller == 0 && u.OOM == 0 {
+		if u.Smaller == 0 && u.Larger == 0 && u.OOM == 0 {
+			leftUsers, left.Jobs, left.SU = leftUsers+1, left.Jobs+u.Jobs, left.SU+u.SU
 			continue
 		}
 		if !shown {
@@ -190,6 +194,10 @@ func (rep *Report) writeUsers(w io.Writer) {
 			catalog.FormatSU(u.SmallerSUThere), catalog.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
 	tw.Flush()
+	if shown && leftUsers > 0 {
+		fmt.Fprintf(w, "not shown: %s with %s (%s SU), none that another slice would have done for less or that ran out of GPU memory\n",
+			textutil.Plural(leftUsers, "user"), textutil.Plural(left.Jobs, "job"), catalog.FormatSU(left.SU))
+	}
 }
 
 // writeOOMs lists the jobs that ran out of GPU memory, with the profile

@@ -10,8 +10,9 @@ import (
 )
 
 // textReport is a small report: two scripts listed (one by its file, one
-// by its job name), one below the thresholds, an out-of-memory job and
-// jobs not judged.
+// by its job name), one below the thresholds, an out-of-memory job, jobs
+// not judged, a user whose jobs a larger slice would have cost less for
+// and one whose jobs stay where they ran.
 func textReport() *Report {
 	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	total := Tally{Jobs: 6, SU: 100, Smaller: 4, SmallerSU: 80, SmallerSUThere: 30, Saved: 50, OOM: 1, OOMSU: 2}
@@ -20,7 +21,8 @@ func textReport() *Report {
 		Profiles: []ProfileTally{{"1g.10gb", Tally{Jobs: 2, SU: 20, OOM: 1, OOMSU: 2}},
 			{"full", Tally{Jobs: 4, SU: 80, Smaller: 4, SmallerSU: 80, SmallerSUThere: 30, Saved: 50}}},
 		Users: []UserTally{{"alice", 1, Tally{Jobs: 3, SU: 60, Smaller: 2, SmallerSU: 60, SmallerSUThere: 20, Saved: 40}},
-			{"bob", 0, Tally{Jobs: 1, SU: 5}}, {"carol", 1, Tally{Jobs: 2, SU: 35, Smaller: 2, SmallerSU: 20, SmallerSUThere: 10, Saved: 10, OOM: 1}}},
+			{"bob", 0, Tally{Jobs: 1, SU: 5}}, {"carol", 1, Tally{Jobs: 2, SU: 35, Smaller: 2, SmallerSU: 20, SmallerSUThere: 10, Saved: 10, OOM: 1}},
+			{"erin", 0, Tally{Jobs: 1, SU: 10, Larger: 1, LargerSU: 10, LargerSUThere: 8, Saved: 2}}},
 		Scripts: []Script{
 			{User: "alice", Name: "train", Path: "/home/alice/train.sh", Fingerprint: "0123456789abcdef", Jobs: 2, RanOn: []string{"full"},
 				Recommended: "2g.20gb", SUSpent: 60, SUThere: 20, SUSaved: 40, Why: "needs 3.8 GiB"},
@@ -52,6 +54,8 @@ all      6     100  4        80        30        50     1
 USER   JOBS  SU  SMALLER  THEIR SU  SU THERE  SAVED  OOM  SCRIPTS LISTED
 alice  3     60  2        60        20        40     0    1
 carol  2     35  2        20        10        10     1    1
+erin   1     10  0        0         0         2      0    0
+not shown: 1 user with 1 job (5 SU), none that another slice would have done for less or that ran out of GPU memory
 
 ran out of GPU memory:
 USER   JOB  NAME  PROFILE  SU  FITS ON
