@@ -239,7 +239,7 @@ type NotifyResult struct {
 // records in the ledger each one sent. A user whose notice cannot be sent
 // does not stop the others; the next run tries them again.
 func Notify(ctx context.Context, req NotifyRequest) (NotifyResult, error) {
-	res := NotifyResult{Unset: req.Unset}
+	res := NotifyResult{Notices: []Notice{}, Unset: req.Unset}
 	unlock, err := lockLedger(req.Ledger, req.DryRun)
 	if err != nil {
 		return res, err

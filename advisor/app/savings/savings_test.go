@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -321,13 +323,25 @@ func TestNamedJobsUseEveryRun(t *testing.T) {
 	}
 }
 
-// No job in the period is an empty report, not an error.
+// No job in the period is an empty report, not an error; its JSON has
+// its lists empty, not null, and so has what Notify did with it.
 func TestEmptyPeriod(t *testing.T) {
 	s := site(t)
 	st := historytest.FromDump(t, s, month())
 	rep, err := Build(context.Background(), st, Request{Site: s, Period: history.Period{Before: november.From.AddDate(0, -2, 0)}})
 	if err != nil || rep.Total.Jobs != 0 || len(rep.Scripts) != 0 || len(rep.Profiles) != 0 {
-		t.Errorf("%v %+v", err, rep)
+		t.Fatalf("%v %+v", err, rep)
+	}
+	data, _ := json.Marshal(rep)
+	for _, list := range []string{"profiles", "users", "scripts", "out_of_memory", "to_measure", "unjudged"} {
+		if !strings.Contains(string(data), `"`+list+`":[]`) {
+			t.Errorf("%s is not an empty list: %s", list, data)
+		}
+	}
+	res, err := Notify(context.Background(), NotifyRequest{Report: rep, Site: s, Ledger: filepath.Join(t.TempDir(), "notices.json"),
+		Sender: DirSender{Dir: t.TempDir()}, DryRun: true, Now: november.Before})
+	if data, _ := json.Marshal(res); err != nil || !strings.Contains(string(data), `"notices":[]`) {
+		t.Errorf("%v %s", err, data)
 	}
 }
 

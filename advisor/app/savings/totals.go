@@ -81,6 +81,18 @@ func (b *builder) finish() {
 	rep.Total = rep.Total.rounded()
 	rep.Measurements.SU = catalog.RoundSU(rep.Measurements.SU)
 	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = catalog.RoundSU(rep.Below.SU), catalog.RoundSU(rep.Below.SUThere), catalog.RoundSU(rep.Below.Saved)
+	// A list with nothing in it is [] in the JSON, never null: a reader
+	// iterates it without a check.
+	rep.Profiles, rep.Users, rep.Scripts = orEmpty(rep.Profiles), orEmpty(rep.Users), orEmpty(rep.Scripts)
+	rep.OOMs, rep.ToMeasure, rep.Unjudged = orEmpty(rep.OOMs), orEmpty(rep.ToMeasure), orEmpty(rep.Unjudged)
+}
+
+// orEmpty is s, or an empty list where s is nil.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func (t Tally) rounded() Tally {
