@@ -179,7 +179,8 @@ func (b *builder) list(user string, sc Script) error {
 		return nil
 	}
 	// Saved from the script's unrounded sums, as the tallies add it up.
-	sc.SUSaved = catalog.RoundSU(sc.SUSpent - sc.SUThere)
+	sc.saved = sc.SUSpent - sc.SUThere
+	sc.SUSaved = catalog.RoundSU(sc.saved)
 	sc.SUSpent, sc.SUThere = catalog.RoundSU(sc.SUSpent), catalog.RoundSU(sc.SUThere)
 	if sc.SUSaved < b.th.MinSUSaved {
 		below := &b.rep.Below

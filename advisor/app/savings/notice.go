@@ -426,7 +426,7 @@ func compose(rep *Report, site *catalog.Site, th catalog.Report, user string, sc
 	jobs, saved, larger := 0, 0.0, false
 	for _, s := range scripts {
 		jobs += s.Jobs
-		saved += s.SUSaved
+		saved += s.unrounded()
 		larger = larger || s.Direction == DirectionLarger
 		n.Scripts = append(n.Scripts, ledgerKey(user, s))
 	}

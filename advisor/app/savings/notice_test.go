@@ -277,3 +277,18 @@ func TestNotifyCountsAScriptToldOfOnce(t *testing.T) {
 		t.Errorf("a week later: %v, %d notices, %d scripts left out; want alice's two and bob's one", err, len(res.Notices), res.Told)
 	}
 }
+
+// A notice's saving is the sum of its scripts' savings rounded once, as
+// the report's per-user row rounds it: 142.4 and 125.4 SU are 268 SU in
+// both, not the 142 and 125 listed added up.
+func TestNoticeRoundsItsSavingOnce(t *testing.T) {
+	s := noticeSite(t, catalog.Report{NotifyEveryDays: 30})
+	scripts := []Script{
+		{User: "cd456", Name: "md-prod", Fingerprint: "ee55", Jobs: 5, RanOn: []string{"full"}, Recommended: "2g.20gb", SUSpent: 343, SUThere: 200, SUSaved: 142, saved: 142.4},
+		{User: "cd456", Name: "jupyter", Session: true, Jobs: 5, RanOn: []string{"full"}, Recommended: "1g.10gb", SUSpent: 179, SUThere: 53.8, SUSaved: 125, saved: 125.4},
+	}
+	n := compose(&Report{Site: "wulver", From: november.From, Until: november.Before}, s, s.Report, "cd456", scripts)
+	if !strings.Contains(n.Body, "about 268 SU less") {
+		t.Errorf("the notice's saving is not the user's row's, 268 SU:\n%s", n.Body)
+	}
+}

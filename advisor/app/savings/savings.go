@@ -246,6 +246,19 @@ type Script struct {
 	// listed and worth measuring too is one script (Notify counts it
 	// once). "" in a Script the report did not build.
 	group string
+	// saved is SUSaved before it was rounded: a sum of scripts' savings
+	// rounds once, as the report's tallies do, and a notice says the
+	// figure the user's row does. 0 in a Script the report did not build.
+	saved float64
+}
+
+// unrounded is the script's saving before rounding, where the report
+// built it; else SUSaved.
+func (s Script) unrounded() float64 {
+	if s.saved != 0 {
+		return s.saved
+	}
+	return s.SUSaved
 }
 
 // Period says when the jobs ended, in the report's own time zone: a
