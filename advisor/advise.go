@@ -159,7 +159,11 @@ func Advise(ctx context.Context, req AdviseRequest, deps AdviseDeps) (*Recommend
 		rec.Notes = append(rec.Notes, waitNote)
 	}
 	// Judged where sbatch would run it: a missing --output directory fails a job at once.
-	rec.AddProblems(lint.SubmissionProblems(req.Script, req.Site, req.Path, lint.Options{SubmitDir: req.SubmitDir}), req.Path)
+	opt := lint.Options{SubmitDir: req.SubmitDir}
+	rec.AddProblems(lint.SubmissionProblems(req.Script, req.Site, req.Path, opt), req.Path)
+	// Refused by the script and the site alone: where it is submitted
+	// from (a --output directory) may not be where recommend runs.
+	rec.Refused = lint.HasErrors(lint.Check(req.Script, req.Site))
 	return rec, nil
 }
 

@@ -97,6 +97,10 @@ type Recommendation struct {
 	EarlierRuns int              `json:"earlier_runs"`   // of those, runs of an earlier version of the script
 	Reason      string           `json:"reason"`         // why the recommended profile, or why none
 	Next        string           `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
+	// Refused: sbatch or the site would refuse the script as it is (the
+	// notes name each error, with its line): the advice is of the job it
+	// asks for, which cannot run until they are fixed.
+	Refused bool `json:"refused,omitempty"`
 	NextStep    NextStep         `json:"next_step,omitzero"`
 	TimeLimit   string           `json:"time_limit,omitempty"`
 	Mem         string           `json:"mem,omitempty"`        // --mem to ask for after a host OOM

@@ -20,6 +20,7 @@ import (
 func (r *Recommendation) WriteText(w io.Writer) {
 	if r.CPUOnly { // no profile was judged: a table of dashes says nothing
 		fmt.Fprintf(w, "%s on %s: no recommendation: %s\n", r.Script, r.Site, r.Reason)
+		r.writeNotes(w) // a --gres sbatch ignores, an empty script: what it asks for is not what was meant
 		return
 	}
 	fmt.Fprintf(w, "%s on %s: %s\n", r.Script, r.Site, r.restsOn())
@@ -37,6 +38,11 @@ func (r *Recommendation) WriteText(w io.Writer) {
 	if r.Next != "" {
 		fmt.Fprintf(w, "next: %s\n", r.Next)
 	}
+	r.writeNotes(w)
+}
+
+// writeNotes writes a line per note.
+func (r *Recommendation) writeNotes(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

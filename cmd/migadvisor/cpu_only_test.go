@@ -38,3 +38,26 @@ func TestCPUOnlyScriptIsSaidSo(t *testing.T) {
 		t.Errorf("a GPU script: %s", out)
 	}
 }
+
+// A file sbatch refuses is no CPU job: an empty script, one whose
+// directive has no value, one with DOS line breaks. Seen: each printed
+// "asks for no GPU … 1 SU/h" and exited 0, its errors in --json alone.
+func TestRecommendSaysWhatSbatchWouldRefuse(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	for name, body := range map[string]string{
+		"empty":     "",
+		"no value":  "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres\nsrun ./a.out\n",
+		"dos lines": "#!/bin/bash\r\n#SBATCH --partition=gpu\r\n#SBATCH --gres=gpu:a100:1\r\nsrun ./a.out\r\n",
+	} {
+		script := jobScript(t, body)
+		out, errOut, code := migadvisor(t, "recommend", script)
+		if code != 1 || !strings.Contains(out, "note: "+script+":") {
+			t.Errorf("%s: exit %d, want 1 with the error's line named:\n%s%s", name, code, out, errOut)
+		}
+	}
+	good := jobScript(t, "#!/bin/bash\n#SBATCH --partition=general\n#SBATCH --ntasks=2\nsrun ./a.out\n")
+	if _, errOut, code := migadvisor(t, "recommend", good); code != 0 {
+		t.Errorf("a CPU script sbatch takes: exit %d %s", code, errOut)
+	}
+}

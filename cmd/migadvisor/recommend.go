@@ -138,10 +138,14 @@ func runRecommend(ctx context.Context, opt recommendOptions, w outWriters) error
 		return priorUsage(err)
 	}
 	if opt.json {
-		return writeJSON(env.Out, rec)
+		err = writeJSON(env.Out, rec)
+	} else {
+		rec.WriteText(env.Out)
 	}
-	rec.WriteText(env.Out)
-	return nil
+	if err == nil && rec.Refused {
+		return silentExit(exitFailure) // the notes name the errors sbatch would refuse it for
+	}
+	return err
 }
 
 // runRecommendSession judges the user's sessions of a job name, from their

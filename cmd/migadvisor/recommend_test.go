@@ -85,12 +85,15 @@ func TestRecommendTurnaroundAsksTheScheduler(t *testing.T) {
 // consuming the JSON reads the kind, as recommend itself does.
 func TestRecommendLintStepIsTyped(t *testing.T) {
 	isolate(t)
-	out := mustRunCLI(t, "recommend", "--json", example+"multi_slice_misuse.sh")
+	out, errOut, code := migadvisor(t, "recommend", "--json", example+"multi_slice_misuse.sh")
+	if code != 1 {
+		t.Errorf("exit %d for a script sbatch would refuse: %s", code, errOut)
+	}
 	var rec advisor.Recommendation
 	if err := json.Unmarshal([]byte(out), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.NextStep.Kind != advisor.NextLint || rec.Next != "migadvisor lint "+example+"multi_slice_misuse.sh" || rec.Next != rec.NextStep.Command() {
+	if !rec.Refused || rec.NextStep.Kind != advisor.NextLint || rec.Next != "migadvisor lint "+example+"multi_slice_misuse.sh" || rec.Next != rec.NextStep.Command() {
 		t.Errorf("next %q, step %+v", rec.Next, rec.NextStep)
 	}
 }
