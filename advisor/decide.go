@@ -94,7 +94,32 @@ func (d deciding) choose(eligible []*ProfileAdvice) decision {
 	if kept := d.keptFromTie(choice, eligible, obj); kept != nil && out.next.Kind == NextNone {
 		out.next = d.probe(kept.TimeLimit, kept.Profile) // the run that tells the tie apart
 	}
+	if out.next.Kind == NextNone {
+		note, next = d.mayNotFinish(choice, obj)
+		out.notes, out.next = appendNote(out.notes, note), next
+	}
 	return out
+}
+
+// mayNotFinish names the probe of the profile predicted to cost the least
+// below the choice of those left out only because the slow end of their
+// range reaches past the partition's limit (their predicted runtime is
+// within it): a run there, at that limit, may finish, and is what tells.
+func (d deciding) mayNotFinish(choice *ProfileAdvice, obj objective) (string, NextStep) {
+	var open []*ProfileAdvice
+	for i := range d.profiles {
+		pa := &d.profiles[i]
+		if !pa.Eligible && pa.beyondLimit != "" && !pa.pastLimit && pa.excluded == "" && pa.OOMRisk == memory.RiskLow && obj.has(pa) {
+			open = append(open, pa)
+		}
+	}
+	pa, ok := bestToMeasure(open, obj)
+	if pa == nil || !ok || obj.key(pa) >= obj.key(choice) {
+		return "", NextStep{}
+	}
+	note := fmt.Sprintf("%s is predicted to cost less (%s %s against %s on %s) but %s; measure it with --time=%s%s",
+		pa.Profile, obj.format(pa), obj.what, obj.format(choice), choice.Profile, pa.beyondLimit, pa.TimeLimit, probeCost(pa))
+	return note, d.probe(pa.TimeLimit, pa.Profile)
 }
 
 // keptFromTie is the smaller profile, never run, that ties with the one the

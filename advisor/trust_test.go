@@ -523,3 +523,26 @@ func TestTheProbeOfAnUnsureProfileAsksForTheTimeItNeeds(t *testing.T) {
 		t.Fatalf("next %q (step %+v); reason %q", rec.Next, rec.NextStep, rec.Reason)
 	}
 }
+
+func TestACheaperSliceThatMayNotFinishIsTheNextStep(t *testing.T) {
+	// Seen: "the script already asks for full: nothing to change" beside
+	// 2g.20gb predicted at 2-18:29:35 (332 SU against full's 689), left out
+	// only because the slow end of its range passed the 3-day limit.
+	var runs []Run
+	for i, sec := range []float64{40 * 3600, 41 * 3600, 39.5 * 3600} {
+		runs = append(runs, newRun("full", sec).peak(2048).id(fmt.Sprint(i)))
+	}
+	rec := recommend(t, "#SBATCH --time=2-00:00:00\n", runs, Options{})
+	var cheaper *ProfileAdvice
+	for i, pa := range rec.Profiles {
+		if pa.TimeLimitNote() != "" && !pa.PastTimeLimit() && pa.SU != nil && *pa.SU < *profileOf(t, rec, "full").SU {
+			cheaper = &rec.Profiles[i]
+		}
+	}
+	if cheaper == nil {
+		t.Fatalf("the case needs a cheaper profile whose range passes the limit: %+v", rec.Profiles)
+	}
+	if rec.NextStep.Kind != NextProbe || rec.NextStep.Time != "3-00:00:00" || !strings.Contains(strings.Join(rec.Notes, "\n"), "predicted to cost less") {
+		t.Errorf("next %q; notes %q", rec.Next, rec.Notes)
+	}
+}
