@@ -68,10 +68,7 @@ type Live struct {
 // Slurm still has it, else accounting's, with how it ended.
 func StatusOf(t history.Tracked, live Live, outcomes Outcomes) JobStatus {
 	r := JobStatus{JobID: t.JobID, Cluster: t.Cluster, Profile: TrackedProfile(t), Script: t.Script, SweepDir: t.SweepDir,
-		Workload: t.Workload, Submitted: t.Submitted, Jobs: []JobStateRow{}}
-	if r.Submitted.Unix() <= 0 {
-		r.Submitted = time.Time{} // a record without a time, not 1970 or year 1
-	}
+		Workload: t.Workload, Submitted: submittedAt(t), Jobs: []JobStateRow{}}
 	for _, j := range t.Jobs {
 		o := outcomes.Job(t, j)
 		r.Jobs = append(r.Jobs, JobStateRow{j.ID, j.State, o.Kind, o.Text})
@@ -98,6 +95,25 @@ func StatusOf(t history.Tracked, live Live, outcomes Outcomes) JobStatus {
 		r.State = StateCollect
 	}
 	return r
+}
+
+// submittedAt is when accounting says the submission's first job was
+// submitted, else when it was tracked (the wrapper tracks at submission;
+// `track` after the fact would date an old job today); zero: unknown.
+func submittedAt(t history.Tracked) time.Time {
+	var first int64
+	for _, j := range t.Jobs {
+		if j.Submit > 0 && (first == 0 || j.Submit < first) {
+			first = j.Submit
+		}
+	}
+	switch {
+	case first > 0:
+		return time.Unix(first, 0)
+	case t.Submitted.Unix() > 0:
+		return t.Submitted
+	}
+	return time.Time{} // a record without a time, not 1970 or year 1
 }
 
 // QueuedProfile fills in the profile of a row not collected yet: the one

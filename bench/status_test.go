@@ -185,3 +185,19 @@ func TestStatusWithoutSqueue(t *testing.T) {
 		t.Errorf("rows %s, %v, accounting asked about %v", got, res.QueueErr, q.askedAcc)
 	}
 }
+
+// Seen: `status --all` showed "SUBMITTED 2026-12-07 21:40", the time of
+// `track`, for jobs accounting says were submitted on 2026-11-21.
+func TestStatusDatesASubmissionByAccounting(t *testing.T) {
+	tracked := time.Date(2026, 12, 7, 21, 40, 0, 0, time.UTC)
+	submit := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	tr := history.Tracked{Submission: history.Submission{JobID: "7", Submitted: tracked},
+		Jobs: []history.TrackedJob{{ID: "7_1", Submit: submit.Unix() + 60}, {ID: "7_0", Submit: submit.Unix()}}}
+	if r := StatusOf(tr, Live{OK: true}, Outcomes{}); !r.Submitted.Equal(submit) {
+		t.Errorf("submitted %v, want accounting's %v", r.Submitted, submit)
+	}
+	tr.Jobs = nil
+	if r := StatusOf(tr, Live{OK: true}, Outcomes{}); !r.Submitted.Equal(tracked) {
+		t.Errorf("no accounting yet: submitted %v, want the tracked time %v", r.Submitted, tracked)
+	}
+}

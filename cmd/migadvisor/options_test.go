@@ -109,6 +109,7 @@ func TestStatusFlagsBindTheOptions(t *testing.T) {
 		{args: []string{"--all", "--json", "--slurm-bin", "/s", "2", "3"},
 			want: statusOptions{Global: g, Slurm: slurmFlags{Bin: "/s"}, ids: []string{"2", "3"}, all: true, json: true}},
 		{args: []string{"--sweep", "probe-1"}, want: statusOptions{Global: g, ids: []string{}, sweep: "probe-1", sweepAbs: filepath.Join(abs, "probe-1")}},
+		{args: []string{"abc"}, err: `status: "abc" is not a job id (use the number sbatch printed; for an array, its first part)`},
 	})
 }
 

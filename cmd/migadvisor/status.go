@@ -51,6 +51,9 @@ type statusOptions struct {
 func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
 	opt := statusOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"),
 		all: c.Bool("all"), json: c.Bool("json"), now: time.Now()}
+	if err := collect.CheckJobIDs(opt.ids); err != nil {
+		return opt, usageError{"status: " + err.Error()}
+	}
 	if opt.sweep != "" {
 		abs, err := filepath.Abs(opt.sweep)
 		if err != nil {
