@@ -337,6 +337,9 @@ func (l *linter) effectivePartition() string {
 
 func (l *linter) time() {
 	if !l.res.Time.IsSet() {
+		if l.res.TimeLine > 0 || slices.ContainsFunc(l.s.Problems, func(p slurm.Problem) bool { return p.Code == "empty-script" }) {
+			return // a --time whose value is bad (said where it is read), or no script at all
+		}
 		line := 1
 		if l.s.FirstCmd > 1 {
 			line = l.s.FirstCmd - 1

@@ -59,6 +59,9 @@ func TestLintRules(t *testing.T) {
 		{"disabled directive is fine", okHead + "##SBATCH --mem=4G\nrun\n", ""},
 		{"unknown option", okHead + "#SBATCH --gpu=1\nrun\n", "3:error:unknown-option"},
 		{"no shebang", "#SBATCH -p gpu -t 5\nrun\n", "1:error:no-shebang"},
+		// Seen: a bad --time's error, then "no --time" on top of it.
+		{"bad time is no missing time", "#!/bin/bash\n#SBATCH -p gpu -t banana\nrun\n", "2:error:bad-value"},
+		{"an empty script lacks no --time", "", "1:error:empty-script"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
