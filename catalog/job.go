@@ -119,7 +119,8 @@ func (s *Site) JobWith(script *slurm.Resources, o Overrides) (Job, error) {
 	setIf(&job.Partition, o.Partition)
 	setIf(&job.Exclusive, o.Exclusive)
 	if o.MemMiB != nil {
-		job.MemWholeNode = false // a figure of its own, not --mem=0
+		// A figure of its own; 0, as in Slurm's --mem=0, is all of each node.
+		job.MemWholeNode = *o.MemMiB == 0
 	}
 	return job, nil
 }

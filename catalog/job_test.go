@@ -91,6 +91,15 @@ func TestJobWithOverrides(t *testing.T) {
 	if _, err := s.JobWith(nil, Overrides{Profile: p("v100")}); err == nil {
 		t.Error("an unknown profile was priced")
 	}
+	// Seen: su --mem 0 priced the default 3.91 GiB, where a script's
+	// --mem=0 is all of the node, as Slurm reads it.
+	zero, four := 0.0, 4096.0
+	for mem, whole := range map[*float64]bool{&zero: true, &four: false} {
+		job, err := s.JobWith(script("#SBATCH -p gpu --gres=gpu:a100:1 --mem=0\n"), Overrides{MemMiB: mem})
+		if err != nil || job.MemWholeNode != whole {
+			t.Errorf("--mem %g: all of the node %v, want %v (%v)", *mem, job.MemWholeNode, whole, err)
+		}
+	}
 }
 
 // The listed rate is Wulver's published one: max(1 CPU, 4 GB / 4) + 16 ×
