@@ -61,13 +61,19 @@ type ProfileResult struct {
 	Seconds      float64 // the job's wall time
 	PeakMiB      float64 // the monitor's peak (the job's processes), else accounting's
 	AllocatedMiB float64 // the framework's allocated peak (peak_allocated_mib)
-	Work         float64
+	Work         float64 // as the runs reported it: an amount, or a rate (ns/day)
 	WorkUnit     string
-	Metrics      map[string]float64
-	CPUs         int
-	MemMiB       float64
-	Nodes        int
-	Rate         float64 // SU per hour at the runs' CPUs and memory (the site's list price)
+	// DoneUnit is the unit of the work done: WorkUnit, or what a rate
+	// counts ("ns" of "ns/day"); SecondsPerWork is the median time a unit
+	// of it took, as recommend reads the runs (a rate times the run's
+	// seconds), < 0 when unknown. SU per ns/day would compare nothing.
+	DoneUnit       string
+	SecondsPerWork float64
+	Metrics        map[string]float64
+	CPUs           int
+	MemMiB         float64
+	Nodes          int
+	Rate           float64 // SU per hour at the runs' CPUs and memory (the site's list price)
 
 	JobIDs      []string
 	First, Last time.Time           // when the runs ended
@@ -112,6 +118,7 @@ type judged struct {
 func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileResult, error) {
 	pr := &ProfileResult{Profile: p, Runs: len(runs), Metrics: map[string]float64{}, Versions: map[string][]string{}}
 	var done, recs []*history.JobRecord
+	var doneRuns []advisor.Run
 	outcomes := map[string]int{}
 	for _, j := range runs {
 		r, run := j.rec, j.run
@@ -133,7 +140,7 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 		}
 		switch {
 		case run.Completed:
-			done = append(done, r)
+			done, doneRuns = append(done, r), append(doneRuns, run)
 			outcomes["completed"]++
 		case run.GPUOOM || run.HostOOM:
 			outcomes["OOM"]++
@@ -172,6 +179,7 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 			}
 		}
 	}
+	pr.DoneUnit, pr.SecondsPerWork = secondsPerWork(doneRuns)
 	pr.CPUs = int(math.Max(1, median(done, func(r *history.JobRecord) *float64 { return intF(r.CPUs) })))
 	pr.Nodes = int(median(done, func(r *history.JobRecord) *float64 { return intF(r.Nodes) }))
 	pr.MemMiB = median(done, func(r *history.JobRecord) *float64 { return r.ReqMemMiB })
@@ -181,6 +189,24 @@ func summarise(site *catalog.Site, p *catalog.Profile, runs []judged) (*ProfileR
 	}
 	pr.Rate = c.SUPerHour
 	return pr, nil
+}
+
+// secondsPerWork is the unit of work the completed runs did and the
+// median seconds a unit took, as recommend reads them (advisor.RunFromRecord
+// turns a rate into the work done); -1 where none reported work.
+func secondsPerWork(runs []advisor.Run) (string, float64) {
+	var unit string
+	var perWork []float64
+	for _, r := range runs {
+		if r.Work <= 0 || r.Seconds <= 0 || unit != "" && r.WorkUnit != unit {
+			continue
+		}
+		unit, perWork = r.WorkUnit, append(perWork, r.Seconds/r.Work)
+	}
+	if len(perWork) == 0 {
+		return "", -1
+	}
+	return unit, medianOf(perWork)
 }
 
 // outcome names what the runs did, the best first: completed if any did.
@@ -218,12 +244,19 @@ func (pr *ProfileResult) SU() float64 {
 	return pr.Rate * pr.Seconds / 3600
 }
 
-// SUPerWork is SU per unit of work, < 0 when either is unknown.
+// SUPerWork is SU per unit of work done (DoneUnit), as recommend prices
+// it: the rate over the median time a unit took; < 0 when unknown.
 func (pr *ProfileResult) SUPerWork() float64 {
-	if pr.Work <= 0 || pr.SU() < 0 {
+	if pr.SecondsPerWork <= 0 || pr.Seconds < 0 {
 		return -1
 	}
-	return pr.SU() / pr.Work
+	return pr.Rate * pr.SecondsPerWork / 3600
+}
+
+// IsRate reports whether the runs reported their work as a rate (ns/day,
+// samples/s), not an amount.
+func (pr *ProfileResult) IsRate() bool {
+	return pr.WorkUnit != "" && pr.DoneUnit != "" && pr.DoneUnit != pr.WorkUnit
 }
 
 // Full is the whole-GPU result, if the workload ran on one.
@@ -286,6 +319,11 @@ func median(recs []*history.JobRecord, f func(*history.JobRecord) *float64) floa
 	if len(vs) == 0 {
 		return -1
 	}
+	return medianOf(vs)
+}
+
+// medianOf is the median of figures, at least one.
+func medianOf(vs []float64) float64 {
 	slices.Sort(vs)
 	n := len(vs)
 	if n%2 == 1 {

@@ -98,15 +98,16 @@ func genericColumns(rep *Report) []column {
 		{"SU", true, suCell((*ProfileResult).SU)},
 	}
 	if unit := rep.WorkUnit(); unit != "" {
+		cols = append(cols, column{workTitle(rep, unit), true, trimmed(3, work)})
+	}
+	if unit := rep.DoneUnit(); unit != "" {
 		scale := rep.workScale(unit, (*ProfileResult).SUPerWork)
-		cols = append(cols,
-			column{"Work (" + unit + ")", true, trimmed(3, work)},
-			column{"SU per " + scale.unit, true, func(_ *Report, pr *ProfileResult) string {
-				if v := pr.SUPerWork(); v >= 0 {
-					return scale.text(v)
-				}
-				return ""
-			}})
+		cols = append(cols, column{"SU per " + scale.unit, true, func(_ *Report, pr *ProfileResult) string {
+			if v := pr.SUPerWork(); v >= 0 {
+				return scale.text(v)
+			}
+			return ""
+		}})
 	}
 	for _, m := range rep.metricNames() {
 		if memoryMetrics[m] {
@@ -188,6 +189,37 @@ func (rep *Report) WorkUnit() string {
 		}
 	}
 	return ""
+}
+
+// DoneUnit is the unit of the work the runs did (a rate's: "ns" of
+// ns/day), "" if none reported work.
+func (rep *Report) DoneUnit() string {
+	for _, pr := range rep.Profiles {
+		if pr.DoneUnit != "" {
+			return pr.DoneUnit
+		}
+	}
+	return ""
+}
+
+// rateUnit is the unit of the rate the runs reported their work in
+// (ns/day), "" if they reported an amount or nothing.
+func (rep *Report) rateUnit() string {
+	for _, pr := range rep.Profiles {
+		if pr.IsRate() {
+			return pr.WorkUnit
+		}
+	}
+	return ""
+}
+
+// workTitle heads the column of the work the runs reported: a rate is
+// no amount of work, so it reads as one.
+func workTitle(rep *Report, unit string) string {
+	if rep.rateUnit() == unit {
+		return "Rate (" + unit + ")"
+	}
+	return "Work (" + unit + ")"
 }
 
 func (rep *Report) metricNames() []string {
@@ -411,12 +443,12 @@ func per(f func(*ProfileResult) float64, unit string) func(*Report, *ProfileResu
 	return func(_ *Report, pr *ProfileResult) (float64, string) { return f(pr), unit }
 }
 
-// genericEfficiency is SU per unit of work when every profile reported work,
+// genericEfficiency is SU per unit of work done when every profile reported work,
 // else SU per run (the same work each time).
 func genericEfficiency(rep *Report, pr *ProfileResult) (float64, string) {
-	unit := rep.WorkUnit()
+	unit := rep.DoneUnit()
 	for _, p := range rep.Profiles {
-		if p.Completed > 0 && p.Work <= 0 {
+		if p.Completed > 0 && p.SecondsPerWork <= 0 {
 			unit = ""
 		}
 	}

@@ -108,13 +108,18 @@ func (rep *Report) efficiencyTakeaway(l layout) string {
 	return s + "."
 }
 
+// speedupTakeaway compares the full GPU (else the largest profile
+// measured) with each smaller profile: by the rate of work the runs
+// reported where every one did (a run that did more work took longer, and
+// its wall time says nothing of its speed), else by the layout's time.
 func (rep *Report) speedupTakeaway(l layout) string {
+	speed, by := rep.speedOf(l)
 	ref, ok := rep.Full()
 	against := "The full GPU"
-	if !ok || ref.Completed == 0 || l.duration(ref) <= 0 {
+	if !ok || speed(ref) <= 0 {
 		ref = nil
 		for _, pr := range rep.Profiles {
-			if pr.Completed > 0 && l.duration(pr) > 0 {
+			if speed(pr) > 0 {
 				ref = pr
 			}
 		}
@@ -125,21 +130,70 @@ func (rep *Report) speedupTakeaway(l layout) string {
 	}
 	var parts []string
 	for _, pr := range rep.Profiles {
-		if pr == ref || pr.Completed == 0 || l.duration(pr) <= 0 || pr.Profile.BilledMemory >= ref.Profile.BilledMemory {
+		if pr == ref || speed(pr) <= 0 || pr.Profile.BilledMemory >= ref.Profile.BilledMemory {
 			continue
 		}
-		speed, rate := l.duration(pr)/l.duration(ref), ratioText(ref.Rate/pr.Rate, "")
-		if speed < 1.05 {
+		ratio, rate := speed(ref)/speed(pr), ratioText(ref.Rate/pr.Rate, "")
+		if ratio < 1.05 {
 			parts = append(parts, fmt.Sprintf("no faster than %s (%s its speed) at %s the SU rate",
-				pr.Profile.Name, ratioText(speed, ""), rate))
+				pr.Profile.Name, ratioText(ratio, ""), rate))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s as fast as %s at %s the SU rate", ratioText(speed, ""), pr.Profile.Name, rate))
+		parts = append(parts, fmt.Sprintf("%s as fast as %s at %s the SU rate", ratioText(ratio, ""), pr.Profile.Name, rate))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
+	if by != "" {
+		return fmt.Sprintf("**Speed-up** (in %s): %s ran it %s.", by, against, textutil.JoinAnd(parts))
+	}
 	return fmt.Sprintf("**Speed-up:** %s ran it %s.", against, textutil.JoinAnd(parts))
+}
+
+// speedOf is how fast a profile's completed runs went, higher faster, and
+// the rate it is in: the rate of work they reported (ns/day) where every
+// profile that completed reported one in the same unit, else the inverse
+// of the layout's time and "". A profile with no figure is ≤ 0.
+func (rep *Report) speedOf(l layout) (func(*ProfileResult) float64, string) {
+	unit := ""
+	for _, pr := range rep.Profiles {
+		if pr.Completed == 0 {
+			continue
+		}
+		v, u := workRate(pr)
+		if v <= 0 || unit != "" && u != unit {
+			unit = ""
+			break
+		}
+		unit = u
+	}
+	if unit != "" {
+		return func(pr *ProfileResult) float64 {
+			if v, u := workRate(pr); pr.Completed > 0 && u == unit {
+				return v
+			}
+			return -1
+		}, unit
+	}
+	return func(pr *ProfileResult) float64 {
+		if d := l.duration(pr); pr.Completed > 0 && d > 0 {
+			return 1 / d
+		}
+		return -1
+	}, ""
+}
+
+// workRate is the rate of work a profile's runs reported, and its unit:
+// their work where it is a rate (samples/s), else GROMACS' ns/day; < 0
+// where they reported none.
+func workRate(pr *ProfileResult) (float64, string) {
+	if pr.IsRate() && pr.Work > 0 {
+		return pr.Work, pr.WorkUnit
+	}
+	if v := pr.Metric(MetricNsPerDay); v > 0 {
+		return v, "ns/day"
+	}
+	return -1, ""
 }
 
 // ratioText is 2.1×, with a suffix ("2.1× as much").
