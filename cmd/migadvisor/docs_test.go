@@ -28,7 +28,12 @@ func TestDocsGenericTableForAUsersWorkload(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &done); err != nil || len(done) != 1 || done[0].Table != "generic" || done[0].Runs != 1 {
 		t.Fatalf("docs: %v %s", err, out)
 	}
-	f, err := os.Open(filepath.Join(dir, "site", "my_solver_v2.csv"))
+	// No tag with a space or a / is a file name: the tag made one, with its hash.
+	name := strings.TrimSuffix(filepath.Base(done[0].Files[0]), ".csv")
+	if !regexp.MustCompile(`^my_solver_v2-[0-9a-f]{8}$`).MatchString(name) {
+		t.Errorf("the files of \"my solver/v2\" are named %s", name)
+	}
+	f, err := os.Open(filepath.Join(dir, "site", name+".csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +49,9 @@ func TestDocsGenericTableForAUsersWorkload(t *testing.T) {
 	if strings.Join(rows[0], ",") != strings.Join(want[0], ",") || strings.Join(rows[1], ",") != strings.Join(want[1], ",") {
 		t.Errorf("CSV %q, want %q", rows, want)
 	}
-	page, _ := os.ReadFile(filepath.Join(dir, "site", "my_solver_v2.md"))
+	page, _ := os.ReadFile(filepath.Join(dir, "site", name+".md"))
 	index, _ := os.ReadFile(filepath.Join(dir, "site", "index.md"))
-	if !strings.Contains(string(page), "| 1g.10gb |    1 | completed |") || !strings.Contains(string(index), "[my solver/v2](my_solver_v2.md)") {
+	if !strings.Contains(string(page), "| 1g.10gb |    1 | completed |") || !strings.Contains(string(index), "[my solver/v2]("+name+".md)") {
 		t.Errorf("page:\n%s\nindex:\n%s", page, index)
 	}
 }

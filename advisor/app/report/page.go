@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -36,14 +38,35 @@ type PageOptions struct {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@+-]`)
 
-// FileName is the base name of the report's files: the workload tag, with
-// anything a file name should not hold replaced.
-func (rep *Report) FileName() string {
-	name := unsafeName.ReplaceAllString(rep.Workload.Tag, "_")
-	if name == "" || strings.Trim(name, ".") == "" {
+// reservedNames are the base names of the files written beside the
+// workloads' (lower case: a case-blind file system mixes them up too).
+var reservedNames = map[string]bool{"index": true, SavingsName: true}
+
+// hashedName is how a name made safe ends: a tag that ends so itself is
+// hashed too, so that it cannot be taken for another tag's.
+var hashedName = regexp.MustCompile(`-[0-9a-f]{8}$`)
+
+// longestName keeps a base name, with its suffix and extension, well under
+// the 255 bytes a file system allows.
+const longestName = 100
+
+// FileName is the base name of the report's files: the workload tag where
+// it is a safe name of its own, else the tag made safe (characters a file
+// name should not hold replaced, leading dots, which hide a file from
+// MkDocs, dropped) with a hash of the tag after it, so that no two tags
+// share files, whichever are published together.
+func (rep *Report) FileName() string { return fileNameOf(rep.Workload.Tag) }
+
+func fileNameOf(tag string) string {
+	name := strings.TrimLeft(unsafeName.ReplaceAllString(tag, "_"), ".")
+	if name != "" && name == tag && len(name) <= longestName && !reservedNames[strings.ToLower(name)] && !hashedName.MatchString(name) {
+		return name
+	}
+	if name == "" {
 		name = "workload"
 	}
-	return name
+	sum := sha256.Sum256([]byte(tag))
+	return name[:min(len(name), longestName)] + "-" + hex.EncodeToString(sum[:4])
 }
 
 // Page is the workload's Markdown page: description, table, chart,

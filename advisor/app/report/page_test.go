@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/xml"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -110,10 +111,29 @@ func TestChartIsSVGWithABarPerProfile(t *testing.T) {
 	}
 }
 
+// A tag that is a safe file name of its own is the name; any other is
+// made safe, leading dots dropped (MkDocs skips dotfiles), and a hash of
+// the tag added, so that no two tags share files: "md | prod" is not
+// "md___prod", a workload "index" is not the index.
 func TestFileNameKeepsTagsSafe(t *testing.T) {
-	for tag, want := range map[string]string{"llm-finetuning@synthetic": "llm-finetuning@synthetic", "my job/v2": "my_job_v2", "..": "workload"} {
-		if got := (&Report{Workload: Workload{Tag: tag}}).FileName(); got != want {
+	for tag, want := range map[string]string{"llm-finetuning@synthetic": "llm-finetuning@synthetic", "my job/v2": "my_job_v2-",
+		"..": "workload-", "": "workload-", "../evil name*": "_evil_name_-", ".hidden": "hidden-", "index": "index-",
+		"Index": "Index-", "gpu-savings": "gpu-savings-", "md___prod": "md___prod", "md | prod": "md___prod-", "x-0123abcd": "x-0123abcd-"} {
+		got := (&Report{Workload: Workload{Tag: tag}}).FileName()
+		if strings.HasSuffix(want, "-") && !regexp.MustCompile(`^`+regexp.QuoteMeta(want)+`[0-9a-f]{8}$`).MatchString(got) ||
+			!strings.HasSuffix(want, "-") && got != want {
 			t.Errorf("FileName(%q) = %q, want %q", tag, got, want)
+		}
+	}
+	seen := map[string]string{}
+	for _, tag := range []string{"md | prod", "md___prod", "md_|_prod", "index", "INDEX", "", "..", "...", strings.Repeat("a", 300), strings.Repeat("a", 301)} {
+		name := (&Report{Workload: Workload{Tag: tag}}).FileName()
+		if other, ok := seen[strings.ToLower(name)]; ok {
+			t.Errorf("%q and %q both write %s", other, tag, name)
+		}
+		seen[strings.ToLower(name)] = tag
+		if len(name) > 120 {
+			t.Errorf("FileName of a %d-byte tag is %d bytes", len(tag), len(name))
 		}
 	}
 }

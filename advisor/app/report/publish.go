@@ -97,6 +97,7 @@ func Publish(ctx context.Context, src Source, opt PublishOptions) (Published, er
 		return out, err
 	}
 	var reps []*Report
+	names := map[string]string{} // file name: the tag written there
 	for _, tag := range tags {
 		rep, err := buildWorkload(ctx, src, opt, tag)
 		if err != nil {
@@ -106,6 +107,12 @@ func Publish(ctx context.Context, src Source, opt PublishOptions) (Published, er
 			out.Skipped = append(out.Skipped, tag)
 			continue
 		}
+		if other, ok := names[rep.FileName()]; ok {
+			// FileName's hashes make this all but impossible; were it to
+			// happen, one workload's files must not silently replace another's.
+			return out, fmt.Errorf("workloads %q and %q would both be written as %s", other, tag, rep.FileName())
+		}
+		names[rep.FileName()] = tag
 		if len(reps) == 0 { // the first report to write: only now the directories
 			if err := makeDirs(opt.Dir, opt.Page.CSVDir); err != nil {
 				return out, err
