@@ -81,7 +81,7 @@ func (rep *Report) Page(opt PageOptions) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", rep.Workload.Title)
+	fmt.Fprintf(&b, "# %s\n\n", markdownText(rep.Workload.Title))
 	if d := rep.Workload.Description; d != "" {
 		fmt.Fprintf(&b, "%s\n\n", d)
 	}
@@ -90,9 +90,9 @@ func (rep *Report) Page(opt PageOptions) (string, error) {
 			"df = pd.read_csv(%q)\ndf.replace(np.nan, 'NA', inplace=True)\nprint(df.to_markdown(index=False))\n```\n\n",
 			path.Join(filepath.ToSlash(opt.CSVDir), rep.FileName()+".csv"))
 	} else {
-		b.WriteString(MarkdownTable(rows) + "\n")
+		b.WriteString(MarkdownTable(textCells(rows)) + "\n")
 	}
-	fmt.Fprintf(&b, "![%s: runtime and SU per profile](%s.svg)\n\n", rep.Workload.Title, rep.FileName())
+	fmt.Fprintf(&b, "![%s: runtime and SU per profile](%s.svg)\n\n", markdownText(rep.Workload.Title), rep.FileName())
 	rep.suNote(&b, opt.Format)
 	b.WriteString("## Key takeaways\n\n")
 	for _, t := range takeaways {
@@ -103,6 +103,19 @@ func (rep *Report) Page(opt PageOptions) (string, error) {
 		fmt.Fprintf(&b, "- %s\n", p)
 	}
 	return b.String(), nil
+}
+
+// textCells are the table's cells as text in Markdown: a metric's name
+// is the job's, not markup.
+func textCells(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, row := range rows {
+		out[i] = make([]string, len(row))
+		for j, c := range row {
+			out[i][j] = markdownText(c)
+		}
+	}
+	return out
 }
 
 // suNote says how the SU figures were computed, as the Wulver page does.
@@ -146,10 +159,10 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 			last = pr.Last
 		}
 	}
-	out = append(out, fmt.Sprintf("Workload `%s` at %s (%s), GPU %s.", rep.Workload.Tag, rep.Site.Called(), rep.Site.Name, rep.Site.GPUModel))
+	out = append(out, fmt.Sprintf("Workload %s at %s (%s), GPU %s.", codeSpan(rep.Workload.Tag), rep.Site.Called(), rep.Site.Name, rep.Site.GPUModel))
 	if other := rep.OtherDevices(); len(other) > 0 {
 		out = append(out, fmt.Sprintf("The runs reported running on %s, not on the %s: their times and memory are not that GPU's.",
-			textutil.JoinAnd(other), rep.Site.GPUModel))
+			markdownText(textutil.JoinAnd(other)), rep.Site.GPUModel))
 	}
 	out = append(out, "Runs: "+strings.Join(runs, "; ")+". Figures are medians of the completed runs.")
 	if !first.IsZero() {
@@ -161,7 +174,7 @@ func (rep *Report) Provenance(opt PageOptions) []string {
 		}
 	}
 	if v := rep.Versions(); len(v) > 0 {
-		out = append(out, "Software: "+strings.Join(v, "; ")+".")
+		out = append(out, "Software: "+markdownText(strings.Join(v, "; "))+".")
 	}
 	return append(out, opt.generatedLine())
 }

@@ -216,10 +216,10 @@ func IndexPage(reps []*Report, site *catalog.Site, opt PageOptions) string {
 	fmt.Fprintf(&b, "Each workload below was run on %s's GPU profiles and measured: runtime, "+
 		"GPU memory, service units (SU), and the work done.\n\n", site.Called())
 	for _, rep := range reps {
-		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", rep.Workload.Title, rep.FileName())
+		fmt.Fprintf(&b, "## [%s](%s.md)\n\n", markdownText(rep.Workload.Title), rep.FileName())
 		fmt.Fprintf(&b, "Measured on %s", textutil.JoinAnd(rep.profileNames()))
 		if other := rep.OtherDevices(); len(other) > 0 {
-			fmt.Fprintf(&b, ", though the runs reported %s, not the %s", textutil.JoinAnd(other), site.GPUModel)
+			fmt.Fprintf(&b, ", though the runs reported %s, not the %s", markdownText(textutil.JoinAnd(other)), site.GPUModel)
 		}
 		b.WriteString(".\n\n")
 		if t, err := rep.Takeaways(); err == nil && len(t) > 0 {
