@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -117,6 +118,30 @@ func barPlot(title, unit string, names []string, values []float64, oom []bool, c
 		lb.TextStyle[i].XAlign = draw.XCenter
 	}
 	p.Add(bc, lb)
-	p.Y.Max = max(top*1.15, 1e-9)
+	p.Y.Max = top * 1.15
+	plainYAxis(p, top)
+	if top <= 0 {
+		p.Title.Text += " (no completed run)"
+	}
 	return p, nil
+}
+
+// plainYAxis writes the y axis's ticks without needless decimals (2500,
+// not 2500.00) and, where no bar stands higher than 0, shows none: an axis
+// of 0, 5e-10 and 1e-09 would read as measured.
+func plainYAxis(p *plot.Plot, top float64) {
+	if top <= 0 {
+		p.Y.Max = 1
+		p.Y.Tick.Marker = plot.ConstantTicks(nil)
+		return
+	}
+	p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ticks {
+			if l := ticks[i].Label; !strings.ContainsAny(l, "eE") {
+				ticks[i].Label = trimZeros(l)
+			}
+		}
+		return ticks
+	})
 }

@@ -245,7 +245,8 @@ func SavingsChart(rep *savings.Report) ([]byte, error) {
 	p.Legend.Top = true
 	// Room for the labels and the legend above the bars, and for the
 	// outer bars of the first and last profile, which sit off their ticks.
-	p.Y.Max = max(top*1.3, 1e-9)
+	p.Y.Max = top * 1.3
+	plainYAxis(p, top)
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	return drawSVG(p)
 }
