@@ -163,6 +163,7 @@ func TestPublishFlagsBindTheOptions(t *testing.T) {
 		{args: []string{"/shared"}, want: publishOptions{Global: g, Dir: "/shared"}},
 		{args: []string{"--json", "--site-store", "off", "/shared"}, want: publishOptions{Global: g, Dir: "/shared", JSON: true, SiteStore: "off"}},
 		{args: nil, err: "publish needs the directory to publish in: migadvisor publish DIR"},
+		{args: []string{"a", "b"}, err: "publish takes one directory, not 2 arguments: migadvisor publish DIR"},
 	})
 }
 

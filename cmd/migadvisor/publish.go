@@ -28,8 +28,11 @@ type publishOptions struct {
 }
 
 func publishOptionsFrom(c *cli.Context) (publishOptions, error) {
-	if c.NArg() != 1 {
+	switch {
+	case c.NArg() == 0:
 		return publishOptions{}, usageError{"publish needs the directory to publish in: migadvisor publish DIR"}
+	case c.NArg() > 1:
+		return publishOptions{}, usageError{fmt.Sprintf("publish takes one directory, not %d arguments: migadvisor publish DIR", c.NArg())}
 	}
 	return publishOptions{Global: globalFlagsFrom(c), Dir: c.Args().First(), JSON: c.Bool("json"), SiteStore: c.String("site-store")}, nil
 }
