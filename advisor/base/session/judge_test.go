@@ -223,7 +223,7 @@ func TestAProfileThatCannotBePricedIsSaidAndNotRecommended(t *testing.T) {
 	}
 	var text strings.Builder
 	a.WriteText(&text)
-	if !strings.Contains(text.String(), "1g.10gb   low       ?     no price: the site's SU formula failed on 1g.10gb: no rate for 1g.10gb; ") {
+	if !strings.Contains(text.String(), " 1g.10gb  low       ?     no price: the site's SU formula failed on 1g.10gb: no rate for 1g.10gb; ") {
 		t.Errorf("the row does not say it:\n%s", text.String())
 	}
 }

@@ -138,7 +138,7 @@ func (a *Advice) WriteText(w io.Writer) {
 	t = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(t, "PROFILE\tOOM RISK\tSU/H\tWHY")
 	for _, p := range a.Profiles {
-		mark := ""
+		mark := " " // recommend's mark: * before the profile, the names aligned
 		if p.Profile == a.Recommended {
 			mark = "*"
 		}
@@ -146,7 +146,7 @@ func (a *Advice) WriteText(w io.Writer) {
 		if p.Unpriced != "" {
 			su, why = "?", p.Unpriced+"; "+why
 		}
-		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\n", p.Profile, mark, p.OOMRisk, su, why)
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\n", mark, p.Profile, p.OOMRisk, su, why)
 	}
 	t.Flush()
 	if a.Recommended == "" {

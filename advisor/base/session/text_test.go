@@ -15,7 +15,7 @@ func TestWriteText(t *testing.T) {
 		"900     full     TIMEOUT  02:00:00  2.9 GiB (monitor)  -\n",
 		"the newest asked for full with 1 CPU and 4.0 GiB of memory: 17 SU per hour held\n",
 		"GPU memory need: 2.9 GiB\n",
-		"1g.10gb*  low       3     needs 2.9 GiB of 9.5 GiB usable (31%)",
+		"*1g.10gb  low       3     needs 2.9 GiB of 9.5 GiB usable (31%)",
 		"\nrecommend 1g.10gb: your last 5 sessions peaked at 2.9 GiB: 1g.10gb is enough, 3 SU/h instead of 17\n",
 		"change: choose 1g.10gb in the form of sys/dashboard/sys/jupyter in place of full (it asks Slurm for --gres=gpu:a100_10g:1)\n",
 		"priced: SU per hour held",
