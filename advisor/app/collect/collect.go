@@ -180,7 +180,9 @@ func (c *Collector) importFrom(ctx context.Context, sr *slurm.SacctReader, seen 
 		}
 		return j, err
 	}
-	st, err := c.Store.ImportJobs(ctx, next, c.importOptions())
+	opt := c.importOptions()
+	opt.Carries = sr.HasField // a narrower dump keeps what the history holds of the rest
+	st, err := c.Store.ImportJobs(ctx, next, opt)
 	res.ImportStats, res.Skipped, res.SkippedTotal, res.Lines = st, sr.Skipped, sr.SkippedTotal, sr.Lines
 	return res, err
 }

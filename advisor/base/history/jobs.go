@@ -23,6 +23,9 @@ const jobColumns = `job_id, array_job, name, user, account, partition, qos, node
 
 const numJobColumns = 32
 
+// jobColumnList is jobColumns, a name each.
+var jobColumnList = strings.Fields(strings.ReplaceAll(jobColumns, ",", " "))
+
 // stubColumn is stub's place in jobColumns, from 1.
 const stubColumn = 28
 
@@ -38,6 +41,10 @@ type ImportOptions struct {
 	Now func() time.Time
 	// Progress, when set, is told how many jobs each batch committed.
 	Progress func(jobs int)
+	// Carries reports whether the records carry a sacct field (their
+	// dump's header names it: slurm.SacctReader.HasField); nil, every
+	// field. A job already held keeps what the records do not carry.
+	Carries func(field string) bool
 }
 
 // ImportStats counts what an import did.
@@ -73,8 +80,10 @@ func (s ImportStats) Add(o ImportStats) ImportStats {
 
 // ImportJobs stores the jobs next yields until it returns io.EOF. Importing is
 // idempotent (the same records twice change nothing) and a job seen again
-// with a new state is updated in place. Each batch commits on its own, so an
-// interrupted import keeps every batch before the interruption.
+// with a new state is updated in place, in the fields its records carry
+// (opt.Carries): the others keep what the history holds. Each batch
+// commits on its own, so an interrupted import keeps every batch before
+// the interruption.
 //
 // Reading (next) runs in its own goroutine, a batch ahead of the writes, so
 // parsing and SQLite overlap on two cores. Into a history with no jobs yet,
@@ -191,7 +200,7 @@ type importStmts struct {
 	insert, update, usage driver.Stmt
 }
 
-func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*importStmts, error) {
+func prepareImport(ctx context.Context, conn driver.ConnPrepareContext, carries func(field string) bool) (*importStmts, error) {
 	st := &importStmts{}
 	var err error
 	values := numbered(4, numJobColumns) // ?1 cluster, ?2 job_key, ?3 updated
@@ -199,11 +208,7 @@ func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*import
 		VALUES (?1, ?2, ?3, `+values+`) ON CONFLICT (cluster, job_key) DO NOTHING`); err != nil {
 		return st, err
 	}
-	// Update only when something differs, and never let a stub replace a full record.
-	stub := fmt.Sprintf("?%d", 3+stubColumn)
-	if st.update, err = conn.PrepareContext(ctx, `UPDATE jobs SET updated = ?3, (`+jobColumns+`) = (`+values+`)
-		WHERE cluster = ?1 AND job_key = ?2 AND NOT (`+stub+` = 1 AND stub = 0)
-		AND (`+jobColumns+`) IS NOT (`+values+`)`); err != nil {
+	if st.update, err = conn.PrepareContext(ctx, updateCarried(carries)); err != nil {
 		return st, err
 	}
 	if st.usage, err = conn.PrepareContext(ctx, `UPDATE jobs SET updated = ?3,
@@ -214,6 +219,83 @@ func prepareImport(ctx context.Context, conn driver.ConnPrepareContext) (*import
 		return st, err
 	}
 	return st, nil
+}
+
+// updateCarried is the UPDATE of a job held by a row bound as the insert's
+// is: it sets only the columns the records carry, so that a dump without a
+// field (a narrower sacct -o) keeps what the history holds of it instead of
+// emptying it. It changes nothing where those columns are as held (the job
+// counts unchanged), and never lets a stub replace a full record.
+func updateCarried(carries func(field string) bool) string {
+	var columns, values []string
+	for i, c := range jobColumnList {
+		if carries == nil || columnCarried(c, carries) {
+			columns = append(columns, c)
+			values = append(values, fmt.Sprintf("?%d", 4+i))
+		}
+	}
+	where := fmt.Sprintf("cluster = ?1 AND job_key = ?2 AND NOT (?%d = 1 AND stub = 0)", 3+stubColumn)
+	if len(columns) == 0 {
+		return `UPDATE jobs SET updated = ?3 WHERE ` + where + ` AND 0`
+	}
+	cols, vals := strings.Join(columns, ", "), strings.Join(values, ", ")
+	return `UPDATE jobs SET updated = ?3, (` + cols + `) = (` + vals + `)
+		WHERE ` + where + ` AND (` + cols + `) IS NOT (` + vals + `)`
+}
+
+// columnCarried reports whether records with the sacct fields carries says
+// the job column's value, as slurm.SacctReader reads it from them.
+func columnCarried(column string, carries func(field string) bool) bool {
+	anyOf := func(fields ...string) bool { return slices.ContainsFunc(fields, carries) }
+	switch column {
+	case "job_id", "array_job":
+		return carries("JobID") // without it, the id is JobIDRaw's
+	case "name":
+		return carries("JobName")
+	case "user":
+		return carries("User")
+	case "account":
+		return carries("Account")
+	case "partition":
+		return carries("Partition")
+	case "qos":
+		return carries("QOS")
+	case "node_list":
+		return carries("NodeList")
+	case "work_dir":
+		return carries("WorkDir")
+	case "submit":
+		return carries("Submit")
+	case "start":
+		return carries("Start")
+	case "end":
+		return carries("End")
+	case "state", "cancelled_by", "unsettled":
+		return carries("State")
+	case "exit_code", "exit_signal":
+		return carries("ExitCode")
+	case "elapsed_s":
+		return anyOf("ElapsedRaw", "Elapsed") || carries("Start") && carries("End")
+	case "timelimit_min":
+		return anyOf("TimelimitRaw", "Timelimit")
+	case "nodes":
+		return anyOf("NNodes", "AllocTRES", "ReqTRES")
+	case "cpus":
+		return anyOf("AllocCPUS", "NCPUS", "AllocTRES", "ReqTRES")
+	case "req_mem_mib":
+		return anyOf("ReqMem", "AllocTRES", "ReqTRES")
+	case "max_rss_mib":
+		return carries("MaxRSS")
+	case "gpu_type", "gpu_count", "profile":
+		return anyOf("AllocTRES", "ReqTRES")
+	case "gpu_mem_mib", "gpu_util":
+		return carries("TRESUsageInMax")
+	case "stub":
+		return carries("JobName") && carries("ReqTRES") // slurm.AcctJob.Stub reads both
+	case "jobstats_peak_mib", "jobstats_total_mib", "jobstats_util":
+		return carries("AdminComment")
+	}
+	panic("history: no sacct field said for job column " + column)
 }
 
 // numbered is "?from, ?from+1, ..." for n parameters.
@@ -248,7 +330,7 @@ func (s *Store) importBatch(ctx context.Context, conn *sql.Conn, b *rowBatch, op
 		if err != nil {
 			return err
 		}
-		outcomes, err := writeBatch(ctx, dc, b, opt.Now().Unix())
+		outcomes, err := writeBatch(ctx, dc, b, opt)
 		if err != nil {
 			tx.Rollback()
 			return err
@@ -264,15 +346,15 @@ func (s *Store) importBatch(ctx context.Context, conn *sql.Conn, b *rowBatch, op
 	return st, nil
 }
 
-// writeBatch writes b's rows, stamped now, in the transaction open on the
-// raw connection dc, and returns each row's outcome.
-func writeBatch(ctx context.Context, dc any, b *rowBatch, now int64) ([]rowOutcome, error) {
+// writeBatch writes b's rows, stamped opt.Now, in the transaction open on
+// the raw connection dc, and returns each row's outcome.
+func writeBatch(ctx context.Context, dc any, b *rowBatch, opt ImportOptions) ([]rowOutcome, error) {
 	pc, ok1 := dc.(driver.ConnPrepareContext)
 	qc, ok2 := dc.(driver.QueryerContext)
 	if !ok1 || !ok2 {
 		return nil, errors.New("the SQLite driver lacks prepared statements or queries")
 	}
-	stmts, err := prepareImport(ctx, pc)
+	stmts, err := prepareImport(ctx, pc, opt.Carries)
 	defer stmts.close()
 	if err != nil {
 		return nil, err
@@ -291,7 +373,7 @@ func writeBatch(ctx context.Context, dc any, b *rowBatch, now int64) ([]rowOutco
 		}
 		defer restore()
 	}
-	outcomes, failed, err := writeRows(stmts, b.rows, len(b.jobs), now)
+	outcomes, failed, err := writeRows(stmts, b.rows, len(b.jobs), opt.Now().Unix())
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", b.jobs[failed].id, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,9 @@ func importText(t *testing.T, s *Store, text string) ImportStats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.ImportJobs(context.Background(), r.Next, testOptions())
+	opt := testOptions()
+	opt.Carries = r.HasField // as collect imports a dump
+	st, err := s.ImportJobs(context.Background(), r.Next, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +77,47 @@ func TestImportIsIdempotent(t *testing.T) {
 	}
 	if n := countJobs(t, s); n != 14 {
 		t.Fatalf("%d rows, want 14", n)
+	}
+}
+
+func TestImportOfFewerFieldsKeepsWhatTheHistoryHolds(t *testing.T) {
+	s := openTemp(t)
+	dump := devDump(t)
+	importText(t, s, dump)
+	held, err := s.History(context.Background(), HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := sacctgen.WithoutFields(dump, "AllocTRES", "ReqTRES", "TRESUsageInMax", "State", "End")
+	if st := importText(t, s, narrow); st.Unchanged != 14 || st.Updated != 0 {
+		t.Fatalf("a narrower dump of the same jobs: %+v, want 14 unchanged", st)
+	}
+	kept, err := s.History(context.Background(), HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range held {
+		if !reflect.DeepEqual(held[i], kept[i]) {
+			t.Fatalf("a narrower dump changed job %s:\n held %+v\nafter %+v", held[i].Key, held[i], kept[i])
+		}
+	}
+
+	idsAlone := slices.DeleteFunc(slices.Clone(slurm.SacctFields), func(f string) bool { return f == "JobIDRaw" || f == "Cluster" })
+	if st := importText(t, s, sacctgen.WithoutFields(dump, idsAlone...)); st.Unchanged != 14 {
+		t.Fatalf("a dump of the jobs' ids alone: %+v, want 14 unchanged", st)
+	}
+
+	// A field the narrower dump carries still updates the job.
+	renamed := strings.Replace(sacctgen.WithoutFields(dump, "AllocTRES", "ReqTRES", "TRESUsageInMax"), "|/tmp/dc|j.sh", "|/tmp/dc|renamed.sh", 1)
+	if st := importText(t, s, renamed); st.Updated != 1 || st.Unchanged != 13 {
+		t.Fatalf("a narrower dump with a job renamed: %+v, want 1 updated", st)
+	}
+	recs, err := s.History(context.Background(), HistoryFilter{Keys: [][2]string{{"migdev", "1"}}})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("job 1: %v %v", recs, err)
+	}
+	if r := recs[0]; r.Name != "renamed.sh" || r.Profile != "1g.10gb" || r.State != "OUT_OF_MEMORY" || r.End == nil {
+		t.Fatalf("job 1 after the narrower dump: name %q profile %q state %q end %v", r.Name, r.Profile, r.State, r.End)
 	}
 }
 

@@ -14,6 +14,7 @@ int sqlite3_bind_null(sqlite3_stmt*, int);
 int sqlite3_bind_int64(sqlite3_stmt*, int, long long);
 int sqlite3_bind_double(sqlite3_stmt*, int, double);
 int sqlite3_bind_text(sqlite3_stmt*, int, const char*, int, void (*)(void*));
+int sqlite3_bind_parameter_count(sqlite3_stmt*);
 int sqlite3_step(sqlite3_stmt*);
 int sqlite3_reset(sqlite3_stmt*);
 int sqlite3_clear_bindings(sqlite3_stmt*);
@@ -41,35 +42,39 @@ enum { JOB_VALUES = 34, USAGE_VALUES = 5 };
 // bind_row binds a row's n values from *pp, the first two to ?1 and ?2,
 // the rest from ?4, and now to ?3; texts are bound where they lie
 // (SQLITE_STATIC), so the statement's bindings are cleared before the
-// buffer goes.
+// buffer goes. A value past the statement's last parameter is read and
+// left unbound: an update of the columns a dump carries may end before
+// the row does.
 static int bind_row(sqlite3_stmt *s, const unsigned char **pp, int n, long long now) {
 	const unsigned char *p = *pp;
+	int last = sqlite3_bind_parameter_count(s);
 	int rc = sqlite3_bind_int64(s, 3, now);
 	for (int i = 0; i < n && rc == OK; i++) {
 		int col = i < 2 ? i + 1 : i + 2;
+		int bound = col <= last;
 		switch (*p++) {
 		case VAL_NULL:
-			rc = sqlite3_bind_null(s, col);
+			rc = bound ? sqlite3_bind_null(s, col) : OK;
 			break;
 		case VAL_INT: {
 			long long v;
 			memcpy(&v, p, 8);
 			p += 8;
-			rc = sqlite3_bind_int64(s, col, v);
+			rc = bound ? sqlite3_bind_int64(s, col, v) : OK;
 			break;
 		}
 		case VAL_FLOAT: {
 			double v;
 			memcpy(&v, p, 8);
 			p += 8;
-			rc = sqlite3_bind_double(s, col, v);
+			rc = bound ? sqlite3_bind_double(s, col, v) : OK;
 			break;
 		}
 		case VAL_TEXT: {
 			uint32_t len;
 			memcpy(&len, p, 4);
 			p += 4;
-			rc = len > INT32_MAX ? TOOBIG : sqlite3_bind_text(s, col, len ? (const char *)p : "", (int)len, 0);
+			rc = len > INT32_MAX ? TOOBIG : bound ? sqlite3_bind_text(s, col, len ? (const char *)p : "", (int)len, 0) : OK;
 			p += len;
 			break;
 		}
