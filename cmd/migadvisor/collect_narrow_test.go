@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
@@ -32,8 +33,59 @@ func TestCollectOfANarrowerDumpKeepsTheJobsGPUAndState(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "14 jobs: 0 new, 0 updated, 14 unchanged") {
 		t.Fatalf("collect of the narrower dump: exit %d:\n%s%s", code, out, errOut)
 	}
+	if strings.Contains(out, "the dump lacks") {
+		t.Errorf("the jobs kept what the history held, yet collect says the dump lacks fields:\n%s", out)
+	}
 	job := historyJobs(t)["1"]
 	if job.GPUType != "a100_10g" || job.Profile == nil || *job.Profile != "1g.10gb" || job.State != "OUT_OF_MEMORY" {
 		t.Errorf("job 1 after the narrower dump: GPU %q, profile %v, state %q", job.GPUType, job.Profile, job.State)
+	}
+}
+
+// A dump of the fields collect --help once showed (no End, User, Submit or
+// Start) is imported, and collect says once what it lacks and what that
+// costs.
+func TestCollectSaysWhatADumpLacks(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dump, err := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := filepath.Join(t.TempDir(), "narrow.psv")
+	fields := sacctgen.OnlyFields(string(dump), "JobIDRaw", "JobID", "State", "ElapsedRaw", "AllocTRES", "MaxRSS", "JobName")
+	if err := os.WriteFile(narrow, []byte(fields), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := migadvisor(t, "collect", "--sacct-file", narrow, "--cluster", "migdev")
+	said := "the dump lacks End, User, Submit and Start, which the report and recommend need: without End a job is in no period's report"
+	if code != 0 || strings.Count(out+errOut, "the dump lacks") != 1 || !strings.Contains(out, said) {
+		t.Errorf("exit %d:\n%s%s\nwant once: %s", code, out, errOut, said)
+	}
+}
+
+// Every sacct command the help and the docs show for a dump asks for
+// every field collect reads (those it asks sacct for itself).
+func TestDocumentedDumpsAskForEveryField(t *testing.T) {
+	want := strings.Join(slurm.SacctFields, ",")
+	for _, file := range []string{"help/collect.txt", "../../docs/admin/collect-and-publish.md"} {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := 0
+		for _, line := range strings.Split(string(text), "\n") {
+			_, after, ok := strings.Cut(line, "sacct -a -S 2026-11-01 --parsable2 -o ")
+			if !ok {
+				continue
+			}
+			shown++
+			if fields, _, _ := strings.Cut(after, " "); fields != want {
+				t.Errorf("%s asks sacct for %s\nwant %s", file, fields, want)
+			}
+		}
+		if shown == 0 {
+			t.Errorf("%s shows no sacct command that saves a dump", file)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // novemberZone is the local time zone's name at the end of November 2026,
@@ -40,6 +42,28 @@ func reportSite(t *testing.T, notify string) string {
 // summaries (3 GiB on a full A100), in text, JSON and CSV, of a period with
 // no job, of --month and of --until alone, is TestGolden's (testdata/report);
 // its period's flags are TestReportAndPlanFlagsBindThePeriod's.
+
+// A history whose jobs have no end (a dump without End) is not empty: the
+// report says what its jobs lack, not that it holds none.
+func TestReportOfJobsWithNoEndSaysSo(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "site.db"))
+	dump, err := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noEnd := filepath.Join(t.TempDir(), "no-end.psv")
+	if err := os.WriteFile(noEnd, []byte(sacctgen.WithoutFields(string(dump), "End")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", noEnd); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := migadvisor(t, "report", "--month", "2026-11")
+	if said := "nothing to judge: none of the 14 jobs this history holds has an end"; code != 0 || !strings.Contains(out, said) {
+		t.Errorf("exit %d:\n%s%s\nwant: %s", code, out, errOut, said)
+	}
+}
 
 // The admin's docs page: a --page of the month, in mkdocs, with the
 // profiles' table and no user named.

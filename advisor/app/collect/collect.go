@@ -58,6 +58,9 @@ type ImportResult struct {
 	// Clusters are the cluster names the jobs read are filed under: a
 	// saved file of scripts is of them (LinkScriptsFrom).
 	Clusters map[string]bool `json:"-"`
+	// Lacks is what a dump's fields lack of what the report and recommend
+	// need (Lacking).
+	Lacks []MissingFields
 }
 
 // MaxUnplacedKept bounds ImportResult.Unplaced: a damaged dump could name
@@ -79,6 +82,9 @@ func (r ImportResult) Plus(o ImportResult) ImportResult {
 	r.Clusters = maps.Clone(r.Clusters)
 	for name := range o.Clusters {
 		r.addCluster(name)
+	}
+	if r.Lacks == nil {
+		r.Lacks = o.Lacks
 	}
 	return r
 }

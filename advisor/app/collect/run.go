@@ -305,10 +305,12 @@ func (c *Collector) importDumpFile(ctx context.Context, opt RunOptions) (ImportR
 }
 
 // importDump imports a dump, naming the cluster its header leaves to be
-// named. A dump with a Cluster column keeps its own names: Slurm need not
-// be asked (a record with the field empty takes the name the history last
-// used). A file that is not a dump at all fails on its first line before
-// any cluster is named: that error is the one sentence the user reads.
+// named, and says what its fields lack of what the report needs where it
+// brought a new or changed job. A dump
+// with a Cluster column keeps its own names: Slurm need not be asked (a
+// record with the field empty takes the name the history last used). A
+// file that is not a dump at all fails on its first line before any
+// cluster is named: that error is the one sentence the user reads.
 func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions) (ImportResult, error) {
 	sr, err := slurm.NewSacctReader(r)
 	switch {
@@ -327,5 +329,10 @@ func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions)
 			return ImportResult{}, err
 		}
 	}
-	return c.importFrom(ctx, sr, nil)
+	res, err := c.importFrom(ctx, sr, nil)
+	if res.New+res.Updated > 0 {
+		// A job the dump leaves as it was keeps what the history held.
+		res.Lacks = Lacking(sr.HasField)
+	}
+	return res, err
 }

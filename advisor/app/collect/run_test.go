@@ -14,6 +14,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 // fakeSlurm is a directory of Slurm commands that log each call (a line
@@ -174,6 +175,33 @@ func TestRunEmptyDumpOnStdin(t *testing.T) {
 	}
 	if err := rep.Accounting.Err(true); err != nil {
 		t.Errorf("an empty dump failed: %v", err)
+	}
+}
+
+// runDevDump runs a collect of the dev cluster's dump, changed by edit.
+func runDevDump(t *testing.T, edit func(dump string) string) Report {
+	t.Helper()
+	dump, err := os.ReadFile("../../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := runCollector(t, newFakeSlurm(t))
+	rep, err := Run(context.Background(), col, RunOptions{Selection: Selection{Dump: "-"}, Stdin: strings.NewReader(edit(string(dump)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// A dump without End and User is said to lack them.
+func TestRunSaysWhatADumpLacks(t *testing.T) {
+	rep := runDevDump(t, func(dump string) string { return sacctgen.WithoutFields(dump, "End", "User") })
+	var lacked []string
+	for _, l := range rep.Accounting.Lacks {
+		lacked = append(lacked, l.Fields...)
+	}
+	if !slices.Equal(lacked, []string{"End", "User"}) {
+		t.Errorf("the dump lacks %v, want End and User", lacked)
 	}
 }
 

@@ -47,6 +47,9 @@ type Summary struct {
 	// SpoolSetAside are the sbatch wrapper's records this collect could not
 	// read from the spool: renamed *.bad, their submissions not recorded.
 	SpoolSetAside []history.SetAside `json:"spool_set_aside"`
+	// Lacks is what a dump's fields lack of what the report and recommend need, and
+	// what that costs its jobs.
+	Lacks []MissingFields `json:"dump_lacks"`
 	// Published is what --publish wrote.
 	Published *PublishSummary `json:"published,omitempty"`
 	// Store is what went to the site store.
@@ -97,7 +100,7 @@ func SummaryOf(s SessionReport) Summary {
 	res := s.Report
 	acct, out := res.Accounting, res.Outputs
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
-		Stubs: acct.Stubs, Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
+		Stubs: acct.Stubs, Lacks: nonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
 			Missing: nonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: nonNil(out.Capped), GPUMemory: out.GPUMemory,
@@ -138,9 +141,9 @@ func (p Publication) Summary() PublishSummary {
 }
 
 // nonNil is s, or an empty list where it is nil: [] in JSON, never null.
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

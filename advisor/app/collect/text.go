@@ -15,19 +15,8 @@ import (
 // the wrapper's submissions, scripts, job output, the site store and the
 // publication.
 func (rep Summary) WriteText(w io.Writer) {
-	if rep.Source == SourceNone {
-		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
-	} else {
-		fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, textutil.Plural(rep.Read, "job"),
-			rep.New, rep.Updated, rep.Unchanged)
-		if rep.Stubs > 0 {
-			fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
-		}
-		if n := rep.SkippedTotal; n > 0 {
-			fmt.Fprintf(w, "; %d records skipped", n)
-		}
-		fmt.Fprintln(w)
-	}
+	rep.writeAccounting(w)
+	rep.writeLacks(w)
 	rep.writeUnplaced(w)
 	rep.writeJobstats(w)
 	if rep.Window != nil {
@@ -50,6 +39,40 @@ func (rep Summary) WriteText(w io.Writer) {
 	if rep.Published != nil {
 		rep.Published.WriteText(w)
 	}
+}
+
+// writeAccounting counts the jobs read from accounting, by what became of
+// them, and the records that could not be read.
+func (rep Summary) writeAccounting(w io.Writer) {
+	if rep.Source == SourceNone {
+		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
+		return
+	}
+	fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, textutil.Plural(rep.Read, "job"),
+		rep.New, rep.Updated, rep.Unchanged)
+	if rep.Stubs > 0 {
+		fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
+	}
+	if n := rep.SkippedTotal; n > 0 {
+		fmt.Fprintf(w, "; %d records skipped", n)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeLacks says, in one sentence, which fields the report and
+// recommend need that the dump lacks, what their lack costs its jobs, and how to save a dump
+// with them.
+func (rep Summary) writeLacks(w io.Writer) {
+	if len(rep.Lacks) == 0 {
+		return
+	}
+	var fields, costs []string
+	for _, l := range rep.Lacks {
+		fields = append(fields, l.Fields...)
+		costs = append(costs, l.Cost)
+	}
+	fmt.Fprintf(w, "the dump lacks %s, which the report and recommend need: %s (collect --help shows the sacct command that saves every field it reads)\n",
+		textutil.JoinAnd(fields), strings.Join(costs, ", "))
 }
 
 // SetAsideSentence says that a record of the sbatch wrapper's could not

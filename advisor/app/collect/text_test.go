@@ -62,6 +62,12 @@ func TestSummaryWriteText(t *testing.T) {
 				"job output: 0 files read, 0 unchanged\n" +
 				"site store: u@h:3306/db already had everything\n" +
 				"published s and i (0 runs of 0 scripts)\n"},
+		{"a dump without End and User", Summary{Source: "dump.psv", Read: 2, New: 2,
+			Lacks: []MissingFields{{[]string{"End"}, "without End a job is in no period's report"}, {[]string{"User"}, "without User no one is told"}}},
+			"accounting (dump.psv): 2 jobs: 2 new, 0 updated, 0 unchanged\n" +
+				"the dump lacks End and User, which the report and recommend need: without End a job is in no period's report, without User no one is told " +
+				"(collect --help shows the sacct command that saves every field it reads)\n" +
+				"job output: 0 files read, 0 unchanged\n"},
 	}
 	for _, c := range cases {
 		var b strings.Builder

@@ -60,10 +60,10 @@ func (rep *Report) WriteText(w io.Writer, from string) {
 }
 
 // writeEmpty says why no GPU job is in the report, from what the history
-// holds (Held): no job at all, none that ended in the period (a first
-// collect reads the last 7 days: a report of last month after it finds
-// nothing), or none of those on a GPU; and the collect that reads the
-// period's accounting, into the history the report read.
+// holds (Held): no job at all, none with an end, none that ended in the
+// period (a first collect reads the last 7 days: a report of last month
+// after it finds nothing), or none of those on a GPU; and the collect that
+// reads the period's accounting, into the history the report read.
 func (rep *Report) writeEmpty(w io.Writer) {
 	collect := "collect --all-users"
 	if !rep.From.IsZero() {
@@ -82,6 +82,9 @@ func (rep *Report) writeEmpty(w io.Writer) {
 		fmt.Fprintf(w, "nothing to judge: no GPU job of %s ended in the period in this history\n", rep.User)
 	case h == nil:
 		fmt.Fprintln(w, "nothing to judge: no GPU job ended in the period in this history (a site history is filled by 'collect --all-users')")
+	case h.Jobs == 0 && h.NoEnd > 0:
+		fmt.Fprintf(w, "nothing to judge: none of the %s this history holds has an end (not ended yet, or read from a dump without End), "+
+			"and a job is judged in the period it ended; to read the period's accounting into it: %s\n", textutil.Plural(h.NoEnd, "job"), fill)
 	case h.Jobs == 0:
 		fmt.Fprintf(w, "nothing to judge: this history holds no job yet; to read the period's accounting into it: %s\n", fill)
 	case h.InPeriod > 0:

@@ -135,6 +135,8 @@ func TestEmptyReportSaysWhy(t *testing.T) {
 		want string
 	}{
 		{&history.Held{}, "", "nothing to judge: this history holds no job yet; to read the period's accounting into it: " + fill},
+		{&history.Held{NoEnd: 126}, "", "nothing to judge: none of the 126 jobs this history holds has an end (not ended yet, " +
+			"or read from a dump without End), and a job is judged in the period it ended; to read the period's accounting into it: " + fill},
 		{&history.Held{Jobs: 40, First: &first, Last: &last}, "",
 			"nothing to judge: no job ended in the period in this history, whose 40 jobs ended from 2026-11-24 to 2026-11-30; " +
 				"to read the period's accounting into it: " + fill},

@@ -22,18 +22,21 @@ func MonthPeriod(month string, now time.Time) (Period, error) {
 }
 
 // Held is what a history holds of ended jobs: how many, the first and the
-// last end, and how many of them ended in a period. An empty report says
-// from it why it is empty: a history filled from later on, or none at all.
+// last end, and how many of them ended in a period; and how many jobs it
+// holds with no end. An empty report says from it why it is empty: a
+// history filled from later on, jobs with no end (not ended yet, or read
+// from a dump without End), or none at all.
 type Held struct {
 	Jobs     int        `json:"jobs"`
 	First    *time.Time `json:"first_end,omitempty"`
 	Last     *time.Time `json:"last_end,omitempty"`
 	InPeriod int        `json:"ended_in_period"` // of any kind: GPU or not
+	NoEnd    int        `json:"without_end,omitempty"`
 }
 
 // HeldIn counts the history's ended jobs (placeholders aside), their first
-// and last end, and those that ended in p. It reads every job's end: an
-// empty report's question, asked once.
+// and last end, those that ended in p, and the jobs with no end. It reads
+// every job's end: an empty report's question, asked once.
 func (s *Store) HeldIn(ctx context.Context, p Period) (Held, error) {
 	from, before := int64(math.MinInt64), int64(math.MaxInt64)
 	if !p.From.IsZero() {
@@ -44,9 +47,9 @@ func (s *Store) HeldIn(ctx context.Context, p Period) (Held, error) {
 	}
 	var h Held
 	var first, last sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT count(*), min(j.end), max(j.end),
-		coalesce(sum(CASE WHEN j.end >= ? AND j.end < ? THEN 1 ELSE 0 END), 0)
-		FROM jobs j WHERE j.end IS NOT NULL AND j.stub = 0`, from, before).Scan(&h.Jobs, &first, &last, &h.InPeriod)
+	err := s.db.QueryRowContext(ctx, `SELECT count(j.end), min(j.end), max(j.end),
+		coalesce(sum(CASE WHEN j.end >= ? AND j.end < ? THEN 1 ELSE 0 END), 0), count(*) - count(j.end)
+		FROM jobs j WHERE j.stub = 0`, from, before).Scan(&h.Jobs, &first, &last, &h.InPeriod, &h.NoEnd)
 	if err != nil {
 		return h, fmt.Errorf("count the history's jobs: %w", err)
 	}

@@ -1,8 +1,11 @@
 package history
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 )
 
 func TestMonthPeriod(t *testing.T) {
@@ -25,5 +28,19 @@ func TestMonthPeriod(t *testing.T) {
 		if (err == nil) != c.ok || !p.From.Equal(c.from) || !p.Before.Equal(c.before) {
 			t.Errorf("MonthPeriod(%q) = %v – %v, %v; want %v – %v, ok %v", c.month, p.From, p.Before, err, c.from, c.before, c.ok)
 		}
+	}
+}
+
+// The jobs a history holds with no end (a dump without End) are counted
+// apart from those that ended: an empty report says why, not "no job".
+func TestHeldInCountsTheJobsWithNoEnd(t *testing.T) {
+	s := openTemp(t)
+	importText(t, s, sacctgen.WithoutFields(devDump(t), "End"))
+	held, err := s.HeldIn(context.Background(), Period{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Jobs != 0 || held.NoEnd != 14 {
+		t.Errorf("held %+v, want no ended job and 14 with no end", held)
 	}
 }
