@@ -459,7 +459,7 @@ func TestEmptyDumpsAndGRESNamedProfiles(t *testing.T) {
 	os.WriteFile(header, []byte("JobIDRaw|JobID|State|JobName\n"), 0o644)
 	for _, f := range []string{empty, header} {
 		out, errOut, code := migadvisor(t, "collect", "--sacct-file", f, "--cluster", "migdev")
-		if code != 0 || !strings.HasPrefix(out, "accounting ("+f+"): 0 jobs: 0 new") {
+		if code != 0 || !strings.HasPrefix(out, "accounting ("+f+"): the dump holds no job\n") {
 			t.Errorf("%s: exit %d, %q %q", f, code, out, errOut)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 // The plain flow: a later dump of the same jobs without their TRES fields
@@ -87,5 +88,24 @@ func TestDocumentedDumpsAskForEveryField(t *testing.T) {
 		if shown == 0 {
 			t.Errorf("%s shows no sacct command that saves a dump", file)
 		}
+	}
+}
+
+// An empty dump file holds no job: collect says so, exits 0 and asks
+// Slurm for no cluster name to file none under.
+func TestCollectOfAnEmptyDumpAsksSlurmNothing(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	empty := filepath.Join(t.TempDir(), "empty.psv")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := slurmtest.New().Cluster("migdev")
+	out, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", empty)
+	if code != 0 || !strings.Contains(out, "accounting ("+empty+"): the dump holds no job\n") || errOut != "" {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if calls := fake.Calls("scontrol"); len(calls) != 0 {
+		t.Errorf("an empty dump, yet scontrol was asked %v", calls)
 	}
 }

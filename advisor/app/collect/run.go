@@ -315,8 +315,9 @@ func (c *Collector) importDump(ctx context.Context, r io.Reader, opt RunOptions)
 	sr, err := slurm.NewSacctReader(r)
 	switch {
 	case errors.Is(err, slurm.ErrNoHeader):
-		// An empty dump holds no job, like one with its header alone.
-		return ImportResult{}, c.NameCluster(ctx, opt.Cluster, opt.OnFallback)
+		// An empty file holds no job: there is no cluster to file one
+		// under, and Slurm is not asked for its name.
+		return ImportResult{}, nil
 	case err != nil:
 		return ImportResult{}, err
 	case sr.HasField("Cluster") && opt.Cluster == "":

@@ -164,14 +164,20 @@ func TestRunDumpNamesTheClusterOnlyWhereTheDumpHasNone(t *testing.T) {
 	}
 }
 
-// An empty dump on stdin imports nothing and still names the cluster.
+// An empty dump on stdin imports nothing, and names no cluster: Slurm is
+// not asked for one.
 func TestRunEmptyDumpOnStdin(t *testing.T) {
 	sl := newFakeSlurm(t)
 	sl.file("cluster", "wulver\n")
 	col := runCollector(t, sl)
-	rep, err := Run(context.Background(), col, RunOptions{Selection: Selection{Dump: "-"}, Stdin: strings.NewReader("\n")})
-	if err != nil || rep.Source != "-" || rep.Accounting.Total() != 0 || col.Cluster != "wulver" {
-		t.Fatalf("%+v %v (cluster %q)", rep, err, col.Cluster)
+	var fellBack []string
+	rep, err := Run(context.Background(), col, RunOptions{Selection: Selection{Dump: "-"}, Stdin: strings.NewReader("\n"),
+		OnFallback: func(s string) { fellBack = append(fellBack, s) }})
+	if err != nil || rep.Source != "-" || rep.Accounting.Total() != 0 || col.Cluster != "" || len(fellBack) != 0 {
+		t.Fatalf("%+v %v (cluster %q, %q)", rep, err, col.Cluster, fellBack)
+	}
+	if c := sl.calls(); len(c) != 0 {
+		t.Errorf("an empty dump, yet Slurm was asked %q", c)
 	}
 	if err := rep.Accounting.Err(true); err != nil {
 		t.Errorf("an empty dump failed: %v", err)
@@ -202,6 +208,17 @@ func TestRunSaysWhatADumpLacks(t *testing.T) {
 	}
 	if !slices.Equal(lacked, []string{"End", "User"}) {
 		t.Errorf("the dump lacks %v, want End and User", lacked)
+	}
+}
+
+// A job whose own record is skipped (a damaged line) is not counted as
+// read through its steps, which the history cannot file without it.
+func TestRunCountsTheJobsWhoseRecordsWereRead(t *testing.T) {
+	rep := runDevDump(t, func(dump string) string {
+		return strings.Replace(dump, "\n1|1|migdev|root|abc123|gpu|standard|OUT_OF_MEMORY|0:125|", "\n1|1|migdev|root|abc123|gpu|standard|OUT_OF_MEMORY|oops|", 1)
+	})
+	if acct := rep.Accounting; acct.Total() != 13 || acct.New != 13 || acct.Partial != 1 || acct.SkippedTotal != 1 {
+		t.Errorf("jobs read %d (%+v), want 13 new and job 1's steps alone", acct.Total(), acct.ImportStats)
 	}
 }
 

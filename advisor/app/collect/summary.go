@@ -12,6 +12,9 @@ type Summary struct {
 	Stubs        int           `json:"stubs"`
 	Skipped      []SkippedLine `json:"skipped"` // the first 1,000
 	SkippedTotal int           `json:"skipped_total"`
+	// StepsAlone counts the jobs whose steps alone were read, their own
+	// record skipped or not in the input: not among the jobs read.
+	StepsAlone int `json:"steps_alone"`
 	// Jobstats counts the jobs whose jobstats summary (AdminComment) was
 	// read, JobstatsGPU those whose summary held GPU figures (a CPU job's
 	// holds none); BadJobstats those whose could not be, the first named.
@@ -100,7 +103,7 @@ func SummaryOf(s SessionReport) Summary {
 	res := s.Report
 	acct, out := res.Accounting, res.Outputs
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
-		Stubs: acct.Stubs, Lacks: nonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, Scripts: res.Scripts, Window: res.Window,
+		Stubs: acct.Stubs, Lacks: nonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, StepsAlone: acct.Partial, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
 			Missing: nonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: nonNil(out.Capped), GPUMemory: out.GPUMemory,

@@ -44,8 +44,12 @@ func (rep Summary) WriteText(w io.Writer) {
 // writeAccounting counts the jobs read from accounting, by what became of
 // them, and the records that could not be read.
 func (rep Summary) writeAccounting(w io.Writer) {
-	if rep.Source == SourceNone {
+	switch {
+	case rep.Source == SourceNone:
 		fmt.Fprintln(w, "accounting: no tracked job is waiting for its record")
+		return
+	case rep.Source != SourceSacct && rep.Read == 0 && rep.StepsAlone == 0 && rep.SkippedTotal == 0:
+		fmt.Fprintf(w, "accounting (%s): the dump holds no job\n", rep.Source)
 		return
 	}
 	fmt.Fprintf(w, "accounting (%s): %s: %d new, %d updated, %d unchanged", rep.Source, textutil.Plural(rep.Read, "job"),
@@ -53,8 +57,11 @@ func (rep Summary) writeAccounting(w io.Writer) {
 	if rep.Stubs > 0 {
 		fmt.Fprintf(w, ", %d still a placeholder record (run collect again in a few seconds)", rep.Stubs)
 	}
+	if n := rep.StepsAlone; n > 0 {
+		fmt.Fprintf(w, "; the steps alone of %s whose own record was skipped or is not in the input", textutil.Plural(n, "more job"))
+	}
 	if n := rep.SkippedTotal; n > 0 {
-		fmt.Fprintf(w, "; %d records skipped", n)
+		fmt.Fprintf(w, "; %s skipped", textutil.Plural(n, "record"))
 	}
 	fmt.Fprintln(w)
 }

@@ -62,6 +62,12 @@ func TestSummaryWriteText(t *testing.T) {
 				"job output: 0 files read, 0 unchanged\n" +
 				"site store: u@h:3306/db already had everything\n" +
 				"published s and i (0 runs of 0 scripts)\n"},
+		{"a dump with a job's record skipped", Summary{Source: "dump.psv", Read: 125, New: 125, StepsAlone: 1, SkippedTotal: 1},
+			"accounting (dump.psv): 125 jobs: 125 new, 0 updated, 0 unchanged" +
+				"; the steps alone of 1 more job whose own record was skipped or is not in the input; 1 record skipped\n" +
+				"job output: 0 files read, 0 unchanged\n"},
+		{"an empty dump", Summary{Source: "empty.psv"},
+			"accounting (empty.psv): the dump holds no job\njob output: 0 files read, 0 unchanged\n"},
 		{"a dump without End and User", Summary{Source: "dump.psv", Read: 2, New: 2,
 			Lacks: []MissingFields{{[]string{"End"}, "without End a job is in no period's report"}, {[]string{"User"}, "without User no one is told"}}},
 			"accounting (dump.psv): 2 jobs: 2 new, 0 updated, 0 unchanged\n" +

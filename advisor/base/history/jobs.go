@@ -68,8 +68,10 @@ type BadSummary struct {
 // MaxBadJobstatsKept bounds the unreadable summaries an import names.
 const MaxBadJobstatsKept = 20
 
-// Total is how many jobs the import read.
-func (s ImportStats) Total() int { return s.New + s.Updated + s.Unchanged + s.Stubs + s.Partial }
+// Total is how many jobs the import read, each by its own record: the
+// steps of a job whose record was not read (Partial) are not one, for it
+// may not be in the history at all.
+func (s ImportStats) Total() int { return s.New + s.Updated + s.Unchanged + s.Stubs }
 
 // Add is the sum of two imports' counts.
 func (s ImportStats) Add(o ImportStats) ImportStats {
