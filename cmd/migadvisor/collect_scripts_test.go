@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/app/sitereplay"
 	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/slurm"
 )
@@ -130,5 +131,34 @@ func TestCollectScriptsFileSaysWhatItLacks(t *testing.T) {
 	if _, errOut, code := migadvisor(t, "collect", "--sacct-file", scriptsDump, "--scripts-file", scriptsFile, "--scripts=false"); code != 2 ||
 		!strings.Contains(errOut, "--scripts-file") {
 		t.Errorf("--scripts-file with --scripts=false: exit %d, %q", code, errOut)
+	}
+}
+
+// A job whose output an earlier collect read is not one with no output
+// file found. Seen: a second collect, without --outputs or with another
+// month's directory, named October's jobs as missing their output, and
+// told to point --outputs at their directory.
+func TestCollectDoesNotCallAnOutputReadBeforeMissing(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(dir, "history.db"))
+	m := sitereplay.Generate(sitereplay.Options{Seed: 1, GPUTRES: true, ScriptsFrom: sitereplay.DefaultMonth})
+	files, err := m.Write(filepath.Join(dir, "month"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"collect", "--site", "wulver", "--sacct-file", files.Dump, "--scripts-file", files.Scripts}
+	out, errOut, code := migadvisor(t, append(args, "--outputs", files.Outputs)...)
+	if code != 0 || !strings.Contains(out, "files read") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	if err := os.RemoveAll(files.Outputs); err != nil { // the month's outputs, gone by the next collect
+		t.Fatal(err)
+	}
+	for _, more := range [][]string{nil, {"--outputs", t.TempDir()}} {
+		out, errOut, code = migadvisor(t, append(args, more...)...)
+		if code != 0 || strings.Contains(out+errOut, "no output file found") {
+			t.Errorf("%v: exit %d; jobs whose output was read are said to have none:\n%s%s", more, code, out, errOut)
+		}
 	}
 }

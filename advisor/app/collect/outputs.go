@@ -102,6 +102,9 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 				res.Emulated += n
 				continue
 			}
+			if prev, ok := done[[2]string{r.Cluster, r.Key}]; ok && prev.Path != "" {
+				continue // read by an earlier collect, from where its output was then
+			}
 			if r.Fingerprint != "" && wroteOutput(r) {
 				if done[[2]string{r.Cluster, r.Key}].SaidMissing() {
 					res.MissingBefore++ // said once: a collect every 30 minutes does not say it again
