@@ -388,3 +388,43 @@ func TestAJobCollectedUnderTwoNamesIsOneJob(t *testing.T) {
 		t.Errorf("track of an id two clusters hold as different jobs: exit %d\n%q\nwant\n%q", code, errOut, want)
 	}
 }
+
+// Where Slurm cannot be asked, jobs of a dump with its Cluster column are
+// tracked under "local" and linked where they are; tracking them again
+// with another --workload moves them (as track --help says), in the same
+// second too: history and the workloads (what docs writes a page for) show
+// the new workload only.
+func TestTrackAgainWithoutSlurmMovesTheWorkload(t *testing.T) {
+	isolate(t)
+	fake := slurmNaming("")
+	db := filepath.Join(t.TempDir(), "history.db")
+	t.Setenv("MIGADVISOR_DB", db)
+	script := jobScript(t, completeScript)
+	if _, errOut, code := migadvisorWith(t, fake, "collect", "--sacct-file", "../../testdata/sacct/devcluster-22.05.psv"); code != 0 || errOut != "" {
+		t.Fatalf("collect: exit %d, %q", code, errOut)
+	}
+	for _, w := range []string{"md-generic", "gromacs_performance"} {
+		_, errOut, code := migadvisorWith(t, fake, "track", "--workload", w, script, "2", "3")
+		if code != 0 || !strings.Contains(errOut, `filing the jobs under cluster "local"`) {
+			t.Fatalf("track --workload %s: exit %d, %q", w, code, errOut)
+		}
+	}
+	tagged := 0
+	for _, j := range historyJSON(t, fake, script) {
+		if j.Workload == nil || *j.Workload != "gromacs_performance" || j.Cluster != "migdev" {
+			t.Errorf("job %s: %s", j.JobID, asJSON(j))
+		}
+		tagged++
+	}
+	if tagged != 2 {
+		t.Errorf("%d jobs of the script, want 2", tagged)
+	}
+	st, err := history.OpenWith(context.Background(), db, history.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ws, err := st.Workloads(context.Background()); err != nil || len(ws) != 1 || ws[0] != (history.WorkloadCount{Workload: "gromacs_performance", Submissions: 2}) {
+		t.Errorf("workloads %+v %v", ws, err)
+	}
+}

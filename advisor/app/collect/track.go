@@ -112,6 +112,14 @@ func Track(ctx context.Context, col *Collector, req TrackRequest) (TrackResult, 
 	if err := col.Store.RecordSubmissions(ctx, subs); err != nil {
 		return res, err
 	}
+	// Filed under another name than their jobs' (Slurm could not be asked
+	// for the cluster's), they go to their jobs' in place of the earlier
+	// records there: FileTogether would keep those where they were
+	// recorded at the same time, and the jobs would count for both scripts
+	// or workloads.
+	if _, err := col.Store.MoveSubmissions(ctx, col.Cluster, req.JobIDs); err != nil {
+		return res, err
+	}
 	// A job collected under another cluster name (a dump imported where
 	// Slurm could not be asked) is linked where it is, and filed once.
 	if _, err := col.FileTogether(ctx); err != nil {

@@ -151,3 +151,47 @@ func TestTrackScript(t *testing.T) {
 		}
 	}
 }
+
+// Tracking jobs again moves them to the new workload even where Slurm
+// cannot be asked: the jobs are under the dump's cluster name, the tracked
+// submissions first under "local", then moved there in place of the earlier
+// ones, so that the jobs count for the new workload only. The two tracks
+// are at one time (within a second, as the history keeps it).
+func TestTrackAgainMovesJobsFiledUnderAnotherName(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	col.Cluster = ""
+	dump := "JobIDRaw|JobID|Cluster|State|Submit|ElapsedRaw|JobName\n" +
+		"500|500|wulver|COMPLETED|2026-11-01T10:00:00|60|md\n501|501|wulver|COMPLETED|2026-11-02T10:00:00|60|md\n"
+	if _, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"500", "501"}
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.Local)
+	for _, w := range []string{"md-generic", "gromacs_performance"} {
+		track := &Collector{Store: col.Store, Slurm: newFakeSlurm(t).client()}
+		res, err := Track(ctx, track, TrackRequest{Script: trackScript(t), JobIDs: ids, Workload: w,
+			Now: func() time.Time { return at }, OnFallback: func(string) {}})
+		if err != nil || res.Cluster != FallbackCluster {
+			t.Fatalf("track as %s: %+v %v", w, res, err)
+		}
+	}
+	tr, err := col.Store.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
+	if err != nil || len(tr) != 2 {
+		t.Fatalf("tracked %+v %v", tr, err)
+	}
+	for _, s := range tr {
+		if s.Cluster != "wulver" || s.Workload != "gromacs_performance" || len(s.Jobs) != 1 {
+			t.Errorf("job %s: %+v", s.JobID, s)
+		}
+	}
+	for w, want := range map[string]int{"md-generic": 0, "gromacs_performance": 2} {
+		recs, err := col.Store.History(ctx, history.HistoryFilter{Workload: w})
+		if err != nil || len(recs) != want {
+			t.Errorf("runs of %s: %d %v, want %d", w, len(recs), err, want)
+		}
+	}
+	if ws, err := col.Store.Workloads(ctx); err != nil || len(ws) != 1 || ws[0] != (history.WorkloadCount{Workload: "gromacs_performance", Submissions: 2}) {
+		t.Errorf("workloads %+v %v", ws, err)
+	}
+}

@@ -133,12 +133,43 @@ func (s *Store) oneCluster(ctx context.Context) bool {
 
 // RelinkSubmissions files under their jobs' cluster the submissions whose
 // jobs the history holds under another name only (see homeCluster), so that
-// every query finds them; it returns how many moved. A submission already
-// recorded under that name stays as it is. Submissions made from slurmdbd's
-// scripts (collect --scripts) are never moved: they come from their jobs.
+// every query finds them; it returns how many moved. Where that name has a
+// submission of the job too, the newer stays (a user's before one linked
+// from slurmdbd's script; then the later recorded submission time), as
+// tracking a job again moves it: two would link the job to two scripts or
+// workloads. Of two recorded at the same time, both stay as they are.
+// Submissions made from slurmdbd's scripts (collect --scripts) are never
+// moved: they come from their jobs.
 func (s *Store) RelinkSubmissions(ctx context.Context) (int, error) {
+	return s.relinkSubmissions(ctx, `s.script NOT LIKE 'sacct:%'`, nil, false)
+}
+
+// MoveSubmissions files the submissions of ids recorded under cluster (by
+// track) under their jobs' cluster, as RelinkSubmissions does, in place of
+// any submission of the same job there, however recorded: tracking a job
+// again moves it to the new script or workload. It returns how many moved.
+func (s *Store) MoveSubmissions(ctx context.Context, cluster string, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	args := []any{cluster}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return s.relinkSubmissions(ctx, `s.cluster = ? AND s.job_id IN (`+placeholders(len(ids))+`)`, args, true)
+}
+
+// newerSubmission holds where submission f (the one of the other name) is
+// newer than the submissions row: a user's before one linked from
+// slurmdbd's script, then the later submission time.
+const newerSubmission = `(f.script NOT LIKE 'sacct:%', f.submitted) > (submissions.script NOT LIKE 'sacct:%', submissions.submitted)`
+
+// relinkSubmissions moves the submissions where selects (as s, with args)
+// to their jobs' cluster; replace: in place of the one there, else the newer
+// of the two stays.
+func (s *Store) relinkSubmissions(ctx context.Context, where string, args []any, replace bool) (int, error) {
 	rows, err := s.db.QueryContext(ctx, `WITH RECURSIVE `+jobClusters+`
-		SELECT cluster, job_id, home FROM `+linkedSubmissions(`s.script NOT LIKE 'sacct:%'`)+` WHERE home <> cluster`)
+		SELECT cluster, job_id, home FROM `+linkedSubmissions(where)+` WHERE home <> cluster`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("link submissions to their jobs: %w", err)
 	}
@@ -160,14 +191,35 @@ func (s *Store) RelinkSubmissions(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("link submissions to their jobs: %w", err)
 	}
 	defer tx.Rollback()
+	// ?1 the name a submission is under, ?2 its jobs', ?3 the job id.
+	steps := []string{
+		// The one there, when this one is newer.
+		`DELETE FROM submissions WHERE cluster = ?2 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f
+			WHERE f.cluster = ?1 AND f.job_id = ?3 AND ` + newerSubmission + `)`,
+		`UPDATE OR IGNORE submissions SET cluster = ?2 WHERE cluster = ?1 AND job_id = ?3`,
+		// This one, when the one there is newer.
+		`DELETE FROM submissions WHERE cluster = ?1 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f
+			WHERE f.cluster = ?2 AND f.job_id = ?3 AND ` + newerSubmission + `)`,
+	}
+	if replace {
+		steps = []string{
+			`DELETE FROM submissions WHERE cluster = ?2 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f WHERE f.cluster = ?1 AND f.job_id = ?3)`,
+			`UPDATE OR IGNORE submissions SET cluster = ?2 WHERE cluster = ?1 AND job_id = ?3`,
+		}
+	}
 	moved := 0
 	for _, m := range moves {
-		res, err := tx.ExecContext(ctx, `UPDATE OR IGNORE submissions SET cluster = ? WHERE cluster = ? AND job_id = ?`, m[2], m[0], m[1])
-		if err != nil {
-			return 0, fmt.Errorf("link submission %s to its job: %w", m[1], err)
-		}
-		if n, err := res.RowsAffected(); err == nil {
-			moved += int(n)
+		for i, q := range steps {
+			res, err := tx.ExecContext(ctx, q, m[0], m[2], m[1])
+			if err != nil {
+				return 0, fmt.Errorf("link submission %s to its job: %w", m[1], err)
+			}
+			if i != 1 {
+				continue
+			}
+			if n, err := res.RowsAffected(); err == nil {
+				moved += int(n)
+			}
 		}
 	}
 	return moved, tx.Commit()

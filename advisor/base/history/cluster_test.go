@@ -384,3 +384,74 @@ func linkedKeys(recs []JobRecord) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A job tracked under slurmctld's name, then again (another workload)
+// where Slurm could not be asked: relinking keeps the newer submission
+// only, so the job counts for one workload. Of two recorded at one time,
+// both stay, unless MoveSubmissions names the one that replaces the other.
+func TestRelinkKeepsTheNewerSubmissionOfAJob(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	importAs(t, s, "wulver", noClusterDump)
+	first := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	sub := func(cluster, id, workload string, at time.Time) Submission {
+		return Submission{Cluster: cluster, JobID: id, Fingerprint: "fp", Source: "/u/md.sh", Script: "/u/md.sh", Workload: workload, Submitted: at}
+	}
+	record := func(subs ...Submission) {
+		t.Helper()
+		if err := s.RecordSubmissions(ctx, subs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workloads := func() map[string]string {
+		t.Helper()
+		tr, err := s.Tracked(ctx, TrackedFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, w := range []string{"md-generic", "gromacs"} {
+			recs, err := s.History(ctx, HistoryFilter{Workload: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				out[r.JobID] += w + " "
+			}
+		}
+		if len(tr) != len(out) {
+			t.Errorf("tracked %+v for runs %v", tr, out)
+		}
+		return out
+	}
+	record(sub("wulver", "4242", "md-generic", first), sub("wulver", "4243", "md-generic", first))
+	// 4242 again, later; 4243 again at the same time.
+	record(sub("local", "4242", "gromacs", first.Add(time.Minute)), sub("local", "4243", "gromacs", first))
+	if n, err := s.RelinkSubmissions(ctx); err != nil || n != 1 {
+		t.Errorf("relinked %d, %v; want 1", n, err)
+	}
+	if got := workloads(); got["4242"] != "gromacs " {
+		t.Errorf("after relinking, workloads of the runs %q", got)
+	}
+	if n, err := s.MoveSubmissions(ctx, "local", []string{"4243"}); err != nil || n != 1 {
+		t.Errorf("moved %d, %v; want 1", n, err)
+	}
+	if got := workloads(); got["4242"] != "gromacs " || got["4243"] != "gromacs " {
+		t.Errorf("after moving, workloads of the runs %q", got)
+	}
+	// An older one under another name gives way to the one there.
+	record(sub("local", "4242", "md-generic", first))
+	if n, err := s.RelinkSubmissions(ctx); err != nil || n != 0 {
+		t.Errorf("relinked the older: %d, %v", n, err)
+	}
+	if got := workloads(); got["4242"] != "gromacs " || got["4243"] != "gromacs " {
+		t.Errorf("after the older, workloads of the runs %q", got)
+	}
+	if ws, err := s.Workloads(ctx); err != nil || len(ws) != 1 || ws[0] != (WorkloadCount{Workload: "gromacs", Submissions: 2}) {
+		t.Errorf("workloads %+v %v", ws, err)
+	}
+}
