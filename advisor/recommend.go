@@ -86,27 +86,27 @@ type Job struct {
 
 // Recommendation is the advice for one script.
 type Recommendation struct {
-	Fingerprint string           `json:"fingerprint"`
-	Site        string           `json:"site"`
-	Script      string           `json:"script"`
-	Objective   string           `json:"objective"`
-	Requested   *string          `json:"requested"` // the profile the script asks for
-	Recommended *string          `json:"recommended"`
-	Basis       string           `json:"basis"`
-	Runs        int              `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
-	EarlierRuns int              `json:"earlier_runs"`   // of those, runs of an earlier version of the script
-	Reason      string           `json:"reason"`         // why the recommended profile, or why none
-	Next        string           `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
+	Fingerprint string  `json:"fingerprint"`
+	Site        string  `json:"site"`
+	Script      string  `json:"script"`
+	Objective   string  `json:"objective"`
+	Requested   *string `json:"requested"` // the profile the script asks for
+	Recommended *string `json:"recommended"`
+	Basis       string  `json:"basis"`
+	Runs        int     `json:"runs"`           // the script's runs the advice rests on (0 with a prior)
+	EarlierRuns int     `json:"earlier_runs"`   // of those, runs of an earlier version of the script
+	Reason      string  `json:"reason"`         // why the recommended profile, or why none
+	Next        string  `json:"next,omitempty"` // the command that gets the missing evidence: NextStep.Command()
 	// Refused: sbatch or the site would refuse the script as it is (the
 	// notes name each error, with its line): the advice is of the job it
 	// asks for, which cannot run until they are fixed.
-	Refused bool `json:"refused,omitempty"`
-	NextStep    NextStep         `json:"next_step,omitzero"`
-	TimeLimit   string           `json:"time_limit,omitempty"`
-	Mem         string           `json:"mem,omitempty"`        // --mem to ask for after a host OOM
-	MemReason   string           `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
-	Prior       *PriorRef        `json:"prior,omitempty"`
-	GPUMemNeed  *memory.NeedJSON `json:"gpu_mem_need"`
+	Refused    bool             `json:"refused,omitempty"`
+	NextStep   NextStep         `json:"next_step,omitzero"`
+	TimeLimit  string           `json:"time_limit,omitempty"`
+	Mem        string           `json:"mem,omitempty"`        // --mem to ask for after a host OOM
+	MemReason  string           `json:"mem_reason,omitempty"` // the run that ran out of host memory, in words
+	Prior      *PriorRef        `json:"prior,omitempty"`
+	GPUMemNeed *memory.NeedJSON `json:"gpu_mem_need"`
 	// GPUMemCeiling is the most the job may need where its peaks are no
 	// need (a caching or preallocating framework's); GPUMemHolder is what
 	// held its memory, and how that is known.
