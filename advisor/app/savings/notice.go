@@ -507,7 +507,11 @@ func writeScript(b *strings.Builder, s Script) {
 	} else {
 		fmt.Fprintf(b, "  To switch, ask for it in the script: #SBATCH %s\n", s.Request)
 	}
-	if s.TimeLimit != "" {
+	switch {
+	case s.TimeLimit != "" && s.TimeBudgetS > 0:
+		// A run goes on to its limit: the limit is what it costs.
+		fmt.Fprintf(b, "  And the time limit of the same work there: #SBATCH --time=%s (a run goes on to its limit: a longer one does more work, and costs more).\n", s.TimeLimit)
+	case s.TimeLimit != "":
 		fmt.Fprintf(b, "  And a time limit that covers the slowest of that: #SBATCH --time=%s\n", s.TimeLimit)
 	}
 	b.WriteString("\n")

@@ -475,6 +475,17 @@ func TestATimeBudgetedScriptIsListedPerUnitOfWork(t *testing.T) {
 		strings.Contains(n.Body, "a run took about") {
 		t.Errorf("lea's notice:\n%s", n.Body)
 	}
+	// The --time it is told to ask for is what a run there costs, so it is
+	// the same work's time, not the slow end of its range. Seen: "a time
+	// limit that covers the slowest of that: --time=1-12:40:00" for work
+	// predicted to take 07:14.
+	limit, err := slurm.ParseTimeLimit(sc.TimeLimit)
+	if err != nil || limit.Duration.Seconds() > 14400*sc.RuntimeRatio+300 || limit.Duration.Seconds() < 14400*sc.RuntimeRatio {
+		t.Errorf("--time %q for work predicted at %.0f s (%v)", sc.TimeLimit, 14400*sc.RuntimeRatio, err)
+	}
+	if !strings.Contains(n.Body, "--time="+sc.TimeLimit+" (a run goes on to its limit") || strings.Contains(n.Body, "covers the slowest") {
+		t.Errorf("lea's notice on the time limit:\n%s", n.Body)
+	}
 }
 
 // Read a group at a time, or two jobs' rows at a time, the period gives the
