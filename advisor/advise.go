@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/base/runmodel"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/internal/fsutil"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -228,9 +229,10 @@ func estimateStarts(ctx context.Context, req AdviseRequest, est StartEstimator, 
 	}
 	switch {
 	case err != nil && len(starts) == 0:
-		return "queue waits: medians from the history (sbatch --test-only: " + oneLine(err) + ")"
+		return "queue waits: medians from the history, where it has them (sbatch --test-only: " + oneLine(err) + ")"
 	case err != nil:
-		return fmt.Sprintf("queue waits: sbatch --test-only estimates for %d profiles, medians from the history for the rest (%s)", len(starts), oneLine(err))
+		return fmt.Sprintf("queue waits: sbatch --test-only estimates for %s, medians from the history for the rest, where it has them (%s)",
+			textutil.Plural(len(starts), "profile"), oneLine(err))
 	}
 	return "queue waits: sbatch --test-only estimates of the start time now"
 }

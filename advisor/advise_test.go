@@ -159,7 +159,7 @@ func TestAdviseAsksTheSchedulerForTurnaround(t *testing.T) {
 	}
 	starts = &fakeStarts{starts: map[string]time.Time{"1g.10gb": later}, err: errors.New("start estimate for 2g.20gb:\n  sbatch: error: no\n")}
 	rec, err = Advise(ctx, req, AdviseDeps{Open: readOnly, Starts: starts})
-	want := "queue waits: sbatch --test-only estimates for 1 profiles, medians from the history for the rest (start estimate for 2g.20gb: sbatch: error: no)"
+	want := "queue waits: sbatch --test-only estimates for 1 profile, medians from the history for the rest, where it has them (start estimate for 2g.20gb: sbatch: error: no)"
 	if err != nil || !strings.Contains(strings.Join(rec.Notes, "\n"), want) {
 		t.Errorf("notes %q, %v", rec.Notes, err)
 	}
