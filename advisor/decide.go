@@ -109,7 +109,8 @@ func (d deciding) mayNotFinish(choice *ProfileAdvice, obj objective) (string, Ne
 	var open []*ProfileAdvice
 	for i := range d.profiles {
 		pa := &d.profiles[i]
-		if !pa.Eligible && pa.beyondLimit != "" && !pa.pastLimit && pa.excluded == "" && pa.OOMRisk == memory.RiskLow && obj.has(pa) {
+		if !pa.Eligible && pa.beyondLimit != "" && !pa.pastLimit && pa.excluded == "" && pa.OOMRisk == memory.RiskLow && obj.has(pa) &&
+			!pa.onlyCapped && failedOnly(pa.Profile, d.ev.runs) == "" {
 			open = append(open, pa)
 		}
 	}
@@ -117,8 +118,8 @@ func (d deciding) mayNotFinish(choice *ProfileAdvice, obj objective) (string, Ne
 	if pa == nil || !ok || obj.key(pa) >= obj.key(choice) {
 		return "", NextStep{}
 	}
-	note := fmt.Sprintf("%s is predicted to cost less (%s %s against %s on %s) but %s; measure it with --time=%s%s",
-		pa.Profile, obj.format(pa), obj.what, obj.format(choice), choice.Profile, pa.beyondLimit, pa.TimeLimit, probeCost(pa))
+	note := fmt.Sprintf("%s is predicted to %s (%s %s against %s on %s) but %s; measure it with --time=%s%s",
+		pa.Profile, obj.words().less, obj.format(pa), obj.what, obj.format(choice), choice.Profile, pa.beyondLimit, pa.TimeLimit, probeCost(pa))
 	return note, d.probe(pa.TimeLimit, pa.Profile)
 }
 
@@ -144,16 +145,26 @@ func (d deciding) keptFromTie(choice *ProfileAdvice, eligible []*ProfileAdvice, 
 // figure there), or, with no explanation fitted (one profile measured),
 // its prediction lies within the noise of the choice's figure.
 func untriedWords(untried, choice *ProfileAdvice, obj objective, worst float64) string {
-	less, more, better := "cost less", "more", "cheaper"
-	if !strings.HasPrefix(obj.what, "SU") {
-		less, more, better = "be faster", "slower", "faster"
-	}
-	if worst != obj.key(untried) {
+	w := obj.words()
+	if formatKey(worst, obj.what) != obj.format(untried) {
 		return fmt.Sprintf("; %s, never run, may %s (%s %s predicted) or %s (%s under another explanation of the measured times): measure it",
-			untried.Profile, less, obj.format(untried), obj.what, more, formatKey(worst, obj.what)+" "+obj.what)
+			untried.Profile, w.less, obj.format(untried), obj.what, w.orMore, formatKey(worst, obj.what)+" "+obj.what)
 	}
 	return fmt.Sprintf("; %s, never run, is predicted at %s %s, within the noise of %s's %s: a run there tells which is %s",
-		untried.Profile, obj.format(untried), obj.what, choice.Profile, obj.format(choice), better)
+		untried.Profile, obj.format(untried), obj.what, choice.Profile, obj.format(choice), w.better)
+}
+
+// objectiveWords are an objective's words for a better and a worse
+// figure: "may cost less … or more", "to cost more", "which is cheaper".
+type objectiveWords struct{ less, more, orMore, better string }
+
+// words are an SU objective's words, or a time's ("be faster", "be
+// slower", "slower", "faster").
+func (obj objective) words() objectiveWords {
+	if strings.HasPrefix(obj.what, "SU") {
+		return objectiveWords{"cost less", "cost more", "more", "cheaper"}
+	}
+	return objectiveWords{"be faster", "be slower", "slower", "faster"}
 }
 
 // appendNote appends note to notes where there is one.
@@ -206,7 +217,7 @@ func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *
 	for _, pa := range eligible {
 		if m := d.opt.tieMargin(pa, best); obj.key(pa) <= obj.key(best)*(1+m) {
 			if pa != best && pa.RuntimeSource != BasisMeasured && d.asks(best) {
-				return best, best, 0
+				continue // a larger measured profile that ties may still take it
 			}
 			return pa, best, m
 		}
@@ -454,8 +465,8 @@ func (d deciding) againstRunnerUp(choice *ProfileAdvice, eligible []*ProfileAdvi
 		// The best is also the first of a tie: say it is one, or
 		// "then 69.4 on 2g.20gb" beside 69.4 reads as a coin toss.
 		rule := "a tie goes to the smaller profile"
-		if next.UsableMiB < choice.UsableMiB {
-			rule = fmt.Sprintf("the script asks for %s, and %s, never run, is predicted to cost more: a run there tells", choice.Profile, next.Profile)
+		if next.UsableMiB < choice.UsableMiB && next.RuntimeSource != BasisMeasured && d.asks(choice) {
+			rule = fmt.Sprintf("the script asks for %s, and %s is only predicted, to %s: a run there tells", choice.Profile, next.Profile, obj.words().more)
 		}
 		return fmt.Sprintf(", a tie with %s's %s, %s: %s",
 			next.Profile, obj.format(next), d.opt.noiseWords(choice, next, m), rule)
@@ -538,10 +549,10 @@ func (d deciding) noneFits() decision {
 			blocked = append(blocked, pa.Profile+": "+pa.beyondLimit)
 		case pa.OOMRisk == memory.RiskUnknown || pa.OOMRisk == memory.RiskMedium:
 			pa := d.cheapestUnsure()
-			out := noneBecause(fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, probeCost(pa)),
+			// The probe asks for the --time a run there needs (a probe at
+			// the script's would not end); the script's own is its own.
+			return noneBecause(fmt.Sprintf("%s has %s OOM risk: %s; measure it under the GPU monitor%s", pa.Profile, pa.OOMRisk, pa.OOMRiskReason, probeCost(pa)),
 				d.probe(pa.TimeLimit, pa.Profile))
-			out.timeLimit = pa.TimeLimit // a run there needs it to end: a probe at the script's --time would not
-			return out
 		case pa.OOMRisk == memory.RiskLow && (pa.RuntimeS == nil || pa.RuntimeAtLeast || pa.onlyCapped):
 			return d.measureStep(&pa)
 		case pa.OOMRisk == memory.RiskLow:

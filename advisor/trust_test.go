@@ -519,30 +519,38 @@ func TestTheProbeOfAnUnsureProfileAsksForTheTimeItNeeds(t *testing.T) {
 	// migadvisor recommend --probe --profiles 1g.10gb timeout.sh": a probe
 	// at the script's --time, certain to reach it again.
 	rec := recommend(t, "#SBATCH --time=1\n", []Run{newRun("full", 79).timeout().id("6")}, Options{})
-	if rec.NextStep.Kind != NextProbe || rec.NextStep.Time == "" {
-		t.Fatalf("next %q (step %+v); reason %q", rec.Next, rec.NextStep, rec.Reason)
+	step := rec.NextStep
+	if step.Kind != NextProbe || len(step.Profiles) != 1 {
+		t.Fatalf("next %q (step %+v); reason %q", rec.Next, step, rec.Reason)
+	}
+	pa := profileOf(t, rec, step.Profiles[0])
+	limit, err := slurm.ParseTimeLimit(step.Time)
+	if err != nil || step.Time != pa.TimeLimit || limit.Duration.Seconds() < 79 {
+		t.Errorf("the probe of %s asks for --time %q, where a run there needs %q, more than the 79 s the run reached", pa.Profile, step.Time, pa.TimeLimit)
 	}
 }
 
-func TestACheaperSliceThatMayNotFinishIsTheNextStep(t *testing.T) {
-	// Seen: "the script already asks for full: nothing to change" beside
-	// 2g.20gb predicted at 2-18:29:35 (332 SU against full's 689), left out
-	// only because the slow end of its range passed the 3-day limit.
-	var runs []Run
-	for i, sec := range []float64{40 * 3600, 41 * 3600, 39.5 * 3600} {
-		runs = append(runs, newRun("full", sec).peak(2048).id(fmt.Sprint(i)))
+func TestANeverRunTieDoesNotHideASmallerMeasuredOne(t *testing.T) {
+	// Seen in review: asked for 3g.40gb (measured, 10.0 SU), 2g.20gb
+	// measured at 10.3, 1g.10gb only predicted at 10.5: the never-run
+	// 1g.10gb kept the script on 3g.40gb, and the reason called the
+	// measured 2g.20gb never run.
+	site := catalogtest.Wulver(t)
+	asked, _ := site.Profile("3g.40gb")
+	su := func(v float64) *float64 { return &v }
+	profiles := []ProfileAdvice{
+		{Profile: "1g.10gb", UsableMiB: 9728, SU: su(10.5), RuntimeSource: BasisPredicted},
+		{Profile: "2g.20gb", UsableMiB: 19968, SU: su(10.3), RuntimeSource: BasisMeasured},
+		{Profile: "3g.40gb", UsableMiB: 40448, SU: su(10.0), RuntimeSource: BasisMeasured},
 	}
-	rec := recommend(t, "#SBATCH --time=2-00:00:00\n", runs, Options{})
-	var cheaper *ProfileAdvice
-	for i, pa := range rec.Profiles {
-		if pa.TimeLimitNote() != "" && !pa.PastTimeLimit() && pa.SU != nil && *pa.SU < *profileOf(t, rec, "full").SU {
-			cheaper = &rec.Profiles[i]
-		}
+	d := deciding{site: site, ev: &evidence{base: catalog.Job{Profile: asked}}, opt: Options{}.withDefaults(site), profiles: profiles}
+	eligible := []*ProfileAdvice{&d.profiles[0], &d.profiles[1], &d.profiles[2]}
+	obj, _ := d.objectiveOf(eligible)
+	if choice, _, _ := d.pick(eligible, obj); choice.Profile != "2g.20gb" {
+		t.Errorf("picked %s, want the measured 2g.20gb that ties", choice.Profile)
 	}
-	if cheaper == nil {
-		t.Fatalf("the case needs a cheaper profile whose range passes the limit: %+v", rec.Profiles)
-	}
-	if rec.NextStep.Kind != NextProbe || rec.NextStep.Time != "3-00:00:00" || !strings.Contains(strings.Join(rec.Notes, "\n"), "predicted to cost less") {
-		t.Errorf("next %q; notes %q", rec.Next, rec.Notes)
+	// Without the measured tie, the never-run one leaves the script as it asks.
+	if choice, _, _ := d.pick([]*ProfileAdvice{eligible[0], eligible[2]}, obj); choice.Profile != "3g.40gb" {
+		t.Errorf("picked %s, want 3g.40gb, asked for", choice.Profile)
 	}
 }
