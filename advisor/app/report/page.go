@@ -42,10 +42,6 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@+-]`)
 // workloads' (lower case: a case-blind file system mixes them up too).
 var reservedNames = map[string]bool{"index": true, SavingsName: true}
 
-// hashedName is how a name made safe ends: a tag that ends so itself is
-// hashed too, so that it cannot be taken for another tag's.
-var hashedName = regexp.MustCompile(`-[0-9a-f]{8}$`)
-
 // longestName keeps a base name, with its suffix and extension, well under
 // the 255 bytes a file system allows.
 const longestName = 100
@@ -59,7 +55,9 @@ func (rep *Report) FileName() string { return fileNameOf(rep.Workload.Tag) }
 
 func fileNameOf(tag string) string {
 	name := strings.TrimLeft(unsafeName.ReplaceAllString(tag, "_"), ".")
-	if name != "" && name == tag && len(name) <= longestName && !reservedNames[strings.ToLower(name)] && !hashedName.MatchString(name) {
+	// A safe tag keeps its name, even one that ends as a made-safe name does
+	// (gromacs-20240101): Publish refuses two workloads of one file name.
+	if name != "" && name == tag && len(name) <= longestName && !reservedNames[strings.ToLower(name)] {
 		return name
 	}
 	if name == "" {
