@@ -50,3 +50,18 @@ func TestOpenNamedSaysTheFallback(t *testing.T) {
 		t.Errorf("cluster %q, said %q; want %q and why, with --cluster", col.Cluster, said, FallbackCluster)
 	}
 }
+
+// A collector whose cluster was never named (a collect of an empty dump
+// names none) asks Slurm for no job's stored script: it cannot tell which
+// cluster's jobs the local Slurm holds. Seen in review: the guard passed
+// for every cluster where the name was empty.
+func TestStoredScriptsAskNothingOfAnUnnamedCluster(t *testing.T) {
+	fake := slurmtest.New().Cluster("wulver")
+	c := &Collector{Slurm: &slurm.Client{Runner: fake}}
+	if scripts, err := c.storedScripts(context.Background(), "wulver", []string{"7"}); err != nil || scripts != nil {
+		t.Errorf("scripts %v, %v", scripts, err)
+	}
+	if calls := fake.Calls("sacct"); len(calls) != 0 {
+		t.Errorf("sacct asked %d times: %v", len(calls), calls)
+	}
+}

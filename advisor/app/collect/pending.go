@@ -43,11 +43,12 @@ func (c *Collector) LinkPending(ctx context.Context, now, asked time.Time) (Pend
 
 // storedScripts reads the scripts slurmdbd stored for jobs of this
 // collector's cluster (sacct --batch-script); none for another cluster's,
-// or where Slurm cannot be asked. An sacct that cannot read them (a Slurm
+// none where the collector's cluster was never named (a collect of an
+// empty dump asks Slurm nothing), or where Slurm cannot be asked. An sacct that cannot read them (a Slurm
 // before 21.08, slurmdbd down) is an error: LinkPending decides the pairs
 // without them, and says why.
 func (c *Collector) storedScripts(ctx context.Context, cluster string, ids []string) (map[string][]byte, error) {
-	if c.Slurm == nil || (c.Cluster != "" && cluster != c.Cluster) {
+	if c.Slurm == nil || c.Cluster == "" || cluster != c.Cluster {
 		return nil, nil
 	}
 	scripts, err := c.Slurm.BatchScripts(ctx, ids)

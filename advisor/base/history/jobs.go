@@ -236,7 +236,13 @@ func updateCarried(carries func(field string) bool) string {
 			values = append(values, fmt.Sprintf("?%d", 4+i))
 		}
 	}
-	where := fmt.Sprintf("cluster = ?1 AND job_key = ?2 AND NOT (?%d = 1 AND stub = 0)", 3+stubColumn)
+	where := "cluster = ?1 AND job_key = ?2"
+	if carries == nil || columnCarried("stub", carries) {
+		// A record that cannot tell a placeholder (no JobName or ReqTRES)
+		// would take every job named "allocation" for one, and keep it
+		// from ever being updated.
+		where += fmt.Sprintf(" AND NOT (?%d = 1 AND stub = 0)", 3+stubColumn)
+	}
 	if len(columns) == 0 {
 		return `UPDATE jobs SET updated = ?3 WHERE ` + where + ` AND 0`
 	}

@@ -121,6 +121,26 @@ func TestImportOfFewerFieldsKeepsWhatTheHistoryHolds(t *testing.T) {
 	}
 }
 
+// A dump without ReqTRES cannot tell slurmdbd's placeholder from a job
+// named "allocation": such a job's record still updates from it. Seen in
+// review: the placeholder guard kept it as it was for good.
+func TestANarrowDumpUpdatesAJobNamedAllocation(t *testing.T) {
+	s := openTemp(t)
+	header := strings.Join(slurm.SacctFields, "|") + "\n"
+	running := header + "41|41|c1|u|a|gpu|normal|RUNNING|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|Unknown|5|60|1|2||8G||cpu=2,gres/gpu:a100_20g=1,gres/gpu=1,mem=8G,node=1|cpu=2,gres/gpu:a100_20g=1,mem=8G||vm|/w||allocation\n"
+	if st := importText(t, s, running); st.New != 1 {
+		t.Fatalf("running: %+v", st)
+	}
+	done := strings.Replace(running, "RUNNING|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|Unknown|5", "COMPLETED|0:0|2026-11-21T01:00:00|2026-11-21T01:00:01|2026-11-21T01:10:01|600", 1)
+	if st := importText(t, s, sacctgen.WithoutFields(done, "ReqTRES")); st.Updated != 1 {
+		t.Fatalf("the job's end, from a dump without ReqTRES: %+v, want 1 updated", st)
+	}
+	recs, err := s.History(context.Background(), HistoryFilter{Keys: [][2]string{{"c1", "41"}}})
+	if err != nil || len(recs) != 1 || recs[0].State != "COMPLETED" || recs[0].Profile != "2g.20gb" {
+		t.Fatalf("job 41: %+v %v", recs, err)
+	}
+}
+
 func TestImportUpdatesRunningJobAndKeepsFullRecordOverStub(t *testing.T) {
 	s := openTemp(t)
 	header := strings.Join(slurm.SacctFields, "|") + "\n"
