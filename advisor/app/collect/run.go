@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
@@ -135,10 +136,13 @@ func Run(ctx context.Context, col *Collector, opt RunOptions) (Report, error) {
 func (r ImportResult) Err(strict bool) error {
 	skipped := r.SkippedTotal
 	switch {
+	case skipped > 0 && r.Total() == 0 && r.Partial > 0:
+		// Steps were read, of jobs whose own records were not.
+		return fmt.Errorf("no job's own record could be imported (%d skipped; the steps of %s read without it)", skipped, textutil.Plural(r.Partial, "job"))
 	case skipped > 0 && r.Total() == 0:
 		return fmt.Errorf("no record could be imported (%d skipped)", skipped)
 	case skipped > 0 && strict:
-		return fmt.Errorf("%d records skipped (--strict)", skipped)
+		return fmt.Errorf("%s skipped (--strict)", textutil.Plural(skipped, "record"))
 	}
 	return nil
 }

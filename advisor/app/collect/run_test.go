@@ -132,7 +132,7 @@ func TestRunDumpNamesTheClusterOnlyWhereTheDumpHasNone(t *testing.T) {
 	if !slices.Equal(accounted, []string{opt.Selection.Dump}) {
 		t.Errorf("accounting heard %q", accounted)
 	}
-	if err := rep.Accounting.Err(true); err == nil || err.Error() != "1 records skipped (--strict)" {
+	if err := rep.Accounting.Err(true); err == nil || err.Error() != "1 record skipped (--strict)" {
 		t.Errorf("strict: %v", err)
 	}
 	if c := clustersOf(t, col.Store)["10"]; c != FallbackCluster {
@@ -410,5 +410,19 @@ esac`)
 	}
 	if again, err := col.LinkScripts(context.Background(), 100); err != nil || again != (ScriptsResult{}) {
 		t.Errorf("the next collect asked again: %+v, %v", again, err)
+	}
+}
+
+// A dump whose jobs' own records were all skipped, but whose steps were
+// read, says so: "no record could be imported" was said beside the
+// steps' usage it wrote.
+func TestImportErrSaysTheStepsItRead(t *testing.T) {
+	stepsAlone := ImportResult{SkippedTotal: 2}
+	stepsAlone.Partial = 3
+	if err := stepsAlone.Err(false); err == nil || !strings.Contains(err.Error(), "the steps of 3 jobs read without it") {
+		t.Errorf("%v", err)
+	}
+	if err := (ImportResult{SkippedTotal: 2}).Err(false); err == nil || err.Error() != "no record could be imported (2 skipped)" {
+		t.Errorf("%v", err)
 	}
 }
