@@ -60,6 +60,14 @@ func TestRunBeside(t *testing.T) {
 	if subs = f.spooled(t); subs[len(subs)-1].WorkDir != physical {
 		t.Errorf("from %s: recorded the directory %q, want %q", link, subs[len(subs)-1].WorkDir, physical)
 	}
+	// A relative --chdir from there is after the directory as $PWD names
+	// it: Slurm's make_full_path asks get_current_dir_name, which honours
+	// $PWD. Seen in review: the record's link resolved, accounting's kept,
+	// the two never paired.
+	f.run("-D", "sub", "job.sh")
+	if subs = f.spooled(t); subs[len(subs)-1].WorkDir != link+"/sub" {
+		t.Errorf("-D sub from %s: recorded the directory %q, want %q", link, subs[len(subs)-1].WorkDir, link+"/sub")
+	}
 }
 
 // Beside Slurm's sbatch, a submission that cannot make a job leaves no

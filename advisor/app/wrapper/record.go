@@ -225,9 +225,11 @@ func (w *wrapper) pendingSubmission(read *advice, cl *slurm.CommandLine, at time
 
 // jobDir is the directory the job runs in, as sbatch sets it and
 // accounting keeps it: --chdir on the command line, else in the script, as
-// given when absolute and after the directory sbatch runs in when not; else
-// that directory, with its links resolved (sbatch asks getcwd, which knows
-// no $PWD).
+// given when absolute, and when not after the directory sbatch runs in as
+// $PWD names it (Slurm's make_full_path asks get_current_dir_name, which
+// honours $PWD, as os.Getwd does: WorkDir); without --chdir, that
+// directory with its links resolved (sbatch asks getcwd, which knows no
+// $PWD).
 func (w *wrapper) jobDir(cl *slurm.CommandLine, script *slurm.Script) string {
 	dir := ""
 	if o := script.LastOption("chdir"); o != nil {
@@ -239,10 +241,12 @@ func (w *wrapper) jobDir(cl *slurm.CommandLine, script *slurm.Script) string {
 		}
 	}
 	cwd := w.opt.WorkDir
-	if physical, err := filepath.EvalSymlinks(cwd); err == nil && cwd != "" {
-		cwd = physical
-	}
 	switch {
+	case dir == "" && cwd != "":
+		if physical, err := filepath.EvalSymlinks(cwd); err == nil {
+			return physical
+		}
+		return cwd
 	case dir == "":
 		return cwd
 	case filepath.IsAbs(dir) || cwd == "":
