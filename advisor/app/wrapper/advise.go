@@ -220,7 +220,11 @@ func (w *wrapper) runs(_ context.Context, adv *advice, file string) (runs []advi
 		own = nil
 	default:
 		own = nil
-		adv.warning = fmt.Sprintf("your advice index is not readable, so the site's runs alone are used (any 'migadvisor collect' writes it again): %v", err)
+		alone := "so the site's runs alone are used"
+		if adv.site.History.SiteIndexPath() == "" {
+			alone = "and the site keeps none, so no runs are used"
+		}
+		adv.warning = fmt.Sprintf("your advice index is not readable, %s (any 'migadvisor collect' writes it again): %v", alone, err)
 	}
 	var site []*index.Reader
 	if path := adv.site.History.SiteIndexPath(); path != "" {

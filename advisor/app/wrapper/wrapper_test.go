@@ -693,3 +693,19 @@ func TestRunAdvisesWithADamagedPeersEntry(t *testing.T) {
 		t.Errorf("exit %d, %q", code, f.stderr.String())
 	}
 }
+
+// The user's own index that cannot be read is said in one line, which
+// names what is used instead: where the site keeps no index, nothing.
+// Seen in review: "so the site's runs alone are used" on a site whose
+// file keeps no site history.
+func TestRunSaysWhatAnUnreadableOwnIndexLeaves(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "job.sh", fullA100)
+	if err := os.WriteFile(index.OwnPath(f.db), []byte("not an index"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code := f.run("job.sh")
+	if code != 0 || !strings.HasPrefix(f.stderr.String(), "migadvisor: your advice index is not readable, and the site keeps none, so no runs are used") {
+		t.Errorf("exit %d, %q", code, f.stderr.String())
+	}
+}
