@@ -242,6 +242,9 @@ func TestReportAndPlanFlagsBindThePeriod(t *testing.T) {
 	checkBindings(t, planCommand, planOptionsFrom, nil, []binding[planOptions]{
 		{args: []string{"x"}, err: "plan takes no arguments: its flags select the jobs (--since, --until, --month) and the GPUs (--gpus, --current)"},
 		{args: []string{"--current", "full"}, err: "--current and --gpus-per-node describe the GPUs --gpus counts: give --gpus with them"},
+		// Seen in review: --gpus -3 used the site file's GPUs without a word.
+		{args: []string{"--gpus", "-3"}, err: "--gpus -3: give the site's number of GPUs, 1 or more"},
+		{args: []string{"--gpus", "4", "--gpus-per-node", "0"}, err: "--gpus-per-node 0: give the GPUs of one node, 1 or more"},
 		{args: []string{"--gpus", "2", "--from-slurm"}, err: "--gpus and --from-slurm both give today's GPUs: give one"},
 		{args: []string{"--top", "0"}, err: "--top 0: show 1 layout or more"},
 	})

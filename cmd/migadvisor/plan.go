@@ -66,6 +66,10 @@ func planOptionsFrom(c *cli.Context) (planOptions, error) {
 		return o, err
 	}
 	switch {
+	case c.IsSet("gpus") && o.GPUs < 1:
+		return o, usageError{fmt.Sprintf("--gpus %d: give the site's number of GPUs, 1 or more", o.GPUs)}
+	case c.IsSet("gpus-per-node") && o.PerNode < 1:
+		return o, usageError{fmt.Sprintf("--gpus-per-node %d: give the GPUs of one node, 1 or more", o.PerNode)}
 	case o.GPUs == 0 && (c.IsSet("current") || c.IsSet("gpus-per-node")):
 		return o, usageError{"--current and --gpus-per-node describe the GPUs --gpus counts: give --gpus with them"}
 	case o.GPUs > 0 && o.FromSlurm:

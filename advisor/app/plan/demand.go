@@ -56,6 +56,17 @@ type Demand struct {
 	priced map[rateKey][]float32 // ratesOf's, while the demand is built
 }
 
+// spentSU is what the jobs spent as they ran: each its SU per hour on the
+// profile it ran on, for its elapsed time.
+func (d *Demand) spentSU() float64 {
+	var su float64
+	for i, j := range d.Jobs {
+		_, rate := d.on(i, int(j.Asked))
+		su += float64(rate) * float64(j.ElapsedS) / 3600
+	}
+	return math.Round(su*100) / 100
+}
+
 // on is job i's runtime and SU per hour on profile index p.
 func (d *Demand) on(i, p int) (runtime, float32) {
 	k := i*len(d.Profiles) + p

@@ -265,6 +265,9 @@ func Today(ctx context.Context, src FleetSource) (Fleet, error) {
 		return FleetFromSite(src.Site)
 	}
 	nodes, err := src.Slurm.GPUNodes(ctx)
+	if err != nil && src.FromSlurm {
+		return nil, fmt.Errorf("no GPU nodes to plan: --from-slurm reads Slurm's nodes, which could not be read (%w); without it, the site file's [[gpu_nodes]] or --gpus give them", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no GPU nodes to plan: the site file has no [[gpu_nodes]], no --gpus was given, and Slurm's nodes could not be read (%w)", err)
 	}

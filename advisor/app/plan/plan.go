@@ -46,13 +46,18 @@ type DemandSummary struct {
 	Unknown int            `json:"unknown_fit"`
 	Whole   int            `json:"multi_gpu"`
 	Left    map[string]int `json:"left_out,omitempty"`
+	// SpentSU is what the jobs spent as they ran, on the profiles they ran
+	// on: the layouts' SU are the same jobs as each layout runs them, on
+	// the slice the report moves them to where the layout has it.
+	SpentSU float64 `json:"spent_su"`
 }
 
 // Make searches the layouts for the demand and compares the best with
 // today's fleet and with the MIG calculator's.
 func Make(req Request) (*Plan, error) {
 	d := req.Demand
-	p := &Plan{Site: req.Site.Name, rank: map[string]int{}, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, Left: d.LeftWhy}}
+	p := &Plan{Site: req.Site.Name, rank: map[string]int{}, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, Left: d.LeftWhy,
+		SpentSU: d.spentSU()}}
 	for i, name := range d.Profiles {
 		p.rank[name] = i
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/base/replay"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/slurm"
+	"github.com/migadvisor/migadvisor/slurm/slurmtest"
 )
 
 func wulver(t testing.TB) *catalog.Site {
@@ -167,6 +169,47 @@ func TestPlanKeepsWhatServesTheDemand(t *testing.T) {
 	if !strings.Contains(text.String(), "Keep today's layout") {
 		t.Errorf("text does not say to keep the layout:\n%s", text.String())
 	}
+	// What the jobs spent as they ran is said beside the layouts' SU,
+	// which are theirs as each layout runs them. Seen in review: "today"
+	// read as the period's spend, 1445 SU below it.
+	if p.Demand.SpentSU != 40*20 || !strings.Contains(text.String(), "as they ran, they spent 800 SU") {
+		t.Errorf("spent %g SU, want 800 (40 jobs of 1 h at 20 SU/h):\n%s", p.Demand.SpentSU, text.String())
+	}
+}
+
+// Today's layout of MIG slices alone holds no job that needs a whole GPU:
+// those jobs cost nothing there and wait for nothing, so against SU alone
+// every layout that runs them lost. Seen in review: "Keep today's layout"
+// with 29 of 112 jobs fitting nowhere.
+func TestPlanRunsWhatTodaysLayoutCannot(t *testing.T) {
+	site := wulver(t)
+	var jobs []testJob
+	for i := range 40 {
+		needs, ratio := "1g.10gb", map[string]float64{"1g.10gb": 1.5, "2g.20gb": 1.2, "3g.40gb": 1.1}
+		if i%4 == 0 {
+			needs, ratio = "full", nil
+		}
+		jobs = append(jobs, job(int64(i+1), int64(i)*1800, 4*3600, 3600, needs, ratio))
+	}
+	sliced, err := FleetFromCounts(site, 8, 4, []string{"3g.40gb,2g.20gb,1g.10gb,1g.10gb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(Request{Site: site, Today: sliced, Demand: demandOf(site, jobs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Current.Unplaced == 0 {
+		t.Fatalf("the case needs jobs today's layout cannot hold: %+v", p.Current)
+	}
+	if p.Proposed == nil || p.Proposed.Unplaced >= p.Current.Unplaced {
+		t.Fatalf("proposed %+v for %d jobs that fit nowhere today", p.Proposed, p.Current.Unplaced)
+	}
+	var text strings.Builder
+	p.WriteText(&text)
+	if !strings.Contains(text.String(), "that fit no slice of today's layout: today's SU and waits leave them out") {
+		t.Errorf("the text does not say why the proposal costs more:\n%s", text.String())
+	}
 }
 
 // A job whose profile the layout lacks runs on the smallest larger one it
@@ -305,5 +348,19 @@ func TestJobNumberIsSscans(t *testing.T) {
 		if got := jobNumber(id); got != want {
 			t.Errorf("jobNumber(%q) = %d, Sscan reads %d", id, got, want)
 		}
+	}
+}
+
+// --from-slurm passes over the site file's [[gpu_nodes]]: where Slurm's
+// nodes cannot be read, the error says that, not that the file has none.
+func TestTodayFromSlurmSaysWhatFailed(t *testing.T) {
+	site := wulver(t)
+	if len(site.GPUNodes) == 0 {
+		t.Fatal("the case needs a site file with [[gpu_nodes]]")
+	}
+	fails := &slurm.Client{Runner: slurmtest.New().Fails("scontrol", "scontrol: error: Unable to contact slurm controller", 1)}
+	_, err := Today(context.Background(), FleetSource{Site: site, FromSlurm: true, Slurm: fails})
+	if err == nil || !strings.Contains(err.Error(), "--from-slurm reads Slurm's nodes, which could not be read") {
+		t.Errorf("%v", err)
 	}
 }

@@ -160,10 +160,15 @@ func better(a, b *Outcome) bool {
 	return a.WaitP50S < b.WaitP50S
 }
 
-// allowed: every job today's layout holds, at no more SU (a job the
-// layout cannot hold costs nothing, so SU alone would favour dropping it).
+// allowed: more of the period's jobs than today's layout holds, whatever
+// their SU (a job a layout cannot hold costs nothing, so against one that
+// drops jobs, SU would refuse every layout that runs them); else as many,
+// at no more SU.
 func (s *searcher) allowed(o *Outcome) bool {
-	return o != nil && o.Unplaced <= s.today.Unplaced && o.SU <= s.today.SU*(1+1e-9)
+	if o == nil {
+		return false
+	}
+	return o.Unplaced < s.today.Unplaced || o.Unplaced == s.today.Unplaced && o.SU <= s.today.SU*(1+1e-9)
 }
 
 // search finds the best layouts: for each candidate, cut the number of

@@ -41,6 +41,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 		row("MIG calculator", c.Outcome)
 	}
 	tw.Flush()
+	fmt.Fprintf(b, "SU: the period's jobs as each layout runs them, on the slice the report moves them to where the layout has it; as they ran, they spent %s SU.\n",
+		catalog.FormatSU(d.SpentSU))
 	p.writeVerdict(b)
 	if c := p.Calculator; c != nil {
 		fmt.Fprintf(b, "\nPrinceton's MIG calculator: %.0f%% of the whole GPUs' %s GPU-hours could run on a 40 GB slice, so %s to cut into two %s each",
@@ -77,7 +79,11 @@ func (p *Plan) writeVerdict(b *strings.Builder) {
 	fmt.Fprintf(b, "\nProposed: %s. p95 wait %s instead of %s, %s SU instead of %s; %s re-cut (best of %d replayed layouts).\n",
 		o.Layout, duration(o.WaitP95S), duration(cur.WaitP95S), catalog.FormatSU(o.SU), catalog.FormatSU(cur.SU),
 		textutil.Plural(o.Changes, "GPU"), p.Replays)
-	if o.Unplaced > 0 {
+	switch {
+	case o.Unplaced < cur.Unplaced:
+		fmt.Fprintf(b, "It holds %s of the %d that fit no slice of today's layout: today's SU and waits leave them out.\n",
+			textutil.Plural(cur.Unplaced-o.Unplaced, "job"), cur.Unplaced)
+	case o.Unplaced > 0:
 		fmt.Fprintf(b, "%s fit no slice of it (today: %d).\n", textutil.Plural(o.Unplaced, "job"), cur.Unplaced)
 	}
 	p.writeUnknown(b)
