@@ -176,7 +176,7 @@ func TestPlanReadsSlurmsNodes(t *testing.T) {
 	}
 	down := slurmtest.New().Fails("scontrol", "slurm_load_node error: Unable to contact slurm controller (connect failure)\n", 1)
 	if _, errOut, code := migadvisorWith(t, down, append([]string{"plan", "--from-slurm"}, period...)...); code != 1 ||
-		!strings.Contains(errOut, "Slurm's nodes could not be read") || !strings.Contains(errOut, "Unable to contact") {
+		!strings.Contains(errOut, "--from-slurm reads Slurm's nodes, which could not be read") || !strings.Contains(errOut, "Unable to contact") {
 		t.Errorf("scontrol failing: exit %d: %s", code, errOut)
 	}
 }

@@ -46,10 +46,7 @@ func ConfigsFor(site *catalog.Site, fleet, today Fleet) (*Configs, error) {
 	}
 	c.MigParted = buf.String()
 	c.SlurmConf = slurmConf(site, groups)
-	c.GresConf = "# gres.conf on every re-cut node: slurmd finds the MIG devices itself\n" +
-		"AutoDetect=nvml\n" +
-		"# Where gres.conf names the devices by hand, print the lines slurmd detects\n" +
-		"# on the re-cut node (slurmd -G) and keep their Type= the site's names above.\n"
+	c.GresConf = gresConf(site, groups)
 	c.Steps = steps(groups)
 	return c, nil
 }
@@ -172,6 +169,39 @@ func slurmConf(site *catalog.Site, groups []*nodeConfig) string {
 	return b.String()
 }
 
+// gresConf is gres.conf for the re-cut nodes. NVML's autodetection types a
+// slice <gpu>_<profile> (a100_3g.40gb), and slurm.conf's Gres= must name
+// the types slurmd finds: where the site's types are those, autodetection
+// does; where they are the site's own (Wulver's a100_40g), slurmd would
+// find other types than slurm.conf names and drain the node, so each
+// slice is listed by hand, with the devices slurmd -G prints.
+func gresConf(site *catalog.Site, groups []*nodeConfig) string {
+	var own []string
+	for _, g := range groups {
+		for _, gpu := range g.gpus {
+			for _, name := range gpu {
+				p, ok := site.Profile(name)
+				if ok && p.IsMIG() && !strings.HasSuffix(strings.ToLower(p.GRESType), "_"+strings.ToLower(p.Name)) && !slices.Contains(own, p.GRESType) {
+					own = append(own, p.GRESType)
+				}
+			}
+		}
+	}
+	if len(own) == 0 {
+		return "# gres.conf on every re-cut node: slurmd finds the MIG devices itself,\n" +
+			"# typed <gpu>_<profile> as slurm.conf names them\n" +
+			"AutoDetect=nvml\n"
+	}
+	slices.Sort(own)
+	return "# gres.conf on every re-cut node. NVML's autodetection would type each slice\n" +
+		"# <gpu>_<profile> (a100_3g.40gb), not this site's " + strings.Join(own, ", ") + ",\n" +
+		"# so slurmd would drain the node: list the slices by hand. After mig-parted\n" +
+		"# applies the layout, `slurmd -G` on the node prints each slice's devices;\n" +
+		"# write one line per slice with Type= the site's name, e.g.\n" +
+		"#   Name=gpu Type=" + own[0] + " MultipleFiles=/dev/nvidia<GPU>,/dev/nvidia-caps/nvidia-cap<N>\n" +
+		"# (as the node's gres.conf lists its slices today).\n"
+}
+
 // steps re-cut each node whose layout changes: drain it, let its jobs
 // end, apply the config, restart slurmd with the new Gres, resume.
 func steps(groups []*nodeConfig) []string {
@@ -185,7 +215,7 @@ func steps(groups []*nodeConfig) []string {
 			fmt.Sprintf("scontrol update NodeName=%s State=DRAIN Reason=\"migadvisor plan: re-cut to %s\"", nodes, g.name),
 			fmt.Sprintf("wait until squeue --nodelist=%s --noheader prints nothing (running jobs end; MIG cannot re-cut a GPU in use)", nodes),
 			fmt.Sprintf("on each of %s: nvidia-mig-parted apply -f mig-parted.yaml -c %s", nodes, g.name),
-			fmt.Sprintf("set the Gres= of %s in slurm.conf (above) and gres.conf on them; systemctl restart slurmd on each; scontrol reconfigure", nodes),
+			fmt.Sprintf("set the Gres= of %s in slurm.conf (slurm_conf in --json, slurm.conf of --page) and gres.conf on them; systemctl restart slurmd on each; scontrol reconfigure", nodes),
 			fmt.Sprintf("scontrol update NodeName=%s State=RESUME", nodes))
 	}
 	return out

@@ -268,6 +268,23 @@ func TestConfigsApplyTheLayout(t *testing.T) {
 	if len(c.Steps) == 0 || slices.ContainsFunc(c.Steps, func(s string) bool { return strings.Contains(s, today[0].Name+" ") }) {
 		t.Errorf("steps re-cut the unchanged node %s or nothing: %q", today[0].Name, c.Steps)
 	}
+	// Wulver's types are its own (a100_40g), not the a100_3g.40gb NVML's
+	// autodetection gives a slice: slurmd would find other types than
+	// slurm.conf names, so gres.conf lists the slices by hand. Seen in
+	// review: AutoDetect=nvml beside Gres=gpu:a100_40g:4.
+	if strings.Contains(c.GresConf, "\nAutoDetect=nvml") || !strings.Contains(c.GresConf, "Type=a100_10g") {
+		t.Errorf("gres.conf for the site's own types:\n%s", c.GresConf)
+	}
+	nvml := *site
+	nvml.Profiles = slices.Clone(site.Profiles)
+	for i := range nvml.Profiles {
+		if p := &nvml.Profiles[i]; p.IsMIG() {
+			p.GRESType = "a100_" + p.Name
+		}
+	}
+	if c, err := ConfigsFor(&nvml, next, today); err != nil || !strings.Contains(c.GresConf, "\nAutoDetect=nvml\n") {
+		t.Errorf("gres.conf for NVML's own types (%v):\n%s", err, c.GresConf)
+	}
 }
 
 // The calculator passes whole-GPU jobs under its thresholds, by GPU-hours,
