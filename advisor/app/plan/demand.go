@@ -43,6 +43,9 @@ type Demand struct {
 	Kept     int // where they ran: right-sized, or no smaller slice pays
 	Unknown  int // kept where they ran because their fit is unknown (the report's "worth measuring" and not-judged)
 	Whole    int // of several GPUs: whole GPUs, as they asked
+	// OOM: ran out of GPU memory where they ran, replayed there for the
+	// time they ran; a rerun needs a larger slice, for a time unknown.
+	OOM int
 	Left     int // not in the demand: never started, or on a GPU type the site file lacks
 	LeftWhy  map[string]int
 	Profiles []string // the site's profiles, smallest first
@@ -124,6 +127,8 @@ func (d *Demand) add(site *catalog.Site, j savings.Judged) {
 	case j.MovedTo != "" && d.rank(j.MovedTo) >= 0:
 		job.Needs, job.Moved = uint8(d.rank(j.MovedTo)), true
 		d.Moved++
+	case r.GPUOOM != "":
+		d.OOM++ // not right-sized: it did not fit where it ran
 	case j.Unjudged != "" || j.Recommendation == nil:
 		d.Unknown++
 	default:

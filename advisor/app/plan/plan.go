@@ -45,6 +45,7 @@ type DemandSummary struct {
 	Kept    int            `json:"kept"`
 	Unknown int            `json:"unknown_fit"`
 	Whole   int            `json:"multi_gpu"`
+	OOM     int            `json:"out_of_memory,omitempty"`
 	Left    map[string]int `json:"left_out,omitempty"`
 	// SpentSU is what the jobs spent as they ran, on the profiles they ran
 	// on: the layouts' SU are the same jobs as each layout runs them, on
@@ -56,7 +57,7 @@ type DemandSummary struct {
 // today's fleet and with the MIG calculator's.
 func Make(req Request) (*Plan, error) {
 	d := req.Demand
-	p := &Plan{Site: req.Site.Name, rank: map[string]int{}, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, Left: d.LeftWhy,
+	p := &Plan{Site: req.Site.Name, rank: map[string]int{}, Demand: DemandSummary{Jobs: len(d.Jobs), Moved: d.Moved, Kept: d.Kept, Unknown: d.Unknown, Whole: d.Whole, OOM: d.OOM, Left: d.LeftWhy,
 		SpentSU: d.spentSU()}}
 	for i, name := range d.Profiles {
 		p.rank[name] = i

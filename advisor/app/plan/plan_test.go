@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
 	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/advisor/base/replay"
 	"github.com/migadvisor/migadvisor/catalog"
@@ -379,5 +381,22 @@ func TestTodayFromSlurmSaysWhatFailed(t *testing.T) {
 	_, err := Today(context.Background(), FleetSource{Site: site, FromSlurm: true, Slurm: fails})
 	if err == nil || !strings.Contains(err.Error(), "--from-slurm reads Slurm's nodes, which could not be read") {
 		t.Errorf("%v", err)
+	}
+}
+
+// A job that ran out of GPU memory where it ran is not right-sized there.
+// Seen in review: three seg-unet jobs that died on 1g.10gb were counted
+// among the jobs "where they ran (right-sized)".
+func TestAJobThatRanOutOfMemoryIsNotRightSized(t *testing.T) {
+	site := wulver(t)
+	d := &Demand{LeftWhy: map[string]int{}}
+	for _, p := range site.ProfilesBySize() {
+		d.Profiles = append(d.Profiles, p.Name)
+	}
+	rec := job(7, 0, 3600, 1200, "1g.10gb", nil).record()
+	rec.Profile, rec.GPUOOM = "1g.10gb", "PyTorch"
+	d.add(site, savings.Judged{Record: rec, Recommendation: &advisor.Recommendation{}})
+	if d.OOM != 1 || d.Kept != 0 || len(d.Jobs) != 1 {
+		t.Errorf("out of memory %d, right-sized %d, jobs %d", d.OOM, d.Kept, len(d.Jobs))
 	}
 }

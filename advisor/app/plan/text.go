@@ -18,8 +18,12 @@ import (
 func (p *Plan) WriteText(w io.Writer) error {
 	b := &strings.Builder{}
 	d := p.Demand
-	fmt.Fprintf(b, "%s of the period replayed as Slurm's backfill starts them: %d on the slice the report moves them to, %d where they ran (right-sized), %d as they asked because their fit is unknown, %d of several GPUs.\n",
+	fmt.Fprintf(b, "%s of the period replayed as Slurm's backfill starts them: %d on the slice the report moves them to, %d where they ran (right-sized), %d as they asked because their fit is unknown, %d of several GPUs",
 		textutil.Plural(d.Jobs, "GPU job"), d.Moved, d.Kept, d.Unknown, d.Whole)
+	if d.OOM > 0 {
+		fmt.Fprintf(b, ", %d that ran out of GPU memory (where they ran, for the time they ran: a rerun needs a larger slice, for longer)", d.OOM)
+	}
+	b.WriteString(".\n")
 	if len(d.Left) > 0 {
 		fmt.Fprintf(b, "Left out: %s.\n", leftOut(d.Left))
 	}
