@@ -59,6 +59,7 @@ func TestPlanOnACollectedMonth(t *testing.T) {
 			Jobs, Moved, Kept int
 			Unknown           int            `json:"unknown_fit"`
 			Whole             int            `json:"multi_gpu"`
+			OOM               int            `json:"out_of_memory"`
 			Left              map[string]int `json:"left_out"`
 		} `json:"demand"`
 		Current  planOutcome `json:"current"`
@@ -82,7 +83,7 @@ func TestPlanOnACollectedMonth(t *testing.T) {
 		t.Fatalf("plan --json: %v\n%s", err, out)
 	}
 	d := p.Demand
-	if d.Jobs == 0 || d.Moved+d.Kept+d.Unknown+d.Whole != d.Jobs || d.Moved == 0 {
+	if d.Jobs == 0 || d.Moved+d.Kept+d.Unknown+d.Whole+d.OOM != d.Jobs || d.Moved == 0 {
 		t.Errorf("demand %+v: every job sized once, some moved", d)
 	}
 	if p.Current.WaitP95S == 0 {
