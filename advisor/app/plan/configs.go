@@ -17,6 +17,9 @@ type Configs struct {
 	GresConf  string   `json:"gres_conf"`
 	SlurmConf string   `json:"slurm_conf"`
 	Steps     []string `json:"steps"`
+	// MadeUpNames are the node names the configs and steps give that are
+	// not Slurm's (Node.MadeUp): the admin puts the nodes' own in their place.
+	MadeUpNames []string `json:"made_up_names,omitempty"`
 }
 
 // nodeConfig is the nodes cut alike and the name of their mig-parted config.
@@ -48,6 +51,11 @@ func ConfigsFor(site *catalog.Site, fleet, today Fleet) (*Configs, error) {
 	c.SlurmConf = slurmConf(site, groups)
 	c.GresConf = gresConf(site, groups)
 	c.Steps = steps(groups)
+	for _, n := range fleet {
+		if n.MadeUp {
+			c.MadeUpNames = append(c.MadeUpNames, n.Name)
+		}
+	}
 	return c, nil
 }
 

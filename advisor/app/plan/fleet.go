@@ -20,6 +20,9 @@ import (
 type Node struct {
 	Name string     `json:"node"`
 	GPUs [][]string `json:"gpus"`
+	// MadeUp: the name is not Slurm's but made for the plan (--gpus's
+	// node1, a [[gpu_nodes]] label numbered), for the admin to replace.
+	MadeUp bool `json:"made_up_name,omitempty"`
 }
 
 // A Fleet is the site's GPU nodes.
@@ -34,7 +37,22 @@ func FleetFromSite(site *catalog.Site) (Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: [[gpu_nodes]] %s: %w", site.Source, g.Name, err)
 		}
-		f = f.add(g.Name, g.Count, g.GPUs, layout)
+		if !strings.ContainsAny(g.Name, "[,") {
+			f = f.add(g.Name, g.Count, g.GPUs, layout) // a label: its nodes numbered after it
+			continue
+		}
+		// A Slurm hostlist: its nodes by their names, which the configs
+		// and steps give to slurm.conf and scontrol.
+		hosts, err := slurm.ExpandHostlist(g.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: [[gpu_nodes]] %s: %w", site.Source, g.Name, err)
+		}
+		if len(hosts) != g.Count {
+			return nil, fmt.Errorf("%s: [[gpu_nodes]] %s names %d nodes, where its count is %d", site.Source, g.Name, len(hosts), g.Count)
+		}
+		for _, h := range hosts {
+			f = f.add(h, 1, g.GPUs, layout)
+		}
 	}
 	return f, nil
 }
@@ -87,7 +105,7 @@ func FleetFromCounts(site *catalog.Site, gpus, perNode int, layouts []string) (F
 	}
 	var f Fleet
 	for i := 0; i < gpus; i += perNode {
-		n := Node{Name: fmt.Sprintf("node%0*d", len(strconv.Itoa((gpus+perNode-1)/perNode)), i/perNode+1)}
+		n := Node{Name: fmt.Sprintf("node%0*d", len(strconv.Itoa((gpus+perNode-1)/perNode)), i/perNode+1), MadeUp: true}
 		n.GPUs = slices.Clone(each[i:min(i+perNode, gpus)])
 		f = append(f, n)
 	}
@@ -99,7 +117,7 @@ func (f Fleet) add(name string, count, gpus int, layout []string) Fleet {
 	for i := range count {
 		n := Node{Name: name}
 		if count > 1 {
-			n.Name = fmt.Sprintf("%s-%d", name, i+1)
+			n.Name, n.MadeUp = fmt.Sprintf("%s-%d", name, i+1), true
 		}
 		for range gpus {
 			n.GPUs = append(n.GPUs, layout)

@@ -179,7 +179,7 @@ func calculatorFleet(today Fleet, c *Calculator, site *catalog.Site) Fleet {
 	left := c.GPUs
 	whole, _ := site.WholeProfile()
 	for i, n := range today {
-		f[i] = Node{Name: n.Name, GPUs: slices.Clone(n.GPUs)}
+		f[i] = Node{Name: n.Name, GPUs: slices.Clone(n.GPUs), MadeUp: n.MadeUp}
 		allWhole := slices.IndexFunc(n.GPUs, func(g []string) bool { return len(g) != 1 || g[0] != whole.Name }) < 0
 		if left > 0 && allWhole {
 			for g := range f[i].GPUs {

@@ -400,3 +400,36 @@ func TestAJobThatRanOutOfMemoryIsNotRightSized(t *testing.T) {
 		t.Errorf("out of memory %d, right-sized %d, jobs %d", d.OOM, d.Kept, len(d.Jobs))
 	}
 }
+
+// A [[gpu_nodes]] name may be a Slurm hostlist: the nodes take its names,
+// which the configs give slurm.conf and scontrol. Seen in review:
+// NodeName=n[0101-0103]-1,n[0101-0103]-2, and a count of 2 against three
+// hosts taken without a word.
+func TestGPUNodesNamedByAHostlist(t *testing.T) {
+	site := *wulver(t)
+	site.GPUNodes = []catalog.GPUNodes{{Name: "n[0101-0103]", Count: 3, GPUs: 4, Layout: "full"}}
+	f, err := FleetFromSite(&site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range f {
+		names = append(names, n.Name)
+	}
+	if strings.Join(names, " ") != "n0101 n0102 n0103" {
+		t.Errorf("nodes %q", names)
+	}
+	// Slurm's own names are given as they are; --gpus's are made up, and
+	// the configs say so.
+	if c, err := ConfigsFor(&site, f, f); err != nil || len(c.MadeUpNames) != 0 {
+		t.Errorf("made-up names among a hostlist's: %v %v", c.MadeUpNames, err)
+	}
+	counted := allWhole(t, &site, 8, 4)
+	if c, err := ConfigsFor(&site, counted, counted); err != nil || len(c.MadeUpNames) != 2 {
+		t.Errorf("--gpus's node names are not said to be made up: %v %v", c.MadeUpNames, err)
+	}
+	site.GPUNodes[0].Count = 2
+	if _, err := FleetFromSite(&site); err == nil || !strings.Contains(err.Error(), "names 3 nodes, where its count is 2") {
+		t.Errorf("%v", err)
+	}
+}

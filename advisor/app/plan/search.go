@@ -101,7 +101,7 @@ func (s *searcher) fleetOf(counts []int) Fleet {
 	}
 	f := make(Fleet, len(today))
 	for i, n := range today {
-		f[i] = Node{Name: n.Name, GPUs: make([][]string, len(n.GPUs))}
+		f[i] = Node{Name: n.Name, GPUs: make([][]string, len(n.GPUs)), MadeUp: n.MadeUp}
 		for g := range n.GPUs {
 			f[i].GPUs[g] = s.cands[assigned[i]]
 		}

@@ -67,6 +67,10 @@ func (p *Plan) WriteText(w io.Writer) error {
 		for i, s := range p.Configs.Steps {
 			fmt.Fprintf(b, "  %d. %s\n", i+1, s)
 		}
+		if names := p.Configs.MadeUpNames; len(names) > 0 {
+			fmt.Fprintf(b, "The node names (%s) are made up, not Slurm's: put the nodes' own in their place, or name them in the site file's [[gpu_nodes]] as a Slurm hostlist (n[0101-0124]).\n",
+				textutil.JoinAnd(firstNames(names, 3)))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -117,6 +121,14 @@ func (p *Plan) writeUnknown(b *strings.Builder) {
 		fmt.Fprintf(b, "%s of %d kept what they asked for because their fit is unknown: the plan can only be as small as the evidence; report lists what to measure (its \"worth measuring\").\n",
 			textutil.Plural(u, "job"), p.Demand.Jobs)
 	}
+}
+
+// firstNames are the first n names, and "…" where there are more.
+func firstNames(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(slices.Clone(names[:n]), "…")
 }
 
 // hours is a figure of hours as a table shows it: 0.4, 12.5, 4,680.
