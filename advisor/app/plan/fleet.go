@@ -79,6 +79,9 @@ func FleetFromCounts(site *catalog.Site, gpus, perNode int, layouts []string) (F
 			return nil, fmt.Errorf("--current %q: %w", l, err)
 		}
 		if !counted {
+			if rest != nil {
+				return nil, fmt.Errorf("--current %q: a second LAYOUT for every GPU not given one; give one, or N:LAYOUT for N of them", l)
+			}
 			rest = layout
 			continue
 		}
@@ -89,6 +92,9 @@ func FleetFromCounts(site *catalog.Site, gpus, perNode int, layouts []string) (F
 		for range k {
 			each = append(each, layout)
 		}
+	}
+	if rest != nil && len(each) >= gpus {
+		return nil, fmt.Errorf("--current %s: the N:LAYOUT ones already cut all %d GPUs, so it cuts none", strings.Join(rest, ","), gpus)
 	}
 	if rest == nil {
 		whole, err := site.GPULayout(catalog.WholeGPU)

@@ -433,3 +433,21 @@ func TestGPUNodesNamedByAHostlist(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A --current that cuts no GPU is refused, not passed over. Seen in
+// review: of two bare layouts the last won without a word, and one after
+// N:LAYOUTs that cut every GPU was ignored.
+func TestCurrentThatCutsNothingIsRefused(t *testing.T) {
+	site := wulver(t)
+	for _, layouts := range [][]string{
+		{"3g.40gb,3g.40gb", "full", "1g.10gb"},
+		{"1:full", "1:full", "3g.40gb,3g.40gb"},
+	} {
+		if f, err := FleetFromCounts(site, 2, 1, layouts); err == nil {
+			t.Errorf("%q: %v, want an error", layouts, f)
+		}
+	}
+	if _, err := FleetFromCounts(site, 3, 1, []string{"1:full", "3g.40gb,3g.40gb"}); err != nil {
+		t.Errorf("one bare layout for the GPU left: %v", err)
+	}
+}
