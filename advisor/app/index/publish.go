@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"fmt"
 	"io"
 	"os"
@@ -80,6 +81,11 @@ const lockWait = 10 * time.Minute
 // only copies a day old, which no publish still writes.
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) {
+		// The lock is the first file a publish writes there: say what the
+		// admin can fix, the directory's permissions, not the lock's name.
+		return nil, fmt.Errorf("publish: %s is not writable by this user (%w)", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
