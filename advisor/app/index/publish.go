@@ -3,9 +3,9 @@ package index
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"

@@ -39,13 +39,13 @@ type Demand struct {
 	From, Until int64 // the period, Unix seconds
 	Jobs        []Job
 	// Counts of the period's GPU jobs by what the plan made of them.
-	Moved    int // to the slice the report moves them to
-	Kept     int // where they ran: right-sized, or no smaller slice pays
-	Unknown  int // kept where they ran because their fit is unknown (the report's "worth measuring" and not-judged)
-	Whole    int // of several GPUs: whole GPUs, as they asked
+	Moved   int // to the slice the report moves them to
+	Kept    int // where they ran: right-sized, or no smaller slice pays
+	Unknown int // kept where they ran because their fit is unknown (the report's "worth measuring" and not-judged)
+	Whole   int // of several GPUs: whole GPUs, as they asked
 	// OOM: ran out of GPU memory where they ran, replayed there for the
 	// time they ran; a rerun needs a larger slice, for a time unknown.
-	OOM int
+	OOM      int
 	Left     int // not in the demand: never started, or on a GPU type the site file lacks
 	LeftWhy  map[string]int
 	Profiles []string // the site's profiles, smallest first
