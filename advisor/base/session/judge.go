@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -147,7 +148,8 @@ func Judge(req Request, recs []history.JobRecord) *Advice {
 			a.OOMs++
 		}
 		if p := r.GPUMemPeakMiB(); p != nil && (a.PeakMiB == nil || *p > *a.PeakMiB) {
-			a.PeakMiB = p
+			rounded := math.Round(*p*10) / 10 // a figure converted from GB: 3915.8, not 3915.775999069214
+			a.PeakMiB = &rounded
 		}
 	}
 	a.judge(req.Site, memoryRuns(req.Site, weighed), ask)
@@ -194,7 +196,7 @@ func (a *Advice) judge(site *catalog.Site, runs []memory.Run, ask Asking) {
 	a.Need = memory.NeedWords(needMiB, ceilingMiB, need.Known() && need.Kind == memory.NeedOOM)
 	for _, p := range site.ProfilesBySize() {
 		risk := memory.OOMRisk(p.Name, p.UsableMemory.MiB(), runs, need, site.Advice.LowRiskShare)
-		pr := ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: risk.Reason, GRES: gres(p)}
+		pr := ProfileRisk{Profile: p.Name, OOMRisk: risk.Level, Reason: inSessions(risk.Reason), GRES: gres(p)}
 		su, err := perHour(site, p, ask)
 		pr.SUPerHour = round(su)
 		if err != nil {
@@ -289,4 +291,13 @@ func whyNone(req Request, found []history.JobRecord) string {
 func pastOf(r *history.JobRecord) Past {
 	return Past{JobID: r.JobID, Cluster: r.Cluster, Profile: r.Profile, State: r.State, HeldS: r.ElapsedS,
 		PeakMiB: r.GPUMemPeakMiB(), PeakSource: r.GPUMemSource(), OOM: r.GPUOOM != ""}
+}
+
+// runsWords are memory's counts of runs, which a session's reasons count
+// as sessions: "the peak on full in 5 runs" is of 5 sessions.
+var runsWords = regexp.MustCompile(`\bin (\d+) run(s?)\b`)
+
+// inSessions says a memory reason of sessions.
+func inSessions(reason string) string {
+	return runsWords.ReplaceAllString(reason, "in $1 session$2")
 }

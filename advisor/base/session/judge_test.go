@@ -227,3 +227,18 @@ func TestAProfileThatCannotBePricedIsSaidAndNotRecommended(t *testing.T) {
 		t.Errorf("the row does not say it:\n%s", text.String())
 	}
 }
+
+// A session's reasons count sessions, and its peak reads as a figure of
+// MiB. Seen in review: "the peak on full in 5 runs" of 5 sessions, and
+// "peak_gpu_mem_mib": 3915.775999069214.
+func TestASessionsWordsCountSessions(t *testing.T) {
+	a := Judge(Request{Name: jupyter, User: "alice", Site: wulver(t)}, sessions(5, "full", monitorPeak(3915.775999069214)))
+	for _, p := range a.Profiles {
+		if strings.Contains(p.Reason, " run") {
+			t.Errorf("%s: %q", p.Profile, p.Reason)
+		}
+	}
+	if !strings.Contains(a.Profiles[0].Reason, "in 5 sessions") || a.PeakMiB == nil || *a.PeakMiB != 3915.8 {
+		t.Errorf("reason %q, peak %v", a.Profiles[0].Reason, a.PeakMiB)
+	}
+}
