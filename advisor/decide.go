@@ -70,12 +70,12 @@ func decide(site *catalog.Site, ev evidence, job Job, opt Options, profiles []Pr
 func (d deciding) choose(eligible []*ProfileAdvice) decision {
 	obj, note := d.objectiveOf(eligible)
 	out := decision{notes: appendNote(nil, note)}
-	choice, best, margin := d.pick(eligible, obj)
+	choice, best, margin, kept := d.pick(eligible, obj)
 	untried, worst := d.untriedAdvantage(choice, eligible, obj)
 	if untried != nil {
 		// The measured profiles alone decide; the untried one is the probe.
 		eligible = slices.DeleteFunc(eligible, func(pa *ProfileAdvice) bool { return pa.RuntimeSource != BasisMeasured })
-		choice, best, margin = d.pick(eligible, obj)
+		choice, best, margin, kept = d.pick(eligible, obj)
 	}
 	out.choice, out.basis, out.timeLimit = choice.Profile, choice.RuntimeSource, choice.TimeLimit
 	out.reason = d.because(choice, best, eligible, obj, margin, untried != nil)
@@ -91,7 +91,7 @@ func (d deciding) choose(eligible []*ProfileAdvice) decision {
 	if next.Kind != NextNone {
 		out.next = next
 	}
-	if kept := d.keptFromTie(choice, eligible, obj); kept != nil && out.next.Kind == NextNone {
+	if kept != nil && out.next.Kind == NextNone {
 		out.next = d.probe(kept.TimeLimit, kept.Profile) // the run that tells the tie apart
 	}
 	if out.next.Kind == NextNone {
@@ -121,23 +121,6 @@ func (d deciding) mayNotFinish(choice *ProfileAdvice, obj objective) (string, Ne
 	note := fmt.Sprintf("%s is predicted to %s (%s %s against %s on %s) but %s; measure it with --time=%s%s",
 		pa.Profile, obj.words().less, obj.format(pa), obj.what, obj.format(choice), choice.Profile, pa.beyondLimit, pa.TimeLimit, probeCost(pa))
 	return note, d.probe(pa.TimeLimit, pa.Profile)
-}
-
-// keptFromTie is the smaller profile, never run, that ties with the one the
-// script asks for and does not take it (pick); nil: none.
-func (d deciding) keptFromTie(choice *ProfileAdvice, eligible []*ProfileAdvice, obj objective) *ProfileAdvice {
-	if !d.asks(choice) {
-		return nil
-	}
-	for _, pa := range eligible {
-		if pa.UsableMiB >= choice.UsableMiB {
-			break
-		}
-		if m := d.opt.tieMargin(pa, choice); pa.RuntimeSource != BasisMeasured && obj.key(pa) <= obj.key(choice)*(1+m) {
-			return pa
-		}
-	}
-	return nil
 }
 
 // untriedWords says why the untried profile is the probe, not the choice:
@@ -201,13 +184,14 @@ func (d deciding) tiePassedOver(choice, best, probed *ProfileAdvice, obj objecti
 }
 
 // pick is the profile with the best figure, or the first (the smallest)
-// whose figure ties with it within the noise of the runs, the best, and
-// the margin of the tie. A profile never run does not take a tie from the
+// whose figure ties with it within the noise of the runs, the best, the
+// margin of the tie, and the first profile it kept the script from (nil:
+// none). A profile never run does not take a tie from the
 // one the script asks for: its figure is a prediction that it costs more,
 // and moving a script onto it is a change no run has shown to be worth
 // making (two measured profiles that tie are as good as each other, and
 // the smaller leaves the larger to others).
-func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *ProfileAdvice, margin float64) {
+func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *ProfileAdvice, margin float64, kept *ProfileAdvice) {
 	best = eligible[0]
 	for _, pa := range eligible[1:] {
 		if obj.key(pa) < obj.key(best) {
@@ -217,12 +201,16 @@ func (d deciding) pick(eligible []*ProfileAdvice, obj objective) (choice, best *
 	for _, pa := range eligible {
 		if m := d.opt.tieMargin(pa, best); obj.key(pa) <= obj.key(best)*(1+m) {
 			if pa != best && pa.RuntimeSource != BasisMeasured && d.asks(best) {
+				kept = cmp.Or(kept, pa)
 				continue // a larger measured profile that ties may still take it
 			}
-			return pa, best, m
+			if pa != best {
+				kept = nil // the tie goes to pa: it keeps the script from nothing
+			}
+			return pa, best, m, kept
 		}
 	}
-	return best, best, 0
+	return best, best, 0, kept
 }
 
 // asks reports whether the script asks for the profile.

@@ -366,8 +366,7 @@ func (j judging) budgetTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 	if pa.RuntimeS == nil || *pa.RuntimeS <= 0 {
 		return
 	}
-	const step = 300
-	need := time.Duration(math.Ceil(*pa.RuntimeS/step)*step) * time.Second
+	need := fiveMinutesUp(*pa.RuntimeS)
 	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		beyondLimit(pa, max)
 		return
@@ -398,9 +397,8 @@ func beyondLimit(pa *ProfileAdvice, max slurm.TimeLimit) {
 // lower bound (a run reached its time limit): twice the bound, so that the
 // next run can complete and be measured, within the partition's limit.
 func (j judging) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
-	const step = 300
 	bound := pa.RuntimeRangeS[1]
-	need := time.Duration(math.Ceil(2*bound/step)*step) * time.Second
+	need := fiveMinutesUp(2 * bound)
 	if max, ok := j.site.MaxWalltimeFor(j.partitionFor(p)); ok && !max.Unlimited && need > max.Duration {
 		if max.Duration.Seconds() <= bound {
 			pa.beyondLimit = fmt.Sprintf("ran to the partition's limit of %s without completing", max)
@@ -418,8 +416,13 @@ func (j judging) boundTimeLimit(pa *ProfileAdvice, p *catalog.Profile) {
 // suggestTime is a --time with a fifth more than the longest expected run,
 // rounded up to five minutes.
 func suggestTime(seconds float64) time.Duration {
+	return fiveMinutesUp(seconds * 1.2)
+}
+
+// fiveMinutesUp is a --time of seconds, rounded up to five minutes.
+func fiveMinutesUp(seconds float64) time.Duration {
 	const step = 300
-	return time.Duration(math.Ceil(seconds*1.2/step)*step) * time.Second
+	return time.Duration(math.Ceil(seconds/step)*step) * time.Second
 }
 
 // partitionFor is where the job would run on the profile: the script's

@@ -546,11 +546,11 @@ func TestANeverRunTieDoesNotHideASmallerMeasuredOne(t *testing.T) {
 	d := deciding{site: site, ev: &evidence{base: catalog.Job{Profile: asked}}, opt: Options{}.withDefaults(site), profiles: profiles}
 	eligible := []*ProfileAdvice{&d.profiles[0], &d.profiles[1], &d.profiles[2]}
 	obj, _ := d.objectiveOf(eligible)
-	if choice, _, _ := d.pick(eligible, obj); choice.Profile != "2g.20gb" {
+	if choice, _, _, _ := d.pick(eligible, obj); choice.Profile != "2g.20gb" {
 		t.Errorf("picked %s, want the measured 2g.20gb that ties", choice.Profile)
 	}
 	// Without the measured tie, the never-run one leaves the script as it asks.
-	if choice, _, _ := d.pick([]*ProfileAdvice{eligible[0], eligible[2]}, obj); choice.Profile != "3g.40gb" {
+	if choice, _, _, _ := d.pick([]*ProfileAdvice{eligible[0], eligible[2]}, obj); choice.Profile != "3g.40gb" {
 		t.Errorf("picked %s, want 3g.40gb, asked for", choice.Profile)
 	}
 }
