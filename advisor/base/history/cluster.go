@@ -191,21 +191,20 @@ func (s *Store) relinkSubmissions(ctx context.Context, where string, args []any,
 		return 0, fmt.Errorf("link submissions to their jobs: %w", err)
 	}
 	defer tx.Rollback()
+	newer := newerSubmission
+	if replace {
+		newer = "1" // whatever is there gives way
+	}
 	// ?1 the name a submission is under, ?2 its jobs', ?3 the job id.
 	steps := []string{
 		// The one there, when this one is newer.
 		`DELETE FROM submissions WHERE cluster = ?2 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f
-			WHERE f.cluster = ?1 AND f.job_id = ?3 AND ` + newerSubmission + `)`,
+			WHERE f.cluster = ?1 AND f.job_id = ?3 AND ` + newer + `)`,
 		`UPDATE OR IGNORE submissions SET cluster = ?2 WHERE cluster = ?1 AND job_id = ?3`,
-		// This one, when the one there is newer.
+		// This one, when the one there is newer (none is left there once
+		// this one replaced it).
 		`DELETE FROM submissions WHERE cluster = ?1 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f
 			WHERE f.cluster = ?2 AND f.job_id = ?3 AND ` + newerSubmission + `)`,
-	}
-	if replace {
-		steps = []string{
-			`DELETE FROM submissions WHERE cluster = ?2 AND job_id = ?3 AND EXISTS (SELECT 1 FROM submissions f WHERE f.cluster = ?1 AND f.job_id = ?3)`,
-			`UPDATE OR IGNORE submissions SET cluster = ?2 WHERE cluster = ?1 AND job_id = ?3`,
-		}
 	}
 	moved := 0
 	for _, m := range moves {
