@@ -140,6 +140,13 @@ type Tally struct {
 	OOMSU float64 `json:"oom_su"`
 }
 
+// Moved is the jobs another profile would have cost less for, smaller or
+// larger, what they spent and what it would have cost: the columns of a
+// table whose SAVED counts both.
+func (t Tally) Moved() (jobs int, su, there float64) {
+	return t.Smaller + t.Larger, t.SmallerSU + t.LargerSU, t.SmallerSUThere + t.LargerSUThere
+}
+
 // SavedShare is what the cheaper slices would have saved as a share of
 // what the jobs spent: a whole percent ("17%"), never a bare 0% for a
 // saving there is; "" when they spent nothing.

@@ -163,10 +163,11 @@ func (s Script) label() string {
 func (rep *Report) writeProfiles(w io.Writer) {
 	fmt.Fprintln(w)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM")
+	fmt.Fprintln(tw, "RAN ON\tJOBS\tSU\tMOVED\tTHEIR SU\tSU THERE\tSAVED\tOOM")
 	row := func(name string, t Tally) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, catalog.FormatSU(t.SU), t.Smaller, catalog.FormatSU(t.SmallerSU),
-			catalog.FormatSU(t.SmallerSUThere), catalog.FormatSU(t.Saved), t.OOM)
+		moved, su, there := t.Moved()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\n", name, t.Jobs, catalog.FormatSU(t.SU), moved, catalog.FormatSU(su),
+			catalog.FormatSU(there), catalog.FormatSU(t.Saved), t.OOM)
 	}
 	for _, p := range rep.Profiles {
 		row(p.Profile, p.Tally)
@@ -190,11 +191,12 @@ func (rep *Report) writeUsers(w io.Writer) {
 		}
 		if !shown {
 			fmt.Fprintln(w)
-			fmt.Fprintln(tw, "USER\tJOBS\tSU\tSMALLER\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
+			fmt.Fprintln(tw, "USER\tJOBS\tSU\tMOVED\tTHEIR SU\tSU THERE\tSAVED\tOOM\tSCRIPTS LISTED")
 			shown = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, catalog.FormatSU(u.SU), u.Smaller, catalog.FormatSU(u.SmallerSU),
-			catalog.FormatSU(u.SmallerSUThere), catalog.FormatSU(u.Saved), u.OOM, u.Scripts)
+		moved, su, there := u.Moved()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%d\t%d\n", u.User, u.Jobs, catalog.FormatSU(u.SU), moved, catalog.FormatSU(su),
+			catalog.FormatSU(there), catalog.FormatSU(u.Saved), u.OOM, u.Scripts)
 	}
 	tw.Flush()
 	if shown && leftUsers > 0 {

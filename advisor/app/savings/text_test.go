@@ -46,15 +46,15 @@ alice  train.sh (01234567)  2     full          2g.20gb  60        20        40 
 carol  fit (by name)        2     1g.10gb,full  1g.10gb  20        10        10     completed on 1g.10gb
 not listed: 1 script saving under 10 SU each (min_su_saved): 1 job, 0.5 SU saved, counted in the totals
 
-RAN ON   JOBS  SU   SMALLER  THEIR SU  SU THERE  SAVED  OOM
-1g.10gb  2     20   0        0         0         0      1
-full     4     80   4        80        30        50     0
-all      6     100  4        80        30        50     1
+RAN ON   JOBS  SU   MOVED  THEIR SU  SU THERE  SAVED  OOM
+1g.10gb  2     20   0      0         0         0      1
+full     4     80   4      80        30        50     0
+all      6     100  4      80        30        50     1
 
-USER   JOBS  SU  SMALLER  THEIR SU  SU THERE  SAVED  OOM  SCRIPTS LISTED
-alice  3     60  2        60        20        40     0    1
-carol  2     35  2        20        10        10     1    1
-erin   1     10  0        0         0         2      0    0
+USER   JOBS  SU  MOVED  THEIR SU  SU THERE  SAVED  OOM  SCRIPTS LISTED
+alice  3     60  2      60        20        40     0    1
+carol  2     35  2      20        10        10     1    1
+erin   1     10  1      10        8         2      0    0
 not shown: 1 user with 1 job (5 SU), none that another slice would have done for less or that ran out of GPU memory
 
 ran out of GPU memory:
