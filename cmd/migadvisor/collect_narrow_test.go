@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor/app/savings"
 	"github.com/migadvisor/migadvisor/slurm"
 	"github.com/migadvisor/migadvisor/slurm/sacctgen"
 	"github.com/migadvisor/migadvisor/slurm/slurmtest"
@@ -107,5 +109,41 @@ func TestCollectOfAnEmptyDumpAsksSlurmNothing(t *testing.T) {
 	}
 	if calls := fake.Calls("scontrol"); len(calls) != 0 {
 		t.Errorf("an empty dump, yet scontrol was asked %v", calls)
+	}
+}
+
+// A report of jobs read from a dump without State counts them, and says
+// why it judges none of them: never "none on a GPU" beside GPU jobs.
+func TestAReportOfADumpWithoutStateSaysWhyNoJobIsJudged(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	dump, err := os.ReadFile("../../testdata/sacct/devcluster-22.05.psv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := filepath.Join(t.TempDir(), "nostate.psv")
+	if err := os.WriteFile(narrow, []byte(sacctgen.WithoutFields(string(dump), "State")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := migadvisor(t, "collect", "--all-users", "--sacct-file", narrow); code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := migadvisor(t, "report", "--since", "2026-11-01", "--until", "2026-12-01", "--json")
+	var rep savings.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("report --json: exit %d, %v:\n%s%s", code, err, out, errOut)
+	}
+	gpuJobs := 0
+	for _, u := range rep.Unjudged {
+		if strings.HasPrefix(u.Reason, "no State") {
+			gpuJobs += u.Jobs
+		}
+	}
+	if rep.Total.Jobs == 0 || gpuJobs != rep.Total.Jobs {
+		t.Errorf("%d GPU jobs, %d of them not judged for want of State: %+v", rep.Total.Jobs, gpuJobs, rep.Unjudged)
+	}
+	text, _, _ := migadvisor(t, "report", "--since", "2026-11-01", "--until", "2026-12-01")
+	if strings.Contains(text, "none on a GPU") || !strings.Contains(text, "no State") {
+		t.Errorf("the report of GPU jobs without State:\n%s", text)
 	}
 }

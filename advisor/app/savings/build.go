@@ -181,13 +181,20 @@ type ungrouped struct {
 // add prices a job of the first pass, counts it in the totals, and files
 // it in the group of its user and script.
 func (b *builder) add(r *history.JobRecord, rows []int64, user string) {
-	if user != "" && r.User != user || !slurm.TerminalState(r.State) || neverRan(r) {
+	// A job with an end but no State came from a dump that lacks it: it
+	// ended, and how is unknown; counted and said, never dropped.
+	noEnding := r.State == "" && r.End != nil
+	if user != "" && r.User != user || !slurm.TerminalState(r.State) && !noEnding || neverRan(r) {
 		return
 	}
 	ch, ok := advisor.RecordCharge(b.site, r)
 	j := job{rec: r, su: ch.SU}
 	b.count(r, func(t *Tally) { t.Jobs++; t.SU += j.su })
 	switch {
+	case noEnding:
+		b.skip(noState, j, "")
+		b.tellLater(rows)
+		return
 	case r.Profile == "":
 		b.skip(unknownGPU(r), j, "")
 		b.tellLater(rows)

@@ -28,6 +28,7 @@ const (
 	noProfile    = "no profile is safe to recommend yet"
 	onlyCeiling  = "their GPU memory figure is only a ceiling (a caching or preallocating framework's peak), too close to a smaller slice's memory to tell whether it fits"
 	notPriced    = "the smaller profile recommend names has no price for the job (its partition or QoS)"
+	noState      = "no State: read from a dump without it, so how they ended is unknown (collect --help shows the sacct command that saves every field it reads)"
 )
 
 // unfinished says, in a parenthesis after noProfile, how the runs a
