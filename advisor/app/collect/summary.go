@@ -1,6 +1,9 @@
 package collect
 
-import "github.com/migadvisor/migadvisor/advisor/base/history"
+import (
+	"github.com/migadvisor/migadvisor/advisor/base/history"
+	"github.com/migadvisor/migadvisor/internal/jsonlist"
+)
 
 // Summary is what a collect did, as it says it (collect --json).
 type Summary struct {
@@ -103,11 +106,11 @@ func SummaryOf(s SessionReport) Summary {
 	res := s.Report
 	acct, out := res.Accounting, res.Outputs
 	rep := Summary{Source: res.Source, Read: acct.Total(), New: acct.New, Updated: acct.Updated, Unchanged: acct.Unchanged,
-		Stubs: acct.Stubs, Lacks: nonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, StepsAlone: acct.Partial, Scripts: res.Scripts, Window: res.Window,
-		UnknownToSlurm: nonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
+		Stubs: acct.Stubs, Lacks: jsonlist.NonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, StepsAlone: acct.Partial, Scripts: res.Scripts, Window: res.Window,
+		UnknownToSlurm: jsonlist.NonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
-			Missing: nonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: nonNil(out.Capped), GPUMemory: out.GPUMemory,
-			Unread: nonNil(out.Unread), Emulated: out.Emulated, UnreadDirs: append([]DirError{}, out.UnreadDirs...)}}
+			Missing: jsonlist.NonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: jsonlist.NonNil(out.Capped), GPUMemory: out.GPUMemory,
+			Unread: jsonlist.NonNil(out.Unread), Emulated: out.Emulated, UnreadDirs: append([]DirError{}, out.UnreadDirs...)}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}
 	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore
 	for _, b := range acct.BadJobstatsJobs {
@@ -141,12 +144,4 @@ type PublishSummary struct {
 // Summary is the publication as it is said.
 func (p Publication) Summary() PublishSummary {
 	return PublishSummary{Snapshot: p.Snapshot, Index: p.Index, Scripts: p.Scripts, Runs: p.Runs, From: p.From}
-}
-
-// nonNil is s, or an empty list where it is nil: [] in JSON, never null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migadvisor/migadvisor/internal/jsonlist"
 	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
@@ -73,7 +74,7 @@ type TrackReport struct {
 // Report is r as track says it in JSON.
 func (r TrackResult) Report() TrackReport {
 	rep := TrackReport{Script: r.Script, Fingerprint: r.Fingerprint, Cluster: r.Cluster, JobIDs: r.JobIDs,
-		NotInHistory: nonNil(r.NotInHistory), UnknownToSlurm: nonNil(r.UnknownToSlurm)}
+		NotInHistory: jsonlist.NonNil(r.NotInHistory), UnknownToSlurm: jsonlist.NonNil(r.UnknownToSlurm)}
 	for id, a := range r.Ambiguous {
 		if rep.Ambiguous == nil {
 			rep.Ambiguous = map[string][]string{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/jsonlist"
 )
 
 // count adds to the tallies of the job's profile, its user and the total.
@@ -83,16 +84,8 @@ func (b *builder) finish() {
 	rep.Below.SU, rep.Below.SUThere, rep.Below.Saved = catalog.RoundSU(rep.Below.SU), catalog.RoundSU(rep.Below.SUThere), catalog.RoundSU(rep.Below.Saved)
 	// A list with nothing in it is [] in the JSON, never null: a reader
 	// iterates it without a check.
-	rep.Profiles, rep.Users, rep.Scripts = orEmpty(rep.Profiles), orEmpty(rep.Users), orEmpty(rep.Scripts)
-	rep.OOMs, rep.ToMeasure, rep.Unjudged = orEmpty(rep.OOMs), orEmpty(rep.ToMeasure), orEmpty(rep.Unjudged)
-}
-
-// orEmpty is s, or an empty list where s is nil.
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	rep.Profiles, rep.Users, rep.Scripts = jsonlist.NonNil(rep.Profiles), jsonlist.NonNil(rep.Users), jsonlist.NonNil(rep.Scripts)
+	rep.OOMs, rep.ToMeasure, rep.Unjudged = jsonlist.NonNil(rep.OOMs), jsonlist.NonNil(rep.ToMeasure), jsonlist.NonNil(rep.Unjudged)
 }
 
 func (t Tally) rounded() Tally {
