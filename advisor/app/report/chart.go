@@ -24,7 +24,9 @@ var (
 
 // Chart draws the report as an SVG: runtime and SU of a run per profile,
 // side by side, smallest profile first; a profile that ran out of memory
-// shows OOM instead of a bar.
+// shows OOM instead of a bar. Runs that reported their work as a rate
+// (ns/day) are drawn by it and by the SU of a unit of the work done: their
+// wall times and the SU of a run compare runs of different lengths.
 func (rep *Report) Chart() ([]byte, error) {
 	l, err := rep.layout()
 	if err != nil {
@@ -33,28 +35,33 @@ func (rep *Report) Chart() ([]byte, error) {
 	if len(rep.Profiles) == 0 {
 		return nil, fmt.Errorf("no runs to chart")
 	}
+	rateUnit := rep.rateUnit()
 	var names []string
-	var runtimes, sus []float64
+	var speeds, sus []float64
 	var oom []bool
 	for _, pr := range rep.Profiles {
 		names = append(names, pr.Profile.Name)
-		d := l.duration(pr)
-		if pr.OOM || d < 0 {
-			d = -1
+		speed, su := runtimeAndSU(l, pr)
+		if rateUnit != "" {
+			speed, su = rateAndSUPerWork(pr, rateUnit)
 		}
-		runtimes = append(runtimes, d)
-		su := -1.0
-		if d >= 0 {
-			su = pr.Rate * d / 3600
+		if pr.OOM {
+			speed, su = -1, -1
 		}
-		sus = append(sus, su)
+		speeds, sus = append(speeds, speed), append(sus, su)
 		oom = append(oom, pr.OOM)
 	}
-	left, err := barPlot(rep.Workload.Title+": runtime", "seconds", names, runtimes, oom, runtimeColour, fixed(1))
+	leftTitle, leftUnit, leftFormat := rep.Workload.Title+": runtime", "seconds", fixed(1)
+	rightTitle, rightUnit := rep.Workload.Title+": cost of a run", "SU"
+	if rateUnit != "" {
+		leftTitle, leftUnit, leftFormat = rep.Workload.Title+": rate", rateUnit, trimZeros3
+		rightTitle, rightUnit = rep.Workload.Title+": cost of the work", "SU per "+rep.DoneUnit()
+	}
+	left, err := barPlot(leftTitle, leftUnit, names, speeds, oom, runtimeColour, leftFormat)
 	if err != nil {
 		return nil, err
 	}
-	right, err := barPlot(rep.Workload.Title+": cost of a run", "SU", names, sus, oom, suColour, catalog.FormatSU)
+	right, err := barPlot(rightTitle, rightUnit, names, sus, oom, suColour, catalog.FormatSU)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +79,28 @@ func (rep *Report) Chart() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// runtimeAndSU are a profile's run time, as its table reports it, and the
+// SU of a run; -1 each where no run completed.
+func runtimeAndSU(l layout, pr *ProfileResult) (seconds, su float64) {
+	d := l.duration(pr)
+	if d < 0 {
+		return -1, -1
+	}
+	return d, pr.Rate * d / 3600
+}
+
+// rateAndSUPerWork are a profile's rate in unit (ns/day) and the SU of a
+// unit of the work done; -1 each where unknown.
+func rateAndSUPerWork(pr *ProfileResult, unit string) (rate, su float64) {
+	if pr.WorkUnit != unit || pr.Work <= 0 || pr.Seconds < 0 {
+		return -1, -1
+	}
+	return pr.Work, pr.SUPerWork()
+}
+
+// trimZeros3 writes a rate with at most three decimals: 118.6, 100.
+func trimZeros3(v float64) string { return trimZeros(strconv.FormatFloat(v, 'f', 3, 64)) }
 
 // fixed writes a figure with so many decimals: 182.0.
 func fixed(decimals int) func(float64) string {

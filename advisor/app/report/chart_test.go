@@ -74,3 +74,28 @@ func TestChartOfNoCompletedRunSaysSo(t *testing.T) {
 		t.Errorf("the chart does not say no run completed: %q", svgTexts(svg))
 	}
 }
+
+// Runs that report a rate are charted by it and by the SU of the work
+// done, not by wall times that compare runs of different lengths (seen:
+// 10000 s against 500 s beside 100 and 110 ns/day).
+func TestTheChartOfARateShowsTheRateAndTheCostOfTheWork(t *testing.T) {
+	rep, _ := rateReport(t)
+	svg, err := rep.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]bool{}
+	for _, s := range svgTexts(svg) {
+		texts[s] = true
+	}
+	for _, want := range []string{"100", "110", "0.72", "3.71", "ns/day", "SU per ns"} {
+		if !texts[want] {
+			t.Errorf("the chart lacks %q: %q", want, svgTexts(svg))
+		}
+	}
+	for _, wrong := range []string{"10000.0", "500.0"} {
+		if texts[wrong] {
+			t.Errorf("the chart shows the wall time %q: %q", wrong, svgTexts(svg))
+		}
+	}
+}
