@@ -55,7 +55,7 @@ func TestExplainDevClusterOutcomes(t *testing.T) {
 			"ran out of host memory: the job had 50 MiB and sacct saw its RSS reach 41 MiB before the kill; ask for more with --mem, as a larger GPU profile would not help", true},
 		{"devcluster-22.05.psv", "devcluster", "3", outcome.Failed, "failed with exit code 3 after 00:00:07; slurm-3.out may say why", false},
 		{"devcluster-22.05.psv", "devcluster", "6", outcome.TimeLimit,
-			"reached its time limit of 00:01:00 after 00:01:19, so it needs at least that long: ask for more with --time, or try a larger profile, which may be faster", false},
+			"reached its time limit of 00:01:00 after 00:01:19, so it needs at least that long: ask for more with --time", false}, // on a whole A100: nothing is larger
 		{"devcluster-22.05.psv", "devcluster", "7", outcome.Cancelled,
 			"was cancelled by uid 0 after 00:00:10, before it ended: the run says nothing about the profile", true},
 		{"devcluster-22.05.psv", "devcluster", "12", outcome.Cancelled, "was cancelled by uid 0 before it started", true},

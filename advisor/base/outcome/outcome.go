@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func Of(r *history.JobRecord, site *catalog.Site) Outcome {
 	case r.State == "FAILED" && code == 0 && signal == 53:
 		return Outcome{Kind: NoOutputFile, Text: noOutputText(r), AnyProfile: true}
 	case r.State == "TIMEOUT" || r.TimeLimitHit:
-		return Outcome{Kind: TimeLimit, Text: timeLimitText(r)}
+		return Outcome{Kind: TimeLimit, Text: timeLimitText(r, site)}
 	case r.State == "NODE_FAIL" || r.State == "BOOT_FAIL":
 		return Outcome{Kind: NodeFailure, Text: fmt.Sprintf("lost its node %s%s (%s): resubmit it; the run says nothing about the script or the profile",
 			orWord(r.NodeList, "to a failure"), after, r.State)}
@@ -195,7 +196,7 @@ func noOutputText(r *history.JobRecord) string {
 	return fmt.Sprintf("failed at once because Slurm could not open %s (exit 0:53): does the directory of --output or --error exist? 'migadvisor lint' checks a script's before you submit, the sbatch wrapper the command line's too", file)
 }
 
-func timeLimitText(r *history.JobRecord) string {
+func timeLimitText(r *history.JobRecord, site *catalog.Site) string {
 	var b strings.Builder
 	b.WriteString("reached its time limit")
 	if r.TimeLimitMin != nil && *r.TimeLimitMin > 0 {
@@ -204,8 +205,23 @@ func timeLimitText(r *history.JobRecord) string {
 	if r.ElapsedS != nil {
 		fmt.Fprintf(&b, " after %s, so it needs at least that long", slurm.FormatSeconds(float64(*r.ElapsedS)))
 	}
-	b.WriteString(": ask for more with --time, or try a larger profile, which may be faster")
+	b.WriteString(": ask for more with --time")
+	if hasLargerProfile(site, r.Profile) {
+		b.WriteString(", or try a larger profile, which may be faster")
+	}
 	return b.String()
+}
+
+// hasLargerProfile reports whether the site has a profile larger than the
+// one the job ran on: none is larger than the whole GPU. An unknown profile
+// (or site) may have one.
+func hasLargerProfile(site *catalog.Site, profile string) bool {
+	if site == nil {
+		return true
+	}
+	bySize := site.ProfilesBySize()
+	i := slices.IndexFunc(bySize, func(p *catalog.Profile) bool { return p.Name == profile })
+	return i < 0 || i < len(bySize)-1
 }
 
 func cancelledText(r *history.JobRecord, after string) string {
