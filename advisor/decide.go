@@ -3,6 +3,7 @@ package advisor
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -550,11 +551,30 @@ func (d deciding) noneFits() decision {
 	if len(blocked) > 0 {
 		return noneBecause("every profile that fits is excluded: "+strings.Join(blocked, "; "), NextStep{})
 	}
-	need := "more GPU memory than any profile has"
-	if n := d.ev.need; n.Known() {
-		need = fmt.Sprintf("at least %s of GPU memory, the %s, more than any profile has", memory.FormatMiB(n.MiB), n.Source)
+	return noneBecause("no profile fits: the job needs "+d.needBeyondEvery()+"; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{})
+}
+
+// needBeyondEvery says how the need rules out the largest profile: beyond
+// its memory, or too close to it to run safely.
+func (d deciding) needBeyondEvery() string {
+	n := d.ev.need
+	var largest *ProfileAdvice
+	for i := range d.profiles {
+		if pa := &d.profiles[i]; largest == nil || pa.UsableMiB > largest.UsableMiB {
+			largest = pa
+		}
 	}
-	return noneBecause("no profile fits: the job needs "+need+"; reduce its memory use (batch size, precision) or spread it over several GPUs", NextStep{})
+	if !n.Known() || largest == nil {
+		return "more GPU memory than any profile has"
+	}
+	most := fmt.Sprintf("the %s usable on %s, the most any profile has", memory.FormatMiB(largest.UsableMiB), largest.Profile)
+	switch {
+	case n.Kind == memory.NeedOOM && n.Profile == largest.Profile && math.Round(n.MiB) <= largest.UsableMiB: // UsableMiB is rounded
+		return fmt.Sprintf("more than %s: it ran out of memory there", most)
+	case n.MiB < largest.UsableMiB:
+		return fmt.Sprintf("at least %s of GPU memory, the %s: too close to %s", memory.FormatMiB(n.MiB), n.Source, most)
+	}
+	return fmt.Sprintf("at least %s of GPU memory, the %s, more than %s", memory.FormatMiB(n.MiB), n.Source, most)
 }
 
 // cheapestUnsure is the profile of unknown or medium OOM risk predicted

@@ -112,15 +112,24 @@ func TestDecideWithNoneEligible(t *testing.T) {
 		{name: "no runs", reason: "no runs of this script in the history", next: "migadvisor recommend --probe job.sh"},
 		{name: "a multi-GPU job with no runs", directives: "#SBATCH --gres=gpu:a100:2\n", reason: "no runs of this 2-GPU job in the history",
 			next: "migadvisor recommend --probe --profiles full job.sh"},
-		{name: "unsure fit", runs: []Run{newRun("2g.20gb", 60).oom(-1)}, reason: "3g.40gb has unknown OOM risk",
-			next: "migadvisor recommend --probe --profiles 3g.40gb job.sh"},
+		{name: "unsure fit", runs: []Run{newRun("full", 60).peak(36 * 1024).timeout()}, reason: "3g.40gb has medium OOM risk",
+			next: "migadvisor recommend --probe --profiles 3g.40gb --time 00:05:00 job.sh"},
+		{name: "out of memory with no figure", runs: []Run{newRun("2g.20gb", 60).oom(-1)},
+			reason: "no run has completed yet, so no runtime is known: job 2g.20gb ran out of GPU memory on 2g.20gb; measure 3g.40gb, where the OOM risk is low: needs 19.5 GiB",
+			next:   "migadvisor recommend --probe --profiles 3g.40gb job.sh"},
 		{name: "a time limit reached", directives: "#SBATCH --time=15:00\n", runs: []Run{newRun("1g.10gb", 900).peak(1024).timeout()},
 			reason: "no run has completed on 1g.10gb: it ran past its time limit here after 00:15:00; ask for --time=00:30:00",
 			next:   "migadvisor recommend --probe --profiles 1g.10gb --time 00:30:00 job.sh", limit: "00:30:00"},
 		{name: "fails everywhere", runs: []Run{fail("1g.10gb", "1"), fail("full", "2")}, reason: "the script fails whatever the profile: it failed on 1g.10gb and full"},
 		{name: "a command not found", runs: []Run{notFound}, reason: "no run completed, and job 71 failed at once: python: command not found",
 			repeats: "job 71 on 1g.10gb failed at once: python: command not found"},
-		{name: "no profile fits", runs: []Run{newRun("full", 60).oom(90000)}, reason: "no profile fits: the job needs at least 87.9 GiB of GPU memory"},
+		{name: "no profile fits", runs: []Run{newRun("full", 60).oom(90000)}, reason: "no profile fits: the job needs at least 87.9 GiB of GPU memory, the OOM lower bound on full, more than the 79.3 GiB usable on full"},
+		// An OOM whose message counts less than the GPU held (seen: "needs
+		// at least 9.9 GiB ..., more than any profile has" of an 80 GB GPU).
+		{name: "no profile fits, the message's figure short of the GPU", runs: []Run{newRun("full", 60).oom(9.9 * 1024)},
+			reason: "no profile fits: the job needs more than the 79.3 GiB usable on full, the most any profile has: it ran out of memory there"},
+		{name: "no profile fits safely", runs: []Run{newRun("full", 60).peak(78 * 1024).timeout()},
+			reason: "no profile fits: the job needs at least 78.0 GiB of GPU memory, the peak on full: too close to the 79.3 GiB usable on full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			job, ev := evidenceOf(t, site, c.directives, c.runs, nil)

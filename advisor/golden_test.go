@@ -191,7 +191,8 @@ func recommendCases() []goldenCase {
 			j.Script, j.Prior = "md.sh", benchmarkOf(t, site, "gromacs_performance")
 		})},
 		{name: "no-history", job: asked("")},
-		{name: "unknown-risk-probe", job: asked("", newRun("2g.20gb", 60).oom(-1))},
+		{name: "unknown-risk-probe", job: asked("", newRun("full", 60).timeout())},
+		{name: "oom-with-no-figure", job: asked("", newRun("2g.20gb", 60).oom(-1))},
 		{name: "advice-that-stands", job: asked("", newRun("1g.10gb", 600).peak(3000), newRun("2g.20gb", 400).peak(3000))},
 		{name: "unexplained-failure", job: asked("", failed, newRun("full", 60).peak(1024))},
 		{name: "only-an-oom", job: asked("", newRun("1g.10gb", 100).oom(12000))},

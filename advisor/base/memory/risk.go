@@ -204,9 +204,7 @@ func EstimateNeed(runs []Run) Need {
 		}
 	}
 	for _, r := range runs {
-		// A run out of memory needed more than it held at its peak, and more
-		// than its message's figure: the larger is its bound.
-		if bound := max(r.NeedMiB, r.PeakMiB); r.GPUOOM && bound >= 0 {
+		if bound := oomBound(r); r.GPUOOM && bound > 0 {
 			need.Runs++
 			take(r, NeedOOM, bound)
 		}
@@ -310,11 +308,18 @@ func kindFigure(r Run, kind string) float64 {
 		return r.PeakMiB
 	case NeedOOM:
 		if r.GPUOOM {
-			return r.NeedMiB
+			return oomBound(r)
 		}
 	}
 	return -1
 }
+
+// oomBound is what a run out of GPU memory proves it needed at least: more
+// than it held at its peak, more than its message's figure, and more than
+// its profile's usable memory, which it did not fit. A message's figure
+// falls short of the profile where memory was held outside the framework's
+// count (reserved, another library's, the context).
+func oomBound(r Run) float64 { return max(r.NeedMiB, r.PeakMiB, r.UsableMiB) }
 
 // ProfileRisk is the judgement for one profile.
 type ProfileRisk struct {

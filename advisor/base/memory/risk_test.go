@@ -116,10 +116,17 @@ func TestAnOOMRunsPeakIsNotTheNeed(t *testing.T) {
 	if need.MiB != 14488 || need.Kind != NeedPeak || need.Profile != "2g.20gb" {
 		t.Errorf("need %+v, want the 14488 MiB peak on 2g.20gb", need)
 	}
-	// An OOM whose message gives no size still needed more than its peak.
+	// An OOM whose message gives no size, or one below the profile's
+	// memory, still needed more than the profile it did not fit (seen:
+	// "needs at least 9.9 GiB, the OOM lower bound on full, more than any
+	// profile has" of a job out of memory on the whole GPU).
 	need = EstimateNeed([]Run{{Profile: "1g.10gb", UsableMiB: 9728, GPUOOM: true, NeedMiB: -1, PeakMiB: 9558, AllocatedMiB: -1}})
-	if need.MiB != 9558 || need.Kind != NeedOOM {
-		t.Errorf("need %+v, want the OOM bound of its 9558 MiB peak", need)
+	if need.MiB != 9728 || need.Kind != NeedOOM {
+		t.Errorf("need %+v, want the OOM bound of the 9728 MiB it did not fit", need)
+	}
+	need = EstimateNeed([]Run{{Profile: "full", UsableMiB: u80, GPUOOM: true, NeedMiB: 9.9 * 1024, PeakMiB: -1, AllocatedMiB: -1}})
+	if need.MiB != u80 || need.Kind != NeedOOM || need.Profile != "full" {
+		t.Errorf("need %+v, want the OOM bound of the whole GPU's %v MiB", need, u80)
 	}
 }
 
