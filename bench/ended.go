@@ -70,7 +70,8 @@ func CollectEnded(ctx context.Context, acct Accounting, h History, site *catalog
 // Outcomes are how the ended jobs of some submissions went, by cluster and
 // job key.
 type Outcomes struct {
-	byJob map[[2]string]outcome.Outcome
+	byJob    map[[2]string]outcome.Outcome
+	emulated map[[2]string]int // the emulated runs each job recorded
 }
 
 // explainBatch keeps the OR of keys well inside SQLite's expression depth.
@@ -80,7 +81,7 @@ const explainBatch = 200
 // its record in the history (site, which may be nil, gives the profiles'
 // usable memory).
 func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []history.Tracked) (Outcomes, error) {
-	o := Outcomes{byJob: map[[2]string]outcome.Outcome{}}
+	o := Outcomes{byJob: map[[2]string]outcome.Outcome{}, emulated: map[[2]string]int{}}
 	var keys [][2]string
 	for _, t := range tracked {
 		for _, j := range t.Jobs {
@@ -98,6 +99,7 @@ func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []
 		for i := range recs {
 			key := [2]string{recs[i].Cluster, recs[i].Key}
 			o.byJob[key] = outcome.Of(&recs[i], site)
+			o.emulated[key] = len(recs[i].Emulated)
 		}
 		keys = keys[n:]
 	}
@@ -107,6 +109,16 @@ func ExplainEnded(ctx context.Context, h History, site *catalog.Site, tracked []
 // Job is how one job of the submission t ended.
 func (o Outcomes) Job(t history.Tracked, j history.TrackedJob) outcome.Outcome {
 	return o.byJob[[2]string{t.Cluster, j.Key}]
+}
+
+// EmulatedRuns are the emulated runs the jobs of the submission t
+// recorded (migadvisor emulate's, one per profile it stood for).
+func (o Outcomes) EmulatedRuns(t history.Tracked) int {
+	n := 0
+	for _, j := range t.Jobs {
+		n += o.emulated[[2]string{t.Cluster, j.Key}]
+	}
+	return n
 }
 
 // Of is how the submission t ended, once every job of it has: its job's

@@ -204,6 +204,8 @@ func ending(how, id, profile, fingerprint string) history.JobRecord {
 		r.State, code = "FAILED", 127
 	case "timeout":
 		r.State, elapsed = "TIMEOUT", 3630
+	case "completed-emulated":
+		r.Emulated = []history.EmulatedRun{{Profile: "1g.10gb"}}
 	}
 	return r
 }

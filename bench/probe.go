@@ -191,8 +191,22 @@ func (p *prober) rung(ctx context.Context, dir string, profiles []string) (Probe
 		o := ended.Outcomes.Of(t)
 		rung.Outcomes[t.JobID] = o
 		p.say(ProbeEvent{Kind: ProbeJobEnded, Dir: dir, Profile: t.Profile, JobID: t.JobID, State: SummaryState(t.Jobs), Outcome: o})
+		if emulates(sw, t.JobID) && o.Kind == outcome.Completed && ended.Outcomes.EmulatedRuns(t) == 0 {
+			p.say(ProbeEvent{Kind: ProbeWarning, Dir: dir, Err: fmt.Errorf("job %s ran the script once, not emulated: it recorded no emulated run "+
+				"(no migadvisor with emulate on its node, or emulate failed first: its output says which); it counts as one run on %s", t.JobID, t.Profile)})
+		}
 	}
 	return rung, nil
+}
+
+// emulates reports whether the sweep's job id is an emulation job's.
+func emulates(sw *Sweep, jobID string) bool {
+	for _, v := range sw.Variants {
+		if v.JobID == jobID && len(v.Emulates) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // submit submits the sweep's variants and records them, and says each;

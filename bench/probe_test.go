@@ -12,6 +12,7 @@ import (
 	"github.com/migadvisor/migadvisor/advisor/base/outcome"
 	"github.com/migadvisor/migadvisor/catalog"
 	"github.com/migadvisor/migadvisor/catalog/catalogtest"
+	"github.com/migadvisor/migadvisor/slurm"
 )
 
 const probeScript = "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=16G\n#SBATCH --time=01:00:00\npython train.py\n"
@@ -233,5 +234,25 @@ func TestProbeWarnsOnceOfAScriptWithoutAGPU(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "asks for no GPU") || w.events[0].Kind != ProbeWarning {
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// An emulation job that completed with no emulated run (no migadvisor on
+// its node) is said, and counts as the one run it was; one that recorded
+// its runs is not.
+func TestAnEmulationJobThatRanPlainIsSaid(t *testing.T) {
+	for _, c := range []struct {
+		ends string
+		warn bool
+	}{{"completed", true}, {"completed-emulated", false}} {
+		w := newProbeWorld(t, map[string]string{"emulate": c.ends}) // the job is emulate.sh
+		w.opt.Ladder, w.opt.Sweep.Emulate = false, &slurm.EmulateWrap{}
+		if _, err := Probe(context.Background(), w.opt, w.deps); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(w.warnings(), "\n"), "ran the script once, not emulated")
+		if got := w.submittedProfiles(); got != "emulate" || warned != c.warn {
+			t.Errorf("%s: submitted %s, warnings %q; want the one emulation job, a warning %v", c.ends, got, w.warnings(), c.warn)
+		}
 	}
 }

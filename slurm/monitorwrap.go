@@ -3,6 +3,7 @@ package slurm
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -117,10 +118,18 @@ func (e EmulateWrap) Wrap(path string, data []byte) ([]byte, error) {
 		if e.Budget != "" {
 			args += " --budget " + ShellQuote(e.Budget)
 		}
-		return rerunUnder("Run this job once per MIG profile on this whole GPU, under CUDA MPS limits (added by migadvisor sweep --emulate).",
+		block := rerunUnder("Run this job once per MIG profile on this whole GPU, under CUDA MPS limits (added by migadvisor sweep --emulate).",
 			EmulatedProfileEnv, candidates, args+" --", in, `"$_migadvisor" emulate --help >/dev/null 2>&1`)
+		// The job goes on as it is (it never fails for want of migadvisor),
+		// and its output says why it was not emulated.
+		return slices.Insert(block, len(block)-1, "    "+EmulationSkipped)
 	})
 }
+
+// EmulationSkipped is the line an emulation job prints, on stderr, where
+// no migadvisor that emulates is found on its node: it then runs once, on
+// the whole GPU.
+const EmulationSkipped = `echo "migadvisor: no migadvisor with emulate on this node (PATH or the sweep's binary): the job runs once, not emulated" >&2`
 
 // wrapBody puts the lines block gives, each marked AutoMarker, before the
 // script's first command.

@@ -89,6 +89,35 @@ func TestMonitorWrapRunsUnderTheMonitor(t *testing.T) {
 	}
 }
 
+// An emulation job on a node with no migadvisor runs its body once, and
+// its output says it was not emulated (seen: the probe's one job counted
+// as a plain run on the whole GPU, with nothing saying why).
+func TestEmulateWrapWithoutMigadvisorRunsOnceAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	script := strings.Replace(wrapScript, "#!/bin/bash -l", "#!/bin/sh", 1)
+	data, err := EmulateWrap{Binary: filepath.Join(dir, "missing")}.Wrap("job.sh", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := filepath.Join(dir, "job.sh")
+	if err := os.WriteFile(job, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(job, "x")
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin") // no migadvisor on PATH
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 4 {
+		t.Fatalf("exit %v, want the script's 4; stderr %s", err, stderr.String())
+	}
+	if stdout.String() != "args: x\nmonitored=no\n" {
+		t.Errorf("stdout %q, want the body once", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "the job runs once, not emulated") {
+		t.Errorf("stderr %q does not say the job was not emulated", stderr.String())
+	}
+}
+
 func TestMonitorWrapRefuses(t *testing.T) {
 	for _, c := range []struct{ script, want string }{
 		{"#!/usr/bin/env python3\n#SBATCH -t 5\nprint(1)\n", "not a POSIX shell"},
