@@ -510,6 +510,38 @@ func ReadSweep(dir string) (*Sweep, error) {
 	return &sw, nil
 }
 
+// ReadSweeps reads the sweeps of dir: its own sweep.json, else those of its
+// subdirectories, as a probe's --ladder writes one per rung; the error of
+// dir's own where it has neither.
+func ReadSweeps(dir string) ([]*Sweep, error) {
+	sw, err := ReadSweep(dir)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return []*Sweep{sw}, err
+	}
+	entries, rerr := os.ReadDir(dir)
+	if rerr != nil {
+		return nil, err
+	}
+	var rungs []*Sweep
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		rung, rungErr := ReadSweep(filepath.Join(dir, e.Name()))
+		switch {
+		case errors.Is(rungErr, fs.ErrNotExist):
+		case rungErr != nil:
+			return nil, rungErr
+		default:
+			rungs = append(rungs, rung)
+		}
+	}
+	if len(rungs) == 0 {
+		return nil, err
+	}
+	return rungs, nil
+}
+
 func allIn(items, allowed []string) bool {
 	for _, it := range items {
 		if !slices.Contains(allowed, strings.TrimSpace(it)) {

@@ -190,11 +190,14 @@ func WaitTargets(ctx context.Context, q WaitQuery, h TrackedReader) ([]string, e
 		return q.IDs, nil
 	}
 	if q.SweepDir != "" {
-		sw, err := ReadSweep(q.SweepDir)
+		sweeps, err := ReadSweeps(q.SweepDir)
 		if err != nil {
 			return nil, err
 		}
-		ids := SubmittedIDs(sw)
+		var ids []string
+		for _, sw := range sweeps {
+			ids = append(ids, SubmittedIDs(sw)...)
+		}
 		if len(ids) == 0 {
 			return nil, fmt.Errorf("the sweep in %s was not submitted (run sweep with --submit)", q.SweepDir)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +170,28 @@ func TestUntracked(t *testing.T) {
 	}
 	if got, _ := Untracked(context.Background(), h, []string{"7"}); got != nil {
 		t.Errorf("all tracked: %v", got)
+	}
+}
+
+// A probe's --ladder directory holds a sweep per rung: a wait for it
+// follows every rung's jobs (seen: "open …/sweep.json: no such file").
+func TestWaitTargetsOfALadder(t *testing.T) {
+	dir := t.TempDir()
+	for _, rung := range []struct{ profile, id string }{{"1g.10gb", "41"}, {"2g.20gb", "42"}} {
+		sw := &Sweep{Version: SweepVersion, Profiles: []string{rung.profile},
+			Variants: map[string]*Variant{rung.profile: {Profile: rung.profile, File: rung.profile + ".sh", JobID: rung.id}}}
+		if err := os.Mkdir(filepath.Join(dir, rung.profile), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := SaveSweep(filepath.Join(dir, rung.profile), sw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := WaitTargets(context.Background(), WaitQuery{SweepDir: dir}, &fakeHistory{})
+	if err != nil || strings.Join(ids, " ") != "41 42" {
+		t.Errorf("a ladder: %v, %v; want both rungs' jobs", ids, err)
+	}
+	if _, err := WaitTargets(context.Background(), WaitQuery{SweepDir: t.TempDir()}, &fakeHistory{}); err == nil || !strings.Contains(err.Error(), SweepFileName) {
+		t.Errorf("a directory with no sweep: %v", err)
 	}
 }

@@ -368,3 +368,31 @@ func TestImportReadsJobstatsSummaries(t *testing.T) {
 		t.Errorf("job 1, its summary broken: %+v", broken)
 	}
 }
+
+// The submissions of a sweep directory are its own sweep's and those of
+// its subdirectories (a probe's --ladder writes one per rung), never a
+// sibling's whose name starts alike.
+func TestTrackedOfASweepDirectoryTakesItsRungs(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	at := time.Unix(1_790_000_000, 0)
+	subs := []Submission{
+		{Cluster: "c", JobID: "1", Fingerprint: "f", Script: "/p/1g.10gb/1g.10gb.sh", Profile: "1g.10gb", SweepDir: "/p/1g.10gb", Submitted: at},
+		{Cluster: "c", JobID: "2", Fingerprint: "f", Script: "/p/2g.20gb/2g.20gb.sh", Profile: "2g.20gb", SweepDir: "/p/2g.20gb", Submitted: at},
+		{Cluster: "c", JobID: "3", Fingerprint: "f", Script: "/p2/full.sh", Profile: "full", SweepDir: "/p2", Submitted: at},
+		{Cluster: "c", JobID: "4", Fingerprint: "f", Script: "/p_x/full.sh", Profile: "full", SweepDir: "/p_x", Submitted: at},
+	}
+	if err := s.RecordSubmissions(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{"/p": "1 2", "/p/2g.20gb": "2", "/p2": "3", "/p_": ""} {
+		tr, err := s.Tracked(ctx, TrackedFilter{SweepDir: dir})
+		var ids []string
+		for _, x := range tr {
+			ids = append(ids, x.JobID)
+		}
+		if err != nil || strings.Join(ids, " ") != want {
+			t.Errorf("the sweep in %s: %v, %v; want %q", dir, ids, err, want)
+		}
+	}
+}

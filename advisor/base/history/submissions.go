@@ -183,8 +183,8 @@ func Unended(tracked []Tracked) []string {
 // TrackedFilter selects submissions.
 type TrackedFilter struct {
 	JobIDs      []string // sbatch's ids; empty: all
-	SweepDir    string
-	Fingerprint string // a script's submissions
+	SweepDir    string   // the sweep's in this directory, or in its subdirectories (InSweepDir)
+	Fingerprint string   // a script's submissions
 }
 
 // Tracked lists submissions, oldest first, with their jobs' last known
@@ -200,8 +200,10 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 		}
 	}
 	if f.SweepDir != "" {
-		where = append(where, `s.sweep_dir = ?`)
-		args = append(args, f.SweepDir)
+		// The sweep in the directory, or those in its subdirectories: a
+		// probe's --ladder writes one per rung beneath the directory it names.
+		where = append(where, `(s.sweep_dir = ? OR substr(s.sweep_dir, 1, length(?) + 1) = ? || '/')`)
+		args = append(args, f.SweepDir, f.SweepDir, f.SweepDir)
 	}
 	if f.Fingerprint != "" {
 		where = append(where, `s.fingerprint = ?`)
@@ -252,13 +254,20 @@ func (s *Store) Tracked(ctx context.Context, f TrackedFilter) ([]Tracked, error)
 // that OpenToRead found in the spool and left there, those f selects that
 // the history does not hold yet, without their jobs (the next collect
 // moves them in and links them), in Tracked's order.
+// InSweepDir reports whether a submission of the sweep in sweepDir is one
+// of the sweep in dir: that sweep's, or one in a subdirectory of dir (a
+// probe's --ladder writes a sweep per rung).
+func InSweepDir(sweepDir, dir string) bool {
+	return sweepDir == dir || strings.HasPrefix(sweepDir, dir+"/")
+}
+
 func (s *Store) withSpooled(tracked []Tracked, f TrackedFilter) []Tracked {
 	added := false
 	for _, sub := range s.spooled {
 		switch {
 		case sub.JobID == "",
 			len(f.JobIDs) > 0 && !slices.Contains(f.JobIDs, sub.JobID),
-			f.SweepDir != "" && sub.SweepDir != f.SweepDir,
+			f.SweepDir != "" && !InSweepDir(sub.SweepDir, f.SweepDir),
 			f.Fingerprint != "" && sub.Fingerprint != f.Fingerprint:
 			continue
 		}
