@@ -172,6 +172,28 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	}
 }
 
+// noArgs refuses the arguments of a command that takes none: urfave/cli
+// would drop them, and the command would do its whole work as if they
+// were not there ('doctor extra' checked and exited 0).
+func noArgs(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	return usageError{fmt.Sprintf("%s takes no arguments, not %q", commandName(c), c.Args().First())}
+}
+
+// commandName is the command c runs as the user types it ("benchmark
+// run"): urfave/cli's FullName gives a subcommand's own name alone.
+func commandName(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
 // flagValues say what a flag given no value needs, where "a value" says
 // too little.
 var flagValues = map[string]string{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -33,6 +34,9 @@ type benchmarkListOptions struct {
 }
 
 func benchmarkListOptionsFrom(c *cli.Context) (benchmarkListOptions, error) {
+	if err := benchmarkNoArgs(c); err != nil {
+		return benchmarkListOptions{}, err
+	}
 	suite, err := suiteChoiceFrom(c)
 	return benchmarkListOptions{Suite: suite, JSON: c.Bool("json")}, err
 }
@@ -55,6 +59,22 @@ func runBenchmarkList(_ context.Context, o benchmarkListOptions, w outWriters) e
 	return workloads.WriteList(w.Out, ws)
 }
 
+// benchmarkNoArgs refuses arguments to the benchmark commands, which
+// select workloads by --workloads: 'benchmark run NAME' submitted the whole
+// suite. Arguments that are workloads' names are shown as --workloads.
+func benchmarkNoArgs(c *cli.Context) error {
+	err := noArgs(c)
+	if err == nil {
+		return nil
+	}
+	for _, a := range c.Args().Slice() {
+		if _, ok := workloads.Find(a); !ok {
+			return err
+		}
+	}
+	return usageError{fmt.Sprintf("%s: select workloads with --workloads %s", err, strings.Join(c.Args().Slice(), ","))}
+}
+
 // benchmarkWriteOptions are 'benchmark write' flags.
 type benchmarkWriteOptions struct {
 	Global globalFlags
@@ -64,6 +84,9 @@ type benchmarkWriteOptions struct {
 }
 
 func benchmarkWriteOptionsFrom(c *cli.Context) (benchmarkWriteOptions, error) {
+	if err := benchmarkNoArgs(c); err != nil {
+		return benchmarkWriteOptions{}, err
+	}
 	suite, err := suiteChoiceFrom(c)
 	if err != nil {
 		return benchmarkWriteOptions{}, err
@@ -130,6 +153,9 @@ type benchmarkRunOptions struct {
 func (o benchmarkRunOptions) addsRuns() bool { return true }
 
 func benchmarkRunOptionsFrom(c *cli.Context) (benchmarkRunOptions, error) {
+	if err := benchmarkNoArgs(c); err != nil {
+		return benchmarkRunOptions{}, err
+	}
 	suite, err := suiteChoiceFrom(c)
 	if err != nil {
 		return benchmarkRunOptions{}, err

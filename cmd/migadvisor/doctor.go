@@ -31,6 +31,9 @@ type doctorOptions struct {
 }
 
 func doctorOptionsFrom(c *cli.Context) (doctorOptions, error) {
+	if err := noArgs(c); err != nil {
+		return doctorOptions{}, err
+	}
 	o := doctorOptions{Global: globalFlagsFrom(c), MaxAge: c.Duration("max-age"), JSON: c.Bool("json")}
 	if o.MaxAge <= 0 {
 		return o, usageError{"--max-age is a duration such as 2h, not " + o.MaxAge.String()}

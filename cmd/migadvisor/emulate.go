@@ -94,6 +94,9 @@ func measureSliceCommand() *cli.Command {
 		Description: helpText("measure-slice"),
 		Hidden:      true,
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			m, err := gpu.MeasureSlice(256<<20, 2*time.Second)
 			if err != nil {
 				return fmt.Errorf("measure-slice: %w", err)
