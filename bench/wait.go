@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,6 +68,28 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s still queued after --timeout %s", textutil.Plural(e.Queued, "job"), e.After)
 }
 
+// QueueError is a wait that squeue's failure cut short: the jobs it
+// waited for are still in Slurm, running on whatever the wait knows.
+type QueueError struct {
+	Waiting int // the submissions waited for
+	Err     error
+}
+
+func (e *QueueError) Error() string {
+	return fmt.Sprintf("wait for %s: %v", textutil.Plural(e.Waiting, "job"), e.Err)
+}
+
+func (e *QueueError) Unwrap() error { return e.Err }
+
+// StoppedWaiting reports whether err is a wait that stopped with jobs
+// still in Slurm (*TimeoutError, *QueueError): they go on, and are
+// charged, without it.
+func StoppedWaiting(err error) bool {
+	var timeout *TimeoutError
+	var queue *QueueError
+	return errors.As(err, &timeout) || errors.As(err, &queue)
+}
+
 // Waiter follows jobs in the queue.
 type Waiter struct {
 	Queue Queue
@@ -95,7 +118,7 @@ func (w Waiter) Wait(ctx context.Context, ids []string, opt WaitOptions) error {
 	for {
 		queued, err := w.Queue.Queue(ctx, ids)
 		if err != nil {
-			return fmt.Errorf("wait for %d jobs: %w", len(ids), err)
+			return &QueueError{Waiting: len(ids), Err: err}
 		}
 		state := queueState(ids, queued)
 		if w.Progress != nil {
@@ -108,7 +131,7 @@ func (w Waiter) Wait(ctx context.Context, ids []string, opt WaitOptions) error {
 			return &TimeoutError{Queued: state.Total - state.Done, After: opt.Timeout}
 		}
 		if err := clock.Sleep(ctx, delay); err != nil {
-			return fmt.Errorf("wait for %d jobs: %w", state.Total-state.Done, err)
+			return fmt.Errorf("wait for %s: %w", textutil.Plural(state.Total-state.Done, "job"), err)
 		}
 		delay = min(delay*3/2, max(opt.Poll, firstPoll))
 	}

@@ -89,12 +89,13 @@ func TestWaitStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-// A squeue that fails ends the wait with its error, said as the wait's.
+// A squeue that fails ends the wait with its error, said as the wait's,
+// as a wait that stopped with its jobs still in Slurm.
 func TestWaitReportsAFailingQueue(t *testing.T) {
 	s, ids := submitted(1, 1)
 	s.queueErr = errors.New("squeue: slurm_load_jobs error: Unable to contact slurm controller")
 	err := Waiter{Queue: s, Clock: newFakeClock()}.Wait(context.Background(), ids, WaitOptions{})
-	if err == nil || err.Error() != "wait for 1 jobs: squeue: slurm_load_jobs error: Unable to contact slurm controller" {
+	if err == nil || err.Error() != "wait for 1 job: squeue: slurm_load_jobs error: Unable to contact slurm controller" || !StoppedWaiting(err) {
 		t.Errorf("err %v", err)
 	}
 }

@@ -91,10 +91,21 @@ func runProbe(ctx context.Context, opt probeOptions, env commandEnv, site *catal
 		Wait: opt.measure.wait}, measureDeps(env, opt.measure, show.event))
 	show.bar.finish()
 	if err != nil && res.Dir() != "" {
-		return interrupted(ctx, env.Err, err, fmt.Sprintf("the probe's jobs still run in Slurm: 'migadvisor wait --sweep %s' waits for them, then 'migadvisor recommend %s' advises",
-			slurm.ShellWord(res.Dir()), slurm.ShellWord(script.Path)))
+		return probeStopped(ctx, env, err, res.Dir(), script.Path)
 	}
 	return lintFailure(env.Err, err, script.Path, "fix them first")
+}
+
+// probeStopped is the error of a probe that stopped waiting for jobs it
+// had submitted (Ctrl-C, --timeout, squeue failing): they run on and are
+// charged, so it says so and how to take them up.
+func probeStopped(ctx context.Context, env commandEnv, err error, dir, script string) error {
+	takeUp := fmt.Sprintf("'migadvisor wait --sweep %s' waits for them, then 'migadvisor recommend %s' advises",
+		slurm.ShellWord(dir), slurm.ShellWord(script))
+	if ctx.Err() == nil && bench.StoppedWaiting(err) {
+		return fmt.Errorf("%w; the probe's jobs were submitted and still run in Slurm, charged as they run: %s", err, takeUp)
+	}
+	return interrupted(ctx, env.Err, err, "the probe's jobs still run in Slurm: "+takeUp)
 }
 
 // probeProgress shows a probe's steps: on a terminal as they happen (with

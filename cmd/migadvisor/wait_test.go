@@ -82,6 +82,31 @@ func TestProbeLadderStopsOnAFailureOfTheScript(t *testing.T) {
 	}
 }
 
+// A probe that stops waiting on --timeout or a failing squeue says, as
+// Ctrl-C does, that its jobs were submitted and run on, charged, and how
+// to take them up; it counts one job as one.
+func TestProbeThatStopsWaitingSaysItsJobsRunOn(t *testing.T) {
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	t.Chdir(work)
+	script := writeTestScript(t, work, "job.sh", "#!/bin/bash\n#SBATCH --gres=gpu:a100_10g:1\n#SBATCH --mem=64M\n#SBATCH --time=00:02:00\ntrainer\n")
+	pending := slurmtest.New().Cluster("migdev").Prints("sbatch", "4242;migdev\n").Prints("squeue", "4242|4242|PENDING|gres/gpu:a100_10g:1|None\n")
+	failing := slurmtest.New().Cluster("migdev").Prints("sbatch", "4242;migdev\n").Fails("squeue", "slurm_load_jobs error: Unable to contact slurm controller\n", 1)
+	for name, fake := range map[string]*slurmtest.Fake{"timeout": pending, "squeue-failing": failing} {
+		dir := filepath.Join(work, name)
+		_, errOut, code := migadvisorWith(t, fake, "recommend", "--probe", "--no-monitor", "--profiles", "1g.10gb", "--out", dir, "--timeout", "1ms", script)
+		for _, want := range []string{"submitted", "still run", "charged", "migadvisor wait --sweep " + dir, "migadvisor recommend " + script} {
+			if code != exitFailure || !strings.Contains(errOut, want) {
+				t.Errorf("%s: exit %d, stderr lacks %q:\n%s", name, code, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "1 jobs") {
+			t.Errorf("%s: %q", name, errOut)
+		}
+	}
+}
+
 func writeTestScript(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
