@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,19 +16,23 @@ import (
 	"github.com/migadvisor/migadvisor/slurm"
 )
 
+// probeOnly begins the usage of the flags only a probe reads: recommend
+// refuses them without --probe (probeOnlyFlagGiven).
+const probeOnly = "with --probe: "
+
 // probeFlags are recommend's flags for measuring before advising. Their
 // names are sweep's and wait's, whose steps the probe runs.
 func probeFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "probe", Usage: "measure first: sweep, submit, wait, collect, then recommend. It submits a job per profile, a whole GPU included, each charged SU for as long as it runs, up to its --time: it says the most that can cost before the first job"},
-		&cli.BoolFlag{Name: "ladder", Usage: "with --probe: one profile at a time from the smallest, until one completes without an OOM"},
-		&cli.StringFlag{Name: "profiles", Usage: "with --probe: comma-separated profiles (default: all of the site's)"},
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "with --probe: directory for the variants (default: migadvisor-probe-JOB-TIME); the jobs' output goes where the script's --output says, from the current directory"},
-		&cli.StringFlag{Name: "workload", Usage: "with --probe: tag the jobs with a workload name"},
-		asOneGPUFlag("with --probe: "),
-		timeFlag("with --probe: "),
-		noPreallocFlag("with --probe: "),
-	}, append(measureFlags("with --probe: "), emulateFlags("with --probe: ")...)...)
+		&cli.BoolFlag{Name: "ladder", Usage: probeOnly + "one profile at a time from the smallest, until one completes without an OOM"},
+		&cli.StringFlag{Name: "profiles", Usage: probeOnly + "comma-separated profiles (default: all of the site's)"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: probeOnly + "directory for the variants (default: migadvisor-probe-JOB-TIME); the jobs' output goes where the script's --output says, from the current directory"},
+		&cli.StringFlag{Name: "workload", Usage: probeOnly + "tag the jobs with a workload name"},
+		asOneGPUFlag(probeOnly),
+		timeFlag(probeOnly),
+		noPreallocFlag(probeOnly),
+	}, append(measureFlags(probeOnly), emulateFlags(probeOnly)...)...)
 }
 
 // probeOptions are probeFlags' values.
@@ -67,7 +72,25 @@ func probeOptionsFrom(c *cli.Context) (probeOptions, error) {
 	case sw.Emulate != nil:
 		sw.Monitor = nil // emulate runs each profile under the monitor itself
 	}
+	if name := probeOnlyFlagGiven(c); name != "" && !opt.enabled {
+		return opt, usageError{fmt.Sprintf("--%s changes what the probe does: use it with --probe", name)}
+	}
 	return opt, nil
+}
+
+// probeOnlyFlagGiven is the first flag given whose usage says "with
+// --probe", "" for none: only a probe reads them, and without one
+// recommend went on as if they were not there. A flag an environment
+// variable can set (--monitor-bin) is a site's setting, not a mistake.
+func probeOnlyFlagGiven(c *cli.Context) string {
+	for _, f := range probeFlags() {
+		doc, ok := f.(cli.DocGenerationFlag)
+		name := f.Names()[0]
+		if ok && strings.HasPrefix(doc.GetUsage(), probeOnly) && len(doc.GetEnvVars()) == 0 && c.IsSet(name) {
+			return name
+		}
+	}
+	return ""
 }
 
 // runProbe measures the script on the chosen profiles: all at once, or as

@@ -95,6 +95,8 @@ func sessionOptionsFrom(c *cli.Context) (recommendOptions, error) {
 		return opt, usageError{"recommend --session takes no JOB.sh: sessions have no script"}
 	case c.Bool("probe"):
 		return opt, usageError{"--probe submits a script's variants: a session has none to submit"}
+	case probeOnlyFlagGiven(c) != "":
+		return opt, usageError{fmt.Sprintf("--%s changes what the probe does, and a session has no script to probe", probeOnlyFlagGiven(c))}
 	}
 	return opt, nil
 }

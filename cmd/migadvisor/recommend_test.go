@@ -244,3 +244,39 @@ func TestRecommendFlagsBindTheOptions(t *testing.T) {
 		}
 	}
 }
+
+// A flag only the probe reads is refused without --probe, as --time and
+// --emulate are, where recommend went on as if it were not there; with
+// --probe it binds. The monitor binary a site sets in the environment is
+// no mistake.
+func TestRecommendRefusesProbeFlagsWithoutProbe(t *testing.T) {
+	isolate(t)
+	script := example + "gromacs.sh"
+	t.Setenv("MIGADVISOR_MONITOR_BIN", "/opt/migadvisor-monitor")
+	for _, args := range [][]string{
+		{"--ladder"}, {"--profiles", "full"}, {"--out", "probe/"}, {"-o", "probe/"}, {"--timeout", "3s"}, {"--as-one-gpu"},
+		{"--workload", "md"}, {"--no-prealloc"}, {"--poll", "5s"}, {"--no-monitor"}, {"--outputs", "logs/"},
+	} {
+		flag := "--" + strings.TrimLeft(args[0], "-")
+		if flag == "--o" {
+			flag = "--out"
+		}
+		_, err := optionsOf(t, recommendCommand(), recommendOptionsFrom, append(args, script)...)
+		if _, usage := err.(usageError); !usage || !strings.Contains(err.Error(), flag) || !strings.Contains(err.Error(), "--probe") {
+			t.Errorf("%q without --probe: %v", args, err)
+		}
+		if _, err := optionsOf(t, recommendCommand(), recommendOptionsFrom, append(args, "--probe", script)...); err != nil {
+			t.Errorf("%q --probe: %v", args, err)
+		}
+		_, err = optionsOf(t, recommendCommand(), recommendOptionsFrom, append(args, "--session", "interactive")...)
+		if _, usage := err.(usageError); !usage || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%q --session: %v", args, err)
+		}
+	}
+	if _, err := optionsOf(t, recommendCommand(), recommendOptionsFrom, script); err != nil {
+		t.Errorf("MIGADVISOR_MONITOR_BIN without --probe: %v", err)
+	}
+	if _, errOut, code := migadvisor(t, "recommend", "--ladder", script); code != exitUsage {
+		t.Errorf("recommend --ladder: exit %d, %q", code, errOut)
+	}
+}
