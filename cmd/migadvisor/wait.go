@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -55,8 +56,14 @@ func (o waitOptions) addsRuns() bool { return !o.noCollect }
 
 func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
 	timing, err := waitTimingFrom(c)
-	return waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: timing,
-		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}, err
+	o := waitOptions{Global: globalFlagsFrom(c), Slurm: slurmFlagsFrom(c), ids: c.Args().Slice(), sweep: c.String("sweep"), wait: timing,
+		noCollect: c.Bool("no-collect"), outputs: c.StringSlice("outputs"), json: c.Bool("json")}
+	if err == nil {
+		if idErr := collect.CheckJobIDs(o.ids); idErr != nil {
+			err = usageError{"wait: " + idErr.Error()}
+		}
+	}
+	return o, err
 }
 
 func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
@@ -81,8 +88,9 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		}
 		return nil
 	}
-	if len(opt.ids) > 0 {
-		if err := noteUntracked(ctx, env, ids); err != nil {
+	var untracked []string
+	if len(opt.ids) > 0 && !opt.noCollect {
+		if untracked, err = bench.Untracked(ctx, env.perCall(), ids); err != nil {
 			return err
 		}
 	}
@@ -96,7 +104,29 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 	if err != nil {
 		return interrupted(ctx, env.Err, err, "the jobs have ended, but not all their records are collected: 'migadvisor collect' reads them")
 	}
-	return printEnded(env.Out, opt.json, ended)
+	noteUntracked(env.Err, without(untracked, ended.Unknown))
+	if err := printEnded(env.Out, opt.json, ended); err != nil {
+		return err
+	}
+	return namedUnknown(opt.ids, ended.Unknown)
+}
+
+// namedUnknown fails a wait for an id given on its command line that Slurm
+// has no job of: 'wait $ID && recommend job.sh' must not go on from a
+// mistyped id (collectAndExplain said which). Tracked ids a plain wait
+// found are the history's, and do not fail it.
+func namedUnknown(named, unknown []string) error {
+	for _, id := range named {
+		if slices.Contains(unknown, id) {
+			return silentExit(exitFailure)
+		}
+	}
+	return nil
+}
+
+// without is ids less those in drop.
+func without(ids, drop []string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(drop, id) })
 }
 
 // pendingPatience is how long wait gives a job submitted through the shim
@@ -119,21 +149,17 @@ func resumeWait(opt waitOptions) string {
 }
 
 // noteUntracked says which of the jobs named on the command line no script
-// is linked to: wait follows and collects them, but lists only tracked jobs.
-func noteUntracked(ctx context.Context, env commandEnv, ids []string) error {
-	untracked, err := bench.Untracked(ctx, env.perCall(), ids)
-	if err != nil {
-		return err
-	}
+// is linked to: wait followed and collected them, but lists only tracked
+// jobs. Ids Slurm has no job of are left out: there is no record to collect.
+func noteUntracked(stderr io.Writer, untracked []string) {
 	switch n := len(untracked); {
 	case n == 1:
-		fmt.Fprintf(env.Err, "migadvisor: job %s is not tracked: wait collects its record, but only 'migadvisor track JOB.sh %s' links it to a script and lists it here\n",
+		fmt.Fprintf(stderr, "migadvisor: job %s is not tracked: wait collects its record, but only 'migadvisor track JOB.sh %s' links it to a script and lists it here\n",
 			untracked[0], untracked[0])
 	case n > 1:
-		fmt.Fprintf(env.Err, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
+		fmt.Fprintf(stderr, "migadvisor: %s are not tracked: wait collects their records, but only 'migadvisor track JOB.sh %s' links them to a script and lists them here\n",
 			textutil.JobsNamed(untracked, 0), strings.Join(untracked, " "))
 	}
-	return nil
 }
 
 // waitForJobs waits until none of ids is queued, with a bar on a terminal.

@@ -158,6 +158,29 @@ func TestAnIDSlurmNeverSawIsSaid(t *testing.T) {
 	}
 }
 
+// wait checks its ids as status and track do (a usage error before Slurm
+// is asked), and an id named that Slurm has no job of fails the wait, so
+// that 'wait $ID && recommend' stops: it is said once, with no note that
+// wait collects a record there is none of.
+func TestWaitForAnIDSlurmNeverHadFails(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	fake := slurmByID(t, devclusterDump)
+	_, errOut, code := migadvisorWith(t, fake, "wait", "abc")
+	if code != exitUsage || !strings.Contains(errOut, `"abc" is not a job id`) || len(fake.Calls("squeue"))+len(fake.Calls("sacct")) > 0 {
+		t.Errorf("wait abc: exit %d, %q", code, errOut)
+	}
+	for _, ids := range [][]string{{"99999"}, {"2", "99999"}} {
+		_, errOut, code = migadvisorWith(t, fake, append([]string{"wait", "--timeout", "20s"}, ids...)...)
+		if code != exitFailure || !strings.Contains(errOut, "Slurm has no job 99999") || strings.Contains(errOut, "job 99999 is not tracked") {
+			t.Errorf("wait %v: exit %d, %q", ids, code, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "job 2 is not tracked: wait collects its record") {
+		t.Errorf("wait 2 99999: %q", errOut)
+	}
+}
+
 // A job that failed because Slurm could not open its output file (exit
 // 0:53) has no output to find: collect does not ask for it.
 func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
@@ -194,7 +217,16 @@ func TestWaitForAnUntrackedJobSaysSo(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "history.db")
 	t.Setenv("MIGADVISOR_DB", db)
-	fake := slurmFromDump(t, "../../testdata/sacct/devcluster-failures.psv")
+	// Accounting has job 291 too (job 4's record under its id): a job
+	// Slurm has, that wait collects.
+	dump := readFile(t, "../../testdata/sacct/devcluster-failures.psv")
+	var job291 strings.Builder
+	for _, line := range strings.SplitAfter(dump, "\n") {
+		if strings.HasPrefix(line, "4") {
+			job291.WriteString(strings.ReplaceAll(line[:strings.Index(line, "|migdev|")], "4", "291") + line[strings.Index(line, "|migdev|"):])
+		}
+	}
+	fake := slurmtest.New().Cluster("migdev").Prints("squeue", "").Prints("sacct", dump+job291.String())
 	trackFailures(t, db)
 	_, errOut, code := migadvisorWith(t, fake, "wait", "1", "291")
 	if code != 0 || !strings.Contains(errOut, "migadvisor: job 291 is not tracked: wait collects its record, but only 'migadvisor track JOB.sh 291' links it") ||
