@@ -253,6 +253,43 @@ func Status(ctx context.Context, q StatusQuery, deps StatusDeps) (StatusResult, 
 	return res, nil
 }
 
+// StillWaiting is what a wait that stopped early (--timeout) leaves in
+// Slurm: the submissions of ids that squeue shows unended, each as status
+// shows it, tracked or not. A squeue that fails leaves every one, its
+// state the history's or unknown. site may be nil.
+func StillWaiting(ctx context.Context, sl Queue, h TrackedReader, site *catalog.Site, ids []string) ([]JobStatus, error) {
+	tracked, err := h.Tracked(ctx, history.TrackedFilter{JobIDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]history.Tracked{}
+	for _, t := range tracked {
+		byID[t.JobID] = t
+	}
+	jobs, qerr := sl.Queue(ctx, ids)
+	live := Live{Jobs: QueueBySubmission(jobs), OK: qerr == nil}
+	rows := []JobStatus{}
+	for _, id := range ids {
+		if live.OK && !unended(live.Jobs[id]) {
+			continue
+		}
+		t, ok := byID[id]
+		if !ok {
+			t = history.Tracked{Submission: history.Submission{JobID: id}}
+		}
+		r := StatusOf(t, live, Outcomes{})
+		QueuedProfile(&r, live, site)
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// unended reports whether any of a submission's jobs squeue shows has not
+// ended: the wait goes on for it (queueState).
+func unended(jobs []slurm.QueuedJob) bool {
+	return slices.ContainsFunc(jobs, func(j slurm.QueuedJob) bool { return !slurm.TerminalState(j.State) })
+}
+
 // liveStates asks squeue about the tracked jobs that have not ended, and
 // accounting about those squeue does not show and the history has no
 // record of (Slurm may never have had them). A squeue that fails leaves

@@ -95,6 +95,9 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		}
 	}
 	if err := waitForJobs(ctx, env, ids, opt.wait); err != nil {
+		if opt.json && ctx.Err() == nil {
+			printStillWaiting(ctx, env, ids)
+		}
 		return interrupted(ctx, env.Err, err, "the jobs still run in Slurm: '"+resumeWait(opt)+"' waits for them again")
 	}
 	if opt.noCollect {
@@ -169,17 +172,40 @@ func waitForJobs(ctx context.Context, env commandEnv, ids []string, opt bench.Wa
 	return bench.Waiter{Queue: env.client(), Progress: bar.show}.Wait(ctx, ids, opt)
 }
 
-// printEnded prints each job's final state and, when it did not complete, why.
+// printStillWaiting prints, for --json, the jobs a wait that stopped early
+// left in Slurm with their state, as status does: stdout holds the JSON
+// whatever the wait's error, which follows on stderr.
+func printStillWaiting(ctx context.Context, env commandEnv, ids []string) {
+	site, err := env.site()
+	if err != nil {
+		site = nil // the profiles of untracked jobs only
+	}
+	rows, err := bench.StillWaiting(ctx, env.client(), env.perCall(), site, ids)
+	if err != nil {
+		env.say(fmt.Sprintf("warning: the jobs still waited for cannot be listed: %v", err))
+		rows = []bench.JobStatus{}
+	}
+	writeJSON(env.Out, rows)
+}
+
+// printEnded prints each job's final state and, when it did not complete,
+// why; an id Slurm has no job of is a row too, as status shows it.
 func printEnded(w io.Writer, asJSON bool, ended bench.Ended) error {
-	rows := make([]bench.JobStatus, 0, len(ended.Tracked))
+	rows := make([]bench.JobStatus, 0, len(ended.Tracked)+len(ended.Unknown))
+	live := bench.Live{OK: true, Unknown: ended.Unknown}
 	for _, t := range ended.Tracked {
-		rows = append(rows, bench.StatusOf(t, bench.Live{OK: true, Unknown: ended.Unknown}, ended.Outcomes))
+		rows = append(rows, bench.StatusOf(t, live, ended.Outcomes))
+	}
+	for _, id := range ended.Unknown {
+		if !slices.ContainsFunc(ended.Tracked, func(t history.Tracked) bool { return t.JobID == id }) {
+			rows = append(rows, bench.StatusOf(history.Tracked{Submission: history.Submission{JobID: id}}, live, ended.Outcomes))
+		}
 	}
 	if asJSON {
 		return writeJSON(w, rows)
 	}
 	if len(rows) == 0 {
-		return nil // untracked or unknown ids: said on stderr already, a bare header says nothing
+		return nil // untracked ids: said on stderr already, a bare header says nothing
 	}
 	t := newTable(w)
 	fmt.Fprintln(t, "JOB ID\tPROFILE\tSTATE\tWHY")

@@ -181,6 +181,28 @@ func TestWaitForAnIDSlurmNeverHadFails(t *testing.T) {
 	}
 }
 
+// wait --json prints its JSON on stdout whatever the wait's end: the jobs
+// still queued, with their state, when --timeout passes; an id Slurm has
+// no job of as status gives it ("no such job"). The exit status is the
+// wait's.
+func TestWaitJSONAlwaysPrintsItsJSON(t *testing.T) {
+	isolate(t)
+	t.Setenv("MIGADVISOR_DB", filepath.Join(t.TempDir(), "history.db"))
+	queued := slurmtest.New().Cluster("migdev").Prints("squeue", "4242|4242|PENDING|gres/gpu:a100_10g:1|Priority\n")
+	out, errOut, code := migadvisorWith(t, queued, "wait", "--timeout", "1ms", "--json", "4242")
+	var rows []bench.JobStatus
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != exitFailure || len(rows) != 1 ||
+		rows[0].JobID != "4242" || rows[0].State != "PENDING" || rows[0].Reason != "Priority" || !strings.Contains(errOut, "still queued") {
+		t.Errorf("wait --timeout --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	out, errOut, code = migadvisorWith(t, slurmByID(t, devclusterDump), "wait", "--json", "99999")
+	rows = nil
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != exitFailure || len(rows) != 1 ||
+		rows[0].JobID != "99999" || rows[0].Outcome != bench.OutcomeNoSuchJob {
+		t.Errorf("wait --json 99999: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+}
+
 // A job that failed because Slurm could not open its output file (exit
 // 0:53) has no output to find: collect does not ask for it.
 func TestCollectDoesNotMissTheOutputOfAJobThatCouldWriteNone(t *testing.T) {
