@@ -66,19 +66,19 @@ type TrackReport struct {
 	Fingerprint    string              `json:"fingerprint"`
 	Cluster        string              `json:"cluster"`
 	JobIDs         []string            `json:"job_ids"`
-	NotInHistory   []string            `json:"not_in_history"`      // no accounting record yet
-	UnknownToSlurm []string            `json:"unknown_to_slurm"`    // neither sacct nor squeue knows them
-	Ambiguous      map[string][]string `json:"ambiguous,omitempty"` // job id -> the clusters that hold it as different jobs
+	NotInHistory   []string            `json:"not_in_history"`   // no accounting record yet
+	UnknownToSlurm []string            `json:"unknown_to_slurm"` // neither sacct nor squeue knows them
+	Ambiguous      map[string][]string `json:"ambiguous"`        // job id -> the clusters that hold it as different jobs; {} for none
 }
 
 // Report is r as track says it in JSON.
 func (r TrackResult) Report() TrackReport {
+	// Every key is there, empty where there is nothing to say, as the
+	// documentation lists them: a script need not test for a missing one.
 	rep := TrackReport{Script: r.Script, Fingerprint: r.Fingerprint, Cluster: r.Cluster, JobIDs: r.JobIDs,
-		NotInHistory: jsonlist.NonNil(r.NotInHistory), UnknownToSlurm: jsonlist.NonNil(r.UnknownToSlurm)}
+		NotInHistory: jsonlist.NonNil(r.NotInHistory), UnknownToSlurm: jsonlist.NonNil(r.UnknownToSlurm),
+		Ambiguous: make(map[string][]string, len(r.Ambiguous))}
 	for id, a := range r.Ambiguous {
-		if rep.Ambiguous == nil {
-			rep.Ambiguous = map[string][]string{}
-		}
 		rep.Ambiguous[id] = a.Clusters
 	}
 	return rep

@@ -55,15 +55,15 @@ func TestTrackResultWarnings(t *testing.T) {
 	}
 }
 
-// The lists are [] in JSON, never null; the ambiguous ids are left out
-// where there are none.
+// The lists are [] in JSON, never null, and the ambiguous ids {} where
+// there are none: every key docs/user/history.md lists is always there.
 func TestTrackResultReport(t *testing.T) {
 	for _, c := range []struct {
 		res  TrackResult
 		want string
 	}{
 		{TrackResult{Script: "/w/t.sh", Fingerprint: "f", Cluster: "c1", JobIDs: []string{"1"}},
-			`{"script":"/w/t.sh","fingerprint":"f","cluster":"c1","job_ids":["1"],"not_in_history":[],"unknown_to_slurm":[]}`},
+			`{"script":"/w/t.sh","fingerprint":"f","cluster":"c1","job_ids":["1"],"not_in_history":[],"unknown_to_slurm":[],"ambiguous":{}}`},
 		{TrackResult{Script: "/w/t.sh", Fingerprint: "f", Cluster: "c1", JobIDs: []string{"3", "4"}, NotInHistory: []string{"4"},
 			Ambiguous: map[string]AmbiguousJob{"3": {Clusters: []string{"a", "b"}, LinkedTo: "a"}}},
 			`{"script":"/w/t.sh","fingerprint":"f","cluster":"c1","job_ids":["3","4"],"not_in_history":["4"],"unknown_to_slurm":[],` +
