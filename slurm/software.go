@@ -25,6 +25,7 @@ const (
 	SoftwareTRL          = "trl"
 	SoftwareLightning    = "lightning"
 	SoftwareKeras        = "keras"
+	SoftwareAccelerate   = "accelerate"
 	// SoftwareXLA is XLA's own lines, which JAX and TensorFlow print alike.
 	SoftwareXLA = "xla"
 	// Interpreters: a program of theirs on the GPU runs through a framework.
@@ -43,8 +44,13 @@ type softwareMark struct {
 }
 
 var softwareMarks = []softwareMark{
-	// Tracebacks and warnings through the package, PyTorch's own errors.
-	{SoftwarePyTorch, []byte("torch"), lazyre.New(`[/\\]site-packages[/\\]torch[/\\]|\btorch\.(?:OutOfMemoryError|cuda\.OutOfMemoryError|distributed\.)|\bCUDACachingAllocator\b`), 0},
+	// Tracebacks and warnings through the package, PyTorch's own errors. A
+	// package's path is site-packages' in a virtual environment or conda,
+	// dist-packages' in NGC's and Debian's images
+	// ("/usr/local/lib/python3.10/dist-packages/torch/..."), and starts
+	// there in torchrun's own log lines ("W1126 22:01:25.726000 3361578
+	// site-packages/torch/distributed/run.py:792]", PyTorch 2.5).
+	{SoftwarePyTorch, []byte("torch"), lazyre.New(`\b(?:site|dist)-packages[/\\]torch(?:vision|audio)?[/\\]|\btorch\.(?:OutOfMemoryError|cuda\.OutOfMemoryError|distributed\.)|\bCUDACachingAllocator\b`), 0},
 	// Hugging Face: transformers' progress as it loads a sharded model
 	// ("Loading checkpoint shards: 100%|...| 2/2"), its Trainer's log
 	// lines, printed as Python dicts ("{'loss': 1.87, 'grad_norm': 0.45,
@@ -54,12 +60,14 @@ var softwareMarks = []softwareMark{
 	// tracebacks through the packages.
 	{SoftwareTransformers, []byte("Loading checkpoint shards"), lazyre.New(`Loading checkpoint shards:`), 0},
 	{SoftwareTransformers, []byte("'epoch': "), lazyre.New(`\{'(?:loss|eval_loss|train_runtime)': '?[-\d.e+]+'?, .*'epoch': '?[\d.e+-]+'?\}`), 0},
-	{SoftwareTransformers, []byte("transformers"), lazyre.New(`[/\\]site-packages[/\\]transformers[/\\]`), 0},
+	{SoftwareTransformers, []byte("transformers"), lazyre.New(`\b(?:site|dist)-packages[/\\]transformers[/\\]`), 0},
 	// PEFT's print_trainable_parameters(): "trainable params: 4,194,304 ||
 	// all params: 3,504,607,232 || trainable%: 0.1197".
 	{SoftwarePEFT, []byte("trainable%"), lazyre.New(`trainable params: [\d,]+ \|\| all params: [\d,]+ \|\| trainable%`), 0},
-	{SoftwarePEFT, []byte("peft"), lazyre.New(`[/\\]site-packages[/\\]peft[/\\]`), 0},
-	{SoftwareTRL, []byte("trl"), lazyre.New(`[/\\]site-packages[/\\]trl[/\\]`), 0},
+	{SoftwarePEFT, []byte("peft"), lazyre.New(`\b(?:site|dist)-packages[/\\]peft[/\\]`), 0},
+	// Accelerate's tracebacks (its own lines come with the commands).
+	{SoftwareAccelerate, []byte("accelerate"), lazyre.New(`\b(?:site|dist)-packages[/\\]accelerate[/\\]`), 0},
+	{SoftwareTRL, []byte("trl"), lazyre.New(`\b(?:site|dist)-packages[/\\]trl[/\\]`), 0},
 	// PyTorch Lightning's banner ("GPU available: True (cuda), used: True";
 	// 1.x: "GPU available: True, used: True"), alone or through Python's
 	// logging ("INFO: ...", "INFO:lightning.pytorch.utilities.rank_zero:..."),
@@ -67,17 +75,17 @@ var softwareMarks = []softwareMark{
 	{SoftwareLightning, []byte("available: True"), lazyre.New(`\bGPU available: True(?: \(cuda\))?, used: True`), 0},
 	{SoftwareLightning, []byte("LOCAL_RANK"), lazyre.New(`\bLOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[`), 0},
 	{SoftwareLightning, []byte("| Params"), lazyre.New(`^\s*\| Name\s+\| Type\s+\| Params\b`), 0},
-	{SoftwareLightning, []byte("lightning"), lazyre.New(`[/\\]site-packages[/\\](?:pytorch_)?lightning[/\\]`), 0},
+	{SoftwareLightning, []byte("lightning"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:pytorch_)?lightning[/\\]`), 0},
 	// Keras' progress line of an epoch: Keras 3's bar ("469/469 ━━━━ 5s
 	// 10ms/step - loss: ..."), Keras 2's ("469/469 [=====] - 5s 10ms/step
 	// - ..."), verbose=2's ("5000/5000 - 12s - 2ms/step - ..."). "Epoch
 	// 1/10" alone is not Keras': other programs print it too.
 	{SoftwareKeras, []byte("/step"), lazyre.New(`^\s*\d+/\d+ (?:[━─]+ +|\[[=>.]+\] - |- )\S+ (?:- )?\d+(?:ms|us|s)/step\b`), 0},
-	{SoftwareKeras, []byte("keras"), lazyre.New(`[/\\](?:site|dist)-packages[/\\](?:tf_)?keras[/\\]`), 0},
+	{SoftwareKeras, []byte("keras"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:tf_)?keras[/\\]`), 0},
 	// JAX: tracebacks and errors, the devices as it prints them
 	// ("[CudaDevice(id=0)]", older "[StreamExecutorGpuDevice(id=0, ...)]",
 	// "[GpuDevice(id=0, process_index=0)]"; a device as str, "gpu:0").
-	{SoftwareJAX, []byte("jax"), lazyre.New(`[/\\]site-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.`), 0},
+	{SoftwareJAX, []byte("jax"), lazyre.New(`\b(?:site|dist)-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.`), 0},
 	{SoftwareJAX, []byte("Device(id="), lazyre.New(`\b(?:Cuda|Gpu|StreamExecutorGpu|Rocm)Device\(id=\d+`), 0},
 	{SoftwareJAX, []byte("gpu:"), lazyre.New(`^\s*\[?gpu:\d+(?:, gpu:\d+)*\]?\s*$`), 0},
 	// XLA's service on the GPU ("XLA service 0x... initialized for platform
@@ -88,12 +96,12 @@ var softwareMarks = []softwareMark{
 	{SoftwareXLA, []byte("StreamExecutor device"), lazyre.New(`StreamExecutor device \(\d+\): `), 0},
 	// TensorFlow's log lines ("I tensorflow/core/...", "W external/local_xla/...")
 	// and the one that says how much of the device it mapped.
-	{SoftwareTensorFlow, []byte("tensorflow"), lazyre.New(`\b[IWEF] tensorflow/|[/\\]site-packages[/\\]tensorflow[/\\]|Created device /job:\S+ with \d+ MB memory`), 0},
+	{SoftwareTensorFlow, []byte("tensorflow"), lazyre.New(`\b[IWEF] tensorflow/|\b(?:site|dist)-packages[/\\]tensorflow[/\\]|Created device /job:\S+ with \d+ MB memory`), 0},
 	{SoftwareTensorFlow, []byte("Created device"), lazyre.New(`Created device /job:\S+ with \d+ MB memory`), 0},
 	// CuPy: its errors ("cupy.cuda.memory.OutOfMemoryError: Out of memory
 	// allocating ..."), tracebacks through its package and its compiled
 	// modules ("File "cupy/_core/core.pyx", line 1,476").
-	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|[/\\]site-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
+	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|\b(?:site|dist)-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
 	// GROMACS's banner: ":-) GROMACS - gmx mdrun, 2023.3 (-:".
 	{SoftwareGROMACS, []byte("GROMACS"), lazyre.New(`GROMACS - gmx\S* \S+, (\S+) \(-:|^GROMACS version:\s+(\S+)`), 1},
 	// The interpreters, by how they stop: Python's traceback, Rscript's

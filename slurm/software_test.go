@@ -51,6 +51,17 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"a Python traceback", "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in <module>\n", map[string]string{SoftwarePython: ""}},
 		{"R stopped", "Error in solve.default(m) : system is computationally singular\nExecution halted\n", map[string]string{SoftwareR: ""}},
 		{"Julia stopped", "ERROR: LoadError: Out of GPU memory trying to allocate 7.451 GiB\n", map[string]string{SoftwareJulia: ""}},
+		// Containers' packages live in dist-packages (NGC's PyTorch image,
+		// Python 3.10), and torchrun's log lines (PyTorch 2.5) name them
+		// from site-packages on.
+		{"PyTorch warning from a container", "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py:617: UserWarning: This DataLoader will create 16 worker processes in total.\n", map[string]string{SoftwarePyTorch: ""}},
+		{"torchrun's log line, from site-packages on", "W1126 22:01:25.726000 3361578 site-packages/torch/distributed/run.py:792] *****************************************\n", map[string]string{SoftwarePyTorch: ""}},
+		{"torchvision's warning", "/home/u/.venv/lib/python3.11/site-packages/torchvision/models/_utils.py:208: UserWarning: The parameter 'pretrained' is deprecated since 0.13 and may be removed in the future, please use 'weights' instead.\n", map[string]string{SoftwarePyTorch: ""}},
+		{"a transformers traceback in a container", "  File \"/usr/local/lib/python3.10/dist-packages/transformers/trainer.py\", line 1938, in train\n", map[string]string{SoftwareTransformers: ""}},
+		{"an Accelerate traceback", "  File \"/home/u/.venv/lib/python3.11/site-packages/accelerate/accelerator.py\", line 2151, in backward\n", map[string]string{SoftwareAccelerate: ""}},
+		{"a JAX traceback in a container", "  File \"/usr/local/lib/python3.10/dist-packages/jax/_src/interpreters/pxla.py\", line 1177, in __call__\n", map[string]string{SoftwareJAX: ""}},
+		{"a TensorFlow traceback in a container", "  File \"/usr/local/lib/python3.11/dist-packages/tensorflow/python/eager/execute.py\", line 53, in quick_execute\n", map[string]string{SoftwareTensorFlow: ""}},
+		{"a CuPy traceback in a container", "  File \"/usr/local/lib/python3.10/dist-packages/cupy/_core/_routines_math.pyx\", line 12\n", map[string]string{SoftwareCuPy: ""}},
 		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {
