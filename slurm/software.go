@@ -49,8 +49,20 @@ var softwareMarks = []softwareMark{
 	// dist-packages' in NGC's and Debian's images
 	// ("/usr/local/lib/python3.10/dist-packages/torch/..."), and starts
 	// there in torchrun's own log lines ("W1126 22:01:25.726000 3361578
-	// site-packages/torch/distributed/run.py:792]", PyTorch 2.5).
-	{SoftwarePyTorch, []byte("torch"), lazyre.New(`\b(?:site|dist)-packages[/\\]torch(?:vision|audio)?[/\\]|\btorch\.(?:OutOfMemoryError|cuda\.OutOfMemoryError|distributed\.)|\bCUDACachingAllocator\b`), 0},
+	// site-packages/torch/distributed/run.py:792]", PyTorch 2.5). Its own
+	// log lines since 2.4, from its source tree ("W1114 17:59:52.294000
+	// 3097815 torch/distributed/run.py:774] Setting OMP_NUM_THREADS ...",
+	// "W0312 10:00:00.123000 140123 torch/_dynamo/convert_frame.py:844]"),
+	// torch.load's warning (2.4), torchvision's download of a model's
+	// weights, the error a device's failure raises since 2.8
+	// ("torch.AcceleratorError: CUDA error: out of memory").
+	{SoftwarePyTorch, []byte("torch"), lazyre.New(`\b(?:site|dist)-packages[/\\]torch(?:vision|audio)?[/\\]|\btorch\.(?:OutOfMemoryError|cuda\.OutOfMemoryError|distributed\.|AcceleratorError\b)|\bCUDACachingAllocator\b|` +
+		`\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?:\S*[/\\])?torch[/\\]_?\w+[/\\]|` +
+		"You are using `torch\\.load` with `weights_only=False`|" +
+		`^Downloading: "https://download\.pytorch\.org/models/`), 0},
+	// c10d's warnings, with the rank torchrun prefixes ("[rank0]:[W530
+	// 08:34:35.154236112 ProcessGroupNCCL.cpp:1250] Warning: ...", 2.4).
+	{SoftwarePyTorch, []byte("ProcessGroupNCCL"), lazyre.New(`\bProcessGroupNCCL\.cpp:\d+\]`), 0},
 	// Hugging Face: transformers' progress as it loads a sharded model
 	// ("Loading checkpoint shards: 100%|...| 2/2"), its Trainer's log
 	// lines, printed as Python dicts ("{'loss': 1.87, 'grad_norm': 0.45,
@@ -104,9 +116,11 @@ var softwareMarks = []softwareMark{
 	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|\b(?:site|dist)-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
 	// GROMACS's banner: ":-) GROMACS - gmx mdrun, 2023.3 (-:".
 	{SoftwareGROMACS, []byte("GROMACS"), lazyre.New(`GROMACS - gmx\S* \S+, (\S+) \(-:|^GROMACS version:\s+(\S+)`), 1},
-	// The interpreters, by how they stop: Python's traceback, Rscript's
-	// last line on an error, Julia's error in a script.
-	{SoftwarePython, []byte("Traceback"), lazyre.New(`^Traceback \(most recent call last\):`), 0},
+	// The interpreters, by how they stop: Python's traceback (with the
+	// prefix torchrun's ranks print since PyTorch 2.4, "[rank0]: ", or srun
+	// --label's, "0: "), Rscript's last line on an error, Julia's error in a
+	// script.
+	{SoftwarePython, []byte("Traceback"), lazyre.New(`^` + rankPrefix + `Traceback \(most recent call last\):`), 0},
 	{SoftwareR, []byte("Execution halted"), lazyre.New(`^Execution halted\s*$`), 0},
 	{SoftwareJulia, []byte("LoadError"), lazyre.New(`^ERROR: LoadError: `), 0},
 }
@@ -182,11 +196,16 @@ func (s *scanner) setVersion(name, version string) {
 	}
 }
 
+// rankPrefix is what starts each line of a rank's output: torchrun's
+// "[rank1]: " (PyTorch 2.4), srun --label's "1: ".
+const rankPrefix = `(?:\[rank\d+\]: ?|\d+: )?`
+
 // reErrorLine is a line that reads as an error: a Python exception
-// ("ModuleNotFoundError: No module named 'x'"), a program's or Slurm's
-// "error:" ("srun: error: ...", "error: ..."), and anywhere in a line a
-// crash as the shell reports it ("line 8: 1234 Segmentation fault").
-var reErrorLine = lazyre.New(`^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception)(?::|$)|(?:\S+: )?(?:error|ERROR|Error|FATAL|Fatal error)\b\s*[:!])|Segmentation fault|Bus error|Aborted \(core dumped\)`)
+// ("ModuleNotFoundError: No module named 'x'", a rank's "[rank1]:
+// torch.OutOfMemoryError: ..."), a program's or Slurm's "error:" ("srun:
+// error: ...", "error: ..."), and anywhere in a line a crash as the shell
+// reports it ("line 8: 1234 Segmentation fault").
+var reErrorLine = lazyre.New(`^\s*` + rankPrefix + `(?:[A-Za-z_][\w.]*(?:Error|Exception)(?::|$)|(?:\S+: )?(?:error|ERROR|Error|FATAL|Fatal error)\b\s*[:!])|Segmentation fault|Bus error|Aborted \(core dumped\)`)
 
 // errorGates are cheap tests before reErrorLine: a line that holds none of
 // them is no error line.

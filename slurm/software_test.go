@@ -62,6 +62,18 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"a JAX traceback in a container", "  File \"/usr/local/lib/python3.10/dist-packages/jax/_src/interpreters/pxla.py\", line 1177, in __call__\n", map[string]string{SoftwareJAX: ""}},
 		{"a TensorFlow traceback in a container", "  File \"/usr/local/lib/python3.11/dist-packages/tensorflow/python/eager/execute.py\", line 53, in quick_execute\n", map[string]string{SoftwareTensorFlow: ""}},
 		{"a CuPy traceback in a container", "  File \"/usr/local/lib/python3.10/dist-packages/cupy/_core/_routines_math.pyx\", line 12\n", map[string]string{SoftwareCuPy: ""}},
+		// PyTorch's own lines since 2.4: torchrun's and dynamo's log lines
+		// from its source tree, c10d's warning with torchrun's rank prefix,
+		// torch.load's FutureWarning, torchvision's download of weights,
+		// 2.8's AcceleratorError.
+		{"torchrun's log line", "W1114 17:59:52.294000 3097815 torch/distributed/run.py:774] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default\n", map[string]string{SoftwarePyTorch: ""}},
+		{"dynamo's log line", "W0312 10:00:00.123000 140123 torch/_dynamo/convert_frame.py:844] [0/8] torch._dynamo hit config.cache_size_limit (8)\n", map[string]string{SoftwarePyTorch: ""}},
+		{"c10d's warning", "[rank0]:[W530 08:34:35.154236112 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL.\n", map[string]string{SoftwarePyTorch: ""}},
+		{"torch.load's warning", "/home/u/proj/train.py:41: FutureWarning: You are using `torch.load` with `weights_only=False` (the current default value), which uses the default pickle module implicitly.\n", map[string]string{SoftwarePyTorch: ""}},
+		{"torchvision's download", "Downloading: \"https://download.pytorch.org/models/resnet50-0676ba61.pth\" to /home/u/.cache/torch/hub/checkpoints/resnet50-0676ba61.pth\n", map[string]string{SoftwarePyTorch: ""}},
+		{"PyTorch 2.8's device error", "torch.AcceleratorError: CUDA error: out of memory\n", map[string]string{SoftwarePyTorch: ""}},
+		{"a rank's traceback", "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"/home/u/train.py\", line 88, in <module>\n", map[string]string{SoftwarePython: ""}},
+		{"srun --label's traceback", "0: Traceback (most recent call last):\n", map[string]string{SoftwarePython: ""}},
 		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {
@@ -112,6 +124,9 @@ func TestScanOutputKeepsTheFirstErrorLine(t *testing.T) {
 		{"/var/spool/slurmd/job42/slurm_script: line 8: 1234 Segmentation fault      (core dumped) ./solver\n",
 			"1:/var/spool/slurmd/job42/slurm_script: line 8: 1234 Segmentation fault      (core dumped) ./solver"},
 		{"Segmentation fault (core dumped)\n", "1:Segmentation fault (core dumped)"},
+		// A rank's error under torchrun (PyTorch 2.4), srun --label's.
+		{"[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB.\n", "1:[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB."},
+		{"3: ValueError: bad shape\n", "1:3: ValueError: bad shape"},
 		{"error_rate 0.12\nErrors: 0\n    raise ValueError(x)\nno errors here\n", ""},
 	}
 	for _, c := range cases {
