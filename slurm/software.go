@@ -34,6 +34,10 @@ const (
 	SoftwareJulia  = "julia"
 )
 
+// ansi is the colour codes a program writes around a word: "\x1b[1m",
+// "\x1b[0m".
+const ansi = `(?:\x1b\[[\d;]*m)*`
+
 // softwareMark is a line only one piece of software prints: its log
 // prefix, a traceback through its package, its banner, its progress.
 type softwareMark struct {
@@ -88,11 +92,23 @@ var softwareMarks = []softwareMark{
 	{SoftwareLightning, []byte("LOCAL_RANK"), lazyre.New(`\bLOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[`), 0},
 	{SoftwareLightning, []byte("| Params"), lazyre.New(`^\s*\| Name\s+\| Type\s+\| Params\b`), 0},
 	{SoftwareLightning, []byte("lightning"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:pytorch_)?lightning[/\\]`), 0},
-	// Keras' progress line of an epoch: Keras 3's bar ("469/469 ━━━━ 5s
-	// 10ms/step - loss: ..."), Keras 2's ("469/469 [=====] - 5s 10ms/step
-	// - ..."), verbose=2's ("5000/5000 - 12s - 2ms/step - ..."). "Epoch
-	// 1/10" alone is not Keras': other programs print it too.
-	{SoftwareKeras, []byte("/step"), lazyre.New(`^\s*\d+/\d+ (?:[━─]+ +|\[[=>.]+\] - |- )\S+ (?:- )?\d+(?:ms|us|s)/step\b`), 0},
+	// Keras' progress of an epoch, as it lands in a file: on Linux it
+	// redraws the bar even where the output is no terminal, each update
+	// after backspaces and a carriage return on the same line, Keras 3's in
+	// colour ("\r\x1b[1m 12/469\x1b[0m \x1b[37m━━━━\x1b[0m \x1b[1m2s\x1b[0m
+	// 5ms/step - loss: ...\x08\x08...\r\x1b[1m469/469\x1b[0m ..."), Keras 2's
+	// with an ETA until the epoch's last ("\r 13/469 [====>.....] - ETA: 1s
+	// - loss: ...", "469/469 [=====] - 5s 10ms/step - ..."; an epoch's line
+	// may be longer than what is read of a line, so the first update
+	// counts); verbose=2's, one line an epoch (Keras 3's "469/469 - 5s -
+	// 10ms/step - loss: ...", tf.keras 2's "469/469 - 5s - loss: ... -
+	// 5s/epoch - 10ms/step"); Keras 3's model summary, in a box. "Epoch
+	// 1/10" alone is not Keras': other programs print it too, and so is a
+	// count of steps with a time a step ("100/1000 - 2s - 12ms/step").
+	{SoftwareKeras, []byte("━"), lazyre.New(`(?:^|[\r\x08])\s*` + ansi + `\s*\d+/\d+` + ansi + ` (?:` + ansi + `[━─]+` + ansi + `)+ +` + ansi + `\S+?` + ansi + ` \d+(?:ms|us|s)/step\b`), 0},
+	{SoftwareKeras, []byte("] - "), lazyre.New(`(?:^|[\r\x08])\s*\d+/\d+ \[[=>.]+\] - (?:ETA: |\S+ \d+(?:ms|us|s)/step\b)`), 0},
+	{SoftwareKeras, []byte("/step"), lazyre.New(`^\s*\d+/\d+ - \S+ - (?:\d+(?:ms|us|s)/step - \w+: |.* - \d+(?:ms|us|s)/epoch - \d+(?:ms|us|s)/step\s*$)`), 0},
+	{SoftwareKeras, []byte("Layer (type)"), lazyre.New(`^┃ Layer \(type\)\s+┃ Output Shape`), 0},
 	{SoftwareKeras, []byte("keras"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:tf_)?keras[/\\]`), 0},
 	// JAX: tracebacks and errors, the devices as it prints them
 	// ("[CudaDevice(id=0)]", older "[StreamExecutorGpuDevice(id=0, ...)]",

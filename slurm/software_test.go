@@ -37,6 +37,15 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"Keras 2 progress", "469/469 [==============================] - 5s 10ms/step - loss: 0.2710 - accuracy: 0.9213\n", map[string]string{SoftwareKeras: ""}},
 		{"Keras verbose=2", "5000/5000 - 12s - 2ms/step - loss: 2.0454 - mae: 1.7862\n", map[string]string{SoftwareKeras: ""}},
 		{"an epoch line alone says nothing", "Epoch 1/10\nepoch 1: loss 0.3\n", nil},
+		{"a program's own count of steps", "step 100/1000 - loss 0.3 - 12ms/step\n 100/1000 - 2s - 12ms/step\n", nil},
+		// The bars as they land in a file: redrawn after backspaces and a
+		// carriage return on one line, Keras 3's in colour (Keras 3.5),
+		// Keras 2's (tf.keras 2.15) with an ETA until the epoch's last.
+		{"Keras 3 progress in a file", "Epoch 1/10\n\r\x1b[1m  1/469\x1b[0m \x1b[37m━━━━━━━━━━━━━━━━━━━━\x1b[0m \x1b[1m8:49\x1b[0m 1s/step - accuracy: 0.1016 - loss: 2.3240\x08\x08\x08\x08\x08\x08\x08\x08\r\x1b[1m469/469\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m \x1b[1m5s\x1b[0m 10ms/step - accuracy: 0.9213 - loss: 0.2710\n", map[string]string{SoftwareKeras: ""}},
+		{"Keras 2 progress in a file", "Epoch 1/10\n\r  1/469 [..............................] - ETA: 3:20 - loss: 2.3026 - accuracy: 0.1016\x08\x08\x08\x08\x08\x08\r469/469 [==============================] - 5s 10ms/step - loss: 0.2710 - accuracy: 0.9213\n", map[string]string{SoftwareKeras: ""}},
+		{"Keras 2 progress longer than a line is read", strings.Repeat("\r 13/469 [>.............................] - ETA: 1s - loss: 2.1 - accuracy: 0.2"+strings.Repeat("\x08", 80), 500) + "\n", map[string]string{SoftwareKeras: ""}},
+		{"tf.keras 2 verbose=2", "469/469 - 5s - loss: 0.2710 - accuracy: 0.9213 - 5s/epoch - 10ms/step\n", map[string]string{SoftwareKeras: ""}},
+		{"Keras 3 model summary", "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n", map[string]string{SoftwareKeras: ""}},
 		// JAX's devices as it prints them, old and new.
 		{"JAX devices", "[CudaDevice(id=0)]\n", map[string]string{SoftwareJAX: ""}},
 		{"JAX devices, older", "devices: [StreamExecutorGpuDevice(id=0, process_index=0, slice_index=0)]\n", map[string]string{SoftwareJAX: ""}},
