@@ -26,6 +26,9 @@ const (
 	SoftwareLightning    = "lightning"
 	SoftwareKeras        = "keras"
 	SoftwareAccelerate   = "accelerate"
+	// SoftwareVLLM is vLLM, which reserves a share of the device
+	// (gpu_memory_utilization) for its weights and KV cache at start.
+	SoftwareVLLM = "vllm"
 	// SoftwareXLA is XLA's own lines, which JAX and TensorFlow print alike.
 	SoftwareXLA = "xla"
 	// Interpreters: a program of theirs on the GPU runs through a framework.
@@ -110,6 +113,18 @@ var softwareMarks = []softwareMark{
 	{SoftwareKeras, []byte("/step"), lazyre.New(`^\s*\d+/\d+ - \S+ - (?:\d+(?:ms|us|s)/step - \w+: |.* - \d+(?:ms|us|s)/epoch - \d+(?:ms|us|s)/step\s*$)`), 0},
 	{SoftwareKeras, []byte("Layer (type)"), lazyre.New(`^┃ Layer \(type\)\s+┃ Output Shape`), 0},
 	{SoftwareKeras, []byte("keras"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:tf_)?keras[/\\]`), 0},
+	// vLLM: its engine's start with its version ("INFO 10-06 15:56:35
+	// [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: ...",
+	// a V1 engine's lines prefixed "(EngineCore_DP0 pid=41565) "; 0.5's
+	// "Initializing an LLM engine (v0.5.0)"), its share of the device ("the
+	// current vLLM instance can use total_gpu_memory (79.15GiB) x
+	// gpu_memory_utilization (0.70) = 55.09GiB", 0.9), its errors that ask
+	// for more of it, the platform it found (0.7: "INFO 09-01 08:52:22
+	// __init__.py:190] Automatically detected platform cuda."). Its "Loading
+	// safetensors checkpoint shards" is SGLang's too.
+	{SoftwareVLLM, []byte("LLM engine (v"), lazyre.New(`Initializing an? (?:V1 )?LLM engine \(v([^)\s]+)\)`), 1},
+	{SoftwareVLLM, []byte("gpu_memory_utilization"), lazyre.New("the current vLLM instance can use total_gpu_memory|Try increasing `gpu_memory_utilization`"), 0},
+	{SoftwareVLLM, []byte("detected platform"), lazyre.New(`^(?:\(\w+ pid=\d+\) )?INFO \d\d-\d\d \d\d:\d\d:\d\d \[?[\w.]+\.py:\d+\] Automatically detected platform \w+`), 0},
 	// JAX: tracebacks and errors, the devices as it prints them
 	// ("[CudaDevice(id=0)]", older "[StreamExecutorGpuDevice(id=0, ...)]",
 	// "[GpuDevice(id=0, process_index=0)]"; a device as str, "gpu:0").
@@ -179,8 +194,8 @@ func (s *scanner) software(b []byte) {
 		if !line.holds(&markPairs[i]) || !bytes.Contains(b, m.gate) {
 			continue
 		}
-		if _, seen := s.ev.Versions[m.name]; seen {
-			continue
+		if v, seen := s.ev.Versions[m.name]; seen && (v != "" || m.group == 0) {
+			continue // known, or this mark gives no version
 		}
 		sub := m.re.Get().FindSubmatch(b)
 		if sub == nil {

@@ -83,6 +83,11 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"PyTorch 2.8's device error", "torch.AcceleratorError: CUDA error: out of memory\n", map[string]string{SoftwarePyTorch: ""}},
 		{"a rank's traceback", "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"/home/u/train.py\", line 88, in <module>\n", map[string]string{SoftwarePython: ""}},
 		{"srun --label's traceback", "0: Traceback (most recent call last):\n", map[string]string{SoftwarePython: ""}},
+		// vLLM (0.4 to 0.11): the platform it found, its engine's start with
+		// its version, a V1 engine's lines, its share of the device.
+		{"vLLM's start", "INFO 09-01 08:52:22 __init__.py:190] Automatically detected platform cuda.\n(EngineCore_DP0 pid=41565) INFO 10-06 15:56:35 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='/home/u/models/Qwen3-8B', speculative_config=None\n", map[string]string{SoftwareVLLM: "0.11.0"}},
+		{"vLLM 0.4's engine", "INFO 05-04 14:43:16 llm_engine.py:98] Initializing an LLM engine (v0.4.1) with config: model='Meta-Llama-3-8B-Instruct', speculative_config=None, tokenizer='Meta-Llama-3-8B-Instruct'\n", map[string]string{SoftwareVLLM: "0.4.1"}},
+		{"vLLM's share of the device", "INFO 07-02 17:08:07 [worker.py:267] the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.70) = 55.09GiB\n", map[string]string{SoftwareVLLM: ""}},
 		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {

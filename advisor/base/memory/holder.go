@@ -101,15 +101,18 @@ var softwareKinds = map[string]softwareKind{
 	slurm.SoftwareLightning:    {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwareKeras:        {HolderPreallocates, "TensorFlow", slurm.SoftwareTensorFlow, 1}, // its default backend; KERAS_BACKEND
 	slurm.SoftwareXLA:          {HolderPreallocates, "JAX or TensorFlow", "", 2},
-	slurm.SoftwareGROMACS:      {HolderAllocates, "GROMACS", "", 0},
-	"namd":                     {HolderAllocates, "NAMD", "", 0},
-	"lammps":                   {HolderAllocates, "LAMMPS", "", 0},
-	"amber":                    {HolderAllocates, "Amber", "", 0},
-	"vasp":                     {HolderAllocates, "VASP", "", 0},
-	"cp2k":                     {HolderAllocates, "CP2K", "", 0},
-	"quantum-espresso":         {HolderAllocates, "Quantum ESPRESSO", "", 0},
-	"relion":                   {HolderAllocates, "RELION", "", 0},
-	SoftwareCompiled:           {HolderAllocates, "a compiled program", "", 0},
+	// vLLM reserves gpu_memory_utilization of the device (0.9 unless told)
+	// at start, for its weights and as much KV cache as fits, over PyTorch.
+	slurm.SoftwareVLLM:    {HolderPreallocates, "vLLM", "", 0},
+	slurm.SoftwareGROMACS: {HolderAllocates, "GROMACS", "", 0},
+	"namd":                {HolderAllocates, "NAMD", "", 0},
+	"lammps":              {HolderAllocates, "LAMMPS", "", 0},
+	"amber":               {HolderAllocates, "Amber", "", 0},
+	"vasp":                {HolderAllocates, "VASP", "", 0},
+	"cp2k":                {HolderAllocates, "CP2K", "", 0},
+	"quantum-espresso":    {HolderAllocates, "Quantum ESPRESSO", "", 0},
+	"relion":              {HolderAllocates, "RELION", "", 0},
+	SoftwareCompiled:      {HolderAllocates, "a compiled program", "", 0},
 	// What an interpreter's program holds is its framework's: PyTorch, JAX,
 	// TensorFlow, CuPy; R's torch and tensorflow; CUDA.jl's pool.
 	slurm.SoftwarePython: {HolderInterpreted, "a Python framework", "", 0},
@@ -204,7 +207,8 @@ var pythonPackages = map[string]string{
 	"bitsandbytes": slurm.SoftwarePyTorch, "timm": slurm.SoftwarePyTorch,
 	"jax": slurm.SoftwareJAX, "flax": slurm.SoftwareJAX, "optax": slurm.SoftwareJAX,
 	"tensorflow": slurm.SoftwareTensorFlow, "keras": slurm.SoftwareTensorFlow, "tf_keras": slurm.SoftwareTensorFlow,
-	"cupy": slurm.SoftwareCuPy, "pytorch": slurm.SoftwarePyTorch, // the last in image and environment names only
+	"cupy": slurm.SoftwareCuPy, "vllm": slurm.SoftwareVLLM,
+	"pytorch": slurm.SoftwarePyTorch, // in image and environment names only
 }
 
 // reImport is a Python import of a package, at the start of a statement:
@@ -219,7 +223,7 @@ var (
 		"vasp_std": "vasp", "vasp_gam": "vasp", "vasp_ncl": "vasp", "vasp_gpu": "vasp", "pw.x": "quantum-espresso",
 		"cp2k": "cp2k", "cp2k.psmp": "cp2k", "cp2k.popt": "cp2k", "cp2k.ssmp": "cp2k", "relion_refine": "relion",
 		"relion_refine_mpi": "relion", "torchrun": slurm.SoftwarePyTorch, "deepspeed": slurm.SoftwarePyTorch,
-		"accelerate": "accelerate"}
+		"accelerate": "accelerate", "vllm": slurm.SoftwareVLLM}
 	moduleSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "torch": slurm.SoftwarePyTorch,
 		"py-torch": slurm.SoftwarePyTorch, "pytorch-gpu": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow,
 		"tensorflow-gpu": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX, "gromacs": slurm.SoftwareGROMACS,

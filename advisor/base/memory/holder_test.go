@@ -78,6 +78,10 @@ func TestHolderOfTheClass(t *testing.T) {
 		{"Python beside a framework", seen("python", "jax"), nil, HolderPreallocates, "JAX", "shows jax"},
 		{"Python beside a compiled code", seen("python", "gromacs"), nil, HolderAllocates, "GROMACS", "shows gromacs"},
 		{"Python beside a program of its own", seen("python", SoftwareCompiled), nil, HolderAllocates, "a compiled program", "shows compiled"},
+		// vLLM reserves gpu_memory_utilization of the device at start, over
+		// the PyTorch its tracebacks show.
+		{"vLLM", seen("vllm"), nil, HolderPreallocates, "vLLM", "shows vllm"},
+		{"vLLM over PyTorch", seen("torch", "vllm"), nil, HolderPreallocates, "vLLM", "shows vllm"},
 		{"nothing known", seen("bash"), nil, HolderUnknown, "", ""},
 	}
 	for _, c := range cases {
