@@ -17,6 +17,8 @@ const (
 	SoftwareJAX        = "jax"
 	SoftwareTensorFlow = "tensorflow"
 	SoftwareGROMACS    = "gromacs"
+	SoftwareNAMD       = "namd"
+	SoftwareLAMMPS     = "lammps"
 	SoftwareCuPy       = "cupy"
 	// Libraries over a framework: Hugging Face's over PyTorch, Lightning
 	// over PyTorch, Keras over TensorFlow (or the backend it is told).
@@ -75,10 +77,13 @@ var softwareMarks = []softwareMark{
 	// lines, printed as Python dicts ("{'loss': 1.87, 'grad_norm': 0.45,
 	// 'learning_rate': 0.0002, 'epoch': 0.25}", "{'train_runtime': 612.3,
 	// ...}"; newer releases quote the figures, "{'loss': '1.873', ...}")
-	// through tqdm.write, after the bar it clears on the same line, and
-	// tracebacks through the packages.
+	// through tqdm.write, after the bar it clears on the same line; a
+	// program's own dict of a loss and an epoch is not the Trainer's, which
+	// logs the learning rate, the evaluation's runtime or the training's),
+	// and tracebacks through the packages.
 	{SoftwareTransformers, []byte("Loading checkpoint shards"), lazyre.New(`Loading checkpoint shards:`), 0},
-	{SoftwareTransformers, []byte("'epoch': "), lazyre.New(`\{'(?:loss|eval_loss|train_runtime)': '?[-\d.e+]+'?, .*'epoch': '?[\d.e+-]+'?\}`), 0},
+	{SoftwareTransformers, []byte("'epoch': "), lazyre.New(`\{'loss': '?[-\d.e+]+'?, (?:'grad_norm': [^,]+, )?'learning_rate': .*'epoch': '?[\d.e+-]+'?\}|` +
+		`\{'eval_loss': .*'eval_runtime': .*'epoch': '?[\d.e+-]+'?\}|\{'train_runtime': '?[\d.e+-]+'?, .*'epoch': '?[\d.e+-]+'?\}`), 0},
 	{SoftwareTransformers, []byte("transformers"), lazyre.New(`\b(?:site|dist)-packages[/\\]transformers[/\\]`), 0},
 	// PEFT's print_trainable_parameters(): "trainable params: 4,194,304 ||
 	// all params: 3,504,607,232 || trainable%: 0.1197".
@@ -126,11 +131,13 @@ var softwareMarks = []softwareMark{
 	{SoftwareVLLM, []byte("gpu_memory_utilization"), lazyre.New("the current vLLM instance can use total_gpu_memory|Try increasing `gpu_memory_utilization`"), 0},
 	{SoftwareVLLM, []byte("detected platform"), lazyre.New(`^(?:\(\w+ pid=\d+\) )?INFO \d\d-\d\d \d\d:\d\d:\d\d \[?[\w.]+\.py:\d+\] Automatically detected platform \w+`), 0},
 	// JAX: tracebacks and errors, the devices as it prints them
-	// ("[CudaDevice(id=0)]", older "[StreamExecutorGpuDevice(id=0, ...)]",
-	// "[GpuDevice(id=0, process_index=0)]"; a device as str, "gpu:0").
+	// ("[CudaDevice(id=0)]", 0.4.20's "[cuda(id=0), cuda(id=1)]", older
+	// "[StreamExecutorGpuDevice(id=0, ...)]", "[GpuDevice(id=0,
+	// process_index=0)]"). A device as str, "gpu:0", is no mark: it is how
+	// Slurm writes a GPU (squeue's and sinfo's gres, "gpu:1").
 	{SoftwareJAX, []byte("jax"), lazyre.New(`\b(?:site|dist)-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.`), 0},
 	{SoftwareJAX, []byte("Device(id="), lazyre.New(`\b(?:Cuda|Gpu|StreamExecutorGpu|Rocm)Device\(id=\d+`), 0},
-	{SoftwareJAX, []byte("gpu:"), lazyre.New(`^\s*\[?gpu:\d+(?:, gpu:\d+)*\]?\s*$`), 0},
+	{SoftwareJAX, []byte("(id="), lazyre.New(`\[(?:cuda|gpu|rocm)\(id=\d+\)`), 0},
 	// XLA's service on the GPU ("XLA service 0x... initialized for platform
 	// CUDA", "StreamExecutor device (0): NVIDIA A100-SXM4-80GB, Compute
 	// Capability 8.0"): JAX's, or TensorFlow's, which names itself on
@@ -147,6 +154,12 @@ var softwareMarks = []softwareMark{
 	{SoftwareCuPy, []byte("cupy"), lazyre.New(`\bcupy(?:_backends)?\.cuda\.|\b(?:site|dist)-packages[/\\]cupy(?:_backends)?[/\\]|"cupy(?:_backends)?/\S+\.pyx"`), 0},
 	// GROMACS's banner: ":-) GROMACS - gmx mdrun, 2023.3 (-:".
 	{SoftwareGROMACS, []byte("GROMACS"), lazyre.New(`GROMACS - gmx\S* \S+, (\S+) \(-:|^GROMACS version:\s+(\S+)`), 1},
+	// NAMD's and LAMMPS' banners, with their versions ("Info: NAMD 3.0.1 for
+	// Linux-x86_64-multicore-CUDA", "LAMMPS (2 Aug 2023 - Update 3)"): a
+	// compiled code, whose peak is its need even where a Python script
+	// beside it fails with a traceback.
+	{SoftwareNAMD, []byte("Info: NAMD"), lazyre.New(`^Info: NAMD (\S+) for \S+`), 1},
+	{SoftwareLAMMPS, []byte("LAMMPS ("), lazyre.New(`^LAMMPS \((\d{1,2} \w{3} \d{4}(?: - [^)]*)?)\)\s*$`), 1},
 	// The interpreters, by how they stop: Python's traceback (with the
 	// prefix torchrun's ranks print since PyTorch 2.4, "[rank0]: ", or srun
 	// --label's, "0: "), Rscript's last line on an error, Julia's error in a

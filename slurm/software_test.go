@@ -25,6 +25,8 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"Hugging Face checkpoint shards", "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]\n", map[string]string{SoftwareTransformers: ""}},
 		{"Hugging Face Trainer's log", "{'loss': 1.8731, 'grad_norm': 0.4562, 'learning_rate': 0.0002, 'epoch': 0.25}\n", map[string]string{SoftwareTransformers: ""}},
 		{"Hugging Face Trainer's log, quoted, after tqdm's bar", " 12%|█▎        | 25/200 [00:41<04:46,  1.64s/it]\r{'loss': '1.873', 'grad_norm': '0.4562', 'learning_rate': '0.0002', 'epoch': '0.12'}\n", map[string]string{SoftwareTransformers: ""}},
+		{"Hugging Face Trainer's evaluation", "{'eval_loss': 0.412, 'eval_accuracy': 0.88, 'eval_runtime': 12.3, 'eval_samples_per_second': 81.3, 'eval_steps_per_second': 10.2, 'epoch': 1.0}\n", map[string]string{SoftwareTransformers: ""}},
+		{"a program's own dict of a loss", "{'loss': 0.5, 'acc': 0.9, 'epoch': 3}\n", nil},
 		{"Hugging Face Trainer's summary", "{'train_runtime': 612.3, 'train_samples_per_second': 3.27, 'train_steps_per_second': 0.41, 'train_loss': 1.62, 'epoch': 1.0}\n", map[string]string{SoftwareTransformers: ""}},
 		{"PEFT's trainable parameters", "trainable params: 4,194,304 || all params: 3,504,607,232 || trainable%: 0.1197\n", map[string]string{SoftwarePEFT: ""}},
 		{"a TRL traceback", "  File \"/home/u/.venv/lib/python3.11/site-packages/trl/trainer/sft_trainer.py\", line 451, in train\n", map[string]string{SoftwareTRL: ""}},
@@ -49,13 +51,20 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		// JAX's devices as it prints them, old and new.
 		{"JAX devices", "[CudaDevice(id=0)]\n", map[string]string{SoftwareJAX: ""}},
 		{"JAX devices, older", "devices: [StreamExecutorGpuDevice(id=0, process_index=0, slice_index=0)]\n", map[string]string{SoftwareJAX: ""}},
-		{"JAX device, as str", "gpu:0\n", map[string]string{SoftwareJAX: ""}},
+		{"JAX 0.4.20's devices", "[cuda(id=0), cuda(id=1)]\n", map[string]string{SoftwareJAX: ""}},
+		// Slurm's gres as squeue and sinfo print it, which a device as JAX
+		// 0.4's str wrote the same.
+		{"a GPU as Slurm writes it", "gpu:1\n", nil},
 		// XLA's lines: JAX and TensorFlow print them alike.
 		{"XLA service", "I0000 00:00:1743640581.557432  670254 service.cc:148] XLA service 0x7fa3e4019580 initialized for platform CUDA (this does not guarantee that XLA will be used). Devices:\nI0000 00:00:1743640581.558096  670254 service.cc:156]   StreamExecutor device (0): NVIDIA A100-SXM4-80GB, Compute Capability 8.0\n", map[string]string{SoftwareXLA: ""}},
 		{"XLA under TensorFlow", "2021-11-03 15:57:14.968438: I tensorflow/compiler/xla/service/service.cc:168] XLA service 0x562341070250 initialized for platform CUDA (this does not guarantee that XLA will be used). Devices:\n", map[string]string{SoftwareTensorFlow: "", SoftwareXLA: ""}},
 		// CuPy: its out-of-memory error and tracebacks through its modules.
 		{"CuPy out of memory", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 8,589,934,592 bytes).\n", map[string]string{SoftwareCuPy: ""}},
 		{"CuPy traceback", "  File \"cupy/_core/core.pyx\", line 1,476, in cupy._core.core._ndarray_base.__add__\n", map[string]string{SoftwareCuPy: ""}},
+		// Compiled codes' banners, with their versions (NAMD 3.0.1, LAMMPS
+		// 2Aug2023 update 3); a Python script after LAMMPS that fails.
+		{"NAMD's banner", "Charm++> Running in SMP mode: 1 processes, 8 worker threads (PEs) + 1 comm threads per process\nInfo: NAMD 3.0.1 for Linux-x86_64-multicore-CUDA\n", map[string]string{SoftwareNAMD: "3.0.1"}},
+		{"LAMMPS' banner, then a Python traceback", "LAMMPS (2 Aug 2023 - Update 3)\nTotal wall time: 0:01:23\nTraceback (most recent call last):\n  File \"/home/u/analyze.py\", line 3, in <module>\nModuleNotFoundError: No module named 'MDAnalysis'\n", map[string]string{SoftwareLAMMPS: "2 Aug 2023 - Update 3", SoftwarePython: ""}},
 		// Interpreters: a Python traceback, R's and Julia's errors.
 		{"a Python traceback", "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in <module>\n", map[string]string{SoftwarePython: ""}},
 		{"R stopped", "Error in solve.default(m) : system is computationally singular\nExecution halted\n", map[string]string{SoftwareR: ""}},

@@ -105,8 +105,8 @@ var softwareKinds = map[string]softwareKind{
 	// at start, for its weights and as much KV cache as fits, over PyTorch.
 	slurm.SoftwareVLLM:    {HolderPreallocates, "vLLM", "", 0},
 	slurm.SoftwareGROMACS: {HolderAllocates, "GROMACS", "", 0},
-	"namd":                {HolderAllocates, "NAMD", "", 0},
-	"lammps":              {HolderAllocates, "LAMMPS", "", 0},
+	slurm.SoftwareNAMD:    {HolderAllocates, "NAMD", "", 0},
+	slurm.SoftwareLAMMPS:  {HolderAllocates, "LAMMPS", "", 0},
 	"amber":               {HolderAllocates, "Amber", "", 0},
 	"vasp":                {HolderAllocates, "VASP", "", 0},
 	"cp2k":                {HolderAllocates, "CP2K", "", 0},

@@ -99,6 +99,24 @@ func TestHolderOfTheClass(t *testing.T) {
 	}
 }
 
+// What a job's output shows decides through its record: LAMMPS' banner
+// before a post-processing script's Python traceback is a compiled code's
+// run, whose peak is its need (LAMMPS 2Aug2023 update 3).
+func TestHolderOfAnOutput(t *testing.T) {
+	out := "LAMMPS (2 Aug 2023 - Update 3)\nTotal wall time: 0:01:23\nTraceback (most recent call last):\n  File \"/home/u/analyze.py\", line 3, in <module>\nModuleNotFoundError: No module named 'MDAnalysis'\n"
+	ev, err := slurm.ScanOutput(strings.NewReader(out), slurm.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []Software
+	for _, n := range SoftwareOfRecord(ev.Versions, "") {
+		seen = append(seen, Software{n, "shows " + n})
+	}
+	if h := HolderOf(seen, nil); h.Kind != HolderAllocates || h.Software != "LAMMPS" {
+		t.Errorf("%v: %+v, want LAMMPS, which allocates what it uses", ev.Versions, h)
+	}
+}
+
 // What a script runs, read for the interpreters and the compiled codes:
 // the program a command runs past its launchers, the script's own #!
 // line; a program of the job's own (a path) is a compiled code, a system
