@@ -115,18 +115,48 @@ var (
 	reTorchAlloc = lazyre.New(`([\d.]+ (?:bytes|[KMGT]iB)) already allocated`)
 	reTorchByPT  = lazyre.New(`Of the allocated memory ([\d.]+ (?:bytes|[KMGT]iB)) is allocated by PyTorch`)
 	reMIGAssert  = lazyre.New(`NVML_SUCCESS == r INTERNAL ASSERT FAILED at .*CUDACachingAllocator`)
-	reTFOOM      = lazyre.New(`OOM when allocating tensor|ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to \d+\)\s*requested by`)
-	reJAXOOM     = lazyre.New(`(?i)RESOURCE_EXHAUSTED: (?:Out of memory while trying to allocate (\d+) bytes|Out of memory|Failed to allocate)|Resource exhausted: (?:Out of memory|Failed to allocate)`)
-	reCUDAOOM    = lazyre.New(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed`)
-	reHostOOM    = lazyre.New(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
-	reCancelled  = lazyre.New(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
-	reWork       = lazyre.New(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
-	reMetric     = lazyre.New(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
-	reVersion    = lazyre.New(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
-	reSetting    = lazyre.New(`^\s*MIGADVISOR_SETTING\s+([A-Za-z_][A-Za-z0-9_]*)\s+(\S.{0,199}?)\s*$`)
-	reMonitor    = lazyre.New(MonitorLinePrefix + `\s+peak_mib=`)
-	reGromacs    = lazyre.New(`^Performance:\s+([\d.]+)\s+[\d.]+`)
-	reHFSamples  = lazyre.New(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
+	reTFOOM      = lazyre.New(`OOM when allocating tensor`)
+	// TensorFlow's out of memory in eager mode, in a graph's function
+	// ("  (0) RESOURCE_EXHAUSTED:  failed to allocate memory"), and from
+	// its cuda_malloc_async allocator, which gives the bytes.
+	reTFExhausted = lazyre.New(`ResourceExhaustedError: (?:failed to allocate memory|Out of memory while trying to allocate (\d+) bytes)|RESOURCE_EXHAUSTED: +failed to allocate memory`)
+	// The BFC allocator's failure, TensorFlow's and JAX's (its path under
+	// external/xla/: jaxlib's own XLA), with the bytes it asked for.
+	reBFCOOM = lazyre.New(`ran out of memory trying to allocate [\d.]+\s*\w+ \(rounded to (\d+)\)\s*requested by`)
+	// JAX's: XLA's RESOURCE_EXHAUSTED, with the bytes ("... allocate
+	// 4770354232 bytes."), in XLA's units (jax 0.6: "... allocate
+	// 19.59GiB."), or a request's ("Failed to allocate request for 2.99GiB
+	// (3206250496B) on device ordinal 0").
+	reJAXOOM = lazyre.New(`(?i)RESOURCE[_ ]EXHAUSTED: (?:Out of memory while trying to allocate ([\d.]+) ?(bytes|[KMGT]i?B)|Out of memory|Failed to allocate(?: request for \S+ \((\d+)B\))?)`)
+	// CuPy's pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory
+	// allocating 1,610,612,736 bytes (allocated so far: 32,233,253,888
+	// bytes)."): what it had allocated so far counts the free blocks it
+	// kept, which it releases before it gives up, so only the request is
+	// a lower bound.
+	reCuPyOOM = lazyre.New(`Out of memory allocating ([\d,]+) bytes`)
+	// CUDA.jl's ("ERROR: LoadError: Out of GPU memory trying to allocate
+	// 7.451 GiB", Base.format_bytes' units).
+	reJuliaOOM = lazyre.New(`Out of GPU memory trying to allocate ([\d.]+ (?:bytes|[KMGT]iB))`)
+	// vLLM's: no room for a KV cache in its share of the device
+	// (gpu_memory_utilization), or not for one request of max_model_len.
+	reVLLMOOM = lazyre.New(`No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|is larger than the maximum number of tokens that can be stored in KV cache`)
+	// LAMMPS' GPU package ("ERROR on proc 0: Insufficient memory on
+	// accelerator (src/GPU/pair_lj_cut_gpu.cpp:110)").
+	reLAMMPSOOM = lazyre.New(`Insufficient memory on accelerator`)
+	// CUDA's own, from any program; Amber's pmemd.cuda ("cudaMalloc
+	// GpuBuffer::Allocate failed out of memory"); NAMD's second line of a
+	// CUDA error (" on Pe 0 (gpu001 device 0 pci 0:7:0): out of memory",
+	// from its source: its cudaDie).
+	reCUDAOOM   = lazyre.New(`CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED|Allocation of the device buffer failed|GpuBuffer::Allocate failed out of memory|\bon Pe \d+ \([^)]*\): out of memory`)
+	reHostOOM   = lazyre.New(`Detected \d+ oom[-_]kill event|exceeded (?:virtual )?memory limit|: task \d+: Out Of Memory|Exceeded job memory limit|State: OUT_OF_MEMORY`)
+	reCancelled = lazyre.New(`\*\*\* (?:JOB|STEP) [\d._+]+ ON \S+ CANCELLED AT \S+(.*)\*\*\*`)
+	reWork      = lazyre.New(`^\s*MIGADVISOR_WORK\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s+(\S.*?)\s*$`)
+	reMetric    = lazyre.New(`^\s*MIGADVISOR_METRIC\s+(\S+)\s+([-+]?[\d.]+(?:[eE][-+]?\d+)?)`)
+	reVersion   = lazyre.New(`^\s*MIGADVISOR_VERSION\s+(\S+)\s+(\S.{0,199}?)\s*$`)
+	reSetting   = lazyre.New(`^\s*MIGADVISOR_SETTING\s+([A-Za-z_][A-Za-z0-9_]*)\s+(\S.{0,199}?)\s*$`)
+	reMonitor   = lazyre.New(MonitorLinePrefix + `\s+peak_mib=`)
+	reGromacs   = lazyre.New(`^Performance:\s+([\d.]+)\s+[\d.]+`)
+	reHFSamples = lazyre.New(`['"]?train_samples_per_second['"]?\s*[:=]\s*([\d.]+)`)
 )
 
 // AllocatedMetric is the MIGADVISOR_METRIC a job prints for its framework's
@@ -143,7 +173,7 @@ var interesting = [][]byte{
 	[]byte("memory"), []byte("MEMORY"), []byte("OOM"), []byte("oom"), []byte("MIGADVISOR_"),
 	[]byte("Performance:"), []byte("train_samples_per_second"), []byte("CANCELLED"), []byte("ASSERT"),
 	[]byte("RESOURCE_EXHAUSTED"), []byte("Resource exhausted"), []byte("ALLOC_FAILED"), []byte("Out Of Memory"),
-	[]byte("Allocation of the device buffer"),
+	[]byte("Allocation of the device buffer"), []byte("KV cache"),
 }
 
 // ScanFile scans a job's output file; see ScanOutput.
@@ -305,6 +335,11 @@ func (s *scanner) known(text string, n int) {
 	}
 	if oom := gpuOOM(text); oom != nil {
 		oom.Line, oom.Text = n, shorten(text)
+		if old := ev.GPUOOM; oom.NeedMiB == Unknown && old != nil && old.Source == oom.Source {
+			// TensorFlow's error after its allocator's line: the bytes
+			// the allocator asked for stay the need's lower bound.
+			oom.NeedMiB = old.NeedMiB
+		}
 		ev.GPUOOM = oom
 		return
 	}
@@ -369,19 +404,71 @@ func gpuOOM(text string) *OOMEvent {
 		return &OOMEvent{Kind: OOMGPU, Source: "pytorch-mig-assert", NeedMiB: Unknown}
 	case reTFOOM.MatchString(text):
 		return &OOMEvent{Kind: OOMGPU, Source: "tensorflow", NeedMiB: Unknown}
+	}
+	// Before JAX's: TensorFlow says RESOURCE_EXHAUSTED too.
+	if m := reTFExhausted.FindStringSubmatch(text); m != nil {
+		return &OOMEvent{Kind: OOMGPU, Source: "tensorflow", NeedMiB: bytesMiB(m[1], "bytes")}
+	}
+	if m := reBFCOOM.FindStringSubmatch(text); m != nil {
+		source := "tensorflow"
+		if strings.Contains(text, "external/xla/") {
+			source = "jax"
+		}
+		return &OOMEvent{Kind: OOMGPU, Source: source, NeedMiB: bytesMiB(m[1], "bytes")}
+	}
+	if m := reCuPyOOM.FindStringSubmatch(text); m != nil {
+		return &OOMEvent{Kind: OOMGPU, Source: "cupy", NeedMiB: bytesMiB(strings.ReplaceAll(m[1], ",", ""), "bytes")}
+	}
+	if m := reJuliaOOM.FindStringSubmatch(text); m != nil {
+		need := Unknown * 1.0
+		if v, ok := parseTorchSize(m[1]); ok {
+			need = v
+		}
+		return &OOMEvent{Kind: OOMGPU, Source: "julia-cuda", NeedMiB: need}
+	}
+	switch {
+	case reVLLMOOM.MatchString(text):
+		return &OOMEvent{Kind: OOMGPU, Source: "vllm", NeedMiB: Unknown}
+	case reLAMMPSOOM.MatchString(text):
+		return &OOMEvent{Kind: OOMGPU, Source: "lammps", NeedMiB: Unknown}
 	case reCUDAOOM.MatchString(text):
 		return &OOMEvent{Kind: OOMGPU, Source: "cuda", NeedMiB: Unknown}
 	}
 	if m := reJAXOOM.FindStringSubmatch(text); m != nil {
-		need := Unknown * 1.0
-		if m[1] != "" {
-			if b, err := strconv.ParseFloat(m[1], 64); err == nil {
-				need = b / (1 << 20)
-			}
+		need := bytesMiB(m[1], m[2])
+		if m[3] != "" {
+			need = bytesMiB(m[3], "bytes")
 		}
 		return &OOMEvent{Kind: OOMGPU, Source: "jax", NeedMiB: need}
 	}
 	return nil
+}
+
+// bytesMiB reads a figure in bytes or in XLA's units ("19.59", "GiB";
+// K, M, G, T with or without the i, all powers of 1024), in MiB; Unknown
+// where there is none.
+func bytesMiB(num, unit string) float64 {
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return Unknown
+	}
+	var shift uint
+	switch {
+	case unit == "":
+		return Unknown
+	case unit[0] == 'b' || unit[0] == 'B':
+	case unit[0] == 'K' || unit[0] == 'k':
+		shift = 10
+	case unit[0] == 'M' || unit[0] == 'm':
+		shift = 20
+	case unit[0] == 'G' || unit[0] == 'g':
+		shift = 30
+	case unit[0] == 'T' || unit[0] == 't':
+		shift = 40
+	default:
+		return Unknown
+	}
+	return v * float64(uint64(1)<<shift) / (1 << 20)
 }
 
 // parseTorchSize reads PyTorch's format_size: "512 bytes", "20.00 MiB", "7.45 GiB".

@@ -65,10 +65,33 @@ func TestScanOOMMessages(t *testing.T) {
 		{"OutOfMemoryError: CUDA out of memory. Tried to allocate 3725.29 GiB. GPU", OOMGPU, "pytorch", 3725.29 * 1024},
 		{`RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":830, please report a bug to PyTorch.`, OOMGPU, "pytorch-mig-assert", Unknown},
 		{"ResourceExhaustedError: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", OOMGPU, "tensorflow", Unknown},
-		{"W tensorflow/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.07GiB (rounded to 3300000000)requested by op _EagerConst", OOMGPU, "tensorflow", Unknown},
+		{"W tensorflow/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.07GiB (rounded to 3300000000)requested by op _EagerConst", OOMGPU, "tensorflow", 3300000000.0 / (1 << 20)},
 		{"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.", OOMGPU, "jax", 4770354232.0 / (1 << 20)},
-		{"jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 19.59GiB. [executable_name='jit_concatenate']", OOMGPU, "jax", Unknown},
-		{"RuntimeError: Resource exhausted: Failed to allocate request for 32.00MiB (33554432B) on device ordinal 0", OOMGPU, "jax", Unknown},
+		// JAX's in XLA's units (jax 0.6), a request's bytes (jaxlib 0.1).
+		{"jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 19.59GiB. [executable_name='jit_concatenate']", OOMGPU, "jax", 19.59 * 1024},
+		{"RuntimeError: Resource exhausted: Failed to allocate request for 32.00MiB (33554432B) on device ordinal 0", OOMGPU, "jax", 32},
+		{"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0", OOMGPU, "jax", 3206250496.0 / (1 << 20)},
+		// The BFC allocator under jaxlib's own XLA (jax 0.4.2x) is JAX's.
+		{"2024-05-01 12:00:00.1: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator (GPU_0_bfc) ran out of memory trying to allocate 6.20GiB (rounded to 6656950272)requested by op ", OOMGPU, "jax", 6656950272.0 / (1 << 20)},
+		// TensorFlow's RESOURCE_EXHAUSTED (TF 2.x: eager, a graph's
+		// function, the cuda_malloc_async allocator) is no JAX OOM.
+		{"tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Cast]", OOMGPU, "tensorflow", Unknown},
+		{"  (0) RESOURCE_EXHAUSTED:  failed to allocate memory", OOMGPU, "tensorflow", Unknown},
+		{"  (0) RESOURCE_EXHAUSTED: failed to allocate memory", OOMGPU, "tensorflow", Unknown},
+		{"ResourceExhaustedError: Out of memory while trying to allocate 4294967296 bytes.", OOMGPU, "tensorflow", 4096},
+		// CuPy 13's pool: the request only, what it had so far counts the
+		// free blocks it released before it gave up.
+		{"cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,610,612,736 bytes (allocated so far: 32,233,253,888 bytes).", OOMGPU, "cupy", 1536},
+		// CUDA.jl 5's, under julia's LoadError.
+		{"ERROR: LoadError: Out of GPU memory trying to allocate 7.451 GiB", OOMGPU, "julia-cuda", 7.451 * 1024},
+		// vLLM's (0.6 to 0.11): no KV cache fits its share of the device.
+		{"ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.", OOMGPU, "vllm", Unknown},
+		{"ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.86 GiB). Based on the available memory, the estimated maximum model length is 80768.", OOMGPU, "vllm", Unknown},
+		// Compiled codes: LAMMPS' GPU package (2Aug2023), Amber's
+		// pmemd.cuda, NAMD's CUDA error's second line (from its source).
+		{"ERROR on proc 0: Insufficient memory on accelerator (src/GPU/pair_lj_cut_gpu.cpp:110)", OOMGPU, "lammps", Unknown},
+		{"cudaMalloc GpuBuffer::Allocate failed out of memory", OOMGPU, "cuda", Unknown},
+		{" on Pe 0 (gpu001 device 0 pci 0:7:0): out of memory", OOMGPU, "cuda", Unknown},
 		{"RuntimeError: CUDA error: out of memory", OOMGPU, "cuda", Unknown},
 		{"std::bad_alloc: cudaErrorMemoryAllocation: out of memory", OOMGPU, "cuda", Unknown},
 		{"call to cuMemAlloc returned error 2 (CUDA_ERROR_OUT_OF_MEMORY): Out of memory", OOMGPU, "cuda", Unknown},
@@ -87,6 +110,27 @@ func TestScanOOMMessages(t *testing.T) {
 		}
 		if oom == nil || oom.Kind != c.kind || oom.Source != c.source || oom.Line != 2 || !near(oom.NeedMiB, c.need) {
 			t.Errorf("%.60s…: got %+v", c.line, oom)
+		}
+	}
+}
+
+// The allocator's line gives the bytes, the error after it none: the
+// bytes stay the need's lower bound (TensorFlow 2.12, jax 0.4.2x).
+func TestScanOOMNeedOfTheAllocatorsLine(t *testing.T) {
+	for _, c := range []struct {
+		out, source string
+		need        float64
+	}{
+		{"2023-06-01 12:00:00.000000: W tensorflow/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.07GiB (rounded to 3300000000)requested by op _EagerConst\n" +
+			"tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node __wrapped__AddV2_device_/job:localhost/replica:0/task:0/device:GPU:0}} OOM when allocating tensor with shape[1024,1024,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:AddV2] name: \n",
+			"tensorflow", 3300000000.0 / (1 << 20)},
+		{"2024-05-01 12:00:00.1: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator (GPU_0_bfc) ran out of memory trying to allocate 6.20GiB (rounded to 6656950272)requested by op \n" +
+			"2024-05-01 12:00:00.2: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2716] Execution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6656950272 bytes.\n",
+			"jax", 6656950272.0 / (1 << 20)},
+	} {
+		oom := scanString(t, c.out).GPUOOM
+		if oom == nil || oom.Source != c.source || oom.Line != 2 || !near(oom.NeedMiB, c.need) {
+			t.Errorf("%.60s…: got %+v", c.out, oom)
 		}
 	}
 }

@@ -533,8 +533,10 @@ func openNear(name string, s *slurm.Script) *os.File {
 }
 
 // oomSoftware names the software of an out-of-memory message's source
-// (slurm.OOMEvent.Source; "pytorch-mig-assert" is PyTorch's too).
-var oomSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX}
+// (slurm.OOMEvent.Source; "pytorch-mig-assert" is PyTorch's too,
+// "julia-cuda" CUDA.jl's, under Julia).
+var oomSoftware = map[string]string{"pytorch": slurm.SoftwarePyTorch, "tensorflow": slurm.SoftwareTensorFlow, "jax": slurm.SoftwareJAX,
+	"cupy": slurm.SoftwareCuPy, "julia": slurm.SoftwareJulia, "vllm": slurm.SoftwareVLLM, "lammps": slurm.SoftwareLAMMPS}
 
 // SoftwareOfRecord is the software a job's record shows it ran: the names
 // of its versions (those whose holding of memory is known), and the

@@ -117,6 +117,16 @@ func TestHolderOfAnOutput(t *testing.T) {
 	}
 }
 
+// An out-of-memory message names its software: CuPy's pool, CUDA.jl's
+// (under Julia), vLLM's KV cache, LAMMPS' GPU package.
+func TestSoftwareOfAnOOM(t *testing.T) {
+	for source, want := range map[string]string{"cupy": "cupy", "julia-cuda": "julia", "vllm": "vllm", "lammps": "lammps", "pytorch-mig-assert": "torch"} {
+		if got := SoftwareOfRecord(nil, source); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %v, want %s", source, got, want)
+		}
+	}
+}
+
 // What a script runs, read for the interpreters and the compiled codes:
 // the program a command runs past its launchers, the script's own #!
 // line; a program of the job's own (a path) is a compiled code, a system
