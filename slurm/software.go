@@ -28,6 +28,7 @@ const (
 	SoftwareLightning    = "lightning"
 	SoftwareKeras        = "keras"
 	SoftwareAccelerate   = "accelerate"
+	SoftwareDeepSpeed    = "deepspeed"
 	// SoftwareVLLM is vLLM, which reserves a share of the device
 	// (gpu_memory_utilization) for its weights and KV cache at start.
 	SoftwareVLLM = "vllm"
@@ -82,6 +83,14 @@ var softwareMarks = []softwareMark{
 	// logs the learning rate, the evaluation's runtime or the training's),
 	// and tracebacks through the packages.
 	{SoftwareTransformers, []byte("Loading checkpoint shards"), lazyre.New(`Loading checkpoint shards:`), 0},
+	// Its warnings as it loads a model and generates ("Some weights of
+	// BertForSequenceClassification were not initialized from the model
+	// checkpoint at bert-base-uncased ...", "Setting `pad_token_id` to
+	// `eos_token_id`:2 for open-end generation."), its Trainer's header
+	// ("***** Running training *****").
+	{SoftwareTransformers, []byte("from the model checkpoint"), lazyre.New(`^Some weights of (?:the model checkpoint at \S+ were not used when initializing|\S+ were not initialized from the model checkpoint)`), 0},
+	{SoftwareTransformers, []byte("***** Running"), lazyre.New(`^\*{5} Running (?:training|Evaluation|Prediction) \*{5}`), 0},
+	{SoftwareTransformers, []byte("for open-end generation"), lazyre.New("^Setting `pad_token_id` to `eos_token_id`:\\S+ for open-end generation"), 0},
 	{SoftwareTransformers, []byte("'epoch': "), lazyre.New(`\{'loss': '?[-\d.e+]+'?, (?:'grad_norm': [^,]+, )?'learning_rate': .*'epoch': '?[\d.e+-]+'?\}|` +
 		`\{'eval_loss': .*'eval_runtime': .*'epoch': '?[\d.e+-]+'?\}|\{'train_runtime': '?[\d.e+-]+'?, .*'epoch': '?[\d.e+-]+'?\}`), 0},
 	{SoftwareTransformers, []byte("transformers"), lazyre.New(`\b(?:site|dist)-packages[/\\]transformers[/\\]`), 0},
@@ -91,6 +100,19 @@ var softwareMarks = []softwareMark{
 	{SoftwarePEFT, []byte("peft"), lazyre.New(`\b(?:site|dist)-packages[/\\]peft[/\\]`), 0},
 	// Accelerate's tracebacks (its own lines come with the commands).
 	{SoftwareAccelerate, []byte("accelerate"), lazyre.New(`\b(?:site|dist)-packages[/\\]accelerate[/\\]`), 0},
+	// Accelerate's warnings as it launches ("The following values were not
+	// passed to `accelerate launch` and had defaults used instead:") and
+	// of an old kernel ("Detected kernel version 4.18.0, which is below
+	// the recommended minimum of 5.5.0; this can cause the process to
+	// hang.").
+	{SoftwareAccelerate, []byte("accelerate launch"), lazyre.New("were not passed to `accelerate launch` and had defaults used instead"), 0},
+	{SoftwareAccelerate, []byte("Detected kernel version"), lazyre.New(`^Detected kernel version [\d.]+, which is below the recommended minimum of [\d.]+; this can cause the process to hang`), 0},
+	// DeepSpeed's log lines, one with its version ("[2024-09-15
+	// 00:13:05,386] [INFO] [real_accelerator.py:203:get_accelerator]
+	// Setting ds_accelerator to cuda (auto detect)", "... DeepSpeed info:
+	// version=0.14.4, git-hash=unknown, git-branch=unknown").
+	{SoftwareDeepSpeed, []byte("ds_accelerator"), lazyre.New(`\] Setting ds_accelerator to \w+`), 0},
+	{SoftwareDeepSpeed, []byte("DeepSpeed info: version="), lazyre.New(`DeepSpeed info: version=([^,\s]+)`), 1},
 	{SoftwareTRL, []byte("trl"), lazyre.New(`\b(?:site|dist)-packages[/\\]trl[/\\]`), 0},
 	// PyTorch Lightning's banner ("GPU available: True (cuda), used: True";
 	// 1.x: "GPU available: True, used: True"), alone or through Python's
@@ -98,6 +120,14 @@ var softwareMarks = []softwareMark{
 	// the device each rank sees, its model summary's header.
 	{SoftwareLightning, []byte("available: True"), lazyre.New(`\bGPU available: True(?: \(cuda\))?, used: True`), 0},
 	{SoftwareLightning, []byte("LOCAL_RANK"), lazyre.New(`\bLOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[`), 0},
+	// Lightning 2's advice on a device with Tensor Cores ("You are using a
+	// CUDA device ('NVIDIA A100-SXM4-80GB') that has Tensor Cores. ..."),
+	// the end of a fit ("`Trainer.fit` stopped: `max_epochs=10`
+	// reached."), its bar with the logger's version ("Epoch 0: 100%|...|
+	// 1563/1563 [00:30<00:00, 51.2it/s, v_num=0, train_loss=0.300]").
+	{SoftwareLightning, []byte("that has Tensor Cores"), lazyre.New(`^You are using a CUDA device \('[^']+'\) that has Tensor Cores`), 0},
+	{SoftwareLightning, []byte("Trainer.fit` stopped"), lazyre.New("`Trainer\\.fit` stopped: "), 0},
+	{SoftwareLightning, []byte("v_num="), lazyre.New(`\| \d+/\d+ \[[\d:]+<[\d:?]+, [^\]]*\bv_num=`), 0},
 	{SoftwareLightning, []byte("| Params"), lazyre.New(`^\s*\| Name\s+\| Type\s+\| Params\b`), 0},
 	{SoftwareLightning, []byte("lightning"), lazyre.New(`\b(?:site|dist)-packages[/\\](?:pytorch_)?lightning[/\\]`), 0},
 	// Keras' progress of an epoch, as it lands in a file: on Linux it
@@ -135,7 +165,11 @@ var softwareMarks = []softwareMark{
 	// "[StreamExecutorGpuDevice(id=0, ...)]", "[GpuDevice(id=0,
 	// process_index=0)]"). A device as str, "gpu:0", is no mark: it is how
 	// Slurm writes a GPU (squeue's and sinfo's gres, "gpu:1").
-	{SoftwareJAX, []byte("jax"), lazyre.New(`\b(?:site|dist)-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.`), 0},
+	{SoftwareJAX, []byte("jax"), lazyre.New(`\b(?:site|dist)-packages[/\\]jax(?:lib)?[/\\]|\bjaxlib\.xla_extension\.XlaRuntimeError\b|\bjax\._src\.|\bjax\.errors\.|\bjaxlib\._jax\.`), 0},
+	// jaxlib's own XLA logs under external/xla/ ("W
+	// external/xla/xla/service/gpu/nvptx_compiler.cc:760] ..."; TensorFlow's
+	// is external/local_xla/).
+	{SoftwareJAX, []byte("external/xla/"), lazyre.New(`(?:^|\s)[IWEF] external/xla/xla/`), 0},
 	{SoftwareJAX, []byte("Device(id="), lazyre.New(`\b(?:Cuda|Gpu|StreamExecutorGpu|Rocm)Device\(id=\d+`), 0},
 	{SoftwareJAX, []byte("(id="), lazyre.New(`\[(?:cuda|gpu|rocm)\(id=\d+\)`), 0},
 	// XLA's service on the GPU ("XLA service 0x... initialized for platform
@@ -148,6 +182,10 @@ var softwareMarks = []softwareMark{
 	// and the one that says how much of the device it mapped.
 	{SoftwareTensorFlow, []byte("tensorflow"), lazyre.New(`\b[IWEF] tensorflow/|\b(?:site|dist)-packages[/\\]tensorflow[/\\]|Created device /job:\S+ with \d+ MB memory`), 0},
 	{SoftwareTensorFlow, []byte("Created device"), lazyre.New(`Created device /job:\S+ with \d+ MB memory`), 0},
+	// TensorFlow 2.15+ logs XLA's and TSL's lines from its own copies ("E
+	// external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:477] Unable to
+	// register cuFFT factory ...").
+	{SoftwareTensorFlow, []byte("external/local_"), lazyre.New(`(?:^|\s)[IWEF] external/local_(?:xla|tsl)/`), 0},
 	// CuPy: its errors ("cupy.cuda.memory.OutOfMemoryError: Out of memory
 	// allocating ..."), tracebacks through its package and its compiled
 	// modules ("File "cupy/_core/core.pyx", line 1,476").
@@ -167,6 +205,11 @@ var softwareMarks = []softwareMark{
 	{SoftwarePython, []byte("Traceback"), lazyre.New(`^` + rankPrefix + `Traceback \(most recent call last\):`), 0},
 	{SoftwareR, []byte("Execution halted"), lazyre.New(`^Execution halted\s*$`), 0},
 	{SoftwareJulia, []byte("LoadError"), lazyre.New(`^ERROR: LoadError: `), 0},
+	// Julia's stack trace through CUDA.jl ("    @ CUDA
+	// ~/.julia/packages/CUDA/35NC6/lib/cudadrv/libcuda.jl:30"), and the
+	// script it ran ("in expression starting at /home/u/run.jl:12").
+	{SoftwareJulia, []byte(".julia"), lazyre.New(`@ CUDA ~?\S*[/\\]\.julia[/\\]packages[/\\]CUDA[/\\]`), 0},
+	{SoftwareJulia, []byte("in expression starting at"), lazyre.New(`^in expression starting at \S+\.jl:\d+$`), 0},
 }
 
 // markPairs are the pairs of adjacent bytes of each mark's gate, in the

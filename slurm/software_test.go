@@ -97,6 +97,27 @@ func TestScanOutputNamesTheSoftwareFromItsOwnLines(t *testing.T) {
 		{"vLLM's start", "INFO 09-01 08:52:22 __init__.py:190] Automatically detected platform cuda.\n(EngineCore_DP0 pid=41565) INFO 10-06 15:56:35 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='/home/u/models/Qwen3-8B', speculative_config=None\n", map[string]string{SoftwareVLLM: "0.11.0"}},
 		{"vLLM 0.4's engine", "INFO 05-04 14:43:16 llm_engine.py:98] Initializing an LLM engine (v0.4.1) with config: model='Meta-Llama-3-8B-Instruct', speculative_config=None, tokenizer='Meta-Llama-3-8B-Instruct'\n", map[string]string{SoftwareVLLM: "0.4.1"}},
 		{"vLLM's share of the device", "INFO 07-02 17:08:07 [worker.py:267] the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.70) = 55.09GiB\n", map[string]string{SoftwareVLLM: ""}},
+		// Hugging Face's warnings and headers (transformers 4.4x),
+		// Accelerate's (0.3x) and DeepSpeed's (0.14) log lines.
+		{"transformers' new weights", "Some weights of BertForSequenceClassification were not initialized from the model checkpoint at bert-base-uncased and are newly initialized: ['classifier.bias', 'classifier.weight']\n", map[string]string{SoftwareTransformers: ""}},
+		{"transformers' Trainer header", "***** Running training *****\n  Num examples = 25,000\n", map[string]string{SoftwareTransformers: ""}},
+		{"transformers' generation", "Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.\n", map[string]string{SoftwareTransformers: ""}},
+		{"accelerate launch's defaults", "The following values were not passed to `accelerate launch` and had defaults used instead:\n", map[string]string{SoftwareAccelerate: ""}},
+		{"Accelerate's kernel warning", "Detected kernel version 4.18.0, which is below the recommended minimum of 5.5.0; this can cause the process to hang. It is recommended to upgrade the kernel to the minimum version or higher.\n", map[string]string{SoftwareAccelerate: ""}},
+		{"DeepSpeed's log lines", "[2024-09-15 00:13:05,386] [INFO] [real_accelerator.py:203:get_accelerator] Setting ds_accelerator to cuda (auto detect)\n[2024-09-15 00:13:20,111] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.14.4, git-hash=unknown, git-branch=unknown\n", map[string]string{SoftwareDeepSpeed: "0.14.4"}},
+		// Lightning 2's lines.
+		{"Lightning's Tensor Cores advice", "You are using a CUDA device ('NVIDIA A100-SXM4-80GB') that has Tensor Cores. To properly utilize them, you should set `torch.set_float32_matmul_precision('medium' | 'high')`\n", map[string]string{SoftwareLightning: ""}},
+		{"Lightning's end of a fit", "`Trainer.fit` stopped: `max_epochs=10` reached.\n", map[string]string{SoftwareLightning: ""}},
+		{"Lightning's bar", "Epoch 0: 100%|██████████| 1563/1563 [00:30<00:00, 51.2it/s, v_num=0, train_loss=0.300]\n", map[string]string{SoftwareLightning: ""}},
+		// XLA's own copies: jaxlib's (0.4.2x), TensorFlow's (2.15 on); newer
+		// JAX's errors, which replace jaxlib.xla_extension's.
+		{"jaxlib's XLA log line", "2024-05-28 04:48:02.870689: W external/xla/xla/service/gpu/nvptx_compiler.cc:760] The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version (12.5.40).\n", map[string]string{SoftwareJAX: ""}},
+		{"JAX's JaxRuntimeError", "jax.errors.JaxRuntimeError: INTERNAL: cuSolver internal error\n", map[string]string{SoftwareJAX: ""}},
+		{"jaxlib._jax's errors", "jaxlib._jax.XlaRuntimeError: INTERNAL: no supported devices found for platform CUDA\n", map[string]string{SoftwareJAX: ""}},
+		{"TensorFlow's XLA log line", "2024-10-30 15:24:48.318121: E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:477] Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been registered\n", map[string]string{SoftwareTensorFlow: ""}},
+		// Julia through CUDA.jl 5.
+		{"Julia's stack through CUDA.jl", "Stacktrace:\n  [1] macro expansion\n    @ ~/.julia/packages/CUDA/35NC6/src/compiler/execution.jl:110 [inlined]\n    @ CUDA ~/.julia/packages/CUDA/35NC6/lib/cudadrv/libcuda.jl:30\n", map[string]string{SoftwareJulia: ""}},
+		{"Julia's script", "in expression starting at /home/u/run.jl:12\n", map[string]string{SoftwareJulia: ""}},
 		{"words that only mention it", "loading the torch of the tensorflow-free jax-less pipeline\nepoch 1 loss 0.3\nprint(jax.devices()) said cuda:0\ntraceback of nothing\n", nil},
 	}
 	for _, c := range cases {

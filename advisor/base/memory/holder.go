@@ -97,6 +97,7 @@ var softwareKinds = map[string]softwareKind{
 	slurm.SoftwareTransformers: {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwarePEFT:         {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwareTRL:          {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
+	slurm.SoftwareDeepSpeed:    {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwareAccelerate:   {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwareLightning:    {HolderCaching, "PyTorch", slurm.SoftwarePyTorch, 1},
 	slurm.SoftwareKeras:        {HolderPreallocates, "TensorFlow", slurm.SoftwareTensorFlow, 1}, // its default backend; KERAS_BACKEND

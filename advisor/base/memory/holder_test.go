@@ -65,6 +65,7 @@ func TestHolderOfTheClass(t *testing.T) {
 		{"PEFT", seen("peft"), nil, HolderCaching, "PyTorch", "shows peft"},
 		{"TRL", seen("trl"), nil, HolderCaching, "PyTorch", "shows trl"},
 		{"Lightning", seen("lightning"), nil, HolderCaching, "PyTorch", "shows lightning"},
+		{"DeepSpeed", seen("deepspeed"), nil, HolderCaching, "PyTorch", "shows deepspeed"},
 		{"Keras on TensorFlow", seen("keras"), nil, HolderPreallocates, "TensorFlow", "shows keras"},
 		{"Keras on PyTorch", seen("keras"), map[string]string{"KERAS_BACKEND": "torch"}, HolderCaching, "PyTorch", "shows keras"},
 		{"XLA's lines", seen("xla"), nil, HolderPreallocates, "JAX or TensorFlow", "shows xla"},
