@@ -246,8 +246,12 @@ func (p *bytePairs) holds(q *bytePairs) bool {
 // printed itself (MIGADVISOR_VERSION) over none.
 func (s *scanner) software(b []byte) {
 	line := pairsOf(b)
-	for i, m := range softwareMarks {
-		if !line.holds(&markPairs[i]) || !bytes.Contains(b, m.gate) {
+	for i := range markPairs {
+		if !line.holds(&markPairs[i]) {
+			continue
+		}
+		m := &softwareMarks[i]
+		if !bytes.Contains(b, m.gate) {
 			continue
 		}
 		if v, seen := s.ev.Versions[m.name]; seen && (v != "" || m.group == 0) {
