@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -230,5 +231,38 @@ func TestScanFileCapped(t *testing.T) {
 	full, err := ScanFile(path, ScanOptions{})
 	if err != nil || full.Truncated || full.GPUOOM == nil || full.GPUOOM.Line < 30000 {
 		t.Fatalf("uncapped scan: %+v %v", full, err)
+	}
+}
+
+// The out-of-memory errors real programs printed on an H100
+// (testdata/joboutput/h100-oom) are read with their source, their need and
+// the software that ran: a framework's figure, never the device's.
+func TestScanRealOOMsOfAnH100(t *testing.T) {
+	for _, c := range []struct {
+		file, source, software string
+		need                   float64 // MiB
+	}{
+		{"torch-oom.out", "pytorch", SoftwarePyTorch, 1396.98*1024 + 518},
+		{"torch-oom-fill.out", "pytorch", SoftwarePyTorch, 3.73*1024 + 78.76*1024},
+		{"jax-oom.out", "jax", SoftwareJAX, 279.40 * 1024},
+		{"jax-oom-fill.out", "jax", SoftwareJAX, 7.45 * 1024},
+		{"cupy-oom.out", "cupy", SoftwareCuPy, 1.5e12 / (1 << 20)},
+	} {
+		f, err := os.Open(filepath.Join("../testdata/joboutput/h100-oom", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := ScanOutput(f, ScanOptions{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		oom := ev.GPUOOM
+		if oom == nil || oom.Source != c.source || math.Abs(oom.NeedMiB-c.need) > 1 {
+			t.Errorf("%s: GPU OOM %+v, want source %s, need %.1f MiB", c.file, oom, c.source, c.need)
+		}
+		if _, ok := ev.Versions[c.software]; !ok {
+			t.Errorf("%s: software %v, want %s among it", c.file, ev.Versions, c.software)
+		}
 	}
 }
