@@ -101,6 +101,13 @@ func runWait(ctx context.Context, opt waitOptions, w outWriters) error {
 		return interrupted(ctx, env.Err, err, "the jobs still run in Slurm: '"+resumeWait(opt)+"' waits for them again")
 	}
 	if opt.noCollect {
+		if opt.json { // out of the queue, their records not read: as status says them
+			rows := make([]bench.JobStatus, 0, len(ids))
+			for _, id := range ids {
+				rows = append(rows, bench.JobStatus{JobID: id, State: bench.StateCollect, Jobs: []bench.JobStateRow{}})
+			}
+			return writeJSON(env.Out, rows)
+		}
 		return nil
 	}
 	ended, err := collectAndExplain(ctx, env, ids, opt.outputs)

@@ -201,6 +201,12 @@ func TestWaitJSONAlwaysPrintsItsJSON(t *testing.T) {
 		rows[0].JobID != "99999" || rows[0].Outcome != bench.OutcomeNoSuchJob {
 		t.Errorf("wait --json 99999: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
+	// With --no-collect, the jobs that left the queue, their records unread.
+	out, errOut, code = migadvisorWith(t, slurmtest.New().Cluster("migdev").Prints("squeue", ""), "wait", "--no-collect", "--json", "4242")
+	rows = nil
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 1 || rows[0].JobID != "4242" || rows[0].State != bench.StateCollect {
+		t.Errorf("wait --no-collect --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
 }
 
 // A job that failed because Slurm could not open its output file (exit
