@@ -13,6 +13,7 @@ import (
 	"github.com/migadvisor/migadvisor/bench"
 	"github.com/migadvisor/migadvisor/bench/workloads"
 	"github.com/migadvisor/migadvisor/catalog"
+	"github.com/migadvisor/migadvisor/internal/textutil"
 )
 
 // benchmarkCommand runs the reference workloads. "bench" still reaches it
@@ -179,7 +180,7 @@ func runBenchmark(ctx context.Context, o benchmarkRunOptions, w outWriters) erro
 	res, err := bench.RunSuite(ctx, run, measureDeps(env, o.Measure, show.event))
 	show.bar.finish()
 	if err != nil {
-		return suiteFailure(env.Err, w.Out, o.JSON, res, err)
+		return suiteStopped(ctx, env, res, suiteFailure(env.Err, w.Out, o.JSON, res, err))
 	}
 	if err := printBenchmarkJobs(w.Out, o.JSON, res.Jobs); err != nil {
 		return err
@@ -209,6 +210,27 @@ func suiteFailure(stderr, out io.Writer, asJSON bool, res bench.SuiteResult, err
 	}
 	printBenchmarkJobs(out, asJSON, res.Jobs)
 	return err
+}
+
+// suiteStopped is the error of a suite that stopped waiting for jobs it
+// had submitted (Ctrl-C, --timeout, squeue failing): they run on and are
+// charged, so it says so and how to take them up, as a probe does.
+func suiteStopped(ctx context.Context, env commandEnv, res bench.SuiteResult, err error) error {
+	submitted := 0
+	for _, j := range res.Jobs {
+		if j.JobID != "" {
+			submitted++
+		}
+	}
+	if submitted == 0 {
+		return err
+	}
+	takeUp := "'migadvisor wait' waits for them and collects their records, then 'migadvisor docs --out docs/' writes the pages"
+	if ctx.Err() == nil && bench.StoppedWaiting(err) {
+		return fmt.Errorf("%w; the suite's %s, submitted, still run in Slurm, charged as they run: %s",
+			err, textutil.Plural(submitted, "job"), takeUp)
+	}
+	return interrupted(ctx, env.Err, err, "the suite's jobs still run in Slurm: "+takeUp)
 }
 
 // suiteProgress shows a suite's steps, on a terminal or not (a run takes

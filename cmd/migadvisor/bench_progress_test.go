@@ -47,3 +47,21 @@ func TestBenchmarkRunSaysWhatItDoesOffATerminal(t *testing.T) {
 		t.Errorf("sbatch ran with\n%q\nwant (jobs 500 and 501)\n%q", argv, wantArgv)
 	}
 }
+
+// A suite that stops waiting for the jobs it submitted (--timeout, squeue
+// failing) says they run on, charged, and how to take them up, as a probe
+// does.
+func TestBenchmarkRunThatStopsWaitingSaysItsJobsRunOn(t *testing.T) {
+	isolate(t)
+	work := t.TempDir()
+	t.Setenv("MIGADVISOR_DB", filepath.Join(work, "history.db"))
+	t.Chdir(work)
+	pending := slurmtest.New().Cluster("migdev").Prints("sbatch", "4242;migdev\n").Prints("squeue", "4242|4242|PENDING|gres/gpu:a100_10g:1|None\n")
+	_, errOut, code := migadvisorWith(t, pending, "benchmark", "run", "--quick", "--workloads", "pytorch_mnist_simplecnn", "--profiles", "1g.10gb",
+		"--no-monitor", "--out", "b", "--timeout", "1ms")
+	for _, want := range []string{"1 job, submitted, still run", "charged", "'migadvisor wait'"} {
+		if code != exitFailure || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
+		}
+	}
+}
