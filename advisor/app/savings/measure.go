@@ -162,30 +162,43 @@ type pricedJob struct {
 
 // bestUnsure is the profile, of those whose OOM risk recommend could not
 // call low or high from the runs (or low with no runtime measured there),
-// and those recommend names the probe of, that could save the jobs the
+// and those recommend names the probe of, predicted to save the jobs the
 // most below their base, and what it could save them: at the fast end of
 // the runtime range predicted there (a prediction from one profile is
-// wide, and the bound a GPU's utilization sets is its slow end). The
-// recommended profile is no step: the listed jobs go there already.
+// wide, and the bound a GPU's utilization sets is its slow end). Ranked by
+// the fast end alone, a small slice's wide range won over the slice
+// predicted to cost less (a QLoRA job listed for 1g.10gb, predicted at 12.3
+// SU an hour of its work, beside 2g.20gb's 10.4). The recommended profile
+// is no step: the listed jobs go there already.
 func (b *builder) bestUnsure(rec *advisor.Recommendation, jobs []pricedJob) (*advisor.ProfileAdvice, float64) {
-	var best *advisor.ProfileAdvice
-	most := 0.0
+	var best, reach *advisor.ProfileAdvice
+	bestCentral, bestFast, mostFast := 0.0, 0.0, 0.0
 	for i := range rec.Profiles {
 		pa := &rec.Profiles[i]
 		if b.rank(pa.Profile) < 0 || pa.RuntimeS == nil || recommends(rec, pa.Profile) || pa.PastTimeLimit() {
 			continue // no run there can finish within its partition's limit: nothing to measure
 		}
-		saved := 0.0
+		central, fast := 0.0, 0.0
 		for _, j := range jobs {
 			if b.measureFor(rec, pa, j) {
-				saved += b.couldSave(rec, pa, j)
+				central += b.couldSave(rec, pa, j, false)
+				fast += b.couldSave(rec, pa, j, true)
 			}
 		}
-		if saved > most {
-			best, most = pa, saved
+		if central > bestCentral {
+			best, bestCentral, bestFast = pa, central, fast
+		}
+		if fast > mostFast {
+			reach, mostFast = pa, fast
 		}
 	}
-	return best, most
+	// The profile predicted to save the most is the one to try first, as
+	// recommend's own probe of the cheapest; where none is predicted to
+	// save and not enough, the one whose range reaches the most.
+	if best != nil && bestFast >= b.th.MinSUSaved {
+		return best, bestFast
+	}
+	return reach, mostFast
 }
 
 // measureFor reports whether measuring pa's profile could settle what the
@@ -211,8 +224,9 @@ func (b *builder) measureFor(rec *advisor.Recommendation, pa *advisor.ProfileAdv
 }
 
 // couldSave is what the job could save below its base on pa's profile, at
-// the fast end of the runtime range predicted there; 0 where it could not.
-func (b *builder) couldSave(rec *advisor.Recommendation, pa *advisor.ProfileAdvice, j pricedJob) float64 {
+// the runtime predicted there, or at the fast end of its range; 0 where it
+// could not.
+func (b *builder) couldSave(rec *advisor.Recommendation, pa *advisor.ProfileAdvice, j pricedJob, fastEnd bool) float64 {
 	here := rec.Profile(j.rec.Profile)
 	if here == nil || here.Profile == pa.Profile {
 		return 0
@@ -226,7 +240,7 @@ func (b *builder) couldSave(rec *advisor.Recommendation, pa *advisor.ProfileAdvi
 	if !ok {
 		return 0
 	}
-	if r := pa.RuntimeRangeS; r != nil && r[0] > 0 && pa.RuntimeSource == advisor.BasisPredicted {
+	if r := pa.RuntimeRangeS; fastEnd && r != nil && r[0] > 0 && pa.RuntimeSource == advisor.BasisPredicted {
 		// What the measurement could find: the fastest the
 		// prediction's range allows, as the probe is worth
 		// running wherever the range reaches a saving.

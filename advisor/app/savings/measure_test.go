@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migadvisor/migadvisor/advisor"
+	"github.com/migadvisor/migadvisor/advisor/base/history"
 	"github.com/migadvisor/migadvisor/advisor/base/history/historytest"
+	"github.com/migadvisor/migadvisor/advisor/base/memory"
 	"github.com/migadvisor/migadvisor/catalog"
 )
 
@@ -109,5 +112,42 @@ func TestToMeasureListsASmallerSliceTheRangeReaches(t *testing.T) {
 	if m.User != "lee" || m.Profile != "3g.40gb" || m.Jobs != 4 || m.SUPossible <= 0 || m.SUPossible >= m.SUSpent ||
 		!strings.Contains(m.Why, "39.5 GiB usable") || !strings.Contains(m.Why, "fast end") || m.Unknown != UnknownBoth {
 		t.Errorf("lee's script to measure: %+v", m)
+	}
+}
+
+// The slice to measure first is the one predicted to save the most, as
+// recommend's own probe is of the cheapest: a small slice's wide range
+// reaching further down is no reason to pass over the slice predicted to
+// cost less. Seen: QLoRA jobs listed for 1g.10gb (4.1× the whole GPU's
+// time, at 3 SU an hour) beside 2g.20gb (2.1×, at 5), whose probe truly
+// saved more. Where the slice predicted to save cannot reach min_su_saved
+// even at its fast end, the one whose range reaches furthest is listed.
+func TestToMeasureTriesTheSlicePredictedToSaveTheMost(t *testing.T) {
+	s := site(t)
+	b := &builder{site: s, th: catalog.Report{MinSUSaved: 1}}
+	for _, p := range s.ProfilesBySize() {
+		b.order = append(b.order, p.Name)
+	}
+	secs := func(v float64) *float64 { return &v }
+	unsure := func(profile string, ratio, fastEnd float64) advisor.ProfileAdvice {
+		return advisor.ProfileAdvice{Profile: profile, Partition: "gpu", OOMRisk: memory.RiskUnknown, RuntimeS: secs(3600 * ratio),
+			RuntimeRangeS: &[2]float64{3600 * fastEnd, 3600 * ratio * 1.5}, RuntimeSource: advisor.BasisPredicted}
+	}
+	full := advisor.ProfileAdvice{Profile: "full", Partition: "gpu", OOMRisk: memory.RiskLow, Eligible: true, RuntimeS: secs(3600), RuntimeSource: advisor.BasisMeasured}
+	rec := &advisor.Recommendation{Profiles: []advisor.ProfileAdvice{unsure("1g.10gb", 4.1, 1.2), unsure("2g.20gb", 2.1, 1.6), full}}
+	elapsed, cpus, mem := int64(3600), int64(4), 16.0*1024
+	r := history.JobRecord{Profile: "full", Partition: "gpu", GPUCount: 1, ElapsedS: &elapsed, CPUs: &cpus, ReqMemMiB: &mem}
+	ch, ok := advisor.RecordCharge(s, &r)
+	if !ok {
+		t.Fatal("the job has no price")
+	}
+	jobs := []pricedJob{{job: job{rec: &r, su: ch.SU}, base: ch.SU}}
+	pa, possible := b.bestUnsure(rec, jobs)
+	if pa == nil || pa.Profile != "2g.20gb" || possible <= 0 || possible >= ch.SU {
+		t.Errorf("to measure %v, %.3g SU possible of %.3g; want 2g.20gb", pa, possible, ch.SU)
+	}
+	b.th.MinSUSaved = 1e-9 + possible // 2g.20gb cannot reach it; 1g.10gb's range can
+	if pa, _ := b.bestUnsure(rec, jobs); pa == nil || pa.Profile != "1g.10gb" {
+		t.Errorf("under min_su_saved on 2g.20gb: %v, want 1g.10gb, whose range reaches further", pa)
 	}
 }
