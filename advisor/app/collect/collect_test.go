@@ -438,3 +438,37 @@ func TestImportResultPlusAddsPlacements(t *testing.T) {
 		t.Errorf("%d types kept, %d jobs on the others", len(many.Unplaced), many.UnplacedMore)
 	}
 }
+
+// An output file last written before its job started is another job's of
+// the same id (a cluster beside this one writing slurm-%j.out to the same
+// directory, or one from before Slurm's ids started again): its out-of-
+// memory error is not the job's, and the collect says so.
+func TestScanOutputsLeavesAFileThatPredatesItsJob(t *testing.T) {
+	ctx := context.Background()
+	col := testCollector(t)
+	dump := "JobIDRaw|JobID|State|JobName|WorkDir|AllocTRES|Start|End\n" +
+		"7|7|COMPLETED|train|/nowhere|gres/gpu:a100_10g=1|2026-11-20T10:00:00|2026-11-20T11:00:00\n" +
+		"8|8|COMPLETED|train|/nowhere|gres/gpu:a100_10g=1|2026-11-20T10:00:00|2026-11-20T11:00:00\n"
+	if res, err := col.ImportDump(ctx, strings.NewReader(dump)); err != nil || res.New != 2 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	dir := t.TempDir()
+	for _, id := range []string{"7", "8"} {
+		write(t, filepath.Join(dir, "slurm-"+id+".out"), "RuntimeError: CUDA error: out of memory\n")
+	}
+	started := time.Date(2026, 11, 20, 10, 0, 0, 0, time.Local)
+	for id, at := range map[string]time.Time{"7": started.AddDate(0, 0, -30), "8": started.Add(-time.Minute)} {
+		if err := os.Chtimes(filepath.Join(dir, "slurm-"+id+".out"), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := col.ScanOutputs(ctx, []string{dir}, nil)
+	if err != nil || out.Scanned != 1 || out.GPUOOMs != 1 || strings.Join(out.Predating, " ") != "7" {
+		t.Fatalf("scan: %+v %v; want job 8's file read (a minute's clock skew), job 7's left", out, err)
+	}
+	var b strings.Builder
+	SummaryOf(SessionReport{Report: Report{Outputs: out}}).Outputs.writeText(&b)
+	if !strings.Contains(b.String(), "the output file of job 7 was last written before the job started") {
+		t.Errorf("the collect does not say job 7's file was left:\n%s", b.String())
+	}
+}

@@ -40,7 +40,17 @@ type OutputResult struct {
 	// UnreadDirs are the --outputs directories that could not be read,
 	// each with why: no file was looked for there.
 	UnreadDirs []DirError
+	// Predating are the jobs whose output file was last written before
+	// the job started: another job's of the same id (a cluster beside it
+	// writing to the same directory, or one from before Slurm's ids
+	// started again), not read.
+	Predating []string
 }
+
+// predatingSlack is how much earlier than its job's start a job's output
+// may be last written and still be its own: the clocks of the node that
+// ran it and of the file server may differ.
+const predatingSlack = 10 * time.Minute
 
 // DirError is a directory that could not be read, and why.
 type DirError struct {
@@ -113,6 +123,10 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 					res.missingKeys = append(res.missingKeys, [2]string{r.Cluster, r.Key})
 				}
 			}
+			continue
+		}
+		if _, mtime := filesState(files.outputs); r.Start != nil && !mtime.IsZero() && mtime.Before(r.Start.Add(-predatingSlack)) {
+			res.Predating = append(res.Predating, r.JobID)
 			continue
 		}
 		if err := c.scanJob(ctx, r, files, done, &res); err != nil {

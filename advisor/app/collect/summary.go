@@ -97,6 +97,9 @@ type OutputSummary struct {
 	GPUMemory     int      `json:"with_gpu_memory"`
 	Unread        []string `json:"unread_summaries"`
 	Emulated      int      `json:"emulated_runs"` // runs of emulation jobs (migadvisor emulate)
+	// Predating are the jobs whose output file predates the job: another
+	// job's of the same id, not read.
+	Predating []string `json:"predating_their_job"`
 	// UnreadDirs are the --outputs directories that could not be read.
 	UnreadDirs []DirError `json:"unreadable_dirs"`
 }
@@ -109,7 +112,7 @@ func SummaryOf(s SessionReport) Summary {
 		Stubs: acct.Stubs, Lacks: jsonlist.NonNil(acct.Lacks), Skipped: []SkippedLine{}, SkippedTotal: acct.SkippedTotal, StepsAlone: acct.Partial, Scripts: res.Scripts, Window: res.Window,
 		UnknownToSlurm: jsonlist.NonNil(res.UnknownToSlurm), SpoolSetAside: append([]history.SetAside{}, res.SetAside...),
 		Outputs: OutputSummary{Scanned: out.Scanned, Unchanged: out.Unchanged, GPUOOMs: out.GPUOOMs, HostOOMs: out.HostOOMs, Work: out.Work,
-			Missing: jsonlist.NonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: jsonlist.NonNil(out.Capped), GPUMemory: out.GPUMemory,
+			Missing: jsonlist.NonNil(out.Missing), MissingBefore: out.MissingBefore, Capped: jsonlist.NonNil(out.Capped), Predating: jsonlist.NonNil(out.Predating), GPUMemory: out.GPUMemory,
 			Unread: jsonlist.NonNil(out.Unread), Emulated: out.Emulated, UnreadDirs: append([]DirError{}, out.UnreadDirs...)}}
 	rep.Jobstats, rep.JobstatsGPU, rep.BadJobstats, rep.BadJobstatsJobs = acct.Jobstats, acct.JobstatsGPU, acct.BadJobstats, []BadSummary{}
 	rep.UnplacedGPUTypes, rep.UnplacedOtherJobs = acct.UnplacedTypes(), acct.UnplacedMore

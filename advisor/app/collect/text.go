@@ -284,6 +284,10 @@ func (o OutputSummary) writeText(w io.Writer) {
 	for _, p := range o.Capped {
 		fmt.Fprintf(w, "%s is over 64 MiB: read its first and last 32 MiB only\n", p)
 	}
+	if len(o.Predating) > 0 {
+		fmt.Fprintf(w, "not read: the output file of %s was last written before the job started: another job's of the same id "+
+			"(a cluster beside this one writing to the same directory, or one from before Slurm's job ids started again)\n", textutil.JobsNamed(o.Predating, 10))
+	}
 	if len(o.Missing) > 0 {
 		// A site-wide collect can miss thousands (other users' files it cannot
 		// see): name a few, count the rest; --json lists them all.
