@@ -68,9 +68,13 @@ func benchmarkNoArgs(c *cli.Context) error {
 	if err == nil {
 		return nil
 	}
+	suite, lookupErr := workloads.LookupSuite(c.String("suite"))
+	if lookupErr != nil {
+		return err
+	}
 	for _, a := range c.Args().Slice() {
-		if _, ok := workloads.Find(a); !ok {
-			return err
+		if _, ok := suite.Workload(workloads.BaseName(a)); !ok {
+			return err // not one of the suite's: --workloads would refuse it too
 		}
 	}
 	return usageError{fmt.Sprintf("%s: select workloads with --workloads %s", err, strings.Join(c.Args().Slice(), ","))}

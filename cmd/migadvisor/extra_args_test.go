@@ -64,4 +64,8 @@ func TestBenchmarkSuggestsWorkloadsForAWorkloadsName(t *testing.T) {
 			t.Errorf("benchmark %s pytorch_mnist_simplecnn: exit %d, %q", sub, code, errOut)
 		}
 	}
+	// A name no workload of the suite has is no --workloads to suggest.
+	if _, errOut, code := migadvisorWith(t, slurmtest.New(), "benchmark", "list", "nope"); code != exitUsage || strings.Contains(errOut, "--workloads") {
+		t.Errorf("benchmark list nope: exit %d, %q", code, errOut)
+	}
 }
