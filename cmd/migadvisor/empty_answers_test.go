@@ -117,13 +117,13 @@ func TestHistoryWithNoJobsNamesTheFile(t *testing.T) {
 		t.Fatalf("history: exit %d, stderr %q", code, errOut)
 	}
 	assertOneLine(t, "history", out)
-	assertMentions(t, "history", out, "no jobs in the history at "+db, "migadvisor collect")
+	assertMentions(t, "history", out, "no history at "+db+" yet (no such file)", "migadvisor collect")
 
 	out, errOut, _ = migadvisor(t, "history", "--json")
 	if out != "[]\n" {
 		t.Errorf("history --json: stdout %q", out)
 	}
-	assertMentions(t, "history --json stderr", errOut, "migadvisor: no jobs in the history at "+db)
+	assertMentions(t, "history --json stderr", errOut, "migadvisor: no history at "+db+" yet (no such file)")
 }
 
 // status with nothing tracked says so, and how jobs become tracked.

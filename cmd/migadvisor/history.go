@@ -98,6 +98,11 @@ func runHistory(ctx context.Context, o historyOptions, w outWriters) error {
 	}
 	if len(jobs) == 0 {
 		why := fmt.Sprintf("no jobs in %s yet: 'migadvisor collect' reads your jobs from Slurm accounting", history.Describe(st, siteWide))
+		if st != nil && st.Absent() && len(siteWide) == 0 {
+			// A mistyped --db reads as empty: say there is no such file.
+			why = fmt.Sprintf("no history at %s yet (no such file): 'migadvisor collect' makes it, reading your jobs from Slurm accounting; "+
+				"check the path if you meant an existing one", st.Path())
+		}
 		if key != nil {
 			req := advisor.GatherRequest{Path: o.Script, Script: script, User: o.User}
 			if why, err = whyNoRuns(ctx, site, req, st, siteWide); err != nil {

@@ -657,6 +657,10 @@ func (s *Store) Close() error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
+// Absent reports whether the history read has no file: OpenToRead found
+// none at its path and made none (a mistyped path reads as empty).
+func (s *Store) Absent() bool { return s.inMemory && !exists(s.path) }
+
 // Version reads the schema version of the open database.
 func (s *Store) Version(ctx context.Context) (int, error) {
 	var v int
