@@ -85,7 +85,11 @@ func torchOOM(b *strings.Builder, j *Job) {
 	usable := usableGiB[j.ProfileIndex()]
 	tried := j.NeedGiB - usable + 0.6
 	fmt.Fprintf(b, "Traceback (most recent call last):\n  File \"/home/%s/train.py\", line 88, in <module>\n", j.User)
-	b.WriteString("    loss.backward()\n  File \"/apps/conda/envs/torch/lib/python3.11/site-packages/torch/_tensor.py\", line 522, in backward\n")
+	packages := "/apps/conda/envs/torch/lib/python3.11/site-packages"
+	if j.ID%2 == 0 { // in NGC's container, run by Apptainer
+		packages = "/usr/local/lib/python3.10/dist-packages"
+	}
+	fmt.Fprintf(b, "    loss.backward()\n  File \"%s/torch/_tensor.py\", line 522, in backward\n", packages)
 	fmt.Fprintf(b, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f MiB is free. Including non-PyTorch memory, this process has %.2f GiB memory in use. Of the allocated memory %.2f GiB is allocated by PyTorch, and 22.00 MiB is reserved by PyTorch but unallocated.\n",
 		tried, usable, 14.0, usable-0.02, usable-0.6)
 }
@@ -104,10 +108,22 @@ func jaxOutput(b *strings.Builder, j *Job, rng *rand.Rand, _ bool) {
 	}
 }
 
+// kerasOutput is Keras 3 as it lands in a file: on Linux it redraws its
+// bar even where stdout is no terminal, each update after backspaces and
+// a carriage return on the same line, in colour; every other job's first
+// epoch line is the verbose=2 form. TensorFlow says how much of the device
+// it mapped.
 func kerasOutput(b *strings.Builder, j *Job, rng *rand.Rand, _ bool) {
 	b.WriteString("I0000 00:00:1760000000.123456   81234 gpu_device.cc:2022] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78915 MB memory:  -> device: 0, name: NVIDIA A100-SXM4-80GB, pci bus id: 0000:07:00.0, compute capability: 8.0\n")
+	const bar, done = "\x1b[37m━━━━━━━━━━━━━━━━━━━━\x1b[0m", "\x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m"
 	for epoch := 1; epoch <= 3; epoch++ {
-		fmt.Fprintf(b, "Epoch %d/20\n1563/1563 ━━━━━━━━━━━━━━━━━━━━ %ds %dms/step - accuracy: %.4f - loss: %.4f\n", epoch, 40+rng.IntN(10), 26+rng.IntN(5), 0.6+0.1*float64(epoch), 1.1-0.2*float64(epoch))
+		secs, ms, acc, loss := 40+rng.IntN(10), 26+rng.IntN(5), 0.6+0.1*float64(epoch), 1.1-0.2*float64(epoch)
+		if j.ID%2 == 0 {
+			fmt.Fprintf(b, "Epoch %d/20\n1563/1563 - %ds - %dms/step - accuracy: %.4f - loss: %.4f\n", epoch, secs, ms, acc, loss)
+			continue
+		}
+		fmt.Fprintf(b, "Epoch %d/20\n\r\x1b[1m   1/1563\x1b[0m %s \x1b[1m2:14\x1b[0m 86ms/step - accuracy: 0.1000 - loss: 2.3026%s", epoch, bar, strings.Repeat("\x08", 40))
+		fmt.Fprintf(b, "\r\x1b[1m1563/1563\x1b[0m %s \x1b[1m%ds\x1b[0m %dms/step - accuracy: %.4f - loss: %.4f\n", done, secs, ms, acc, loss)
 	}
 }
 
