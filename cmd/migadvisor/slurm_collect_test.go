@@ -88,8 +88,16 @@ func TestSlurmIncrementalCollectOfAnOddName(t *testing.T) {
 	if want := strings.ReplaceAll(name, `"`, "`"); found == nil || found.Name != want {
 		t.Fatalf("job %s in the history: %s; want the name %q", id, dump(found), want)
 	}
-	if quiet := collected(); quiet.Read > 1 || quiet.New != 0 {
-		t.Errorf("a collect with nothing new read %d jobs, %d new", quiet.Read, quiet.New)
+	if quiet := collected(); quiet.New != 0 || quiet.Read > 1 {
+		// Jobs of earlier tests that slurmdbd still settles, or that ended
+		// in the watermark's second, are in the window as sacct itself
+		// has it (seen in one run of fifteen: 4 jobs read, 0 new): the
+		// collect reads those and no more, and nothing new.
+		inWindow := sacctWindow(t, quiet.Window.Since)
+		if quiet.New != 0 || quiet.Read > len(inWindow) {
+			t.Errorf("a collect with nothing new read %d jobs, %d new; sacct has %d in its window since %v: %v",
+				quiet.Read, quiet.New, len(inWindow), quiet.Window.Since, inWindow)
+		}
 	}
 	if matches, _ := filepath.Glob(filepath.Join(work, "PWNED*")); len(matches) > 0 {
 		t.Errorf("something evaluated the job name: %v", matches)
@@ -252,4 +260,15 @@ func TestSlurmDumpWithoutClusterAndTrack(t *testing.T) {
 	if n, notes := runsOf(); n != 1 || !strings.Contains(strings.Join(notes, "\n"), "1 run of an earlier version (the same path) is used") {
 		t.Errorf("after an edit: recommend weighs %d runs; notes %q", n, notes)
 	}
+}
+
+// sacctWindow is the jobs (allocations) sacct has of every user from
+// since on, as a collect's window reads them.
+func sacctWindow(t *testing.T, since time.Time) []string {
+	t.Helper()
+	out, err := exec.Command("sacct", "-a", "-X", "-n", "-P", "-S", since.Local().Format("2006-01-02T15:04:05"), "-o", "JobIDRaw").Output()
+	if err != nil {
+		t.Fatalf("sacct: %v", err)
+	}
+	return strings.Fields(string(out))
 }
