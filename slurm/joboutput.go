@@ -477,23 +477,8 @@ func parseTorchSize(s string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, false
-	}
-	switch unit {
-	case "bytes":
-		return v / (1 << 20), true
-	case "KiB":
-		return v / 1024, true
-	case "MiB":
-		return v, true
-	case "GiB":
-		return v * 1024, true
-	case "TiB":
-		return v * 1024 * 1024, true
-	}
-	return 0, false
+	v := bytesMiB(num, unit)
+	return v, v != Unknown
 }
 
 func shorten(s string) string {
