@@ -125,11 +125,12 @@ func (c *Collector) ScanOutputs(ctx context.Context, dirs []string, keys [][2]st
 			}
 			continue
 		}
-		if _, mtime := filesState(files.outputs); r.Start != nil && !mtime.IsZero() && mtime.Before(r.Start.Add(-predatingSlack)) {
+		outSize, outTime := filesState(files.outputs)
+		if r.Start != nil && !outTime.IsZero() && outTime.Before(r.Start.Add(-predatingSlack)) {
 			res.Predating = append(res.Predating, r.JobID)
 			continue
 		}
-		if err := c.scanJob(ctx, r, files, done, &res); err != nil {
+		if err := c.scanJob(ctx, r, files, outSize, outTime, done, &res); err != nil {
 			return res, err
 		}
 	}
@@ -146,16 +147,21 @@ func (c *Collector) NoteMissing(ctx context.Context, res OutputResult) error {
 
 // scanJob records the evidence of a job's files, unless they are as they
 // were when last scanned, and reads the emulation the job ran.
-func (c *Collector) scanJob(ctx context.Context, r *history.JobRecord, files jobFiles, done map[[2]string]history.ScannedOutput,
-	res *OutputResult) error {
+func (c *Collector) scanJob(ctx context.Context, r *history.JobRecord, files jobFiles, outSize int64, outTime time.Time,
+	done map[[2]string]history.ScannedOutput, res *OutputResult) error {
 	// What the job left beside its output counts in its state: the
 	// monitor's summary and an emulation's record are written after the
-	// last line of output, and a scan in between must not hide them.
-	state := slices.Concat(files.outputs, files.summaries)
+	// last line of output, and a scan in between must not hide them. The
+	// outputs themselves were looked at already (outSize, outTime).
+	beside := slices.Clone(files.summaries)
 	if extra := findEmulation(r, files.recorded()); extra != "" && isFile(extra) {
-		state = append(state, extra)
+		beside = append(beside, extra)
 	}
-	size, mtime := filesState(state)
+	size, mtime := filesState(beside)
+	size += outSize
+	if outTime.After(mtime) {
+		mtime = outTime
+	}
 	prev, ok := done[[2]string{r.Cluster, r.Key}]
 	if ok && prev.Path == files.recorded() && prev.Size == size && prev.MTime.Unix() == mtime.Unix() {
 		res.Unchanged++
